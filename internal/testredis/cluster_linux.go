@@ -1,0 +1,140 @@
+//go:build linux
+
+package testredis
+
+import (
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// StartCluster starts a Redis Cluster of n masters (no replicas) on free
+// 127.0.0.1 ports, each owning an equal range of slots, and returns their
+// addresses once every node reports cluster_state:ok. The servers are killed
+// when the test ends (and, through Pdeathsig, if the test binary dies).
+func StartCluster(t testing.TB, n int) []string {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Fatal("redis-server not found: install Debian's redis-server (the cluster test needs the binary)")
+	}
+	dir := t.TempDir()
+	addrs := make([]string, n)
+	buses := make([]int, n)
+	var logs []*strings.Builder
+	var logMu sync.Mutex
+	for i := range n {
+		port, bus := mustFreePort(t), mustFreePort(t)
+		d := filepath.Join(dir, strconv.Itoa(i))
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(bin,
+			"--port", strconv.Itoa(port), "--cluster-port", strconv.Itoa(bus),
+			"--bind", "127.0.0.1", "--cluster-enabled", "yes",
+			"--cluster-config-file", filepath.Join(d, "nodes.conf"),
+			"--cluster-node-timeout", "5000",
+			"--save", "", "--appendonly", "no", "--daemonize", "no", "--dir", d)
+		log := &strings.Builder{}
+		logs = append(logs, log)
+		w := lockedWriter{&logMu, log}
+		cmd.Stdout, cmd.Stderr = w, w
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		})
+		addrs[i] = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		buses[i] = bus
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			logMu.Lock()
+			defer logMu.Unlock()
+			for i, l := range logs {
+				t.Logf("cluster node %d log:\n%s", i, l.String())
+			}
+		}
+	})
+	ctx := context.Background()
+	clients := make([]*redis.Client, n)
+	for i, a := range addrs {
+		clients[i] = redis.NewClient(&redis.Options{Addr: a})
+		t.Cleanup(func() { _ = clients[i].Close() })
+		clusterWait(t, 15*time.Second, "node "+a+" answers", func() bool { return clients[i].Ping(ctx).Err() == nil })
+	}
+	per := 16384 / n
+	for i, c := range clients {
+		lo, hi := i*per, (i+1)*per-1
+		if i == n-1 {
+			hi = 16383
+		}
+		if err := c.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", lo, hi).Err(); err != nil {
+			t.Fatalf("ADDSLOTSRANGE on %s: %v", addrs[i], err)
+		}
+		if i > 0 {
+			// The bus port is not port+10000, so MEET must name it.
+			host, port, _ := net.SplitHostPort(addrs[i])
+			if err := clients[0].Do(ctx, "CLUSTER", "MEET", host, port, buses[i]).Err(); err != nil {
+				t.Fatalf("CLUSTER MEET %s: %v", addrs[i], err)
+			}
+		}
+	}
+	clusterWait(t, 30*time.Second, "cluster_state:ok on every node", func() bool {
+		for _, c := range clients {
+			info, err := c.ClusterInfo(ctx).Result()
+			if err != nil || !strings.Contains(info, "cluster_state:ok") || !strings.Contains(info, "cluster_known_nodes:"+strconv.Itoa(n)) {
+				return false
+			}
+		}
+		return true
+	})
+	return addrs
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	b  *strings.Builder
+}
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func mustFreePort(t testing.TB) int {
+	t.Helper()
+	p, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// clusterWait polls cond with a short backoff until it holds or d has passed.
+func clusterWait(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	backoff := 5 * time.Millisecond
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(backoff)
+		backoff = min(2*backoff, 200*time.Millisecond)
+	}
+}

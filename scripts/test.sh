@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Usage: scripts/test.sh [GO TEST ARG...]     (or: make test ARGS='...')
+#
+# The project's test command, and CI's (.ci/run runs make test). It does its
+# own set-up through scripts/with-redis.sh (Go on PATH, redis-server installed
+# if missing and started on a free port, SQL DSNs exported when local servers
+# answer), then runs, in order:
+#
+#   go vet PACKAGES
+#   gofmt -l .                      (must list nothing; with packages given,
+#                                    their directories instead of .)
+#   go test -race -count=1 [FLAG...] PACKAGES
+#
+# Arguments that name packages (./..., ./approval/..., github.com/...) replace
+# the default ./...; all others are go test flags:
+#
+#   scripts/test.sh -run TestStore ./approval/...
+#   make test ARGS='-run=TestStore -v'
+#
+# Exits with go test's status, or 1 when vet or the format check fails first.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+if [[ -z ${_HITLBOT_TEST_SH_INNER:-} ]]; then
+	export _HITLBOT_TEST_SH_INNER=1
+	exec scripts/with-redis.sh scripts/test.sh "$@"
+fi
+unset _HITLBOT_TEST_SH_INNER
+
+flags=()
+vetflags=()
+pkgs=()
+takes_value=0
+for arg in "$@"; do
+	if [[ $takes_value -eq 1 ]]; then
+		flags+=("$arg")
+		takes_value=0
+		continue
+	fi
+	case $arg in
+	-tags=* | --tags=*)
+		flags+=("$arg")
+		vetflags+=("$arg")
+		;;
+	# go test flags written "-flag value": their value is not a package.
+	-run | -skip | -bench | -benchtime | -count | -cpu | -timeout | -parallel | \
+		-fuzz | -fuzztime | -fuzzminimizetime | -list | -shuffle | -p | -o | \
+		-coverprofile | -coverpkg | -covermode | -cpuprofile | -memprofile | \
+		-blockprofile | -mutexprofile | -trace | -outputdir | -exec | -tags)
+		flags+=("$arg")
+		takes_value=1
+		;;
+	./* | ../* | . | github.com/* | all) pkgs+=("$arg") ;;
+	*) flags+=("$arg") ;;
+	esac
+done
+if [[ ${#pkgs[@]} -eq 0 ]]; then
+	pkgs=(./...)
+fi
+
+echo "== $(go version)"
+
+echo "== go vet ${vetflags[*]} ${pkgs[*]}"
+go vet "${vetflags[@]}" "${pkgs[@]}"
+
+# The format check covers the directories of the packages tested (all of . by default).
+fmtdirs=()
+for p in "${pkgs[@]}"; do
+	case $p in
+	. | ./... | all | github.com/*) fmtdirs=(.) && break ;;
+	*) fmtdirs+=("${p%/...}") ;;
+	esac
+done
+echo "== gofmt -l ${fmtdirs[*]}"
+unformatted=$(gofmt -l "${fmtdirs[@]}" 2>&1 || true)
+if [[ -n $unformatted ]]; then
+	echo "gofmt: these files are not formatted (run: make fmt):" >&2
+	printf '%s\n' "$unformatted" | sed 's/^/  /' >&2
+	exit 1
+fi
+
+echo "== go test -race -count=1 ${flags[*]} ${pkgs[*]}"
+status=0
+go test -race -count=1 "${flags[@]}" "${pkgs[@]}" || status=$?
+exit "$status"
