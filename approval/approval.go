@@ -1,0 +1,369 @@
+package approval
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// ID identifies one approval. It has the form "ap_" + 8 hex digits naming the
+// session's shard + "_" + 32 hex digits of randomness (128 bits). The shard
+// part lets the Redis store keep an approval, its session's pending pointer
+// and its result cache in one hash slot, so one Lua script can touch them all
+// on Redis Cluster.
+type ID string
+
+// SessionKey names a conversation: "channel:chat_id", optionally with
+// ":user_id" or ":thread_id" depending on the session scope.
+type SessionKey string
+
+// UserID names a person on a platform (Feishu open_id, DingTalk staff id, a
+// web or API user). It is only meaningful together with the channel.
+type UserID string
+
+// NewID returns a fresh random approval id for an approval in session s.
+func NewID(s SessionKey) ID {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("approval: crypto/rand failed: " + err.Error())
+	}
+	return ID("ap_" + Shard(s) + "_" + hex.EncodeToString(b[:]))
+}
+
+// Shard returns the 8-hex-digit shard tag of a session key.
+func Shard(s SessionKey) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:4])
+}
+
+// Shard returns the shard tag embedded in the id, and whether the id is well formed.
+func (id ID) Shard() (string, bool) {
+	s := string(id)
+	if len(s) != 3+8+1+32 || !strings.HasPrefix(s, "ap_") || s[11] != '_' {
+		return "", false
+	}
+	if !isHex(s[3:11]) || !isHex(s[12:]) {
+		return "", false
+	}
+	return s[3:11], true
+}
+
+// Valid reports whether id has the form NewID produces.
+func (id ID) Valid() bool { _, ok := id.Shard(); return ok }
+
+func isHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// Risk grades how much harm a tool call can do.
+type Risk int
+
+// Risks, from harmless to destructive.
+const (
+	RiskLow Risk = iota
+	RiskMedium
+	RiskHigh
+)
+
+var riskNames = [...]string{"LOW", "MEDIUM", "HIGH"}
+
+func (r Risk) String() string {
+	if r < 0 || int(r) >= len(riskNames) {
+		return fmt.Sprintf("Risk(%d)", int(r))
+	}
+	return riskNames[r]
+}
+
+// ParseRisk parses LOW, MEDIUM or HIGH (any case).
+func ParseRisk(s string) (Risk, error) {
+	for i, n := range riskNames {
+		if strings.EqualFold(strings.TrimSpace(s), n) {
+			return Risk(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown risk %q (want LOW, MEDIUM or HIGH)", s)
+}
+
+// MarshalText encodes the risk as its name.
+func (r Risk) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// UnmarshalText decodes a risk name.
+func (r *Risk) UnmarshalText(b []byte) error {
+	v, err := ParseRisk(string(b))
+	if err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Kind is what a tool call does to the world; it gives the default risk.
+type Kind string
+
+// Tool kinds.
+const (
+	KindRead        Kind = "read"        // observes only: LOW
+	KindWrite       Kind = "write"       // changes state that can be changed back: MEDIUM
+	KindDestructive Kind = "destructive" // deletes or overwrites: HIGH
+)
+
+// Risk returns the default risk of the kind; unknown kinds are HIGH.
+func (k Kind) Risk() Risk {
+	switch k {
+	case KindRead:
+		return RiskLow
+	case KindWrite:
+		return RiskMedium
+	default:
+		return RiskHigh
+	}
+}
+
+// State is where an approval is in its life.
+//
+//	pending -> claimed -> executed | failed | frozen
+//	pending -> rejected | expired | superseded | cancelled
+type State string
+
+// States.
+const (
+	StatePending    State = "pending"
+	StateClaimed    State = "claimed"
+	StateExecuted   State = "executed"
+	StateFailed     State = "failed"
+	StateFrozen     State = "frozen"
+	StateRejected   State = "rejected"
+	StateExpired    State = "expired"
+	StateSuperseded State = "superseded"
+	StateCancelled  State = "cancelled"
+)
+
+// Terminal reports whether no further transition can leave s.
+func (s State) Terminal() bool {
+	switch s {
+	case StatePending, StateClaimed:
+		return false
+	}
+	return true
+}
+
+// Status is the outcome of a decision as the agent, the cards, the API and
+// the audit trail see it.
+type Status string
+
+// Outcome statuses.
+const (
+	StatusExecuted       Status = "executed"        // the tool ran and succeeded
+	StatusReplayed       Status = "replayed"        // the same call ran before; its cached result is returned
+	StatusRejected       Status = "rejected"        // a person declined
+	StatusTampered       Status = "tampered"        // the decision named another payload than the one stored
+	StatusAlreadyDecided Status = "already_decided" // someone else decided first
+	StatusSuperseded     Status = "superseded"      // a newer approval in the session replaced this one
+	StatusFrozen         Status = "frozen"          // the tool's effect is unknown; never re-run by itself
+	StatusExpired        Status = "expired"         // nobody decided in time
+	StatusMissing        Status = "missing"         // no such approval
+	StatusFailed         Status = "failed"          // the tool did not run, or reported a failure
+	StatusUnauthorized   Status = "unauthorized"    // the actor may not decide this approval
+	StatusCancelled      Status = "cancelled"       // withdrawn (by the requester, an operator or a failed card)
+)
+
+// AllStatuses lists every status, in a fixed order.
+var AllStatuses = []Status{
+	StatusExecuted, StatusReplayed, StatusRejected, StatusTampered, StatusAlreadyDecided,
+	StatusSuperseded, StatusFrozen, StatusExpired, StatusMissing, StatusFailed,
+	StatusUnauthorized, StatusCancelled,
+}
+
+// Final reports whether an approval with this status has ended (as opposed to
+// statuses that describe a refused attempt on an approval that lives on).
+func (s Status) Final() bool {
+	switch s {
+	case StatusUnauthorized, StatusTampered, StatusMissing, StatusAlreadyDecided:
+		return false
+	}
+	return true
+}
+
+// Call is one tool call that waits for approval. A batch approval holds
+// several; a plain one holds exactly one.
+type Call struct {
+	// Tool is the registered tool name.
+	Tool string `json:"tool"`
+	// Args is the canonical JSON of the arguments (see Canonicalize).
+	Args json.RawMessage `json:"args"`
+	// PayloadSHA256 is PayloadHash(Tool, Args).
+	PayloadSHA256 string `json:"payload_sha256"`
+	// Summary is a short human description of the call (the tool's preview).
+	Summary string `json:"summary,omitempty"`
+	// CallID is the model's id for this call, if any, so the result can be
+	// matched back to it.
+	CallID string `json:"call_id,omitempty"`
+}
+
+// CardRef is one message that shows an approval: a Feishu message id, a
+// DingTalk outTrackId, a web step id.
+type CardRef struct {
+	// Channel is the channel that sent the card ("feishu", "dingtalk", "web", ...).
+	Channel string `json:"channel"`
+	// ChatID is the chat the card was sent to.
+	ChatID string `json:"chat_id,omitempty"`
+	// MessageID is the platform's handle for updating the card.
+	MessageID string `json:"message_id"`
+}
+
+// Approval is the durable record of one request for a person's decision.
+type Approval struct {
+	ID ID `json:"id"`
+	// Session is the conversation the approval belongs to.
+	Session SessionKey `json:"session"`
+	// Channel and ChatID locate the conversation.
+	Channel string `json:"channel,omitempty"`
+	ChatID  string `json:"chat_id,omitempty"`
+	// Requester is the person whose message led to the call.
+	Requester UserID `json:"requester"`
+	// Approvers says who may decide.
+	Approvers ApproverRule `json:"approvers"`
+	// Calls are the tool calls to run on approval (one, or several for a batch).
+	Calls []Call `json:"calls"`
+	// PayloadSHA256 covers every call (PayloadHash for one call, BatchHash for several).
+	PayloadSHA256 string `json:"payload_sha256"`
+	// Risk is the highest risk among the calls.
+	Risk Risk `json:"risk"`
+	// Summary says in one line what will happen; Preview shows the detail
+	// (sanitised: secrets redacted). Reason is why the policy asked.
+	Summary string `json:"summary"`
+	Preview string `json:"preview,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	// CreatedAt and ExpiresAt bound the time a decision is accepted.
+	CreatedAt time.Time `json:"created_at"`
+	ExpiresAt time.Time `json:"expires_at"`
+	// IdempotencyKey names the effect: a second approval with the same key
+	// and payload replays the first one's result instead of running again.
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	// GrantWindow, when positive, grants the requester's session this long
+	// without asking again for the same calls once they have executed
+	// (MEDIUM risk only; set from the policy verdict).
+	GrantWindow time.Duration `json:"grant_window,omitempty"`
+	// State is the life-cycle state.
+	State State `json:"state"`
+	// Cards are the messages that show this approval.
+	Cards []CardRef `json:"cards,omitempty"`
+	// DecidedBy, DecidedAt and DecidedVia record the decision (or the expiry).
+	DecidedBy  UserID    `json:"decided_by,omitempty"`
+	DecidedAt  time.Time `json:"decided_at,omitzero"`
+	DecidedVia Source    `json:"decided_via,omitempty"`
+	// Comment is what the decider wrote, if anything.
+	Comment string `json:"comment,omitempty"`
+	// Outcome is set once the approval has ended.
+	Outcome *Outcome `json:"outcome,omitempty"`
+}
+
+// Tool returns the name of the first call's tool, or "batch" for a batch.
+func (a *Approval) Tool() string {
+	switch len(a.Calls) {
+	case 0:
+		return ""
+	case 1:
+		return a.Calls[0].Tool
+	}
+	return "batch"
+}
+
+// Clone returns a deep copy.
+func (a *Approval) Clone() *Approval {
+	if a == nil {
+		return nil
+	}
+	c := *a
+	c.Calls = append([]Call(nil), a.Calls...)
+	c.Cards = append([]CardRef(nil), a.Cards...)
+	c.Approvers.Users = append([]UserID(nil), a.Approvers.Users...)
+	if a.Outcome != nil {
+		o := a.Outcome.Clone()
+		c.Outcome = &o
+	}
+	return &c
+}
+
+// Verb is what a decision asks for.
+type Verb string
+
+// Verbs.
+const (
+	Approve Verb = "approve"
+	Reject  Verb = "reject"
+)
+
+// Source is where a decision came from.
+type Source string
+
+// Sources.
+const (
+	SourceCard   Source = "card"   // a button on a Feishu or DingTalk card
+	SourceReply  Source = "reply"  // a typed 确认 / 取消
+	SourceAPI    Source = "api"    // the HTTP API
+	SourceWeb    Source = "web"    // the web chat
+	SourceCLI    Source = "cli"    // the terminal chat
+	SourceSystem Source = "system" // expiry, supersession, cancellation by the process
+)
+
+// Decision is one person's answer to an approval.
+type Decision struct {
+	// Verb is approve or reject.
+	Verb Verb `json:"verb"`
+	// Actor is who decided.
+	Actor UserID `json:"actor"`
+	// Source is where the decision came from.
+	Source Source `json:"source"`
+	// PayloadSHA256 is the payload the actor saw. Cards carry it in the
+	// button value; for a typed reply the router fills in the hash of the
+	// approval it showed. It must match the stored one.
+	PayloadSHA256 string `json:"payload_sha256"`
+	// Comment is an optional note from the actor.
+	Comment string `json:"comment,omitempty"`
+}
+
+// Result is what one tool call produced.
+type Result struct {
+	// Tool and CallID identify the call.
+	Tool   string `json:"tool"`
+	CallID string `json:"call_id,omitempty"`
+	// Status is executed, replayed, failed or frozen for a call that was
+	// approved; the approval's status otherwise.
+	Status Status `json:"status"`
+	// Content is the tool's output or an explanation.
+	Content string `json:"content"`
+	// IsError reports that Content describes a failure.
+	IsError bool `json:"is_error,omitempty"`
+}
+
+// Outcome is the result of a decision, or of an approval's end.
+type Outcome struct {
+	// Status is the outcome status.
+	Status Status `json:"status"`
+	// Content is the tool's result (for a batch: the results joined) or a
+	// status text.
+	Content string `json:"content"`
+	// IsError reports that the outcome is a failure of some kind.
+	IsError bool `json:"is_error,omitempty"`
+	// Results are the per-call results when tools ran (or were replayed).
+	Results []Result `json:"results,omitempty"`
+	// DecidedBy is who decided, when someone did.
+	DecidedBy UserID `json:"decided_by,omitempty"`
+}
+
+// Clone returns a deep copy.
+func (o Outcome) Clone() Outcome {
+	o.Results = append([]Result(nil), o.Results...)
+	return o
+}

@@ -1,0 +1,426 @@
+package audit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+)
+
+// LogConfig configures a Log. It is the `audit` section of the YAML file.
+type LogConfig struct {
+	// Writer names this process's chain. Empty means NewWriterID()
+	// (hostname-pid-random). Two live processes must never share a name.
+	Writer string
+	// QueueSize is the most records that may be appended but not yet
+	// written by every sink. When it is reached, Append blocks until a sink
+	// catches up (back-pressure): records are never dropped. 0 means 4096.
+	QueueSize int
+	// FlushInterval is the longest a record waits for companions before a
+	// batch smaller than BatchSize is written. Flush and Close write at
+	// once. 0 means 50ms; a negative value writes as soon as anything waits.
+	FlushInterval time.Duration
+	// BatchSize is the most records passed to one Sink.Write. 0 means 256.
+	// It is lowered to QueueSize when that is smaller.
+	BatchSize int
+	// RetryMin is the pause after a failed sink write; it doubles with each
+	// further failure of that sink. 0 means 100ms.
+	RetryMin time.Duration
+	// RetryMax caps the pause between retries. 0 means 5s.
+	RetryMax time.Duration
+}
+
+func (c LogConfig) withDefaults() LogConfig {
+	if c.Writer == "" {
+		c.Writer = NewWriterID()
+	}
+	if c.QueueSize <= 0 {
+		c.QueueSize = 4096
+	}
+	if c.FlushInterval == 0 {
+		c.FlushInterval = 50 * time.Millisecond
+	}
+	if c.BatchSize <= 0 {
+		c.BatchSize = 256
+	}
+	c.BatchSize = min(c.BatchSize, c.QueueSize)
+	if c.RetryMin <= 0 {
+		c.RetryMin = 100 * time.Millisecond
+	}
+	if c.RetryMax <= 0 {
+		c.RetryMax = 5 * time.Second
+	}
+	c.RetryMax = max(c.RetryMax, c.RetryMin)
+	return c
+}
+
+// Log is this process's audit trail: it chains the records it is given and
+// writes them, in batches, to every sink.
+//
+// Append assigns each record its place in the writer's chain under a mutex,
+// so the chain order is the order of the Append calls, and queues it. One
+// goroutine per sink writes the queue in batches; sinks proceed
+// independently, and Append never waits for I/O while the queue has room.
+// A failed write is logged (attributes "sink" and "err") and retried with
+// backoff for as long as the process lives: records are not lost, but when
+// a sink stays down the queue fills and Append blocks. That is deliberate:
+// an approval must not proceed without its audit record.
+type Log struct {
+	cfg    LogConfig
+	now    func() time.Time
+	logger *slog.Logger
+	sinks  []*sinkWorker
+
+	mu       sync.Mutex
+	seq      uint64        // the Seq of the newest record
+	head     string        // its Hash
+	buf      []Record      // records base+1 … seq, not yet written by every sink
+	base     uint64        // every sink has written the records up to this Seq
+	flushTo  uint64        // sinks write at once, without waiting, up to this Seq
+	waiters  int           // Append calls waiting for room
+	closing  bool          // Close has begun; new Append calls are refused
+	closed   bool          // Close has ended; waiting Append calls give up
+	progress chan struct{} // closed and replaced when base advances or the log closes
+
+	ctx       context.Context // passed to Sink.Write; cancelled when Close gives up
+	cancel    context.CancelFunc
+	stop      chan struct{} // closed to stop the sink goroutines
+	wg        sync.WaitGroup
+	closeDone chan struct{} // closed when Close has finished
+	closeErr  error
+
+	waitHook func() // tests: called when an Append starts waiting for room
+}
+
+// sinkWorker is one sink and its writer goroutine.
+type sinkWorker struct {
+	sink Sink
+	name string
+	done uint64        // the sink has written the records up to this Seq; guarded by Log.mu
+	wake chan struct{} // capacity 1: there is something to look at
+}
+
+// NewLog starts a log that writes to sinks. clock stamps records whose Time
+// is zero (nil means time.Now); logger receives sink failures (nil discards
+// them). Call Close to write what is queued and release the sinks.
+//
+// With no sinks the log still chains records (Head moves) but stores nothing.
+func NewLog(cfg LogConfig, clock func() time.Time, logger *slog.Logger, sinks ...Sink) *Log {
+	if clock == nil {
+		clock = time.Now
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	l := &Log{
+		cfg:       cfg.withDefaults(),
+		now:       clock,
+		logger:    logger,
+		progress:  make(chan struct{}),
+		ctx:       ctx,
+		cancel:    cancel,
+		stop:      make(chan struct{}),
+		closeDone: make(chan struct{}),
+	}
+	for _, s := range sinks {
+		w := &sinkWorker{sink: s, name: sinkName(s), wake: make(chan struct{}, 1)}
+		l.sinks = append(l.sinks, w)
+	}
+	for _, w := range l.sinks {
+		l.wg.Add(1)
+		go l.run(w)
+	}
+	return l
+}
+
+func sinkName(s Sink) string {
+	if n, ok := s.(fmt.Stringer); ok {
+		return n.String()
+	}
+	return fmt.Sprintf("%T", s)
+}
+
+// Writer returns the name of this log's chain.
+func (l *Log) Writer() string { return l.cfg.Writer }
+
+// Head returns the Seq and Hash of the newest record appended (0 and ""
+// before the first). Logging it elsewhere from time to time gives Verify's
+// readers an external anchor.
+func (l *Log) Head() (seq uint64, hash string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.seq, l.head
+}
+
+// Append adds r to the chain and queues it for the sinks. It sets Writer,
+// Seq, Prev and Hash, sets Time from the clock when it is zero, and
+// converts Time to UTC. Strings that are not valid UTF-8 are repaired
+// (invalid bytes become U+FFFD) so that the record survives JSON unchanged.
+//
+// Append never drops a record: when QueueSize records are waiting, it
+// blocks until a sink has caught up. Calling Append after Close has begun
+// is a programming error; the record is logged at Error level and not
+// written.
+func (l *Log) Append(r Record) {
+	l.mu.Lock()
+	if l.closing {
+		l.mu.Unlock()
+		l.dropped(r, "audit record appended after Close; not written")
+		return
+	}
+	for len(l.sinks) > 0 && l.seq-l.base >= uint64(l.cfg.QueueSize) && !l.closed {
+		l.waiters++
+		ch, hook := l.progress, l.waitHook
+		l.mu.Unlock()
+		if hook != nil {
+			hook()
+		}
+		<-ch
+		l.mu.Lock()
+		l.waiters--
+	}
+	if l.closed {
+		l.mu.Unlock()
+		l.dropped(r, "audit log closed while the record waited for room; not written")
+		return
+	}
+
+	r.Writer = l.cfg.Writer
+	r.Seq = l.seq + 1
+	if r.Time.IsZero() {
+		r.Time = l.now()
+	}
+	if y := r.Time.Year(); y < 1 || y > 9999 { // JSON cannot carry it
+		r.Time = l.now()
+	}
+	r.Time = r.Time.UTC() // also drops the monotonic reading
+	sanitize(&r)
+	if !r.Event.Valid() {
+		l.logger.Warn("audit record with an unknown event", "event", string(r.Event), "approval_id", r.ApprovalID)
+	}
+	r.Prev = l.head
+	r.Hash = r.ComputeHash()
+	l.seq, l.head = r.Seq, r.Hash
+
+	if len(l.sinks) == 0 {
+		l.base = l.seq
+		l.mu.Unlock()
+		return
+	}
+	l.buf = append(l.buf, r)
+	for _, w := range l.sinks {
+		// Wake an idle writer at the first record (to start its interval)
+		// and a waiting one when a batch is full.
+		if p := l.seq - w.done; p == 1 || p >= uint64(l.cfg.BatchSize) {
+			poke(w.wake)
+		}
+	}
+	l.mu.Unlock()
+}
+
+func (l *Log) dropped(r Record, msg string) {
+	l.logger.Error(msg, "approval_id", r.ApprovalID, "event", string(r.Event), "tool", r.Tool)
+}
+
+// sanitize makes every string valid UTF-8, so that JSON carries it exactly.
+func sanitize(r *Record) {
+	for _, p := range []*string{&r.ApprovalID, &r.Session, &r.Tool, &r.PayloadSHA256,
+		&r.Actor, &r.Source, &r.Outcome, &r.Error, &r.Writer} {
+		*p = strings.ToValidUTF8(*p, "\uFFFD")
+	}
+	r.Event = Event(strings.ToValidUTF8(string(r.Event), "\uFFFD"))
+}
+
+func poke(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// Flush waits until every record appended before the call has been written
+// by every sink, or ctx ends. A sink that keeps failing makes Flush wait
+// for ctx.
+func (l *Log) Flush(ctx context.Context) error {
+	return l.flush(ctx, "audit.Flush", false)
+}
+
+// flush waits until the records up to the current Seq are written; with
+// all, it also waits for Append calls blocked for room, and for what they
+// append.
+func (l *Log) flush(ctx context.Context, op string, all bool) error {
+	l.mu.Lock()
+	target := l.seq
+	for {
+		if all {
+			target = l.seq
+		}
+		if l.base >= target && (!all || l.waiters == 0) {
+			l.mu.Unlock()
+			return nil
+		}
+		if target > l.flushTo {
+			l.flushTo = target
+			for _, w := range l.sinks {
+				poke(w.wake)
+			}
+		}
+		ch := l.progress
+		l.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			l.mu.Lock()
+			n := l.seq - l.base
+			l.mu.Unlock()
+			return E(op, KindUnavailable, fmt.Errorf("%d record(s) not yet written by every sink: %w", n, ctx.Err()))
+		}
+		l.mu.Lock()
+	}
+}
+
+// Close writes everything appended (including by Append calls blocked for
+// room when Close began), then stops the writers and closes the sinks. If
+// ctx ends first, the records still queued are lost and the error says how
+// many. Later calls wait for the first to finish and return its error.
+func (l *Log) Close(ctx context.Context) error {
+	l.mu.Lock()
+	if l.closing {
+		l.mu.Unlock()
+		<-l.closeDone
+		return l.closeErr
+	}
+	l.closing = true
+	l.mu.Unlock()
+
+	err := l.flush(ctx, "audit.Close", true)
+
+	l.mu.Lock()
+	l.closed = true
+	l.broadcast()
+	l.mu.Unlock()
+	l.cancel()
+	close(l.stop)
+	l.wg.Wait()
+
+	errs := []error{err}
+	for _, w := range l.sinks {
+		if cerr := w.sink.Close(); cerr != nil {
+			errs = append(errs, E("audit.Close", KindUnavailable, fmt.Errorf("sink %s: %w", w.name, cerr)))
+		}
+	}
+	l.closeErr = errors.Join(errs...)
+	close(l.closeDone)
+	return l.closeErr
+}
+
+// broadcast wakes everyone waiting for progress. l.mu must be held.
+func (l *Log) broadcast() {
+	close(l.progress)
+	l.progress = make(chan struct{})
+}
+
+// run is the writer goroutine of one sink.
+func (l *Log) run(w *sinkWorker) {
+	defer l.wg.Done()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	sleep := func(wake <-chan struct{}, d time.Duration) bool {
+		var tc <-chan time.Time
+		if d >= 0 {
+			timer.Reset(d)
+			tc = timer.C
+			defer timer.Stop()
+		}
+		select {
+		case <-l.stop:
+			return false
+		case <-wake:
+			return true
+		case <-tc:
+			return true
+		}
+	}
+
+	var since time.Time // the interval runs from here: when the oldest waiting record came in, or earlier
+	var failures int
+	backoff := l.cfg.RetryMin
+	for {
+		select {
+		case <-l.stop:
+			return
+		default:
+		}
+		l.mu.Lock()
+		pending := l.seq - w.done
+		var batch []Record
+		wait := time.Duration(-1) // wait for a wake only
+		if pending == 0 {
+			since = time.Time{}
+		} else {
+			now := time.Now()
+			if since.IsZero() {
+				since = now
+			}
+			waited := now.Sub(since)
+			if pending >= uint64(l.cfg.BatchSize) || l.flushTo > w.done || l.closing ||
+				l.cfg.FlushInterval < 0 || waited >= l.cfg.FlushInterval {
+				n := min(pending, uint64(l.cfg.BatchSize))
+				off := w.done - l.base
+				batch = l.buf[off : off+n : off+n] // capped: a sink cannot append into buf
+			} else {
+				wait = l.cfg.FlushInterval - waited
+			}
+		}
+		l.mu.Unlock()
+
+		if batch == nil {
+			if !sleep(w.wake, wait) {
+				return
+			}
+			continue
+		}
+		start := time.Now()
+		if err := w.sink.Write(l.ctx, batch); err != nil {
+			failures++
+			l.logger.Error("audit sink write failed; will retry", "sink", w.name, "err", err,
+				"records", len(batch), "first_seq", batch[0].Seq, "attempt", failures, "retry_in", backoff)
+			if !sleep(nil, backoff) {
+				return
+			}
+			backoff = min(2*backoff, l.cfg.RetryMax)
+			continue
+		}
+		if failures > 0 {
+			l.logger.Info("audit sink recovered", "sink", w.name, "failed_attempts", failures)
+			failures, backoff = 0, l.cfg.RetryMin
+		}
+		since = start // what came in during the write counts as waiting since it began
+		l.mu.Lock()
+		w.done += uint64(len(batch))
+		l.advance()
+		l.mu.Unlock()
+	}
+}
+
+// advance drops the records every sink has written and wakes waiters.
+// l.mu must be held.
+func (l *Log) advance() {
+	low := l.sinks[0].done
+	for _, w := range l.sinks[1:] {
+		low = min(low, w.done)
+	}
+	if low <= l.base {
+		return
+	}
+	n := low - l.base
+	clear(l.buf[:n]) // let the strings go
+	l.buf = l.buf[n:]
+	l.base = low
+	l.broadcast()
+}

@@ -1,0 +1,168 @@
+package audit
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+)
+
+// Event names what happened to an approval. The words follow the states
+// and outcomes of DESIGN.md.
+type Event string
+
+// Events.
+const (
+	EventWriteRequest   Event = "write_request"   // a risky call asked for approval
+	EventConfirm        Event = "confirm"         // a person confirmed; the call was claimed
+	EventReject         Event = "reject"          // a person rejected it
+	EventExecute        Event = "execute"         // the call ran and succeeded
+	EventExecuteFailed  Event = "execute_failed"  // the call ran and reported a failure
+	EventExecuteUnknown Event = "execute_unknown" // the call's effect is unknown; the approval is frozen
+	EventReplay         Event = "replay"          // a cached outcome was returned instead of running again
+	EventExpire         Event = "expire"          // nobody decided in time
+	EventSupersede      Event = "supersede"       // a newer approval in the session replaced it
+	EventCancel         Event = "cancel"          // the requester or the system withdrew it
+	EventUnauthorized   Event = "unauthorized"    // someone who may not decide tried to
+	EventTampered       Event = "tampered"        // a decision carried the wrong payload hash
+)
+
+// Valid reports whether e is one of the events above.
+func (e Event) Valid() bool {
+	switch e {
+	case EventWriteRequest, EventConfirm, EventReject, EventExecute, EventExecuteFailed,
+		EventExecuteUnknown, EventReplay, EventExpire, EventSupersede, EventCancel,
+		EventUnauthorized, EventTampered:
+		return true
+	}
+	return false
+}
+
+// Record is one entry of the audit trail. Callers fill in what happened
+// (Event, ApprovalID and the optional fields); Log.Append fills in Writer,
+// Seq, Time (when zero), Prev and Hash.
+//
+// A Record never carries a tool's arguments: only PayloadSHA256, the hash of
+// the tool name and its canonical arguments. Error must be sanitised by the
+// caller (no secrets, tokens, connection strings or argument values): it is
+// stored as given and kept for as long as the trail is.
+type Record struct {
+	Writer        string    `json:"writer"`                   // the process that wrote it (hostname-pid-random); each writer has its own chain
+	Seq           uint64    `json:"seq"`                      // 1, 2, 3… per writer
+	Time          time.Time `json:"time"`                     // UTC, from the log's clock
+	Event         Event     `json:"event"`                    // what happened
+	ApprovalID    string    `json:"approval_id"`              // the approval it happened to
+	Session       string    `json:"session,omitempty"`        // the session key
+	Tool          string    `json:"tool,omitempty"`           // the tool name
+	PayloadSHA256 string    `json:"payload_sha256,omitempty"` // hash of the tool name and canonical arguments
+	Actor         string    `json:"actor,omitempty"`          // who decided (or tried to)
+	Source        string    `json:"source,omitempty"`         // where the decision came from (card, reply, api…)
+	Outcome       string    `json:"outcome,omitempty"`        // the outcome status
+	Error         string    `json:"error,omitempty"`          // sanitised error text; never secrets
+	Prev          string    `json:"prev"`                     // Hash of this writer's previous record; "" for its first
+	Hash          string    `json:"hash"`                     // hex sha256 of the record's canonical encoding (see ComputeHash)
+}
+
+// canonVersion starts every canonical encoding, so that a future change of
+// the encoding cannot be confused with this one.
+const canonVersion = "hitlbot-audit-v1\n"
+
+// ComputeHash returns the hex sha256 of the record's canonical encoding,
+// which covers every field except Hash. The encoding is simple enough to
+// reproduce in any language: the line "hitlbot-audit-v1", then for each
+// field in this order — writer, seq, time, event, approval_id, session,
+// tool, payload_sha256, actor, source, outcome, error, prev — its name, ':',
+// the decimal byte length of its value, ':', the value's bytes and '\n'.
+// seq is written in decimal; time as RFC 3339 with nanoseconds in UTC
+// (time.RFC3339Nano, trailing zeros dropped); empty fields are written
+// with length 0.
+func (r Record) ComputeHash() string {
+	var buf [512]byte
+	sum := sha256.Sum256(r.appendCanonical(buf[:0]))
+	return hex.EncodeToString(sum[:])
+}
+
+func (r *Record) appendCanonical(b []byte) []byte {
+	b = append(b, canonVersion...)
+	b = canonField(b, "writer", r.Writer)
+	var num [20]byte
+	b = canonFieldBytes(b, "seq", strconv.AppendUint(num[:0], r.Seq, 10))
+	var ts [40]byte
+	b = canonFieldBytes(b, "time", r.Time.UTC().AppendFormat(ts[:0], time.RFC3339Nano))
+	b = canonField(b, "event", string(r.Event))
+	b = canonField(b, "approval_id", r.ApprovalID)
+	b = canonField(b, "session", r.Session)
+	b = canonField(b, "tool", r.Tool)
+	b = canonField(b, "payload_sha256", r.PayloadSHA256)
+	b = canonField(b, "actor", r.Actor)
+	b = canonField(b, "source", r.Source)
+	b = canonField(b, "outcome", r.Outcome)
+	b = canonField(b, "error", r.Error)
+	b = canonField(b, "prev", r.Prev)
+	return b
+}
+
+func canonField(b []byte, name, v string) []byte {
+	b = append(b, name...)
+	b = append(b, ':')
+	b = strconv.AppendInt(b, int64(len(v)), 10)
+	b = append(b, ':')
+	b = append(b, v...)
+	return append(b, '\n')
+}
+
+func canonFieldBytes(b []byte, name string, v []byte) []byte {
+	b = append(b, name...)
+	b = append(b, ':')
+	b = strconv.AppendInt(b, int64(len(v)), 10)
+	b = append(b, ':')
+	b = append(b, v...)
+	return append(b, '\n')
+}
+
+// NewWriterID returns a writer name for this process:
+// "hostname-pid-random", the random part 8 hex digits, so that a restarted
+// process (which may get the same pid) starts a new chain.
+func NewWriterID() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "unknown"
+	}
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("audit: crypto/rand failed: " + err.Error())
+	}
+	return host + "-" + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(b[:])
+}
+
+// decodeRecord parses one JSON record strictly: unknown fields and trailing
+// data are errors.
+func decodeRecord(b []byte) (Record, error) {
+	var r Record
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return Record{}, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return Record{}, errors.New("trailing data after the record")
+	}
+	return r, nil
+}
+
+// encodeRecord appends the JSON of r and a newline to b.
+func encodeRecord(b []byte, r *Record) ([]byte, error) {
+	j, err := json.Marshal(r)
+	if err != nil {
+		return b, fmt.Errorf("encode record seq %d: %w", r.Seq, err)
+	}
+	b = append(b, j...)
+	return append(b, '\n'), nil
+}

@@ -1,0 +1,42 @@
+package approval
+
+import (
+	"context"
+	"errors"
+)
+
+// Notifier shows approvals to people and settles their cards. The channels
+// package implements it: it renders cards with the cards package and sends
+// them through the session's channel.
+type Notifier interface {
+	// Show sends the card (or prompt) for a new approval and returns the
+	// references of what it sent, so any replica can update them later.
+	Show(ctx context.Context, a *Approval) ([]CardRef, error)
+	// Settle updates every card of the approval to its final state.
+	Settle(ctx context.Context, a *Approval, o Outcome) error
+}
+
+// Dispatcher runs tool calls; the agent's tool registry implements it.
+type Dispatcher interface {
+	// Dispatch runs one call and returns its result. A result with IsError
+	// is a failure the tool reports (nothing or a known part happened). An
+	// error wrapping ErrNotRun means the tool never started (unknown tool,
+	// invalid arguments). Any other error means the effect is unknown: the
+	// approval is frozen and the call is never re-run by itself.
+	Dispatch(ctx context.Context, c Call) (Result, error)
+}
+
+// ErrNotRun marks a dispatch error that happened before the tool started.
+var ErrNotRun = errors.New("tool did not run")
+
+// NopNotifier shows nothing; it serves engines whose callers poll (tests,
+// benchmarks, the HTTP API without a chat).
+type NopNotifier struct{}
+
+// Show returns no cards.
+func (NopNotifier) Show(context.Context, *Approval) ([]CardRef, error) { return nil, nil }
+
+// Settle does nothing.
+func (NopNotifier) Settle(context.Context, *Approval, Outcome) error { return nil }
+
+var _ Notifier = NopNotifier{}

@@ -1,0 +1,683 @@
+package approval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hitlbot/hitlbot/approval/audit"
+	"github.com/hitlbot/hitlbot/internal/clock"
+)
+
+// Auditor receives the audit records of the engine. *audit.Log implements it.
+type Auditor interface {
+	Append(r audit.Record)
+}
+
+// EngineConfig wires an Engine.
+type EngineConfig struct {
+	// Store holds the approvals; shared by every replica.
+	Store Store
+	// Notifier shows and settles cards. Default NopNotifier.
+	Notifier Notifier
+	// Dispatcher runs approved tool calls.
+	Dispatcher Dispatcher
+	// Audit receives one record per event. Required: an engine without an
+	// audit trail is a configuration error.
+	Audit Auditor
+	// Clock judges expiry. Default the wall clock.
+	Clock clock.Clock
+	// Logger receives operational logs. Default slog.Default().
+	Logger *slog.Logger
+	// Text holds the words for each outcome status. Default English.
+	Text OutcomeText
+	// ResultTTL is how long an executed result is kept for idempotent
+	// replay. Default 24h.
+	ResultTTL time.Duration
+	// ExecTimeout bounds one approved tool run. Default 2m.
+	ExecTimeout time.Duration
+	// SettleTimeout bounds updating the cards of one approval. Default 10s.
+	SettleTimeout time.Duration
+	// PollInterval is how often Wait re-reads the record, a backstop for an
+	// outcome message lost while the store's subscription reconnected.
+	// Default 5s.
+	PollInterval time.Duration
+}
+
+// Engine requests, decides and waits on approvals. Several engines (one per
+// replica) share one Store; a decision taken on any of them wakes the
+// waiter on whichever replica waits.
+//
+// Lifecycle: NewEngine (no I/O) -> Start (subscribes to outcomes; must
+// succeed before Wait is used) -> Request / Decide / Wait / Cancel -> the
+// context given to Start ends, which stops the subscription.
+type Engine struct {
+	cfg EngineConfig
+	log *slog.Logger
+
+	mu      sync.Mutex
+	waiters map[ID]map[chan Outcome]struct{}
+	started bool
+}
+
+// NewEngine checks cfg and returns an engine; call Start before Wait.
+func NewEngine(cfg EngineConfig) (*Engine, error) {
+	if cfg.Store == nil || cfg.Dispatcher == nil || cfg.Audit == nil {
+		return nil, errors.New("approval.NewEngine: Store, Dispatcher and Audit are required")
+	}
+	if cfg.Notifier == nil {
+		cfg.Notifier = NopNotifier{}
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Text == nil {
+		cfg.Text = DefaultOutcomeText("en")
+	}
+	if cfg.ResultTTL <= 0 {
+		cfg.ResultTTL = 24 * time.Hour
+	}
+	if cfg.ExecTimeout <= 0 {
+		cfg.ExecTimeout = 2 * time.Minute
+	}
+	if cfg.SettleTimeout <= 0 {
+		cfg.SettleTimeout = 10 * time.Second
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = 5 * time.Second
+	}
+	return &Engine{cfg: cfg, log: cfg.Logger, waiters: map[ID]map[chan Outcome]struct{}{}}, nil
+}
+
+// Start subscribes to the outcomes published through the store, until ctx ends.
+func (e *Engine) Start(ctx context.Context) error {
+	if err := e.cfg.Store.Subscribe(ctx, e.deliver); err != nil {
+		return fmt.Errorf("approval: subscribe to outcomes: %w", err)
+	}
+	e.mu.Lock()
+	e.started = true
+	e.mu.Unlock()
+	return nil
+}
+
+// Text returns the engine's outcome words.
+func (e *Engine) Text() OutcomeText { return e.cfg.Text }
+
+// Store returns the engine's store.
+func (e *Engine) Store() Store { return e.cfg.Store }
+
+// deliver hands an outcome to the local waiters of its approval.
+func (e *Engine) deliver(id ID, o Outcome) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for ch := range e.waiters[id] {
+		select {
+		case ch <- o:
+		default: // the waiter already has an outcome
+		}
+	}
+}
+
+// WaitingCount reports how many approvals have a Wait blocked on them in
+// this process.
+func (e *Engine) WaitingCount() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.waiters)
+}
+
+// Waiting reports whether a Wait on this process is blocked on id.
+func (e *Engine) Waiting(id ID) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.waiters[id]) > 0
+}
+
+func (e *Engine) outcome(st Status, detail string) Outcome {
+	o := Outcome{Status: st, Content: e.cfg.Text.Text(st)}
+	if detail != "" {
+		o.Content += ": " + detail
+	}
+	switch st {
+	case StatusExecuted, StatusReplayed:
+	default:
+		o.IsError = true
+	}
+	return o
+}
+
+// Request is the input of Engine.Request.
+type Request struct {
+	// Session, Channel and ChatID locate the conversation.
+	Session SessionKey
+	Channel string
+	ChatID  string
+	// Requester is the person whose message led to the calls.
+	Requester UserID
+	// Calls are the tool calls (arguments as the model gave them; the
+	// engine canonicalizes and hashes them).
+	Calls []Call
+	// Verdict is the policy's answer (risk, approvers, timeout, reason).
+	Verdict Verdict
+	// Summary and Preview describe the calls for the card; Preview must
+	// already be sanitised.
+	Summary string
+	Preview string
+	// IdempotencyKey names the effect (e.g. the turn and call ids); empty
+	// disables replay.
+	IdempotencyKey string
+}
+
+// Request stores a new pending approval, audits it and shows its card. If
+// the card cannot be shown the approval is cancelled, so that no approval
+// is left that nobody can answer. A pending approval of the same session is
+// superseded.
+func (e *Engine) Request(ctx context.Context, r Request) (*Approval, error) {
+	const op = "approval.Request"
+	if len(r.Calls) == 0 {
+		return nil, E(op, KindInvalid, "", errors.New("no calls"))
+	}
+	if r.Session == "" {
+		return nil, E(op, KindInvalid, "", errors.New("no session"))
+	}
+	calls := make([]Call, len(r.Calls))
+	for i, c := range r.Calls {
+		args, hash, err := HashCall(c.Tool, c.Args)
+		if err != nil {
+			return nil, E(op, KindInvalid, "", fmt.Errorf("call %d (%s): %w", i, c.Tool, err))
+		}
+		c.Args, c.PayloadSHA256 = args, hash
+		calls[i] = c
+	}
+	timeout := r.Verdict.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	now := e.cfg.Clock.Now().UTC()
+	a := &Approval{
+		ID:             NewID(r.Session),
+		Session:        r.Session,
+		Channel:        r.Channel,
+		ChatID:         r.ChatID,
+		Requester:      r.Requester,
+		Approvers:      r.Verdict.Approvers,
+		Calls:          calls,
+		PayloadSHA256:  BatchHash(calls),
+		Risk:           r.Verdict.Risk,
+		Summary:        r.Summary,
+		Preview:        r.Preview,
+		Reason:         r.Verdict.Reason,
+		CreatedAt:      now,
+		ExpiresAt:      now.Add(timeout),
+		IdempotencyKey: r.IdempotencyKey,
+		State:          StatePending,
+	}
+	if a.Approvers.Mode == "" {
+		a.Approvers.Mode = ApproverRequester
+	}
+	if r.Verdict.Grantable && r.Verdict.Risk == RiskMedium {
+		a.GrantWindow = r.Verdict.GrantWindow
+	}
+	old, err := e.cfg.Store.Put(ctx, a, e.outcome(StatusSuperseded, ""))
+	if err != nil {
+		return nil, err
+	}
+	e.audit(a, audit.EventWriteRequest, a.Requester, "", "", "")
+	e.log.Info("approval requested", "approval_id", a.ID, "tool", a.Tool(), "risk", a.Risk.String(), "chat_id", a.ChatID, "user_id", a.Requester)
+	if old != nil {
+		e.audit(old, audit.EventSupersede, "", SourceSystem, StatusSuperseded, "")
+		e.settle(old, *old.Outcome)
+	}
+	cards, err := e.cfg.Notifier.Show(ctx, a.Clone())
+	if err != nil {
+		e.log.Warn("showing the approval failed; cancelling it", "approval_id", a.ID, "err", err)
+		o := e.outcome(StatusCancelled, "the approval could not be shown")
+		if c, ok, cerr := e.cfg.Store.Cancel(context.WithoutCancel(ctx), a.ID, o, e.cfg.Clock.Now().UTC()); cerr == nil && ok {
+			e.audit(c, audit.EventCancel, "", SourceSystem, StatusCancelled, "card could not be shown")
+		}
+		return nil, E(op, KindUnavailable, a.ID, fmt.Errorf("show approval: %w", err))
+	}
+	if len(cards) > 0 {
+		if err := e.cfg.Store.AddCards(ctx, a.ID, cards); err != nil {
+			// The card is out; without its reference it cannot be settled
+			// from another replica, but the approval itself is sound.
+			e.log.Warn("recording the approval's cards failed", "approval_id", a.ID, "err", err)
+		}
+		a.Cards = append(a.Cards, cards...)
+	}
+	return a, nil
+}
+
+// Decide takes one person's decision on an approval. The returned Outcome
+// says what happened; an error means the store could not be reached and
+// nothing was run (fail closed).
+func (e *Engine) Decide(ctx context.Context, id ID, d Decision) (Outcome, error) {
+	if !id.Valid() {
+		return e.outcome(StatusMissing, ""), nil
+	}
+	intent := IntentApprove
+	switch d.Verb {
+	case Approve:
+	case Reject:
+		intent = IntentReject
+	default:
+		return Outcome{}, E("approval.Decide", KindInvalid, id, fmt.Errorf("unknown verb %q", d.Verb))
+	}
+	res, err := e.cfg.Store.Claim(ctx, id, ClaimRequest{
+		Intent:        intent,
+		PayloadSHA256: d.PayloadSHA256,
+		Actor:         d.Actor,
+		Source:        d.Source,
+		Comment:       d.Comment,
+		Now:           e.cfg.Clock.Now().UTC(),
+		Outcome:       e.endOutcome(d),
+	})
+	if err != nil {
+		e.log.Error("claim failed; nothing was run", "approval_id", id, "user_id", d.Actor, "err", err)
+		return Outcome{}, err
+	}
+	a := res.Approval
+	switch res.Code {
+	case ClaimMissing:
+		return e.outcome(StatusMissing, ""), nil
+	case ClaimUnauthorized:
+		e.audit(a, audit.EventUnauthorized, d.Actor, d.Source, StatusUnauthorized, "")
+		o := e.outcome(StatusUnauthorized, "")
+		o.Content += " (" + a.Approvers.Describe() + ")"
+		return o, nil
+	case ClaimTampered:
+		e.audit(a, audit.EventTampered, d.Actor, d.Source, StatusTampered, "payload hash mismatch")
+		return e.outcome(StatusTampered, ""), nil
+	case ClaimAlreadyClaimed:
+		o := e.outcome(StatusAlreadyDecided, "")
+		if a.Outcome != nil {
+			o.Content += " (" + string(a.Outcome.Status) + ")"
+		} else if a.State == StateClaimed {
+			o.Content += " (running)"
+		}
+		return o, nil
+	case ClaimSuperseded, ClaimExpired:
+		st, ev := StatusSuperseded, audit.EventSupersede
+		if res.Code == ClaimExpired {
+			st, ev = StatusExpired, audit.EventExpire
+		}
+		if res.Ended {
+			e.audit(a, ev, "", SourceSystem, st, "")
+			e.settle(a, *a.Outcome)
+			return *a.Outcome, nil
+		}
+		return e.outcome(st, ""), nil
+	case ClaimOK:
+	default:
+		return Outcome{}, E("approval.Decide", KindInternal, id, fmt.Errorf("unknown claim code %q", res.Code))
+	}
+	if intent == IntentReject {
+		e.audit(a, audit.EventReject, d.Actor, d.Source, StatusRejected, "")
+		e.log.Info("approval rejected", "approval_id", id, "user_id", d.Actor, "status", StatusRejected)
+		e.settle(a, *a.Outcome)
+		return *a.Outcome, nil
+	}
+	e.audit(a, audit.EventConfirm, d.Actor, d.Source, "", "")
+	return e.execute(ctx, a, res.Cached), nil
+}
+
+// endOutcome builds the outcomes a claim may end an approval with.
+func (e *Engine) endOutcome(d Decision) func(Status) Outcome {
+	return func(st Status) Outcome {
+		detail := ""
+		if st == StatusRejected {
+			detail = string(d.Actor)
+			if d.Comment != "" {
+				detail += ` ("` + d.Comment + `")`
+			}
+		}
+		o := e.outcome(st, detail)
+		if st == StatusRejected {
+			o.DecidedBy = d.Actor
+		}
+		return o
+	}
+}
+
+// execute runs a claimed approval's calls, records the result and settles
+// the cards. It runs on the decision path, detached from the caller's
+// cancellation, so a click whose HTTP request ends still completes.
+func (e *Engine) execute(ctx context.Context, a *Approval, cached *Outcome) Outcome {
+	ctx = context.WithoutCancel(ctx)
+	if cached != nil {
+		o := cached.Clone()
+		o.Status = StatusReplayed
+		o.IsError = false
+		o.DecidedBy = a.DecidedBy
+		for i := range o.Results {
+			o.Results[i].Status = StatusReplayed
+		}
+		e.complete(ctx, a, StateExecuted, o, audit.EventReplay, "")
+		return o
+	}
+	results := make([]Result, 0, len(a.Calls))
+	state := StateExecuted
+	var errText string
+	for _, c := range a.Calls {
+		if state == StateFrozen {
+			results = append(results, Result{Tool: c.Tool, CallID: c.CallID, Status: StatusFrozen, IsError: true,
+				Content: "not run: an earlier call of this batch has an unknown effect"})
+			continue
+		}
+		r, err := e.dispatch(ctx, c)
+		switch {
+		case err != nil && errors.Is(err, ErrNotRun):
+			r = Result{Tool: c.Tool, CallID: c.CallID, Status: StatusFailed, IsError: true, Content: err.Error()}
+			if state == StateExecuted {
+				state, errText = StateFailed, "tool did not run"
+			}
+		case err != nil:
+			e.log.Error("tool effect unknown; freezing the approval", "approval_id", a.ID, "tool", c.Tool, "err", err)
+			r = Result{Tool: c.Tool, CallID: c.CallID, Status: StatusFrozen, IsError: true, Content: e.cfg.Text.Text(StatusFrozen)}
+			state, errText = StateFrozen, "tool effect unknown"
+		case r.IsError:
+			r.Status = StatusFailed
+			if state == StateExecuted {
+				state, errText = StateFailed, "tool reported a failure"
+			}
+		default:
+			r.Status = StatusExecuted
+		}
+		results = append(results, r)
+	}
+	st := map[State]Status{StateExecuted: StatusExecuted, StateFailed: StatusFailed, StateFrozen: StatusFrozen}[state]
+	ev := map[State]audit.Event{StateExecuted: audit.EventExecute, StateFailed: audit.EventExecuteFailed, StateFrozen: audit.EventExecuteUnknown}[state]
+	o := Outcome{Status: st, Results: results, IsError: st != StatusExecuted, DecidedBy: a.DecidedBy}
+	o.Content = joinResults(results)
+	if st != StatusExecuted {
+		o.Content = e.cfg.Text.Text(st) + ": " + o.Content
+	}
+	o = e.complete(ctx, a, state, o, ev, errText)
+	if o.Status == StatusExecuted && a.GrantWindow > 0 && a.Risk == RiskMedium {
+		for _, c := range a.Calls {
+			k := GrantKey(CallInfo{Session: a.Session, User: a.Requester, Tool: c.Tool, Hash: c.PayloadSHA256})
+			if err := e.cfg.Store.Grant(ctx, k, a.GrantWindow); err != nil {
+				e.log.Warn("recording a session grant failed", "approval_id", a.ID, "err", err)
+			}
+		}
+	}
+	return o
+}
+
+// complete records the final state. An executed result is cached in the
+// same step; if that fails the approval is frozen instead, because the tool
+// ran but its replay is not guaranteed.
+func (e *Engine) complete(ctx context.Context, a *Approval, state State, o Outcome, ev audit.Event, errText string) Outcome {
+	ttl := time.Duration(0)
+	if state == StateExecuted {
+		ttl = e.cfg.ResultTTL
+	}
+	if err := e.cfg.Store.Complete(ctx, a.ID, state, o, ttl); err != nil {
+		e.log.Error("recording the result failed; freezing the approval", "approval_id", a.ID, "status", o.Status, "err", err)
+		results := o.Results
+		o = e.outcome(StatusFrozen, "the result could not be recorded")
+		o.Results, o.DecidedBy = results, a.DecidedBy
+		if ferr := e.cfg.Store.Complete(ctx, a.ID, StateFrozen, o, 0); ferr != nil {
+			// The record stays claimed: no decision can run it again, and
+			// an operator sees it as claimed, not executed.
+			e.log.Error("freezing the approval failed too; it stays claimed", "approval_id", a.ID, "err", ferr)
+			e.deliver(a.ID, o)
+		}
+		state, ev, errText = StateFrozen, audit.EventExecuteUnknown, "result not recorded"
+	}
+	a.State, a.Outcome = state, &o
+	e.audit(a, ev, a.DecidedBy, a.DecidedVia, o.Status, errText)
+	e.log.Info("approval decided", "approval_id", a.ID, "tool", a.Tool(), "user_id", a.DecidedBy, "status", o.Status)
+	e.settle(a, o)
+	return o
+}
+
+// dispatch runs one call with a timeout, turning a panic into an error of
+// unknown effect.
+func (e *Engine) dispatch(ctx context.Context, c Call) (r Result, err error) {
+	ctx, cancel := context.WithTimeout(ctx, e.cfg.ExecTimeout)
+	defer cancel()
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("tool %s panicked: %v\n%s", c.Tool, p, debug.Stack())
+		}
+	}()
+	r, err = e.cfg.Dispatcher.Dispatch(ctx, c)
+	r.Tool, r.CallID = c.Tool, c.CallID
+	return r, err
+}
+
+func joinResults(rs []Result) string {
+	if len(rs) == 1 {
+		return rs[0].Content
+	}
+	var b strings.Builder
+	for i, r := range rs {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "[%d] %s (%s): %s", i+1, r.Tool, r.Status, r.Content)
+	}
+	return b.String()
+}
+
+// Wait blocks until the approval's outcome arrives (from this process or
+// another replica) or it expires; on expiry it ends the approval through
+// the same claim gate a decision passes, so exactly one of a click and the
+// timeout wins. It returns ctx.Err() if ctx ends first; the approval then
+// stays as it is.
+func (e *Engine) Wait(ctx context.Context, id ID) (Outcome, error) {
+	e.mu.Lock()
+	if !e.started {
+		e.mu.Unlock()
+		return Outcome{}, E("approval.Wait", KindInternal, id, errors.New("engine not started"))
+	}
+	ch := make(chan Outcome, 1)
+	if e.waiters[id] == nil {
+		e.waiters[id] = map[chan Outcome]struct{}{}
+	}
+	e.waiters[id][ch] = struct{}{}
+	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		delete(e.waiters[id], ch)
+		if len(e.waiters[id]) == 0 {
+			delete(e.waiters, id)
+		}
+		e.mu.Unlock()
+	}()
+
+	// Registered before this read, so an outcome published in between is
+	// either in the record or delivered to ch.
+	a, err := e.cfg.Store.Get(ctx, id)
+	if err != nil {
+		if KindOf(err) == KindNotFound {
+			return e.outcome(StatusMissing, ""), nil
+		}
+		return Outcome{}, err
+	}
+	if a.State.Terminal() && a.Outcome != nil {
+		return *a.Outcome, nil
+	}
+	expiry := e.cfg.Clock.NewTimer(a.ExpiresAt.Sub(e.cfg.Clock.Now()))
+	defer func() { expiry.Stop() }()
+	poll := e.cfg.Clock.NewTimer(e.cfg.PollInterval)
+	defer func() { poll.Stop() }()
+	for {
+		select {
+		case o := <-ch:
+			return o, nil
+		case <-ctx.Done():
+			return Outcome{}, ctx.Err()
+		case <-expiry.C():
+			o, done, retry := e.expire(ctx, id)
+			if done {
+				return o, nil
+			}
+			if retry > 0 {
+				expiry = e.cfg.Clock.NewTimer(retry)
+			}
+		case <-poll.C():
+			if a, err := e.cfg.Store.Get(ctx, id); err == nil && a.State.Terminal() && a.Outcome != nil {
+				return *a.Outcome, nil
+			}
+			poll = e.cfg.Clock.NewTimer(e.cfg.PollInterval)
+		}
+	}
+}
+
+// expire tries to end an approval whose time is up. done reports that o is
+// the final outcome; otherwise Wait goes on (after retry, when positive).
+func (e *Engine) expire(ctx context.Context, id ID) (o Outcome, done bool, retry time.Duration) {
+	now := e.cfg.Clock.Now().UTC()
+	res, err := e.cfg.Store.Claim(ctx, id, ClaimRequest{Intent: IntentExpire, Now: now, Source: SourceSystem,
+		Outcome: func(st Status) Outcome { return e.outcome(st, "") }})
+	if err != nil {
+		e.log.Warn("expiring the approval failed; retrying", "approval_id", id, "err", err)
+		return Outcome{}, false, e.cfg.PollInterval
+	}
+	a := res.Approval
+	switch res.Code {
+	case ClaimMissing:
+		return e.outcome(StatusMissing, ""), true, 0
+	case ClaimNotYet:
+		return Outcome{}, false, a.ExpiresAt.Sub(now)
+	case ClaimExpired:
+		if res.Ended {
+			e.audit(a, audit.EventExpire, "", SourceSystem, StatusExpired, "")
+			e.log.Info("approval expired", "approval_id", id, "tool", a.Tool(), "status", StatusExpired)
+			e.settle(a, *a.Outcome)
+		}
+		return *a.Outcome, true, 0
+	}
+	if a.State.Terminal() && a.Outcome != nil {
+		return *a.Outcome, true, 0
+	}
+	// Claimed: a decision won the race and its tool is running; its
+	// outcome will arrive (or the poll will find it).
+	return Outcome{}, false, 0
+}
+
+// Sweep ends approvals that are past their expiry although no Wait ended
+// them (the process that waited died, or a turn gave up): each goes through
+// the same claim gate as a click, so it is expired exactly once (audited,
+// every card settled) whichever replica sweeps, and an approval a decision
+// won is left alone. It returns how many index entries it settled.
+func (e *Engine) Sweep(ctx context.Context) (int, error) {
+	ids, err := e.cfg.Store.Due(ctx, e.cfg.Clock.Now().UTC(), 256)
+	if err != nil {
+		return 0, err
+	}
+	var done []ID
+	for _, id := range ids {
+		if _, ended, _ := e.expire(ctx, id); ended {
+			done = append(done, id)
+		}
+	}
+	if err := e.cfg.Store.Undue(ctx, done...); err != nil {
+		return 0, err
+	}
+	return len(done), nil
+}
+
+// RunSweeper calls Sweep every interval until ctx ends. Each round is
+// taken by one replica only: the first to set the round's mark in the
+// shared store (Seen) sweeps; the claim gate makes a second sweeper
+// harmless anyway.
+func (e *Engine) RunSweeper(ctx context.Context, interval time.Duration) {
+	if interval <= 0 {
+		interval = 30 * time.Second
+	}
+	for {
+		t := e.cfg.Clock.NewTimer(interval)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C():
+		}
+		round := e.cfg.Clock.Now().UnixNano() / int64(interval)
+		first, err := e.cfg.Store.Seen(ctx, fmt.Sprintf("sweep:%d", round), interval)
+		if err != nil || !first {
+			continue
+		}
+		if n, err := e.Sweep(ctx); err != nil {
+			e.log.Warn("sweeping expired approvals failed", "err", err)
+		} else if n > 0 {
+			e.log.Info("swept expired approvals", "count", n)
+		}
+	}
+}
+
+// Cancel withdraws a pending approval (by its requester, an operator, or the
+// process). It reports the outcome; already_decided if it was not pending.
+func (e *Engine) Cancel(ctx context.Context, id ID, actor UserID, reason string) (Outcome, error) {
+	if !id.Valid() {
+		return e.outcome(StatusMissing, ""), nil
+	}
+	o := e.outcome(StatusCancelled, reason)
+	o.DecidedBy = actor
+	a, ok, err := e.cfg.Store.Cancel(ctx, id, o, e.cfg.Clock.Now().UTC())
+	if err != nil {
+		if KindOf(err) == KindNotFound {
+			return e.outcome(StatusMissing, ""), nil
+		}
+		return Outcome{}, err
+	}
+	if !ok {
+		return e.outcome(StatusAlreadyDecided, ""), nil
+	}
+	e.audit(a, audit.EventCancel, actor, SourceSystem, StatusCancelled, "")
+	e.settle(a, *a.Outcome)
+	return *a.Outcome, nil
+}
+
+// Get returns an approval.
+func (e *Engine) Get(ctx context.Context, id ID) (*Approval, error) { return e.cfg.Store.Get(ctx, id) }
+
+// Pending returns the session's pending approval, or nil.
+func (e *Engine) Pending(ctx context.Context, s SessionKey) (*Approval, error) {
+	return e.cfg.Store.Pending(ctx, s)
+}
+
+// Evaluate runs the policy for one call, consulting the store's grants.
+func (e *Engine) Evaluate(ctx context.Context, p *Policy, c CallInfo) (Verdict, error) {
+	return p.Evaluate(c, func() (bool, error) { return e.cfg.Store.HasGrant(ctx, GrantKey(c)) })
+}
+
+// settle updates every card of a to its final state, bounded in time and
+// detached from the caller's cancellation. Failures are logged: the
+// decision stands whether or not a card could be updated.
+func (e *Engine) settle(a *Approval, o Outcome) {
+	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.SettleTimeout)
+	defer cancel()
+	if err := e.cfg.Notifier.Settle(ctx, a.Clone(), o.Clone()); err != nil {
+		e.log.Warn("settling the approval's cards failed", "approval_id", a.ID, "status", o.Status, "err", err)
+	}
+}
+
+func (e *Engine) audit(a *Approval, ev audit.Event, actor UserID, src Source, st Status, errText string) {
+	if a == nil {
+		return
+	}
+	e.cfg.Audit.Append(audit.Record{
+		Time:          e.cfg.Clock.Now().UTC(),
+		Event:         ev,
+		ApprovalID:    string(a.ID),
+		Session:       string(a.Session),
+		Tool:          a.Tool(),
+		PayloadSHA256: a.PayloadSHA256,
+		Actor:         string(actor),
+		Source:        string(src),
+		Outcome:       string(st),
+		Error:         errText,
+	})
+}

@@ -1,0 +1,727 @@
+package approval_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/audit"
+	"github.com/hitlbot/hitlbot/approval/memstore"
+	"github.com/hitlbot/hitlbot/internal/clock"
+)
+
+// quiet drops the engine logs of tests.
+var quiet = slog.New(slog.DiscardHandler)
+
+// backend builds two stores that share one truth, as two replicas do, and
+// a counter of the store round trips made so far (nil when the store makes none).
+type backend struct {
+	name string
+	new  func(t testing.TB, clk clock.Clock) (a, b approval.Store, roundTrips func() int64)
+}
+
+// backends lists the stores every engine test runs against; the Redis one
+// is added by engine_redis_test.go.
+var backends = []backend{
+	{"memory", func(t testing.TB, clk clock.Clock) (approval.Store, approval.Store, func() int64) {
+		s := memstore.New(memstore.Options{Clock: clk})
+		return s, s, nil
+	}},
+}
+
+// recorder is an Auditor that keeps records for assertions.
+type recorder struct {
+	mu   sync.Mutex
+	recs []audit.Record
+}
+
+func (r *recorder) Append(rec audit.Record) {
+	r.mu.Lock()
+	r.recs = append(r.recs, rec)
+	r.mu.Unlock()
+}
+
+func (r *recorder) count(id approval.ID, ev audit.Event) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, rec := range r.recs {
+		if rec.ApprovalID == string(id) && rec.Event == ev {
+			n++
+		}
+	}
+	return n
+}
+
+// counterTool is a Dispatcher that counts runs and can be told to fail.
+type counterTool struct {
+	runs  atomic.Int64
+	mode  atomic.Value // "", "fail", "panic", "unknown", "notrun"
+	block chan struct{}
+}
+
+func (c *counterTool) Dispatch(ctx context.Context, call approval.Call) (approval.Result, error) {
+	if c.block != nil {
+		<-c.block
+	}
+	mode, _ := c.mode.Load().(string)
+	if mode == "notrun" {
+		return approval.Result{}, fmt.Errorf("%w: unknown tool %q", approval.ErrNotRun, call.Tool)
+	}
+	n := c.runs.Add(1)
+	switch mode {
+	case "fail":
+		return approval.Result{Content: "constraint violated", IsError: true}, nil
+	case "panic":
+		panic("tool exploded")
+	case "unknown":
+		return approval.Result{}, errors.New("connection reset during commit")
+	}
+	return approval.Result{Content: fmt.Sprintf("run %d ok", n)}, nil
+}
+
+// notifier records Show and Settle calls.
+type notifier struct {
+	mu      sync.Mutex
+	failing bool
+	shown   []approval.ID
+	settled map[approval.ID][]approval.Status
+}
+
+func (n *notifier) Show(ctx context.Context, a *approval.Approval) ([]approval.CardRef, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.failing {
+		return nil, errors.New("chat API down")
+	}
+	n.shown = append(n.shown, a.ID)
+	return []approval.CardRef{{Channel: "test", ChatID: a.ChatID, MessageID: "m-" + string(a.ID)}}, nil
+}
+
+func (n *notifier) Settle(ctx context.Context, a *approval.Approval, o approval.Outcome) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.settled == nil {
+		n.settled = map[approval.ID][]approval.Status{}
+	}
+	if len(a.Cards) == 0 || a.Cards[0].MessageID != "m-"+string(a.ID) {
+		return fmt.Errorf("settle of %s without its card reference: %+v", a.ID, a.Cards)
+	}
+	n.settled[a.ID] = append(n.settled[a.ID], o.Status)
+	return nil
+}
+
+func (n *notifier) settledWith(id approval.ID) []approval.Status {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return append([]approval.Status(nil), n.settled[id]...)
+}
+
+// fixture is two engines (two replicas) over one shared truth.
+type fixture struct {
+	a, b  *approval.Engine
+	clk   *clock.Fake
+	tool  *counterTool
+	audit *recorder
+	notes *notifier
+	sa    approval.Store
+}
+
+func newFixture(t *testing.T, be backend, wrap ...func(approval.Store) approval.Store) *fixture {
+	t.Helper()
+	f := &fixture{clk: clock.NewFake(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)), tool: &counterTool{}, audit: &recorder{}, notes: &notifier{}}
+	sa, sb, _ := be.new(t, f.clk)
+	for _, w := range wrap {
+		sa, sb = w(sa), w(sb)
+	}
+	f.sa = sa
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	mk := func(s approval.Store) *approval.Engine {
+		e, err := approval.NewEngine(approval.EngineConfig{Store: s, Notifier: f.notes, Dispatcher: f.tool, Audit: f.audit, Clock: f.clk, PollInterval: time.Hour, Logger: quiet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	f.a, f.b = mk(sa), mk(sb)
+	return f
+}
+
+var sessionSeq atomic.Int64
+
+func request(t *testing.T, e *approval.Engine, mods ...func(*approval.Request)) *approval.Approval {
+	t.Helper()
+	r := approval.Request{
+		Session:   approval.SessionKey(fmt.Sprintf("test:chat-%d-%d", time.Now().UnixNano(), sessionSeq.Add(1))),
+		Channel:   "test",
+		ChatID:    "chat-1",
+		Requester: "alice",
+		Calls:     []approval.Call{{Tool: "sql_execute", Args: json.RawMessage(`{"statement": "DELETE FROM orders WHERE status = 'cancelled'", "database": "demo"}`), CallID: "c1"}},
+		Verdict: approval.Verdict{NeedsApproval: true, Risk: approval.RiskHigh, Reason: "HIGH risk",
+			Approvers: approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"alice", "bob"}}, Timeout: 5 * time.Minute},
+		Summary:        "delete cancelled orders",
+		IdempotencyKey: fmt.Sprintf("turn-%d", sessionSeq.Add(1)),
+	}
+	for _, m := range mods {
+		m(&r)
+	}
+	a, err := e.Request(context.Background(), r)
+	if err != nil {
+		t.Fatalf("Request: %v", err)
+	}
+	return a
+}
+
+func decision(a *approval.Approval, verb approval.Verb, actor approval.UserID) approval.Decision {
+	return approval.Decision{Verb: verb, Actor: actor, Source: approval.SourceCard, PayloadSHA256: a.PayloadSHA256}
+}
+
+func decide(t *testing.T, e *approval.Engine, id approval.ID, d approval.Decision) approval.Outcome {
+	t.Helper()
+	o, err := e.Decide(context.Background(), id, d)
+	if err != nil {
+		t.Fatalf("Decide(%s, %s by %s): %v", id, d.Verb, d.Actor, err)
+	}
+	return o
+}
+
+func forEachBackend(t *testing.T, fn func(t *testing.T, be backend)) {
+	for _, be := range backends {
+		t.Run(be.name, func(t *testing.T) { fn(t, be) })
+	}
+}
+
+// waitAsync starts a Wait and returns a channel with its outcome.
+func waitAsync(t *testing.T, e *approval.Engine, id approval.ID) <-chan approval.Outcome {
+	t.Helper()
+	ch := make(chan approval.Outcome, 1)
+	go func() {
+		o, err := e.Wait(context.Background(), id)
+		if err != nil {
+			t.Errorf("Wait(%s): %v", id, err)
+		}
+		ch <- o
+	}()
+	return ch
+}
+
+func recv(t *testing.T, ch <-chan approval.Outcome) approval.Outcome {
+	t.Helper()
+	select {
+	case o := <-ch:
+		return o
+	case <-time.After(10 * time.Second):
+		t.Fatal("no outcome within 10s")
+	}
+	return approval.Outcome{}
+}
+
+func TestConcurrentDecisions(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, be backend) {
+		f := newFixture(t, be)
+		// Round 0: approves and duplicates only — the tool must run exactly
+		// once. Rounds 1..: rejects in the mix — exactly one decision wins.
+		const rounds, n = 4, 1000
+		wantRuns := 0
+		for round := range rounds {
+			a := request(t, f.a)
+			var wg sync.WaitGroup
+			var won, already atomic.Int64
+			var winner atomic.Value
+			for i := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					e := f.a
+					if i%2 == 1 {
+						e = f.b
+					}
+					verb := approval.Approve
+					if round > 0 && i%3 == 2 {
+						verb = approval.Reject
+					}
+					o, err := e.Decide(context.Background(), a.ID, decision(a, verb, "bob"))
+					switch {
+					case err != nil:
+						t.Error(err)
+					case o.Status == approval.StatusAlreadyDecided:
+						already.Add(1)
+					case o.Status == approval.StatusExecuted || o.Status == approval.StatusRejected:
+						won.Add(1)
+						winner.Store(o.Status)
+					default:
+						t.Errorf("unexpected outcome %+v", o)
+					}
+				}()
+			}
+			wg.Wait()
+			if won.Load() != 1 || already.Load() != n-1 {
+				t.Fatalf("round %d: %d winners, %d already_decided; want 1 and %d", round, won.Load(), already.Load(), n-1)
+			}
+			if winner.Load() == approval.StatusExecuted {
+				wantRuns++
+			}
+			if got := f.tool.runs.Load(); got != int64(wantRuns) {
+				t.Fatalf("round %d: tool ran %d times in all, want %d", round, got, wantRuns)
+			}
+			execs, rejects := f.audit.count(a.ID, audit.EventExecute), f.audit.count(a.ID, audit.EventReject)
+			if execs+rejects != 1 || f.audit.count(a.ID, audit.EventConfirm) != execs {
+				t.Fatalf("round %d: audit has %d execute, %d reject, %d confirm", round, execs, rejects, f.audit.count(a.ID, audit.EventConfirm))
+			}
+		}
+		if wantRuns == 0 {
+			t.Fatal("no round executed the tool")
+		}
+	})
+}
+
+func TestWaitWokenByOtherReplica(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, be backend) {
+		f := newFixture(t, be)
+		a := request(t, f.a)
+		ch := waitAsync(t, f.a, a.ID)
+		o := decide(t, f.b, a.ID, decision(a, approval.Approve, "bob"))
+		if o.Status != approval.StatusExecuted {
+			t.Fatalf("Decide on B = %+v", o)
+		}
+		w := recv(t, ch)
+		if w.Status != approval.StatusExecuted || w.Content != "run 1 ok" || len(w.Results) != 1 || w.Results[0].CallID != "c1" {
+			t.Fatalf("Wait on A = %+v, want executed with the tool's result", w)
+		}
+		if got := f.notes.settledWith(a.ID); len(got) != 1 || got[0] != approval.StatusExecuted {
+			t.Fatalf("cards settled with %v, want [executed]", got)
+		}
+		// A Wait that starts after the outcome returns it at once.
+		if o, err := f.a.Wait(context.Background(), a.ID); err != nil || o.Status != approval.StatusExecuted {
+			t.Fatalf("late Wait = %+v, %v", o, err)
+		}
+	})
+}
+
+func TestTimeoutAgainstClick(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, be backend) {
+		f := newFixture(t, be)
+		const rounds = 500
+		var executed, expired int
+		for round := range rounds {
+			a := request(t, f.a, func(r *approval.Request) { r.Verdict.Timeout = time.Minute })
+			runsBefore := f.tool.runs.Load()
+			timers := f.clk.Timers()
+			ch := waitAsync(t, f.a, a.ID)
+			for f.clk.Timers() < timers+2 { // expiry + poll
+				time.Sleep(10 * time.Microsecond)
+			}
+			var wg sync.WaitGroup
+			var d approval.Outcome
+			wg.Add(2)
+			go func() { defer wg.Done(); d = decide(t, f.b, a.ID, decision(a, approval.Approve, "bob")) }()
+			go func() { defer wg.Done(); f.clk.Advance(time.Minute) }()
+			wg.Wait()
+			w := recv(t, ch)
+			runs := f.tool.runs.Load() - runsBefore
+			switch {
+			case w.Status == approval.StatusExecuted && d.Status == approval.StatusExecuted && runs == 1:
+				executed++
+			case w.Status == approval.StatusExpired && d.Status == approval.StatusExpired && runs == 0:
+				expired++
+			default:
+				t.Fatalf("round %d: wait %s, decide %s, %d runs", round, w.Status, d.Status, runs)
+			}
+		}
+		t.Logf("%d rounds: %d executed, %d expired", rounds, executed, expired)
+	})
+}
+
+func TestTamperedHash(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, be backend) {
+		f := newFixture(t, be)
+		a := request(t, f.a)
+		d := decision(a, approval.Approve, "bob")
+		d.PayloadSHA256 = approval.PayloadHash("sql_execute", []byte(`{"statement":"DROP TABLE orders"}`))
+		if o := decide(t, f.b, a.ID, d); o.Status != approval.StatusTampered || !o.IsError {
+			t.Fatalf("tampered decision = %+v", o)
+		}
+		if f.tool.runs.Load() != 0 || f.audit.count(a.ID, audit.EventTampered) != 1 {
+			t.Fatalf("after tampering: %d runs, %d tampered records", f.tool.runs.Load(), f.audit.count(a.ID, audit.EventTampered))
+		}
+		if o := decide(t, f.a, a.ID, decision(a, approval.Approve, "bob")); o.Status != approval.StatusExecuted {
+			t.Fatalf("the honest decision after tampering = %+v", o)
+		}
+	})
+}
+
+func TestReplay(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, be backend) {
+		f := newFixture(t, be)
+		first := request(t, f.a, func(r *approval.Request) { r.IdempotencyKey = "turn-7/call-1" })
+		o1 := decide(t, f.a, first.ID, decision(first, approval.Approve, "bob"))
+		// The same call again in the same session (say, after a restart the
+		// model asks once more): the result is replayed, the tool does not run.
+		again := request(t, f.b, func(r *approval.Request) {
+			r.Session, r.IdempotencyKey = first.Session, "turn-7/call-1"
+			r.Calls[0].Args = json.RawMessage(`{"database":"demo","statement":"DELETE FROM orders WHERE status = 'cancelled'"}`)
+		})
+		if again.PayloadSHA256 != first.PayloadSHA256 {
+			t.Fatal("the same arguments in another key order hashed differently")
+		}
+		o2 := decide(t, f.b, again.ID, decision(again, approval.Approve, "bob"))
+		if o2.Status != approval.StatusReplayed || o2.Content != o1.Content || f.tool.runs.Load() != 1 {
+			t.Fatalf("replay = %+v (first %+v), %d runs", o2, o1, f.tool.runs.Load())
+		}
+		if f.audit.count(again.ID, audit.EventReplay) != 1 || f.audit.count(again.ID, audit.EventExecute) != 0 {
+			t.Fatal("the replay was not audited as a replay")
+		}
+	})
+}
+
+func TestToolFailures(t *testing.T) {
+	cases := []struct {
+		mode   string
+		status approval.Status
+		state  approval.State
+		event  audit.Event
+		runs   int64
+	}{
+		{"panic", approval.StatusFrozen, approval.StateFrozen, audit.EventExecuteUnknown, 1},
+		{"unknown", approval.StatusFrozen, approval.StateFrozen, audit.EventExecuteUnknown, 1},
+		{"fail", approval.StatusFailed, approval.StateFailed, audit.EventExecuteFailed, 1},
+		{"notrun", approval.StatusFailed, approval.StateFailed, audit.EventExecuteFailed, 0},
+	}
+	forEachBackend(t, func(t *testing.T, be backend) {
+		for _, c := range cases {
+			t.Run(c.mode, func(t *testing.T) {
+				f := newFixture(t, be)
+				f.tool.mode.Store(c.mode)
+				a := request(t, f.a)
+				o := decide(t, f.b, a.ID, decision(a, approval.Approve, "bob"))
+				if o.Status != c.status || !o.IsError {
+					t.Fatalf("outcome = %+v, want %s", o, c.status)
+				}
+				if got, _ := f.a.Get(context.Background(), a.ID); got.State != c.state {
+					t.Fatalf("state = %s, want %s", got.State, c.state)
+				}
+				if f.tool.runs.Load() != c.runs || f.audit.count(a.ID, c.event) != 1 {
+					t.Fatalf("%d runs, %d %s records", f.tool.runs.Load(), f.audit.count(a.ID, c.event), c.event)
+				}
+				// Nothing re-runs it: a later decision is already_decided.
+				f.tool.mode.Store("")
+				if o := decide(t, f.a, a.ID, decision(a, approval.Approve, "bob")); o.Status != approval.StatusAlreadyDecided {
+					t.Fatalf("later decision = %+v", o)
+				}
+				if f.tool.runs.Load() != c.runs {
+					t.Fatal("the tool ran again")
+				}
+			})
+		}
+	})
+}
+
+// failingComplete fails Complete for executed results, as if the result
+// cache could not be written.
+type failingComplete struct{ approval.Store }
+
+func (s failingComplete) Complete(ctx context.Context, id approval.ID, st approval.State, o approval.Outcome, ttl time.Duration) error {
+	if st == approval.StateExecuted {
+		return approval.E("test.Complete", approval.KindUnavailable, id, approval.ErrUnavailable)
+	}
+	return s.Store.Complete(ctx, id, st, o, ttl)
+}
+
+func TestFailingResultCacheFreezes(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, be backend) {
+		f := newFixture(t, be, func(s approval.Store) approval.Store { return failingComplete{s} })
+		a := request(t, f.a)
+		ch := waitAsync(t, f.a, a.ID)
+		o := decide(t, f.b, a.ID, decision(a, approval.Approve, "bob"))
+		if o.Status != approval.StatusFrozen || f.tool.runs.Load() != 1 {
+			t.Fatalf("outcome = %+v after %d runs, want frozen after 1", o, f.tool.runs.Load())
+		}
+		if w := recv(t, ch); w.Status != approval.StatusFrozen {
+			t.Fatalf("Wait = %+v, want frozen", w)
+		}
+		if got, _ := f.a.Get(context.Background(), a.ID); got.State != approval.StateFrozen {
+			t.Fatalf("state = %s, want frozen", got.State)
+		}
+		if o := decide(t, f.a, a.ID, decision(a, approval.Approve, "bob")); o.Status != approval.StatusAlreadyDecided {
+			t.Fatalf("later decision = %+v", o)
+		}
+	})
+}
+
+func TestUnauthorized(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, be backend) {
+		f := newFixture(t, be)
+		a := request(t, f.a)
+		o := decide(t, f.b, a.ID, decision(a, approval.Approve, "mallory"))
+		if o.Status != approval.StatusUnauthorized || f.tool.runs.Load() != 0 {
+			t.Fatalf("non-approver = %+v", o)
+		}
+		if got, _ := f.a.Get(context.Background(), a.ID); got.State != approval.StatePending {
+			t.Fatalf("state after an unauthorized click = %s", got.State)
+		}
+		if f.audit.count(a.ID, audit.EventUnauthorized) != 1 {
+			t.Fatal("the unauthorized attempt was not audited")
+		}
+		if o := decide(t, f.a, a.ID, decision(a, approval.Approve, "bob")); o.Status != approval.StatusExecuted {
+			t.Fatalf("approver after the attempt = %+v", o)
+		}
+	})
+}
+
+func TestRejectAndWait(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, be backend) {
+		f := newFixture(t, be)
+		a := request(t, f.a)
+		ch := waitAsync(t, f.a, a.ID)
+		d := decision(a, approval.Reject, "bob")
+		d.Comment = "wrong table"
+		o := decide(t, f.b, a.ID, d)
+		w := recv(t, ch)
+		for _, x := range []approval.Outcome{o, w} {
+			if x.Status != approval.StatusRejected || x.DecidedBy != "bob" || !x.IsError {
+				t.Fatalf("rejection = %+v", x)
+			}
+		}
+		if f.tool.runs.Load() != 0 || f.audit.count(a.ID, audit.EventReject) != 1 {
+			t.Fatal("rejected call ran or was not audited")
+		}
+		if got := f.notes.settledWith(a.ID); len(got) != 1 || got[0] != approval.StatusRejected {
+			t.Fatalf("settled %v", got)
+		}
+	})
+}
+
+func TestSupersede(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, be backend) {
+		f := newFixture(t, be)
+		first := request(t, f.a)
+		ch := waitAsync(t, f.a, first.ID)
+		second := request(t, f.b, func(r *approval.Request) { r.Session = first.Session })
+		if w := recv(t, ch); w.Status != approval.StatusSuperseded {
+			t.Fatalf("Wait on the first = %+v", w)
+		}
+		if o := decide(t, f.a, first.ID, decision(first, approval.Approve, "bob")); o.Status != approval.StatusSuperseded {
+			t.Fatalf("deciding the first = %+v", o)
+		}
+		if f.audit.count(first.ID, audit.EventSupersede) != 1 {
+			t.Fatal("supersession not audited once")
+		}
+		if got := f.notes.settledWith(first.ID); len(got) != 1 || got[0] != approval.StatusSuperseded {
+			t.Fatalf("first card settled %v", got)
+		}
+		if p, _ := f.a.Pending(context.Background(), first.Session); p == nil || p.ID != second.ID {
+			t.Fatalf("pending = %v, want the second", p)
+		}
+	})
+}
+
+func TestExpiredWithoutWaiter(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, be backend) {
+		f := newFixture(t, be)
+		a := request(t, f.a)
+		f.clk.Advance(6 * time.Minute)
+		if o := decide(t, f.b, a.ID, decision(a, approval.Approve, "bob")); o.Status != approval.StatusExpired {
+			t.Fatalf("late click = %+v", o)
+		}
+		if f.tool.runs.Load() != 0 || f.audit.count(a.ID, audit.EventExpire) != 1 {
+			t.Fatal("late click ran the tool or expiry not audited")
+		}
+		if o, _ := f.a.Wait(context.Background(), a.ID); o.Status != approval.StatusExpired {
+			t.Fatalf("Wait after expiry = %+v", o)
+		}
+	})
+}
+
+func TestCancelAndShowFailure(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, be backend) {
+		f := newFixture(t, be)
+		a := request(t, f.a)
+		ch := waitAsync(t, f.a, a.ID)
+		if o, err := f.b.Cancel(context.Background(), a.ID, "alice", "changed my mind"); err != nil || o.Status != approval.StatusCancelled {
+			t.Fatalf("Cancel = %+v, %v", o, err)
+		}
+		if w := recv(t, ch); w.Status != approval.StatusCancelled {
+			t.Fatalf("Wait = %+v", w)
+		}
+		if o, _ := f.b.Cancel(context.Background(), a.ID, "alice", ""); o.Status != approval.StatusAlreadyDecided {
+			t.Fatalf("second Cancel = %+v", o)
+		}
+		// A card that cannot be shown leaves no approval behind.
+		f.notes.mu.Lock()
+		f.notes.failing = true
+		f.notes.mu.Unlock()
+		sess := approval.SessionKey("test:show-fails-" + be.name + fmt.Sprint(time.Now().UnixNano()))
+		_, err := f.a.Request(context.Background(), approval.Request{Session: sess, Requester: "alice",
+			Calls: []approval.Call{{Tool: "t", Args: json.RawMessage(`{}`)}}, Verdict: approval.Verdict{Timeout: time.Minute}})
+		if err == nil {
+			t.Fatal("Request succeeded although the card could not be shown")
+		}
+		if p, _ := f.a.Pending(context.Background(), sess); p != nil {
+			t.Fatalf("an unshown approval is still pending: %s", p.ID)
+		}
+	})
+}
+
+func TestMissing(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, be backend) {
+		f := newFixture(t, be)
+		for _, id := range []approval.ID{"", "ap_nonsense", approval.NewID("x")} {
+			if o := decide(t, f.a, id, approval.Decision{Verb: approval.Approve, Actor: "bob", PayloadSHA256: "x"}); o.Status != approval.StatusMissing {
+				t.Fatalf("Decide(%q) = %+v", id, o)
+			}
+		}
+		if o, err := f.a.Wait(context.Background(), approval.NewID("x")); err != nil || o.Status != approval.StatusMissing {
+			t.Fatalf("Wait(missing) = %+v, %v", o, err)
+		}
+	})
+}
+
+func TestBatch(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, be backend) {
+		f := newFixture(t, be)
+		a := request(t, f.a, func(r *approval.Request) {
+			r.Calls = []approval.Call{
+				{Tool: "sql_execute", Args: json.RawMessage(`{"statement":"DELETE FROM orders WHERE id = 1"}`), CallID: "c1"},
+				{Tool: "sql_execute", Args: json.RawMessage(`{"statement":"DELETE FROM orders WHERE id = 2"}`), CallID: "c2"},
+			}
+		})
+		if a.PayloadSHA256 != approval.BatchHash(a.Calls) || a.Tool() != "batch" {
+			t.Fatalf("batch hash/tool = %s/%s", a.PayloadSHA256, a.Tool())
+		}
+		o := decide(t, f.b, a.ID, decision(a, approval.Approve, "bob"))
+		if o.Status != approval.StatusExecuted || len(o.Results) != 2 || o.Results[1].CallID != "c2" || f.tool.runs.Load() != 2 {
+			t.Fatalf("batch outcome = %+v, %d runs", o, f.tool.runs.Load())
+		}
+		if o := decide(t, f.a, a.ID, decision(a, approval.Approve, "bob")); o.Status != approval.StatusAlreadyDecided || f.tool.runs.Load() != 2 {
+			t.Fatal("a batch ran twice")
+		}
+	})
+}
+
+func TestGrants(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, be backend) {
+		f := newFixture(t, be)
+		p, err := approval.NewPolicy(approval.PolicyConfig{Enabled: true, Strict: true, ConfidenceThreshold: 0.85, GrantWindow: 5 * time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sess := approval.SessionKey(fmt.Sprintf("test:grant-%d", time.Now().UnixNano()))
+		args, hash, _ := approval.HashCall("task_create", []byte(`{"title":"buy milk"}`))
+		ci := approval.CallInfo{Session: sess, User: "alice", Tool: "task_create", Kind: approval.KindWrite, Hash: hash, Confidence: 1}
+		v, err := f.a.Evaluate(context.Background(), p, ci)
+		if err != nil || !v.NeedsApproval || !v.Grantable {
+			t.Fatalf("first verdict = %+v, %v", v, err)
+		}
+		a := request(t, f.a, func(r *approval.Request) {
+			r.Session, r.Verdict = sess, v
+			r.Calls = []approval.Call{{Tool: "task_create", Args: args}}
+		})
+		if o := decide(t, f.b, a.ID, decision(a, approval.Approve, "alice")); o.Status != approval.StatusExecuted {
+			t.Fatalf("decision = %+v", o)
+		}
+		v, err = f.a.Evaluate(context.Background(), p, ci)
+		if err != nil || v.NeedsApproval {
+			t.Fatalf("verdict after an approved MEDIUM call = %+v, %v; want no approval", v, err)
+		}
+		ci.User = "bob"
+		if v, _ := f.a.Evaluate(context.Background(), p, ci); !v.NeedsApproval {
+			t.Fatal("the grant leaked to another user")
+		}
+	})
+}
+
+// brokenStore fails every operation, as a store whose Redis is gone.
+type brokenStore struct{ approval.Store }
+
+var errDown = approval.E("test", approval.KindUnavailable, "", approval.ErrUnavailable)
+
+func (brokenStore) Put(context.Context, *approval.Approval, approval.Outcome) (*approval.Approval, error) {
+	return nil, errDown
+}
+func (brokenStore) Claim(context.Context, approval.ID, approval.ClaimRequest) (approval.ClaimResult, error) {
+	return approval.ClaimResult{}, errDown
+}
+
+func TestStoreDownFailsClosed(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, be backend) {
+		f := newFixture(t, be)
+		a := request(t, f.a)
+		broken, err := approval.NewEngine(approval.EngineConfig{Store: brokenStore{f.sa}, Dispatcher: f.tool, Audit: f.audit, Logger: quiet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := broken.Decide(context.Background(), a.ID, decision(a, approval.Approve, "bob")); approval.KindOf(err) != approval.KindUnavailable {
+			t.Fatalf("Decide with the store down = %v, want KindUnavailable", err)
+		}
+		if _, err := broken.Request(context.Background(), approval.Request{Session: "s:x", Calls: a.Calls}); approval.KindOf(err) != approval.KindUnavailable {
+			t.Fatalf("Request with the store down = %v", err)
+		}
+		if f.tool.runs.Load() != 0 {
+			t.Fatal("a tool ran without a claim")
+		}
+		if msg := approval.UserMessage(errDown); msg == "" || len(msg) > 200 {
+			t.Fatalf("user message = %q", msg)
+		}
+	})
+}
+
+func TestSweepExpiresWithoutWaiter(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, be backend) {
+		f := newFixture(t, be)
+		stale := request(t, f.a)                                                              // its waiter died
+		decided := request(t, f.a)                                                            // decided in time
+		fresh := request(t, f.a, func(r *approval.Request) { r.Verdict.Timeout = time.Hour }) // not due yet
+		if o := decide(t, f.b, decided.ID, decision(decided, approval.Approve, "bob")); o.Status != approval.StatusExecuted {
+			t.Fatalf("decision = %+v", o)
+		}
+		f.clk.Advance(6 * time.Minute)
+		// Both replicas sweep at once: the claim gate lets one expire it.
+		var wg sync.WaitGroup
+		for _, e := range []*approval.Engine{f.a, f.b} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := e.Sweep(context.Background()); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		if got, _ := f.a.Get(context.Background(), stale.ID); got.State != approval.StateExpired {
+			t.Fatalf("stale approval state = %s", got.State)
+		}
+		if n := f.audit.count(stale.ID, audit.EventExpire); n != 1 {
+			t.Fatalf("%d expire records, want 1", n)
+		}
+		if got := f.notes.settledWith(stale.ID); len(got) != 1 || got[0] != approval.StatusExpired {
+			t.Fatalf("stale card settled %v, want [expired]", got)
+		}
+		if got, _ := f.a.Get(context.Background(), decided.ID); got.State != approval.StateExecuted || f.audit.count(decided.ID, audit.EventExpire) != 0 {
+			t.Fatal("the sweeper touched a decided approval")
+		}
+		if got, _ := f.a.Get(context.Background(), fresh.ID); got.State != approval.StatePending {
+			t.Fatal("the sweeper expired an approval before its time")
+		}
+		// Swept entries leave the index; the fresh one stays until due.
+		due, _ := f.sa.Due(context.Background(), f.clk.Now().Add(2*time.Hour), 0)
+		for _, id := range due {
+			if id == stale.ID || id == decided.ID {
+				t.Fatalf("%s is still in the expiry index", id)
+			}
+		}
+		if f.tool.runs.Load() != 1 {
+			t.Fatalf("tool ran %d times", f.tool.runs.Load())
+		}
+	})
+}

@@ -1,0 +1,102 @@
+package approval
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrorKind classifies an error so callers can decide what to tell a user
+// and whether to retry. Do not reorder: new kinds go at the end.
+type ErrorKind uint8
+
+// Error kinds.
+const (
+	KindOther       ErrorKind = iota // unclassified
+	KindInvalid                      // the input is malformed
+	KindNotFound                     // no such approval
+	KindPermission                   // the actor may not do this
+	KindConflict                     // the state does not allow it (already decided, superseded)
+	KindExpired                      // too late
+	KindUnavailable                  // a dependency (the store) is down; may succeed later
+	KindInternal                     // a bug or an unexpected state
+)
+
+var kindNames = [...]string{"other", "invalid", "not_found", "permission", "conflict", "expired", "unavailable", "internal"}
+
+func (k ErrorKind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("kind(%d)", k)
+}
+
+// Error is the error type of the approval package: the operation that
+// failed, its kind, and the underlying error. Err is internal detail; the
+// text safe to show a chat user comes from UserMessage.
+type Error struct {
+	Op   string    // the operation, e.g. "redisstore.Claim"
+	Kind ErrorKind // what kind of failure
+	ID   ID        // the approval, when there is one
+	Err  error     // the underlying error
+}
+
+func (e *Error) Error() string {
+	s := e.Op
+	if e.ID != "" {
+		s += " " + string(e.ID)
+	}
+	if e.Kind != KindOther {
+		s += ": " + e.Kind.String()
+	}
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// E builds an *Error.
+func E(op string, kind ErrorKind, id ID, err error) error {
+	return &Error{Op: op, Kind: kind, ID: id, Err: err}
+}
+
+// KindOf returns the kind of the first *Error in err's chain, or KindOther.
+func KindOf(err error) ErrorKind {
+	var e *Error
+	if errors.As(err, &e) {
+		if e.Kind == KindOther && e.Err != nil {
+			return KindOf(e.Err)
+		}
+		return e.Kind
+	}
+	return KindOther
+}
+
+// ErrNotFound is returned (wrapped) when an approval does not exist.
+var ErrNotFound = errors.New("approval not found")
+
+// ErrUnavailable is returned (wrapped) when the store cannot be reached.
+var ErrUnavailable = errors.New("approval store unavailable")
+
+// UserMessage returns a sentence about err that is safe to show in a chat:
+// it never contains addresses, keys or internal detail.
+func UserMessage(err error) string {
+	switch KindOf(err) {
+	case KindNotFound:
+		return "That approval does not exist (or has been removed)."
+	case KindPermission:
+		return "You may not decide this approval."
+	case KindConflict:
+		return "This approval has already been decided."
+	case KindExpired:
+		return "This approval has expired."
+	case KindUnavailable:
+		return "Approvals are temporarily unavailable; nothing was run. Please try again shortly."
+	case KindInvalid:
+		return "The request was not understood."
+	}
+	return "Something went wrong; nothing was run."
+}
+
+var _ error = (*Error)(nil)

@@ -1,0 +1,151 @@
+package approval
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+type canonTest struct {
+	in   string
+	want string // canonical form; "" means an error is expected
+}
+
+var canonTests = []canonTest{
+	{`{}`, `{}`},
+	{` { "b" : 1 , "a" : 2 } `, `{"a":2,"b":1}`},
+	{`{"a":{"d":[3,2,1],"c":null}}`, `{"a":{"c":null,"d":[3,2,1]}}`},
+	{`{"n":1.50}`, `{"n":1.50}`}, // numbers kept exactly as written
+	{`{"n":1e3,"m":-0,"k":12345678901234567890}`, `{"k":12345678901234567890,"m":-0,"n":1e3}`},
+	{`{"s":"<a&b>"}`, `{"s":"<a&b>"}`}, // no HTML escaping
+	{`{"s":"line\nbreak \u00e9 \ud83d\ude00"}`, "{\"s\":\"line\\nbreak é 😀\"}"},
+	{`{"é":1,"e":2,"z":3,"A":4}`, `{"A":4,"e":2,"z":3,"é":1}`}, // byte order
+	{`[true,false,null,"x"]`, `[true,false,null,"x"]`},
+	{`"just a string"`, `"just a string"`},
+	{`{"a":1,"a":2}`, ""}, // duplicate key
+	{`{"a":1} {"b":2}`, ""},
+	{`{"a":`, ""},
+	{`{a:1}`, ""},
+	{``, ""},
+	{`[1,]`, ""},
+}
+
+func TestCanonicalize(t *testing.T) {
+	for _, tt := range canonTests {
+		got, err := Canonicalize([]byte(tt.in))
+		if tt.want == "" {
+			if err == nil {
+				t.Errorf("%q: got %s, want an error", tt.in, got)
+			}
+			continue
+		}
+		if err != nil || string(got) != tt.want {
+			t.Errorf("%q: got %s, %v; want %s", tt.in, got, err, tt.want)
+		}
+		// Canonical form is a fixed point.
+		if again, _ := Canonicalize(got); string(again) != string(got) {
+			t.Errorf("%q: canonical form not stable: %s -> %s", tt.in, got, again)
+		}
+	}
+}
+
+// hashTests are hashed into testdata/payload_hashes.golden: a change of the
+// hash function would invalidate every pending card, so it must be
+// deliberate (go test -run TestPayloadHashGolden -update).
+var hashTests = []struct{ tool, args string }{
+	{"sql_execute", `{"statement":"DELETE FROM orders WHERE status = 'cancelled'","database":"demo"}`},
+	{"sql_execute", `{"database":"demo","statement":"DELETE FROM orders WHERE status = 'cancelled'"}`},
+	{"sql_query", `{"statement":"SELECT 1"}`},
+	{"task_create", `{"title":"买牛奶","due":"2026-11-30"}`},
+	{"task_delete", `{"id":3}`},
+	{"task_delete", `{"id":3.0}`},
+	{"http_refund", `{}`},
+	{"http_refund", ``},
+}
+
+func TestPayloadHashGolden(t *testing.T) {
+	var b strings.Builder
+	for _, tt := range hashTests {
+		args, h, err := HashCall(tt.tool, []byte(tt.args))
+		if err != nil {
+			t.Fatalf("%s %s: %v", tt.tool, tt.args, err)
+		}
+		if h != PayloadHash(tt.tool, args) || len(h) != 64 {
+			t.Fatalf("%s: HashCall and PayloadHash disagree", tt.tool)
+		}
+		fmt.Fprintf(&b, "%s %s %s\n", h, tt.tool, args)
+	}
+	const golden = "testdata/payload_hashes.golden"
+	if *update {
+		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if b.String() != string(want) {
+		t.Errorf("payload hashes changed:\n got:\n%s\nwant:\n%s", b.String(), want)
+	}
+	lines := strings.Split(b.String(), "\n")
+	if lines[0][:64] != lines[1][:64] {
+		t.Error("the same arguments in another key order hash differently")
+	}
+	if lines[4][:64] == lines[5][:64] {
+		t.Error("3 and 3.0 hash the same; numbers must be kept as written")
+	}
+	if lines[6][:64] != lines[7][:64] {
+		t.Error("empty arguments and {} hash differently")
+	}
+	if PayloadHash("a", []byte(`{}`)) == PayloadHash("b", []byte(`{}`)) {
+		t.Error("the tool name is not part of the hash")
+	}
+}
+
+func TestBatchHash(t *testing.T) {
+	one := []Call{{PayloadSHA256: "aa"}}
+	if BatchHash(one) != "aa" {
+		t.Error("a batch of one must have the call's own hash")
+	}
+	ab, ba := BatchHash([]Call{{PayloadSHA256: "aa"}, {PayloadSHA256: "bb"}}), BatchHash([]Call{{PayloadSHA256: "bb"}, {PayloadSHA256: "aa"}})
+	if ab == ba || len(ab) != 64 {
+		t.Error("batch order must matter")
+	}
+}
+
+func TestIDs(t *testing.T) {
+	id := NewID("feishu:oc_1")
+	shard, ok := id.Shard()
+	if !ok || shard != Shard("feishu:oc_1") || !id.Valid() {
+		t.Fatalf("NewID = %s (shard %s, ok %v)", id, shard, ok)
+	}
+	if NewID("feishu:oc_1") == id {
+		t.Fatal("two ids are equal")
+	}
+	for _, bad := range []ID{"", "ap_", "ap_1234567_" + ID(strings.Repeat("a", 32)), ID(strings.Replace(string(id), "_", "-", 1)), id + "0", ID(strings.ToUpper(string(id)))} {
+		if bad.Valid() {
+			t.Errorf("%q is valid", bad)
+		}
+	}
+}
+
+func FuzzCanonicalize(f *testing.F) {
+	for _, tt := range canonTests {
+		f.Add(tt.in)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		c, err := Canonicalize([]byte(in))
+		if err != nil {
+			return
+		}
+		again, err := Canonicalize(c)
+		if err != nil || string(again) != string(c) {
+			t.Fatalf("canonical form of %q is not stable: %q -> %q, %v", in, c, again, err)
+		}
+	})
+}

@@ -1,0 +1,467 @@
+// Package memstore is the in-process approval.Store: one node, no Redis.
+// It keeps everything in maps under one mutex and delivers outcomes to
+// subscribers in the same process. It has exactly the semantics of the
+// Redis store (both pass approval/storetest), so a single-node deployment
+// and a test behave as production does.
+package memstore
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/internal/clock"
+)
+
+// Options configure a Store.
+type Options struct {
+	// Clock measures the TTLs of de-duplication marks, grants and cached
+	// results. Default: the wall clock.
+	Clock clock.Clock
+	// Retention is how long records of ended approvals are kept, so a late
+	// click gets already_decided instead of missing. Default 7 days.
+	Retention time.Duration
+}
+
+// Store is an in-memory approval.Store. The zero value is not usable; call New.
+type Store struct {
+	clk       clock.Clock
+	retention time.Duration
+
+	mu      sync.Mutex
+	recs    map[approval.ID]*approval.Approval
+	pending map[approval.SessionKey]approval.ID
+	marks   map[string]time.Time // de-dup marks and grants: key -> expiry
+	cache   map[string]cached
+	subs    map[int]func(approval.ID, approval.Outcome)
+	due     map[approval.ID]time.Time // the expiry index (see Due)
+	nextSub int
+	puts    int
+}
+
+// cacheKey scopes an idempotency key to its session, as the Redis store does.
+func cacheKey(r *approval.Approval) string { return string(r.Session) + "\x00" + r.IdempotencyKey }
+
+type cached struct {
+	hash    string
+	outcome approval.Outcome
+	expires time.Time
+}
+
+// DefaultRetention is how long ended approvals are kept.
+const DefaultRetention = 7 * 24 * time.Hour
+
+// New returns an empty store.
+func New(opts Options) *Store {
+	if opts.Clock == nil {
+		opts.Clock = clock.Real{}
+	}
+	if opts.Retention <= 0 {
+		opts.Retention = DefaultRetention
+	}
+	return &Store{
+		clk:       opts.Clock,
+		retention: opts.Retention,
+		recs:      map[approval.ID]*approval.Approval{},
+		pending:   map[approval.SessionKey]approval.ID{},
+		marks:     map[string]time.Time{},
+		cache:     map[string]cached{},
+		subs:      map[int]func(approval.ID, approval.Outcome){},
+		due:       map[approval.ID]time.Time{},
+	}
+}
+
+type published struct {
+	id approval.ID
+	o  approval.Outcome
+}
+
+// publish delivers outcomes to subscribers; it must be called without s.mu held.
+func (s *Store) publish(ps ...published) {
+	if len(ps) == 0 {
+		return
+	}
+	s.mu.Lock()
+	fns := make([]func(approval.ID, approval.Outcome), 0, len(s.subs))
+	for _, fn := range s.subs {
+		fns = append(fns, fn)
+	}
+	s.mu.Unlock()
+	for _, p := range ps {
+		for _, fn := range fns {
+			fn(p.id, p.o.Clone())
+		}
+	}
+}
+
+// Put implements approval.Store.
+func (s *Store) Put(ctx context.Context, a *approval.Approval, supersededOutcome approval.Outcome) (*approval.Approval, error) {
+	const op = "memstore.Put"
+	if err := ctx.Err(); err != nil {
+		return nil, approval.E(op, approval.KindUnavailable, a.ID, err)
+	}
+	if !a.ID.Valid() {
+		return nil, approval.E(op, approval.KindInvalid, a.ID, fmt.Errorf("malformed approval id"))
+	}
+	if a.State != approval.StatePending {
+		return nil, approval.E(op, approval.KindInvalid, a.ID, fmt.Errorf("state %q, want pending", a.State))
+	}
+	s.mu.Lock()
+	if _, dup := s.recs[a.ID]; dup {
+		s.mu.Unlock()
+		return nil, approval.E(op, approval.KindConflict, a.ID, fmt.Errorf("approval exists"))
+	}
+	s.puts++
+	if s.puts%256 == 0 {
+		s.purgeLocked(a.CreatedAt)
+	}
+	var old *approval.Approval
+	var pub []published
+	if prev, ok := s.pending[a.Session]; ok {
+		if r := s.recs[prev]; r != nil && r.State == approval.StatePending {
+			o := supersededOutcome.Clone()
+			o.Status = approval.StatusSuperseded
+			r.State = approval.StateSuperseded
+			r.DecidedAt = a.CreatedAt
+			r.DecidedVia = approval.SourceSystem
+			r.Outcome = &o
+			old = r.Clone()
+			pub = append(pub, published{r.ID, o})
+		}
+	}
+	s.recs[a.ID] = a.Clone()
+	s.pending[a.Session] = a.ID
+	s.due[a.ID] = a.ExpiresAt
+	s.mu.Unlock()
+	s.publish(pub...)
+	return old, nil
+}
+
+// purgeLocked drops ended records older than the retention and expired marks.
+func (s *Store) purgeLocked(now time.Time) {
+	for id, r := range s.recs {
+		if r.State.Terminal() && !r.DecidedAt.IsZero() && now.Sub(r.DecidedAt) > s.retention {
+			delete(s.recs, id)
+		}
+	}
+	wall := s.clk.Now()
+	for k, exp := range s.marks {
+		if !wall.Before(exp) {
+			delete(s.marks, k)
+		}
+	}
+	for k, c := range s.cache {
+		if !wall.Before(c.expires) {
+			delete(s.cache, k)
+		}
+	}
+}
+
+// Get implements approval.Store.
+func (s *Store) Get(ctx context.Context, id approval.ID) (*approval.Approval, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.recs[id]
+	if r == nil {
+		return nil, approval.E("memstore.Get", approval.KindNotFound, id, approval.ErrNotFound)
+	}
+	return r.Clone(), nil
+}
+
+// AddCards implements approval.Store.
+func (s *Store) AddCards(ctx context.Context, id approval.ID, cards []approval.CardRef) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.recs[id]
+	if r == nil {
+		return approval.E("memstore.AddCards", approval.KindNotFound, id, approval.ErrNotFound)
+	}
+	r.Cards = append(r.Cards, cards...)
+	return nil
+}
+
+// Pending implements approval.Store.
+func (s *Store) Pending(ctx context.Context, sk approval.SessionKey) (*approval.Approval, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id, ok := s.pending[sk]
+	if !ok {
+		return nil, nil
+	}
+	r := s.recs[id]
+	if r == nil || r.State != approval.StatePending {
+		return nil, nil
+	}
+	return r.Clone(), nil
+}
+
+// endLocked moves r to a terminal state with outcome o and clears its
+// session pointer.
+func (s *Store) endLocked(r *approval.Approval, st approval.State, req approval.ClaimRequest, o approval.Outcome) published {
+	r.State = st
+	r.DecidedAt = req.Now
+	r.Outcome = &o
+	if s.pending[r.Session] == r.ID {
+		delete(s.pending, r.Session)
+	}
+	return published{r.ID, o.Clone()}
+}
+
+// Claim implements approval.Store.
+func (s *Store) Claim(ctx context.Context, id approval.ID, req approval.ClaimRequest) (approval.ClaimResult, error) {
+	if err := ctx.Err(); err != nil {
+		return approval.ClaimResult{}, approval.E("memstore.Claim", approval.KindUnavailable, id, err)
+	}
+	s.mu.Lock()
+	res, pub := s.claimLocked(id, req)
+	s.mu.Unlock()
+	if pub != nil {
+		s.publish(*pub)
+	}
+	return res, nil
+}
+
+func (s *Store) claimLocked(id approval.ID, req approval.ClaimRequest) (approval.ClaimResult, *published) {
+	r := s.recs[id]
+	if r == nil {
+		return approval.ClaimResult{Code: approval.ClaimMissing}, nil
+	}
+	out := func(code approval.ClaimCode, ended bool) approval.ClaimResult {
+		return approval.ClaimResult{Code: code, Approval: r.Clone(), Ended: ended}
+	}
+	if req.Intent == approval.IntentExpire {
+		if r.State != approval.StatePending {
+			return out(approval.ClaimAlreadyClaimed, false), nil
+		}
+		if req.Now.Before(r.ExpiresAt) {
+			return out(approval.ClaimNotYet, false), nil
+		}
+		o := req.OutcomeFor(approval.StatusExpired)
+		r.DecidedVia = approval.SourceSystem
+		p := s.endLocked(r, approval.StateExpired, req, o)
+		return out(approval.ClaimExpired, true), &p
+	}
+	switch r.State {
+	case approval.StatePending:
+	case approval.StateSuperseded:
+		return out(approval.ClaimSuperseded, false), nil
+	case approval.StateExpired:
+		return out(approval.ClaimExpired, false), nil
+	default:
+		return out(approval.ClaimAlreadyClaimed, false), nil
+	}
+	if s.pending[r.Session] != r.ID {
+		// Put supersedes atomically, so this cannot happen; treat it as
+		// superseded rather than let a stale approval run.
+		o := req.OutcomeFor(approval.StatusSuperseded)
+		r.DecidedVia = approval.SourceSystem
+		p := s.endLocked(r, approval.StateSuperseded, req, o)
+		return out(approval.ClaimSuperseded, true), &p
+	}
+	verb := approval.Approve
+	if req.Intent == approval.IntentReject {
+		verb = approval.Reject
+	}
+	if !r.Approvers.Allows(req.Actor, r.Requester, verb) {
+		return out(approval.ClaimUnauthorized, false), nil
+	}
+	if req.PayloadSHA256 != r.PayloadSHA256 {
+		return out(approval.ClaimTampered, false), nil
+	}
+	if !req.Now.Before(r.ExpiresAt) {
+		o := req.OutcomeFor(approval.StatusExpired)
+		r.DecidedVia = approval.SourceSystem
+		p := s.endLocked(r, approval.StateExpired, req, o)
+		return out(approval.ClaimExpired, true), &p
+	}
+	r.DecidedBy, r.DecidedVia, r.Comment = req.Actor, req.Source, req.Comment
+	if req.Intent == approval.IntentReject {
+		o := req.OutcomeFor(approval.StatusRejected)
+		o.DecidedBy = req.Actor
+		p := s.endLocked(r, approval.StateRejected, req, o)
+		return out(approval.ClaimOK, true), &p
+	}
+	r.State = approval.StateClaimed
+	r.DecidedAt = req.Now
+	delete(s.pending, r.Session)
+	res := out(approval.ClaimOK, false)
+	if r.IdempotencyKey != "" {
+		if c, ok := s.cache[cacheKey(r)]; ok && c.hash == r.PayloadSHA256 && s.clk.Now().Before(c.expires) {
+			o := c.outcome.Clone()
+			res.Cached = &o
+		}
+	}
+	return res, nil
+}
+
+// Complete implements approval.Store.
+func (s *Store) Complete(ctx context.Context, id approval.ID, st approval.State, o approval.Outcome, cacheTTL time.Duration) error {
+	const op = "memstore.Complete"
+	if err := ctx.Err(); err != nil {
+		return approval.E(op, approval.KindUnavailable, id, err)
+	}
+	switch st {
+	case approval.StateExecuted, approval.StateFailed, approval.StateFrozen:
+	default:
+		return approval.E(op, approval.KindInvalid, id, fmt.Errorf("state %q is not executed, failed or frozen", st))
+	}
+	s.mu.Lock()
+	r := s.recs[id]
+	if r == nil {
+		s.mu.Unlock()
+		return approval.E(op, approval.KindNotFound, id, approval.ErrNotFound)
+	}
+	if r.State != approval.StateClaimed {
+		s.mu.Unlock()
+		return approval.E(op, approval.KindConflict, id, fmt.Errorf("state %q, want claimed", r.State))
+	}
+	if st == approval.StateExecuted && r.IdempotencyKey != "" && cacheTTL > 0 {
+		s.cache[cacheKey(r)] = cached{hash: r.PayloadSHA256, outcome: o.Clone(), expires: s.clk.Now().Add(cacheTTL)}
+	}
+	oc := o.Clone()
+	r.State = st
+	r.Outcome = &oc
+	s.mu.Unlock()
+	s.publish(published{id, o})
+	return nil
+}
+
+// Cancel implements approval.Store.
+func (s *Store) Cancel(ctx context.Context, id approval.ID, o approval.Outcome, now time.Time) (*approval.Approval, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, false, approval.E("memstore.Cancel", approval.KindUnavailable, id, err)
+	}
+	s.mu.Lock()
+	r := s.recs[id]
+	if r == nil {
+		s.mu.Unlock()
+		return nil, false, approval.E("memstore.Cancel", approval.KindNotFound, id, approval.ErrNotFound)
+	}
+	if r.State != approval.StatePending {
+		c := r.Clone()
+		s.mu.Unlock()
+		return c, false, nil
+	}
+	o = o.Clone()
+	o.Status = approval.StatusCancelled
+	r.DecidedVia = approval.SourceSystem
+	p := s.endLocked(r, approval.StateCancelled, approval.ClaimRequest{Now: now}, o)
+	c := r.Clone()
+	s.mu.Unlock()
+	s.publish(p)
+	return c, true, nil
+}
+
+// Seen implements approval.Store.
+func (s *Store) Seen(ctx context.Context, key string, ttl time.Duration) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, approval.E("memstore.Seen", approval.KindUnavailable, "", err)
+	}
+	return s.setNX("seen\x00"+key, ttl), nil
+}
+
+func (s *Store) setNX(key string, ttl time.Duration) bool {
+	now := s.clk.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if exp, ok := s.marks[key]; ok && now.Before(exp) {
+		return false
+	}
+	s.marks[key] = now.Add(ttl)
+	return true
+}
+
+// Grant implements approval.Store.
+func (s *Store) Grant(ctx context.Context, key string, ttl time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return approval.E("memstore.Grant", approval.KindUnavailable, "", err)
+	}
+	s.mu.Lock()
+	s.marks["grant\x00"+key] = s.clk.Now().Add(ttl)
+	s.mu.Unlock()
+	return nil
+}
+
+// HasGrant implements approval.Store.
+func (s *Store) HasGrant(ctx context.Context, key string) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, approval.E("memstore.HasGrant", approval.KindUnavailable, "", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	exp, ok := s.marks["grant\x00"+key]
+	return ok && s.clk.Now().Before(exp), nil
+}
+
+// Subscribe implements approval.Store.
+func (s *Store) Subscribe(ctx context.Context, fn func(approval.ID, approval.Outcome)) error {
+	s.mu.Lock()
+	n := s.nextSub
+	s.nextSub++
+	s.subs[n] = fn
+	s.mu.Unlock()
+	context.AfterFunc(ctx, func() {
+		s.mu.Lock()
+		delete(s.subs, n)
+		s.mu.Unlock()
+	})
+	return nil
+}
+
+// Due implements approval.Store.
+func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]approval.ID, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, approval.E("memstore.Due", approval.KindUnavailable, "", err)
+	}
+	s.mu.Lock()
+	type entry struct {
+		id  approval.ID
+		exp time.Time
+	}
+	var es []entry
+	for id, exp := range s.due {
+		if !exp.After(now) {
+			es = append(es, entry{id, exp})
+		}
+	}
+	s.mu.Unlock()
+	sort.Slice(es, func(i, j int) bool {
+		if !es[i].exp.Equal(es[j].exp) {
+			return es[i].exp.Before(es[j].exp)
+		}
+		return es[i].id < es[j].id
+	})
+	if limit > 0 && len(es) > limit {
+		es = es[:limit]
+	}
+	ids := make([]approval.ID, len(es))
+	for i, e := range es {
+		ids[i] = e.id
+	}
+	return ids, nil
+}
+
+// Undue implements approval.Store.
+func (s *Store) Undue(ctx context.Context, ids ...approval.ID) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range ids {
+		delete(s.due, id)
+	}
+	return nil
+}
+
+// Ping implements approval.Store.
+func (s *Store) Ping(ctx context.Context) error { return ctx.Err() }
+
+// Len reports how many approval records the store holds (for metrics and tests).
+func (s *Store) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.recs)
+}
+
+var _ approval.Store = (*Store)(nil)

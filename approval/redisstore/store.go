@@ -1,0 +1,720 @@
+package redisstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/internal/clock"
+)
+
+// DefaultPrefix is the key prefix when Options.Prefix is empty.
+const DefaultPrefix = "hitl:"
+
+// DefaultRetention is how long records of ended approvals are kept when
+// Options.Retention is not set.
+const DefaultRetention = 7 * 24 * time.Hour
+
+// maxLife caps the part of a pending record's TTL that comes from its
+// expiry, so that an absurd ExpiresAt cannot pin a record for ever.
+const maxLife = 366 * 24 * time.Hour
+
+// Options configure a Store.
+type Options struct {
+	// Prefix is put in front of every key and of the pub/sub channel, so
+	// that several deployments (or tests) can share one Redis. It must not
+	// contain '{' or '}', which would change the keys' hash slots.
+	// Default "hitl:".
+	Prefix string
+	// Clock is used for nothing but purge decisions: the TTL of a pending
+	// record is (ExpiresAt - Clock.Now() at Put) + Retention. Whether an
+	// approval has expired is judged by ClaimRequest.Now, never by this
+	// clock. Default: the wall clock.
+	Clock clock.Clock
+	// Retention is how long records of ended approvals are kept, so that a
+	// late click gets already_decided or expired instead of missing.
+	// Default 7 days.
+	Retention time.Duration
+	// Logger receives what cannot be returned as an error (an undecodable
+	// pub/sub message). Default slog.Default().
+	Logger *slog.Logger
+}
+
+// Store is an approval.Store on Redis. It is safe for concurrent use; create
+// it with New.
+type Store struct {
+	c         redis.UniversalClient
+	prefix    string
+	channel   string
+	clk       clock.Clock
+	retention time.Duration
+	log       *slog.Logger
+
+	// nonceBase and seq make a nonce unique to each call (see scripts.go:
+	// a call that go-redis re-sends after a lost reply is recognised).
+	nonceBase string
+	seq       atomic.Uint64
+
+	put, claim, complete, cancel, addCards, pending *redis.Script
+}
+
+var _ approval.Store = (*Store)(nil)
+
+// New returns a Store on client, which may be a single server, a Sentinel
+// (failover) or a Cluster client. Scripts are loaded lazily: the first run of
+// each uses EVALSHA, falls back to EVAL (which caches it on the server), and
+// later runs are a single EVALSHA. The Store does not own the client: the
+// caller closes it.
+func New(client redis.UniversalClient, opts Options) (*Store, error) {
+	const op = "redisstore.New"
+	if client == nil {
+		return nil, approval.E(op, approval.KindInvalid, "", errors.New("nil redis client"))
+	}
+	if opts.Prefix == "" {
+		opts.Prefix = DefaultPrefix
+	}
+	if strings.ContainsAny(opts.Prefix, "{}") {
+		return nil, approval.E(op, approval.KindInvalid, "", fmt.Errorf("prefix %q contains '{' or '}'", opts.Prefix))
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.Real{}
+	}
+	if opts.Retention <= 0 {
+		opts.Retention = DefaultRetention
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	var nb [8]byte
+	if _, err := rand.Read(nb[:]); err != nil {
+		return nil, approval.E(op, approval.KindInternal, "", err)
+	}
+	return &Store{
+		nonceBase: hex.EncodeToString(nb[:]),
+		c:         client,
+		prefix:    opts.Prefix,
+		channel:   opts.Prefix + "outcomes",
+		clk:       opts.Clock,
+		retention: opts.Retention,
+		log:       opts.Logger,
+		put:       redis.NewScript(putLua),
+		claim:     redis.NewScript(claimLua),
+		complete:  redis.NewScript(completeLua),
+		cancel:    redis.NewScript(cancelLua),
+		addCards:  redis.NewScript(addCardsLua),
+		pending:   redis.NewScript(pendingLua),
+	}, nil
+}
+
+// nonce returns a string unique to one call of one Store.
+func (s *Store) nonce() string {
+	return s.nonceBase + "." + strconv.FormatUint(s.seq.Add(1), 36)
+}
+
+// ---- keys
+
+// base returns "<prefix>{<shard>}:", the start of every key of one shard.
+func (s *Store) base(shard string) string { return s.prefix + "{" + shard + "}:" }
+
+// recordKey returns the key of an approval's record.
+func (s *Store) recordKey(shard string, id approval.ID) string {
+	return s.base(shard) + "ap:" + string(id)
+}
+
+// pointerKey returns the key that names the session's pending approval.
+func (s *Store) pointerKey(sess approval.SessionKey) string {
+	return s.base(approval.Shard(sess)) + "pending:" + string(sess)
+}
+
+// idemKey returns the key of the cached result for an idempotency key in a
+// session. The session's length makes the encoding unambiguous. The Lua
+// scripts build the same string.
+func (s *Store) idemKey(sess approval.SessionKey, key string) string {
+	return s.base(approval.Shard(sess)) + "idem:" + strconv.Itoa(len(sess)) + ":" + string(sess) + ":" + key
+}
+
+func (s *Store) seenKey(key string) string  { return s.prefix + "seen:" + key }
+func (s *Store) dueKey() string             { return s.prefix + "due" }
+func (s *Store) grantKey(key string) string { return s.prefix + "grant:" + key }
+
+// ---- errors
+
+// unavailable maps a Redis or network error to KindUnavailable. The error
+// text comes from go-redis (an address at most), never a password.
+func unavailable(op string, id approval.ID, err error) error {
+	return approval.E(op, approval.KindUnavailable, id, fmt.Errorf("%w: %w", approval.ErrUnavailable, err))
+}
+
+func ctxErr(ctx context.Context, op string, id approval.ID) error {
+	if err := ctx.Err(); err != nil {
+		return unavailable(op, id, err)
+	}
+	return nil
+}
+
+func notFound(op string, id approval.ID) error {
+	return approval.E(op, approval.KindNotFound, id, approval.ErrNotFound)
+}
+
+func internal(op string, id approval.ID, format string, args ...any) error {
+	return approval.E(op, approval.KindInternal, id, fmt.Errorf(format, args...))
+}
+
+// ---- encoding
+
+// splitTime returns t as whole unix milliseconds (rounded down) and the
+// nanoseconds within that millisecond: two numbers a Lua double holds
+// exactly, compared in order they give time.Time's order.
+func splitTime(t time.Time) (ms int64, ns int64) {
+	n := int64(t.Nanosecond())
+	return t.Unix()*1000 + n/1e6, n % 1e6
+}
+
+func fmtTime(t time.Time) string { return t.Format(time.RFC3339Nano) }
+
+// durMS returns d in whole milliseconds, rounded up, at least 1.
+func durMS(d time.Duration) int64 {
+	ms := (d + time.Millisecond - 1) / time.Millisecond
+	return max(int64(ms), 1)
+}
+
+func outcomeJSON(o approval.Outcome) (string, error) {
+	b, err := json.Marshal(o)
+	return string(b), err
+}
+
+// fieldsOf converts a flat HGETALL reply of a script into a map.
+func fieldsOf(v any) (map[string]string, error) {
+	arr, ok := v.([]any)
+	if !ok || len(arr)%2 != 0 {
+		return nil, fmt.Errorf("record reply is %T of %d", v, len(arr))
+	}
+	m := make(map[string]string, len(arr)/2)
+	for i := 0; i < len(arr); i += 2 {
+		k, ok1 := arr[i].(string)
+		val, ok2 := arr[i+1].(string)
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("record field %d is %T/%T", i/2, arr[i], arr[i+1])
+		}
+		m[k] = val
+	}
+	return m, nil
+}
+
+// decodeRecord builds an approval from its record's fields: the JSON as put,
+// overlaid with the fields that change after Put.
+func decodeRecord(f map[string]string) (*approval.Approval, error) {
+	rec, ok := f["rec"]
+	if !ok {
+		return nil, errors.New("record has no rec field")
+	}
+	var a approval.Approval
+	if err := json.Unmarshal([]byte(rec), &a); err != nil {
+		return nil, fmt.Errorf("record JSON: %w", err)
+	}
+	if v, ok := f["state"]; ok {
+		a.State = approval.State(v)
+	}
+	if v, ok := f["by"]; ok {
+		a.DecidedBy = approval.UserID(v)
+	}
+	if v, ok := f["via"]; ok {
+		a.DecidedVia = approval.Source(v)
+	}
+	if v, ok := f["comment"]; ok {
+		a.Comment = v
+	}
+	if v, ok := f["at"]; ok {
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			return nil, fmt.Errorf("record field at: %w", err)
+		}
+		a.DecidedAt = t
+	}
+	if v, ok := f["outcome"]; ok {
+		var o approval.Outcome
+		if err := json.Unmarshal([]byte(v), &o); err != nil {
+			return nil, fmt.Errorf("record field outcome: %w", err)
+		}
+		a.Outcome = &o
+	}
+	if v, ok := f["ncards"]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("record field ncards %q", v)
+		}
+		for i := 1; i <= n; i++ {
+			var c approval.CardRef
+			if err := json.Unmarshal([]byte(f["card:"+strconv.Itoa(i)]), &c); err != nil {
+				return nil, fmt.Errorf("record field card:%d: %w", i, err)
+			}
+			a.Cards = append(a.Cards, c)
+		}
+	}
+	return &a, nil
+}
+
+// replyCode returns the first element of a script's reply, "" if none.
+func replyCode(res []any) string {
+	if len(res) == 0 {
+		return ""
+	}
+	s, _ := res[0].(string)
+	return s
+}
+
+func decodeReply(v any) (*approval.Approval, error) {
+	f, err := fieldsOf(v)
+	if err != nil {
+		return nil, err
+	}
+	return decodeRecord(f)
+}
+
+// ---- approval.Store
+
+// Due implements approval.Store: a ZRANGEBYSCORE of the expiry index.
+func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]approval.ID, error) {
+	const op = "redisstore.Due"
+	ms, _ := splitTime(now)
+	ids, err := s.c.ZRangeByScore(ctx, s.dueKey(), &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(ms, 10), Count: int64(limit)}).Result()
+	if err != nil {
+		return nil, unavailable(op, "", err)
+	}
+	out := make([]approval.ID, len(ids))
+	for i, id := range ids {
+		out[i] = approval.ID(id)
+	}
+	return out, nil
+}
+
+// Undue implements approval.Store: a ZREM from the expiry index.
+func (s *Store) Undue(ctx context.Context, ids ...approval.ID) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	m := make([]any, len(ids))
+	for i, id := range ids {
+		m[i] = string(id)
+	}
+	if err := s.c.ZRem(ctx, s.dueKey(), m...).Err(); err != nil {
+		return unavailable("redisstore.Undue", "", err)
+	}
+	return nil
+}
+
+// Put implements approval.Store in one round trip (the put script).
+func (s *Store) Put(ctx context.Context, a *approval.Approval, supersededOutcome approval.Outcome) (*approval.Approval, error) {
+	const op = "redisstore.Put"
+	if err := ctxErr(ctx, op, a.ID); err != nil {
+		return nil, err
+	}
+	shard, ok := a.ID.Shard()
+	if !ok {
+		return nil, approval.E(op, approval.KindInvalid, a.ID, errors.New("malformed approval id"))
+	}
+	if a.State != approval.StatePending {
+		return nil, approval.E(op, approval.KindInvalid, a.ID, fmt.Errorf("state %q, want pending", a.State))
+	}
+	if shard != approval.Shard(a.Session) {
+		// The record and its session's pointer must share a hash slot.
+		return nil, approval.E(op, approval.KindInvalid, a.ID, errors.New("the id's shard does not match its session (create ids with approval.NewID)"))
+	}
+	rec, err := json.Marshal(a)
+	if err != nil {
+		return nil, approval.E(op, approval.KindInvalid, a.ID, err)
+	}
+	o := supersededOutcome.Clone()
+	o.Status = approval.StatusSuperseded
+	oj, err := outcomeJSON(o)
+	if err != nil {
+		return nil, approval.E(op, approval.KindInvalid, a.ID, err)
+	}
+	life := min(max(a.ExpiresAt.Sub(s.clk.Now()), 0), maxLife)
+	expMS, expNS := splitTime(a.ExpiresAt)
+	args := []any{
+		s.base(shard), string(a.ID), durMS(life + s.retention), oj, fmtTime(a.CreatedAt),
+		s.channel, durMS(s.retention), string(rec), s.nonce(),
+		"state", string(a.State), "hash", a.PayloadSHA256, "session", string(a.Session),
+		"exp", expMS, "expns", expNS,
+		"req", string(a.Requester), "amode", string(a.Approvers.Mode),
+	}
+	if a.IdempotencyKey != "" {
+		args = append(args, "idem", a.IdempotencyKey)
+	}
+	if a.Approvers.NotRequester {
+		args = append(args, "anr", "1")
+	}
+	if len(a.Approvers.Users) > 0 {
+		users, err := json.Marshal(a.Approvers.Users)
+		if err != nil {
+			return nil, approval.E(op, approval.KindInvalid, a.ID, err)
+		}
+		args = append(args, "ausers", string(users))
+	}
+	keys := []string{s.recordKey(shard, a.ID), s.pointerKey(a.Session)}
+	// The put script and the expiry index entry travel in one pipeline:
+	// one round trip. The index lives in a slot of its own, so it cannot
+	// be part of the script; a lost entry only delays the sweeper's expiry,
+	// never a claim.
+	due := redis.Z{Score: float64(expMS), Member: string(a.ID)}
+	pipe := s.c.Pipeline()
+	putCmd := s.put.EvalSha(ctx, pipe, keys, args...)
+	pipe.ZAdd(ctx, s.dueKey(), due)
+	_, err = pipe.Exec(ctx)
+	if err != nil && redis.HasErrorPrefix(putCmd.Err(), "NOSCRIPT") {
+		// The server does not know the script yet (first use, or after a
+		// restart): the script did not run; send it in full (EVAL also
+		// caches it for the next EVALSHA).
+		pipe = s.c.Pipeline()
+		putCmd = s.put.Eval(ctx, pipe, keys, args...)
+		pipe.ZAdd(ctx, s.dueKey(), due)
+		_, err = pipe.Exec(ctx)
+	}
+	if err != nil {
+		return nil, unavailable(op, a.ID, err)
+	}
+	res, err := putCmd.Slice()
+	if err != nil {
+		return nil, unavailable(op, a.ID, err)
+	}
+	code := replyCode(res)
+	switch {
+	case code == "conflict":
+		return nil, approval.E(op, approval.KindConflict, a.ID, errors.New("approval exists"))
+	case code == "ok":
+		return nil, nil
+	case code == "superseded" && len(res) == 2:
+		old, err := decodeReply(res[1])
+		if err != nil {
+			return nil, internal(op, a.ID, "superseded record: %v", err)
+		}
+		return old, nil
+	}
+	return nil, internal(op, a.ID, "unexpected put reply %v", res)
+}
+
+// Get implements approval.Store in one round trip (HGETALL).
+func (s *Store) Get(ctx context.Context, id approval.ID) (*approval.Approval, error) {
+	const op = "redisstore.Get"
+	shard, ok := id.Shard()
+	if !ok {
+		return nil, notFound(op, id)
+	}
+	f, err := s.c.HGetAll(ctx, s.recordKey(shard, id)).Result()
+	if err != nil {
+		return nil, unavailable(op, id, err)
+	}
+	if len(f) == 0 {
+		return nil, notFound(op, id)
+	}
+	a, err := decodeRecord(f)
+	if err != nil {
+		return nil, internal(op, id, "%v", err)
+	}
+	return a, nil
+}
+
+// AddCards implements approval.Store in one round trip.
+func (s *Store) AddCards(ctx context.Context, id approval.ID, cards []approval.CardRef) error {
+	const op = "redisstore.AddCards"
+	shard, ok := id.Shard()
+	if !ok {
+		return notFound(op, id)
+	}
+	args := make([]any, 1, 1+len(cards))
+	args[0] = s.nonce()
+	for _, c := range cards {
+		b, err := json.Marshal(c)
+		if err != nil {
+			return approval.E(op, approval.KindInvalid, id, err)
+		}
+		args = append(args, string(b))
+	}
+	n, err := s.addCards.Run(ctx, s.c, []string{s.recordKey(shard, id)}, args...).Int64()
+	if err != nil {
+		return unavailable(op, id, err)
+	}
+	if n < 0 {
+		return notFound(op, id)
+	}
+	return nil
+}
+
+// Pending implements approval.Store in one round trip.
+func (s *Store) Pending(ctx context.Context, sess approval.SessionKey) (*approval.Approval, error) {
+	const op = "redisstore.Pending"
+	v, err := s.pending.Run(ctx, s.c, []string{s.pointerKey(sess)}, s.base(approval.Shard(sess))).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, unavailable(op, "", err)
+	}
+	a, err := decodeReply(v)
+	if err != nil {
+		return nil, internal(op, "", "pending record: %v", err)
+	}
+	return a, nil
+}
+
+// Claim implements approval.Store in one round trip (the claim script). It
+// fails closed: when Redis cannot be reached it returns an error of kind
+// KindUnavailable, never a claim.
+func (s *Store) Claim(ctx context.Context, id approval.ID, req approval.ClaimRequest) (approval.ClaimResult, error) {
+	const op = "redisstore.Claim"
+	if err := ctxErr(ctx, op, id); err != nil {
+		return approval.ClaimResult{}, err
+	}
+	shard, ok := id.Shard()
+	if !ok {
+		return approval.ClaimResult{Code: approval.ClaimMissing}, nil
+	}
+	// The three outcomes the claim may end the approval with, computed up
+	// front because the script decides which one applies.
+	var rej, exp, sup string
+	var err error
+	exp, err = outcomeJSON(req.OutcomeFor(approval.StatusExpired))
+	if err == nil && req.Intent != approval.IntentExpire {
+		o := req.OutcomeFor(approval.StatusRejected)
+		o.DecidedBy = req.Actor
+		if rej, err = outcomeJSON(o); err == nil {
+			sup, err = outcomeJSON(req.OutcomeFor(approval.StatusSuperseded))
+		}
+	}
+	if err != nil {
+		return approval.ClaimResult{}, approval.E(op, approval.KindInvalid, id, err)
+	}
+	nowMS, nowNS := splitTime(req.Now)
+	base := s.base(shard)
+	res, err := s.claim.Run(ctx, s.c, []string{base + "ap:" + string(id)},
+		base, string(id), string(req.Intent), req.PayloadSHA256,
+		string(req.Actor), string(req.Source), req.Comment,
+		nowMS, nowNS, fmtTime(req.Now), rej, exp, sup,
+		s.channel, durMS(s.retention), s.nonce(),
+	).Slice()
+	if err != nil {
+		return approval.ClaimResult{}, unavailable(op, id, err)
+	}
+	code := replyCode(res)
+	if code == "missing" {
+		return approval.ClaimResult{Code: approval.ClaimMissing}, nil
+	}
+	if len(res) != 4 {
+		return approval.ClaimResult{}, internal(op, id, "unexpected claim reply of %d items", len(res))
+	}
+	ended, _ := res[1].(int64)
+	a, err := decodeReply(res[2])
+	if err != nil {
+		return approval.ClaimResult{}, internal(op, id, "%v", err)
+	}
+	out := approval.ClaimResult{Code: approval.ClaimCode(code), Approval: a, Ended: ended == 1}
+	if c, _ := res[3].(string); c != "" {
+		var entry struct {
+			Outcome approval.Outcome `json:"outcome"`
+		}
+		if err := json.Unmarshal([]byte(c), &entry); err != nil {
+			// The claim has happened; a broken cache entry only means
+			// the call runs instead of replaying. Say so, and go on.
+			s.log.Error("redisstore: undecodable cached result", "approval_id", string(id), "err", err)
+		} else {
+			out.Cached = &entry.Outcome
+		}
+	}
+	return out, nil
+}
+
+// Complete implements approval.Store in one round trip (the complete script).
+func (s *Store) Complete(ctx context.Context, id approval.ID, st approval.State, o approval.Outcome, cacheTTL time.Duration) error {
+	const op = "redisstore.Complete"
+	if err := ctxErr(ctx, op, id); err != nil {
+		return err
+	}
+	switch st {
+	case approval.StateExecuted, approval.StateFailed, approval.StateFrozen:
+	default:
+		return approval.E(op, approval.KindInvalid, id, fmt.Errorf("state %q is not executed, failed or frozen", st))
+	}
+	shard, ok := id.Shard()
+	if !ok {
+		return notFound(op, id)
+	}
+	oj, err := outcomeJSON(o)
+	if err != nil {
+		return approval.E(op, approval.KindInvalid, id, err)
+	}
+	var ttl int64
+	if cacheTTL > 0 {
+		ttl = durMS(cacheTTL)
+	}
+	base := s.base(shard)
+	res, err := s.complete.Run(ctx, s.c, []string{base + "ap:" + string(id)},
+		base, string(id), string(st), oj, ttl, s.channel, durMS(s.retention), s.nonce()).Text()
+	if err != nil {
+		return unavailable(op, id, err)
+	}
+	switch res {
+	case "ok":
+		return nil
+	case "missing":
+		return notFound(op, id)
+	}
+	return approval.E(op, approval.KindConflict, id, fmt.Errorf("state %q, want claimed", res))
+}
+
+// Cancel implements approval.Store in one round trip.
+func (s *Store) Cancel(ctx context.Context, id approval.ID, o approval.Outcome, now time.Time) (*approval.Approval, bool, error) {
+	const op = "redisstore.Cancel"
+	if err := ctxErr(ctx, op, id); err != nil {
+		return nil, false, err
+	}
+	shard, ok := id.Shard()
+	if !ok {
+		return nil, false, notFound(op, id)
+	}
+	o = o.Clone()
+	o.Status = approval.StatusCancelled
+	oj, err := outcomeJSON(o)
+	if err != nil {
+		return nil, false, approval.E(op, approval.KindInvalid, id, err)
+	}
+	base := s.base(shard)
+	res, err := s.cancel.Run(ctx, s.c, []string{base + "ap:" + string(id)},
+		base, string(id), oj, fmtTime(now), s.channel, durMS(s.retention), s.nonce()).Slice()
+	if err != nil {
+		return nil, false, unavailable(op, id, err)
+	}
+	code := replyCode(res)
+	if code == "missing" {
+		return nil, false, notFound(op, id)
+	}
+	if len(res) != 2 {
+		return nil, false, internal(op, id, "unexpected cancel reply of %d items", len(res))
+	}
+	a, err := decodeReply(res[1])
+	if err != nil {
+		return nil, false, internal(op, id, "%v", err)
+	}
+	return a, code == "cancelled", nil
+}
+
+// Seen implements approval.Store in one round trip (SET NX PX).
+func (s *Store) Seen(ctx context.Context, key string, ttl time.Duration) (bool, error) {
+	const op = "redisstore.Seen"
+	if err := ctxErr(ctx, op, ""); err != nil {
+		return false, err
+	}
+	if ttl <= 0 {
+		// A mark that expires at once: every call is the first, as in memstore.
+		return true, nil
+	}
+	err := s.c.SetArgs(ctx, s.seenKey(key), "1", redis.SetArgs{Mode: "NX", TTL: time.Duration(durMS(ttl)) * time.Millisecond}).Err()
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, redis.Nil):
+		return false, nil
+	}
+	return false, unavailable(op, "", err)
+}
+
+// Grant implements approval.Store (SET PX; a ttl <= 0 revokes the grant).
+func (s *Store) Grant(ctx context.Context, key string, ttl time.Duration) error {
+	const op = "redisstore.Grant"
+	if err := ctxErr(ctx, op, ""); err != nil {
+		return err
+	}
+	var err error
+	if ttl <= 0 {
+		err = s.c.Del(ctx, s.grantKey(key)).Err()
+	} else {
+		err = s.c.Set(ctx, s.grantKey(key), "1", time.Duration(durMS(ttl))*time.Millisecond).Err()
+	}
+	if err != nil {
+		return unavailable(op, "", err)
+	}
+	return nil
+}
+
+// HasGrant implements approval.Store (EXISTS).
+func (s *Store) HasGrant(ctx context.Context, key string) (bool, error) {
+	const op = "redisstore.HasGrant"
+	if err := ctxErr(ctx, op, ""); err != nil {
+		return false, err
+	}
+	n, err := s.c.Exists(ctx, s.grantKey(key)).Result()
+	if err != nil {
+		return false, unavailable(op, "", err)
+	}
+	return n > 0, nil
+}
+
+// message is what the scripts publish on the outcome channel.
+type message struct {
+	ID      approval.ID      `json:"id"`
+	Outcome approval.Outcome `json:"outcome"`
+}
+
+// Subscribe implements approval.Store. It opens one pub/sub connection for
+// this subscription and returns once Redis has confirmed the subscription.
+// go-redis re-subscribes by itself after a reconnect; outcomes published
+// while the connection was down are lost (waiters fall back to their
+// timeout and to polling the record). fn is called from one goroutine, in
+// the order of publication; undecodable messages are logged and skipped.
+func (s *Store) Subscribe(ctx context.Context, fn func(approval.ID, approval.Outcome)) error {
+	const op = "redisstore.Subscribe"
+	if err := ctxErr(ctx, op, ""); err != nil {
+		return err
+	}
+	ps := s.c.Subscribe(ctx, s.channel)
+	for {
+		m, err := ps.Receive(ctx)
+		if err != nil {
+			_ = ps.Close()
+			return unavailable(op, "", err)
+		}
+		if _, ok := m.(*redis.Subscription); ok {
+			break
+		}
+	}
+	ch := ps.Channel()
+	stop := context.AfterFunc(ctx, func() { _ = ps.Close() })
+	go func() {
+		defer stop()
+		for msg := range ch {
+			if ctx.Err() != nil {
+				continue // closing: drain without delivering
+			}
+			var m message
+			if err := json.Unmarshal([]byte(msg.Payload), &m); err != nil {
+				s.log.Warn("redisstore: undecodable outcome message", "err", err, "channel", msg.Channel)
+				continue
+			}
+			if !m.ID.Valid() {
+				s.log.Warn("redisstore: outcome message without a valid approval id", "err", errors.New("malformed id"), "channel", msg.Channel)
+				continue
+			}
+			fn(m.ID, m.Outcome)
+		}
+	}()
+	return nil
+}
+
+// Ping implements approval.Store.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.c.Ping(ctx).Err(); err != nil {
+		return unavailable("redisstore.Ping", "", err)
+	}
+	return nil
+}

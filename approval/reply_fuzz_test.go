@@ -1,0 +1,57 @@
+package approval
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// negatedTexts are negations of a confirm keyword: a text holding one of
+// them is never a confirm, whatever surrounds it.
+var negatedTexts = []string{"不确认", "别执行", "不要执行", "don't", "do not"}
+
+func FuzzParseReply(f *testing.F) {
+	for _, test := range replyTests {
+		f.Add(test.in)
+	}
+	for _, test := range normalizeReplyTests {
+		f.Add(test.in)
+	}
+	parsers := make([]*ReplyParser, 0, 2)
+	for _, cfg := range []ReplyConfig{{}, *customReplies} {
+		p, err := NewReplyParser(cfg)
+		if err != nil {
+			f.Fatal(err)
+		}
+		parsers = append(parsers, p)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		n := NormalizeReply(text)
+		if nn := NormalizeReply(n); nn != n {
+			t.Fatalf("%q: NormalizeReply is not idempotent: %q, then %q", text, n, nn)
+		}
+		if !utf8.ValidString(n) || strings.HasPrefix(n, " ") || strings.HasSuffix(n, " ") || strings.Contains(n, "  ") {
+			t.Fatalf("%q: normalised to %q", text, n)
+		}
+		for i, p := range parsers {
+			got := p.Parse(text)
+			if again := p.Parse(text); again != got {
+				t.Fatalf("%q (parser %d): got %v, then %v", text, i, got, again)
+			}
+			if ofNormal := p.Parse(n); ofNormal != got {
+				t.Fatalf("%q (parser %d): got %v, but %v for its normal form %q", text, i, got, ofNormal, n)
+			}
+			if got != ReplyConfirm {
+				continue
+			}
+			for _, neg := range negatedTexts {
+				if strings.Contains(text, neg) {
+					t.Fatalf("%q (parser %d): got %v, but it holds %q", text, i, got, neg)
+				}
+			}
+			if m := negationMarker(n); m != "" {
+				t.Fatalf("%q (parser %d): got %v, but its normal form %q holds %q", text, i, got, n, m)
+			}
+		}
+	})
+}

@@ -1,0 +1,146 @@
+package approval
+
+import (
+	"context"
+	"time"
+)
+
+// Store keeps approvals, their session pointers, de-duplication marks,
+// grants and cached results, and carries outcomes between replicas.
+//
+// Two implementations exist: memstore (one process) and redisstore (many
+// replicas sharing one Redis). Both pass the conformance suite in
+// approval/storetest. Every state transition is atomic; expiry is judged by
+// the caller's clock (ClaimRequest.Now), never by the store's.
+type Store interface {
+	// Put stores a new pending approval and makes it its session's pending
+	// approval. An approval that was pending in the same session is
+	// superseded in the same step: its state becomes superseded with the
+	// given outcome, and it is returned so the caller can settle it.
+	Put(ctx context.Context, a *Approval, supersededOutcome Outcome) (superseded *Approval, err error)
+
+	// Get returns the approval with id, or an error of kind KindNotFound.
+	Get(ctx context.Context, id ID) (*Approval, error)
+
+	// AddCards records the cards that show the approval.
+	AddCards(ctx context.Context, id ID, cards []CardRef) error
+
+	// Pending returns the session's pending approval, or nil if there is none.
+	Pending(ctx context.Context, s SessionKey) (*Approval, error)
+
+	// Claim makes the one atomic check-and-transition every decision passes.
+	// In this order: missing; an expire intent (pending and due -> expired);
+	// not pending (superseded, expired, or already_claimed); the actor not
+	// allowed by the record's ApproverRule for the verb (unauthorized,
+	// nothing changes); a hash mismatch (tampered, nothing changes); Now at
+	// or after ExpiresAt (-> expired); then reject -> rejected or
+	// approve -> claimed. Authorisation inside the claim keeps a decision
+	// at two store round trips (claim, complete).
+	Claim(ctx context.Context, id ID, req ClaimRequest) (ClaimResult, error)
+
+	// Complete moves a claimed approval to a terminal state (executed,
+	// failed or frozen), caching the outcome under the approval's
+	// idempotency key in the same step when the state is executed, and
+	// publishes the outcome. Idempotency keys are scoped to the session:
+	// the cache is looked up only for approvals of the same session.
+	Complete(ctx context.Context, id ID, state State, o Outcome, cacheTTL time.Duration) error
+
+	// Cancel ends a pending approval as cancelled and publishes the outcome.
+	// It reports false if the approval was no longer pending.
+	Cancel(ctx context.Context, id ID, o Outcome, now time.Time) (*Approval, bool, error)
+
+	// Seen marks key as processed for ttl. It reports true the first time
+	// (the caller should go on) and false for a duplicate.
+	Seen(ctx context.Context, key string, ttl time.Duration) (first bool, err error)
+
+	// Grant records a session grant for ttl; HasGrant reports whether one is live.
+	Grant(ctx context.Context, key string, ttl time.Duration) error
+	HasGrant(ctx context.Context, key string) (bool, error)
+
+	// Subscribe delivers every outcome published through this store, by any
+	// replica, to fn until ctx ends. It returns once the subscription is
+	// live, so that a Complete after Subscribe returns is never missed.
+	Subscribe(ctx context.Context, fn func(ID, Outcome)) error
+
+	// Due returns up to limit approvals whose ExpiresAt is at or before
+	// now and that have not been removed with Undue, earliest first. Put
+	// adds every approval to this index (in the same round trip); it may
+	// name approvals that have ended since: the sweeper claims each one
+	// (the claim is the authority) and then removes it.
+	Due(ctx context.Context, now time.Time, limit int) ([]ID, error)
+	// Undue removes approvals from the expiry index.
+	Undue(ctx context.Context, ids ...ID) error
+
+	// Ping checks that the store answers.
+	Ping(ctx context.Context) error
+}
+
+// Intent is what a claim is for.
+type Intent string
+
+// Claim intents.
+const (
+	IntentApprove Intent = "approve" // pending -> claimed
+	IntentReject  Intent = "reject"  // pending -> rejected
+	IntentExpire  Intent = "expire"  // pending -> expired, only once ExpiresAt has passed
+)
+
+// ClaimRequest is the input of Store.Claim.
+type ClaimRequest struct {
+	// Intent selects the transition.
+	Intent Intent
+	// PayloadSHA256 must equal the stored hash (ignored for IntentExpire).
+	PayloadSHA256 string
+	// Actor, Source and Comment are recorded on the approval.
+	Actor   UserID
+	Source  Source
+	Comment string
+	// Now is the caller's clock: an approve or reject at or after ExpiresAt
+	// expires the approval instead; an expire before ExpiresAt does nothing.
+	Now time.Time
+	// Outcome builds the outcome that is stored and published when the
+	// claim ends the approval: it is called with StatusRejected,
+	// StatusExpired or StatusSuperseded (a store may call it for all three
+	// up front). Nil gives an outcome with the status alone.
+	Outcome func(Status) Outcome
+}
+
+// ClaimCode is the verdict of a claim.
+type ClaimCode string
+
+// Claim codes.
+const (
+	ClaimOK             ClaimCode = "claimed"         // approve: now claimed; reject/expire: now ended
+	ClaimUnauthorized   ClaimCode = "unauthorized"    // the actor may not take this decision; nothing changed
+	ClaimTampered       ClaimCode = "tampered"        // hash mismatch; nothing changed
+	ClaimAlreadyClaimed ClaimCode = "already_claimed" // not pending any more
+	ClaimSuperseded     ClaimCode = "superseded"      // a newer approval replaced it
+	ClaimExpired        ClaimCode = "expired"         // too late
+	ClaimNotYet         ClaimCode = "not_yet"         // expire intent before ExpiresAt; nothing changed
+	ClaimMissing        ClaimCode = "missing"         // no such approval
+)
+
+// ClaimResult is the output of Store.Claim.
+type ClaimResult struct {
+	// Code is the verdict.
+	Code ClaimCode
+	// Approval is the record after the claim (nil when missing).
+	Approval *Approval
+	// Ended reports that this claim moved the approval to a terminal state
+	// (reject, expire, or a late approve that expired it): the caller
+	// audits that and settles the cards. The outcome was published.
+	Ended bool
+	// Cached is the outcome cached under the approval's idempotency key by
+	// an earlier execution with the same payload, if any (approve only).
+	Cached *Outcome
+}
+
+// OutcomeFor returns the outcome req stores for status st.
+func (req ClaimRequest) OutcomeFor(st Status) Outcome {
+	if req.Outcome == nil {
+		return Outcome{Status: st}
+	}
+	o := req.Outcome(st)
+	o.Status = st
+	return o
+}

@@ -1,0 +1,756 @@
+// Package storetest is the conformance suite every approval.Store passes.
+// The memory store and the Redis store run the same tests, so a single-node
+// deployment behaves exactly as a replicated one.
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hitlbot/hitlbot/approval"
+)
+
+// Harness builds stores for the suite.
+type Harness struct {
+	// New returns a fresh, empty store for one test, and a function that
+	// moves the store's TTL clock forward (a fake clock for the memory
+	// store; for Redis, TTLs are real, so it sleeps — tests keep d small).
+	New func(t *testing.T) (approval.Store, func(d time.Duration))
+}
+
+// Run runs the whole suite.
+func Run(t *testing.T, h Harness) {
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, adv := h.New(t)
+			tc.fn(t, s, adv)
+		})
+	}
+}
+
+type storeTest struct {
+	name string
+	fn   func(t *testing.T, s approval.Store, advance func(time.Duration))
+}
+
+var tests = []storeTest{
+	{"PutGet", testPutGet},
+	{"GetMissing", testGetMissing},
+	{"PutDuplicate", testPutDuplicate},
+	{"Supersede", testSupersede},
+	{"ClaimApprove", testClaimApprove},
+	{"ClaimTampered", testClaimTampered},
+	{"ClaimMissing", testClaimMissing},
+	{"ClaimUnauthorized", testClaimUnauthorized},
+	{"ClaimLate", testClaimLate},
+	{"Expire", testExpire},
+	{"Reject", testReject},
+	{"CompleteAndCache", testCompleteAndCache},
+	{"CompleteErrors", testCompleteErrors},
+	{"Cancel", testCancel},
+	{"Seen", testSeen},
+	{"Grants", testGrants},
+	{"Subscribe", testSubscribe},
+	{"AddCards", testAddCards},
+	{"ConcurrentClaims", testConcurrentClaims},
+	{"ConcurrentPuts", testConcurrentPuts},
+	{"DueIndex", testDueIndex},
+}
+
+// T0 is the time the suite's approvals are created at.
+var T0 = time.Date(2026, 11, 22, 10, 0, 0, 123456789, time.UTC)
+
+var sessionN atomic.Int64
+
+// NewApproval returns a valid pending approval in a fresh session (or in
+// session s when given), created at T0 and expiring 5 minutes later.
+func NewApproval(t testing.TB, s ...approval.SessionKey) *approval.Approval {
+	t.Helper()
+	sess := approval.SessionKey(fmt.Sprintf("test:chat-%d-%d", time.Now().UnixNano(), sessionN.Add(1)))
+	if len(s) > 0 {
+		sess = s[0]
+	}
+	args, hash, err := approval.HashCall("sql_execute", []byte(`{"statement":"DELETE FROM orders WHERE id = 1","database":"demo"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &approval.Approval{
+		ID:             approval.NewID(sess),
+		Session:        sess,
+		Channel:        "test",
+		ChatID:         "chat",
+		Requester:      "alice",
+		Approvers:      approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"bob", "carol"}},
+		Calls:          []approval.Call{{Tool: "sql_execute", Args: args, PayloadSHA256: hash, Summary: "delete order 1", CallID: "call-1"}},
+		PayloadSHA256:  hash,
+		Risk:           approval.RiskHigh,
+		Summary:        "DELETE FROM orders WHERE id = 1",
+		Preview:        "affects 1 row",
+		Reason:         "HIGH risk (destructive)",
+		CreatedAt:      T0,
+		ExpiresAt:      T0.Add(5 * time.Minute),
+		IdempotencyKey: "turn-1/call-1",
+		State:          approval.StatePending,
+	}
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+func put(t *testing.T, s approval.Store, a *approval.Approval) *approval.Approval {
+	t.Helper()
+	old, err := s.Put(ctx(t), a, approval.Outcome{Content: "superseded by a newer request"})
+	if err != nil {
+		t.Fatalf("Put(%s): %v", a.ID, err)
+	}
+	return old
+}
+
+func get(t *testing.T, s approval.Store, id approval.ID) *approval.Approval {
+	t.Helper()
+	a, err := s.Get(ctx(t), id)
+	if err != nil {
+		t.Fatalf("Get(%s): %v", id, err)
+	}
+	return a
+}
+
+func claim(t *testing.T, s approval.Store, id approval.ID, req approval.ClaimRequest) approval.ClaimResult {
+	t.Helper()
+	if req.Now.IsZero() {
+		req.Now = T0.Add(time.Minute)
+	}
+	if req.Outcome == nil {
+		req.Outcome = func(st approval.Status) approval.Outcome {
+			return approval.Outcome{Content: "text for " + string(st), IsError: true}
+		}
+	}
+	r, err := s.Claim(ctx(t), id, req)
+	if err != nil {
+		t.Fatalf("Claim(%s, %s): %v", id, req.Intent, err)
+	}
+	return r
+}
+
+func approve(a *approval.Approval) approval.ClaimRequest {
+	return approval.ClaimRequest{Intent: approval.IntentApprove, PayloadSHA256: a.PayloadSHA256, Actor: "bob", Source: approval.SourceCard, Comment: "ok"}
+}
+
+func wantState(t *testing.T, s approval.Store, id approval.ID, want approval.State) *approval.Approval {
+	t.Helper()
+	a := get(t, s, id)
+	if a.State != want {
+		t.Fatalf("state of %s = %q, want %q", id, a.State, want)
+	}
+	return a
+}
+
+func testPutGet(t *testing.T, s approval.Store, _ func(time.Duration)) {
+	a := NewApproval(t)
+	if old := put(t, s, a); old != nil {
+		t.Fatalf("Put returned superseded %v for a fresh session", old.ID)
+	}
+	got := get(t, s, a.ID)
+	wantJSON, _ := json.Marshal(a)
+	gotJSON, _ := json.Marshal(got)
+	if string(wantJSON) != string(gotJSON) {
+		t.Fatalf("Get after Put:\n got %s\nwant %s", gotJSON, wantJSON)
+	}
+	p, err := s.Pending(ctx(t), a.Session)
+	if err != nil || p == nil || p.ID != a.ID {
+		t.Fatalf("Pending = %v, %v; want %s", p, err, a.ID)
+	}
+	if err := s.Ping(ctx(t)); err != nil {
+		t.Fatalf("Ping: %v", err)
+	}
+}
+
+func testGetMissing(t *testing.T, s approval.Store, _ func(time.Duration)) {
+	_, err := s.Get(ctx(t), approval.NewID("nowhere"))
+	if approval.KindOf(err) != approval.KindNotFound || !errors.Is(err, approval.ErrNotFound) {
+		t.Fatalf("Get(missing) = %v, want KindNotFound wrapping ErrNotFound", err)
+	}
+	p, err := s.Pending(ctx(t), "nowhere:at-all")
+	if p != nil || err != nil {
+		t.Fatalf("Pending(empty session) = %v, %v; want nil, nil", p, err)
+	}
+}
+
+func testPutDuplicate(t *testing.T, s approval.Store, _ func(time.Duration)) {
+	a := NewApproval(t)
+	put(t, s, a)
+	if _, err := s.Put(ctx(t), a, approval.Outcome{}); approval.KindOf(err) != approval.KindConflict {
+		t.Fatalf("second Put of %s = %v, want KindConflict", a.ID, err)
+	}
+}
+
+func testSupersede(t *testing.T, s approval.Store, _ func(time.Duration)) {
+	a := NewApproval(t)
+	put(t, s, a)
+	other := NewApproval(t)
+	put(t, s, other)
+	b := NewApproval(t, a.Session)
+	b.CreatedAt = T0.Add(time.Second)
+	old := put(t, s, b)
+	if old == nil || old.ID != a.ID || old.State != approval.StateSuperseded {
+		t.Fatalf("Put(b) returned %+v, want a superseded", old)
+	}
+	if old.Outcome == nil || old.Outcome.Status != approval.StatusSuperseded || old.Outcome.Content != "superseded by a newer request" {
+		t.Fatalf("superseded outcome = %+v", old.Outcome)
+	}
+	wantState(t, s, a.ID, approval.StateSuperseded)
+	if p, _ := s.Pending(ctx(t), a.Session); p == nil || p.ID != b.ID {
+		t.Fatalf("Pending = %v, want %s", p, b.ID)
+	}
+	if p, _ := s.Pending(ctx(t), other.Session); p == nil || p.ID != other.ID {
+		t.Fatalf("another session's pending = %v, want %s", p, other.ID)
+	}
+	if r := claim(t, s, a.ID, approve(a)); r.Code != approval.ClaimSuperseded || r.Ended {
+		t.Fatalf("Claim(superseded) = %s ended=%v, want superseded, not ended", r.Code, r.Ended)
+	}
+	if r := claim(t, s, b.ID, approve(b)); r.Code != approval.ClaimOK {
+		t.Fatalf("Claim(b) = %s, want claimed", r.Code)
+	}
+	// A claimed approval is not pending: a new request does not supersede it.
+	c := NewApproval(t, a.Session)
+	if old := put(t, s, c); old != nil {
+		t.Fatalf("Put(c) superseded %s, which was already claimed", old.ID)
+	}
+	wantState(t, s, b.ID, approval.StateClaimed)
+}
+
+func testClaimApprove(t *testing.T, s approval.Store, _ func(time.Duration)) {
+	a := NewApproval(t)
+	put(t, s, a)
+	r := claim(t, s, a.ID, approve(a))
+	if r.Code != approval.ClaimOK || r.Ended || r.Cached != nil {
+		t.Fatalf("Claim = %+v, want claimed, not ended, nothing cached", r)
+	}
+	if r.Approval == nil || r.Approval.State != approval.StateClaimed || r.Approval.DecidedBy != "bob" || r.Approval.DecidedVia != approval.SourceCard || r.Approval.Comment != "ok" {
+		t.Fatalf("claimed record = %+v", r.Approval)
+	}
+	got := wantState(t, s, a.ID, approval.StateClaimed)
+	if !got.DecidedAt.Equal(T0.Add(time.Minute)) {
+		t.Fatalf("DecidedAt = %v, want %v", got.DecidedAt, T0.Add(time.Minute))
+	}
+	if p, _ := s.Pending(ctx(t), a.Session); p != nil {
+		t.Fatalf("Pending after claim = %s, want none", p.ID)
+	}
+	for _, intent := range []approval.Intent{approval.IntentApprove, approval.IntentReject, approval.IntentExpire} {
+		req := approve(a)
+		req.Intent = intent
+		req.Now = a.ExpiresAt.Add(time.Hour)
+		if r := claim(t, s, a.ID, req); r.Code != approval.ClaimAlreadyClaimed || r.Ended {
+			t.Fatalf("second claim (%s) = %s ended=%v, want already_claimed", intent, r.Code, r.Ended)
+		}
+	}
+}
+
+func testClaimTampered(t *testing.T, s approval.Store, _ func(time.Duration)) {
+	a := NewApproval(t)
+	put(t, s, a)
+	for _, h := range []string{"", "deadbeef", a.PayloadSHA256[:63] + "0"} {
+		req := approve(a)
+		req.PayloadSHA256 = h
+		if r := claim(t, s, a.ID, req); r.Code != approval.ClaimTampered || r.Ended {
+			t.Fatalf("Claim with hash %q = %s, want tampered", h, r.Code)
+		}
+		req.Intent = approval.IntentReject
+		if r := claim(t, s, a.ID, req); r.Code != approval.ClaimTampered {
+			t.Fatalf("reject with hash %q = %s, want tampered", h, r.Code)
+		}
+	}
+	wantState(t, s, a.ID, approval.StatePending)
+	if r := claim(t, s, a.ID, approve(a)); r.Code != approval.ClaimOK {
+		t.Fatalf("Claim with the right hash after tampering = %s", r.Code)
+	}
+}
+
+func testClaimMissing(t *testing.T, s approval.Store, _ func(time.Duration)) {
+	id := approval.NewID("x")
+	r := claim(t, s, id, approval.ClaimRequest{Intent: approval.IntentApprove, PayloadSHA256: "x"})
+	if r.Code != approval.ClaimMissing || r.Approval != nil {
+		t.Fatalf("Claim(missing) = %+v", r)
+	}
+}
+
+// unauthorizedTests: the record's rule is users [bob carol], requester alice.
+var unauthorizedTests = []struct {
+	rule   approval.ApproverRule
+	actor  approval.UserID
+	intent approval.Intent
+	want   approval.ClaimCode
+}{
+	{approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"bob", "carol"}}, "mallory", approval.IntentApprove, approval.ClaimUnauthorized},
+	{approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"bob", "carol"}}, "mallory", approval.IntentReject, approval.ClaimUnauthorized},
+	{approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"bob", "carol"}}, "", approval.IntentApprove, approval.ClaimUnauthorized},
+	{approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"bob", "carol"}}, "alice", approval.IntentApprove, approval.ClaimUnauthorized},
+	{approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"bob", "carol"}}, "alice", approval.IntentReject, approval.ClaimOK},
+	{approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"bob", "carol"}}, "carol", approval.IntentApprove, approval.ClaimOK},
+	{approval.ApproverRule{Mode: approval.ApproverRequester}, "bob", approval.IntentApprove, approval.ClaimUnauthorized},
+	{approval.ApproverRule{Mode: approval.ApproverRequester}, "alice", approval.IntentApprove, approval.ClaimOK},
+	{approval.ApproverRule{Mode: approval.ApproverChat}, "mallory", approval.IntentApprove, approval.ClaimOK},
+	{approval.ApproverRule{Mode: approval.ApproverChat, NotRequester: true}, "alice", approval.IntentApprove, approval.ClaimUnauthorized},
+	{approval.ApproverRule{Mode: approval.ApproverChat, NotRequester: true}, "alice", approval.IntentReject, approval.ClaimOK},
+	{approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"alice", "bob"}, NotRequester: true}, "alice", approval.IntentApprove, approval.ClaimUnauthorized},
+	{approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"alice", "bob"}, NotRequester: true}, "bob", approval.IntentApprove, approval.ClaimOK},
+}
+
+func testClaimUnauthorized(t *testing.T, s approval.Store, _ func(time.Duration)) {
+	for _, tt := range unauthorizedTests {
+		a := NewApproval(t)
+		a.Approvers = tt.rule
+		put(t, s, a)
+		req := approve(a)
+		req.Actor, req.Intent = tt.actor, tt.intent
+		if r := claim(t, s, a.ID, req); r.Code != tt.want {
+			t.Fatalf("%+v: %s by %q = %s, want %s", tt.rule, tt.intent, tt.actor, r.Code, tt.want)
+		}
+		if tt.want == approval.ClaimUnauthorized {
+			wantState(t, s, a.ID, approval.StatePending)
+			// The approval is still there for someone who may decide it.
+			ok := approve(a)
+			ok.Actor = "bob"
+			if tt.rule.Mode == approval.ApproverRequester {
+				ok.Actor = "alice"
+			}
+			if r := claim(t, s, a.ID, ok); r.Code != approval.ClaimOK {
+				t.Fatalf("%+v: approve by %s after an unauthorized attempt = %s", tt.rule, ok.Actor, r.Code)
+			}
+		}
+	}
+}
+
+func testClaimLate(t *testing.T, s approval.Store, _ func(time.Duration)) {
+	for _, intent := range []approval.Intent{approval.IntentApprove, approval.IntentReject} {
+		a := NewApproval(t)
+		put(t, s, a)
+		req := approve(a)
+		req.Intent = intent
+		req.Now = a.ExpiresAt // the deadline itself is too late
+		r := claim(t, s, a.ID, req)
+		if r.Code != approval.ClaimExpired || !r.Ended {
+			t.Fatalf("%s at the deadline = %s ended=%v, want expired, ended", intent, r.Code, r.Ended)
+		}
+		got := wantState(t, s, a.ID, approval.StateExpired)
+		if got.Outcome == nil || got.Outcome.Status != approval.StatusExpired || got.Outcome.Content != "text for expired" {
+			t.Fatalf("expired outcome = %+v", got.Outcome)
+		}
+		if r := claim(t, s, a.ID, req); r.Code != approval.ClaimExpired || r.Ended {
+			t.Fatalf("second late claim = %s ended=%v, want expired, not ended", r.Code, r.Ended)
+		}
+	}
+}
+
+func testExpire(t *testing.T, s approval.Store, _ func(time.Duration)) {
+	a := NewApproval(t)
+	put(t, s, a)
+	exp := approval.ClaimRequest{Intent: approval.IntentExpire, Now: a.ExpiresAt.Add(-time.Millisecond)}
+	if r := claim(t, s, a.ID, exp); r.Code != approval.ClaimNotYet || r.Ended {
+		t.Fatalf("expire before the deadline = %s, want not_yet", r.Code)
+	}
+	wantState(t, s, a.ID, approval.StatePending)
+	exp.Now = a.ExpiresAt
+	if r := claim(t, s, a.ID, exp); r.Code != approval.ClaimExpired || !r.Ended {
+		t.Fatalf("expire at the deadline = %s ended=%v, want expired, ended", r.Code, r.Ended)
+	}
+	got := wantState(t, s, a.ID, approval.StateExpired)
+	if got.DecidedVia != approval.SourceSystem {
+		t.Fatalf("expired DecidedVia = %q, want system", got.DecidedVia)
+	}
+	if p, _ := s.Pending(ctx(t), a.Session); p != nil {
+		t.Fatalf("Pending after expiry = %s", p.ID)
+	}
+	if r := claim(t, s, a.ID, approve(a)); r.Code != approval.ClaimExpired {
+		t.Fatalf("approve after expiry = %s, want expired", r.Code)
+	}
+	if r := claim(t, s, a.ID, exp); r.Code != approval.ClaimAlreadyClaimed || r.Ended {
+		t.Fatalf("second expire = %s ended=%v, want already_claimed", r.Code, r.Ended)
+	}
+}
+
+func testReject(t *testing.T, s approval.Store, _ func(time.Duration)) {
+	a := NewApproval(t)
+	put(t, s, a)
+	req := approve(a)
+	req.Intent = approval.IntentReject
+	req.Comment = "not today"
+	r := claim(t, s, a.ID, req)
+	if r.Code != approval.ClaimOK || !r.Ended {
+		t.Fatalf("reject = %s ended=%v, want claimed, ended", r.Code, r.Ended)
+	}
+	got := wantState(t, s, a.ID, approval.StateRejected)
+	if got.Outcome == nil || got.Outcome.Status != approval.StatusRejected || got.Outcome.DecidedBy != "bob" || got.Comment != "not today" {
+		t.Fatalf("rejected record = %+v outcome %+v", got, got.Outcome)
+	}
+	if r := claim(t, s, a.ID, approve(a)); r.Code != approval.ClaimAlreadyClaimed {
+		t.Fatalf("approve after reject = %s, want already_claimed", r.Code)
+	}
+}
+
+func testCompleteAndCache(t *testing.T, s approval.Store, _ func(time.Duration)) {
+	a := NewApproval(t)
+	put(t, s, a)
+	claim(t, s, a.ID, approve(a))
+	o := approval.Outcome{Status: approval.StatusExecuted, Content: "1 row affected",
+		Results: []approval.Result{{Tool: "sql_execute", CallID: "call-1", Status: approval.StatusExecuted, Content: "1 row affected"}}}
+	if err := s.Complete(ctx(t), a.ID, approval.StateExecuted, o, time.Hour); err != nil {
+		t.Fatalf("Complete: %v", err)
+	}
+	got := wantState(t, s, a.ID, approval.StateExecuted)
+	if got.Outcome == nil || got.Outcome.Content != "1 row affected" || len(got.Outcome.Results) != 1 {
+		t.Fatalf("outcome = %+v", got.Outcome)
+	}
+	// Same session, same idempotency key, same payload: the claim finds the cached result.
+	b := NewApproval(t, a.Session)
+	put(t, s, b)
+	r := claim(t, s, b.ID, approve(b))
+	if r.Code != approval.ClaimOK || r.Cached == nil || r.Cached.Content != "1 row affected" {
+		t.Fatalf("claim of a repeated call = %+v, want the cached outcome", r)
+	}
+	// Different payload under the same key: nothing cached.
+	c := NewApproval(t, a.Session)
+	c.Calls[0].Args = json.RawMessage(`{"statement":"DELETE FROM orders WHERE id = 2"}`)
+	c.Calls[0].PayloadSHA256 = approval.PayloadHash("sql_execute", c.Calls[0].Args)
+	c.PayloadSHA256 = c.Calls[0].PayloadSHA256
+	put(t, s, c)
+	if r := claim(t, s, c.ID, approve(c)); r.Code != approval.ClaimOK || r.Cached != nil {
+		t.Fatalf("claim with another payload = %+v, want no cached outcome", r)
+	}
+	// Another session with the same key: nothing cached (keys are per session).
+	d := NewApproval(t)
+	put(t, s, d)
+	if r := claim(t, s, d.ID, approve(d)); r.Code != approval.ClaimOK || r.Cached != nil {
+		t.Fatalf("claim in another session = %+v, want no cached outcome", r)
+	}
+	// Failed and frozen results are never cached.
+	for _, st := range []approval.State{approval.StateFailed, approval.StateFrozen} {
+		e := NewApproval(t)
+		e.IdempotencyKey = "k-" + string(st)
+		put(t, s, e)
+		claim(t, s, e.ID, approve(e))
+		if err := s.Complete(ctx(t), e.ID, st, approval.Outcome{Status: approval.StatusFailed}, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		wantState(t, s, e.ID, st)
+		f := NewApproval(t, e.Session)
+		f.IdempotencyKey = e.IdempotencyKey
+		put(t, s, f)
+		if r := claim(t, s, f.ID, approve(f)); r.Cached != nil {
+			t.Fatalf("a %s result was cached", st)
+		}
+	}
+}
+
+func testCompleteErrors(t *testing.T, s approval.Store, _ func(time.Duration)) {
+	a := NewApproval(t)
+	put(t, s, a)
+	if err := s.Complete(ctx(t), a.ID, approval.StateExecuted, approval.Outcome{}, 0); approval.KindOf(err) != approval.KindConflict {
+		t.Fatalf("Complete(pending) = %v, want KindConflict", err)
+	}
+	if err := s.Complete(ctx(t), approval.NewID("x"), approval.StateExecuted, approval.Outcome{}, 0); approval.KindOf(err) != approval.KindNotFound {
+		t.Fatalf("Complete(missing) = %v, want KindNotFound", err)
+	}
+	claim(t, s, a.ID, approve(a))
+	if err := s.Complete(ctx(t), a.ID, approval.StateRejected, approval.Outcome{}, 0); approval.KindOf(err) != approval.KindInvalid {
+		t.Fatalf("Complete(claimed -> rejected) = %v, want KindInvalid", err)
+	}
+	if err := s.Complete(ctx(t), a.ID, approval.StateFrozen, approval.Outcome{Status: approval.StatusFrozen}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Complete(ctx(t), a.ID, approval.StateExecuted, approval.Outcome{}, 0); approval.KindOf(err) != approval.KindConflict {
+		t.Fatalf("Complete twice = %v, want KindConflict", err)
+	}
+}
+
+func testCancel(t *testing.T, s approval.Store, _ func(time.Duration)) {
+	a := NewApproval(t)
+	put(t, s, a)
+	got, ok, err := s.Cancel(ctx(t), a.ID, approval.Outcome{Content: "withdrawn"}, T0.Add(time.Second))
+	if err != nil || !ok || got.State != approval.StateCancelled || got.Outcome == nil || got.Outcome.Status != approval.StatusCancelled {
+		t.Fatalf("Cancel = %+v, %v, %v", got, ok, err)
+	}
+	if p, _ := s.Pending(ctx(t), a.Session); p != nil {
+		t.Fatalf("Pending after cancel = %s", p.ID)
+	}
+	if _, ok, err := s.Cancel(ctx(t), a.ID, approval.Outcome{}, T0); ok || err != nil {
+		t.Fatalf("second Cancel = %v, %v; want false, nil", ok, err)
+	}
+	if r := claim(t, s, a.ID, approve(a)); r.Code != approval.ClaimAlreadyClaimed {
+		t.Fatalf("claim after cancel = %s", r.Code)
+	}
+	if _, _, err := s.Cancel(ctx(t), approval.NewID("x"), approval.Outcome{}, T0); approval.KindOf(err) != approval.KindNotFound {
+		t.Fatalf("Cancel(missing) = %v", err)
+	}
+}
+
+func testSeen(t *testing.T, s approval.Store, advance func(time.Duration)) {
+	key := fmt.Sprintf("feishu:ev-%d", time.Now().UnixNano())
+	for i, want := range []bool{true, false, false} {
+		got, err := s.Seen(ctx(t), key, 150*time.Millisecond)
+		if err != nil || got != want {
+			t.Fatalf("Seen #%d = %v, %v; want %v", i, got, err, want)
+		}
+	}
+	if got, _ := s.Seen(ctx(t), key+"-other", time.Minute); !got {
+		t.Fatal("Seen of another key = false")
+	}
+	advance(300 * time.Millisecond)
+	if got, _ := s.Seen(ctx(t), key, time.Minute); !got {
+		t.Fatal("Seen after the mark expired = false, want true")
+	}
+}
+
+func testGrants(t *testing.T, s approval.Store, advance func(time.Duration)) {
+	key := fmt.Sprintf("grant-%d", time.Now().UnixNano())
+	if ok, err := s.HasGrant(ctx(t), key); ok || err != nil {
+		t.Fatalf("HasGrant before Grant = %v, %v", ok, err)
+	}
+	if err := s.Grant(ctx(t), key, 150*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := s.HasGrant(ctx(t), key); !ok {
+		t.Fatal("HasGrant after Grant = false")
+	}
+	if ok, _ := s.HasGrant(ctx(t), key+"x"); ok {
+		t.Fatal("HasGrant of another key = true")
+	}
+	advance(300 * time.Millisecond)
+	if ok, _ := s.HasGrant(ctx(t), key); ok {
+		t.Fatal("HasGrant after the window = true")
+	}
+}
+
+type sink struct {
+	mu  sync.Mutex
+	got map[approval.ID]approval.Outcome
+	c   chan struct{}
+}
+
+func newSink() *sink {
+	return &sink{got: map[approval.ID]approval.Outcome{}, c: make(chan struct{}, 100)}
+}
+
+func (k *sink) fn(id approval.ID, o approval.Outcome) {
+	k.mu.Lock()
+	k.got[id] = o
+	k.mu.Unlock()
+	k.c <- struct{}{}
+}
+
+func (k *sink) wait(t *testing.T, id approval.ID) approval.Outcome {
+	t.Helper()
+	deadline := time.After(5 * time.Second)
+	for {
+		k.mu.Lock()
+		o, ok := k.got[id]
+		k.mu.Unlock()
+		if ok {
+			return o
+		}
+		select {
+		case <-k.c:
+		case <-deadline:
+			t.Fatalf("no outcome published for %s", id)
+		}
+	}
+}
+
+func testSubscribe(t *testing.T, s approval.Store, _ func(time.Duration)) {
+	sub1, sub2 := newSink(), newSink()
+	c1, cancel1 := context.WithCancel(ctx(t))
+	if err := s.Subscribe(c1, sub1.fn); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Subscribe(ctx(t), sub2.fn); err != nil {
+		t.Fatal(err)
+	}
+	// Completed.
+	a := NewApproval(t)
+	put(t, s, a)
+	claim(t, s, a.ID, approve(a))
+	if err := s.Complete(ctx(t), a.ID, approval.StateExecuted, approval.Outcome{Status: approval.StatusExecuted, Content: "done"}, 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []*sink{sub1, sub2} {
+		if o := k.wait(t, a.ID); o.Status != approval.StatusExecuted || o.Content != "done" {
+			t.Fatalf("published %+v", o)
+		}
+	}
+	// Rejected, expired, superseded, cancelled.
+	b := NewApproval(t)
+	put(t, s, b)
+	req := approve(b)
+	req.Intent = approval.IntentReject
+	claim(t, s, b.ID, req)
+	c := NewApproval(t)
+	put(t, s, c)
+	claim(t, s, c.ID, approval.ClaimRequest{Intent: approval.IntentExpire, Now: c.ExpiresAt})
+	d := NewApproval(t)
+	put(t, s, d)
+	put(t, s, NewApproval(t, d.Session))
+	e := NewApproval(t)
+	put(t, s, e)
+	if _, _, err := s.Cancel(ctx(t), e.ID, approval.Outcome{}, T0); err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[approval.ID]approval.Status{b.ID: approval.StatusRejected, c.ID: approval.StatusExpired, d.ID: approval.StatusSuperseded, e.ID: approval.StatusCancelled} {
+		if o := sub2.wait(t, id); o.Status != want {
+			t.Fatalf("published status for %s = %s, want %s", id, o.Status, want)
+		}
+	}
+	// After cancelling its context, the first subscriber hears nothing more.
+	cancel1()
+	time.Sleep(50 * time.Millisecond) // let an unsubscribe travel; absence cannot be observed otherwise
+	f := NewApproval(t)
+	put(t, s, f)
+	if _, _, err := s.Cancel(ctx(t), f.ID, approval.Outcome{}, T0); err != nil {
+		t.Fatal(err)
+	}
+	sub2.wait(t, f.ID)
+	time.Sleep(50 * time.Millisecond)
+	sub1.mu.Lock()
+	_, heard := sub1.got[f.ID]
+	sub1.mu.Unlock()
+	if heard {
+		t.Fatal("a cancelled subscription still received outcomes")
+	}
+}
+
+func testAddCards(t *testing.T, s approval.Store, _ func(time.Duration)) {
+	a := NewApproval(t)
+	put(t, s, a)
+	cards := []approval.CardRef{{Channel: "feishu", ChatID: "oc_1", MessageID: "om_1"}, {Channel: "dingtalk", MessageID: string(a.ID)}}
+	if err := s.AddCards(ctx(t), a.ID, cards[:1]); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddCards(ctx(t), a.ID, cards[1:]); err != nil {
+		t.Fatal(err)
+	}
+	got := get(t, s, a.ID)
+	if len(got.Cards) != 2 || got.Cards[0] != cards[0] || got.Cards[1] != cards[1] {
+		t.Fatalf("cards = %+v, want %+v", got.Cards, cards)
+	}
+	if err := s.AddCards(ctx(t), approval.NewID("x"), cards); approval.KindOf(err) != approval.KindNotFound {
+		t.Fatalf("AddCards(missing) = %v", err)
+	}
+}
+
+func testConcurrentClaims(t *testing.T, s approval.Store, _ func(time.Duration)) {
+	a := NewApproval(t)
+	put(t, s, a)
+	const n = 200
+	var wg sync.WaitGroup
+	var ok, other atomic.Int64
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req := approve(a)
+			if i%2 == 1 {
+				req.Intent = approval.IntentReject
+			}
+			req.Now = T0.Add(time.Minute)
+			r, err := s.Claim(context.Background(), a.ID, req)
+			switch {
+			case err != nil:
+				t.Error(err)
+			case r.Code == approval.ClaimOK:
+				ok.Add(1)
+			case r.Code == approval.ClaimAlreadyClaimed:
+				other.Add(1)
+			default:
+				t.Errorf("claim = %s", r.Code)
+			}
+		}()
+	}
+	wg.Wait()
+	if ok.Load() != 1 || other.Load() != n-1 {
+		t.Fatalf("%d claims succeeded and %d were refused; want 1 and %d", ok.Load(), other.Load(), n-1)
+	}
+}
+
+func testConcurrentPuts(t *testing.T, s approval.Store, _ func(time.Duration)) {
+	first := NewApproval(t)
+	const n = 50
+	ids := make([]approval.ID, n)
+	var wg sync.WaitGroup
+	var superseded atomic.Int64
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a := NewApproval(t, first.Session)
+			ids[i] = a.ID
+			old, err := s.Put(context.Background(), a, approval.Outcome{})
+			if err != nil {
+				t.Error(err)
+			}
+			if old != nil {
+				superseded.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	pendingN := 0
+	for _, id := range ids {
+		if get(t, s, id).State == approval.StatePending {
+			pendingN++
+		}
+	}
+	if pendingN != 1 || superseded.Load() != n-1 {
+		t.Fatalf("%d pending and %d superseded after %d puts in one session; want 1 and %d", pendingN, superseded.Load(), n, n-1)
+	}
+}
+
+func testDueIndex(t *testing.T, s approval.Store, _ func(time.Duration)) {
+	// Other tests share the store (Redis): look only at this test's ids.
+	mine := map[approval.ID]int{}
+	var ids []approval.ID
+	for i, d := range []time.Duration{3 * time.Minute, time.Minute, 2 * time.Minute} {
+		a := NewApproval(t)
+		a.ExpiresAt = T0.Add(d)
+		put(t, s, a)
+		mine[a.ID] = i
+		ids = append(ids, a.ID)
+	}
+	due := func(now time.Time) []approval.ID {
+		t.Helper()
+		all, err := s.Due(ctx(t), now, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []approval.ID
+		for _, id := range all {
+			if _, ok := mine[id]; ok {
+				out = append(out, id)
+			}
+		}
+		return out
+	}
+	if got := due(T0.Add(30 * time.Second)); len(got) != 0 {
+		t.Fatalf("due before any expiry: %v", got)
+	}
+	got := due(T0.Add(2 * time.Minute))
+	if len(got) != 2 || got[0] != ids[1] || got[1] != ids[2] {
+		t.Fatalf("due at 2m = %v, want [%s %s] (earliest first)", got, ids[1], ids[2])
+	}
+	if err := s.Undue(ctx(t), ids[1]); err != nil {
+		t.Fatal(err)
+	}
+	if got := due(T0.Add(time.Hour)); len(got) != 2 || got[0] != ids[2] || got[1] != ids[0] {
+		t.Fatalf("due after Undue = %v", got)
+	}
+	if err := s.Undue(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+}
