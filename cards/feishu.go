@@ -1,0 +1,278 @@
+package cards
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/hitlbot/hitlbot/approval"
+)
+
+// Feishu cards, in card JSON 2.0 ("schema":"2.0"). The SDK's card builders
+// are 1.0 only, so the cards are plain maps; json.Marshal sorts their keys,
+// which keeps the golden files stable.
+//
+// Card 2.0 rejects unknown attributes, so only documented ones are used:
+// header{title, subtitle, template}, config{update_multi}, and body
+// elements markdown, div{text: plain_text}, hr, column_set / column and
+// button{type, text, behaviors:[{type: callback, value}]}. Text from the
+// model or a tool (summary, requester, preview, result) never goes into
+// markdown as markup: short facts are plain_text, and the preview and the
+// result sit in fenced code blocks whose fence they cannot close.
+//
+// update_multi is always true: the card is shared by everyone in the chat
+// and may be patched (Feishu requires it before and after a patch).
+
+// Feishu refuses cards over 30 KB: the long parts are cut (in runes).
+const (
+	MaxFeishuSummary = 1000
+	MaxFeishuPreview = 4000
+)
+
+// FeishuCard returns the card of v: a pending card with the 确认 / 取消
+// buttons (their callback value is the ButtonValue object), or, for a final
+// view, a card of how it ended without buttons.
+func FeishuCard(v View, lang string) map[string]any {
+	if v.Final {
+		return feishuFinal(v, lang)
+	}
+	return feishuPending(v, lang, true)
+}
+
+// FeishuProcessingCard is the card answered to a click whose decision has
+// not ended within the callback window: the pending card with its buttons
+// replaced by a "processing" line. The final card follows by a patch.
+func FeishuProcessingCard(v View, lang string) map[string]any {
+	return feishuPending(v, lang, false)
+}
+
+// FeishuOutcomeCard is the card answered to a click once its outcome is
+// known. For an outcome that ends the approval it is the final card of
+// pending (the view that was shown) with the outcome applied; for an
+// attempt that leaves the approval as it was (unauthorized, tampered,
+// missing, already_decided) it is nil: the card is left unchanged.
+func FeishuOutcomeCard(pending View, o approval.Outcome, text approval.OutcomeText, lang string) map[string]any {
+	if !o.Status.Final() {
+		return nil
+	}
+	return FeishuCard(ApplyOutcome(pending, o, text, lang), lang)
+}
+
+// ApplyOutcome turns a pending view into the final view of outcome o (what
+// Final builds from the approval record, built from the view alone).
+func ApplyOutcome(v View, o approval.Outcome, text approval.OutcomeText, lang string) View {
+	v.Final = true
+	v.Status = o.Status
+	v.StatusText = text.With(lang).Text(o.Status)
+	v.DecidedBy = o.DecidedBy
+	v.Result = ""
+	if o.Status == approval.StatusExecuted || o.Status == approval.StatusReplayed || o.Status == approval.StatusFailed || o.Status == approval.StatusFrozen {
+		v.Result = excerpt(o.Content, MaxResultExcerpt)
+	}
+	v.Approve, v.Reject = nil, nil
+	return v
+}
+
+// FeishuCardJSON is json.Marshal of FeishuCard: the content of an
+// interactive message.
+func FeishuCardJSON(v View, lang string) (string, error) {
+	b, err := json.Marshal(FeishuCard(v, lang))
+	if err != nil {
+		return "", fmt.Errorf("cards.FeishuCardJSON: %w", err)
+	}
+	return string(b), nil
+}
+
+// FeishuRiskTemplate is the header colour of a pending card: red for HIGH,
+// orange for MEDIUM, blue for LOW.
+func FeishuRiskTemplate(r approval.Risk) string {
+	switch r {
+	case approval.RiskHigh:
+		return "red"
+	case approval.RiskMedium:
+		return "orange"
+	}
+	return "blue"
+}
+
+// feishuStatusTemplate is the header colour of a final card.
+func feishuStatusTemplate(s approval.Status) string {
+	switch s {
+	case approval.StatusExecuted, approval.StatusReplayed:
+		return "green"
+	case approval.StatusFailed, approval.StatusFrozen:
+		return "red"
+	case approval.StatusRejected:
+		return "carmine"
+	}
+	return "grey"
+}
+
+type feishuLabels struct{ processing, confirm, cancel, how string }
+
+func feishuWords(lang string) feishuLabels {
+	if lang == "zh" {
+		return feishuLabels{processing: "处理中…", confirm: "确认", cancel: "取消",
+			how: "点击按钮，或在群里回复「@机器人 确认」/「@机器人 取消」。"}
+	}
+	return feishuLabels{processing: "Processing…", confirm: "确认", cancel: "取消",
+		how: "Click a button, or reply \"@bot 确认\" (confirm) / \"@bot 取消\" (cancel)."}
+}
+
+func plainText(s string) map[string]any { return map[string]any{"tag": "plain_text", "content": s} }
+
+func plainDiv(s string) map[string]any { return map[string]any{"tag": "div", "text": plainText(s)} }
+
+func markdownEl(s string) map[string]any { return map[string]any{"tag": "markdown", "content": s} }
+
+func feishuHeader(title, subtitle, template string) map[string]any {
+	h := map[string]any{"title": plainText(title), "template": template}
+	if subtitle != "" {
+		h["subtitle"] = plainText(subtitle)
+	}
+	return h
+}
+
+func feishuCard(header map[string]any, elements []any) map[string]any {
+	return map[string]any{
+		"schema": "2.0",
+		"config": map[string]any{"update_multi": true},
+		"header": header,
+		"body":   map[string]any{"elements": elements},
+	}
+}
+
+// feishuFacts is the summary (or the batch's calls) and the facts of v,
+// as plain_text.
+func feishuFacts(v View, lang string) []any {
+	l := labelsFor(lang)
+	var els []any
+	if s := strings.TrimSpace(v.Summary); s != "" && len(v.Calls) <= 1 {
+		els = append(els, plainDiv(excerpt(s, MaxFeishuSummary)))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s", l.tool, v.Tool)
+	if len(v.Calls) > 1 {
+		fmt.Fprintf(&b, l.batchOf, len(v.Calls))
+		for i, c := range v.Calls {
+			fmt.Fprintf(&b, "\n  %d. %s", i+1, c.Tool)
+			if c.Summary != "" {
+				b.WriteString(": " + firstLine(c.Summary))
+			}
+		}
+	}
+	if v.Reason != "" && !v.Final {
+		fmt.Fprintf(&b, "\n%s: %s", l.reason, v.Reason)
+	}
+	fmt.Fprintf(&b, "\n%s: %s", l.requester, v.Requester)
+	if v.Final {
+		if v.DecidedBy != "" {
+			fmt.Fprintf(&b, "\n%s: %s", l.decidedBy, v.DecidedBy)
+		}
+	} else {
+		fmt.Fprintf(&b, "\n%s: %s", l.approvers, v.Approvers)
+		if !v.ExpiresAt.IsZero() {
+			fmt.Fprintf(&b, "\n%s: %s", l.expires, formatTime(v.ExpiresAt))
+		}
+	}
+	if v.ShortHash != "" {
+		fmt.Fprintf(&b, "\n%s: %s", l.hash, v.ShortHash)
+	}
+	els = append(els, plainDiv(b.String()))
+	if v.Preview != "" {
+		els = append(els, markdownEl(fenced(excerpt(v.Preview, MaxFeishuPreview))))
+	}
+	return els
+}
+
+func feishuPending(v View, lang string, buttons bool) map[string]any {
+	w := feishuWords(lang)
+	els := feishuFacts(v, lang)
+	els = append(els, map[string]any{"tag": "hr"})
+	if buttons && v.Approve != nil && v.Reject != nil {
+		els = append(els, plainDiv(w.how), map[string]any{
+			"tag": "column_set", "flex_mode": "none",
+			"columns": []any{
+				feishuButtonColumn(w.confirm, "primary", *v.Approve),
+				feishuButtonColumn(w.cancel, "danger", *v.Reject),
+			},
+		})
+	} else {
+		els = append(els, plainDiv(w.processing))
+	}
+	return feishuCard(feishuHeader(v.Title, v.Risk.String()+" · "+v.Tool, FeishuRiskTemplate(v.Risk)), els)
+}
+
+func feishuButtonColumn(label, kind string, val ButtonValue) map[string]any {
+	return map[string]any{
+		"tag": "column", "width": "auto",
+		"elements": []any{map[string]any{
+			"tag": "button", "type": kind, "text": plainText(label),
+			"behaviors": []any{map[string]any{"type": "callback", "value": map[string]any{
+				"kind":           val.Kind,
+				"approval_id":    string(val.ApprovalID),
+				"decision":       string(val.Decision),
+				"payload_sha256": val.PayloadSHA256,
+			}}},
+		}},
+	}
+}
+
+func feishuFinal(v View, lang string) map[string]any {
+	l := labelsFor(lang)
+	els := feishuFacts(v, lang)
+	if v.Result != "" {
+		els = append(els, map[string]any{"tag": "hr"}, plainDiv(l.result+":"), markdownEl(fenced(v.Result)))
+	}
+	return feishuCard(feishuHeader(statusMark(v.Status)+" "+statusWords(v), v.Risk.String()+" · "+v.Tool, feishuStatusTemplate(v.Status)), els)
+}
+
+// ParseFeishuButtonValue reads the callback value of a card button (the
+// object FeishuCard puts in behaviors[].value, as the SDK decodes it: a
+// map with string values). It never panics; a value that is not a
+// well-formed approval button (wrong kind, missing or non-string fields, a
+// decision other than approve / reject, an invalid approval id, a hash
+// that is not 64 hex characters) is an error.
+func ParseFeishuButtonValue(m map[string]any) (ButtonValue, error) {
+	str := func(k string) (string, error) {
+		raw, ok := m[k]
+		if !ok {
+			return "", fmt.Errorf("card value: %s is missing", k)
+		}
+		s, ok := raw.(string)
+		if !ok {
+			return "", fmt.Errorf("card value: %s is not a string", k)
+		}
+		return s, nil
+	}
+	var v ButtonValue
+	kind, err := str("kind")
+	if err != nil {
+		return v, err
+	}
+	if kind != "approval" {
+		return v, fmt.Errorf("card value: kind %q is not approval", kind)
+	}
+	id, err := str("approval_id")
+	if err != nil {
+		return v, err
+	}
+	if !approval.ID(id).Valid() {
+		return v, fmt.Errorf("card value: malformed approval id")
+	}
+	dec, err := str("decision")
+	if err != nil {
+		return v, err
+	}
+	if verb := approval.Verb(dec); verb != approval.Approve && verb != approval.Reject {
+		return v, fmt.Errorf("card value: decision %q is neither approve nor reject", dec)
+	}
+	h, err := str("payload_sha256")
+	if err != nil {
+		return v, err
+	}
+	if len(h) != 64 || strings.Trim(strings.ToLower(h), "0123456789abcdef") != "" {
+		return v, fmt.Errorf("card value: payload_sha256 is not a sha256 hex digest")
+	}
+	return ButtonValue{Kind: kind, ApprovalID: approval.ID(id), Decision: approval.Verb(dec), PayloadSHA256: h}, nil
+}

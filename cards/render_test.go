@@ -1,0 +1,175 @@
+package cards_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/cards"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+const testID = approval.ID("ap_0123abcd_00112233445566778899aabbccddeeff")
+
+// sample builds a pending HIGH approval of one call, or a batch.
+func sample(t *testing.T, batch bool) *approval.Approval {
+	t.Helper()
+	created := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
+	calls := []approval.Call{{Tool: "sql_exec", Args: json.RawMessage(`{"database":"demo","sql":"DELETE FROM orders WHERE status = 'cancelled'"}`),
+		Summary: "DELETE FROM orders WHERE status = 'cancelled' — affects 37 rows", CallID: "c1"}}
+	summary := calls[0].Summary
+	preview := "DELETE FROM orders WHERE status = 'cancelled'\n-- affects 37 rows of orders\n-- password: <redacted>"
+	if batch {
+		calls = append(calls,
+			approval.Call{Tool: "http_post", Args: json.RawMessage(`{"body":{"text":"orders purged"},"url":"https://hooks.example/notify"}`), Summary: "POST https://hooks.example/notify", CallID: "c2"},
+			approval.Call{Tool: "tasks_close", Args: json.RawMessage(`{"id":42}`), Summary: "close task #42 `cleanup`", CallID: "c3"})
+		summary = "sql_exec: " + calls[0].Summary + "\nhttp_post: " + calls[1].Summary + "\ntasks_close: " + calls[2].Summary
+		preview += "\n\nPOST https://hooks.example/notify\n{\"text\":\"orders purged\"}\n\nclose task #42 ```cleanup```"
+	}
+	for i := range calls {
+		_, h, err := approval.HashCall(calls[i].Tool, calls[i].Args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls[i].PayloadSHA256 = h
+	}
+	return &approval.Approval{
+		ID: testID, Session: "web:alice/s1", Channel: "web", ChatID: "alice/s1", Requester: "alice",
+		Approvers: approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"bob", "carol"}, NotRequester: true},
+		Calls:     calls, PayloadSHA256: approval.BatchHash(calls), Risk: approval.RiskHigh,
+		Summary: summary, Preview: preview, Reason: "destructive statement",
+		CreatedAt: created, ExpiresAt: created.Add(5 * time.Minute), State: approval.StatePending,
+	}
+}
+
+type golden struct {
+	name string
+	lang string
+	view cards.View
+}
+
+func goldenCases(t *testing.T) []golden {
+	one, batch := sample(t, false), sample(t, true)
+	zh, en := approval.DefaultOutcomeText("zh"), approval.DefaultOutcomeText("en")
+	final := func(name, lang string, st approval.Status, by approval.UserID, content string) golden {
+		text := en
+		if lang == "zh" {
+			text = zh
+		}
+		a := one.Clone()
+		return golden{name, lang, cards.Final(a, approval.Outcome{Status: st, DecidedBy: by, Content: content}, text, lang)}
+	}
+	return []golden{
+		{"pending_high_zh", "zh", cards.Pending(one, zh, "zh")},
+		{"pending_high_en", "en", cards.Pending(one, en, "en")},
+		{"pending_batch_en", "en", cards.Pending(batch, en, "en")},
+		final("final_executed_zh", "zh", approval.StatusExecuted, "bob", "DELETE 37\n37 rows deleted from orders"),
+		final("final_executed_en", "en", approval.StatusExecuted, "bob", "DELETE 37\n37 rows deleted from orders"),
+		final("final_rejected_en", "en", approval.StatusRejected, "carol", "Declined; nothing was run: carol"),
+		final("final_expired_en", "en", approval.StatusExpired, "", "The approval expired; nothing was run"),
+		final("final_frozen_en", "en", approval.StatusFrozen, "bob", "connection reset during COMMIT"),
+		final("final_failed_zh", "zh", approval.StatusFailed, "bob", "ERROR: permission denied for table orders"),
+		final("final_superseded_en", "en", approval.StatusSuperseded, "", ""),
+		final("final_already_decided_zh", "zh", approval.StatusAlreadyDecided, "bob", ""),
+		final("final_cancelled_en", "en", approval.StatusCancelled, "alice", "withdrawn"),
+	}
+}
+
+// TestGolden compares Markdown, Text and WebJSON of every case with
+// testdata/<case>.{md,txt,json}.golden; `go test ./cards -update` rewrites them.
+func TestGolden(t *testing.T) {
+	for _, c := range goldenCases(t) {
+		t.Run(c.name, func(t *testing.T) {
+			js, err := cards.WebJSON(c.view)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var pretty bytes.Buffer
+			if err := json.Indent(&pretty, js, "", "  "); err != nil {
+				t.Fatal(err)
+			}
+			pretty.WriteByte('\n')
+			for ext, got := range map[string]string{
+				"md":   cards.Markdown(c.view, c.lang),
+				"txt":  cards.Text(c.view, c.lang),
+				"json": pretty.String(),
+			} {
+				path := filepath.Join("testdata", c.name+"."+ext+".golden")
+				if *update {
+					if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				want, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatalf("%v (run go test ./cards -update to create it)", err)
+				}
+				if got != string(want) {
+					t.Errorf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", path, got, want)
+				}
+			}
+		})
+	}
+}
+
+func TestPendingShowsTheFacts(t *testing.T) {
+	v := cards.Pending(sample(t, false), approval.DefaultOutcomeText("en"), "en")
+	for _, out := range []string{cards.Markdown(v, "en"), cards.Text(v, "en")} {
+		for _, want := range []string{"HIGH", "sql_exec", "affects 37 rows", "alice", "only bob, carol", "2026-11-22 09:05:00 UTC", v.ShortHash, "<redacted>"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("missing %q in\n%s", want, out)
+			}
+		}
+		// Arguments beyond the sanitised preview are never printed.
+		if strings.Contains(out, `"database"`) {
+			t.Errorf("raw arguments in\n%s", out)
+		}
+	}
+}
+
+func TestMarkdownCannotBeInjected(t *testing.T) {
+	a := sample(t, false)
+	a.Summary = "see [here](https://evil.example) **now** <img src=x>"
+	a.Preview = "```\n# not a heading\n```"
+	a.Requester = "eve`"
+	md := cards.Markdown(cards.Pending(a, nil, "en"), "en")
+	if strings.Contains(md, "[here](") || strings.Contains(md, "**now**") || !strings.Contains(md, `\<img`) {
+		t.Errorf("summary not escaped:\n%s", md)
+	}
+	// The preview's own fence must not close the block: the block's fence is longer.
+	if !strings.Contains(md, "````\n```\n# not a heading\n```\n````\n") {
+		t.Errorf("preview not fenced safely:\n%s", md)
+	}
+}
+
+func TestFinalHasNoButtonsOrHowTo(t *testing.T) {
+	a := sample(t, false)
+	v := cards.Final(a, approval.Outcome{Status: approval.StatusRejected, DecidedBy: "bob"}, approval.DefaultOutcomeText("zh"), "zh")
+	md := cards.Markdown(v, "zh")
+	if strings.Contains(md, "回复") || !strings.Contains(md, "已取消，未执行") || !strings.Contains(md, "处理人: bob") {
+		t.Errorf("final markdown:\n%s", md)
+	}
+	js, err := cards.WebJSON(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(js, []byte(`"approve"`)) || !bytes.Contains(js, []byte(`"final":true`)) {
+		t.Errorf("final web json: %s", js)
+	}
+}
+
+func TestWebJSONRejectsBadArgs(t *testing.T) {
+	v := cards.Pending(sample(t, false), nil, "en")
+	v.Calls[0].Args = json.RawMessage(`{"a":`)
+	if _, err := cards.WebJSON(v); err == nil {
+		t.Fatal("WebJSON accepted arguments that are not JSON")
+	}
+}

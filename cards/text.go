@@ -1,0 +1,261 @@
+package cards
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hitlbot/hitlbot/approval"
+)
+
+// Markdown renders v as light Markdown: the terminal chat and the DingTalk
+// fallback (a robot message where an interactive card is not available)
+// use it. A pending view shows the title, risk, tool, summary, the preview
+// in a code block, who asked, who may approve, the expiry time and the
+// short payload hash, then how to answer; a final view shows its status
+// words, who decided and an excerpt of the result.
+//
+// Only what the view holds is shown: the preview is already sanitised and
+// the arguments are never printed beyond it. Text from the tool or the
+// model (summary, preview, result) cannot inject links or formatting: inline
+// text is escaped and blocks are fenced with a fence longer than any run of
+// backticks inside them. lang is "zh" or "en" (anything else is English).
+func Markdown(v View, lang string) string {
+	l := labelsFor(lang)
+	var b strings.Builder
+	if v.Final {
+		fmt.Fprintf(&b, "### %s %s · %s\n\n", statusMark(v.Status), escapeMD(statusWords(v)), v.Risk)
+	} else {
+		fmt.Fprintf(&b, "### %s %s · %s\n\n", riskMark(v.Risk), escapeMD(v.Title), v.Risk)
+	}
+	if v.Summary != "" && len(v.Calls) <= 1 { // a batch lists its calls below
+		for _, line := range strings.Split(strings.TrimSpace(v.Summary), "\n") {
+			b.WriteString(escapeMD(line) + "  \n")
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "- %s: `%s`", l.tool, codeSpan(v.Tool))
+	if len(v.Calls) > 1 {
+		fmt.Fprintf(&b, l.batchOf, len(v.Calls))
+	}
+	b.WriteString("\n")
+	if len(v.Calls) > 1 {
+		for i, c := range v.Calls {
+			fmt.Fprintf(&b, "  %d. `%s`", i+1, codeSpan(c.Tool))
+			if c.Summary != "" {
+				b.WriteString(" — " + escapeMD(firstLine(c.Summary)))
+			}
+			b.WriteString("\n")
+		}
+	}
+	if v.Reason != "" && !v.Final {
+		fmt.Fprintf(&b, "- %s: %s\n", l.reason, escapeMD(v.Reason))
+	}
+	fmt.Fprintf(&b, "- %s: %s\n", l.requester, escapeMD(string(v.Requester)))
+	if v.Final {
+		if v.DecidedBy != "" {
+			fmt.Fprintf(&b, "- %s: %s\n", l.decidedBy, escapeMD(string(v.DecidedBy)))
+		}
+	} else {
+		fmt.Fprintf(&b, "- %s: %s\n", l.approvers, escapeMD(v.Approvers))
+		if !v.ExpiresAt.IsZero() {
+			fmt.Fprintf(&b, "- %s: %s\n", l.expires, formatTime(v.ExpiresAt))
+		}
+	}
+	if v.ShortHash != "" {
+		fmt.Fprintf(&b, "- %s: `%s`\n", l.hash, codeSpan(v.ShortHash))
+	}
+	if v.Preview != "" {
+		b.WriteString("\n" + fenced(v.Preview))
+	}
+	if v.Final {
+		if v.Result != "" {
+			fmt.Fprintf(&b, "\n%s:\n\n%s", l.result, fenced(v.Result))
+		}
+	} else {
+		b.WriteString("\n" + l.howMD + "\n")
+	}
+	return b.String()
+}
+
+// Text renders v as plain text (no Markup at all), for surfaces that show
+// text as it is: the same facts as Markdown, one per line, with the
+// preview and the result indented.
+func Text(v View, lang string) string {
+	l := labelsFor(lang)
+	var b strings.Builder
+	if v.Final {
+		fmt.Fprintf(&b, "[%s] %s (%s)\n", statusWords(v), v.Tool, v.Risk)
+	} else {
+		fmt.Fprintf(&b, "[%s] %s: %s\n", v.Risk, v.Title, v.Tool)
+	}
+	if v.Summary != "" && len(v.Calls) <= 1 { // a batch lists its calls below
+		b.WriteString(strings.TrimSpace(v.Summary) + "\n")
+	}
+	if len(v.Calls) > 1 {
+		fmt.Fprintf(&b, "%s: %s%s\n", l.tool, v.Tool, fmt.Sprintf(l.batchOf, len(v.Calls)))
+		for i, c := range v.Calls {
+			fmt.Fprintf(&b, "  %d. %s", i+1, c.Tool)
+			if c.Summary != "" {
+				b.WriteString(": " + firstLine(c.Summary))
+			}
+			b.WriteString("\n")
+		}
+	}
+	if v.Reason != "" && !v.Final {
+		fmt.Fprintf(&b, "%s: %s\n", l.reason, v.Reason)
+	}
+	if v.Preview != "" {
+		b.WriteString(indent(v.Preview))
+	}
+	fmt.Fprintf(&b, "%s: %s\n", l.requester, v.Requester)
+	if v.Final {
+		if v.DecidedBy != "" {
+			fmt.Fprintf(&b, "%s: %s\n", l.decidedBy, v.DecidedBy)
+		}
+	} else {
+		fmt.Fprintf(&b, "%s: %s\n", l.approvers, v.Approvers)
+		if !v.ExpiresAt.IsZero() {
+			fmt.Fprintf(&b, "%s: %s\n", l.expires, formatTime(v.ExpiresAt))
+		}
+	}
+	if v.ShortHash != "" {
+		fmt.Fprintf(&b, "%s: %s\n", l.hash, v.ShortHash)
+	}
+	if v.Final {
+		if v.Result != "" {
+			fmt.Fprintf(&b, "%s:\n%s", l.result, indent(v.Result))
+		}
+	} else {
+		b.WriteString(l.howText + "\n")
+	}
+	return b.String()
+}
+
+// labels are the field names of one language.
+type labels struct {
+	tool, batchOf, reason, requester, approvers, expires, hash, decidedBy, result string
+	howMD, howText                                                                string
+}
+
+var (
+	labelsEN = labels{
+		tool: "Tool", batchOf: " (%d calls)", reason: "Why", requester: "Requested by", approvers: "Who may approve",
+		expires: "Expires", hash: "Payload", decidedBy: "Decided by", result: "Result",
+		howMD:   "Reply **确认** (confirm) to run it or **取消** (cancel) to decline, or use the card's buttons.",
+		howText: "Reply 确认 (confirm) to run it or 取消 (cancel) to decline.",
+	}
+	labelsZH = labels{
+		tool: "工具", batchOf: "（%d 个操作）", reason: "原因", requester: "申请人", approvers: "可确认人",
+		expires: "过期时间", hash: "校验", decidedBy: "处理人", result: "结果",
+		howMD:   "回复 **确认** 执行，回复 **取消** 放弃；也可以点击卡片上的按钮。",
+		howText: "回复「确认」执行，回复「取消」放弃。",
+	}
+)
+
+func labelsFor(lang string) labels {
+	if lang == "zh" {
+		return labelsZH
+	}
+	return labelsEN
+}
+
+// statusWords is the status text of a final view, or its status name.
+func statusWords(v View) string {
+	if v.StatusText != "" {
+		return v.StatusText
+	}
+	return string(v.Status)
+}
+
+func riskMark(r approval.Risk) string {
+	switch r {
+	case approval.RiskHigh:
+		return "🔴"
+	case approval.RiskMedium:
+		return "🟠"
+	}
+	return "🟢"
+}
+
+func statusMark(s approval.Status) string {
+	switch s {
+	case approval.StatusExecuted, approval.StatusReplayed:
+		return "✅"
+	case approval.StatusRejected:
+		return "❌"
+	case approval.StatusCancelled:
+		return "⛔"
+	case approval.StatusExpired:
+		return "⌛"
+	case approval.StatusSuperseded:
+		return "↪️"
+	case approval.StatusFrozen:
+		return "🧊"
+	case approval.StatusFailed:
+		return "⚠️"
+	}
+	return "ℹ️"
+}
+
+// formatTime shows a time in UTC to the second: every replica renders the
+// same card, whatever its local zone.
+func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
+
+// escapeMD escapes the Markdown characters that could turn inline text into
+// a link, an image, HTML, emphasis or code, and folds line breaks.
+func escapeMD(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '\\', '`', '*', '_', '[', ']', '<', '>', '|', '#', '!':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case '\n', '\r':
+			b.WriteByte(' ')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// codeSpan makes s safe inside a single-backtick code span.
+func codeSpan(s string) string {
+	return strings.NewReplacer("`", "'", "\n", " ", "\r", " ").Replace(s)
+}
+
+// fenced puts s in a code block whose fence is longer than any run of
+// backticks in s, so s cannot close it.
+func fenced(s string) string {
+	longest, run := 0, 0
+	for _, r := range s {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", max(3, longest+1))
+	return fence + "\n" + strings.TrimRight(s, "\n") + "\n" + fence + "\n"
+}
+
+func indent(s string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		if strings.TrimSpace(line) == "" {
+			b.WriteString("\n")
+			continue
+		}
+		b.WriteString("  " + line + "\n")
+	}
+	return b.String()
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
