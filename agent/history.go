@@ -1,0 +1,130 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/hitlbot/hitlbot/approval"
+)
+
+// Conversation is what the agent remembers of one session.
+type Conversation struct {
+	// Messages is the history, oldest first, without the system prompt.
+	Messages []Message `json:"messages"`
+	// Awaiting names the approval whose outcome the last assistant
+	// message's tool calls wait for, if a turn ended (a restart, a
+	// deadline) before the outcome came. The next turn resolves it.
+	Awaiting approval.ID `json:"awaiting,omitempty"`
+}
+
+// History keeps conversations. MemoryHistory serves one process;
+// RedisHistory lets several replicas share them.
+type History interface {
+	Load(ctx context.Context, s approval.SessionKey) (Conversation, error)
+	Save(ctx context.Context, s approval.SessionKey, c Conversation) error
+}
+
+// Trim caps c to at most max messages, dropping the oldest, and never
+// leaves a tool message or an assistant's tool calls without its partner:
+// the kept history starts at a user message.
+func (c *Conversation) Trim(max int) {
+	if max <= 0 || len(c.Messages) <= max {
+		return
+	}
+	start := len(c.Messages) - max
+	for start < len(c.Messages) && c.Messages[start].Role != RoleUser {
+		start++
+	}
+	c.Messages = append([]Message(nil), c.Messages[start:]...)
+}
+
+// MemoryHistory is an in-process History.
+type MemoryHistory struct {
+	mu sync.Mutex
+	m  map[approval.SessionKey][]byte
+}
+
+// NewMemoryHistory returns an empty in-process history.
+func NewMemoryHistory() *MemoryHistory {
+	return &MemoryHistory{m: map[approval.SessionKey][]byte{}}
+}
+
+// Load returns the session's conversation (empty if none).
+func (h *MemoryHistory) Load(ctx context.Context, s approval.SessionKey) (Conversation, error) {
+	h.mu.Lock()
+	b := h.m[s]
+	h.mu.Unlock()
+	var c Conversation
+	if b == nil {
+		return c, nil
+	}
+	err := json.Unmarshal(b, &c)
+	return c, err
+}
+
+// Save replaces the session's conversation.
+func (h *MemoryHistory) Save(ctx context.Context, s approval.SessionKey, c Conversation) error {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	h.mu.Lock()
+	h.m[s] = b
+	h.mu.Unlock()
+	return nil
+}
+
+// RedisHistory keeps each conversation as one JSON value with a TTL.
+type RedisHistory struct {
+	client redis.UniversalClient
+	prefix string
+	ttl    time.Duration
+}
+
+// NewRedisHistory returns a History in Redis under prefix+"hist:", each
+// conversation expiring ttl after its last turn (default 7 days).
+func NewRedisHistory(client redis.UniversalClient, prefix string, ttl time.Duration) *RedisHistory {
+	if ttl <= 0 {
+		ttl = 7 * 24 * time.Hour
+	}
+	return &RedisHistory{client: client, prefix: prefix + "hist:", ttl: ttl}
+}
+
+// Load returns the session's conversation (empty if none).
+func (h *RedisHistory) Load(ctx context.Context, s approval.SessionKey) (Conversation, error) {
+	var c Conversation
+	b, err := h.client.Get(ctx, h.prefix+string(s)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return c, nil
+	}
+	if err != nil {
+		return c, fmt.Errorf("load history: %w", err)
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		return Conversation{}, fmt.Errorf("load history: %w", err)
+	}
+	return c, nil
+}
+
+// Save replaces the session's conversation.
+func (h *RedisHistory) Save(ctx context.Context, s approval.SessionKey, c Conversation) error {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	if err := h.client.Set(ctx, h.prefix+string(s), b, h.ttl).Err(); err != nil {
+		return fmt.Errorf("save history: %w", err)
+	}
+	return nil
+}
+
+var (
+	_ History = (*MemoryHistory)(nil)
+	_ History = (*RedisHistory)(nil)
+)

@@ -1,0 +1,660 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/internal/clock"
+)
+
+// Inbound is one user message for the agent.
+type Inbound struct {
+	// Session is the conversation (see DESIGN.md: session key).
+	Session approval.SessionKey
+	// Channel, ChatID and ThreadID locate it on its platform.
+	Channel  string
+	ChatID   string
+	ThreadID string
+	// User is the sender; MessageID the platform's id of the message.
+	User      approval.UserID
+	MessageID string
+	// Text is the message, mentions stripped.
+	Text string
+	// Done, when set, is called once with the turn's result.
+	Done func(TurnResult)
+}
+
+// SayKind is the kind of something the agent says.
+type SayKind string
+
+// Kinds of things the agent says.
+const (
+	SayAnswer     SayKind = "answer"      // the model's reply
+	SayNotice     SayKind = "notice"      // progress ("still working") or a problem, in plain words
+	SayToolResult SayKind = "tool_result" // a tool ran; Text is its result
+)
+
+// Say is one thing the agent says in a session.
+type Say struct {
+	Kind    SayKind
+	Text    string
+	Tool    string          // SayToolResult: the tool
+	Args    json.RawMessage // SayToolResult: its arguments
+	IsError bool
+}
+
+// Speaker is what the agent needs of a channel: a way to speak in the
+// session a message came from. The channels' router implements it.
+type Speaker interface {
+	Say(ctx context.Context, to Inbound, s Say) error
+}
+
+// Action is a tool call of a turn and what became of it.
+type Action struct {
+	Tool    string          `json:"tool"`
+	Input   json.RawMessage `json:"input"`
+	Result  string          `json:"result"`
+	Status  string          `json:"status"` // executed, failed, rejected, expired, invalid, …
+	IsError bool            `json:"is_error,omitempty"`
+}
+
+// TurnResult is the result of one turn.
+type TurnResult struct {
+	// Text is the final answer (or the notice that ended the turn).
+	Text string
+	// Actions are the tool calls of the turn.
+	Actions []Action
+	// Err is set when the turn failed; Text then holds a sentence safe to show.
+	Err error
+}
+
+// LoopConfig wires a Loop.
+type LoopConfig struct {
+	// Model produces the assistant's messages.
+	Model Model
+	// Tools are the tools the model may call.
+	Tools *Registry
+	// Engine asks for and waits on approvals.
+	Engine *approval.Engine
+	// Policy returns the policy in force (it may be swapped by a reload;
+	// an approval keeps the verdict it was created with).
+	Policy func() *approval.Policy
+	// History keeps conversations.
+	History History
+	// Speaker speaks in sessions.
+	Speaker Speaker
+	// Clock drives the slow-turn notice. Default: the wall clock.
+	Clock clock.Clock
+	// Logger receives operational logs. Default slog.Default().
+	Logger *slog.Logger
+	// SystemPrompt is sent first in every model request.
+	SystemPrompt string
+	// MaxToolRounds caps the model calls of one turn that ask for tools. Default 8.
+	MaxToolRounds int
+	// MaxHistory caps the messages kept per session. Default 60.
+	MaxHistory int
+	// TurnTimeout bounds one turn, approval waits included. Default 15m.
+	TurnTimeout time.Duration
+	// SlowNotice: a turn still working after this long says so once
+	// (not while it waits for an approval: the card says that). Default 20s.
+	SlowNotice time.Duration
+	// Workers caps the sessions worked on at once (a session waiting for
+	// an approval does not hold a worker). Default 32.
+	Workers int
+	// QueueSize caps the messages queued per session. Default 16.
+	QueueSize int
+}
+
+// ErrBusy is returned by Submit when a session's queue is full.
+var ErrBusy = errors.New("agent: too many messages waiting in this conversation")
+
+// ErrClosed is returned by Submit after Close.
+var ErrClosed = errors.New("agent: shutting down")
+
+// Loop runs conversations: one worker per session handles its messages in
+// order; sessions run in parallel up to Workers.
+type Loop struct {
+	cfg    LoopConfig
+	log    *slog.Logger
+	sem    chan struct{}
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu     sync.Mutex
+	queues map[approval.SessionKey][]Inbound
+	closed bool
+}
+
+// NewLoop checks cfg and returns a loop ready for Submit.
+func NewLoop(cfg LoopConfig) (*Loop, error) {
+	if cfg.Model == nil || cfg.Tools == nil || cfg.Engine == nil || cfg.Policy == nil || cfg.History == nil || cfg.Speaker == nil {
+		return nil, errors.New("agent.NewLoop: Model, Tools, Engine, Policy, History and Speaker are required")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.MaxToolRounds <= 0 {
+		cfg.MaxToolRounds = 8
+	}
+	if cfg.MaxHistory <= 0 {
+		cfg.MaxHistory = 60
+	}
+	if cfg.TurnTimeout <= 0 {
+		cfg.TurnTimeout = 15 * time.Minute
+	}
+	if cfg.SlowNotice <= 0 {
+		cfg.SlowNotice = 20 * time.Second
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = 32
+	}
+	if cfg.QueueSize <= 0 {
+		cfg.QueueSize = 16
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Loop{cfg: cfg, log: cfg.Logger, sem: make(chan struct{}, cfg.Workers), ctx: ctx, cancel: cancel,
+		queues: map[approval.SessionKey][]Inbound{}}, nil
+}
+
+// Submit queues a message for its session's worker.
+func (l *Loop) Submit(in Inbound) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return ErrClosed
+	}
+	q, running := l.queues[in.Session]
+	if len(q) >= l.cfg.QueueSize {
+		return ErrBusy
+	}
+	l.queues[in.Session] = append(q, in)
+	if !running {
+		l.wg.Add(1)
+		go l.work(in.Session)
+	}
+	return nil
+}
+
+// work handles a session's queue until it is empty.
+func (l *Loop) work(s approval.SessionKey) {
+	defer l.wg.Done()
+	for {
+		l.mu.Lock()
+		q := l.queues[s]
+		if len(q) == 0 {
+			delete(l.queues, s)
+			l.mu.Unlock()
+			return
+		}
+		in := q[0]
+		l.queues[s] = q[1:]
+		l.mu.Unlock()
+		res := l.turn(in)
+		if in.Done != nil {
+			in.Done(res)
+		}
+	}
+}
+
+func (l *Loop) acquire(ctx context.Context) error {
+	select {
+	case l.sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (l *Loop) release() { <-l.sem }
+
+// Close stops accepting messages, ends waits, and waits (bounded by ctx)
+// for the turns in flight. Pending approvals stay in the store.
+func (l *Loop) Close(ctx context.Context) error {
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
+	l.cancel()
+	done := make(chan struct{})
+	go func() { l.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// turnState is the working state of one turn.
+type turnState struct {
+	in       Inbound
+	conv     Conversation
+	result   TurnResult
+	declined map[string]bool // tool + "\x00" + payload hash the user declined in this turn
+	id       string
+	waiting  chan bool // tells the slow-notice watcher when an approval wait starts/ends
+}
+
+// signalWaiting tells the slow-notice watcher that an approval wait starts
+// or ends; it never blocks (a watcher that has already spoken has left).
+func (ts *turnState) signalWaiting(w bool) {
+	select {
+	case ts.waiting <- w:
+	default:
+	}
+}
+
+func (l *Loop) turn(in Inbound) TurnResult {
+	ctx, cancel := context.WithTimeout(l.ctx, l.cfg.TurnTimeout)
+	defer cancel()
+	if err := l.acquire(ctx); err != nil {
+		return TurnResult{Err: err, Text: "The assistant is shutting down; please try again shortly."}
+	}
+	held := true
+	defer func() {
+		if held {
+			l.release()
+		}
+	}()
+	ts := &turnState{in: in, declined: map[string]bool{}, id: in.MessageID, waiting: make(chan bool, 4)}
+	if ts.id == "" {
+		ts.id = randomID()
+	}
+	log := l.log.With("channel", in.Channel, "chat_id", in.ChatID, "user_id", in.User, "msg_id", in.MessageID)
+
+	conv, err := l.cfg.History.Load(ctx, in.Session)
+	if err != nil {
+		log.Error("loading history failed", "err", err)
+		return l.fail(ctx, ts, err, "I could not load this conversation; please try again shortly.")
+	}
+	ts.conv = conv
+	l.resolveAwaiting(ctx, ts)
+	ts.conv.Messages = append(ts.conv.Messages, Message{Role: RoleUser, Content: in.Text})
+
+	stopSlow := l.watchSlow(ctx, ts)
+	defer stopSlow()
+
+	specs := l.specs()
+	for round := 0; ; round++ {
+		if round == l.cfg.MaxToolRounds {
+			ts.result.Text = fmt.Sprintf("I stopped after %d rounds of tool calls without finishing; please narrow the request.", round)
+			l.say(ctx, in, Say{Kind: SayNotice, Text: ts.result.Text})
+			break
+		}
+		msgs := ts.conv.Messages
+		if l.cfg.SystemPrompt != "" {
+			msgs = append([]Message{{Role: RoleSystem, Content: l.cfg.SystemPrompt}}, msgs...)
+		}
+		resp, err := l.cfg.Model.Complete(ctx, Request{Messages: msgs, Tools: specs})
+		if err != nil {
+			log.Warn("model request failed", "err", err)
+			public := "The language model failed; please try again."
+			var me *ModelError
+			if errors.As(err, &me) {
+				public = me.Public
+			} else if errors.Is(err, context.DeadlineExceeded) {
+				public = "This took too long and was stopped; please try again."
+			}
+			ts.result.Err = err
+			ts.result.Text = public
+			l.say(ctx, in, Say{Kind: SayNotice, Text: public, IsError: true})
+			break
+		}
+		msg := resp.Message
+		msg.Role = RoleAssistant
+		for i := range msg.ToolCalls {
+			if msg.ToolCalls[i].ID == "" {
+				msg.ToolCalls[i].ID = fmt.Sprintf("call_%s_%d_%d", ts.id, round, i)
+			}
+		}
+		ts.conv.Messages = append(ts.conv.Messages, forHistory(msg))
+		if len(msg.ToolCalls) == 0 {
+			ts.result.Text = msg.Content
+			l.say(ctx, in, Say{Kind: SayAnswer, Text: msg.Content})
+			break
+		}
+		held = l.handleCalls(ctx, ts, msg.ToolCalls, log)
+		if !held {
+			// The turn gave up its worker and could not get it back (shutdown).
+			break
+		}
+	}
+	ts.conv.Trim(l.cfg.MaxHistory)
+	if err := l.cfg.History.Save(context.WithoutCancel(ctx), in.Session, ts.conv); err != nil {
+		log.Error("saving history failed", "err", err)
+	}
+	return ts.result
+}
+
+func (l *Loop) fail(ctx context.Context, ts *turnState, err error, public string) TurnResult {
+	l.say(ctx, ts.in, Say{Kind: SayNotice, Text: public, IsError: true})
+	return TurnResult{Err: err, Text: public}
+}
+
+func (l *Loop) say(ctx context.Context, in Inbound, s Say) {
+	if err := l.cfg.Speaker.Say(context.WithoutCancel(ctx), in, s); err != nil {
+		l.log.Warn("sending to the chat failed", "channel", in.Channel, "chat_id", in.ChatID, "err", err)
+	}
+}
+
+// watchSlow says once that the turn is still working, unless it ends or
+// waits for an approval first.
+func (l *Loop) watchSlow(ctx context.Context, ts *turnState) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		t := l.cfg.Clock.NewTimer(l.cfg.SlowNotice)
+		defer func() { t.Stop() }()
+		for {
+			select {
+			case <-done:
+				return
+			case w := <-ts.waiting:
+				t.Stop()
+				if !w {
+					t = l.cfg.Clock.NewTimer(l.cfg.SlowNotice)
+				}
+			case <-t.C():
+				l.say(ctx, ts.in, Say{Kind: SayNotice, Text: "⏳ Still working on it… / 仍在处理中…"})
+				return
+			}
+		}
+	}()
+	var once sync.Once
+	return func() { once.Do(func() { close(done) }) }
+}
+
+func (l *Loop) specs() []ToolSpec {
+	tools := l.cfg.Tools.Tools()
+	out := make([]ToolSpec, len(tools))
+	for i, t := range tools {
+		out[i] = ToolSpec{Name: t.Name(), Description: t.Description(), Schema: t.Schema()}
+	}
+	return out
+}
+
+// prepared is one tool call after validation and policy.
+type prepared struct {
+	call    ToolCall
+	tool    Tool
+	args    json.RawMessage
+	hash    string
+	verdict approval.Verdict
+	preview string
+	reply   string // set when the call is answered without waiting
+	status  string
+	isError bool
+}
+
+// handleCalls answers every tool call of one assistant message, in order:
+// invalid and declined calls at once, calls the policy lets through by
+// running them, and the rest as one (batch) approval. It reports whether
+// the turn still holds its worker.
+func (l *Loop) handleCalls(ctx context.Context, ts *turnState, calls []ToolCall, log *slog.Logger) bool {
+	policy := l.cfg.Policy()
+	ps := make([]*prepared, len(calls))
+	var batch []*prepared
+	for i, c := range calls {
+		p := &prepared{call: c, args: c.Args}
+		ps[i] = p
+		t, err := l.cfg.Tools.Validate(c.Name, c.Args)
+		if err != nil {
+			p.reply, p.status, p.isError = "Error: "+err.Error()+". The call was not run; fix the arguments and try again.", "invalid", true
+			continue
+		}
+		p.tool = t
+		args, hash, err := approval.HashCall(c.Name, c.Args)
+		if err != nil {
+			p.reply, p.status, p.isError = "Error: "+err.Error(), "invalid", true
+			continue
+		}
+		p.args, p.hash = args, hash
+		if ts.declined[c.Name+"\x00"+hash] {
+			p.reply, p.status, p.isError = "Not run: the user already declined this exact call in this turn. Do not propose it again; ask what they want instead.", "rejected", true
+			continue
+		}
+		conf := c.Confidence
+		if conf <= 0 {
+			conf = 1
+		}
+		v, err := l.cfg.Engine.Evaluate(ctx, policy, approval.CallInfo{Session: ts.in.Session, User: ts.in.User, Tool: c.Name, Kind: t.Kind(args), Hash: hash, Confidence: conf})
+		if err != nil {
+			log.Error("policy evaluation failed; not running the call", "tool", c.Name, "err", err)
+			p.reply, p.status, p.isError = "Not run: "+approval.UserMessage(err), "failed", true
+			continue
+		}
+		p.verdict = v
+		if !v.NeedsApproval {
+			res, err := l.cfg.Tools.Dispatch(ctx, approval.Call{Tool: c.Name, Args: args, CallID: c.ID})
+			switch {
+			case err != nil && errors.Is(err, approval.ErrNotRun):
+				p.reply, p.status, p.isError = "Error: "+err.Error(), "failed", true
+			case err != nil:
+				log.Error("tool failed with an unknown effect", "tool", c.Name, "err", err)
+				p.reply, p.status, p.isError = "The tool failed and its effect is unknown; do not retry it automatically.", "frozen", true
+			default:
+				p.reply, p.status, p.isError = res.Content, string(res.Status), res.IsError
+			}
+			l.say(ctx, ts.in, Say{Kind: SayToolResult, Tool: c.Name, Args: args, Text: p.reply, IsError: p.isError})
+			continue
+		}
+		batch = append(batch, p)
+	}
+	held := true
+	if len(batch) > 0 {
+		held = l.approve(ctx, ts, batch, log)
+	}
+	for _, p := range ps {
+		ts.conv.Messages = append(ts.conv.Messages, Message{Role: RoleTool, ToolCallID: p.call.ID, Name: p.call.Name, Content: p.reply})
+		ts.result.Actions = append(ts.result.Actions, Action{Tool: p.call.Name, Input: p.args, Result: p.reply, Status: p.status, IsError: p.isError})
+	}
+	return held
+}
+
+// approve asks for one approval covering the batch, waits for it, and
+// turns its outcome into each call's reply.
+func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared, log *slog.Logger) bool {
+	v := batch[0].verdict
+	calls := make([]approval.Call, len(batch))
+	var summaries, previews, reasons []string
+	for i, p := range batch {
+		if p.verdict.Risk > v.Risk {
+			v.Risk, v.Approvers, v.Timeout = p.verdict.Risk, p.verdict.Approvers, p.verdict.Timeout
+		}
+		v.Grantable = v.Grantable && p.verdict.Grantable
+		preview, err := p.tool.Preview(ctx, p.args)
+		if err != nil {
+			preview = "(no preview: " + err.Error() + ")"
+		}
+		p.preview = preview
+		calls[i] = approval.Call{Tool: p.call.Name, Args: p.args, Summary: firstLine(preview), CallID: p.call.ID}
+		summaries = append(summaries, p.call.Name+": "+firstLine(preview))
+		previews = append(previews, preview)
+		reasons = append(reasons, p.verdict.Reason)
+	}
+	v.Reason = strings.Join(dedupe(reasons), "; ")
+	keys := make([]string, len(batch))
+	for i, p := range batch {
+		keys[i] = p.call.ID
+	}
+	a, err := l.cfg.Engine.Request(ctx, approval.Request{
+		Session: ts.in.Session, Channel: ts.in.Channel, ChatID: ts.in.ChatID, Requester: ts.in.User,
+		Calls: calls, Verdict: v,
+		Summary:        strings.Join(summaries, "\n"),
+		Preview:        strings.Join(previews, "\n\n"),
+		IdempotencyKey: ts.id + "/" + strings.Join(keys, ","),
+	})
+	if err != nil {
+		log.Error("requesting approval failed; not running the calls", "err", err)
+		for _, p := range batch {
+			p.reply, p.status, p.isError = "Not run: "+approval.UserMessage(err), "failed", true
+		}
+		l.say(ctx, ts.in, Say{Kind: SayNotice, Text: approval.UserMessage(err), IsError: true})
+		return true
+	}
+	// Record what is awaited before blocking, so a restart can resolve it.
+	ts.conv.Awaiting = a.ID
+	if err := l.cfg.History.Save(ctx, ts.in.Session, withPlaceholders(ts.conv, batch, a.ID)); err != nil {
+		log.Warn("saving history before the approval wait failed", "approval_id", a.ID, "err", err)
+	}
+	ts.signalWaiting(true)
+	l.release() // waiting is not work: let other sessions use the worker
+	o, werr := l.cfg.Engine.Wait(ctx, a.ID)
+	reacquired := l.acquire(l.ctx) == nil
+	ts.signalWaiting(false)
+	if werr != nil {
+		log.Warn("stopped waiting for the approval", "approval_id", a.ID, "err", werr)
+		for _, p := range batch {
+			p.reply, p.status, p.isError = "Not run yet: still waiting for a person's approval ("+string(a.ID)+"). The outcome will be recorded when it comes.", "pending", true
+		}
+		return reacquired
+	}
+	ts.conv.Awaiting = ""
+	l.applyOutcome(ts, batch, o)
+	return reacquired
+}
+
+// withPlaceholders returns conv with provisional tool replies for the
+// batch, so that a history saved mid-wait is valid on its own.
+func withPlaceholders(conv Conversation, batch []*prepared, id approval.ID) Conversation {
+	c := conv
+	c.Messages = append([]Message(nil), conv.Messages...)
+	for _, p := range batch {
+		c.Messages = append(c.Messages, Message{Role: RoleTool, ToolCallID: p.call.ID, Name: p.call.Name,
+			Content: "Not run yet: waiting for a person's approval (" + string(id) + ")."})
+	}
+	return c
+}
+
+// applyOutcome turns an approval's outcome into the replies of its calls.
+func (l *Loop) applyOutcome(ts *turnState, batch []*prepared, o approval.Outcome) {
+	byID := map[string]approval.Result{}
+	for _, r := range o.Results {
+		byID[r.CallID] = r
+	}
+	for i, p := range batch {
+		r, ok := byID[p.call.ID]
+		if !ok && i < len(o.Results) {
+			r, ok = o.Results[i], true
+		}
+		p.status, p.isError = string(o.Status), o.IsError
+		switch o.Status {
+		case approval.StatusExecuted, approval.StatusReplayed:
+			if ok {
+				p.reply, p.isError, p.status = r.Content, r.IsError, string(r.Status)
+			} else {
+				p.reply = o.Content
+			}
+			l.say(context.Background(), ts.in, Say{Kind: SayToolResult, Tool: p.call.Name, Args: p.args, Text: p.reply, IsError: p.isError})
+		case approval.StatusRejected:
+			ts.declined[p.call.Name+"\x00"+p.hash] = true
+			p.reply = "Not run: the user declined it (" + o.Content + "). Do not propose the same call again in this turn."
+		case approval.StatusExpired:
+			p.reply = "Not run: the approval expired before anyone decided."
+		case approval.StatusFrozen:
+			detail := o.Content
+			if ok {
+				detail = r.Content
+			}
+			p.reply = "The result is unknown and the action is frozen (it may or may not have taken effect); do not retry it. " + detail
+		case approval.StatusFailed:
+			if ok {
+				p.reply = "Failed: " + r.Content
+			} else {
+				p.reply = "Failed: " + o.Content
+			}
+		case approval.StatusSuperseded:
+			p.reply = "Not run: a newer request in this conversation replaced it."
+		case approval.StatusCancelled:
+			p.reply = "Not run: the approval was withdrawn."
+		default:
+			p.reply = "Not run: " + o.Content
+		}
+	}
+}
+
+// resolveAwaiting settles a conversation whose last turn ended while an
+// approval was still open (a restart, a deadline): once the approval has
+// ended, its outcome is added to the history, so the model knows.
+func (l *Loop) resolveAwaiting(ctx context.Context, ts *turnState) {
+	id := ts.conv.Awaiting
+	if id == "" {
+		return
+	}
+	a, err := l.cfg.Engine.Get(ctx, id)
+	if err != nil {
+		if approval.KindOf(err) == approval.KindNotFound {
+			ts.conv.Awaiting = ""
+		}
+		return
+	}
+	if !a.State.Terminal() || a.Outcome == nil {
+		return
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Update on the earlier approval %s (%s): %s.", a.ID, a.Tool(), a.Outcome.Status)
+	for _, r := range a.Outcome.Results {
+		fmt.Fprintf(&b, "\n- %s: %s", r.Tool, r.Content)
+	}
+	if len(a.Outcome.Results) == 0 && a.Outcome.Content != "" {
+		b.WriteString(" " + a.Outcome.Content)
+	}
+	ts.conv.Messages = append(ts.conv.Messages, Message{Role: RoleSystem, Content: b.String()})
+	ts.conv.Awaiting = ""
+}
+
+// forHistory returns msg with tool-call arguments that are not valid JSON
+// replaced by {} (the tool's reply says what was wrong), so the history can
+// be stored and sent back to the model.
+func forHistory(msg Message) Message {
+	copied := false
+	for i, c := range msg.ToolCalls {
+		if !json.Valid(c.Args) {
+			if !copied {
+				msg.ToolCalls = append([]ToolCall(nil), msg.ToolCalls...)
+				copied = true
+			}
+			msg.ToolCalls[i].Args = json.RawMessage(`{}`)
+		}
+	}
+	return msg
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if r := []rune(s); len(r) > 200 {
+		s = string(r[:200]) + "…"
+	}
+	return s
+}
+
+func dedupe(ss []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range ss {
+		if s != "" && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func randomID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

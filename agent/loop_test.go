@@ -1,0 +1,493 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/hitlbot/hitlbot/agent"
+	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/audit"
+	"github.com/hitlbot/hitlbot/approval/memstore"
+	"github.com/hitlbot/hitlbot/internal/clock"
+)
+
+var quiet = slog.New(slog.DiscardHandler)
+
+// opTool is a tool of a given kind that counts its runs.
+type opTool struct {
+	name string
+	kind approval.Kind
+	runs atomic.Int64
+}
+
+type opArgs struct {
+	Target string `json:"target" jsonschema:"what to act on"`
+}
+
+func (t *opTool) Name() string        { return t.name }
+func (t *opTool) Description() string { return "does " + t.name }
+func (t *opTool) Schema() *jsonschema.Schema {
+	s, err := jsonschema.For[opArgs](nil)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+func (t *opTool) Kind(json.RawMessage) approval.Kind { return t.kind }
+func (t *opTool) Preview(_ context.Context, args json.RawMessage) (string, error) {
+	return t.name + " " + string(args), nil
+}
+func (t *opTool) Run(_ context.Context, args json.RawMessage) (agent.Output, error) {
+	n := t.runs.Add(1)
+	return agent.Output{Content: fmt.Sprintf("%s done (run %d)", t.name, n)}, nil
+}
+
+// scripted is a Model that plays a script: a function of the request.
+type scripted func(req agent.Request) (agent.Response, error)
+
+func (s scripted) Complete(ctx context.Context, req agent.Request) (agent.Response, error) {
+	return s(req)
+}
+
+// callThenSummarise asks for calls on the user's message, then answers with
+// the tool results it got.
+func callThenSummarise(calls ...agent.ToolCall) scripted {
+	return func(req agent.Request) (agent.Response, error) {
+		last := req.Messages[len(req.Messages)-1]
+		if last.Role == agent.RoleTool {
+			var parts []string
+			for i := len(req.Messages) - 1; i >= 0 && req.Messages[i].Role == agent.RoleTool; i-- {
+				parts = append([]string{req.Messages[i].Content}, parts...)
+			}
+			return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "summary: " + strings.Join(parts, " | ")}}, nil
+		}
+		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, ToolCalls: calls}}, nil
+	}
+}
+
+func call(id, name, target string) agent.ToolCall {
+	return agent.ToolCall{ID: id, Name: name, Args: json.RawMessage(`{"target":"` + target + `"}`), Confidence: 1}
+}
+
+// speaker records what the agent says.
+type speaker struct {
+	mu   sync.Mutex
+	said []agent.Say
+}
+
+func (s *speaker) Say(_ context.Context, _ agent.Inbound, m agent.Say) error {
+	s.mu.Lock()
+	s.said = append(s.said, m)
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *speaker) kinds() []agent.SayKind {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var k []agent.SayKind
+	for _, m := range s.said {
+		k = append(k, m.Kind)
+	}
+	return k
+}
+
+// shower is a Notifier that hands every new approval to the test.
+type shower struct{ shown chan *approval.Approval }
+
+func (n *shower) Show(_ context.Context, a *approval.Approval) ([]approval.CardRef, error) {
+	n.shown <- a
+	return nil, nil
+}
+func (n *shower) Settle(context.Context, *approval.Approval, approval.Outcome) error { return nil }
+
+type nopAudit struct{}
+
+func (nopAudit) Append(audit.Record) {}
+
+type harness struct {
+	loop    *agent.Loop
+	engine  *approval.Engine
+	clk     *clock.Fake
+	speak   *speaker
+	shown   chan *approval.Approval
+	history *agent.MemoryHistory
+	read    *opTool
+	del     *opTool
+	write   *opTool
+}
+
+func newHarness(t *testing.T, model agent.Model, mod ...func(*agent.LoopConfig)) *harness {
+	t.Helper()
+	h := &harness{clk: clock.NewFake(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)), speak: &speaker{},
+		shown: make(chan *approval.Approval, 16), history: agent.NewMemoryHistory(),
+		read: &opTool{name: "look", kind: approval.KindRead}, del: &opTool{name: "erase", kind: approval.KindDestructive},
+		write: &opTool{name: "note", kind: approval.KindWrite}}
+	reg := agent.NewRegistry()
+	if err := reg.Register(h.read, h.del, h.write); err != nil {
+		t.Fatal(err)
+	}
+	eng, err := approval.NewEngine(approval.EngineConfig{Store: memstore.New(memstore.Options{}), Notifier: &shower{h.shown},
+		Dispatcher: reg, Audit: nopAudit{}, Clock: h.clk, Logger: quiet, PollInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	if err := eng.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h.engine = eng
+	pol, err := approval.NewPolicy(approval.DefaultPolicyConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := agent.LoopConfig{Model: model, Tools: reg, Engine: eng, Policy: func() *approval.Policy { return pol },
+		History: h.history, Speaker: h.speak, Clock: clock.Real{}, Logger: quiet, SlowNotice: time.Hour}
+	for _, m := range mod {
+		m(&cfg)
+	}
+	h.loop, err = agent.NewLoop(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.loop.Close(context.Background()) })
+	return h
+}
+
+func (h *harness) submit(t *testing.T, session, text string) <-chan agent.TurnResult {
+	t.Helper()
+	ch := make(chan agent.TurnResult, 1)
+	err := h.loop.Submit(agent.Inbound{Session: approval.SessionKey(session), Channel: "test", ChatID: session, User: "alice",
+		MessageID: fmt.Sprintf("m-%d", time.Now().UnixNano()), Text: text, Done: func(r agent.TurnResult) { ch <- r }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ch
+}
+
+func (h *harness) nextApproval(t *testing.T) *approval.Approval {
+	t.Helper()
+	select {
+	case a := <-h.shown:
+		return a
+	case <-time.After(10 * time.Second):
+		t.Fatal("no approval was requested")
+	}
+	return nil
+}
+
+func result(t *testing.T, ch <-chan agent.TurnResult) agent.TurnResult {
+	t.Helper()
+	select {
+	case r := <-ch:
+		return r
+	case <-time.After(10 * time.Second):
+		t.Fatal("the turn did not finish")
+	}
+	return agent.TurnResult{}
+}
+
+func (h *harness) decide(t *testing.T, a *approval.Approval, verb approval.Verb) approval.Outcome {
+	t.Helper()
+	o, err := h.engine.Decide(context.Background(), a.ID, approval.Decision{Verb: verb, Actor: "alice", Source: approval.SourceCard, PayloadSHA256: a.PayloadSHA256, Comment: "checked"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+func TestApprovedRunsOnce(t *testing.T) {
+	h := newHarness(t, callThenSummarise(call("c1", "erase", "orders")))
+	ch := h.submit(t, "s1", "erase the orders")
+	a := h.nextApproval(t)
+	if a.Tool() != "erase" || a.Risk != approval.RiskHigh || !strings.Contains(a.Summary, "orders") {
+		t.Fatalf("approval = %+v", a)
+	}
+	if o := h.decide(t, a, approval.Approve); o.Status != approval.StatusExecuted {
+		t.Fatalf("decision = %+v", o)
+	}
+	r := result(t, ch)
+	if h.del.runs.Load() != 1 || r.Text != "summary: erase done (run 1)" {
+		t.Fatalf("runs %d, result %+v", h.del.runs.Load(), r)
+	}
+	if len(r.Actions) != 1 || r.Actions[0].Status != "executed" {
+		t.Fatalf("actions = %+v", r.Actions)
+	}
+	if k := h.speak.kinds(); len(k) != 2 || k[0] != agent.SayToolResult || k[1] != agent.SayAnswer {
+		t.Fatalf("said %v", k)
+	}
+	conv, _ := h.history.Load(context.Background(), "s1")
+	if conv.Awaiting != "" || len(conv.Messages) != 4 {
+		t.Fatalf("history = %+v", conv)
+	}
+}
+
+func TestRejectedNeverRuns(t *testing.T) {
+	// The model stubbornly proposes the same call again after the refusal.
+	var rounds atomic.Int64
+	model := scripted(func(req agent.Request) (agent.Response, error) {
+		if rounds.Add(1) <= 2 {
+			return agent.Response{Message: agent.Message{ToolCalls: []agent.ToolCall{call(fmt.Sprint("c", rounds.Load()), "erase", "orders")}}}, nil
+		}
+		return agent.Response{Message: agent.Message{Content: "ok, not doing it"}}, nil
+	})
+	h := newHarness(t, model)
+	ch := h.submit(t, "s1", "erase the orders")
+	a := h.nextApproval(t)
+	if o := h.decide(t, a, approval.Reject); o.Status != approval.StatusRejected {
+		t.Fatalf("decision = %+v", o)
+	}
+	r := result(t, ch)
+	if h.del.runs.Load() != 0 {
+		t.Fatal("a rejected call ran")
+	}
+	select {
+	case a2 := <-h.shown:
+		t.Fatalf("the same declined call asked again: %s", a2.ID)
+	default:
+	}
+	if len(r.Actions) != 2 || r.Actions[0].Status != "rejected" || r.Actions[1].Status != "rejected" || !strings.Contains(r.Actions[1].Result, "already declined") {
+		t.Fatalf("actions = %+v", r.Actions)
+	}
+}
+
+func TestExpiredNeverRuns(t *testing.T) {
+	h := newHarness(t, callThenSummarise(call("c1", "erase", "orders")))
+	ch := h.submit(t, "s1", "erase the orders")
+	h.nextApproval(t)
+	for h.clk.Timers() < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	h.clk.Advance(approval.DefaultTimeout)
+	r := result(t, ch)
+	if h.del.runs.Load() != 0 || !strings.Contains(r.Text, "expired") || r.Actions[0].Status != "expired" {
+		t.Fatalf("runs %d, result %+v", h.del.runs.Load(), r)
+	}
+}
+
+func TestLowRiskRunsAtOnce(t *testing.T) {
+	h := newHarness(t, callThenSummarise(call("c1", "look", "orders"), call("c2", "note", "x")))
+	r := result(t, h.submit(t, "s1", "look"))
+	if h.read.runs.Load() != 1 || h.write.runs.Load() != 1 || len(h.shown) != 0 {
+		t.Fatalf("read %d write %d, %d approvals", h.read.runs.Load(), h.write.runs.Load(), len(h.shown))
+	}
+	if !strings.Contains(r.Text, "look done") || !strings.Contains(r.Text, "note done") {
+		t.Fatalf("result = %+v", r)
+	}
+}
+
+func TestInvalidArgumentsNeverRun(t *testing.T) {
+	bad := agent.ToolCall{ID: "c1", Name: "erase", Args: json.RawMessage(`{"target": 5, "extra": true}`)}
+	malformed := agent.ToolCall{ID: "c2", Name: "erase", Args: json.RawMessage(`{"target": "x"`)}
+	unknown := agent.ToolCall{ID: "c3", Name: "format_disk", Args: json.RawMessage(`{}`)}
+	h := newHarness(t, callThenSummarise(bad, malformed, unknown))
+	r := result(t, h.submit(t, "s1", "do it"))
+	if h.del.runs.Load() != 0 || len(h.shown) != 0 {
+		t.Fatal("an invalid call ran or asked for approval")
+	}
+	for _, a := range r.Actions {
+		if a.Status != "invalid" || !strings.HasPrefix(a.Result, "Error:") {
+			t.Fatalf("action = %+v", a)
+		}
+	}
+	if !strings.Contains(r.Actions[1].Result, "not valid JSON") {
+		t.Fatalf("malformed arguments reply = %q", r.Actions[1].Result)
+	}
+	// The history stays storable (a Redis history marshals it).
+	conv, err := h.history.Load(context.Background(), "s1")
+	if err != nil || len(conv.Messages) != 6 {
+		t.Fatalf("history after malformed arguments = %+v, %v", conv, err)
+	}
+}
+
+func TestBatchApproval(t *testing.T) {
+	h := newHarness(t, callThenSummarise(call("c1", "erase", "a"), call("c2", "look", "b"), call("c3", "erase", "c")))
+	ch := h.submit(t, "s1", "erase a and c")
+	a := h.nextApproval(t)
+	if len(a.Calls) != 2 || a.Tool() != "batch" {
+		t.Fatalf("batch approval = %+v", a)
+	}
+	h.decide(t, a, approval.Approve)
+	r := result(t, ch)
+	if h.del.runs.Load() != 2 || h.read.runs.Load() != 1 || len(r.Actions) != 3 {
+		t.Fatalf("runs erase=%d look=%d, actions %+v", h.del.runs.Load(), h.read.runs.Load(), r.Actions)
+	}
+	// Replies stay in the model's call order.
+	if r.Actions[0].Tool != "erase" || r.Actions[1].Tool != "look" || r.Actions[2].Status != "executed" {
+		t.Fatalf("actions = %+v", r.Actions)
+	}
+}
+
+func TestSessionsDoNotBlockEachOther(t *testing.T) {
+	// One worker only: a session waiting for a person must not hold it.
+	model := scripted(func(req agent.Request) (agent.Response, error) {
+		last := req.Messages[len(req.Messages)-1]
+		if last.Role == agent.RoleUser && last.Content == "erase" {
+			return agent.Response{Message: agent.Message{ToolCalls: []agent.ToolCall{call("c1", "erase", "x")}}}, nil
+		}
+		return agent.Response{Message: agent.Message{Content: "hello"}}, nil
+	})
+	h := newHarness(t, model, func(c *agent.LoopConfig) { c.Workers = 1 })
+	slow := h.submit(t, "s-slow", "erase")
+	a := h.nextApproval(t)
+	for i := range 5 {
+		if r := result(t, h.submit(t, fmt.Sprint("s-fast-", i), "hi")); r.Text != "hello" {
+			t.Fatalf("fast session answered %q", r.Text)
+		}
+	}
+	h.decide(t, a, approval.Approve)
+	if r := result(t, slow); len(r.Actions) != 1 || r.Actions[0].Status != "executed" {
+		t.Fatalf("slow session = %+v", r)
+	}
+}
+
+func TestOrderWithinSession(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	model := scripted(func(req agent.Request) (agent.Response, error) {
+		last := req.Messages[len(req.Messages)-1]
+		mu.Lock()
+		seen = append(seen, last.Content)
+		mu.Unlock()
+		return agent.Response{Message: agent.Message{Content: "re: " + last.Content}}, nil
+	})
+	h := newHarness(t, model)
+	var chs []<-chan agent.TurnResult
+	for i := range 10 {
+		chs = append(chs, h.submit(t, "s1", fmt.Sprint(i)))
+	}
+	for i, ch := range chs {
+		if r := result(t, ch); r.Text != fmt.Sprint("re: ", i) {
+			t.Fatalf("turn %d answered %q", i, r.Text)
+		}
+	}
+	conv, _ := h.history.Load(context.Background(), "s1")
+	if len(conv.Messages) != 20 || conv.Messages[18].Content != "9" {
+		t.Fatalf("history has %d messages", len(conv.Messages))
+	}
+}
+
+func TestModelErrorIsPublic(t *testing.T) {
+	model := scripted(func(agent.Request) (agent.Response, error) {
+		return agent.Response{}, &agent.ModelError{Public: "The language model refused the configured API key; ask an operator to check it.", Err: fmt.Errorf("401 from https://llm.internal key=sk-secret")}
+	})
+	h := newHarness(t, model)
+	r := result(t, h.submit(t, "s1", "hi"))
+	if r.Err == nil || strings.Contains(r.Text, "sk-secret") || !strings.Contains(r.Text, "API key") {
+		t.Fatalf("result = %+v", r)
+	}
+	h.speak.mu.Lock()
+	defer h.speak.mu.Unlock()
+	if len(h.speak.said) != 1 || strings.Contains(h.speak.said[0].Text, "sk-secret") {
+		t.Fatalf("said %+v", h.speak.said)
+	}
+}
+
+func TestOutcomeAfterTurnEndedIsRemembered(t *testing.T) {
+	var lastReq atomic.Value
+	model := scripted(func(req agent.Request) (agent.Response, error) {
+		lastReq.Store(req)
+		last := req.Messages[len(req.Messages)-1]
+		if last.Role == agent.RoleUser && last.Content == "erase" {
+			return agent.Response{Message: agent.Message{ToolCalls: []agent.ToolCall{call("c1", "erase", "x")}}}, nil
+		}
+		return agent.Response{Message: agent.Message{Content: "ok"}}, nil
+	})
+	h := newHarness(t, model, func(c *agent.LoopConfig) { c.TurnTimeout = 300 * time.Millisecond })
+	r := result(t, h.submit(t, "s1", "erase"))
+	a := h.nextApproval(t)
+	if r.Actions[0].Status != "pending" {
+		t.Fatalf("turn that ran out of time = %+v", r)
+	}
+	// The person decides after the turn gave up; the tool runs on the decision path.
+	if o := h.decide(t, a, approval.Approve); o.Status != approval.StatusExecuted || h.del.runs.Load() != 1 {
+		t.Fatalf("late decision = %+v", o)
+	}
+	result(t, h.submit(t, "s1", "what happened?"))
+	req := lastReq.Load().(agent.Request)
+	found := false
+	for _, m := range req.Messages {
+		if m.Role == agent.RoleSystem && strings.Contains(m.Content, string(a.ID)) && strings.Contains(m.Content, "erase done") {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("the next turn's model request does not carry the outcome: %+v", req.Messages)
+	}
+	conv, _ := h.history.Load(context.Background(), "s1")
+	if conv.Awaiting != "" {
+		t.Fatal("awaiting not cleared")
+	}
+}
+
+func TestHistoryTrim(t *testing.T) {
+	c := agent.Conversation{Messages: []agent.Message{
+		{Role: agent.RoleUser, Content: "1"}, {Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "a"}}}, {Role: agent.RoleTool, ToolCallID: "a"},
+		{Role: agent.RoleAssistant, Content: "x"}, {Role: agent.RoleUser, Content: "2"}, {Role: agent.RoleAssistant, Content: "y"},
+	}}
+	c.Trim(4)
+	if len(c.Messages) != 2 || c.Messages[0].Content != "2" {
+		t.Fatalf("trimmed = %+v", c.Messages)
+	}
+}
+
+func TestSlowTurnSaysSo(t *testing.T) {
+	release := make(chan struct{})
+	model := scripted(func(req agent.Request) (agent.Response, error) {
+		<-release
+		return agent.Response{Message: agent.Message{Content: "finally"}}, nil
+	})
+	clk := clock.NewFake(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC))
+	h := newHarness(t, model, func(c *agent.LoopConfig) { c.Clock, c.SlowNotice = clk, 20*time.Second })
+	ch := h.submit(t, "s1", "think hard")
+	for clk.Timers() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	clk.Advance(20 * time.Second)
+	for len(h.speak.kinds()) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	r := result(t, ch)
+	k := h.speak.kinds()
+	if r.Text != "finally" || len(k) != 2 || k[0] != agent.SayNotice || k[1] != agent.SayAnswer {
+		t.Fatalf("said %v, result %+v", k, r)
+	}
+	if !strings.Contains(h.speak.said[0].Text, "Still working") {
+		t.Fatalf("notice = %q", h.speak.said[0].Text)
+	}
+}
+
+func TestRegistryReplace(t *testing.T) {
+	reg := agent.NewRegistry()
+	a, b := &opTool{name: "a", kind: approval.KindRead}, &opTool{name: "b", kind: approval.KindRead}
+	if err := reg.Register(a); err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.Replace(b, b); err == nil {
+		t.Fatal("a duplicate was accepted")
+	}
+	if _, ok := reg.Get("a"); !ok {
+		t.Fatal("a failed Replace changed the registry")
+	}
+	if err := reg.Replace(b); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := reg.Get("a"); ok {
+		t.Fatal("the old tool is still there")
+	}
+	if _, err := reg.Dispatch(context.Background(), approval.Call{Tool: "a", Args: json.RawMessage(`{"target":"x"}`)}); !errors.Is(err, approval.ErrNotRun) {
+		t.Fatalf("dispatch of a removed tool = %v, want ErrNotRun", err)
+	}
+}

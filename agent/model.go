@@ -1,0 +1,91 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// Model turns a conversation into the next assistant message: text, tool
+// calls, or both. Implementations: the OpenAI-compatible client and the
+// deterministic rules model.
+type Model interface {
+	Complete(ctx context.Context, req Request) (Response, error)
+}
+
+// Role is who said a message.
+type Role string
+
+// Roles, as in the chat-completions API.
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// Message is one entry of a conversation.
+type Message struct {
+	Role    Role   `json:"role"`
+	Content string `json:"content,omitempty"`
+	// ToolCalls are the calls an assistant message asks for.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// ToolCallID links a tool message to the call it answers.
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	// Name is the tool's name on a tool message.
+	Name string `json:"name,omitempty"`
+}
+
+// ToolCall is one call the model asks for.
+type ToolCall struct {
+	// ID is the model's id for the call (generated when the model gives none).
+	ID string `json:"id"`
+	// Name is the tool name.
+	Name string `json:"name"`
+	// Args is the JSON arguments object, as the model wrote it.
+	Args json.RawMessage `json:"args"`
+	// Confidence is how sure the model is that this call is what the user
+	// wants, 0..1. Models that give none (LLMs) report 1.
+	Confidence float64 `json:"confidence"`
+}
+
+// ToolSpec describes a tool to the model.
+type ToolSpec struct {
+	Name        string
+	Description string
+	Schema      *jsonschema.Schema
+}
+
+// Request is the input of Model.Complete.
+type Request struct {
+	// Messages is the conversation so far, oldest first.
+	Messages []Message
+	// Tools are the tools the model may call.
+	Tools []ToolSpec
+}
+
+// Response is the output of Model.Complete.
+type Response struct {
+	// Message is the assistant message (Role is RoleAssistant).
+	Message Message
+}
+
+// ModelError is an error from a model whose Public text is safe to show a
+// chat user (no keys, URLs or prompt fragments); Err keeps the detail for
+// the logs.
+type ModelError struct {
+	Public string
+	Err    error
+}
+
+func (e *ModelError) Error() string {
+	if e.Err == nil {
+		return e.Public
+	}
+	return e.Public + ": " + e.Err.Error()
+}
+
+func (e *ModelError) Unwrap() error { return e.Err }
+
+var _ error = (*ModelError)(nil)

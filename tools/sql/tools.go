@@ -1,0 +1,619 @@
+package sqltool
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/hitlbot/hitlbot/agent"
+	"github.com/hitlbot/hitlbot/approval"
+)
+
+// callArgs are the arguments of both tools.
+type callArgs struct {
+	Statement string `json:"statement" jsonschema:"Exactly one SQL statement, written as it should run."`
+	Database  string `json:"database,omitempty" jsonschema:"The database to use; default the first."`
+}
+
+// NewQueryTool returns sql_query: it runs one read-only statement and shows
+// the result as a table. Its kind is always read: a statement that is not a
+// read is refused, and the read runs in a transaction the database itself
+// keeps from changing anything (see the package documentation).
+func NewQueryTool(dbs *Databases) agent.Tool { return &queryTool{tool{dbs: dbs}} }
+
+// NewExecuteTool returns sql_execute: it runs one statement that changes
+// data or schema, in a transaction, after a person approved it. Its kind
+// depends on the statement (see Classify); its preview shows the statement,
+// the database and the rows affected, found by a dry run that is rolled back.
+func NewExecuteTool(dbs *Databases) agent.Tool { return &executeTool{tool{dbs: dbs, write: true}} }
+
+// tool is what both tools share.
+type tool struct {
+	dbs   *Databases
+	write bool // sql_execute: only writable databases
+}
+
+func (t tool) defaultDB() string {
+	if t.write {
+		return t.dbs.defaultWritable()
+	}
+	return t.dbs.Default()
+}
+
+func (t tool) schema() *jsonschema.Schema {
+	s, err := jsonschema.For[callArgs](nil)
+	if err != nil {
+		panic("sqltool: schema of callArgs: " + err.Error()) // a static type: cannot happen
+	}
+	s.Properties["statement"].MinLength = jsonschema.Ptr(1)
+	db := s.Properties["database"]
+	names := t.dbs.names(t.write)
+	for _, n := range names {
+		db.Enum = append(db.Enum, n)
+	}
+	if len(names) > 0 {
+		db.Description = fmt.Sprintf("The database to use: %s. Default %s.", t.dbs.describe(t.write), t.defaultDB())
+	}
+	return s
+}
+
+// errArgs marks arguments that could not be decoded.
+var errArgs = errors.New("arguments")
+
+// call is one decoded call.
+type call struct {
+	db *database
+	c  Classification
+}
+
+// parse decodes the arguments, finds the database and classifies the
+// statement. A refusal comes back as a *refusal error; undecodable
+// arguments as an error wrapping errArgs.
+func (t tool) parse(raw json.RawMessage) (call, error) {
+	var a callArgs
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if len(raw) == 0 {
+		dec = json.NewDecoder(strings.NewReader("{}"))
+	}
+	if err := dec.Decode(&a); err != nil {
+		return call{}, fmt.Errorf("%w: %v", errArgs, err)
+	}
+	name := a.Database
+	if name == "" {
+		name = t.defaultDB()
+	}
+	e, ok := t.dbs.get(name)
+	if !ok {
+		switch {
+		case name == "" && t.write:
+			return call{}, refusef("no writable database is configured")
+		case name == "":
+			return call{}, refusef("no database is configured")
+		}
+		return call{}, refusef("there is no database %q; the databases are %s", name, t.dbs.describe(t.write))
+	}
+	if t.write && e.readOnly {
+		return call{}, refusef("the database %q is read-only: sql_execute cannot change it", name)
+	}
+	if strings.TrimSpace(a.Statement) == "" {
+		return call{}, refusef("the statement is empty")
+	}
+	return call{db: e, c: Classify(e.driver, a.Statement)}, nil
+}
+
+// refusal is a call the tool will not run, with the reason in words the
+// model can act on.
+type refusal struct{ msg string }
+
+func (r *refusal) Error() string { return r.msg }
+
+func refusef(format string, args ...any) error { return &refusal{fmt.Sprintf(format, args...)} }
+
+// outcome turns a parse error into what Run returns: undecodable arguments
+// are a Go error wrapping approval.ErrNotRun, a refusal is an Output with
+// IsError.
+func outcome(err error) (agent.Output, error) {
+	if errors.Is(err, errArgs) {
+		return agent.Output{}, fmt.Errorf("%w: %v", approval.ErrNotRun, err)
+	}
+	return agent.Output{Content: err.Error(), IsError: true}, nil
+}
+
+// dbError words an error from the database for the model: the database's
+// own message (it is the model's SQL), a timeout said as such, secrets
+// redacted.
+func (e *database) dbError(ctx context.Context, err error) string {
+	if timedOut(ctx, err) {
+		return fmt.Sprintf("timed out after %s", e.timeout)
+	}
+	return e.redact(err.Error())
+}
+
+// timedOut reports whether err comes from the query timeout.
+func timedOut(ctx context.Context, err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded)
+}
+
+// ---- sql_query
+
+type queryTool struct{ tool }
+
+func (t *queryTool) Name() string { return "sql_query" }
+
+func (t *queryTool) Description() string {
+	return "Run one read-only SQL statement (SELECT, WITH … SELECT, VALUES, EXPLAIN, SHOW; on SQLite also " +
+		"PRAGMAs that only report) and show the result as a table of at most the database's row cap. " +
+		"Anything that changes data or schema is refused: use sql_execute for that. Databases: " +
+		t.dbs.describe(false) + "."
+}
+
+func (t *queryTool) Schema() *jsonschema.Schema { return t.schema() }
+
+func (t *queryTool) Kind(json.RawMessage) approval.Kind { return approval.KindRead }
+
+func (t *queryTool) check(raw json.RawMessage) (call, error) {
+	k, err := t.parse(raw)
+	if err != nil {
+		return k, err
+	}
+	if k.c.Class != ClassRead {
+		why := "it is not a read"
+		if k.c.Class == ClassRefused {
+			why = k.c.Reason
+		}
+		return k, refusef("sql_query refused the statement: %s. sql_query runs only reads; send a change to sql_execute", why)
+	}
+	return k, nil
+}
+
+// Preview says what will run; it does not touch the database.
+func (t *queryTool) Preview(_ context.Context, raw json.RawMessage) (string, error) {
+	k, err := t.check(raw)
+	if err != nil {
+		return "", err
+	}
+	return k.c.Statement + " — read-only query in " + k.db.name, nil
+}
+
+func (t *queryTool) Run(ctx context.Context, raw json.RawMessage) (agent.Output, error) {
+	k, err := t.check(raw)
+	if err != nil {
+		return outcome(err)
+	}
+	e := k.db
+	ctx, cancel := context.WithTimeout(ctx, e.timeout)
+	defer cancel()
+	var cols []string
+	var rows [][]string
+	more := false
+	err = e.read(ctx, func(tx *sql.Tx) error {
+		r, err := tx.QueryContext(ctx, k.c.Statement)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		if cols, err = r.Columns(); err != nil {
+			return err
+		}
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		for r.Next() {
+			if len(rows) == e.maxRows {
+				more = true
+				break
+			}
+			if err := r.Scan(ptrs...); err != nil {
+				return err
+			}
+			row := make([]string, len(cols))
+			for i, v := range vals {
+				row[i] = formatValue(v)
+			}
+			rows = append(rows, row)
+		}
+		if err := r.Err(); err != nil {
+			return err
+		}
+		return r.Close()
+	})
+	if err != nil {
+		return agent.Output{Content: "the query failed on " + e.name + ": " + e.dbError(ctx, err), IsError: true}, nil
+	}
+	return agent.Output{Content: renderTable(cols, rows, more)}, nil
+}
+
+// read runs fn in a transaction that the database refuses to change
+// anything in, and rolls it back:
+//
+//   - PostgreSQL: BEGIN … READ ONLY.
+//   - MySQL/MariaDB: SET SESSION TRANSACTION READ ONLY, then START
+//     TRANSACTION READ ONLY, on a dedicated connection, reset to READ WRITE
+//     afterwards. The session setting is needed because DDL is not
+//     transactional: START TRANSACTION READ ONLY alone lets a DROP TABLE
+//     through (it commits the transaction implicitly and then runs).
+//   - SQLite: modernc.org/sqlite ignores TxOptions.ReadOnly (it sends a
+//     plain BEGIN), so PRAGMA query_only = 1 on a dedicated connection,
+//     reset to 0 afterwards.
+//
+// A connection whose reset fails is closed instead of going back to the
+// pool.
+func (e *database) read(ctx context.Context, fn func(*sql.Tx) error) error {
+	conn, release, err := e.conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	var on, off string
+	switch e.dialect {
+	case dialectSQLite:
+		on, off = "PRAGMA query_only = 1", "PRAGMA query_only = 0"
+	case dialectMySQL:
+		on, off = "SET SESSION TRANSACTION READ ONLY", "SET SESSION TRANSACTION READ WRITE"
+	}
+	if on != "" {
+		if _, err := conn.ExecContext(ctx, on); err != nil {
+			discard(conn)
+			return err
+		}
+		defer func() {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			if _, err := conn.ExecContext(rctx, off); err != nil {
+				discard(conn)
+			}
+		}()
+	}
+	tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	return fn(tx)
+}
+
+// conn returns a dedicated connection and the function that gives it back.
+// On MySQL the connection's statement is killed on the server when ctx ends
+// before release: go-sql-driver only closes its socket, and the server
+// would go on running the statement (and holding its locks) for as long as
+// it takes. PostgreSQL (pgx sends a cancel request) and SQLite (interrupted
+// in process) stop by themselves.
+func (e *database) conn(ctx context.Context) (*sql.Conn, func(), error) {
+	conn, err := e.db.Conn(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if e.dialect != dialectMySQL {
+		return conn, func() { conn.Close() }, nil
+	}
+	var id uint64
+	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+		discard(conn)
+		conn.Close()
+		return nil, nil, err
+	}
+	stop := context.AfterFunc(ctx, func() { e.killQuery(id) })
+	return conn, func() {
+		stop()
+		conn.Close()
+	}, nil
+}
+
+// killQuery stops whatever MySQL connection id is running, through a
+// connection of its own (the pool may be exhausted, or limited to the very
+// connection that is busy).
+func (e *database) killQuery(id uint64) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	stmt := fmt.Sprintf("KILL QUERY %d", id)
+	if e.killer == nil {
+		_, _ = e.db.ExecContext(ctx, stmt)
+		return
+	}
+	c, err := e.killer.Connect(ctx)
+	if err != nil {
+		return
+	}
+	defer c.Close()
+	if x, ok := c.(driver.ExecerContext); ok {
+		_, _ = x.ExecContext(ctx, stmt, nil)
+	}
+}
+
+// discard makes conn.Close close the connection instead of pooling it.
+func discard(conn *sql.Conn) {
+	_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+}
+
+// count returns the number of rows of a table named as written in a
+// statement (an identifier, possibly qualified and quoted: never a value).
+func (e *database) count(ctx context.Context, table string) (int64, error) {
+	var n int64
+	err := e.read(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+table).Scan(&n)
+	})
+	return n, err
+}
+
+// ---- sql_execute
+
+type executeTool struct{ tool }
+
+func (t *executeTool) Name() string { return "sql_execute" }
+
+func (t *executeTool) Description() string {
+	return "Run one SQL statement that changes data or schema (INSERT, UPDATE, DELETE, CREATE, ALTER, DROP, " +
+		"TRUNCATE, …) in a transaction and commit it. A person approves it first, seeing the statement and " +
+		"how many rows it affects. Not for reading: use sql_query. Databases: " + t.dbs.describe(true) + "."
+}
+
+func (t *executeTool) Schema() *jsonschema.Schema { return t.schema() }
+
+// Kind is the statement's class; arguments that cannot be read, and
+// statements Run would refuse (reads included), are destructive so that
+// nothing runs without a person by mistake.
+func (t *executeTool) Kind(raw json.RawMessage) approval.Kind {
+	k, err := t.check(raw)
+	if err != nil {
+		return approval.KindDestructive
+	}
+	return k.c.Kind()
+}
+
+func (t *executeTool) check(raw json.RawMessage) (call, error) {
+	k, err := t.parse(raw)
+	if err != nil {
+		return k, err
+	}
+	switch k.c.Class {
+	case ClassRead:
+		return k, refusef("sql_execute refused the statement: it only reads; use sql_query")
+	case ClassRefused:
+		return k, refusef("sql_execute refused the statement: %s", k.c.Reason)
+	}
+	return k, nil
+}
+
+// Preview returns the statement verbatim, the database and the blast radius:
+// "DELETE FROM orders WHERE status = 'cancelled' — affects 7 rows in demo".
+// It never changes anything: INSERT, UPDATE and DELETE (and, on SQLite and
+// PostgreSQL, DDL) run in a transaction that is rolled back; on MySQL, DDL
+// is never run (it commits by itself) and DML only when every table it
+// names is InnoDB without triggers. A statement that fails its dry run, or
+// is refused, is an error.
+func (t *executeTool) Preview(ctx context.Context, raw json.RawMessage) (string, error) {
+	k, err := t.check(raw)
+	if err != nil {
+		return "", err
+	}
+	e := k.db
+	ctx, cancel := context.WithTimeout(ctx, e.timeout)
+	defer cancel()
+	effect, note, err := e.blastRadius(ctx, k.c)
+	switch {
+	case err != nil && timedOut(ctx, err):
+		// Say so rather than fail: a person may still approve a change
+		// too big to dry-run in time, knowing its size is unknown.
+		effect, note = "blast radius unknown", "the dry run timed out after "+e.timeout.String()
+	case err != nil:
+		return "", fmt.Errorf("the dry run on %s failed: %s", e.name, e.dbError(ctx, err))
+	}
+	p := k.c.Statement + " — " + effect + " in " + e.name
+	if note != "" {
+		p += " (" + note + ")"
+	}
+	return p, nil
+}
+
+var dmlVerbs = set("INSERT", "UPDATE", "DELETE", "REPLACE", "MERGE")
+
+const mysqlDDLNote = "not dry-run: MySQL commits DDL at once"
+
+// blastRadius finds what the statement would do without changing anything.
+func (e *database) blastRadius(ctx context.Context, c Classification) (effect, note string, err error) {
+	mysql := e.dialect == dialectMySQL
+	switch {
+	case dmlVerbs[c.Verb]:
+		if mysql {
+			why, err := e.mysqlNoDryRun(ctx, c)
+			if err != nil {
+				return "", "", err
+			}
+			if why != "" {
+				effect = "would run " + c.Verb
+				if (c.Verb == "DELETE" || c.Verb == "UPDATE") && len(c.targets) == 1 {
+					if n, err := e.count(ctx, c.targets[0]); err == nil {
+						effect = "affects at most " + plural(n) + " of " + c.targets[0]
+					}
+				}
+				return effect, "not dry-run: " + why, nil
+			}
+		}
+		n, err := e.dryRun(ctx, c.Statement)
+		if err != nil {
+			return "", "", err
+		}
+		return "affects " + plural(n), "", nil
+	case c.Verb == "DROP TABLE" || c.Verb == "TRUNCATE":
+		parts := make([]string, 0, len(c.targets))
+		for _, tb := range c.targets {
+			n, err := e.count(ctx, tb)
+			switch {
+			case err == nil:
+				parts = append(parts, tb+" ("+plural(n)+")")
+			case c.ifExists:
+				parts = append(parts, tb+" (cannot count its rows: "+e.dbError(ctx, err)+")")
+			default:
+				return "", "", err
+			}
+		}
+		what := "would drop table"
+		if c.Verb == "TRUNCATE" {
+			what = "would empty table"
+		}
+		if len(parts) != 1 {
+			what += "s"
+		}
+		effect = what + " " + strings.Join(parts, ", ")
+		if mysql {
+			return effect, mysqlDDLNote, nil
+		}
+		if _, err := e.dryRun(ctx, c.Statement); err != nil {
+			return "", "", err
+		}
+		return effect, "", nil
+	case c.Verb == "CALL" || c.Verb == "DO":
+		return "would run " + c.Verb, "not dry-run: a procedure can do anything", nil
+	case mysql:
+		return "would run " + c.Verb, mysqlDDLNote, nil
+	}
+	if _, err := e.dryRun(ctx, c.Statement); err != nil {
+		return "", "", err
+	}
+	return "would run " + c.Verb, "a dry run succeeded and was rolled back", nil
+}
+
+// dryRun executes the statement in a transaction and rolls it back,
+// returning the rows it affected.
+func (e *database) dryRun(ctx context.Context, stmt string) (int64, error) {
+	conn, release, err := e.conn(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer release()
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	res, err := tx.ExecContext(ctx, stmt)
+	if rerr := tx.Rollback(); err == nil && rerr != nil {
+		return 0, fmt.Errorf("rolling back the dry run: %w", rerr)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// maxCheckedNames bounds the identifiers mysqlNoDryRun looks up.
+const maxCheckedNames = 200
+
+// mysqlNoDryRun says why a MySQL DML statement must not be dry-run, or "".
+// A rollback undoes only what InnoDB stored: a MyISAM or Aria table, a
+// sequence, or whatever a trigger or stored routine touches may keep the
+// change. So every name in the statement that is a table in the current
+// schema (or a schema the statement names) must be an InnoDB base table
+// without triggers, and none may be a stored routine.
+func (e *database) mysqlNoDryRun(ctx context.Context, c Classification) (string, error) {
+	names := c.names
+	if len(names) > maxCheckedNames {
+		return "the statement names too many objects to check", nil
+	}
+	ph := strings.TrimSuffix(strings.Repeat("?,", len(names)), ",")
+	args := make([]any, 0, 2*len(names))
+	for range 2 {
+		for _, n := range names {
+			args = append(args, n)
+		}
+	}
+	in := func(schemaCol, nameCol string) string {
+		return "(" + schemaCol + " = DATABASE() OR LOWER(" + schemaCol + ") IN (" + ph + ")) AND LOWER(" + nameCol + ") IN (" + ph + ")"
+	}
+	rows, err := e.db.QueryContext(ctx, "SELECT TABLE_NAME, TABLE_TYPE, COALESCE(ENGINE, '') FROM information_schema.TABLES WHERE "+
+		in("TABLE_SCHEMA", "TABLE_NAME"), args...)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	why := ""
+	for rows.Next() {
+		var name, typ, engine string
+		if err := rows.Scan(&name, &typ, &engine); err != nil {
+			return "", err
+		}
+		switch {
+		case why != "":
+		case !strings.EqualFold(typ, "BASE TABLE"):
+			why = fmt.Sprintf("%s is a %s", name, strings.ToLower(typ))
+		case !strings.EqualFold(engine, "InnoDB"):
+			why = fmt.Sprintf("table %s uses the %s engine, which cannot roll back", name, engine)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return "", err
+	}
+	if why != "" {
+		return why, nil
+	}
+	var name string
+	err = e.db.QueryRowContext(ctx, "SELECT EVENT_OBJECT_TABLE FROM information_schema.TRIGGERS WHERE "+
+		in("EVENT_OBJECT_SCHEMA", "EVENT_OBJECT_TABLE")+" LIMIT 1", args...).Scan(&name)
+	switch {
+	case err == nil:
+		return fmt.Sprintf("table %s has triggers", name), nil
+	case !errors.Is(err, sql.ErrNoRows):
+		return "", err
+	}
+	err = e.db.QueryRowContext(ctx, "SELECT ROUTINE_NAME FROM information_schema.ROUTINES WHERE "+
+		in("ROUTINE_SCHEMA", "ROUTINE_NAME")+" LIMIT 1", args...).Scan(&name)
+	switch {
+	case err == nil:
+		return fmt.Sprintf("it may call the stored routine %s", name), nil
+	case !errors.Is(err, sql.ErrNoRows):
+		return "", err
+	}
+	return "", nil
+}
+
+// Run executes the statement in a transaction and commits it. A statement
+// the database rejects is an Output with IsError (nothing was committed);
+// a failed COMMIT is a Go error, because then nobody knows whether the
+// change took effect.
+func (t *executeTool) Run(ctx context.Context, raw json.RawMessage) (agent.Output, error) {
+	k, err := t.check(raw)
+	if err != nil {
+		return outcome(err)
+	}
+	e := k.db
+	ctx, cancel := context.WithTimeout(ctx, e.timeout)
+	defer cancel()
+	conn, release, err := e.conn(ctx)
+	if err != nil {
+		return agent.Output{Content: "could not connect to " + e.name + ": " + e.dbError(ctx, err), IsError: true}, nil
+	}
+	defer release()
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return agent.Output{Content: "could not start a transaction on " + e.name + ": " + e.dbError(ctx, err), IsError: true}, nil
+	}
+	res, err := tx.ExecContext(ctx, k.c.Statement)
+	if err != nil {
+		_ = tx.Rollback()
+		msg := k.c.Verb + " failed on " + e.name + ", nothing was changed: " + e.dbError(ctx, err)
+		if e.dialect == dialectMySQL {
+			// DDL is not transactional, and a MyISAM table keeps what a
+			// failed statement wrote before the failure.
+			msg = k.c.Verb + " failed on " + e.name + " (the transaction was rolled back): " + e.dbError(ctx, err)
+		}
+		return agent.Output{Content: msg, IsError: true}, nil
+	}
+	n, rerr := res.RowsAffected()
+	if err := tx.Commit(); err != nil {
+		return agent.Output{}, fmt.Errorf("sql_execute on %s: COMMIT failed, the effect of %s is unknown: %s", e.name, k.c.Verb, e.dbError(ctx, err))
+	}
+	if rerr != nil || !dmlVerbs[k.c.Verb] && n == 0 {
+		return agent.Output{Content: k.c.Verb + " done on " + e.name}, nil
+	}
+	return agent.Output{Content: k.c.Verb + " done on " + e.name + ": " + plural(n) + " affected"}, nil
+}
