@@ -1,0 +1,336 @@
+package api
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/cards"
+	"github.com/hitlbot/hitlbot/channels"
+)
+
+// Name is the channel's name in config, logs and session keys.
+const Name = "api"
+
+// API is the HTTP API: a channels.Channel named "api" whose chats are HTTP
+// requests. Create it with New, register it with the router, mount
+// Handler (or Mount), and Start it with the router as its Handler.
+type API struct {
+	cfg    Config
+	engine *approval.Engine
+	log    *slog.Logger
+	users  map[[32]byte]User // sha256 of the bearer token -> user
+	mux    *http.ServeMux
+
+	mu     sync.Mutex
+	h      channels.Handler
+	closed bool
+	convs  map[string]*conv          // chat id -> the requests in flight in it
+	local  map[approval.ID]localTurn // approvals shown by turns of this process
+}
+
+// localTurn records that a turn of this process waits for an approval.
+type localTurn struct {
+	chatID    string
+	expiresAt time.Time
+}
+
+// New checks cfg and returns the API. It does no I/O.
+func New(cfg Config, engine *approval.Engine, logger *slog.Logger) (*API, error) {
+	if engine == nil {
+		return nil, errors.New("api.New: an approval engine is required")
+	}
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("api: %w", err)
+	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	a := &API{cfg: cfg, engine: engine, log: logger.With("channel", Name), users: map[[32]byte]User{},
+		convs: map[string]*conv{}, local: map[approval.ID]localTurn{}}
+	for tok, u := range cfg.Tokens {
+		a.users[sha256.Sum256([]byte(tok))] = u
+	}
+	a.mux = http.NewServeMux()
+	a.Mount(a.mux)
+	return a, nil
+}
+
+// Handler returns the HTTP handler of the API's routes:
+//
+//	POST /agent/chat
+//	GET  /api/approvals
+//	GET  /api/approvals/{id}
+//	POST /api/approvals/{id}/cancel
+//
+// Mount it on a server's mux for these paths, or call Mount.
+func (a *API) Handler() http.Handler { return a.mux }
+
+// Mount registers the API's routes on mux (Go 1.22 method patterns).
+func (a *API) Mount(mux *http.ServeMux) {
+	mux.HandleFunc("POST /agent/chat", a.serveChat)
+	mux.HandleFunc("GET /api/approvals", a.serveList)
+	mux.HandleFunc("GET /api/approvals/{id}", a.serveGet)
+	mux.HandleFunc("POST /api/approvals/{id}/cancel", a.serveCancel)
+}
+
+// ---- channels.Channel
+
+// Name returns "api".
+func (a *API) Name() string { return Name }
+
+// Start stores the handler (the router); the API answers 503 until then.
+func (a *API) Start(ctx context.Context, h channels.Handler) error {
+	if h == nil {
+		return errors.New("api.Start: nil handler")
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.h, a.closed = h, false
+	return nil
+}
+
+// Close makes new requests answer 503; requests in flight end on their own
+// (bounded by TurnTimeout).
+func (a *API) Close(ctx context.Context) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.closed = true
+	return nil
+}
+
+// Ready reports whether the API accepts requests.
+func (a *API) Ready() error {
+	if a.handler() == nil {
+		return errors.New("api: not running (not started, or closed)")
+	}
+	return nil
+}
+
+func (a *API) handler() channels.Handler {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return nil
+	}
+	return a.h
+}
+
+// Send hands what the bot says in an API conversation to the requests
+// waiting in it. Nobody waiting: it is dropped (the turn's history keeps
+// it). It never blocks.
+func (a *API) Send(ctx context.Context, to channels.Target, out channels.Outgoing) error {
+	a.publish(to.ChatID, event{turn: to.ReplyTo, out: &out})
+	return nil
+}
+
+// ShowApproval issues a pending-action token for the approval (stored in
+// the TokenStore, so any replica can take the confirmation) and hands it
+// to the requests waiting in the conversation. The card reference's
+// MessageID is the token.
+func (a *API) ShowApproval(ctx context.Context, to channels.Target, v cards.View) (approval.CardRef, error) {
+	tenant, user, convID, ok := splitChatID(to.ChatID)
+	if !ok {
+		return approval.CardRef{}, fmt.Errorf("api: chat id %q is not tenant/user/conversation", to.ChatID)
+	}
+	now := a.cfg.Clock.Now()
+	e := TokenEntry{Token: NewToken(), Approval: v.ApprovalID, Tenant: tenant, User: user, Conversation: convID,
+		CreatedAt: now.UTC(), ExpiresAt: v.ExpiresAt.UTC()}
+	ttl := v.ExpiresAt.Sub(now) + a.cfg.TokenRetention
+	if err := a.cfg.TokenStore.Put(ctx, e, ttl); err != nil {
+		return approval.CardRef{}, err
+	}
+	a.mu.Lock()
+	for id, l := range a.local { // forget turns that cannot be waiting any more
+		if now.After(l.expiresAt.Add(time.Hour)) {
+			delete(a.local, id)
+		}
+	}
+	a.local[v.ApprovalID] = localTurn{chatID: to.ChatID, expiresAt: v.ExpiresAt}
+	a.mu.Unlock()
+	pa := pendingAction(v, e.Token)
+	turn := ""
+	if rec, err := a.engine.Get(ctx, v.ApprovalID); err == nil {
+		turn = turnOf(rec)
+	}
+	a.publish(to.ChatID, event{turn: turn, shown: &pa})
+	return approval.CardRef{Channel: Name, ChatID: to.ChatID, MessageID: e.Token}, nil
+}
+
+// SettleApproval tells the requests waiting in the conversation how the
+// approval ended. The token stays in the store until TokenRetention has
+// passed: a reuse reads the approval's state and answers 404 (decided) or
+// 410 (expired), and GET /api/approvals can list ended approvals.
+func (a *API) SettleApproval(ctx context.Context, ref approval.CardRef, v cards.View) error {
+	a.mu.Lock()
+	_, local := a.local[v.ApprovalID]
+	delete(a.local, v.ApprovalID)
+	a.mu.Unlock()
+	a.publish(ref.ChatID, event{settled: &settled{view: v, local: local}})
+	return nil
+}
+
+// isLocal reports whether a turn of this process waits for the approval.
+func (a *API) isLocal(id approval.ID) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, ok := a.local[id]
+	return ok
+}
+
+// ---- conversations in flight
+
+// chatID is the chat id of an API conversation: "tenant/user/conversation".
+func chatID(u User, convID string) string { return u.Tenant + "/" + u.ID + "/" + convID }
+
+func splitChatID(s string) (tenant, user, convID string, ok bool) {
+	parts := strings.SplitN(s, "/", 3)
+	if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
+		return "", "", "", false
+	}
+	return parts[0], parts[1], parts[2], true
+}
+
+// turnOf returns the id of the turn that asked for an approval: the
+// message id the turn started from, which the agent puts in front of the
+// approval's idempotency key ("<message id>/<call ids>"), and which the
+// router sends back as Target.ReplyTo of everything the turn says. Empty
+// when unknown.
+func turnOf(rec *approval.Approval) string {
+	if i := strings.IndexByte(rec.IdempotencyKey, '/'); i > 0 {
+		return rec.IdempotencyKey[:i]
+	}
+	return ""
+}
+
+// event is something a waiting request may care about.
+type event struct {
+	// turn is the message id of the turn it belongs to ("" if unknown).
+	turn    string
+	out     *channels.Outgoing // Send
+	shown   *PendingAction     // ShowApproval
+	settled *settled           // SettleApproval
+}
+
+type settled struct {
+	view  cards.View
+	local bool // a turn of this process was waiting for it
+}
+
+// conv is one conversation with requests in flight. Its requests take
+// turns (sem); each registers a waiter that receives every event of the
+// conversation from then on.
+type conv struct {
+	sem     chan struct{}
+	refs    int
+	waiters map[*waiter]struct{}
+}
+
+// waiter is an unbounded queue of events, so that publishing never blocks
+// the agent.
+type waiter struct {
+	mu  sync.Mutex
+	q   []event
+	sig chan struct{}
+}
+
+func (w *waiter) push(e event) {
+	w.mu.Lock()
+	w.q = append(w.q, e)
+	w.mu.Unlock()
+	select {
+	case w.sig <- struct{}{}:
+	default:
+	}
+}
+
+func (w *waiter) pop() (event, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.q) == 0 {
+		return event{}, false
+	}
+	e := w.q[0]
+	w.q = w.q[1:]
+	return e, true
+}
+
+// join returns the conversation's state, holding a reference to it.
+func (a *API) join(id string) *conv {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c := a.convs[id]
+	if c == nil {
+		c = &conv{sem: make(chan struct{}, 1), waiters: map[*waiter]struct{}{}}
+		a.convs[id] = c
+	}
+	c.refs++
+	return c
+}
+
+func (a *API) leave(id string, c *conv) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c.refs--
+	if c.refs == 0 {
+		delete(a.convs, id)
+	}
+}
+
+func (a *API) subscribe(c *conv) *waiter {
+	w := &waiter{sig: make(chan struct{}, 1)}
+	a.mu.Lock()
+	c.waiters[w] = struct{}{}
+	a.mu.Unlock()
+	return w
+}
+
+func (a *API) unsubscribe(c *conv, w *waiter) {
+	a.mu.Lock()
+	delete(c.waiters, w)
+	a.mu.Unlock()
+}
+
+func (a *API) publish(chatID string, e event) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c := a.convs[chatID]
+	if c == nil {
+		return
+	}
+	for w := range c.waiters {
+		w.push(e)
+	}
+}
+
+// lock takes the conversation's turn for one request.
+func (c *conv) lock(ctx context.Context) error {
+	select {
+	case c.sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (c *conv) unlock() { <-c.sem }
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic("api: crypto/rand failed: " + err.Error())
+	}
+	return hex.EncodeToString(b)
+}
+
+var _ channels.Channel = (*API)(nil)

@@ -1,0 +1,131 @@
+// Package channels connects chat platforms to the agent and the approval
+// engine. Each platform is a Channel in a sub-package (feishu, dingtalk,
+// web, cli, api); the Router between them de-duplicates events, turns card
+// clicks and typed 确认 / 取消 into decisions, hands everything else to the
+// agent, and implements approval.Notifier and agent.Speaker for all of them.
+package channels
+
+import (
+	"context"
+	"time"
+
+	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/cards"
+)
+
+// Message is one inbound chat message, platform-neutral.
+type Message struct {
+	// Channel names the adapter ("feishu", "dingtalk", "web", "cli", "api").
+	Channel string
+	// ChatID, ChatType ("p2p" or "group") and ThreadID locate the message.
+	ChatID   string
+	ChatType string
+	ThreadID string
+	// UserID and UserName identify the sender.
+	UserID   approval.UserID
+	UserName string
+	// MessageID is the platform's id of the message; EventID the id of the
+	// event that carried it (Feishu). Both are de-duplicated.
+	MessageID string
+	EventID   string
+	// Text is the message with mentions of the bot stripped.
+	Text string
+	// CreatedAt is when the platform says the message was sent (zero if unknown).
+	CreatedAt time.Time
+}
+
+// CardAction is one click on a card button.
+type CardAction struct {
+	// Channel, ChatID and MessageID (of the card) locate the click.
+	Channel   string
+	ChatID    string
+	MessageID string
+	// EventID is the platform's id of the click event, de-duplicated.
+	EventID string
+	// UserID is who clicked.
+	UserID approval.UserID
+	// The button's value.
+	ApprovalID    approval.ID
+	Verb          approval.Verb
+	PayloadSHA256 string
+	// Comment is an optional note typed with the decision.
+	Comment string
+}
+
+// Target is where something is said or shown.
+type Target struct {
+	Channel  string
+	ChatID   string
+	ThreadID string
+	// ReplyTo is the message being answered, if any.
+	ReplyTo string
+	// UserID is the person the conversation is with.
+	UserID approval.UserID
+}
+
+// Outgoing is something the bot says.
+type Outgoing struct {
+	// Kind is "answer", "notice" or "tool_result" (agent.SayKind values).
+	Kind string
+	// Text is plain text or light Markdown.
+	Text string
+	// Tool and Args describe a tool result.
+	Tool    string
+	Args    []byte
+	IsError bool
+}
+
+// Handler receives what a Channel hears. The Router implements it.
+type Handler interface {
+	// HandleMessage takes an inbound message; it must return quickly (the
+	// platform waits for the ack) and never runs the model or a tool itself.
+	HandleMessage(ctx context.Context, m Message) error
+	// HandleCardAction takes a click and returns its outcome (the channel
+	// renders the answer card or toast from it).
+	HandleCardAction(ctx context.Context, a CardAction) (approval.Outcome, error)
+}
+
+// Channel is one platform adapter.
+//
+// Lifecycle: the constructor validates its config and does no I/O; Start
+// connects and begins delivering to the Handler, returning once it is
+// ready (or failed); Close stops it and waits for its goroutines, bounded
+// by ctx. Ready reports health for /readyz.
+type Channel interface {
+	// Name is the channel's name in config, logs and session keys.
+	Name() string
+	Start(ctx context.Context, h Handler) error
+	Close(ctx context.Context) error
+	Ready() error
+	// Send says something in a chat.
+	Send(ctx context.Context, to Target, out Outgoing) error
+	// ShowApproval sends the card of a pending approval and returns the
+	// reference used to update it later.
+	ShowApproval(ctx context.Context, to Target, v cards.View) (approval.CardRef, error)
+	// SettleApproval updates a card to its final state.
+	SettleApproval(ctx context.Context, ref approval.CardRef, v cards.View) error
+}
+
+// Scope is how session keys are built.
+type Scope string
+
+// Session scopes.
+const (
+	ScopePerChat   Scope = "per_chat"   // channel:chat_id (default)
+	ScopePerUser   Scope = "per_user"   // channel:chat_id:user_id
+	ScopePerThread Scope = "per_thread" // channel:chat_id:thread_id (chat_id alone outside threads)
+)
+
+// SessionKey builds the session key of a message under a scope.
+func SessionKey(scope Scope, channel, chatID string, user approval.UserID, threadID string) approval.SessionKey {
+	k := channel + ":" + chatID
+	switch scope {
+	case ScopePerUser:
+		k += ":" + string(user)
+	case ScopePerThread:
+		if threadID != "" {
+			k += ":" + threadID
+		}
+	}
+	return approval.SessionKey(k)
+}

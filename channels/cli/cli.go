@@ -1,0 +1,499 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/hitlbot/hitlbot/agent"
+	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/cards"
+	"github.com/hitlbot/hitlbot/channels"
+)
+
+// Name is the channel's name in config, logs and session keys.
+const Name = "cli"
+
+// ChatID is the one chat of the terminal.
+const ChatID = "local"
+
+// Prompts.
+const (
+	Prompt        = "> "
+	ConfirmPrompt = "确认执行? [y/N] "
+)
+
+// Config is the YAML section chat: of the bot's config (`bot chat`).
+type Config struct {
+	// User names the person at the terminal in approvals and the audit
+	// trail. Default: the OS user name, else "local".
+	User string `json:"user" mapstructure:"user"`
+	// Lang is the language of the approval prompt: "zh" or "en".
+	// Default "en".
+	Lang string `json:"lang" mapstructure:"lang"`
+	// TurnTimeout is how long the chat waits for a turn before it gives
+	// the prompt back (the turn goes on, and what it says is printed when
+	// it comes). Default 16m, a little longer than the agent's own turn
+	// timeout.
+	TurnTimeout time.Duration `json:"turn_timeout" mapstructure:"turn_timeout"`
+}
+
+// DefaultTurnTimeout is Config.TurnTimeout's default.
+const DefaultTurnTimeout = 16 * time.Minute
+
+// Chat is the terminal chat: a channels.Channel named "cli" and the REPL
+// that drives it. Create it with New, register it with the router, start
+// the router (which starts the chat with the router as its Handler), then
+// call Run.
+type Chat struct {
+	cfg    Config
+	in     io.Reader
+	out    io.Writer
+	styled bool // both ends are terminals: a little bold and colour
+	echo   bool // the input is not a terminal: print each line read, so the output reads as a transcript
+
+	mu      sync.Mutex
+	h       channels.Handler
+	q       []event
+	sig     chan struct{}
+	started chan struct{}
+	once    sync.Once
+}
+
+// event is something the router asked of the channel.
+type event struct {
+	turn    string // the message id of the turn it belongs to ("" unknown)
+	out     *channels.Outgoing
+	shown   *cards.View
+	ref     string // the card reference of shown
+	settled *cards.View
+}
+
+// New returns a chat on in and out. It does no I/O.
+func New(cfg Config, in io.Reader, out io.Writer) (*Chat, error) {
+	if cfg.User == "" {
+		cfg.User = osUser()
+	}
+	switch cfg.Lang {
+	case "":
+		cfg.Lang = "en"
+	case "zh", "en":
+	default:
+		return nil, fmt.Errorf("cli: unknown language %q (want zh or en)", cfg.Lang)
+	}
+	if cfg.TurnTimeout < 0 {
+		return nil, errors.New("cli: turn_timeout must not be negative")
+	}
+	if cfg.TurnTimeout == 0 {
+		cfg.TurnTimeout = DefaultTurnTimeout
+	}
+	return &Chat{cfg: cfg, in: in, out: out, styled: isTerminal(in) && isTerminal(out), echo: !isTerminal(in),
+		sig: make(chan struct{}, 1), started: make(chan struct{})}, nil
+}
+
+func osUser() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	if u := os.Getenv("USER"); u != "" {
+		return u
+	}
+	return "local"
+}
+
+// isTerminal reports whether f is a terminal (an *os.File on a tty).
+func isTerminal(f any) bool {
+	fd, ok := f.(interface{ Fd() uintptr })
+	return ok && term.IsTerminal(int(fd.Fd()))
+}
+
+// Run is the whole of `bot chat` for cmd/bot: it makes the chat, hands it
+// to wire, runs the REPL, then calls the shutdown function wire returned.
+// wire must register ch with the router and start the router (so that ch
+// gets the router as its Handler) and the engine.
+func Run(ctx context.Context, cfg Config, in io.Reader, out io.Writer, wire func(ch channels.Channel) (shutdown func(context.Context) error, err error)) error {
+	c, err := New(cfg, in, out)
+	if err != nil {
+		return err
+	}
+	shutdown, err := wire(c)
+	if err != nil {
+		return err
+	}
+	err = c.Run(ctx)
+	if shutdown != nil {
+		if serr := shutdown(context.WithoutCancel(ctx)); serr != nil && err == nil {
+			err = serr
+		}
+	}
+	return err
+}
+
+// ---- channels.Channel
+
+// Name returns "cli".
+func (c *Chat) Name() string { return Name }
+
+// Start stores the handler.
+func (c *Chat) Start(ctx context.Context, h channels.Handler) error {
+	if h == nil {
+		return errors.New("cli.Start: nil handler")
+	}
+	c.mu.Lock()
+	c.h = h
+	c.mu.Unlock()
+	c.once.Do(func() { close(c.started) })
+	return nil
+}
+
+// Close does nothing: the REPL ends with its input or its context.
+func (c *Chat) Close(ctx context.Context) error { return nil }
+
+// Ready reports whether the chat has been started.
+func (c *Chat) Ready() error {
+	if c.handler() == nil {
+		return errors.New("cli: not started")
+	}
+	return nil
+}
+
+func (c *Chat) handler() channels.Handler {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.h
+}
+
+// Send queues what the bot says for the REPL to print. It never blocks.
+func (c *Chat) Send(ctx context.Context, to channels.Target, out channels.Outgoing) error {
+	c.push(event{turn: to.ReplyTo, out: &out})
+	return nil
+}
+
+// ShowApproval queues the approval for the REPL, which prompts for it.
+func (c *Chat) ShowApproval(ctx context.Context, to channels.Target, v cards.View) (approval.CardRef, error) {
+	ref := "cli-" + string(v.ApprovalID)
+	c.push(event{shown: &v, ref: ref})
+	return approval.CardRef{Channel: Name, ChatID: to.ChatID, MessageID: ref}, nil
+}
+
+// SettleApproval queues the approval's final state for the REPL to print.
+func (c *Chat) SettleApproval(ctx context.Context, ref approval.CardRef, v cards.View) error {
+	c.push(event{settled: &v})
+	return nil
+}
+
+func (c *Chat) push(e event) {
+	c.mu.Lock()
+	c.q = append(c.q, e)
+	c.mu.Unlock()
+	select {
+	case c.sig <- struct{}{}:
+	default:
+	}
+}
+
+func (c *Chat) pop() (event, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.q) == 0 {
+		return event{}, false
+	}
+	e := c.q[0]
+	c.q = c.q[1:]
+	return e, true
+}
+
+// ---- the REPL
+
+// Run reads lines from the input and chats until the input ends or ctx
+// does; both are a normal end (nil). Start must have been called (the
+// router's Start does it). Each line is a message to the agent; the chat
+// prints what the agent says and waits for the turn to end before the next
+// prompt. An approval prompts "确认执行? [y/N]": y, yes or 确认 approves,
+// anything else (and the end of the input, and ctx ending) rejects.
+//
+// A goroutine reads the input; if the input never ends, it stays blocked
+// in Read after Run returns (stdin: until the process exits).
+func (c *Chat) Run(ctx context.Context) error {
+	select {
+	case <-c.started:
+	default:
+		return errors.New("cli: Run before Start: register the chat with the router and start the router first")
+	}
+	lines := make(chan string)
+	done := make(chan struct{})
+	defer close(done)
+	go readLines(c.in, lines, done)
+
+	r := &repl{c: c, h: c.handler(), lines: lines}
+	return r.run(ctx)
+}
+
+// readLines sends each line of in (without its line end) to lines, then
+// closes it. It reads a line only once the previous one was taken, so
+// nothing is read ahead of the prompt that asks for it.
+func readLines(in io.Reader, lines chan<- string, done <-chan struct{}) {
+	defer close(lines)
+	br := bufio.NewReader(in)
+	for {
+		s, err := br.ReadString('\n')
+		if s != "" || err == nil {
+			s = strings.TrimRight(s, "\r\n")
+			select {
+			case lines <- s:
+			case <-done:
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+type repl struct {
+	c     *Chat
+	h     channels.Handler
+	lines <-chan string
+	eof   bool
+}
+
+// errQuit ends the REPL: the input ended or ctx did.
+var errQuit = errors.New("quit")
+
+func (r *repl) run(ctx context.Context) error {
+	err := r.loop(ctx)
+	if errors.Is(err, errQuit) {
+		return nil
+	}
+	return err
+}
+
+func (r *repl) loop(ctx context.Context) error {
+	for {
+		if err := r.offerPending(ctx); err != nil {
+			return err
+		}
+		r.printf("%s", r.bold(Prompt))
+		line, err := r.readLine(ctx, true)
+		if err != nil {
+			r.printf("\n")
+			return err
+		}
+		text := strings.TrimSpace(line)
+		if text == "" {
+			continue
+		}
+		id := "cli_" + randomHex(8)
+		m := channels.Message{Channel: Name, ChatID: ChatID, ChatType: "p2p", UserID: approval.UserID(r.c.cfg.User),
+			UserName: r.c.cfg.User, MessageID: id, Text: text, CreatedAt: time.Now()}
+		if err := r.h.HandleMessage(ctx, m); err != nil {
+			r.printf("! %v\n", err)
+			continue
+		}
+		if err := r.awaitTurn(ctx, id); err != nil {
+			return err
+		}
+	}
+}
+
+// readLine returns the next input line. While it waits at the main prompt
+// (idle), it prints what arrives and takes approvals. It returns errQuit
+// at the end of the input or of ctx.
+func (r *repl) readLine(ctx context.Context, idle bool) (string, error) {
+	if r.eof {
+		return "", errQuit
+	}
+	for {
+		if idle {
+			printed := false
+			for {
+				ev, ok := r.c.pop()
+				if !ok {
+					break
+				}
+				if !printed {
+					r.printf("\n")
+					printed = true
+				}
+				if _, err := r.handle(ctx, ev, ""); err != nil {
+					return "", err
+				}
+			}
+			if printed {
+				r.printf("%s", r.bold(Prompt))
+			}
+		}
+		var sig <-chan struct{}
+		if idle {
+			sig = r.c.sig
+		}
+		select {
+		case line, ok := <-r.lines:
+			if !ok {
+				r.eof = true
+				return "", errQuit
+			}
+			if r.c.echo {
+				r.printf("%s\n", line)
+			}
+			return line, nil
+		case <-ctx.Done():
+			return "", errQuit
+		case <-sig:
+		}
+	}
+}
+
+// awaitTurn prints what the turn says until it ends (an answer or an error
+// notice of the turn), the turn timeout passes, or ctx ends.
+func (r *repl) awaitTurn(ctx context.Context, turn string) error {
+	timer := time.NewTimer(r.c.cfg.TurnTimeout)
+	defer timer.Stop()
+	for {
+		for {
+			ev, ok := r.c.pop()
+			if !ok {
+				break
+			}
+			end, err := r.handle(ctx, ev, turn)
+			if err != nil {
+				return err
+			}
+			if end {
+				return nil
+			}
+		}
+		select {
+		case <-r.c.sig:
+		case <-ctx.Done():
+			return errQuit
+		case <-timer.C:
+			r.printf("(no answer yet; it will be printed when it comes)\n")
+			return nil
+		}
+	}
+}
+
+// handle prints one event (prompting for an approval) and reports whether
+// it ends the turn named turn.
+func (r *repl) handle(ctx context.Context, ev event, turn string) (end bool, err error) {
+	switch {
+	case ev.shown != nil:
+		return false, r.confirm(ctx, *ev.shown, ev.ref)
+	case ev.settled != nil:
+		r.printf("[%s]\n", ev.settled.StatusText)
+	case ev.out != nil:
+		o := ev.out
+		mine := turn != "" && (ev.turn == turn || ev.turn == "")
+		switch agent.SayKind(o.Kind) {
+		case agent.SayToolResult:
+			mark := "✓"
+			if o.IsError {
+				mark = "✗"
+			}
+			r.printf("%s %s: %s\n", mark, o.Tool, o.Text)
+		case agent.SayAnswer:
+			r.printf("%s\n", o.Text)
+			return mine, nil
+		default:
+			if o.IsError {
+				r.printf("! %s\n", o.Text)
+				return mine, nil
+			}
+			r.printf("%s\n", o.Text)
+		}
+	}
+	return false, nil
+}
+
+// offerPending prompts for an approval of this chat that waits with
+// nobody asking (left by an earlier run on a shared store, or by a turn
+// that outlived the turn timeout), so that no message is sent while one
+// waits.
+func (r *repl) offerPending(ctx context.Context) error {
+	pv, ok := r.h.(channels.PendingViewer)
+	if !ok {
+		return nil
+	}
+	v, err := pv.PendingView(ctx, channels.Target{Channel: Name, ChatID: ChatID, UserID: approval.UserID(r.c.cfg.User)})
+	if err != nil || v == nil {
+		return nil
+	}
+	return r.confirm(ctx, *v, "cli-"+string(v.ApprovalID))
+}
+
+// confirm shows an approval and asks for the decision. The end of the
+// input and the end of ctx reject it; the end of ctx also ends the REPL,
+// while after the end of the input the rest of the turn is still printed.
+func (r *repl) confirm(ctx context.Context, v cards.View, ref string) error {
+	card := cards.Text(v, r.c.cfg.Lang)
+	if r.c.styled && v.Risk >= approval.RiskHigh {
+		card = "\x1b[31m" + card + "\x1b[0m"
+	}
+	r.printf("\n%s", card)
+	r.printf("%s", r.bold(ConfirmPrompt))
+	line, err := r.readLine(ctx, false)
+	verb := approval.Reject
+	switch {
+	case err != nil:
+		r.printf("\n")
+	case isYes(line):
+		verb = approval.Approve
+	}
+	o, derr := r.h.HandleCardAction(context.WithoutCancel(ctx), channels.CardAction{Channel: Name, ChatID: ChatID,
+		MessageID: ref, EventID: "cli_" + randomHex(8), UserID: approval.UserID(r.c.cfg.User), ApprovalID: v.ApprovalID,
+		Verb: verb, PayloadSHA256: v.PayloadSHA256})
+	switch {
+	case derr != nil:
+		r.printf("! %s\n", approval.UserMessage(derr))
+	case !o.Status.Final():
+		// Refused (not allowed to decide, already decided): say why; the
+		// approval's card is not settled by this attempt.
+		r.printf("! %s\n", o.Content)
+	}
+	if ctx.Err() != nil {
+		return errQuit
+	}
+	return nil
+}
+
+func isYes(s string) bool {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "y", "yes", "确认":
+		return true
+	}
+	return false
+}
+
+func (r *repl) printf(format string, args ...any) {
+	_, _ = fmt.Fprintf(r.c.out, format, args...)
+}
+
+func (r *repl) bold(s string) string {
+	if !r.c.styled {
+		return s
+	}
+	return "\x1b[1m" + s + "\x1b[0m"
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic("cli: crypto/rand failed: " + err.Error())
+	}
+	return hex.EncodeToString(b)
+}
+
+var _ channels.Channel = (*Chat)(nil)

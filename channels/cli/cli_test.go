@@ -1,0 +1,366 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/hitlbot/hitlbot/agent"
+	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/audit"
+	"github.com/hitlbot/hitlbot/approval/memstore"
+	"github.com/hitlbot/hitlbot/channels"
+	"github.com/hitlbot/hitlbot/channels/cli"
+)
+
+var quiet = slog.New(slog.DiscardHandler)
+
+// opTool is a tool of a given kind that counts its runs.
+type opTool struct {
+	name string
+	kind approval.Kind
+	runs atomic.Int64
+}
+
+type opArgs struct {
+	Target string `json:"target" jsonschema:"what to act on"`
+}
+
+func (t *opTool) Name() string        { return t.name }
+func (t *opTool) Description() string { return "does " + t.name }
+func (t *opTool) Schema() *jsonschema.Schema {
+	s, err := jsonschema.For[opArgs](nil)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+func (t *opTool) Kind(json.RawMessage) approval.Kind { return t.kind }
+func (t *opTool) Preview(_ context.Context, args json.RawMessage) (string, error) {
+	return t.name + " " + string(args), nil
+}
+func (t *opTool) Run(_ context.Context, args json.RawMessage) (agent.Output, error) {
+	var a opArgs
+	_ = json.Unmarshal(args, &a)
+	return agent.Output{Content: fmt.Sprintf("%s %s done (run %d)", t.name, a.Target, t.runs.Add(1))}, nil
+}
+
+// script is the model: "erase X" calls the tool on X, a tool result is
+// summarised, anything else is echoed.
+type script struct{}
+
+func (script) Complete(_ context.Context, req agent.Request) (agent.Response, error) {
+	last := req.Messages[len(req.Messages)-1]
+	if last.Role == agent.RoleTool {
+		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "summary: " + last.Content}}, nil
+	}
+	if target, ok := strings.CutPrefix(last.Content, "erase "); ok {
+		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{
+			Name: "erase", Args: json.RawMessage(`{"target":"` + target + `"}`), Confidence: 1}}}}, nil
+	}
+	return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "echo: " + last.Content}}, nil
+}
+
+// auditTrail records the engine's audit records.
+type auditTrail struct {
+	mu   sync.Mutex
+	recs []audit.Record
+}
+
+func (a *auditTrail) Append(r audit.Record) {
+	a.mu.Lock()
+	a.recs = append(a.recs, r)
+	a.mu.Unlock()
+}
+
+// requested returns the ids of the approvals requested so far.
+func (a *auditTrail) requested() []approval.ID {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var ids []approval.ID
+	for _, r := range a.recs {
+		if r.Event == audit.EventWriteRequest {
+			ids = append(ids, approval.ID(r.ApprovalID))
+		}
+	}
+	return ids
+}
+
+// output is a writer the test can read while the chat writes.
+type output struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (o *output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.Write(p)
+}
+
+func (o *output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.String()
+}
+
+// waitFor waits until the output holds s n times.
+func (o *output) waitFor(t *testing.T, s string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for strings.Count(o.String(), s) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q (×%d) in the output:\n%s", s, n, o.String())
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+type harness struct {
+	engine *approval.Engine
+	audit  *auditTrail
+	erase  *opTool
+	out    *output
+	done   chan error
+	cancel context.CancelFunc
+}
+
+// start wires the real parts the way cmd/bot does, through cli.Run, and
+// runs the chat on in in the background.
+func start(t *testing.T, in io.Reader) *harness {
+	t.Helper()
+	h := &harness{erase: &opTool{name: "erase", kind: approval.KindDestructive}, out: &output{}, done: make(chan error, 1), audit: &auditTrail{}}
+	wire := func(ch channels.Channel) (func(context.Context) error, error) {
+		reg := agent.NewRegistry()
+		if err := reg.Register(h.erase); err != nil {
+			return nil, err
+		}
+		store := memstore.New(memstore.Options{})
+		router, err := channels.NewRouter(channels.RouterConfig{Store: store, Logger: quiet})
+		if err != nil {
+			return nil, err
+		}
+		h.engine, err = approval.NewEngine(approval.EngineConfig{Store: store, Notifier: router, Dispatcher: reg, Audit: h.audit, Logger: quiet})
+		if err != nil {
+			return nil, err
+		}
+		pol, err := approval.NewPolicy(approval.DefaultPolicyConfig())
+		if err != nil {
+			return nil, err
+		}
+		loop, err := agent.NewLoop(agent.LoopConfig{Model: script{}, Tools: reg, Engine: h.engine, Policy: func() *approval.Policy { return pol },
+			History: agent.NewMemoryHistory(), Speaker: router, Logger: quiet, SlowNotice: time.Hour})
+		if err != nil {
+			return nil, err
+		}
+		if err := router.Bind(h.engine, loop); err != nil {
+			return nil, err
+		}
+		if err := router.Register(ch); err != nil {
+			return nil, err
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		if err := h.engine.Start(ctx); err != nil {
+			cancel()
+			return nil, err
+		}
+		if err := router.Start(ctx); err != nil {
+			cancel()
+			return nil, err
+		}
+		return func(sctx context.Context) error {
+			defer cancel()
+			return errorsJoin(router.Close(sctx), loop.Close(sctx))
+		}, nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel = cancel
+	t.Cleanup(cancel)
+	go func() { h.done <- cli.Run(ctx, cli.Config{User: "alice"}, in, h.out, wire) }()
+	return h
+}
+
+func errorsJoin(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ended waits for the chat to end and returns its error.
+func (h *harness) ended(t *testing.T) error {
+	t.Helper()
+	select {
+	case err := <-h.done:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the chat did not end; output:\n%s", h.out.String())
+	}
+	return nil
+}
+
+// only returns the one approval the chat asked for.
+func (h *harness) only(t *testing.T) *approval.Approval {
+	t.Helper()
+	ids := h.audit.requested()
+	if len(ids) != 1 {
+		t.Fatalf("approvals requested: %v", ids)
+	}
+	a, err := h.engine.Get(context.Background(), ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func TestQuestionAnswered(t *testing.T) {
+	in, w := io.Pipe()
+	h := start(t, in)
+	h.out.waitFor(t, cli.Prompt, 1)
+	fmt.Fprintln(w, "hello there")
+	h.out.waitFor(t, "echo: hello there\n", 1)
+	h.out.waitFor(t, cli.Prompt, 2)
+	w.Close() // end of input at the main prompt
+	if err := h.ended(t); err != nil {
+		t.Fatal(err)
+	}
+	// The input is a pipe, not a terminal: each line read is echoed, so
+	// the output reads as a transcript.
+	if got := h.out.String(); got != "> hello there\necho: hello there\n> \n" {
+		t.Fatalf("output %q", got)
+	}
+}
+
+func TestApprovedRunsOnce(t *testing.T) {
+	in, w := io.Pipe()
+	h := start(t, in)
+	h.out.waitFor(t, cli.Prompt, 1)
+	fmt.Fprintln(w, "erase orders")
+	h.out.waitFor(t, cli.ConfirmPrompt, 1)
+	card := h.out.String()
+	for _, want := range []string{"HIGH", "erase", `{"target":"orders"}`} {
+		if !strings.Contains(card, want) {
+			t.Fatalf("the prompt does not show %q:\n%s", want, card)
+		}
+	}
+	if h.erase.runs.Load() != 0 {
+		t.Fatal("ran before the answer")
+	}
+	fmt.Fprintln(w, "y")
+	h.out.waitFor(t, "summary: erase orders done (run 1)\n", 1)
+	h.out.waitFor(t, cli.Prompt, 2)
+	w.Close()
+	if err := h.ended(t); err != nil {
+		t.Fatal(err)
+	}
+	if h.erase.runs.Load() != 1 {
+		t.Fatalf("runs = %d", h.erase.runs.Load())
+	}
+	out := h.out.String()
+	if !strings.Contains(out, "✓ erase: erase orders done (run 1)") {
+		t.Fatalf("no tool result in:\n%s", out)
+	}
+	if a := h.only(t); a.State != approval.StateExecuted || a.DecidedVia != approval.SourceCLI || a.DecidedBy != "alice" {
+		t.Fatalf("record %+v", a)
+	}
+}
+
+func TestNoRejects(t *testing.T) {
+	for _, answer := range []string{"n", "", "maybe"} {
+		in, w := io.Pipe()
+		h := start(t, in)
+		fmt.Fprintln(w, "erase orders")
+		h.out.waitFor(t, cli.ConfirmPrompt, 1)
+		fmt.Fprintln(w, answer)
+		h.out.waitFor(t, "summary: Not run: the user declined", 1)
+		w.Close()
+		if err := h.ended(t); err != nil {
+			t.Fatal(err)
+		}
+		if h.erase.runs.Load() != 0 {
+			t.Fatalf("%q: ran", answer)
+		}
+		if st := h.only(t).State; st != approval.StateRejected {
+			t.Fatalf("%q: state %s", answer, st)
+		}
+	}
+}
+
+func TestEOFAtApprovalRejects(t *testing.T) {
+	in, w := io.Pipe()
+	h := start(t, in)
+	fmt.Fprintln(w, "erase orders")
+	h.out.waitFor(t, cli.ConfirmPrompt, 1)
+	w.Close()
+	if err := h.ended(t); err != nil {
+		t.Fatal(err)
+	}
+	out := h.out.String()
+	if h.erase.runs.Load() != 0 || !strings.Contains(out, "summary: Not run: the user declined") {
+		t.Fatalf("runs %d, output:\n%s", h.erase.runs.Load(), out)
+	}
+	if st := h.only(t).State; st != approval.StateRejected {
+		t.Fatalf("state %s", st)
+	}
+}
+
+func TestInterruptAtApprovalRejects(t *testing.T) {
+	in, w := io.Pipe()
+	defer w.Close()
+	h := start(t, in)
+	fmt.Fprintln(w, "erase orders")
+	h.out.waitFor(t, cli.ConfirmPrompt, 1)
+	h.cancel() // Ctrl+C
+	if err := h.ended(t); err != nil {
+		t.Fatal(err)
+	}
+	if st := h.only(t).State; st != approval.StateRejected || h.erase.runs.Load() != 0 {
+		t.Fatalf("state %s, runs %d", st, h.erase.runs.Load())
+	}
+}
+
+// TestScript pipes a whole script at once, as `bot chat < script` does.
+func TestScript(t *testing.T) {
+	h := start(t, strings.NewReader("hello\nerase orders\nyes\nerase users\n确认\nbye"))
+	if err := h.ended(t); err != nil {
+		t.Fatal(err)
+	}
+	out := h.out.String()
+	for _, want := range []string{"echo: hello\n", "summary: erase orders done (run 1)\n", "summary: erase users done (run 2)\n", "echo: bye\n"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("no %q in:\n%s", want, out)
+		}
+	}
+	t.Log("transcript:\n" + out)
+	if strings.Contains(out, "\x1b[") {
+		t.Fatalf("terminal control sequences in piped output:\n%q", out)
+	}
+	if h.erase.runs.Load() != 2 {
+		t.Fatalf("runs = %d", h.erase.runs.Load())
+	}
+}
+
+func TestRunBeforeStart(t *testing.T) {
+	c, err := cli.New(cli.Config{}, strings.NewReader(""), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(context.Background()); err == nil {
+		t.Fatal("Run before Start succeeded")
+	}
+	if _, err := cli.New(cli.Config{Lang: "fr"}, nil, nil); err == nil {
+		t.Fatal("an unknown language was accepted")
+	}
+}

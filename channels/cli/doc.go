@@ -1,0 +1,44 @@
+// Package cli is `bot chat`: a terminal chat on the same agent, router and
+// approval engine as the server, as a channels.Channel named "cli" (one
+// chat, "local"; the user is Config.User, by default the OS user name).
+//
+// # Wiring (cmd/bot)
+//
+//	err := cli.Run(ctx, cli.Config{User: …, Lang: …}, os.Stdin, os.Stdout,
+//		func(ch channels.Channel) (func(context.Context) error, error) {
+//			// build the router, engine and loop as for serve, then:
+//			router.Register(ch)
+//			engine.Start(ctx)
+//			router.Start(ctx) // starts ch with the router as its Handler
+//			return func(ctx context.Context) error { return errors.Join(router.Close(ctx), loop.Close(ctx)) }, nil
+//		})
+//
+// ctx should end on SIGINT (signal.NotifyContext): Ctrl+C at the
+// confirmation prompt rejects the approval, then the chat ends. Run
+// returns nil when the input or ctx ends. The same steps by hand: New,
+// Register, start the router, Chat.Run.
+//
+// # The REPL
+//
+// The prompt is "> ". Each line is a message to the agent (through the
+// router, like any chat message); what the agent says is printed (tool
+// results as "✓ tool: result"), and the next prompt comes once the turn
+// has ended: its answer, or a notice that reports an error (the router
+// does not say when a turn ends; everything the agent says carries the
+// message id of its turn as Target.ReplyTo, so the chat knows which turn
+// spoke). Config.TurnTimeout bounds the wait.
+//
+// An approval prints its card (cards.Text: risk, tool, summary, the
+// sanitised preview of the arguments, who may approve, expiry) and asks
+// "确认执行? [y/N]". y, yes or 确认 approves; anything else rejects, and so
+// do the end of the input and the end of ctx. The decision goes through
+// the router's HandleCardAction as the terminal user, so the audit trail
+// records the source "cli". An approval of this chat that waits with
+// nobody asking (left by an earlier run on a shared Redis store) is asked
+// about before the next prompt, so no message is sent while one waits.
+//
+// It works with a pipe as stdin (`bot chat < script`): lines are read one
+// at a time, only when a prompt asks for one, and echoed to the output so
+// it reads as a transcript. Bold and colour are used only when both stdin
+// and stdout are terminals (golang.org/x/term).
+package cli

@@ -1,0 +1,659 @@
+package channels
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hitlbot/hitlbot/agent"
+	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/cards"
+	"github.com/hitlbot/hitlbot/internal/clock"
+)
+
+// RouterConfig wires a Router.
+type RouterConfig struct {
+	// Engine decides approvals. It is usually nil here and given later
+	// with Bind, because the engine needs the router as its Notifier.
+	Engine *approval.Engine
+	// Loop is the agent that gets every message that is not a decision.
+	// Usually nil here and given later with Bind (it needs the router as
+	// its Speaker).
+	Loop *agent.Loop
+	// Store holds the de-duplication marks (Seen). Share it between
+	// replicas (the Redis store) so a message delivered to two replicas is
+	// handled once. Default: the engine's store.
+	Store approval.Store
+	// Replies reads typed 确认 / 取消. Default: approval.DefaultReplyConfig().
+	Replies *approval.ReplyParser
+	// Scope is how session keys are built (per_chat, per_user, per_thread).
+	// Default per_chat.
+	Scope Scope
+	// DedupTTL is how long a message or event id is remembered. Default 24h.
+	DedupTTL time.Duration
+	// MaxAge drops messages created before the process started minus this
+	// grace (platforms re-deliver backlogs after a restart or reconnect).
+	// Default 2m; negative keeps every message, however old.
+	MaxAge time.Duration
+	// Lang is the language of cards and of the router's own replies: "zh"
+	// or "en". Default "en".
+	Lang string
+	// Text holds the words for each outcome status (approval.outcome_text);
+	// missing statuses take the defaults of Lang.
+	Text approval.OutcomeText
+	// Logger receives operational logs. Default slog.Default().
+	Logger *slog.Logger
+	// Clock tells the process start time for MaxAge. Default the wall clock.
+	Clock clock.Clock
+	// Metrics counts inbound messages, duplicates and decisions. Optional.
+	Metrics Metrics
+}
+
+// Metrics is what the router reports for /metrics. Implementations must be
+// safe for concurrent use.
+type Metrics interface {
+	// Inbound counts one message or card action received from channel.
+	Inbound(channel string)
+	// Deduplicated counts one message or card action dropped as a duplicate.
+	Deduplicated(channel string)
+	// Decision counts one decision (typed reply or card action) by outcome.
+	Decision(channel string, status approval.Status)
+}
+
+type nopMetrics struct{}
+
+func (nopMetrics) Inbound(string)                   {}
+func (nopMetrics) Deduplicated(string)              {}
+func (nopMetrics) Decision(string, approval.Status) {}
+
+// PendingViewer is implemented by the Router. A channel that re-shows a
+// pending approval by itself (the web chat, when a page reconnects or a
+// server restarted) type-asserts its Handler to it.
+type PendingViewer interface {
+	// PendingView returns the card of the pending approval of the session
+	// that to names (Channel, ChatID, UserID, ThreadID), or nil if none.
+	PendingView(ctx context.Context, to Target) (*cards.View, error)
+}
+
+// ErrNotBound is returned by the Router's handlers before Bind.
+var ErrNotBound = errors.New("channels: router not bound to an engine and an agent loop (call Bind)")
+
+// Router sits between the channels, the approval engine and the agent. It
+// implements Handler for every channel, approval.Notifier for the engine
+// and agent.Speaker for the loop.
+//
+// The engine needs the router (as its Notifier) and the loop needs it (as
+// its Speaker), while the router needs both: build the router first, then
+// the engine and the loop, then Bind them, then start the channels:
+//
+//	r, _ := channels.NewRouter(channels.RouterConfig{Scope: channels.ScopePerChat, Lang: "zh", Store: store, Logger: log})
+//	eng, _ := approval.NewEngine(approval.EngineConfig{Store: store, Notifier: r, Dispatcher: tools, Audit: auditLog})
+//	loop, _ := agent.NewLoop(agent.LoopConfig{Engine: eng, Speaker: r, Model: model, Tools: tools, Policy: policy, History: history})
+//	_ = r.Bind(eng, loop)
+//	_ = r.Register(webChannel) // and the other channels
+//	_ = eng.Start(ctx)
+//	_ = r.Start(ctx)           // Start every channel with the router as its Handler
+//	...
+//	_ = r.Close(shutdownCtx)   // close the channels, let typed decisions finish
+//
+// Until Bind, HandleMessage and HandleCardAction return ErrNotBound.
+type Router struct {
+	cfg     RouterConfig
+	log     *slog.Logger
+	start   time.Time
+	text    approval.OutcomeText
+	replies *approval.ReplyParser
+	metrics Metrics
+
+	mu      sync.RWMutex
+	engine  *approval.Engine
+	loop    *agent.Loop
+	store   approval.Store
+	chans   map[string]Channel
+	order   []string // registration order, for Start and Close
+	closing bool
+
+	inflight sync.WaitGroup // typed decisions running (they run tools)
+}
+
+// NewRouter checks cfg and returns a router. It does no I/O.
+func NewRouter(cfg RouterConfig) (*Router, error) {
+	switch cfg.Scope {
+	case "":
+		cfg.Scope = ScopePerChat
+	case ScopePerChat, ScopePerUser, ScopePerThread:
+	default:
+		return nil, fmt.Errorf("channels.NewRouter: unknown session scope %q (want per_chat, per_user or per_thread)", cfg.Scope)
+	}
+	switch cfg.Lang {
+	case "":
+		cfg.Lang = "en"
+	case "zh", "en":
+	default:
+		return nil, fmt.Errorf("channels.NewRouter: unknown language %q (want zh or en)", cfg.Lang)
+	}
+	if err := cfg.Text.Validate(); err != nil {
+		return nil, fmt.Errorf("channels.NewRouter: %w", err)
+	}
+	if cfg.Replies == nil {
+		p, err := approval.NewReplyParser(approval.DefaultReplyConfig())
+		if err != nil {
+			return nil, fmt.Errorf("channels.NewRouter: %w", err)
+		}
+		cfg.Replies = p
+	}
+	if cfg.DedupTTL <= 0 {
+		cfg.DedupTTL = 24 * time.Hour
+	}
+	if cfg.MaxAge == 0 {
+		cfg.MaxAge = 2 * time.Minute
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = nopMetrics{}
+	}
+	r := &Router{
+		cfg:     cfg,
+		log:     cfg.Logger,
+		start:   cfg.Clock.Now(),
+		text:    cfg.Text.With(cfg.Lang),
+		replies: cfg.Replies,
+		metrics: cfg.Metrics,
+		store:   cfg.Store,
+		chans:   map[string]Channel{},
+	}
+	if cfg.Engine != nil || cfg.Loop != nil {
+		if err := r.Bind(cfg.Engine, cfg.Loop); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// Bind gives the router its engine and agent loop (see the wiring order on
+// Router). It may be called once.
+func (r *Router) Bind(e *approval.Engine, l *agent.Loop) error {
+	if e == nil || l == nil {
+		return errors.New("channels.Router.Bind: both an engine and a loop are required")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.engine != nil {
+		return errors.New("channels.Router.Bind: already bound")
+	}
+	r.engine, r.loop = e, l
+	if r.store == nil {
+		r.store = e.Store()
+	}
+	return nil
+}
+
+func (r *Router) bound() (*approval.Engine, *agent.Loop, approval.Store, error) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.engine == nil {
+		return nil, nil, nil, ErrNotBound
+	}
+	return r.engine, r.loop, r.store, nil
+}
+
+// Register adds a channel under its Name. A second channel with the same
+// name is an error.
+func (r *Router) Register(ch Channel) error {
+	if ch == nil || ch.Name() == "" {
+		return errors.New("channels.Router.Register: a channel needs a name")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.chans[ch.Name()]; dup {
+		return fmt.Errorf("channels.Router.Register: channel %q registered twice", ch.Name())
+	}
+	r.chans[ch.Name()] = ch
+	r.order = append(r.order, ch.Name())
+	return nil
+}
+
+// Channels returns the registered channels, sorted by name.
+func (r *Router) Channels() []Channel {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	names := make([]string, 0, len(r.chans))
+	for n := range r.chans {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make([]Channel, len(names))
+	for i, n := range names {
+		out[i] = r.chans[n]
+	}
+	return out
+}
+
+func (r *Router) channel(name string) (Channel, error) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if ch, ok := r.chans[name]; ok {
+		return ch, nil
+	}
+	return nil, fmt.Errorf("channels: no channel %q is registered", name)
+}
+
+// Start starts every registered channel, in registration order, with the
+// router as its Handler. If one fails, those already started are closed
+// and the error names the channel.
+func (r *Router) Start(ctx context.Context) error {
+	r.mu.RLock()
+	order := append([]string(nil), r.order...)
+	r.mu.RUnlock()
+	for i, n := range order {
+		ch, _ := r.channel(n)
+		if err := ch.Start(ctx, r); err != nil {
+			for j := i - 1; j >= 0; j-- {
+				prev, _ := r.channel(order[j])
+				_ = prev.Close(context.WithoutCancel(ctx))
+			}
+			return fmt.Errorf("channel %s: start: %w", n, err)
+		}
+	}
+	return nil
+}
+
+// Close closes every channel (in reverse registration order), then waits
+// for the typed decisions in flight (they may be running a tool), all
+// bounded by ctx. Pending approvals stay in the store.
+func (r *Router) Close(ctx context.Context) error {
+	r.mu.Lock()
+	r.closing = true
+	order := append([]string(nil), r.order...)
+	r.mu.Unlock()
+	var errs []error
+	for i := len(order) - 1; i >= 0; i-- {
+		ch, _ := r.channel(order[i])
+		if err := ch.Close(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("channel %s: close: %w", order[i], err))
+		}
+	}
+	done := make(chan struct{})
+	go func() { r.inflight.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		errs = append(errs, fmt.Errorf("channels: decisions still running: %w", ctx.Err()))
+	}
+	return errors.Join(errs...)
+}
+
+// Ready reports every channel's readiness (for /readyz); nil when all are
+// ready.
+func (r *Router) Ready() error {
+	var errs []error
+	for _, ch := range r.Channels() {
+		if err := ch.Ready(); err != nil {
+			errs = append(errs, fmt.Errorf("channel %s: %w", ch.Name(), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// HandleMessage routes one inbound message:
+//
+//  1. De-duplicate: the message id ("msg:<channel>:<id>") and, when there
+//     is one, the event id ("evt:<channel>:<id>") are marked in the store
+//     for DedupTTL; a mark that exists already drops the message. A
+//     message with neither id passes: losing a real message is worse than
+//     answering twice. If the store cannot be asked, the message is
+//     processed (fail safe for messages: a decision is still protected by
+//     the engine's atomic claim, so a duplicate can never run a tool twice).
+//  2. Drop a message created before the process start minus MaxAge (a
+//     backlog re-delivered after a restart).
+//  3. If the text is a typed 确认 / 取消 and the session has a pending
+//     approval, decide it (as the sender, with the hash of that approval)
+//     and answer with the outcome's words; it never reaches the agent. The
+//     decision runs in the background (it runs the tool) and Close waits
+//     for it.
+//  4. Anything else goes to the agent's queue for the session; if an
+//     approval is pending there, the sender is also told that one is
+//     waiting and how to answer it.
+//
+// It returns an error only for a channel that is not registered or a
+// router that is not bound; problems the sender should know about are
+// answered in the chat.
+func (r *Router) HandleMessage(ctx context.Context, m Message) error {
+	eng, loop, store, err := r.bound()
+	if err != nil {
+		return err
+	}
+	log := r.log.With("channel", m.Channel, "chat_id", m.ChatID, "user_id", m.UserID, "msg_id", m.MessageID)
+	ch, err := r.channel(m.Channel)
+	if err != nil {
+		return err
+	}
+	r.metrics.Inbound(m.Channel)
+	if r.duplicate(ctx, log, store, "msg:"+m.Channel+":", m.MessageID) ||
+		r.duplicate(ctx, log, store, "evt:"+m.Channel+":", m.EventID) {
+		r.metrics.Deduplicated(m.Channel)
+		log.Debug("duplicate message dropped", "event_id", m.EventID)
+		return nil
+	}
+	if r.cfg.MaxAge >= 0 && !m.CreatedAt.IsZero() && m.CreatedAt.Before(r.start.Add(-r.cfg.MaxAge)) {
+		log.Info("dropping a message sent before this process started", "created_at", m.CreatedAt, "started_at", r.start)
+		return nil
+	}
+	session := SessionKey(r.cfg.Scope, m.Channel, m.ChatID, m.UserID, m.ThreadID)
+	to := Target{Channel: m.Channel, ChatID: m.ChatID, ThreadID: m.ThreadID, ReplyTo: m.MessageID, UserID: m.UserID}
+
+	reply := r.replies.Parse(m.Text)
+	pending, perr := eng.Pending(ctx, session)
+	if perr != nil {
+		if reply != approval.ReplyNone {
+			// It may be a decision and we cannot tell: run nothing, say so.
+			log.Error("looking up the pending approval failed; the typed reply was not applied", "err", perr)
+			r.notice(ctx, ch, to, log, approval.UserMessage(perr))
+			return nil
+		}
+		log.Warn("looking up the pending approval failed", "err", perr)
+		pending = nil
+	}
+	if pending != nil && reply != approval.ReplyNone {
+		r.decideTyped(ctx, eng, ch, to, m, pending, reply, log)
+		return nil
+	}
+
+	err = loop.Submit(agent.Inbound{Session: session, Channel: m.Channel, ChatID: m.ChatID, ThreadID: m.ThreadID,
+		User: m.UserID, MessageID: m.MessageID, Text: m.Text})
+	switch {
+	case errors.Is(err, agent.ErrBusy):
+		log.Warn("the session's queue is full; message refused")
+		r.notice(ctx, ch, to, log, r.words().busy)
+		return nil
+	case errors.Is(err, agent.ErrClosed):
+		r.notice(ctx, ch, to, log, r.words().closing)
+		return nil
+	case err != nil:
+		return err
+	}
+	if pending != nil {
+		r.notice(ctx, ch, to, log, r.waitingNotice(pending))
+	}
+	return nil
+}
+
+// duplicate marks prefix+id and reports whether it was marked already.
+// An empty id is never a duplicate; a store error is logged and the
+// message goes on.
+func (r *Router) duplicate(ctx context.Context, log *slog.Logger, store approval.Store, prefix, id string) bool {
+	if id == "" {
+		return false
+	}
+	first, err := store.Seen(ctx, prefix+id, r.cfg.DedupTTL)
+	if err != nil {
+		log.Warn("de-duplication unavailable; processing the event anyway", "key", prefix+id, "err", err)
+		return false
+	}
+	return !first
+}
+
+// decideTyped applies a typed 确认 / 取消 to the pending approval in the
+// background and answers with the outcome.
+func (r *Router) decideTyped(ctx context.Context, eng *approval.Engine, ch Channel, to Target, m Message, pending *approval.Approval, reply approval.Reply, log *slog.Logger) {
+	verb := approval.Approve
+	if reply == approval.ReplyCancel {
+		verb = approval.Reject
+	}
+	log = log.With("approval_id", pending.ID)
+	r.mu.Lock()
+	if r.closing {
+		r.mu.Unlock()
+		r.notice(ctx, ch, to, log, r.words().closing)
+		return
+	}
+	r.inflight.Add(1)
+	r.mu.Unlock()
+	go func() {
+		defer r.inflight.Done()
+		ctx := context.WithoutCancel(ctx)
+		o, err := eng.Decide(ctx, pending.ID, approval.Decision{Verb: verb, Actor: m.UserID, Source: approval.SourceReply,
+			PayloadSHA256: pending.PayloadSHA256})
+		if err != nil {
+			log.Error("typed decision failed; nothing was run", "err", err)
+			r.notice(ctx, ch, to, log, approval.UserMessage(err))
+			return
+		}
+		r.metrics.Decision(m.Channel, o.Status)
+		log.Info("typed decision", "status", o.Status)
+		text := r.text.Text(o.Status)
+		if o.Status == approval.StatusUnauthorized {
+			text += r.words().mayApprove(pending.Approvers.Describe())
+		}
+		r.notice(ctx, ch, to, log, text)
+	}()
+}
+
+// HandleCardAction takes one click on a card button (or its equivalent: a
+// web confirmation, an API decision): a click event seen before returns
+// the approval's current outcome (its final one, or already_decided) and
+// never decides twice; a malformed value (bad id → missing; a verb other
+// than approve / reject or no hash → tampered) decides nothing; anything
+// else is Engine.Decide as the clicker. The error is non-nil only when the
+// store could not be reached (nothing was run) or the router is not bound.
+func (r *Router) HandleCardAction(ctx context.Context, a CardAction) (approval.Outcome, error) {
+	eng, _, store, err := r.bound()
+	if err != nil {
+		return approval.Outcome{}, err
+	}
+	log := r.log.With("channel", a.Channel, "chat_id", a.ChatID, "user_id", a.UserID, "msg_id", a.MessageID, "approval_id", a.ApprovalID)
+	r.metrics.Inbound(a.Channel)
+	if r.duplicate(ctx, log, store, "evt:"+a.Channel+":", a.EventID) {
+		r.metrics.Deduplicated(a.Channel)
+		log.Debug("duplicate card event", "event_id", a.EventID)
+		return r.currentOutcome(ctx, eng, a.ApprovalID)
+	}
+	if !a.ApprovalID.Valid() {
+		log.Warn("card action with a malformed approval id", "status", approval.StatusMissing)
+		return r.outcome(approval.StatusMissing), nil
+	}
+	if (a.Verb != approval.Approve && a.Verb != approval.Reject) || a.PayloadSHA256 == "" {
+		log.Warn("card action with a malformed value", "verb", a.Verb, "status", approval.StatusTampered)
+		return r.outcome(approval.StatusTampered), nil
+	}
+	o, err := eng.Decide(ctx, a.ApprovalID, approval.Decision{Verb: a.Verb, Actor: a.UserID, Source: sourceOf(a.Channel),
+		PayloadSHA256: a.PayloadSHA256, Comment: a.Comment})
+	if err != nil {
+		log.Error("card decision failed; nothing was run", "err", err)
+		return approval.Outcome{}, err
+	}
+	r.metrics.Decision(a.Channel, o.Status)
+	log.Info("card decision", "status", o.Status)
+	return o, nil
+}
+
+// currentOutcome is the answer to a repeated click: the final outcome if
+// the approval has ended, else already_decided (the first click is being
+// decided).
+func (r *Router) currentOutcome(ctx context.Context, eng *approval.Engine, id approval.ID) (approval.Outcome, error) {
+	if !id.Valid() {
+		return r.outcome(approval.StatusMissing), nil
+	}
+	a, err := eng.Get(ctx, id)
+	if err != nil {
+		if approval.KindOf(err) == approval.KindNotFound {
+			return r.outcome(approval.StatusMissing), nil
+		}
+		return approval.Outcome{}, err
+	}
+	if a.State.Terminal() && a.Outcome != nil {
+		return a.Outcome.Clone(), nil
+	}
+	return r.outcome(approval.StatusAlreadyDecided), nil
+}
+
+func (r *Router) outcome(st approval.Status) approval.Outcome {
+	return approval.Outcome{Status: st, Content: r.text.Text(st), IsError: st != approval.StatusExecuted && st != approval.StatusReplayed}
+}
+
+// sourceOf names where a click came from, for the audit trail.
+func sourceOf(channel string) approval.Source {
+	switch channel {
+	case "web":
+		return approval.SourceWeb
+	case "api":
+		return approval.SourceAPI
+	case "cli":
+		return approval.SourceCLI
+	}
+	return approval.SourceCard
+}
+
+// Show sends the card of a new approval through the approval's channel to
+// its chat (approval.Notifier). A channel that is not registered is an
+// error, so the engine cancels an approval nobody could see.
+func (r *Router) Show(ctx context.Context, a *approval.Approval) ([]approval.CardRef, error) {
+	ch, err := r.channel(a.Channel)
+	if err != nil {
+		return nil, fmt.Errorf("show approval %s: %w", a.ID, err)
+	}
+	to := Target{Channel: a.Channel, ChatID: a.ChatID, ThreadID: r.threadOf(a), UserID: a.Requester}
+	ref, err := ch.ShowApproval(ctx, to, cards.Pending(a, r.text, r.cfg.Lang))
+	if err != nil {
+		return nil, fmt.Errorf("show approval %s on %s: %w", a.ID, a.Channel, err)
+	}
+	if ref.Channel == "" {
+		ref.Channel = a.Channel
+	}
+	if ref.ChatID == "" {
+		ref.ChatID = a.ChatID
+	}
+	r.log.Debug("approval shown", "channel", a.Channel, "chat_id", a.ChatID, "approval_id", a.ID, "msg_id", ref.MessageID)
+	return []approval.CardRef{ref}, nil
+}
+
+// threadOf recovers the thread of a per_thread session from its key.
+func (r *Router) threadOf(a *approval.Approval) string {
+	if r.cfg.Scope != ScopePerThread {
+		return ""
+	}
+	prefix := a.Channel + ":" + a.ChatID + ":"
+	if s := string(a.Session); strings.HasPrefix(s, prefix) {
+		return s[len(prefix):]
+	}
+	return ""
+}
+
+// Settle updates every card of the approval to its final state, each
+// through the channel that sent it (approval.Notifier). It goes on after a
+// failure and reports them all.
+func (r *Router) Settle(ctx context.Context, a *approval.Approval, o approval.Outcome) error {
+	v := cards.Final(a, o, r.text, r.cfg.Lang)
+	var errs []error
+	for _, ref := range a.Cards {
+		ch, err := r.channel(ref.Channel)
+		if err == nil {
+			err = ch.SettleApproval(ctx, ref, v)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("settle card %s/%s of %s: %w", ref.Channel, ref.MessageID, a.ID, err))
+			continue
+		}
+		r.log.Debug("card settled", "channel", ref.Channel, "chat_id", ref.ChatID, "approval_id", a.ID, "msg_id", ref.MessageID, "status", o.Status)
+	}
+	return errors.Join(errs...)
+}
+
+// Say sends what the agent says to the chat the message came from, as a
+// reply to it (agent.Speaker).
+func (r *Router) Say(ctx context.Context, in agent.Inbound, s agent.Say) error {
+	ch, err := r.channel(in.Channel)
+	if err != nil {
+		return err
+	}
+	return ch.Send(ctx, Target{Channel: in.Channel, ChatID: in.ChatID, ThreadID: in.ThreadID, ReplyTo: in.MessageID, UserID: in.User},
+		Outgoing{Kind: string(s.Kind), Text: s.Text, Tool: s.Tool, Args: s.Args, IsError: s.IsError})
+}
+
+// PendingView returns the card of the pending approval of to's session,
+// or nil (PendingViewer).
+func (r *Router) PendingView(ctx context.Context, to Target) (*cards.View, error) {
+	eng, _, _, err := r.bound()
+	if err != nil {
+		return nil, err
+	}
+	a, err := eng.Pending(ctx, SessionKey(r.cfg.Scope, to.Channel, to.ChatID, to.UserID, to.ThreadID))
+	if err != nil || a == nil {
+		return nil, err
+	}
+	v := cards.Pending(a, r.text, r.cfg.Lang)
+	return &v, nil
+}
+
+// notice says a short text in the chat; a failure is logged.
+func (r *Router) notice(ctx context.Context, ch Channel, to Target, log *slog.Logger, text string) {
+	if err := ch.Send(ctx, to, Outgoing{Kind: string(agent.SayNotice), Text: text}); err != nil {
+		log.Warn("sending a notice failed", "err", err)
+	}
+}
+
+// waitingNotice tells the sender that an approval waits and how to answer.
+func (r *Router) waitingNotice(a *approval.Approval) string {
+	what := firstLine(a.Summary) // the agent's summary names the tool: "erase: …"
+	if what == "" || len(a.Calls) > 1 {
+		what = fmt.Sprintf("%s, %d call(s)", a.Tool(), len(a.Calls))
+	}
+	return fmt.Sprintf(r.words().waiting, what)
+}
+
+// routerWords are the router's own sentences in one language.
+type routerWords struct {
+	waiting, busy, closing, mayApproveFmt string
+}
+
+func (w routerWords) mayApprove(who string) string { return fmt.Sprintf(w.mayApproveFmt, who) }
+
+var (
+	wordsEN = routerWords{
+		waiting: "An approval is waiting (%s). Reply 确认 (confirm) to run it or 取消 (cancel) to decline, " +
+			"or use the card's buttons. Your message has been queued for the assistant.",
+		busy:          "Too many messages are waiting in this conversation; please try again shortly.",
+		closing:       "The assistant is shutting down; please try again shortly.",
+		mayApproveFmt: " (who may approve: %s)",
+	}
+	wordsZH = routerWords{
+		waiting:       "有一项操作正在等待确认（%s）。回复「确认」执行，回复「取消」放弃，或使用卡片上的按钮。你的消息已排队交给助手处理。",
+		busy:          "这个会话中排队的消息太多，请稍后再试。",
+		closing:       "助手正在关闭，请稍后再试。",
+		mayApproveFmt: "（可确认人：%s）",
+	}
+)
+
+func (r *Router) words() routerWords {
+	if r.cfg.Lang == "zh" {
+		return wordsZH
+	}
+	return wordsEN
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if rs := []rune(s); len(rs) > 120 {
+		s = string(rs[:120]) + "…"
+	}
+	return s
+}
+
+var (
+	_ Handler           = (*Router)(nil)
+	_ approval.Notifier = (*Router)(nil)
+	_ agent.Speaker     = (*Router)(nil)
+	_ PendingViewer     = (*Router)(nil)
+)

@@ -1,0 +1,330 @@
+package channels
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/hitlbot/hitlbot/agent"
+	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/audit"
+	"github.com/hitlbot/hitlbot/approval/memstore"
+	"github.com/hitlbot/hitlbot/cards"
+)
+
+var quiet = slog.New(slog.DiscardHandler)
+
+// fakeChannel records everything the router asks of a channel.
+type fakeChannel struct {
+	name     string
+	showErr  error
+	readyErr error
+
+	mu      sync.Mutex
+	sent    []fakeSent
+	shown   []fakeShown
+	settled []fakeSettled
+	started bool
+	closed  bool
+	next    int
+}
+
+type fakeSent struct {
+	to  Target
+	out Outgoing
+}
+
+type fakeShown struct {
+	to  Target
+	v   cards.View
+	ref approval.CardRef
+}
+
+type fakeSettled struct {
+	ref approval.CardRef
+	v   cards.View
+}
+
+func newFake(name string) *fakeChannel { return &fakeChannel{name: name} }
+
+func (f *fakeChannel) Name() string { return f.name }
+func (f *fakeChannel) Start(context.Context, Handler) error {
+	f.mu.Lock()
+	f.started = true
+	f.mu.Unlock()
+	return nil
+}
+func (f *fakeChannel) Close(context.Context) error {
+	f.mu.Lock()
+	f.closed = true
+	f.mu.Unlock()
+	return nil
+}
+func (f *fakeChannel) Ready() error { return f.readyErr }
+
+func (f *fakeChannel) Send(_ context.Context, to Target, out Outgoing) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sent = append(f.sent, fakeSent{to, out})
+	return nil
+}
+
+func (f *fakeChannel) ShowApproval(_ context.Context, to Target, v cards.View) (approval.CardRef, error) {
+	if f.showErr != nil {
+		return approval.CardRef{}, f.showErr
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.next++
+	ref := approval.CardRef{Channel: f.name, ChatID: to.ChatID, MessageID: fmt.Sprintf("%s-card-%d", f.name, f.next)}
+	f.shown = append(f.shown, fakeShown{to, v, ref})
+	return ref, nil
+}
+
+func (f *fakeChannel) SettleApproval(_ context.Context, ref approval.CardRef, v cards.View) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.settled = append(f.settled, fakeSettled{ref, v})
+	return nil
+}
+
+// reset forgets what was recorded.
+func (f *fakeChannel) reset() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sent, f.shown, f.settled = nil, nil, nil
+}
+
+// texts returns what was sent, each as "kind: text".
+func (f *fakeChannel) texts() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for _, s := range f.sent {
+		out = append(out, s.out.Kind+": "+s.out.Text)
+	}
+	return out
+}
+
+func (f *fakeChannel) hasText(kind, sub string) bool {
+	for _, s := range f.texts() {
+		if strings.HasPrefix(s, kind+": ") && strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *fakeChannel) countText(kind, sub string) int {
+	n := 0
+	for _, s := range f.texts() {
+		if strings.HasPrefix(s, kind+": ") && strings.Contains(s, sub) {
+			n++
+		}
+	}
+	return n
+}
+
+func (f *fakeChannel) settledCards() []fakeSettled {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]fakeSettled(nil), f.settled...)
+}
+
+func (f *fakeChannel) shownCards() []fakeShown {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]fakeShown(nil), f.shown...)
+}
+
+// eventually polls cond until it holds or 10 s pass.
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for: %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// opTool is a tool of a given kind that counts its runs.
+type opTool struct {
+	name string
+	kind approval.Kind
+	runs atomic.Int64
+}
+
+type opArgs struct {
+	Target string `json:"target" jsonschema:"what to act on"`
+}
+
+func (t *opTool) Name() string        { return t.name }
+func (t *opTool) Description() string { return "does " + t.name }
+func (t *opTool) Schema() *jsonschema.Schema {
+	s, err := jsonschema.For[opArgs](nil)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+func (t *opTool) Kind(json.RawMessage) approval.Kind { return t.kind }
+func (t *opTool) Preview(_ context.Context, args json.RawMessage) (string, error) {
+	return t.name + " " + string(args), nil
+}
+func (t *opTool) Run(_ context.Context, _ json.RawMessage) (agent.Output, error) {
+	n := t.runs.Add(1)
+	return agent.Output{Content: fmt.Sprintf("%s done (run %d)", t.name, n)}, nil
+}
+
+// model is a scripted agent.Model: "erase X" asks for the erase tool on X,
+// a tool result is summarised, anything else is echoed. It records the
+// user texts it saw.
+type model struct {
+	mu  sync.Mutex
+	saw []string
+}
+
+func (m *model) Complete(_ context.Context, req agent.Request) (agent.Response, error) {
+	last := req.Messages[len(req.Messages)-1]
+	if last.Role == agent.RoleTool {
+		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "summary: " + last.Content}}, nil
+	}
+	m.mu.Lock()
+	m.saw = append(m.saw, last.Content)
+	m.mu.Unlock()
+	if target, ok := strings.CutPrefix(last.Content, "erase "); ok {
+		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{
+			ID: "c1", Name: "erase", Args: json.RawMessage(`{"target":"` + target + `"}`), Confidence: 1}}}}, nil
+	}
+	return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "echo: " + last.Content}}, nil
+}
+
+func (m *model) seen(text string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, s := range m.saw {
+		if s == text {
+			n++
+		}
+	}
+	return n
+}
+
+type nopAudit struct{}
+
+func (nopAudit) Append(audit.Record) {}
+
+// rig is one replica: a router with a fake channel, a real engine and a
+// real agent loop on a (possibly shared) store.
+type rig struct {
+	store  approval.Store
+	engine *approval.Engine
+	loop   *agent.Loop
+	router *Router
+	ch     *fakeChannel
+	erase  *opTool
+	model  *model
+}
+
+func newRig(t testing.TB, store approval.Store, mod ...func(*RouterConfig)) *rig {
+	t.Helper()
+	if store == nil {
+		store = memstore.New(memstore.Options{})
+	}
+	g := &rig{store: store, ch: newFake("fake"), erase: &opTool{name: "erase", kind: approval.KindDestructive}, model: &model{}}
+	cfg := RouterConfig{Store: store, Lang: "en", Logger: quiet}
+	for _, m := range mod {
+		m(&cfg)
+	}
+	r, err := NewRouter(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := agent.NewRegistry()
+	if err := reg.Register(g.erase); err != nil {
+		t.Fatal(err)
+	}
+	eng, err := approval.NewEngine(approval.EngineConfig{Store: store, Notifier: r, Dispatcher: reg, Audit: nopAudit{}, Logger: quiet, PollInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	if err := eng.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pol, err := approval.NewPolicy(approval.DefaultPolicyConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop, err := agent.NewLoop(agent.LoopConfig{Model: g.model, Tools: reg, Engine: eng, Policy: func() *approval.Policy { return pol },
+		History: agent.NewMemoryHistory(), Speaker: r, Logger: quiet, SlowNotice: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { loop.Close(context.Background()) })
+	if err := r.Bind(eng, loop); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Register(g.ch); err != nil {
+		t.Fatal(err)
+	}
+	g.store, g.engine, g.loop, g.router = store, eng, loop, r
+	return g
+}
+
+var msgSeq atomic.Int64
+
+// msg builds a message in chat "c1" of channel "fake".
+func msg(user approval.UserID, text string) Message {
+	return Message{Channel: "fake", ChatID: "c1", ChatType: "group", UserID: user, Text: text,
+		MessageID: fmt.Sprintf("m%d", msgSeq.Add(1)), CreatedAt: time.Now()}
+}
+
+func (g *rig) send(t testing.TB, m Message) {
+	t.Helper()
+	if err := g.router.HandleMessage(context.Background(), m); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// pendingApproval asks the agent to erase target as alice and returns the
+// approval it waits on.
+func (g *rig) pendingApproval(t testing.TB, target string) *approval.Approval {
+	t.Helper()
+	g.send(t, msg("alice", "erase "+target))
+	var a *approval.Approval
+	eventually(t, "an approval is pending", func() bool {
+		p, err := g.engine.Pending(context.Background(), "fake:c1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		a = p
+		return p != nil && len(g.ch.shownCards()) > 0
+	})
+	return a
+}
+
+// state reads an approval's state from the store.
+func (g *rig) state(t testing.TB, id approval.ID) approval.State {
+	t.Helper()
+	a, err := g.engine.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a.State
+}
+
+// drain waits for the typed decisions in flight.
+func (g *rig) drain() { g.router.inflight.Wait() }

@@ -1,0 +1,370 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/channels"
+)
+
+// conn is one socket of one user.
+type conn struct {
+	w      *Web
+	ws     *websocket.Conn
+	h      channels.Handler
+	user   approval.UserID
+	tenant string
+	out    chan []byte
+	done   chan struct{}
+	once   sync.Once
+	joined map[string]bool // chat ids this socket watches; guarded by w.mu
+}
+
+// close ends the socket; the read loop then detaches it. It never takes w.mu.
+func (c *conn) close() {
+	c.once.Do(func() {
+		close(c.done)
+		_ = c.ws.Close()
+	})
+}
+
+// enqueue queues a frame without blocking; a socket too slow to keep up
+// is closed (the page reconnects and gets what is pending again).
+func (c *conn) enqueue(frame []byte) {
+	select {
+	case <-c.done:
+		return
+	default:
+	}
+	select {
+	case c.out <- frame:
+	default:
+		c.w.log.Warn("socket too slow; closing it", "user_id", c.user)
+		c.close()
+	}
+}
+
+func (c *conn) writeLoop() {
+	defer c.w.wg.Done()
+	ping := time.NewTicker(c.w.cfg.PingInterval)
+	defer ping.Stop()
+	for {
+		select {
+		case f := <-c.out:
+			_ = c.ws.SetWriteDeadline(time.Now().Add(writeTimeout))
+			if err := c.ws.WriteMessage(websocket.TextMessage, f); err != nil {
+				c.close()
+				return
+			}
+		case <-ping.C:
+			if err := c.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeTimeout)); err != nil {
+				c.close()
+				return
+			}
+		case <-c.done:
+			return
+		}
+	}
+}
+
+func (c *conn) readLoop() {
+	defer c.w.wg.Done()
+	defer c.detach()
+	defer c.close()
+	wait := 2 * c.w.cfg.PingInterval
+	c.ws.SetReadLimit(c.w.cfg.MaxMessageBytes)
+	_ = c.ws.SetReadDeadline(time.Now().Add(wait))
+	c.ws.SetPongHandler(func(string) error { return c.ws.SetReadDeadline(time.Now().Add(wait)) })
+	for {
+		kind, data, err := c.ws.ReadMessage()
+		if err != nil {
+			if websocket.IsUnexpectedCloseError(err, websocket.CloseNormalClosure, websocket.CloseGoingAway, websocket.CloseNoStatusReceived) {
+				c.w.log.Debug("socket closed", "user_id", c.user, "err", err)
+			}
+			return
+		}
+		_ = c.ws.SetReadDeadline(time.Now().Add(wait))
+		if kind != websocket.TextMessage {
+			c.fail(CodeInvalidMessage, "frames must be JSON text", "", "")
+			continue
+		}
+		c.handle(data)
+	}
+}
+
+// detach forgets the socket in every chat it watched.
+func (c *conn) detach() {
+	w := c.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.conns, c)
+	for id := range c.joined {
+		if ch := w.chats[id]; ch != nil {
+			delete(ch.conns, c)
+		}
+	}
+}
+
+func (c *conn) fail(code, msg, sid, stepID string) {
+	c.enqueue(mustJSON(errorFrame{Type: typeError, Code: code, Message: msg, SessionID: sid, StepID: stepID}))
+}
+
+func (c *conn) log() *slog.Logger { return c.w.log.With("user_id", c.user) }
+
+// handle takes one frame.
+func (c *conn) handle(data []byte) {
+	var f inFrame
+	if err := json.Unmarshal(data, &f); err != nil {
+		c.fail(CodeInvalidMessage, "the frame is not a JSON object: "+err.Error(), "", "")
+		return
+	}
+	switch f.Type {
+	case typeHello, typeUserMessage, typeUserResponse:
+	default:
+		c.fail(CodeInvalidMessage, "unknown frame type "+quote(f.Type), f.SessionID, "")
+		return
+	}
+	if !validID.MatchString(f.SessionID) {
+		c.fail(CodeInvalidMessage, "session_id must be 1 to 64 characters of A-Z a-z 0-9 _ -", "", "")
+		return
+	}
+	switch f.Type {
+	case typeHello:
+		c.join(f.SessionID, true)
+	case typeUserMessage:
+		c.message(f)
+	case typeUserResponse:
+		c.respond(f)
+	}
+}
+
+// join makes the socket watch a session; the first time (or on hello) it
+// delivers what was kept for the session and re-sends the pending
+// confirmation.
+func (c *conn) join(sid string, hello bool) {
+	w := c.w
+	id := chatID(c.user, sid)
+	w.mu.Lock()
+	first := !c.joined[id]
+	c.joined[id] = true
+	ch := w.chatLocked(id, c.user, sid)
+	ch.conns[c] = struct{}{}
+	if hello {
+		c.enqueue(mustJSON(helloFrame{Type: typeHello, SessionID: sid, User: c.user}))
+	}
+	if first {
+		for _, k := range fresh(ch.backlog, w.clk.Now()) {
+			c.enqueue(k.frame)
+		}
+		ch.backlog = nil
+	}
+	w.mu.Unlock()
+	if hello || first {
+		c.resendPending(id, sid)
+	}
+}
+
+// resendPending re-sends agent.user_confirm for the session's pending
+// approval, reusing the step this process showed for it when there is one.
+func (c *conn) resendPending(id, sid string) {
+	pv, ok := c.h.(channels.PendingViewer)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(c.w.ctx, handleTimeout)
+	defer cancel()
+	v, err := pv.PendingView(ctx, channels.Target{Channel: Name, ChatID: id, UserID: c.user})
+	if err != nil {
+		c.log().Warn("looking up the pending confirmation failed", "chat_id", id, "err", err)
+		return
+	}
+	if v == nil {
+		return
+	}
+	w := c.w
+	w.mu.Lock()
+	var st *step
+	for _, stepID := range w.byApproval[v.ApprovalID] {
+		if s := w.steps[stepID]; s != nil && s.chatID == id && s.state != stepResolved {
+			st = s
+		}
+	}
+	if st == nil {
+		w.mu.Unlock()
+		ns, err := w.newStep(id, c.user, sid, *v)
+		if err != nil {
+			c.log().Error("rendering the pending confirmation failed", "approval_id", v.ApprovalID, "err", err)
+			return
+		}
+		w.mu.Lock()
+		w.recordStepLocked(ns)
+		st = ns
+	}
+	c.enqueue(st.frame)
+	w.mu.Unlock()
+}
+
+// message hands a chat message to the router.
+func (c *conn) message(f inFrame) {
+	var text string
+	if err := json.Unmarshal(f.Content, &text); err != nil || strings.TrimSpace(text) == "" {
+		c.fail(CodeInvalidMessage, "user.message needs a non-empty string content", f.SessionID, "")
+		return
+	}
+	msgID := "wm_" + randomHex(12)
+	if f.MessageID != "" {
+		if !validID.MatchString(f.MessageID) {
+			c.fail(CodeInvalidMessage, "message_id must be 1 to 64 characters of A-Z a-z 0-9 _ -", f.SessionID, "")
+			return
+		}
+		msgID = chatID(c.user, f.SessionID) + "/" + f.MessageID
+	}
+	c.join(f.SessionID, false)
+	ctx, cancel := context.WithTimeout(c.w.ctx, handleTimeout)
+	defer cancel()
+	err := c.h.HandleMessage(ctx, channels.Message{Channel: Name, ChatID: chatID(c.user, f.SessionID), ChatType: "p2p",
+		UserID: c.user, UserName: string(c.user), MessageID: msgID, Text: text, CreatedAt: c.w.clk.Now()})
+	if err != nil {
+		c.log().Error("handling a message failed", "chat_id", chatID(c.user, f.SessionID), "msg_id", msgID, "err", err)
+		c.fail(CodeUnavailable, c.w.words().unavailable, f.SessionID, "")
+	}
+}
+
+// respond answers a confirmation. The step moves to "deciding" at once, so
+// a second answer (another tab, a double click) gets ALREADY_DECIDED; the
+// decision itself runs in the background (it runs the tool).
+func (c *conn) respond(f inFrame) {
+	w, sid := c.w, f.SessionID
+	var rc responseContent
+	if err := json.Unmarshal(f.Content, &rc); err != nil || rc.Confirmed == nil {
+		c.fail(CodeInvalidMessage, `user.response needs content {"confirmed": true|false, "message": "…"}`, sid, f.StepID)
+		return
+	}
+	w.mu.Lock()
+	st := w.steps[f.StepID]
+	if st == nil || st.chatID != chatID(c.user, sid) {
+		w.mu.Unlock()
+		c.fail(CodeInvalidStepID, w.words().invalidStep, sid, f.StepID)
+		return
+	}
+	switch st.state {
+	case stepDeciding:
+		w.mu.Unlock()
+		c.fail(CodeAlreadyDecided, w.words().alreadyDecided, sid, st.id)
+		return
+	case stepResolved:
+		status := st.status
+		w.mu.Unlock()
+		if status == approval.StatusExpired {
+			c.fail(CodeExpired, w.words().expired, sid, st.id)
+		} else {
+			c.fail(CodeAlreadyDecided, w.words().alreadyDecided, sid, st.id)
+		}
+		return
+	}
+	if w.closed {
+		w.mu.Unlock()
+		c.fail(CodeUnavailable, w.words().unavailable, sid, st.id)
+		return
+	}
+	st.state = stepDeciding
+	w.wg.Add(1)
+	w.mu.Unlock()
+	verb := approval.Reject
+	if *rc.Confirmed {
+		verb = approval.Approve
+	}
+	go func() {
+		defer w.wg.Done()
+		c.decide(st, verb, rc.Message)
+	}()
+}
+
+func (c *conn) decide(st *step, verb approval.Verb, comment string) {
+	w := c.w
+	log := c.log().With("chat_id", st.chatID, "approval_id", st.approvalID, "msg_id", st.id)
+	ctx, cancel := context.WithTimeout(w.ctx, handleTimeout)
+	defer cancel()
+	o, err := c.h.HandleCardAction(ctx, channels.CardAction{Channel: Name, ChatID: st.chatID, MessageID: st.id, UserID: c.user,
+		ApprovalID: st.approvalID, Verb: verb, PayloadSHA256: st.hash, Comment: comment})
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	reopen := func() {
+		if st.state == stepDeciding {
+			st.state = stepOpen
+		}
+	}
+	if err != nil {
+		log.Error("deciding a confirmation failed; nothing was run", "err", err)
+		reopen()
+		c.fail(CodeUnavailable, approval.UserMessage(err), st.sessionID, st.id)
+		return
+	}
+	log.Info("confirmation answered", "status", o.Status)
+	switch {
+	case o.Status.Final():
+		// Settle normally resolved the step already; this covers a card
+		// reference that was not recorded in time.
+		text := o.Content
+		if t := w.words().status(o.Status); t != "" {
+			text = t
+		}
+		w.resolveLocked(st, o.Status, text, o.DecidedBy, "")
+		switch o.Status {
+		case approval.StatusExpired:
+			c.fail(CodeExpired, w.words().expired, st.sessionID, st.id)
+		case approval.StatusSuperseded, approval.StatusCancelled:
+			c.fail(CodeAlreadyDecided, w.words().alreadyDecided, st.sessionID, st.id)
+		}
+	case o.Status == approval.StatusAlreadyDecided:
+		reopen()
+		c.fail(CodeAlreadyDecided, w.words().alreadyDecided, st.sessionID, st.id)
+	case o.Status == approval.StatusUnauthorized:
+		reopen()
+		c.fail(CodeUnauthorized, o.Content, st.sessionID, st.id)
+	default: // missing, tampered: this step cannot be answered
+		st.state, st.status, st.resolvedAt = stepResolved, o.Status, w.clk.Now()
+		c.fail(CodeInvalidStepID, w.words().invalidStep, st.sessionID, st.id)
+	}
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// webWords are the channel's own sentences in one language.
+type webWords struct {
+	invalidStep, alreadyDecided, expired, unavailable string
+	lang                                              string
+}
+
+func (ww webWords) status(st approval.Status) string {
+	return approval.DefaultOutcomeText(ww.lang)[st]
+}
+
+func (w *Web) words() webWords {
+	if w.cfg.Lang == "zh" {
+		return webWords{
+			invalidStep:    "没有这个待确认的步骤（可能已过期、属于别的会话，或服务已重启）。",
+			alreadyDecided: "此审批已被处理，不会重复执行。",
+			expired:        "审批已过期，未执行。",
+			unavailable:    "暂时无法处理，未执行任何操作，请稍后再试。",
+			lang:           "zh",
+		}
+	}
+	return webWords{
+		invalidStep:    "No such confirmation step in this session (it may have ended, belong to another session, or predate a restart).",
+		alreadyDecided: "This approval has already been decided; nothing runs twice.",
+		expired:        "This approval has expired; nothing was run.",
+		unavailable:    "Temporarily unavailable; nothing was run. Please try again shortly.",
+		lang:           "en",
+	}
+}

@@ -1,0 +1,299 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/gorilla/websocket"
+
+	"github.com/hitlbot/hitlbot/agent"
+	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/audit"
+	"github.com/hitlbot/hitlbot/approval/memstore"
+	"github.com/hitlbot/hitlbot/channels"
+	"github.com/hitlbot/hitlbot/channels/web"
+	"github.com/hitlbot/hitlbot/internal/clock"
+)
+
+var quiet = slog.New(slog.DiscardHandler)
+
+// opTool is a tool of a given kind that counts its runs.
+type opTool struct {
+	name string
+	kind approval.Kind
+	runs atomic.Int64
+}
+
+type opArgs struct {
+	Target string `json:"target" jsonschema:"what to act on"`
+}
+
+func (t *opTool) Name() string        { return t.name }
+func (t *opTool) Description() string { return "Erases the named thing for good" }
+func (t *opTool) Schema() *jsonschema.Schema {
+	s, err := jsonschema.For[opArgs](nil)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+func (t *opTool) Kind(json.RawMessage) approval.Kind { return t.kind }
+func (t *opTool) Preview(_ context.Context, args json.RawMessage) (string, error) {
+	return t.name + " " + string(args), nil
+}
+func (t *opTool) Run(_ context.Context, _ json.RawMessage) (agent.Output, error) {
+	n := t.runs.Add(1)
+	return agent.Output{Content: fmt.Sprintf("%s done (run %d)", t.name, n)}, nil
+}
+
+// model: "erase X" calls the erase tool on X; a tool result is summarised;
+// anything else is echoed.
+type model struct{}
+
+func (model) Complete(_ context.Context, req agent.Request) (agent.Response, error) {
+	last := req.Messages[len(req.Messages)-1]
+	if last.Role == agent.RoleTool {
+		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "summary: " + last.Content}}, nil
+	}
+	if target, ok := strings.CutPrefix(last.Content, "erase "); ok {
+		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{
+			ID: "c1", Name: "erase", Args: json.RawMessage(`{"target":"` + target + `"}`), Confidence: 1}}}}, nil
+	}
+	return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "echo: " + last.Content}}, nil
+}
+
+type nopAudit struct{}
+
+func (nopAudit) Append(audit.Record) {}
+
+// server is the whole stack behind a real HTTP server: memory store, real
+// engine, real agent loop, the router and the web channel.
+type server struct {
+	srv    *httptest.Server
+	web    *web.Web
+	router *channels.Router
+	engine *approval.Engine
+	erase  *opTool
+	clk    *clock.Fake // the engine's clock
+}
+
+type option func(*web.Config)
+
+func newServer(t testing.TB, opts ...option) *server {
+	t.Helper()
+	s := &server{erase: &opTool{name: "erase", kind: approval.KindDestructive}, clk: clock.NewFake(time.Now())}
+	store := memstore.New(memstore.Options{})
+	r, err := channels.NewRouter(channels.RouterConfig{Store: store, Lang: "en", Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := agent.NewRegistry()
+	if err := reg.Register(s.erase); err != nil {
+		t.Fatal(err)
+	}
+	eng, err := approval.NewEngine(approval.EngineConfig{Store: store, Notifier: r, Dispatcher: reg, Audit: nopAudit{},
+		Logger: quiet, Clock: s.clk, PollInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	if err := eng.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pol, err := approval.NewPolicy(approval.DefaultPolicyConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop, err := agent.NewLoop(agent.LoopConfig{Model: model{}, Tools: reg, Engine: eng, Policy: func() *approval.Policy { return pol },
+		History: agent.NewMemoryHistory(), Speaker: r, Logger: quiet, SlowNotice: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Bind(eng, loop); err != nil {
+		t.Fatal(err)
+	}
+	cfg := web.Config{AllowAnonymousLocal: true, Tools: reg, Logger: quiet, PingInterval: time.Minute}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	w, err := web.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Register(w); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.srv = httptest.NewServer(w.Handler())
+	t.Cleanup(func() {
+		s.srv.Close()
+		if err := r.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+		loop.Close(context.Background())
+	})
+	s.web, s.router, s.engine = w, r, eng
+	return s
+}
+
+func (s *server) wsURL(query string) string {
+	u := "ws" + strings.TrimPrefix(s.srv.URL, "http") + "/ws"
+	if query != "" {
+		u += "?" + query
+	}
+	return u
+}
+
+// frame is one server frame, decoded loosely.
+type frame map[string]any
+
+func (f frame) str(k string) string { s, _ := f[k].(string); return s }
+func (f frame) meta(k string) any {
+	m, _ := f["metadata"].(map[string]any)
+	return m[k]
+}
+
+// client is a test WebSocket client that records every frame it gets.
+type client struct {
+	t      testing.TB
+	ws     *websocket.Conn
+	frames chan frame
+	unread []frame // received, not returned by expect (used by the test goroutine only)
+	mu     sync.Mutex
+	all    []frame
+}
+
+func (s *server) dial(t testing.TB, query string, hdr http.Header) (*client, *http.Response, error) {
+	t.Helper()
+	ws, resp, err := websocket.DefaultDialer.Dial(s.wsURL(query), hdr)
+	if err != nil {
+		return nil, resp, err
+	}
+	c := &client{t: t, ws: ws, frames: make(chan frame, 256)}
+	go func() {
+		defer close(c.frames)
+		for {
+			_, data, err := ws.ReadMessage()
+			if err != nil {
+				return
+			}
+			var f frame
+			if err := json.Unmarshal(data, &f); err != nil {
+				t.Errorf("server sent something that is not JSON: %s", data)
+				return
+			}
+			c.mu.Lock()
+			c.all = append(c.all, f)
+			c.mu.Unlock()
+			c.frames <- f
+		}
+	}()
+	t.Cleanup(func() { ws.Close() })
+	return c, resp, nil
+}
+
+func (s *server) connect(t testing.TB, query, session string) *client {
+	t.Helper()
+	c, _, err := s.dial(t, query, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if session != "" {
+		c.send(map[string]any{"type": "hello", "session_id": session})
+		c.expect("hello", nil)
+	}
+	return c
+}
+
+func (c *client) send(v any) {
+	c.t.Helper()
+	if err := c.ws.WriteJSON(v); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func (c *client) sendRaw(s string) {
+	c.t.Helper()
+	if err := c.ws.WriteMessage(websocket.TextMessage, []byte(s)); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// expect returns the first frame, received so far or still to come, of
+// type typ that pred accepts (nil: any) and that no earlier expect
+// returned. Frames of other types stay available: the order in which
+// concurrent frames arrive does not matter.
+func (c *client) expect(typ string, pred func(frame) bool) frame {
+	c.t.Helper()
+	match := func(f frame) bool { return f.str("type") == typ && (pred == nil || pred(f)) }
+	for i, f := range c.unread {
+		if match(f) {
+			c.unread = append(c.unread[:i:i], c.unread[i+1:]...)
+			return f
+		}
+	}
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case f, ok := <-c.frames:
+			if !ok {
+				c.t.Fatalf("socket closed while waiting for %s; got %v", typ, c.seen())
+			}
+			if match(f) {
+				return f
+			}
+			c.unread = append(c.unread, f)
+		case <-timeout:
+			c.t.Fatalf("no %s frame; got %v", typ, c.seen())
+		}
+	}
+}
+
+// seen returns every frame received so far.
+func (c *client) seen() []frame {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]frame(nil), c.all...)
+}
+
+func (c *client) message(session, text string) {
+	c.t.Helper()
+	c.send(map[string]any{"type": "user.message", "session_id": session, "content": text})
+}
+
+func (c *client) respond(session, step string, confirmed bool, comment string) {
+	c.t.Helper()
+	c.send(map[string]any{"type": "user.response", "session_id": session, "step_id": step,
+		"content": map[string]any{"confirmed": confirmed, "message": comment}})
+}
+
+func withContent(sub string) func(frame) bool {
+	return func(f frame) bool { return strings.Contains(f.str("content"), sub) }
+}
+
+func withStep(step string) func(frame) bool {
+	return func(f frame) bool { return f.str("step_id") == step }
+}
+
+func withCode(code string) func(frame) bool {
+	return func(f frame) bool { return f.str("code") == code }
+}
+
+func newPlainServer(t testing.TB, h http.Handler) string {
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}

@@ -1,0 +1,399 @@
+package web_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/channels/web"
+)
+
+var stepRE = regexp.MustCompile(`^confirm_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}_erase$`)
+
+func TestMessageGetsAnswer(t *testing.T) {
+	s := newServer(t)
+	c := s.connect(t, "", "s1")
+	if f := c.seen()[0]; f.str("user") != web.LocalUser || f.str("session_id") != "s1" {
+		t.Fatalf("hello = %v", f)
+	}
+	c.message("s1", "hi there")
+	f := c.expect("agent.message", withContent("echo: hi there"))
+	if f.str("kind") != "answer" || f.str("session_id") != "s1" || f.str("timestamp") == "" {
+		t.Fatalf("answer = %v", f)
+	}
+}
+
+// TestConfirmFlow: a risky call → agent.user_confirm with its metadata →
+// user.response confirmed → agent.tool_result and agent.confirm_resolved
+// executed; the tool ran once; a second response → ALREADY_DECIDED.
+func TestConfirmFlow(t *testing.T) {
+	s := newServer(t)
+	c := s.connect(t, "", "s1")
+	c.message("s1", "erase orders")
+	conf := c.expect("agent.user_confirm", nil)
+	step := conf.str("step_id")
+	if !stepRE.MatchString(step) || conf.str("event") != "user_confirm" || conf.str("session_id") != "s1" || conf.str("timestamp") == "" {
+		t.Fatalf("confirm = %v", conf)
+	}
+	args, _ := conf.meta("tool_args").(map[string]any)
+	exp, err := time.Parse(time.RFC3339, conf.meta("expires_at").(string))
+	if err != nil || exp.Before(time.Now().Add(4*time.Minute)) {
+		t.Fatalf("expires_at %v (%v)", conf.meta("expires_at"), err)
+	}
+	if conf.meta("tool_name") != "erase" || conf.meta("tool_description") != "Erases the named thing for good" ||
+		args["target"] != "orders" || conf.meta("requires_confirmation") != true || conf.meta("risk") != "HIGH" ||
+		len(conf.meta("payload_sha256").(string)) != 64 || !strings.Contains(conf.str("content"), "erase") {
+		t.Fatalf("metadata = %v", conf["metadata"])
+	}
+	if card, _ := conf["card"].(map[string]any); card["approval_id"] != conf.meta("approval_id") || card["final"] != false {
+		t.Fatalf("card = %v", conf["card"])
+	}
+
+	c.respond("s1", step, true, "checked")
+	res := c.expect("agent.tool_result", nil)
+	if res.str("tool_name") != "erase" || res.str("content") != "erase done (run 1)" || res["is_error"] != false {
+		t.Fatalf("tool result = %v", res)
+	}
+	done := c.expect("agent.confirm_resolved", withStep(step))
+	if done.str("status") != "executed" || done.str("decided_by") != web.LocalUser || done.str("status_text") != "Executed" {
+		t.Fatalf("resolved = %v", done)
+	}
+	c.expect("agent.message", withContent("summary: erase done (run 1)"))
+
+	c.respond("s1", step, true, "")
+	e := c.expect("error", withStep(step))
+	if e.str("code") != web.CodeAlreadyDecided || e.str("message") == "" {
+		t.Fatalf("duplicate response = %v", e)
+	}
+	c.respond("s1", step, false, "") // a late reject changes nothing either
+	c.expect("error", withCode(web.CodeAlreadyDecided))
+	if n := s.erase.runs.Load(); n != 1 {
+		t.Fatalf("the tool ran %d times", n)
+	}
+}
+
+// TestConcurrentResponses: two tabs answer the same step at once; one
+// decision, one run, and the loser gets ALREADY_DECIDED.
+func TestConcurrentResponses(t *testing.T) {
+	s := newServer(t)
+	a := s.connect(t, "", "s1")
+	b := s.connect(t, "", "s1")
+	a.message("s1", "erase orders")
+	step := a.expect("agent.user_confirm", nil).str("step_id")
+	if got := b.expect("agent.user_confirm", nil).str("step_id"); got != step {
+		t.Fatalf("tab b got step %s, tab a %s", got, step)
+	}
+	a.respond("s1", step, true, "")
+	b.respond("s1", step, true, "")
+	a.expect("agent.confirm_resolved", withStep(step))
+	b.expect("agent.confirm_resolved", withStep(step))
+	errs := 0
+	for _, c := range []*client{a, b} {
+		for _, f := range c.seen() {
+			if f.str("type") == "error" {
+				errs++
+				if f.str("code") != web.CodeAlreadyDecided {
+					t.Errorf("error = %v", f)
+				}
+			}
+		}
+	}
+	// The loser's error may still be on its way.
+	if errs == 0 {
+		b.expect("error", withCode(web.CodeAlreadyDecided))
+	}
+	if n := s.erase.runs.Load(); n != 1 {
+		t.Fatalf("the tool ran %d times", n)
+	}
+}
+
+func TestRejectResponse(t *testing.T) {
+	s := newServer(t)
+	c := s.connect(t, "", "s1")
+	c.message("s1", "erase orders")
+	step := c.expect("agent.user_confirm", nil).str("step_id")
+	c.respond("s1", step, false, "not today")
+	if f := c.expect("agent.confirm_resolved", withStep(step)); f.str("status") != "rejected" {
+		t.Fatalf("resolved = %v", f)
+	}
+	if s.erase.runs.Load() != 0 {
+		t.Fatal("a rejected call ran")
+	}
+}
+
+func TestTypedConfirmResolvesTheStep(t *testing.T) {
+	s := newServer(t)
+	c := s.connect(t, "", "s1")
+	c.message("s1", "erase orders")
+	step := c.expect("agent.user_confirm", nil).str("step_id")
+	c.message("s1", "确认")
+	if f := c.expect("agent.confirm_resolved", withStep(step)); f.str("status") != "executed" {
+		t.Fatalf("resolved = %v", f)
+	}
+	c.respond("s1", step, true, "")
+	c.expect("error", withCode(web.CodeAlreadyDecided))
+	if s.erase.runs.Load() != 1 {
+		t.Fatalf("runs %d", s.erase.runs.Load())
+	}
+}
+
+func TestUnknownStep(t *testing.T) {
+	s := newServer(t)
+	c := s.connect(t, "", "s1")
+	c.respond("s1", "confirm_00000000-0000-4000-8000-000000000000_erase", true, "")
+	if e := c.expect("error", nil); e.str("code") != web.CodeInvalidStepID || e.str("step_id") == "" {
+		t.Fatalf("error = %v", e)
+	}
+}
+
+func TestInvalidMessages(t *testing.T) {
+	s := newServer(t)
+	c := s.connect(t, "", "")
+	for _, raw := range []string{
+		`{"type":"user.message","session_id":"s1","content":`, // not JSON
+		`[1,2,3]`,
+		`{"type":"user.shout","session_id":"s1"}`,
+		`{"type":"user.message","session_id":"../alice/s1","content":"hi"}`,
+		`{"type":"user.message","session_id":"` + strings.Repeat("x", 65) + `","content":"hi"}`,
+		`{"type":"user.message","session_id":"s1","content":"   "}`,
+		`{"type":"user.message","session_id":"s1","content":{"text":"hi"}}`,
+		`{"type":"user.message","session_id":"s1","content":"hi","message_id":"no spaces allowed"}`,
+		`{"type":"user.response","session_id":"s1","step_id":"x","content":{"message":"no confirmed field"}}`,
+	} {
+		c.sendRaw(raw)
+		if e := c.expect("error", nil); e.str("code") != web.CodeInvalidMessage {
+			t.Errorf("%s: error = %v", raw, e)
+		}
+	}
+	// The socket survives bad frames.
+	c.message("s1", "still here")
+	c.expect("agent.message", withContent("echo: still here"))
+}
+
+func TestOversizedFrameClosesSocket(t *testing.T) {
+	s := newServer(t, func(c *web.Config) { c.MaxMessageBytes = 256 })
+	c := s.connect(t, "", "s1")
+	c.message("s1", strings.Repeat("x", 1000))
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case _, ok := <-c.frames:
+			if !ok {
+				return
+			}
+		case <-timeout:
+			t.Fatal("the socket stayed open")
+		}
+	}
+}
+
+func TestTokens(t *testing.T) {
+	s := newServer(t, func(c *web.Config) {
+		c.AllowAnonymousLocal = false
+		c.Tokens = map[string]web.TokenUser{"tok-alice": {User: "alice", Tenant: "acme"}, "tok-bob": {User: "bob", Tenant: "acme"}}
+	})
+	for _, q := range []string{"", "token=wrong"} {
+		_, resp, err := s.dial(t, q, nil)
+		if err == nil || resp == nil || resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("query %q: err %v, resp %v; want 401", q, err, resp)
+		}
+	}
+	c := s.connect(t, "token=tok-alice", "s1")
+	if u := c.seen()[0].str("user"); u != "alice" {
+		t.Fatalf("user %q", u)
+	}
+	hc, _, err := s.dial(t, "", http.Header{"Authorization": {"Bearer tok-bob"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc.send(map[string]any{"type": "hello", "session_id": "s1"})
+	if u := hc.expect("hello", nil).str("user"); u != "bob" {
+		t.Fatalf("user %q", u)
+	}
+}
+
+func TestAnonymousNeedsOptIn(t *testing.T) {
+	s := newServer(t, func(c *web.Config) { c.AllowAnonymousLocal = false })
+	if _, resp, err := s.dial(t, "", nil); err == nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("anonymous socket admitted: %v", err)
+	}
+}
+
+// TestOtherUserCannotSeeOrAnswer: bob in a session with the same id sees
+// nothing of alice's and cannot answer her step.
+func TestOtherUserCannotSeeOrAnswer(t *testing.T) {
+	s := newServer(t, func(c *web.Config) {
+		c.AllowAnonymousLocal = false
+		c.Tokens = map[string]web.TokenUser{"tok-alice": {User: "alice"}, "tok-bob": {User: "bob"}}
+	})
+	alice := s.connect(t, "token=tok-alice", "s1")
+	bob := s.connect(t, "token=tok-bob", "s1")
+	alice.message("s1", "erase orders")
+	conf := alice.expect("agent.user_confirm", nil)
+	step := conf.str("step_id")
+	bob.respond("s1", step, true, "")
+	if e := bob.expect("error", nil); e.str("code") != web.CodeInvalidStepID {
+		t.Fatalf("bob's response: %v", e)
+	}
+	bob.message("s1", "hello")
+	bob.expect("agent.message", withContent("echo: hello"))
+	for _, f := range bob.seen() {
+		if f.str("type") == "agent.user_confirm" || strings.Contains(f.str("content"), "orders") {
+			t.Fatalf("bob saw alice's frame %v", f)
+		}
+	}
+	a, err := s.engine.Get(context.Background(), approval.ID(conf.meta("approval_id").(string)))
+	if err != nil || a.State != approval.StatePending || s.erase.runs.Load() != 0 {
+		t.Fatalf("state %v, err %v, runs %d", a.State, err, s.erase.runs.Load())
+	}
+	alice.respond("s1", step, true, "")
+	alice.expect("agent.confirm_resolved", withStep(step))
+}
+
+// TestReconnectResendsPending: the pending confirmation comes back on a
+// new socket, under the same step id, and can be answered there.
+func TestReconnectResendsPending(t *testing.T) {
+	s := newServer(t)
+	c := s.connect(t, "", "s1")
+	c.message("s1", "erase orders")
+	step := c.expect("agent.user_confirm", nil).str("step_id")
+	c.ws.Close()
+
+	c2 := s.connect(t, "", "s1")
+	if got := c2.expect("agent.user_confirm", nil).str("step_id"); got != step {
+		t.Fatalf("re-sent step %s, want %s", got, step)
+	}
+	c2.respond("s1", step, true, "")
+	if f := c2.expect("agent.confirm_resolved", withStep(step)); f.str("status") != "executed" {
+		t.Fatalf("resolved = %v", f)
+	}
+	// Once decided it is not re-sent any more.
+	c3 := s.connect(t, "", "s1")
+	c3.message("s1", "anything pending?")
+	c3.expect("agent.message", withContent("echo: anything pending?"))
+	for _, f := range c3.seen() {
+		if f.str("type") == "agent.user_confirm" {
+			t.Fatalf("a decided confirmation was re-sent: %v", f)
+		}
+	}
+}
+
+// TestMessagesKeptWhileAway: what is said while no socket watches the
+// session is delivered when one joins.
+func TestMessagesKeptWhileAway(t *testing.T) {
+	s := newServer(t)
+	c := s.connect(t, "", "s1")
+	c.message("s1", "erase orders")
+	step := c.expect("agent.user_confirm", nil).str("step_id")
+	c.ws.Close()
+	for deadline := time.Now().Add(10 * time.Second); web.Watchers(s.web, "local/s1") > 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the server did not notice the closed socket")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// Decided elsewhere (a typed reply on another channel, the API…).
+	a, _ := s.engine.Pending(context.Background(), "web:local/s1")
+	if _, err := s.engine.Decide(context.Background(), a.ID, approval.Decision{Verb: approval.Approve, Actor: web.LocalUser,
+		Source: approval.SourceAPI, PayloadSHA256: a.PayloadSHA256}); err != nil {
+		t.Fatal(err)
+	}
+	c2 := s.connect(t, "", "s1")
+	c2.expect("agent.confirm_resolved", withStep(step))
+	c2.expect("agent.message", withContent("summary: erase done (run 1)"))
+}
+
+func TestExpiredStep(t *testing.T) {
+	s := newServer(t)
+	c := s.connect(t, "", "s1")
+	c.message("s1", "erase orders")
+	step := c.expect("agent.user_confirm", nil).str("step_id")
+	deadline := time.Now().Add(10 * time.Second)
+	for s.clk.Timers() < 2 && time.Now().Before(deadline) { // the turn waits on the approval
+		time.Sleep(time.Millisecond)
+	}
+	s.clk.Advance(6 * time.Minute)
+	if f := c.expect("agent.confirm_resolved", withStep(step)); f.str("status") != "expired" {
+		t.Fatalf("resolved = %v", f)
+	}
+	c.respond("s1", step, true, "")
+	if e := c.expect("error", withStep(step)); e.str("code") != web.CodeExpired {
+		t.Fatalf("error = %v", e)
+	}
+	if s.erase.runs.Load() != 0 {
+		t.Fatal("an expired call ran")
+	}
+}
+
+func TestOriginMustBeSameHost(t *testing.T) {
+	s := newServer(t)
+	_, resp, err := s.dial(t, "", http.Header{"Origin": {"http://evil.example"}})
+	if err == nil || resp == nil || resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("cross-origin socket: err %v", err)
+	}
+	c, _, err := s.dial(t, "", http.Header{"Origin": {s.srv.URL}})
+	if err != nil {
+		t.Fatalf("same-origin socket refused: %v", err)
+	}
+	c.send(map[string]any{"type": "hello", "session_id": "s1"})
+	c.expect("hello", nil)
+}
+
+func TestPageIsServed(t *testing.T) {
+	s := newServer(t)
+	for path, want := range map[string]string{"/": "确认执行", "/app.js": "user.response", "/style.css": "#dialog"} {
+		resp, err := http.Get(s.srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), want) {
+			t.Errorf("%s: %d, body without %q", path, resp.StatusCode, want)
+		}
+		if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") {
+			t.Errorf("%s: CSP %q", path, csp)
+		}
+	}
+	for _, asset := range []string{"index.html", "app.js", "style.css"} {
+		resp, err := http.Get(s.srv.URL + "/" + asset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		for _, ext := range []string{"http://", "https://", "//cdn"} {
+			if strings.Contains(string(body), "src=\""+ext) || strings.Contains(string(body), "href=\""+ext) {
+				t.Errorf("%s loads an external resource", asset)
+			}
+		}
+	}
+}
+
+func TestNotStartedIs503(t *testing.T) {
+	w, err := web.New(web.Config{AllowAnonymousLocal: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Ready() == nil {
+		t.Fatal("ready before Start")
+	}
+	srv := newPlainServer(t, w.Handler())
+	_, resp, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(srv, "http")+"/ws", nil)
+	if err == nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("socket before Start: %v", err)
+	}
+	if _, err := web.New(web.Config{Lang: "fr"}); err == nil {
+		t.Fatal("an unknown language was accepted")
+	}
+	if _, err := web.New(web.Config{Tokens: map[string]web.TokenUser{"t": {}}}); err == nil {
+		t.Fatal("a token without a user was accepted")
+	}
+}

@@ -1,0 +1,180 @@
+package metrics
+
+import (
+	"errors"
+	"net/http"
+	"runtime"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/hitlbot/hitlbot/approval"
+)
+
+// Namespace starts every metric name.
+const Namespace = "hitlbot"
+
+// Metrics holds the process's metrics in a registry of its own (nothing is
+// registered globally). Every method is safe for concurrent use; a nil
+// *Metrics records nothing, so tests and tools may pass nil.
+type Metrics struct {
+	reg *prometheus.Registry
+	now func() time.Time
+
+	requested   *prometheus.CounterVec   // tool, risk
+	decided     *prometheus.CounterVec   // tool, risk, status
+	pending     prometheus.Gauge         //
+	latency     *prometheus.HistogramVec // risk, status
+	inbound     *prometheus.CounterVec   // channel
+	deduped     *prometheus.CounterVec   // channel
+	decisions   *prometheus.CounterVec   // channel, status
+	toolSeconds *prometheus.HistogramVec // tool
+	toolErrors  *prometheus.CounterVec   // tool, kind
+	modelSecs   *prometheus.HistogramVec // provider
+	modelErrors *prometheus.CounterVec   // provider
+	reloads     *prometheus.CounterVec   // result
+}
+
+// New returns metrics registered in a new registry, with the Go runtime and
+// process collectors and a build-info gauge (hitlbot_build_info{version}).
+func New(version string) *Metrics {
+	reg := prometheus.NewRegistry()
+	m := &Metrics{
+		reg: reg,
+		now: time.Now,
+		requested: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "approvals_requested_total",
+			Help: "Approvals requested (cards shown), by tool and risk.",
+		}, []string{"tool", "risk"}),
+		decided: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "approvals_decided_total",
+			Help: "Approvals that ended, by tool, risk and final status (executed, failed, frozen, rejected, expired, superseded, cancelled, replayed).",
+		}, []string{"tool", "risk", "status"}),
+		pending: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: Namespace, Name: "approvals_pending",
+			Help: "Approvals requested by this process minus those ended on it; sum over replicas for the total (a replica may go negative when another one requested what it ended).",
+		}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: Namespace, Name: "approval_decision_seconds",
+			Help:    "Time from an approval's request to its end, by risk and final status.",
+			Buckets: []float64{1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800, 3600},
+		}, []string{"risk", "status"}),
+		inbound: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "messages_inbound_total",
+			Help: "Inbound messages and card actions, by channel, before de-duplication.",
+		}, []string{"channel"}),
+		deduped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "messages_deduplicated_total",
+			Help: "Inbound events dropped as redeliveries, by channel.",
+		}, []string{"channel"}),
+		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "decisions_total",
+			Help: "Decisions taken through a channel (a click, a typed reply, an API call), by channel and the status they got (including unauthorized, tampered, already_decided).",
+		}, []string{"channel", "status"}),
+		toolSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: Namespace, Name: "tool_duration_seconds",
+			Help:    "Duration of tool runs, by tool.",
+			Buckets: prometheus.ExponentialBuckets(0.005, 4, 9), // 5ms .. ~5.5min
+		}, []string{"tool"}),
+		toolErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "tool_errors_total",
+			Help: "Tool runs that did not succeed, by tool and kind: failed (the tool reported it), not_run (it never started) or unknown (its effect is unknown).",
+		}, []string{"tool", "kind"}),
+		modelSecs: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: Namespace, Name: "model_request_duration_seconds",
+			Help:    "Duration of model requests (retries included), by provider.",
+			Buckets: prometheus.ExponentialBuckets(0.01, 3, 9), // 10ms .. ~65s
+		}, []string{"provider"}),
+		modelErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "model_errors_total",
+			Help: "Model requests that failed, by provider.",
+		}, []string{"provider"}),
+		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "config_reloads_total",
+			Help: "Config reloads, by result (ok, failed, unchanged).",
+		}, []string{"result"}),
+	}
+	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "build_info",
+		Help: "Always 1; the labels say which build runs.",
+	}, []string{"version", "go_version"})
+	build.WithLabelValues(version, runtime.Version()).Set(1)
+	reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		build,
+		m.requested, m.decided, m.pending, m.latency, m.inbound, m.deduped, m.decisions,
+		m.toolSeconds, m.toolErrors, m.modelSecs, m.modelErrors, m.reloads,
+	)
+	return m
+}
+
+// Registry returns the registry, for tests and extra collectors.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Handler serves the metrics in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// Inbound counts one inbound message or card action of a channel.
+func (m *Metrics) Inbound(channel string) {
+	if m != nil {
+		m.inbound.WithLabelValues(channel).Inc()
+	}
+}
+
+// Deduplicated counts one redelivered event a channel's router dropped.
+func (m *Metrics) Deduplicated(channel string) {
+	if m != nil {
+		m.deduped.WithLabelValues(channel).Inc()
+	}
+}
+
+// Decision counts one decision taken through a channel and its status.
+func (m *Metrics) Decision(channel string, st approval.Status) {
+	if m != nil {
+		m.decisions.WithLabelValues(channel, string(st)).Inc()
+	}
+}
+
+// Reload counts one config reload: "ok", "failed" or "unchanged".
+func (m *Metrics) Reload(result string) {
+	if m != nil {
+		m.reloads.WithLabelValues(result).Inc()
+	}
+}
+
+// requestedApproval counts an approval shown by this process.
+func (m *Metrics) requestedApproval(a *approval.Approval) {
+	m.requested.WithLabelValues(a.Tool(), a.Risk.String()).Inc()
+	m.pending.Inc()
+}
+
+// endedApproval counts an approval that ended with status st.
+func (m *Metrics) endedApproval(a *approval.Approval, st approval.Status) {
+	m.decided.WithLabelValues(a.Tool(), a.Risk.String(), string(st)).Inc()
+	m.pending.Dec()
+	end := a.DecidedAt
+	if end.IsZero() {
+		end = m.now()
+	}
+	if !a.CreatedAt.IsZero() {
+		m.latency.WithLabelValues(a.Risk.String(), string(st)).Observe(max(end.Sub(a.CreatedAt).Seconds(), 0))
+	}
+}
+
+// toolRun records one tool run.
+func (m *Metrics) toolRun(tool string, d time.Duration, isError bool, err error) {
+	m.toolSeconds.WithLabelValues(tool).Observe(d.Seconds())
+	switch {
+	case err != nil && errors.Is(err, approval.ErrNotRun):
+		m.toolErrors.WithLabelValues(tool, "not_run").Inc()
+	case err != nil:
+		m.toolErrors.WithLabelValues(tool, "unknown").Inc()
+	case isError:
+		m.toolErrors.WithLabelValues(tool, "failed").Inc()
+	}
+}

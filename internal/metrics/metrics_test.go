@@ -1,0 +1,166 @@
+package metrics
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/hitlbot/hitlbot/agent"
+	"github.com/hitlbot/hitlbot/approval"
+)
+
+// scrape returns the text the handler serves.
+func scrape(t *testing.T, m *Metrics) string {
+	t.Helper()
+	srv := httptest.NewServer(m.Handler())
+	defer srv.Close()
+	resp, err := srv.Client().Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func wantLines(t *testing.T, text string, lines ...string) {
+	t.Helper()
+	for _, l := range lines {
+		if !strings.Contains(text, l+"\n") {
+			t.Errorf("metrics lack %q", l)
+		}
+	}
+}
+
+type fakeNotifier struct{ showErr error }
+
+func (f fakeNotifier) Show(context.Context, *approval.Approval) ([]approval.CardRef, error) {
+	return nil, f.showErr
+}
+func (f fakeNotifier) Settle(context.Context, *approval.Approval, approval.Outcome) error { return nil }
+
+type fakeTool struct {
+	out agent.Output
+	err error
+}
+
+func (fakeTool) Name() string                       { return "fake" }
+func (fakeTool) Description() string                { return "" }
+func (fakeTool) Schema() *jsonschema.Schema         { return &jsonschema.Schema{Type: "object"} }
+func (fakeTool) Kind(json.RawMessage) approval.Kind { return approval.KindWrite }
+func (fakeTool) Preview(context.Context, json.RawMessage) (string, error) {
+	return "", nil
+}
+func (f fakeTool) Run(context.Context, json.RawMessage) (agent.Output, error) { return f.out, f.err }
+
+type fakeModel struct{ err error }
+
+func (f fakeModel) Complete(context.Context, agent.Request) (agent.Response, error) {
+	return agent.Response{}, f.err
+}
+
+func TestMetrics(t *testing.T) {
+	m := New("v1.2.3")
+	ctx := context.Background()
+
+	m.Inbound("web")
+	m.Inbound("web")
+	m.Deduplicated("web")
+	m.Decision("api", approval.StatusExecuted)
+	m.Reload("ok")
+
+	n := m.Notifier(fakeNotifier{})
+	created := time.Now().Add(-3 * time.Second)
+	a := &approval.Approval{Calls: []approval.Call{{Tool: "sql_execute"}}, Risk: approval.RiskHigh, CreatedAt: created}
+	b := &approval.Approval{Calls: []approval.Call{{Tool: "sql_execute"}}, Risk: approval.RiskHigh, CreatedAt: created}
+	n.Show(ctx, a)
+	n.Show(ctx, b)
+	a.DecidedAt = created.Add(2 * time.Second)
+	n.Settle(ctx, a, approval.Outcome{Status: approval.StatusExecuted})
+	failing := m.Notifier(fakeNotifier{showErr: errors.New("down")})
+	c := &approval.Approval{Calls: []approval.Call{{Tool: "task_delete"}}, Risk: approval.RiskMedium, CreatedAt: created}
+	if _, err := failing.Show(ctx, c); err == nil {
+		t.Fatal("the wrapper swallowed Show's error")
+	}
+
+	for _, tt := range []fakeTool{
+		{out: agent.Output{Content: "ok"}},
+		{out: agent.Output{IsError: true}},
+		{err: approval.ErrNotRun},
+		{err: errors.New("connection reset")},
+	} {
+		w := m.Tool(tt)
+		if w.Name() != "fake" || w.Kind(nil) != approval.KindWrite {
+			t.Fatal("the tool wrapper does not forward")
+		}
+		out, err := w.Run(ctx, nil)
+		if out != tt.out || !errors.Is(err, tt.err) {
+			t.Errorf("Run returned %v, %v; want %v, %v", out, err, tt.out, tt.err)
+		}
+	}
+
+	md := m.Model(fakeModel{err: errors.New("503")}, "openai")
+	md.Complete(ctx, agent.Request{})
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	m.Model(fakeModel{err: context.Canceled}, "openai").Complete(cancelled, agent.Request{})
+
+	text := scrape(t, m)
+	wantLines(t, text,
+		`hitlbot_messages_inbound_total{channel="web"} 2`,
+		`hitlbot_messages_deduplicated_total{channel="web"} 1`,
+		`hitlbot_decisions_total{channel="api",status="executed"} 1`,
+		`hitlbot_config_reloads_total{result="ok"} 1`,
+		`hitlbot_approvals_requested_total{risk="HIGH",tool="sql_execute"} 2`,
+		`hitlbot_approvals_requested_total{risk="MEDIUM",tool="task_delete"} 1`,
+		`hitlbot_approvals_decided_total{risk="HIGH",status="executed",tool="sql_execute"} 1`,
+		`hitlbot_approvals_decided_total{risk="MEDIUM",status="cancelled",tool="task_delete"} 1`,
+		`hitlbot_approvals_pending 1`,
+		`hitlbot_approval_decision_seconds_bucket{risk="HIGH",status="executed",le="1"} 0`,
+		`hitlbot_approval_decision_seconds_bucket{risk="HIGH",status="executed",le="2"} 1`,
+		`hitlbot_tool_duration_seconds_count{tool="fake"} 4`,
+		`hitlbot_tool_errors_total{kind="failed",tool="fake"} 1`,
+		`hitlbot_tool_errors_total{kind="not_run",tool="fake"} 1`,
+		`hitlbot_tool_errors_total{kind="unknown",tool="fake"} 1`,
+		`hitlbot_model_request_duration_seconds_count{provider="openai"} 2`,
+		`hitlbot_model_errors_total{provider="openai"} 1`,
+	)
+	for _, name := range []string{"go_goroutines", "process_cpu_seconds_total", `hitlbot_build_info{go_version="go`} {
+		if !strings.Contains(text, name) {
+			t.Errorf("metrics lack %s", name)
+		}
+	}
+}
+
+func TestNilMetrics(t *testing.T) {
+	var m *Metrics
+	m.Inbound("web")
+	m.Deduplicated("web")
+	m.Decision("web", approval.StatusRejected)
+	m.Reload("failed")
+	if _, ok := m.Tool(fakeTool{}).(fakeTool); !ok {
+		t.Error("a nil Metrics wrapped a tool")
+	}
+	if _, ok := m.Notifier(fakeNotifier{}).(fakeNotifier); !ok {
+		t.Error("a nil Metrics wrapped a notifier")
+	}
+}
+
+func TestRegistriesAreSeparate(t *testing.T) {
+	// Two instances (two servers in one test binary) must not collide.
+	a, b := New("a"), New("b")
+	a.Inbound("cli")
+	if strings.Contains(scrape(t, b), `hitlbot_messages_inbound_total{channel="cli"}`) {
+		t.Error("metrics leak between instances")
+	}
+}
