@@ -1,0 +1,133 @@
+package feishu
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hitlbot/hitlbot/approval"
+)
+
+// Modes of receiving events.
+const (
+	// ModeLongConnection receives events and card callbacks over the SDK's
+	// websocket long connection: no public address needed (the default).
+	ModeLongConnection = "long_connection"
+	// ModeWebhook receives them as HTTP POSTs on WebhookHandler
+	// (/webhook/feishu). It requires an EncryptKey.
+	ModeWebhook = "webhook"
+)
+
+// Config configures the Feishu channel.
+type Config struct {
+	// AppID is the app's id (cli_…), from 开发者后台 → 凭证与基础信息.
+	AppID string `mapstructure:"app_id"`
+	// AppSecret is the app's secret. A SECRET: give it through the
+	// environment or a *_file key, never in the config file.
+	AppSecret string `mapstructure:"app_secret"`
+	// Mode is "long_connection" (default) or "webhook".
+	Mode string `mapstructure:"mode"`
+	// EncryptKey is the event encryption key (事件与回调 → 加密策略). A
+	// SECRET. Required in webhook mode: without it the SDK neither decrypts
+	// nor authenticates events, so anyone who knows the URL could post
+	// forged ones. Not used over the long connection.
+	EncryptKey string `mapstructure:"encrypt_key"`
+	// VerificationToken answers the webhook's url_verification challenge.
+	// A SECRET. Webhook mode only.
+	VerificationToken string `mapstructure:"verification_token"`
+	// BaseURL is the OpenAPI and long-connection bootstrap host. Default
+	// https://open.feishu.cn (https://open.larksuite.com for Lark).
+	BaseURL string `mapstructure:"base_url"`
+	// BotOpenID is the bot's own open_id, used to tell whether a group
+	// message mentions the bot. Empty: read from /open-apis/bot/v3/info at
+	// Start (if that fails, any mention counts).
+	BotOpenID string `mapstructure:"bot_open_id"`
+	// Lang is the language of the channel's own words (toasts, the
+	// processing card): "zh" or "en". Default "zh".
+	Lang string `mapstructure:"lang"`
+	// Text overrides the words of each outcome status on the cards the
+	// channel answers a click with. Not a YAML key of its own: the server
+	// sets it from approval.outcome_text, so it equals the router's.
+	Text approval.OutcomeText `mapstructure:"-"`
+	// RequestTimeout bounds every HTTP request to Feishu (API calls and the
+	// long connection's bootstrap). Default 10s.
+	RequestTimeout time.Duration `mapstructure:"request_timeout"`
+	// CallbackWait is how long a card click waits for its decision before
+	// answering with a "processing" card (Feishu allows 3 s in all).
+	// Default 2.5s; at most 2.8s.
+	CallbackWait time.Duration `mapstructure:"callback_wait"`
+	// MaxRetries bounds the retries of a throttled (HTTP 429 / code
+	// 99991400) or failed API call. Default 3; negative disables retries.
+	MaxRetries int `mapstructure:"max_retries"`
+	// MaxRetryWait bounds one wait between retries, whatever
+	// x-ogw-ratelimit-reset says. Default 10s.
+	MaxRetryWait time.Duration `mapstructure:"max_retry_wait"`
+	// StartTimeout bounds how long Start waits for the long connection's
+	// first connect. Default 30s.
+	StartTimeout time.Duration `mapstructure:"start_timeout"`
+}
+
+const maxCallbackWait = 2800 * time.Millisecond
+
+// withDefaults fills the defaults and validates.
+func (c Config) withDefaults() (Config, error) {
+	var errs []error
+	c.AppID = strings.TrimSpace(c.AppID)
+	if c.AppID == "" {
+		errs = append(errs, errors.New("app_id is required"))
+	}
+	if c.AppSecret == "" {
+		errs = append(errs, errors.New("app_secret is required"))
+	}
+	switch c.Mode {
+	case "":
+		c.Mode = ModeLongConnection
+	case ModeLongConnection:
+	case ModeWebhook:
+		if c.EncryptKey == "" {
+			errs = append(errs, errors.New("webhook mode needs encrypt_key: without it events are not authenticated"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("mode %q: want long_connection or webhook", c.Mode))
+	}
+	if c.BaseURL == "" {
+		c.BaseURL = "https://open.feishu.cn"
+	}
+	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
+	switch c.Lang {
+	case "":
+		c.Lang = "zh"
+	case "zh", "en":
+	default:
+		errs = append(errs, fmt.Errorf("lang %q: want zh or en", c.Lang))
+	}
+	if err := c.Text.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.RequestTimeout <= 0 {
+		c.RequestTimeout = 10 * time.Second
+	}
+	if c.CallbackWait <= 0 {
+		c.CallbackWait = 2500 * time.Millisecond
+	}
+	if c.CallbackWait > maxCallbackWait {
+		errs = append(errs, fmt.Errorf("callback_wait %v: at most %v (Feishu allows 3 s)", c.CallbackWait, maxCallbackWait))
+	}
+	if c.MaxRetries == 0 {
+		c.MaxRetries = 3
+	}
+	if c.MaxRetries < 0 {
+		c.MaxRetries = 0
+	}
+	if c.MaxRetryWait <= 0 {
+		c.MaxRetryWait = 10 * time.Second
+	}
+	if c.StartTimeout <= 0 {
+		c.StartTimeout = 30 * time.Second
+	}
+	if len(errs) > 0 {
+		return c, fmt.Errorf("feishu: %w", errors.Join(errs...))
+	}
+	return c, nil
+}

@@ -1,0 +1,327 @@
+package feishu
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	larkcore "github.com/larksuite/oapi-sdk-go/v3/core"
+	"github.com/larksuite/oapi-sdk-go/v3/event/dispatcher/callback"
+	larkim "github.com/larksuite/oapi-sdk-go/v3/service/im/v1"
+
+	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/cards"
+	"github.com/hitlbot/hitlbot/channels"
+)
+
+// messageAckWait is how long the message handler waits for the router
+// before acking anyway (Feishu allows 3 s for the whole handler): an error
+// the router returns within it (not bound yet, channel not registered) is
+// returned so Feishu re-delivers; a slower router keeps going in the
+// background.
+var messageAckWait = 2 * time.Second
+
+// onMessage handles im.message.receive_v1: p2p messages, and group
+// messages that mention the bot (the mention stripped). It hands the
+// message to the router and returns.
+func (c *Channel) onMessage(ctx context.Context, ev *larkim.P2MessageReceiveV1) error {
+	h := c.handler()
+	if h == nil {
+		return fmt.Errorf("feishu: channel not started")
+	}
+	if ev == nil || ev.Event == nil || ev.Event.Message == nil {
+		return nil
+	}
+	m, ok := c.toMessage(ev)
+	if !ok {
+		return nil
+	}
+	errc := make(chan error, 1)
+	if !c.spawn(func() { errc <- h.HandleMessage(context.WithoutCancel(ctx), m) }) {
+		return fmt.Errorf("feishu: channel closed")
+	}
+	timer := time.NewTimer(messageAckWait)
+	defer timer.Stop()
+	select {
+	case err := <-errc:
+		if err != nil {
+			c.log.Warn("the router refused a message; Feishu will re-deliver it", "msg_id", m.MessageID, "err", err)
+		}
+		return err
+	case <-timer.C:
+		return nil
+	}
+}
+
+// toMessage turns the event into a channels.Message, or reports that the
+// bot should not act on it (not from a user, not text, a group message
+// that does not mention the bot, nothing left after the mention).
+func (c *Channel) toMessage(ev *larkim.P2MessageReceiveV1) (channels.Message, bool) {
+	msg := ev.Event.Message
+	var sender string
+	if s := ev.Event.Sender; s != nil {
+		if t := larkcore.StringValue(s.SenderType); t != "" && t != "user" {
+			return channels.Message{}, false // other bots, the app itself
+		}
+		if s.SenderId != nil {
+			sender = larkcore.StringValue(s.SenderId.OpenId)
+		}
+	}
+	msgID := larkcore.StringValue(msg.MessageId)
+	log := c.log.With("msg_id", msgID, "chat_id", larkcore.StringValue(msg.ChatId))
+	if sender == "" {
+		log.Debug("message without a sender open_id ignored")
+		return channels.Message{}, false
+	}
+	raw, ok := messageText(larkcore.StringValue(msg.MessageType), larkcore.StringValue(msg.Content))
+	if !ok {
+		log.Debug("non-text message ignored", "type", larkcore.StringValue(msg.MessageType))
+		return channels.Message{}, false
+	}
+	chatType := larkcore.StringValue(msg.ChatType)
+	text, mentioned := c.stripMentions(raw, msg.Mentions)
+	if chatType != "p2p" && !mentioned {
+		return channels.Message{}, false
+	}
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return channels.Message{}, false
+	}
+	var eventID string
+	if ev.EventV2Base != nil && ev.EventV2Base.Header != nil {
+		eventID = ev.EventV2Base.Header.EventID
+	}
+	thread := larkcore.StringValue(msg.ThreadId)
+	return channels.Message{
+		Channel:   Name,
+		ChatID:    larkcore.StringValue(msg.ChatId),
+		ChatType:  chatType,
+		ThreadID:  thread,
+		UserID:    approval.UserID(sender),
+		MessageID: msgID,
+		EventID:   eventID,
+		Text:      text,
+		CreatedAt: msTime(larkcore.StringValue(msg.CreateTime)),
+	}, true
+}
+
+// messageText extracts the text of a text or post message.
+func messageText(msgType, content string) (string, bool) {
+	switch msgType {
+	case "text":
+		var t struct {
+			Text string `json:"text"`
+		}
+		if json.Unmarshal([]byte(content), &t) != nil {
+			return "", false
+		}
+		return t.Text, true
+	case "post":
+		var p struct {
+			Title   string `json:"title"`
+			Content [][]struct {
+				Tag  string `json:"tag"`
+				Text string `json:"text"`
+				Key  string `json:"user_id"`
+			} `json:"content"`
+		}
+		if json.Unmarshal([]byte(content), &p) != nil {
+			return "", false
+		}
+		var lines []string
+		if p.Title != "" {
+			lines = append(lines, p.Title)
+		}
+		for _, para := range p.Content {
+			var b strings.Builder
+			for _, el := range para {
+				switch el.Tag {
+				case "text", "a", "code_block":
+					b.WriteString(el.Text)
+				case "at":
+					b.WriteString("@" + el.Key)
+				}
+			}
+			lines = append(lines, b.String())
+		}
+		return strings.Join(lines, "\n"), true
+	}
+	return "", false
+}
+
+// stripMentions removes the bot's @_user_N placeholders from text,
+// replaces the others by @name, and reports whether the bot was
+// mentioned. When the bot's open_id is unknown, any mention counts.
+func (c *Channel) stripMentions(text string, mentions []*larkim.MentionEvent) (string, bool) {
+	bot := c.botOpenID()
+	mentioned := false
+	for _, m := range mentions {
+		if m == nil {
+			continue
+		}
+		key := larkcore.StringValue(m.Key)
+		if key == "" {
+			continue
+		}
+		var openID string
+		if m.Id != nil {
+			openID = larkcore.StringValue(m.Id.OpenId)
+		}
+		isBot := (bot != "" && openID == bot) || (bot == "" && key != "@_all")
+		repl := ""
+		if isBot {
+			mentioned = true
+		} else {
+			repl = "@" + larkcore.StringValue(m.Name)
+		}
+		text = strings.ReplaceAll(text, key, repl)
+	}
+	return text, mentioned
+}
+
+// msTime parses a millisecond timestamp; zero if it is not one.
+func msTime(s string) time.Time {
+	ms, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || ms <= 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
+}
+
+// onCardAction handles card.action.trigger: a click on 确认 / 取消. It
+// waits up to CallbackWait for the decision and answers with a toast and
+// the card's next state: the final card when the outcome arrived, else
+// the "processing" card (the final card follows by a patch, from
+// SettleApproval). A click by someone who may not decide gets a toast
+// naming who may, and the card is unchanged; a malformed value gets an
+// error toast and decides nothing.
+func (c *Channel) onCardAction(ctx context.Context, ev *callback.CardActionTriggerEvent) (*callback.CardActionTriggerResponse, error) {
+	w := words(c.cfg.Lang)
+	h := c.handler()
+	if h == nil {
+		return toast("error", w.unavailable), nil
+	}
+	if ev == nil || ev.Event == nil || ev.Event.Action == nil {
+		return toast("error", w.malformed), nil
+	}
+	e := ev.Event
+	val, err := cards.ParseFeishuButtonValue(e.Action.Value)
+	if err != nil {
+		c.log.Warn("card click with a malformed value; nothing decided", "err", err)
+		return toast("error", w.malformed), nil
+	}
+	a := channels.CardAction{Channel: Name, ApprovalID: val.ApprovalID, Verb: val.Decision, PayloadSHA256: val.PayloadSHA256}
+	if e.Operator != nil {
+		a.UserID = approval.UserID(e.Operator.OpenID)
+	}
+	if e.Context != nil {
+		a.ChatID, a.MessageID = e.Context.OpenChatID, e.Context.OpenMessageID
+	}
+	if ev.EventV2Base != nil && ev.EventV2Base.Header != nil {
+		a.EventID = ev.EventV2Base.Header.EventID
+	}
+	if a.UserID == "" {
+		return toast("error", w.malformed), nil
+	}
+	type result struct {
+		o   approval.Outcome
+		err error
+	}
+	done := make(chan result, 1)
+	if !c.spawn(func() {
+		// The decision runs the tool: it must not end with the callback.
+		o, err := h.HandleCardAction(context.WithoutCancel(ctx), a)
+		done <- result{o, err}
+	}) {
+		return toast("error", w.unavailable), nil
+	}
+	view, haveView := c.shown(a.MessageID)
+	timer := time.NewTimer(c.cfg.CallbackWait)
+	defer timer.Stop()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			c.log.Error("card decision failed", "approval_id", a.ApprovalID, "err", r.err)
+			return toast("error", w.failed), nil
+		}
+		return c.outcomeResponse(r.o, view, haveView), nil
+	case <-timer.C:
+		resp := toast("info", w.processing)
+		if haveView {
+			c.markProcessing(a.MessageID)
+			resp.Card = rawCard(cards.FeishuProcessingCard(view, c.cfg.Lang))
+		}
+		return resp, nil
+	}
+}
+
+// outcomeResponse is the answer to a click whose outcome is known.
+func (c *Channel) outcomeResponse(o approval.Outcome, view cards.View, haveView bool) *callback.CardActionTriggerResponse {
+	w := words(c.cfg.Lang)
+	text := c.cfg.Text.With(c.cfg.Lang).Text(o.Status)
+	switch o.Status {
+	case approval.StatusUnauthorized:
+		who := w.someoneElse
+		if haveView && view.Approvers != "" {
+			who = view.Approvers
+		}
+		return toast("warning", fmt.Sprintf(w.mayApprove, who))
+	case approval.StatusTampered, approval.StatusMissing:
+		return toast("error", text)
+	case approval.StatusAlreadyDecided:
+		return toast("info", text)
+	}
+	kind := "info"
+	switch o.Status {
+	case approval.StatusExecuted, approval.StatusReplayed:
+		kind = "success"
+	case approval.StatusFailed, approval.StatusFrozen:
+		kind = "error"
+	}
+	resp := toast(kind, text)
+	if haveView && !view.Final {
+		resp.Card = rawCard(cards.FeishuOutcomeCard(view, o, c.cfg.Text, c.cfg.Lang))
+	} else if haveView {
+		resp.Card = rawCard(cards.FeishuCard(view, c.cfg.Lang))
+	}
+	return resp
+}
+
+func toast(kind, text string) *callback.CardActionTriggerResponse {
+	return &callback.CardActionTriggerResponse{Toast: &callback.Toast{Type: kind, Content: truncate(text, 200)}}
+}
+
+func rawCard(card map[string]any) *callback.Card {
+	if card == nil {
+		return nil
+	}
+	return &callback.Card{Type: "raw", Data: card}
+}
+
+type channelWords struct {
+	unavailable, malformed, failed, processing, mayApprove, someoneElse string
+}
+
+func words(lang string) channelWords {
+	if lang == "en" {
+		return channelWords{
+			unavailable: "The assistant is not available right now; please try again shortly.",
+			malformed:   "This button is not valid; nothing was done.",
+			failed:      "The decision could not be recorded; nothing was run. Please try again.",
+			processing:  "Processing…",
+			mayApprove:  "You may not decide this. Who may: %s",
+			someoneElse: "the approvers named on the card",
+		}
+	}
+	return channelWords{
+		unavailable: "助手暂时不可用，请稍后再试。",
+		malformed:   "按钮无效，未执行任何操作。",
+		failed:      "暂时无法记录你的选择，未执行任何操作，请稍后再试。",
+		processing:  "处理中…",
+		mayApprove:  "你无权确认此操作。可确认人：%s",
+		someoneElse: "卡片上列出的可确认人",
+	}
+}

@@ -1,0 +1,537 @@
+// Package feishutest is a local fake of Feishu for tests: the OpenAPI
+// routes the channel uses (tenant token, bot info, message create / reply
+// / patch, with injectable rate limits), the long connection (bootstrap
+// and websocket frames, with acks read back) and helpers that build
+// event payloads and post signed, encrypted webhook requests. Point the
+// real SDK at it with lark.WithOpenBaseUrl(s.URL) and
+// larkws.WithDomain(s.URL).
+package feishutest
+
+import (
+	"bytes"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorilla/websocket"
+	larkevent "github.com/larksuite/oapi-sdk-go/v3/event"
+	larkws "github.com/larksuite/oapi-sdk-go/v3/ws"
+)
+
+// Token is the first tenant_access_token the fake issues and expects.
+const Token = "t-fake"
+
+// Call is one OpenAPI call the fake received.
+type Call struct {
+	Op        string // "create", "reply" or "patch"
+	MessageID string // the message replied to or patched
+	ReceiveID string // create: the chat
+	MsgType   string
+	Content   string // the message content (a JSON string, as sent)
+	UUID      string
+	InThread  bool
+	Answered  int // the HTTP status answered
+}
+
+// Server is the fake.
+type Server struct {
+	URL       string
+	BotOpenID string
+	// ClientConfig is sent with every bootstrap answer (all four fields
+	// matter: the SDK takes missing ones as 0).
+	ClientConfig larkws.ClientConfig
+
+	srv      *httptest.Server
+	upgrader websocket.Upgrader
+
+	mu          sync.Mutex
+	calls       []Call
+	throttle    map[string]int // op → 429 answers still to give
+	resetHeader string
+	nextID      int
+	tokens      int
+	current     string // the token accepted now
+	bootstraps  int
+	refuse      int // a bootstrap code to answer with instead of an endpoint
+	conn        *wsConn
+	connects    int
+	acks        map[string]chan larkws.Response
+	seq         atomic.Uint64
+}
+
+type wsConn struct {
+	c      *websocket.Conn
+	wmu    sync.Mutex
+	silent atomic.Bool
+}
+
+// New starts a fake; Close it when done.
+func New() *Server {
+	s := &Server{
+		current:      Token,
+		BotOpenID:    "ou_bot",
+		ClientConfig: larkws.ClientConfig{ReconnectCount: -1, ReconnectInterval: 1, ReconnectNonce: 1, PingInterval: 120},
+		throttle:     map[string]int{},
+		acks:         map[string]chan larkws.Response{},
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /open-apis/auth/v3/tenant_access_token/internal", s.token)
+	mux.HandleFunc("GET /open-apis/bot/v3/info", s.authed(s.botInfo))
+	mux.HandleFunc("POST /open-apis/im/v1/messages", s.authed(s.create))
+	mux.HandleFunc("POST /open-apis/im/v1/messages/{id}/reply", s.authed(s.reply))
+	mux.HandleFunc("PATCH /open-apis/im/v1/messages/{id}", s.authed(s.patch))
+	mux.HandleFunc("POST /callback/ws/endpoint", s.bootstrap)
+	mux.HandleFunc("GET /ws", s.ws)
+	s.srv = httptest.NewServer(mux)
+	s.URL = s.srv.URL
+	return s
+}
+
+// Close stops the fake and its connections.
+func (s *Server) Close() {
+	s.Drop()
+	s.srv.CloseClientConnections()
+	s.srv.Close()
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func (s *Server) token(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.tokens++
+	tok := s.current
+	s.mu.Unlock()
+	writeJSON(w, 200, map[string]any{"code": 0, "msg": "ok", "tenant_access_token": tok, "expire": 7200})
+}
+
+func (s *Server) authed(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		tok := s.current
+		s.mu.Unlock()
+		if r.Header.Get("Authorization") != "Bearer "+tok {
+			writeJSON(w, 400, map[string]any{"code": 99991663, "msg": "Invalid access token"})
+			return
+		}
+		h(w, r)
+	}
+}
+
+func (s *Server) botInfo(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, 200, map[string]any{"code": 0, "msg": "ok", "bot": map[string]any{"open_id": s.BotOpenID, "app_name": "hitlbot"}})
+}
+
+// RotateToken makes the fake refuse the tokens it issued so far (HTTP 400,
+// code 99991663) and issue a new one, as when a cached token went stale.
+func (s *Server) RotateToken() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.current = fmt.Sprintf("%s-%d", Token, s.tokens+1)
+}
+
+// Throttle makes the next n calls of op ("create", "reply", "patch")
+// answer HTTP 429 / 99991400 with x-ogw-ratelimit-reset: reset.
+func (s *Server) Throttle(op string, n int, reset string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.throttle[op] = n
+	s.resetHeader = reset
+}
+
+type msgBody struct {
+	ReceiveID     string `json:"receive_id"`
+	MsgType       string `json:"msg_type"`
+	Content       string `json:"content"`
+	UUID          string `json:"uuid"`
+	ReplyInThread bool   `json:"reply_in_thread"`
+}
+
+func (s *Server) record(w http.ResponseWriter, r *http.Request, op string) (Call, bool) {
+	var b msgBody
+	raw, _ := io.ReadAll(r.Body)
+	if err := json.Unmarshal(raw, &b); err != nil {
+		writeJSON(w, 400, map[string]any{"code": 230001, "msg": "bad body: " + err.Error()})
+		return Call{}, false
+	}
+	c := Call{Op: op, MessageID: r.PathValue("id"), ReceiveID: b.ReceiveID, MsgType: b.MsgType, Content: b.Content, UUID: b.UUID, InThread: b.ReplyInThread, Answered: 200}
+	if op == "patch" {
+		c.MsgType = "interactive"
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.throttle[op] > 0 {
+		s.throttle[op]--
+		c.Answered = 429
+		s.calls = append(s.calls, c)
+		w.Header().Set("x-ogw-ratelimit-reset", s.resetHeader)
+		writeJSON(w, 429, map[string]any{"code": 99991400, "msg": "request trigger frequency limit"})
+		return c, false
+	}
+	if op != "patch" && !json.Valid([]byte(b.Content)) {
+		c.Answered = 400
+		s.calls = append(s.calls, c)
+		writeJSON(w, 400, map[string]any{"code": 230001, "msg": "content is not JSON"})
+		return c, false
+	}
+	s.calls = append(s.calls, c)
+	return c, true
+}
+
+func (s *Server) newID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextID++
+	return fmt.Sprintf("om_bot_%d", s.nextID)
+}
+
+func (s *Server) create(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Query().Get("receive_id_type") != "chat_id" {
+		writeJSON(w, 400, map[string]any{"code": 99992402, "msg": "receive_id_type must be chat_id here"})
+		return
+	}
+	c, ok := s.record(w, r, "create")
+	if !ok {
+		return
+	}
+	writeJSON(w, 200, map[string]any{"code": 0, "msg": "success", "data": map[string]any{"message_id": s.newID(), "chat_id": c.ReceiveID, "msg_type": c.MsgType}})
+}
+
+func (s *Server) reply(w http.ResponseWriter, r *http.Request) {
+	if _, ok := s.record(w, r, "reply"); !ok {
+		return
+	}
+	writeJSON(w, 200, map[string]any{"code": 0, "msg": "success", "data": map[string]any{"message_id": s.newID()}})
+}
+
+func (s *Server) patch(w http.ResponseWriter, r *http.Request) {
+	if _, ok := s.record(w, r, "patch"); !ok {
+		return
+	}
+	writeJSON(w, 200, map[string]any{"code": 0, "msg": "success", "data": map[string]any{}})
+}
+
+// Calls returns the OpenAPI calls received so far.
+func (s *Server) Calls() []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Call(nil), s.calls...)
+}
+
+// TokenFetches counts tenant token requests.
+func (s *Server) TokenFetches() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tokens
+}
+
+// RefuseBootstrap makes the bootstrap answer code (non-zero) from now on.
+func (s *Server) RefuseBootstrap(code int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refuse = code
+}
+
+// Connects counts websocket connections accepted; Bootstraps counts
+// bootstrap requests.
+func (s *Server) Connects() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.connects
+}
+
+func (s *Server) bootstrap(w http.ResponseWriter, r *http.Request) {
+	var req larkws.BootstrapRequest
+	_ = json.NewDecoder(r.Body).Decode(&req)
+	s.mu.Lock()
+	s.bootstraps++
+	cc := s.ClientConfig
+	s.mu.Unlock()
+	s.mu.Lock()
+	refuse := s.refuse
+	s.mu.Unlock()
+	if refuse != 0 || req.AppID == "" || req.AppSecret == "" {
+		if refuse == 0 {
+			refuse = 1000040344
+		}
+		writeJSON(w, 200, map[string]any{"code": refuse, "msg": "refused"})
+		return
+	}
+	u := "ws" + strings.TrimPrefix(s.URL, "http") + "/ws?device_id=dev1&service_id=7"
+	writeJSON(w, 200, larkws.EndpointResp{Code: 0, Data: &larkws.Endpoint{Url: u, ClientConfig: &cc}})
+}
+
+func (s *Server) ws(w http.ResponseWriter, r *http.Request) {
+	c, err := s.upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		return
+	}
+	wc := &wsConn{c: c}
+	s.mu.Lock()
+	if s.conn != nil {
+		_ = s.conn.c.Close()
+	}
+	s.conn = wc
+	s.connects++
+	s.mu.Unlock()
+	go s.readLoop(wc)
+}
+
+func (s *Server) readLoop(wc *wsConn) {
+	defer wc.c.Close()
+	for {
+		_, data, err := wc.c.ReadMessage()
+		if err != nil {
+			return
+		}
+		if wc.silent.Load() {
+			continue // a half-open connection: nothing comes back
+		}
+		var f larkws.Frame
+		if f.Unmarshal(data) != nil {
+			continue
+		}
+		hs := larkws.Headers(f.Headers)
+		if f.Method == int32(larkws.FrameTypeControl) {
+			if hs.GetString(larkws.HeaderType) == string(larkws.MessageTypePing) {
+				pong := larkws.Frame{Method: int32(larkws.FrameTypeControl), Service: f.Service,
+					Headers: []larkws.Header{{Key: larkws.HeaderType, Value: string(larkws.MessageTypePong)}}}
+				_ = s.write(wc, &pong)
+			}
+			continue
+		}
+		var resp larkws.Response
+		_ = json.Unmarshal(f.Payload, &resp)
+		s.mu.Lock()
+		ch := s.acks[hs.GetString(larkws.HeaderMessageID)]
+		s.mu.Unlock()
+		if ch != nil {
+			select {
+			case ch <- resp:
+			default:
+			}
+		}
+	}
+}
+
+func (s *Server) write(wc *wsConn, f *larkws.Frame) error {
+	b, err := f.Marshal()
+	if err != nil {
+		return err
+	}
+	wc.wmu.Lock()
+	defer wc.wmu.Unlock()
+	_ = wc.c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	return wc.c.WriteMessage(websocket.BinaryMessage, b)
+}
+
+// ErrNotConnected is returned by Push when no client is connected.
+var ErrNotConnected = errors.New("feishutest: no long connection")
+
+// Push sends an event (its full v2 JSON: schema, header, event) as a data
+// frame on the long connection and waits up to wait for the client's ack,
+// which it returns (StatusCode 200 or 500; Data the callback's answer).
+//
+// The client may report itself connected a moment before the fake has
+// registered the connection, so Push waits (within wait) for one.
+func (s *Server) Push(payload []byte, wait time.Duration) (larkws.Response, error) {
+	deadline := time.Now().Add(wait)
+	var wc *wsConn
+	for {
+		s.mu.Lock()
+		wc = s.conn
+		s.mu.Unlock()
+		if wc != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return larkws.Response{}, ErrNotConnected
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	n := s.seq.Add(1)
+	id := "frame_" + strconv.FormatUint(n, 10)
+	ch := make(chan larkws.Response, 1)
+	s.mu.Lock()
+	s.acks[id] = ch
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.acks, id)
+		s.mu.Unlock()
+	}()
+	f := larkws.Frame{SeqID: n, LogID: n, Service: 7, Method: int32(larkws.FrameTypeData), Payload: payload,
+		Headers: []larkws.Header{
+			{Key: larkws.HeaderType, Value: string(larkws.MessageTypeEvent)},
+			{Key: larkws.HeaderMessageID, Value: id},
+			{Key: larkws.HeaderTraceID, Value: "trace_" + id},
+			{Key: larkws.HeaderSum, Value: "1"},
+			{Key: larkws.HeaderSeq, Value: "0"},
+		}}
+	if err := s.write(wc, &f); err != nil {
+		return larkws.Response{}, err
+	}
+	select {
+	case r := <-ch:
+		return r, nil
+	case <-time.After(wait):
+		return larkws.Response{}, fmt.Errorf("feishutest: no ack within %v", wait)
+	}
+}
+
+// Drop closes the current long connection from the server side.
+func (s *Server) Drop() {
+	s.mu.Lock()
+	wc := s.conn
+	s.conn = nil
+	s.mu.Unlock()
+	if wc != nil {
+		_ = wc.c.Close()
+	}
+}
+
+// Silence makes the current connection half-open: it stays up but the
+// fake answers nothing on it any more (no pongs), as after a NAT or a
+// laptop sleep dropped it silently. New connections behave normally.
+func (s *Server) Silence() {
+	s.mu.Lock()
+	wc := s.conn
+	s.conn = nil
+	s.mu.Unlock()
+	if wc != nil {
+		wc.silent.Store(true)
+	}
+}
+
+// Connected reports whether a long connection is up.
+func (s *Server) Connected() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conn != nil
+}
+
+// MessageEvent is an im.message.receive_v1 event.
+type MessageEvent struct {
+	EventID   string
+	MessageID string
+	ChatID    string
+	ChatType  string // "p2p" or "group"
+	Sender    string // open_id
+	Text      string // the raw text, with @_user_N placeholders
+	// Mentions maps a placeholder ("@_user_1") to an open_id.
+	Mentions  map[string]string
+	ThreadID  string
+	CreatedAt time.Time // default now
+}
+
+// JSON is the full v2 event payload.
+func (e MessageEvent) JSON() []byte {
+	created := e.CreatedAt
+	if created.IsZero() {
+		created = time.Now()
+	}
+	content, _ := json.Marshal(map[string]string{"text": e.Text})
+	var mentions []map[string]any
+	for key, id := range e.Mentions {
+		mentions = append(mentions, map[string]any{"key": key, "id": map[string]any{"open_id": id, "union_id": "on_" + id}, "name": "name_" + id, "tenant_key": "tk"})
+	}
+	ms := strconv.FormatInt(created.UnixMilli(), 10)
+	msg := map[string]any{"message_id": e.MessageID, "create_time": ms, "chat_id": e.ChatID, "chat_type": e.ChatType,
+		"message_type": "text", "content": string(content), "mentions": mentions}
+	if e.ThreadID != "" {
+		msg["thread_id"] = e.ThreadID
+	}
+	b, _ := json.Marshal(map[string]any{
+		"schema": "2.0",
+		"header": map[string]any{"event_id": e.EventID, "event_type": "im.message.receive_v1", "create_time": ms, "token": "vtoken", "app_id": "cli_x", "tenant_key": "tk"},
+		"event": map[string]any{
+			"sender":  map[string]any{"sender_id": map[string]any{"open_id": e.Sender, "union_id": "on_" + e.Sender}, "sender_type": "user", "tenant_key": "tk"},
+			"message": msg,
+		},
+	})
+	return b
+}
+
+// CardActionEvent is a card.action.trigger callback.
+type CardActionEvent struct {
+	EventID   string
+	Operator  string // open_id
+	MessageID string // of the card
+	ChatID    string
+	// Value is action.value (an object for a well-formed button).
+	Value any
+}
+
+// JSON is the full v2 callback payload.
+func (e CardActionEvent) JSON() []byte {
+	b, _ := json.Marshal(map[string]any{
+		"schema": "2.0",
+		"header": map[string]any{"event_id": e.EventID, "event_type": "card.action.trigger", "create_time": strconv.FormatInt(time.Now().UnixMilli(), 10), "token": "vtoken", "app_id": "cli_x", "tenant_key": "tk"},
+		"event": map[string]any{
+			"operator": map[string]any{"tenant_key": "tk", "open_id": e.Operator},
+			"token":    "c-delay-token",
+			"action":   map[string]any{"value": e.Value, "tag": "button"},
+			"host":     "im_message",
+			"context":  map[string]any{"open_message_id": e.MessageID, "open_chat_id": e.ChatID},
+		},
+	})
+	return b
+}
+
+// Encrypt encrypts a payload as Feishu does (AES-256-CBC, key
+// sha256(encryptKey), a random IV prepended, PKCS#7) and returns the
+// webhook body {"encrypt":"…"}.
+func Encrypt(payload []byte, encryptKey string) []byte {
+	key := sha256.Sum256([]byte(encryptKey))
+	block, _ := aes.NewCipher(key[:])
+	pad := aes.BlockSize - len(payload)%aes.BlockSize
+	plain := append(append([]byte(nil), payload...), bytes.Repeat([]byte{byte(pad)}, pad)...)
+	out := make([]byte, aes.BlockSize+len(plain))
+	_, _ = rand.Read(out[:aes.BlockSize])
+	cipher.NewCBCEncrypter(block, out[:aes.BlockSize]).CryptBlocks(out[aes.BlockSize:], plain)
+	b, _ := json.Marshal(map[string]string{"encrypt": base64.StdEncoding.EncodeToString(out)})
+	return b
+}
+
+// PostWebhook posts payload to url as Feishu does: encrypted with
+// encryptKey and signed; forge spoils the signature.
+func PostWebhook(url, encryptKey string, payload []byte, forge bool) (*http.Response, []byte, error) {
+	body := Encrypt(payload, encryptKey)
+	ts := strconv.FormatInt(time.Now().Unix(), 10)
+	nonce := "nonce-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	sig := larkevent.Signature(ts, nonce, encryptKey, string(body))
+	if forge {
+		sig = larkevent.Signature(ts, nonce, "not-the-key", string(body))
+	}
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(larkevent.EventRequestTimestamp, ts)
+	req.Header.Set(larkevent.EventRequestNonce, nonce)
+	req.Header.Set(larkevent.EventSignature, sig)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp, out, nil
+}

@@ -1,0 +1,326 @@
+package feishu
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/larksuite/oapi-sdk-go/v3/event/dispatcher/callback"
+
+	"github.com/hitlbot/hitlbot/agent"
+	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/audit"
+	"github.com/hitlbot/hitlbot/approval/memstore"
+	"github.com/hitlbot/hitlbot/channels"
+	"github.com/hitlbot/hitlbot/channels/feishu/feishutest"
+)
+
+var quiet = slog.New(slog.DiscardHandler)
+
+// appSeq makes every test's app id unique: the SDK's token cache is
+// process-global and keyed by app id and secret, not by base URL.
+var appSeq atomic.Int64
+
+func testConfig(fake *feishutest.Server) Config {
+	return Config{
+		AppID:     fmt.Sprintf("cli_test_%d_%d", time.Now().UnixNano(), appSeq.Add(1)),
+		AppSecret: "secret",
+		BaseURL:   fake.URL,
+		Lang:      "en",
+		// Keep test runs short.
+		RequestTimeout: 5 * time.Second,
+		MaxRetryWait:   time.Second,
+		StartTimeout:   10 * time.Second,
+	}
+}
+
+// eventually polls cond until it holds or 15 s pass.
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for: %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// opTool is a destructive (HIGH) tool that counts its runs; when gate is
+// set, a run waits for it.
+type opTool struct {
+	name string
+	runs atomic.Int64
+	gate chan struct{}
+}
+
+type opArgs struct {
+	Target string `json:"target" jsonschema:"what to act on"`
+}
+
+func (t *opTool) Name() string        { return t.name }
+func (t *opTool) Description() string { return "does " + t.name }
+func (t *opTool) Schema() *jsonschema.Schema {
+	s, err := jsonschema.For[opArgs](nil)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+func (t *opTool) Kind(json.RawMessage) approval.Kind { return approval.KindDestructive }
+func (t *opTool) Preview(_ context.Context, args json.RawMessage) (string, error) {
+	return t.name + " " + string(args), nil
+}
+func (t *opTool) Run(ctx context.Context, _ json.RawMessage) (agent.Output, error) {
+	if t.gate != nil {
+		select {
+		case <-t.gate:
+		case <-ctx.Done():
+			return agent.Output{}, ctx.Err()
+		}
+	}
+	n := t.runs.Add(1)
+	return agent.Output{Content: fmt.Sprintf("%s done (run %d)", t.name, n)}, nil
+}
+
+// model: "erase X" asks for the erase tool on X, a tool result is
+// summarised, anything else is echoed.
+type model struct {
+	mu  sync.Mutex
+	saw []string
+}
+
+func (m *model) Complete(_ context.Context, req agent.Request) (agent.Response, error) {
+	last := req.Messages[len(req.Messages)-1]
+	if last.Role == agent.RoleTool {
+		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "summary: " + last.Content}}, nil
+	}
+	m.mu.Lock()
+	m.saw = append(m.saw, last.Content)
+	m.mu.Unlock()
+	if target, ok := strings.CutPrefix(last.Content, "erase "); ok {
+		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{
+			ID: "c1", Name: "erase", Args: json.RawMessage(`{"target":"` + target + `"}`), Confidence: 1}}}}, nil
+	}
+	return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "echo: " + last.Content}}, nil
+}
+
+func (m *model) seen(text string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, s := range m.saw {
+		if s == text {
+			n++
+		}
+	}
+	return n
+}
+
+type nopAudit struct{}
+
+func (nopAudit) Append(audit.Record) {}
+
+// rig is the Feishu channel, started, behind a real router, approval
+// engine and agent loop, talking to a fake Feishu.
+type rig struct {
+	fake   *feishutest.Server
+	ch     *Channel
+	cfg    Config
+	router *channels.Router
+	engine *approval.Engine
+	erase  *opTool
+	model  *model
+}
+
+func newRig(t *testing.T, mod ...func(*Config, *opTool)) *rig {
+	t.Helper()
+	fake := feishutest.New()
+	t.Cleanup(fake.Close)
+	g := &rig{fake: fake, erase: &opTool{name: "erase"}, model: &model{}}
+	cfg := testConfig(fake)
+	for _, m := range mod {
+		m(&cfg, g.erase)
+	}
+	g.cfg = cfg
+	ch, err := New(cfg, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.ch = ch
+	store := memstore.New(memstore.Options{})
+	r, err := channels.NewRouter(channels.RouterConfig{Store: store, Lang: "en", Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := agent.NewRegistry()
+	if err := reg.Register(g.erase); err != nil {
+		t.Fatal(err)
+	}
+	eng, err := approval.NewEngine(approval.EngineConfig{Store: store, Notifier: r, Dispatcher: reg, Audit: nopAudit{}, Logger: quiet, PollInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	if err := eng.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pol, err := approval.NewPolicy(approval.DefaultPolicyConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop, err := agent.NewLoop(agent.LoopConfig{Model: g.model, Tools: reg, Engine: eng, Policy: func() *approval.Policy { return pol },
+		History: agent.NewMemoryHistory(), Speaker: r, Logger: quiet, SlowNotice: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Bind(eng, loop); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Register(ch); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if g.erase.gate != nil {
+			select {
+			case <-g.erase.gate:
+			default:
+				close(g.erase.gate)
+			}
+		}
+		cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer ccancel()
+		if err := r.Close(cctx); err != nil {
+			t.Errorf("close: %v", err)
+		}
+		loop.Close(cctx)
+	})
+	g.router, g.engine = r, eng
+	return g
+}
+
+var idSeq atomic.Int64
+
+func nextID(prefix string) string { return fmt.Sprintf("%s_%d", prefix, idSeq.Add(1)) }
+
+// push sends an event over the long connection and returns the ack.
+func (g *rig) push(t *testing.T, payload []byte) (code int, data []byte, took time.Duration) {
+	t.Helper()
+	start := time.Now()
+	resp, err := g.fake.Push(payload, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Data, time.Since(start)
+}
+
+// say sends a text message from user in chat.
+func (g *rig) say(t *testing.T, chatType, chat, user, text string, mentions map[string]string) feishutest.MessageEvent {
+	t.Helper()
+	e := feishutest.MessageEvent{EventID: nextID("ev"), MessageID: nextID("om_user"), ChatID: chat, ChatType: chatType,
+		Sender: user, Text: text, Mentions: mentions}
+	if code, _, _ := g.push(t, e.JSON()); code != 200 {
+		t.Fatalf("message ack %d", code)
+	}
+	return e
+}
+
+// calls returns the fake's successful calls of op.
+func (g *rig) calls(op string) []feishutest.Call {
+	var out []feishutest.Call
+	for _, c := range g.fake.Calls() {
+		if c.Op == op && c.Answered == 200 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// replyText reports whether a text reply to messageID contains sub.
+func (g *rig) replied(messageID, sub string) int {
+	n := 0
+	for _, c := range g.calls("reply") {
+		var t struct {
+			Text string `json:"text"`
+		}
+		if c.MessageID == messageID && json.Unmarshal([]byte(c.Content), &t) == nil && strings.Contains(t.Text, sub) {
+			n++
+		}
+	}
+	return n
+}
+
+// pending asks for "erase target" as user in a p2p chat and returns the
+// approval and the card (the create call) it got.
+func (g *rig) pending(t *testing.T, chat, user, target string) (*approval.Approval, map[string]any) {
+	t.Helper()
+	g.say(t, "p2p", chat, user, "erase "+target, nil)
+	var a *approval.Approval
+	eventually(t, "an approval is pending and its card is sent", func() bool {
+		p, err := g.engine.Pending(context.Background(), approval.SessionKey("feishu:"+chat))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a = p
+		return p != nil && len(p.Cards) > 0
+	})
+	for _, c := range g.calls("create") {
+		if c.MsgType == "interactive" && c.ReceiveID == chat && strings.Contains(c.Content, string(a.ID)) {
+			var card map[string]any
+			if err := json.Unmarshal([]byte(c.Content), &card); err != nil {
+				t.Fatalf("card content is not JSON: %v", err)
+			}
+			return a, card
+		}
+	}
+	t.Fatalf("no card created for %s; calls %+v", a.ID, g.fake.Calls())
+	return nil, nil
+}
+
+func buttonValue(a *approval.Approval, decision string) map[string]any {
+	return map[string]any{"kind": "approval", "approval_id": string(a.ID), "decision": decision, "payload_sha256": a.PayloadSHA256}
+}
+
+// click pushes a card click and decodes the callback answer.
+func (g *rig) click(t *testing.T, a *approval.Approval, user string, value any) (*callback.CardActionTriggerResponse, time.Duration) {
+	t.Helper()
+	e := feishutest.CardActionEvent{EventID: nextID("ev_click"), Operator: user, MessageID: a.Cards[0].MessageID, ChatID: a.ChatID, Value: value}
+	code, data, took := g.push(t, e.JSON())
+	if code != 200 {
+		t.Fatalf("click ack %d: %s", code, data)
+	}
+	var resp callback.CardActionTriggerResponse
+	if err := json.Unmarshal(data, &resp); err != nil {
+		t.Fatalf("callback answer %q: %v", data, err)
+	}
+	return &resp, took
+}
+
+func (g *rig) state(t *testing.T, id approval.ID) approval.State {
+	t.Helper()
+	a, err := g.engine.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a.State
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

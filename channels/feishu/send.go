@@ -1,0 +1,369 @@
+package feishu
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	larkcore "github.com/larksuite/oapi-sdk-go/v3/core"
+	larkim "github.com/larksuite/oapi-sdk-go/v3/service/im/v1"
+
+	"github.com/hitlbot/hitlbot/agent"
+	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/cards"
+	"github.com/hitlbot/hitlbot/channels"
+)
+
+// Feishu codes the channel acts on.
+const (
+	codeRateLimited = 99991400 // request trigger frequency limit
+)
+
+// APIError is a Feishu API call that answered with a non-zero code (or a
+// non-2xx status).
+type APIError struct {
+	Op     string // what was attempted ("reply", "create", "patch", ...)
+	Status int    // HTTP status
+	Code   int    // Feishu code
+	Msg    string
+	LogID  string // Feishu's log id (x-tt-logid), for support tickets
+}
+
+func (e *APIError) Error() string {
+	return fmt.Sprintf("feishu %s: HTTP %d, code %d: %s (log_id %s)", e.Op, e.Status, e.Code, e.Msg, e.LogID)
+}
+
+// Throttled reports whether Feishu refused the call for its rate limit.
+func (e *APIError) Throttled() bool {
+	return e.Status == http.StatusTooManyRequests || e.Code == codeRateLimited
+}
+
+// do runs one API call, retrying (at most MaxRetries times) a throttled
+// call after x-ogw-ratelimit-reset seconds (or an exponential backoff), a
+// 5xx answer and a transport error, each wait bounded by MaxRetryWait and
+// ctx. Other API errors are returned at once. call returns the raw answer,
+// the Feishu code and message read from the body, and a transport error.
+func (c *Channel) do(ctx context.Context, op string, call func(ctx context.Context, opts ...larkcore.RequestOptionFunc) (*larkcore.ApiResp, int, string, error)) error {
+	backoff := 300 * time.Millisecond
+	for attempt := 0; ; attempt++ {
+		resp, code, msg, err := call(ctx, c.tokenOptions()...)
+		var wait time.Duration
+		switch {
+		case err != nil:
+			err = fmt.Errorf("feishu %s: %w", op, err)
+			wait = backoff
+		case resp != nil && (resp.StatusCode < 200 || resp.StatusCode > 299 || code != 0):
+			ae := &APIError{Op: op, Status: resp.StatusCode, Code: code, Msg: msg, LogID: resp.LogId()}
+			err = ae
+			switch {
+			case staleToken(code) && attempt < c.cfg.MaxRetries:
+				// The SDK's process-global cache can keep a token Feishu
+				// no longer accepts (and its own retry re-reads it): get a
+				// fresh one and pass it explicitly from now on.
+				if terr := c.refreshToken(ctx); terr != nil {
+					return errors.Join(err, terr)
+				}
+				c.log.Warn("feishu refused the cached tenant token; using a fresh one", "op", op, "code", code)
+				continue
+			case ae.Throttled():
+				wait = backoff
+				if s, perr := strconv.ParseFloat(strings.TrimSpace(resp.Header.Get("x-ogw-ratelimit-reset")), 64); perr == nil && s >= 0 {
+					wait = time.Duration(s*float64(time.Second)) + 50*time.Millisecond
+				}
+			case resp.StatusCode >= 500:
+				wait = backoff
+			default:
+				return err // a permanent refusal: permissions, bad ids, a card Feishu rejects
+			}
+		case code != 0:
+			return &APIError{Op: op, Code: code, Msg: msg}
+		default:
+			return nil
+		}
+		if attempt >= c.cfg.MaxRetries {
+			return err
+		}
+		wait = min(wait, c.cfg.MaxRetryWait)
+		c.log.Warn("feishu API call failed; retrying", "op", op, "err", err, "in", wait, "attempt", attempt+1)
+		select {
+		case <-ctx.Done():
+			return errors.Join(err, ctx.Err())
+		case <-time.After(wait):
+		}
+		backoff = min(backoff*2, c.cfg.MaxRetryWait)
+	}
+}
+
+// staleToken reports the codes of an invalid or expired access token.
+func staleToken(code int) bool { return code == 99991663 || code == 99991664 || code == 99991671 }
+
+// tokenOptions passes the fresh tenant token, while there is one.
+func (c *Channel) tokenOptions() []larkcore.RequestOptionFunc {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.token == "" || time.Now().After(c.tokenUntil) {
+		return nil
+	}
+	return []larkcore.RequestOptionFunc{larkcore.WithTenantAccessToken(c.token)}
+}
+
+// refreshToken asks Feishu for a new tenant token, bypassing the SDK's
+// cache.
+func (c *Channel) refreshToken(ctx context.Context) error {
+	body, _ := json.Marshal(map[string]string{"app_id": c.cfg.AppID, "app_secret": c.cfg.AppSecret})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.BaseURL+"/open-apis/auth/v3/tenant_access_token/internal", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json; charset=utf-8")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("feishu tenant token: %w", err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Code   int    `json:"code"`
+		Msg    string `json:"msg"`
+		Token  string `json:"tenant_access_token"`
+		Expire int    `json:"expire"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&out); err != nil {
+		return fmt.Errorf("feishu tenant token: HTTP %d: %w", resp.StatusCode, err)
+	}
+	if out.Code != 0 || out.Token == "" {
+		return &APIError{Op: "tenant token", Status: resp.StatusCode, Code: out.Code, Msg: out.Msg}
+	}
+	ttl := time.Duration(out.Expire)*time.Second - 3*time.Minute
+	if ttl <= 0 {
+		ttl = time.Minute
+	}
+	c.mu.Lock()
+	c.token, c.tokenUntil = out.Token, time.Now().Add(ttl)
+	c.mu.Unlock()
+	return nil
+}
+
+// maxTextRunes keeps a text message well under Feishu's 150 KB.
+const maxTextRunes = 30000
+
+// textContent is the content of a text message, built with json.Marshal.
+func textContent(s string) (string, error) {
+	b, err := json.Marshal(map[string]string{"text": truncate(s, maxTextRunes)})
+	return string(b), err
+}
+
+// outgoingText is what an Outgoing says as plain text.
+func outgoingText(out channels.Outgoing) string {
+	if out.Kind != string(agent.SayToolResult) {
+		return out.Text
+	}
+	mark := "🔧"
+	if out.IsError {
+		mark = "⚠️"
+	}
+	return fmt.Sprintf("%s %s\n%s", mark, out.Tool, out.Text)
+}
+
+// Send says out in the chat: as a reply to to.ReplyTo when there is one (in
+// its thread when the conversation is one), else as a new message in
+// to.ChatID. The uuid (Feishu's idempotency key, 1 h) is derived from the
+// message answered and what is said, so a retry, or a second replica
+// answering the same re-delivered message, is sent once.
+func (c *Channel) Send(ctx context.Context, to channels.Target, out channels.Outgoing) error {
+	text := outgoingText(out)
+	if strings.TrimSpace(text) == "" {
+		return nil
+	}
+	content, err := textContent(text)
+	if err != nil {
+		return fmt.Errorf("feishu send: %w", err)
+	}
+	uuid := randomUUID()
+	if to.ReplyTo != "" {
+		uuid = hashUUID("say", to.ChatID, to.ReplyTo, out.Kind, out.Tool, text)
+	}
+	_, err = c.post(ctx, to, larkim.MsgTypeText, content, uuid)
+	return err
+}
+
+// post replies to to.ReplyTo or creates a message in to.ChatID and
+// returns the new message's id.
+func (c *Channel) post(ctx context.Context, to channels.Target, msgType, content, uuid string) (string, error) {
+	var id string
+	if err := c.chatLimit.wait(ctx, to.ChatID); err != nil {
+		return "", fmt.Errorf("feishu send: %w", err)
+	}
+	if to.ReplyTo != "" {
+		req := larkim.NewReplyMessageReqBuilder().MessageId(to.ReplyTo).Body(larkim.NewReplyMessageReqBodyBuilder().
+			MsgType(msgType).Content(content).ReplyInThread(to.ThreadID != "").Uuid(uuid).Build()).Build()
+		err := c.do(ctx, "reply", func(ctx context.Context, opts ...larkcore.RequestOptionFunc) (*larkcore.ApiResp, int, string, error) {
+			resp, err := c.client.Im.V1.Message.Reply(ctx, req, opts...)
+			if err != nil {
+				return nil, 0, "", err
+			}
+			if resp.Success() && resp.Data != nil {
+				id = larkcore.StringValue(resp.Data.MessageId)
+			}
+			return resp.ApiResp, resp.Code, resp.Msg, nil
+		})
+		return id, err
+	}
+	if to.ChatID == "" {
+		return "", errors.New("feishu send: no chat and no message to reply to")
+	}
+	req := larkim.NewCreateMessageReqBuilder().ReceiveIdType(larkim.CreateMessageV1ReceiveIDTypeChatId).
+		Body(larkim.NewCreateMessageReqBodyBuilder().ReceiveId(to.ChatID).MsgType(msgType).Content(content).Uuid(uuid).Build()).Build()
+	err := c.do(ctx, "create", func(ctx context.Context, opts ...larkcore.RequestOptionFunc) (*larkcore.ApiResp, int, string, error) {
+		resp, err := c.client.Im.V1.Message.Create(ctx, req, opts...)
+		if err != nil {
+			return nil, 0, "", err
+		}
+		if resp.Success() && resp.Data != nil {
+			id = larkcore.StringValue(resp.Data.MessageId)
+		}
+		return resp.ApiResp, resp.Code, resp.Msg, nil
+	})
+	return id, err
+}
+
+// ShowApproval sends the approval's card (an interactive message) to the
+// chat and remembers the view, so a click can be answered with the card's
+// next state.
+func (c *Channel) ShowApproval(ctx context.Context, to channels.Target, v cards.View) (approval.CardRef, error) {
+	content, err := cards.FeishuCardJSON(v, c.cfg.Lang)
+	if err != nil {
+		return approval.CardRef{}, err
+	}
+	to.ReplyTo = "" // the card stands on its own in the chat
+	id, err := c.post(ctx, to, larkim.MsgTypeInteractive, content, hashUUID("card", string(v.ApprovalID)))
+	if err != nil {
+		return approval.CardRef{}, fmt.Errorf("feishu show approval %s: %w", v.ApprovalID, err)
+	}
+	if id == "" {
+		return approval.CardRef{}, fmt.Errorf("feishu show approval %s: the answer has no message_id", v.ApprovalID)
+	}
+	c.remember(id, v)
+	return approval.CardRef{Channel: Name, ChatID: to.ChatID, MessageID: id}, nil
+}
+
+// SettleApproval patches the card to its final state. When a click on
+// this card was just answered with the "processing" card, Feishu may apply
+// that answer after this patch; the patch is then repeated shortly after.
+func (c *Channel) SettleApproval(ctx context.Context, ref approval.CardRef, v cards.View) error {
+	if ref.MessageID == "" {
+		return errors.New("feishu settle: the card reference has no message id")
+	}
+	content, err := cards.FeishuCardJSON(v, c.cfg.Lang)
+	if err != nil {
+		return err
+	}
+	if err := c.patch(ctx, ref.MessageID, content); err != nil {
+		return fmt.Errorf("feishu settle approval %s: %w", v.ApprovalID, err)
+	}
+	if c.remember(ref.MessageID, v) {
+		c.spawn(func() {
+			time.Sleep(repatchDelay)
+			if err := c.patch(context.WithoutCancel(ctx), ref.MessageID, content); err != nil {
+				c.log.Warn("re-patching a settled card failed", "msg_id", ref.MessageID, "err", err)
+			}
+		})
+	}
+	return nil
+}
+
+// repatchDelay is how long after a "processing" answer a settled card is
+// patched again.
+var repatchDelay = 1500 * time.Millisecond
+
+func (c *Channel) patch(ctx context.Context, messageID, content string) error {
+	if err := c.msgLimit.wait(ctx, messageID); err != nil {
+		return fmt.Errorf("feishu patch: %w", err)
+	}
+	req := larkim.NewPatchMessageReqBuilder().MessageId(messageID).Body(larkim.NewPatchMessageReqBodyBuilder().Content(content).Build()).Build()
+	return c.do(ctx, "patch", func(ctx context.Context, opts ...larkcore.RequestOptionFunc) (*larkcore.ApiResp, int, string, error) {
+		resp, err := c.client.Im.V1.Message.Patch(ctx, req, opts...)
+		if err != nil {
+			return nil, 0, "", err
+		}
+		return resp.ApiResp, resp.Code, resp.Msg, nil
+	})
+}
+
+// shownCard is a card this process sent or updated.
+type shownCard struct {
+	view         cards.View
+	at           time.Time
+	processingAt time.Time // when a click was answered with the processing card
+}
+
+const (
+	maxCards = 2000
+	cardTTL  = 24 * time.Hour
+)
+
+// remember stores the view of a card (by message id) and reports whether
+// a processing answer was given for it in the last few seconds.
+func (c *Channel) remember(messageID string, v cards.View) (recentProcessing bool) {
+	now := time.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if sc, ok := c.cards[messageID]; ok {
+		recentProcessing = !sc.processingAt.IsZero() && now.Sub(sc.processingAt) < 5*time.Second
+		sc.view, sc.at = v, now
+		return recentProcessing
+	}
+	if len(c.cards) >= maxCards {
+		for id, sc := range c.cards {
+			if now.Sub(sc.at) > cardTTL || len(c.cards) >= maxCards {
+				delete(c.cards, id)
+			}
+		}
+	}
+	c.cards[messageID] = &shownCard{view: v, at: now}
+	return false
+}
+
+// shown returns the view remembered for a card.
+func (c *Channel) shown(messageID string) (cards.View, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sc, ok := c.cards[messageID]
+	if !ok {
+		return cards.View{}, false
+	}
+	return sc.view, true
+}
+
+func (c *Channel) markProcessing(messageID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if sc, ok := c.cards[messageID]; ok {
+		sc.processingAt = time.Now()
+	}
+}
+
+// hashUUID derives an idempotency key (≤ 50 characters) from parts.
+func hashUUID(kind string, parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return kind + "-" + hex.EncodeToString(h.Sum(nil))[:40]
+}
+
+func randomUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return "r-" + hex.EncodeToString(b[:])
+}
