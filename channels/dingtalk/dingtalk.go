@@ -1,0 +1,567 @@
+package dingtalk
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/open-dingtalk/dingtalk-stream-sdk-go/card"
+	"github.com/open-dingtalk/dingtalk-stream-sdk-go/chatbot"
+	"github.com/open-dingtalk/dingtalk-stream-sdk-go/client"
+
+	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/cards"
+	"github.com/hitlbot/hitlbot/channels"
+)
+
+// Name is the channel's name in config, logs, session keys and card refs.
+const Name = "dingtalk"
+
+// Modes of receiving.
+const (
+	ModeStream = "stream" // a websocket opened by the bot (default)
+	ModeHTTP   = "http"   // DingTalk POSTs to HTTPHandler (outgoing robot)
+)
+
+// Config configures the DingTalk channel.
+type Config struct {
+	// ClientID is the app's AppKey (Client ID) from the developer console.
+	ClientID string `mapstructure:"client_id"`
+	// ClientSecret is the app's AppSecret (Client Secret). It is a SECRET:
+	// it signs HTTP-mode requests and obtains access tokens. Keep it out
+	// of config files (use the environment) and out of logs.
+	ClientSecret string `mapstructure:"client_secret"`
+	// RobotCode is the robot's code for the robot send and card APIs.
+	// Default ClientID (true for an internal app's robot).
+	RobotCode string `mapstructure:"robot_code"`
+	// Mode is "stream" (default) or "http".
+	Mode string `mapstructure:"mode"`
+	// CardTemplateID is the id ("xxxx.schema") of the interactive card
+	// template (see the package documentation). Empty, or in HTTP mode
+	// (card clicks arrive only over a stream): approvals are markdown
+	// messages answered by typing 确认 / 取消.
+	CardTemplateID string `mapstructure:"card_template_id"`
+	// APIBaseURL is the OpenAPI base (token, cards, robot send) and the
+	// Stream gateway host. Default https://api.dingtalk.com.
+	APIBaseURL string `mapstructure:"api_base_url"`
+	// WebhookBaseURL is the only scheme and host a sessionWebhook may have
+	// before anything is posted to it (SSRF guard). Default
+	// https://oapi.dingtalk.com.
+	WebhookBaseURL string `mapstructure:"webhook_base_url"`
+	// Lang is the language of the channel's own words on cards: "zh" or
+	// "en" (default "en"); keep it the router's.
+	Lang string `mapstructure:"lang"`
+	// HTTPTimeout bounds each OpenAPI or webhook call. Default 10s.
+	HTTPTimeout time.Duration `mapstructure:"http_timeout"`
+	// ClickWait is how long a card click waits for its outcome before the
+	// card is answered "processing" (the later update shows the outcome).
+	// DingTalk shows a spinner meanwhile. Default 2s.
+	ClickWait time.Duration `mapstructure:"click_wait"`
+	// MaxSignAge refuses HTTP-mode requests whose timestamp is further from
+	// now. Default 1h (DingTalk's rule).
+	MaxSignAge time.Duration `mapstructure:"max_sign_age"`
+	// LeaseKey is the Redis key of the stream-ownership lease when a lease
+	// is given (UseLease). Default "hitlbot:dingtalk:stream:<client_id>".
+	LeaseKey string `mapstructure:"lease_key"`
+	// LeaseTTL is how long a dead owner keeps the stream before another
+	// replica takes it. Default 15s.
+	LeaseTTL time.Duration `mapstructure:"lease_ttl"`
+}
+
+// Channel is the DingTalk channel (channels.Channel).
+type Channel struct {
+	cfg  Config
+	log  *slog.Logger
+	api  *apiClient
+	hook *url.URL
+	now  func() time.Time
+
+	mu      sync.Mutex
+	h       channels.Handler
+	chats   map[string]chatInfo // conversationId → what replies need
+	lease   Lease
+	started bool
+	closed  bool
+	stream  *client.StreamClient
+	owner   bool
+	lastErr error
+	stop    context.CancelFunc
+	done    chan struct{}
+	bg      sync.WaitGroup // clicks decided after their answer
+}
+
+// chatInfo is what the channel remembers of a conversation to reply in it.
+type chatInfo struct {
+	group     bool
+	webhook   string
+	webhookTo time.Time
+	robotCode string
+}
+
+var _ channels.Channel = (*Channel)(nil)
+
+// New checks cfg and returns the channel. It does no I/O.
+func New(cfg Config, logger *slog.Logger) (*Channel, error) {
+	if cfg.ClientID == "" || cfg.ClientSecret == "" {
+		return nil, errors.New("dingtalk: client_id and client_secret are required")
+	}
+	switch cfg.Mode {
+	case "":
+		cfg.Mode = ModeStream
+	case ModeStream, ModeHTTP:
+	default:
+		return nil, fmt.Errorf("dingtalk: unknown mode %q (want stream or http)", cfg.Mode)
+	}
+	switch cfg.Lang {
+	case "":
+		cfg.Lang = "en"
+	case "zh", "en":
+	default:
+		return nil, fmt.Errorf("dingtalk: unknown language %q (want zh or en)", cfg.Lang)
+	}
+	if cfg.RobotCode == "" {
+		cfg.RobotCode = cfg.ClientID
+	}
+	if cfg.APIBaseURL == "" {
+		cfg.APIBaseURL = "https://api.dingtalk.com"
+	}
+	cfg.APIBaseURL = strings.TrimRight(cfg.APIBaseURL, "/")
+	if u, err := url.Parse(cfg.APIBaseURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return nil, fmt.Errorf("dingtalk: bad api_base_url %q", cfg.APIBaseURL)
+	}
+	if cfg.WebhookBaseURL == "" {
+		cfg.WebhookBaseURL = "https://oapi.dingtalk.com"
+	}
+	hook, err := url.Parse(cfg.WebhookBaseURL)
+	if err != nil || (hook.Scheme != "https" && hook.Scheme != "http") || hook.Host == "" {
+		return nil, fmt.Errorf("dingtalk: bad webhook_base_url %q", cfg.WebhookBaseURL)
+	}
+	if cfg.HTTPTimeout <= 0 {
+		cfg.HTTPTimeout = 10 * time.Second
+	}
+	if cfg.ClickWait <= 0 {
+		cfg.ClickWait = 2 * time.Second
+	}
+	if cfg.MaxSignAge <= 0 {
+		cfg.MaxSignAge = time.Hour
+	}
+	if cfg.LeaseKey == "" {
+		cfg.LeaseKey = "hitlbot:dingtalk:stream:" + cfg.ClientID
+	}
+	if cfg.LeaseTTL <= 0 {
+		cfg.LeaseTTL = 15 * time.Second
+	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	logger = logger.With("channel", Name)
+	c := &Channel{cfg: cfg, log: logger, hook: hook, now: time.Now, chats: map[string]chatInfo{}, lease: LocalLease{}}
+	c.api = &apiClient{base: cfg.APIBaseURL, key: cfg.ClientID, secret: cfg.ClientSecret,
+		http: &http.Client{Timeout: cfg.HTTPTimeout}, now: c.now}
+	return c, nil
+}
+
+// UseLease makes the stream connection depend on holding l (see
+// NewRedisLease): only the replica holding it connects. Call before Start.
+// Without it the channel behaves as a lone replica (LocalLease).
+func (c *Channel) UseLease(l Lease) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if l == nil {
+		l = LocalLease{}
+	}
+	c.lease = l
+}
+
+// Name is "dingtalk".
+func (c *Channel) Name() string { return Name }
+
+// Start begins delivering to h. In stream mode it connects at once when it
+// holds the lease (an error then is returned) and otherwise waits for the
+// lease in the background; in HTTP mode it only arms HTTPHandler.
+func (c *Channel) Start(ctx context.Context, h channels.Handler) error {
+	if h == nil {
+		return errors.New("dingtalk: Start needs a handler")
+	}
+	c.mu.Lock()
+	if c.started {
+		c.mu.Unlock()
+		return errors.New("dingtalk: started twice")
+	}
+	c.started, c.h = true, h
+	c.mu.Unlock()
+	if c.cfg.Mode == ModeHTTP {
+		return nil
+	}
+	got, err := c.lease.Acquire(ctx)
+	if err != nil {
+		c.log.Warn("stream lease unavailable; will retry", "err", err)
+	}
+	if got {
+		if err := c.connect(ctx); err != nil {
+			_ = c.lease.Release(context.WithoutCancel(ctx))
+			return err
+		}
+	}
+	lctx, cancel := context.WithCancel(context.Background())
+	c.mu.Lock()
+	c.stop, c.done = cancel, make(chan struct{})
+	c.mu.Unlock()
+	go c.leaseLoop(lctx)
+	return nil
+}
+
+// connect opens a new stream connection (the SDK reconnects it by itself
+// once it has existed).
+func (c *Channel) connect(ctx context.Context) error {
+	cli := client.NewStreamClient(
+		client.WithAppCredential(client.NewAppCredentialConfig(c.cfg.ClientID, c.cfg.ClientSecret)),
+		client.WithOpenApiHost(c.cfg.APIBaseURL),
+	)
+	cli.RegisterChatBotCallbackRouter(c.onBotMessage)
+	cli.RegisterCardCallbackRouter(c.onCardCallback)
+	if err := cli.Start(ctx); err != nil {
+		cli.Close()
+		c.setErr(err)
+		return fmt.Errorf("dingtalk: stream connect: %w", err)
+	}
+	c.mu.Lock()
+	c.stream, c.owner, c.lastErr = cli, true, nil
+	c.mu.Unlock()
+	c.log.Info("stream connected")
+	return nil
+}
+
+func (c *Channel) disconnect() {
+	c.mu.Lock()
+	cli := c.stream
+	c.stream, c.owner = nil, false
+	c.mu.Unlock()
+	if cli != nil {
+		cli.Close()
+	}
+}
+
+func (c *Channel) setErr(err error) {
+	c.mu.Lock()
+	c.lastErr = err
+	c.mu.Unlock()
+}
+
+// leaseLoop renews the lease while connected and tries to take it while
+// standing by, every third of its TTL.
+func (c *Channel) leaseLoop(ctx context.Context) {
+	defer close(c.done)
+	every := c.cfg.LeaseTTL / 3
+	t := time.NewTicker(every)
+	defer t.Stop()
+	renewed := c.now() // the last successful acquire or renewal
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		c.mu.Lock()
+		owner := c.owner
+		c.mu.Unlock()
+		cctx, cancel := context.WithTimeout(ctx, every)
+		if owner {
+			ok, err := c.lease.Renew(cctx)
+			switch {
+			case err == nil && ok:
+				renewed = c.now()
+			case err == nil:
+				c.log.Warn("stream lease lost to another replica; disconnecting")
+				c.disconnect()
+			case c.now().Sub(renewed) > c.cfg.LeaseTTL/2:
+				// Redis has been unreachable for half a TTL: give the
+				// stream up before the lease ends and another replica
+				// takes it.
+				c.log.Warn("stream lease not renewed for half its TTL; disconnecting", "err", err)
+				c.setErr(err)
+				c.disconnect()
+			default:
+				c.log.Warn("stream lease renewal failed; retrying", "err", err)
+			}
+		} else {
+			ok, err := c.lease.Acquire(cctx)
+			switch {
+			case err != nil:
+				c.setErr(err)
+			case ok:
+				renewed = c.now()
+				if err := c.connect(cctx); err != nil {
+					c.log.Error("stream connect failed; releasing the lease", "err", err)
+					_ = c.lease.Release(context.WithoutCancel(ctx))
+				}
+			}
+		}
+		cancel()
+	}
+}
+
+// Close stops the stream, releases the lease and waits for clicks being
+// decided, bounded by ctx.
+func (c *Channel) Close(ctx context.Context) error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	stop, done := c.stop, c.done
+	c.mu.Unlock()
+	if stop != nil {
+		stop()
+		select { // the loop may be in a connect attempt (bounded by TTL/3)
+		case <-done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	c.mu.Lock()
+	wasOwner := c.owner
+	c.mu.Unlock()
+	c.disconnect()
+	if wasOwner {
+		_ = c.lease.Release(ctx)
+	}
+	waited := make(chan struct{})
+	go func() { c.bg.Wait(); close(waited) }()
+	select {
+	case <-waited:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Ready is nil when the channel can work: HTTP mode once started, stream
+// mode when connected or standing by for the lease.
+func (c *Channel) Ready() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case !c.started:
+		return errors.New("dingtalk: not started")
+	case c.closed:
+		return errors.New("dingtalk: closed")
+	case c.cfg.Mode == ModeHTTP, c.owner:
+		return nil
+	case c.lastErr != nil:
+		return fmt.Errorf("dingtalk: standing by, lease or connect failing: %w", c.lastErr)
+	}
+	return nil
+}
+
+// Owner reports whether this replica holds the stream connection.
+func (c *Channel) Owner() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.owner
+}
+
+func (c *Channel) handler() channels.Handler {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.h
+}
+
+// onBotMessage is the SDK's bot-message handler: it hands the message to
+// the router (which de-duplicates and queues; it never runs the model) and
+// returns at once so the ACK is not late.
+func (c *Channel) onBotMessage(ctx context.Context, d *chatbot.BotCallbackDataModel) ([]byte, error) {
+	if err := c.deliver(ctx, d); err != nil {
+		c.log.Error("message not handled", "msg_id", d.MsgId, "err", err)
+	}
+	return []byte(`{"response":null}`), nil
+}
+
+// deliver remembers how to answer the chat and hands the message on.
+func (c *Channel) deliver(ctx context.Context, d *chatbot.BotCallbackDataModel) error {
+	h := c.handler()
+	if h == nil {
+		return errors.New("dingtalk: not started")
+	}
+	m, info, ok := c.message(d)
+	if !ok {
+		return nil
+	}
+	c.mu.Lock()
+	if old, seen := c.chats[m.ChatID]; seen && info.webhook == "" {
+		info.webhook, info.webhookTo = old.webhook, old.webhookTo
+	}
+	c.chats[m.ChatID] = info
+	if len(c.chats) > maxChats {
+		c.pruneLocked()
+	}
+	c.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.HTTPTimeout)
+	defer cancel()
+	return h.HandleMessage(ctx, m)
+}
+
+// maxChats bounds the conversations remembered; beyond it those whose
+// sessionWebhook expired are forgotten (they are taken as groups after).
+const maxChats = 10000
+
+func (c *Channel) pruneLocked() {
+	now := c.now()
+	for id, info := range c.chats {
+		if now.After(info.webhookTo) {
+			delete(c.chats, id)
+		}
+	}
+}
+
+// message converts a bot callback; ok is false for what is not a text
+// message addressed to the bot.
+func (c *Channel) message(d *chatbot.BotCallbackDataModel) (channels.Message, chatInfo, bool) {
+	group := d.ConversationType == "2"
+	text := strings.TrimSpace(d.Text.Content)
+	if d.Msgtype != "" && d.Msgtype != "text" {
+		c.log.Debug("non-text message ignored", "msgtype", d.Msgtype, "msg_id", d.MsgId)
+		return channels.Message{}, chatInfo{}, false
+	}
+	if d.ConversationId == "" || text == "" {
+		return channels.Message{}, chatInfo{}, false
+	}
+	user := d.SenderStaffId
+	if user == "" {
+		user = d.SenderId // external members have no staff id
+	}
+	m := channels.Message{Channel: Name, ChatID: d.ConversationId, ChatType: "p2p", UserID: approval.UserID(user),
+		UserName: d.SenderNick, MessageID: d.MsgId, Text: text}
+	if group {
+		m.ChatType = "group"
+	}
+	if d.CreateAt > 0 {
+		m.CreatedAt = time.UnixMilli(d.CreateAt)
+	}
+	info := chatInfo{group: group, robotCode: d.RobotCode}
+	if d.SessionWebhook != "" && d.SessionWebhookExpiredTime > 0 {
+		if c.webhookAllowed(d.SessionWebhook) {
+			info.webhook, info.webhookTo = d.SessionWebhook, time.UnixMilli(d.SessionWebhookExpiredTime)
+		} else {
+			c.log.Warn("sessionWebhook on a foreign host ignored", "msg_id", d.MsgId)
+		}
+	}
+	return m, info, true
+}
+
+// webhookAllowed reports whether u has the configured webhook scheme and
+// host.
+func (c *Channel) webhookAllowed(u string) bool {
+	p, err := url.Parse(u)
+	return err == nil && p.Scheme == c.hook.Scheme && strings.EqualFold(p.Host, c.hook.Host) && p.User == nil
+}
+
+// clickParams are the 回传请求 params of a card button.
+type clickParams struct {
+	action, approvalID, sha string
+}
+
+// parseClick reads a card callback's params; ok is false when a param is
+// missing or not a string.
+func parseClick(p map[string]any) (clickParams, bool) {
+	get := func(k string) string {
+		s, _ := p[k].(string)
+		return strings.TrimSpace(s)
+	}
+	cp := clickParams{action: get("action"), approvalID: get("approval_id"), sha: get("payload_sha256")}
+	return cp, cp.action != "" && cp.approvalID != ""
+}
+
+// verbOf maps a button's action to a verb; unknown actions give "".
+func verbOf(action string) approval.Verb {
+	switch strings.ToLower(action) {
+	case "confirm", "approve", "确认":
+		return approval.Approve
+	case "cancel", "reject", "取消":
+		return approval.Reject
+	}
+	return approval.Verb("")
+}
+
+// onCardCallback is the SDK's card handler: it decides the click and
+// answers with the card's new data in the same round trip (buttons hidden;
+// the outcome, or "processing" when deciding takes longer than ClickWait;
+// the approval's Settle updates the card again when it ends).
+func (c *Channel) onCardCallback(ctx context.Context, req *card.CardRequest) (*card.CardResponse, error) {
+	h := c.handler()
+	if h == nil {
+		return nil, errors.New("dingtalk: not started")
+	}
+	p, ok := parseClick(req.CardActionData.CardPrivateData.Params)
+	if !ok {
+		c.log.Warn("card callback without approval params", "out_track_id", req.OutTrackId)
+		return response(nil), nil
+	}
+	sum := sha256.Sum256([]byte(req.OutTrackId + "\x00" + req.UserId + "\x00" + req.Content))
+	a := channels.CardAction{Channel: Name, ChatID: req.SpaceId, MessageID: req.OutTrackId,
+		EventID: hex.EncodeToString(sum[:16]), UserID: approval.UserID(req.UserId),
+		ApprovalID: approval.ID(p.approvalID), Verb: verbOf(p.action), PayloadSHA256: p.sha}
+	type result struct {
+		o   approval.Outcome
+		err error
+	}
+	ch := make(chan result, 1)
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		// The decision may run a tool: it must not die with the click's
+		// connection or its answer deadline.
+		o, err := h.HandleCardAction(context.WithoutCancel(ctx), a)
+		if err != nil {
+			c.log.Error("card decision failed", "approval_id", a.ApprovalID, "err", err)
+		}
+		ch <- result{o, err}
+	}()
+	t := time.NewTimer(c.cfg.ClickWait)
+	defer t.Stop()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			// Nothing was decided (the store was unreachable): leave the
+			// card as it is so the click can be tried again.
+			return response(nil), nil
+		}
+		return c.answer(r.o), nil
+	case <-t.C:
+		return response(cards.DingTalkProcessingData(c.cfg.Lang)), nil
+	}
+}
+
+// answer is the card response to a decided click. A click that decided
+// nothing because of who clicked or what the button held (unauthorized,
+// tampered) changes the card only for the clicker (userPrivateData): the
+// others keep their buttons.
+func (c *Channel) answer(o approval.Outcome) *card.CardResponse {
+	data := cards.DingTalkOutcomeData(o, nil, c.cfg.Lang)
+	switch o.Status {
+	case approval.StatusUnauthorized, approval.StatusTampered:
+		r := response(nil)
+		r.CardUpdateOptions.UpdatePrivateDataByKey = true
+		r.UserPrivateData = &card.CardDataDto{CardParamMap: map[string]string{
+			"status_text": data["status_text"], "buttons": "false"}}
+		return r
+	}
+	return response(data)
+}
+
+func response(data map[string]string) *card.CardResponse {
+	r := &card.CardResponse{CardUpdateOptions: &card.CardUpdateOptions{UpdateCardDataByKey: true}}
+	if data != nil {
+		r.CardData = &card.CardDataDto{CardParamMap: data}
+	}
+	return r
+}

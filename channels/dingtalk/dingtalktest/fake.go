@@ -1,0 +1,269 @@
+// Package dingtalktest is a local fake DingTalk for tests: the Stream
+// gateway (ticket, websocket frames and their ACKs), the oauth2 token, the
+// card APIs (createAndDeliver, PUT update), robot send and the
+// sessionWebhook. Point the channel's APIBaseURL and WebhookBaseURL (and so
+// the SDK's WithOpenApiHost) at URL().
+package dingtalktest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// Fake is a local DingTalk. It fails the test on a malformed request body.
+type Fake struct {
+	t   testing.TB
+	srv *httptest.Server
+
+	mu      sync.Mutex
+	tickets int
+	conn    *websocket.Conn
+	wmu     sync.Mutex // writes to conn
+	conns   chan struct{}
+	acks    map[string]chan map[string]any
+	calls   []Call
+	nextMsg int
+	refuse  bool
+}
+
+// Call is one HTTP call the fake received.
+type Call struct {
+	Method, Path, Token string
+	Body                map[string]any
+}
+
+// New starts a fake DingTalk, closed when the test ends.
+func New(t testing.TB) *Fake {
+	f := &Fake{t: t, acks: map[string]chan map[string]any{}, conns: make(chan struct{}, 16)}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1.0/gateway/connections/open", func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		f.tickets++
+		n, refuse := f.tickets, f.refuse
+		f.mu.Unlock()
+		if refuse {
+			w.WriteHeader(http.StatusUnauthorized)
+			io.WriteString(w, `{"code":"InvalidAuthentication","message":"bad client"}`)
+			return
+		}
+		fmt.Fprintf(w, `{"endpoint":"ws://%s/connect","ticket":"ticket-%d"}`, r.Host, n)
+	})
+	mux.HandleFunc("GET /connect", f.serveWS)
+	mux.HandleFunc("POST /v1.0/oauth2/accessToken", func(w http.ResponseWriter, r *http.Request) {
+		f.record(r)
+		io.WriteString(w, `{"accessToken":"fake-token","expireIn":7200}`)
+	})
+	mux.HandleFunc("POST /v1.0/card/instances/createAndDeliver", func(w http.ResponseWriter, r *http.Request) {
+		c := f.record(r)
+		fmt.Fprintf(w, `{"success":true,"result":{"outTrackId":%q,"deliverResults":[{"success":true}]}}`, c.Body["outTrackId"])
+	})
+	mux.HandleFunc("PUT /v1.0/card/instances", func(w http.ResponseWriter, r *http.Request) {
+		f.record(r)
+		io.WriteString(w, `{"success":true,"result":true}`)
+	})
+	for _, p := range []string{"/v1.0/robot/groupMessages/send", "/v1.0/robot/oToMessages/batchSend"} {
+		mux.HandleFunc("POST "+p, func(w http.ResponseWriter, r *http.Request) {
+			f.record(r)
+			io.WriteString(w, `{"processQueryKey":"q1"}`)
+		})
+	}
+	mux.HandleFunc("POST /robot/sendBySession", func(w http.ResponseWriter, r *http.Request) {
+		f.record(r)
+		if r.URL.Query().Get("session") == "broken" {
+			io.WriteString(w, `{"errcode":300001,"errmsg":"session expired"}`)
+			return
+		}
+		io.WriteString(w, `{"errcode":0,"errmsg":"ok"}`)
+	})
+	f.srv = httptest.NewServer(mux)
+	t.Cleanup(func() {
+		f.mu.Lock()
+		if f.conn != nil {
+			f.conn.Close()
+		}
+		f.mu.Unlock()
+		f.srv.Close()
+	})
+	return f
+}
+
+func (f *Fake) record(r *http.Request) Call {
+	b, _ := io.ReadAll(r.Body)
+	c := Call{Method: r.Method, Path: r.URL.Path, Token: r.Header.Get("x-acs-dingtalk-access-token")}
+	if err := json.Unmarshal(b, &c.Body); err != nil {
+		f.t.Errorf("fake: %s %s: body %q: %v", r.Method, r.URL.Path, b, err)
+	}
+	f.mu.Lock()
+	f.calls = append(f.calls, c)
+	f.mu.Unlock()
+	return c
+}
+
+func (f *Fake) serveWS(w http.ResponseWriter, r *http.Request) {
+	up := websocket.Upgrader{}
+	conn, err := up.Upgrade(w, r, nil)
+	if err != nil {
+		return
+	}
+	f.mu.Lock()
+	f.conn = conn
+	f.mu.Unlock()
+	f.conns <- struct{}{}
+	for { // keep reading: ACKs, and gorilla answers pings only while reading
+		_, data, err := conn.ReadMessage()
+		if err != nil {
+			return
+		}
+		var ack map[string]any
+		if json.Unmarshal(data, &ack) != nil {
+			continue
+		}
+		h, _ := ack["headers"].(map[string]any)
+		id, _ := h["messageId"].(string)
+		f.mu.Lock()
+		ch := f.acks[id]
+		f.mu.Unlock()
+		if ch != nil {
+			ch <- ack
+		}
+	}
+}
+
+// WaitConn waits for a new websocket connection.
+func (f *Fake) WaitConn(d time.Duration) {
+	f.t.Helper()
+	select {
+	case <-f.conns:
+	case <-time.After(d):
+		f.t.Fatalf("fake: no stream connection within %v", d)
+	}
+}
+
+// Push writes a CALLBACK frame of topic with data and returns its ACK.
+func (f *Fake) Push(topic string, data any) map[string]any {
+	f.t.Helper()
+	b, err := json.Marshal(data)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.mu.Lock()
+	f.nextMsg++
+	id := fmt.Sprintf("frame-%d", f.nextMsg)
+	ch := make(chan map[string]any, 1)
+	f.acks[id] = ch
+	conn := f.conn
+	f.mu.Unlock()
+	if conn == nil {
+		f.t.Fatal("fake: Push before any stream connection")
+	}
+	frame := map[string]any{"specVersion": "1.0", "type": "CALLBACK", "data": string(b),
+		"headers": map[string]string{"topic": topic, "messageId": id, "contentType": "application/json",
+			"time": fmt.Sprint(time.Now().UnixMilli())}}
+	f.wmu.Lock()
+	err = conn.WriteJSON(frame)
+	f.wmu.Unlock()
+	if err != nil {
+		f.t.Fatalf("fake: push: %v", err)
+	}
+	select {
+	case ack := <-ch:
+		return ack
+	case <-time.After(10 * time.Second):
+		f.t.Fatalf("fake: no ACK for %s", id)
+	}
+	return nil
+}
+
+// Drop closes the stream connection from the server side.
+func (f *Fake) Drop() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.conn != nil {
+		f.conn.Close()
+	}
+}
+
+// Calls returns the recorded calls to path.
+func (f *Fake) Calls(path string) []Call {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []Call
+	for _, c := range f.calls {
+		if c.Path == path {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Texts returns the text of every message posted to the sessionWebhook
+// or the robot send APIs.
+func (f *Fake) Texts() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for _, c := range f.calls {
+		switch c.Path {
+		case "/robot/sendBySession":
+			if t, ok := c.Body["text"].(map[string]any); ok {
+				out = append(out, fmt.Sprint(t["content"]))
+			}
+			if m, ok := c.Body["markdown"].(map[string]any); ok {
+				out = append(out, fmt.Sprint(m["text"]))
+			}
+		case "/v1.0/robot/groupMessages/send", "/v1.0/robot/oToMessages/batchSend":
+			out = append(out, fmt.Sprint(c.Body["msgParam"]))
+		}
+	}
+	return out
+}
+
+// CountText counts the sent texts containing sub.
+func (f *Fake) CountText(sub string) int {
+	n := 0
+	for _, s := range f.Texts() {
+		if strings.Contains(s, sub) {
+			n++
+		}
+	}
+	return n
+}
+
+// Tickets counts the ticket requests (one per connect or reconnect).
+func (f *Fake) Tickets() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.tickets
+}
+
+// BotMessage builds a bot callback from user in conversation cid.
+func (f *Fake) BotMessage(msgID, cid, user, text string, group bool) map[string]any {
+	now := time.Now().UnixMilli()
+	ct := "1"
+	if group {
+		ct = "2"
+	}
+	return map[string]any{"conversationId": cid, "conversationType": ct, "msgId": msgID, "createAt": now,
+		"senderNick": user, "senderStaffId": user, "senderId": "$:enc:" + user, "isInAtList": group, "robotCode": "robot-1",
+		"sessionWebhook": f.srv.URL + "/robot/sendBySession?session=" + cid, "sessionWebhookExpiredTime": now + 90*60*1000,
+		"msgtype": "text", "text": map[string]string{"content": " " + text}}
+}
+
+// URL is the fake's base URL.
+func (f *Fake) URL() string { return f.srv.URL }
+
+// Refuse makes the ticket request answer 401 (a refused start).
+func (f *Fake) Refuse(on bool) {
+	f.mu.Lock()
+	f.refuse = on
+	f.mu.Unlock()
+}

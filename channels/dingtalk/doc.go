@@ -1,0 +1,89 @@
+// Package dingtalk is the DingTalk (钉钉) channel: a robot of an internal
+// app that hears 1:1 and group messages, answers through the router and
+// shows each approval as an interactive card whose buttons decide it.
+//
+// # The story
+//
+// A person writes to the robot (in a group: "@bot …"; the mention is
+// removed and the text trimmed). The message arrives over the Stream
+// connection (default) or, in HTTP mode, as a signed POST to HTTPHandler.
+// The channel hands it to the router at once (the router de-duplicates by
+// msgId in the shared store and queues it for the agent), so DingTalk gets
+// its ACK in time and does not deliver it again. Identity is senderStaffId
+// (the org user id; an external member without one gets the encrypted
+// senderId, which no approver rule names).
+//
+// Answers go through the message's sessionWebhook while it is valid (90
+// minutes; only when its scheme and host are WebhookBaseURL's) and
+// otherwise through the robot send API (groupMessages/send or
+// oToMessages/batchSend). An errcode in a 200 answer is an error.
+//
+// When the agent needs a decision, ShowApproval creates an interactive
+// card (POST /v1.0/card/instances/createAndDeliver, callbackType STREAM,
+// outTrackId = the approval id) in the group (dtv1.card//IM_GROUP.<cid>)
+// or the 1:1 chat (dtv1.card//IM_ROBOT.<staffId>), with the card data of
+// cards.DingTalkCardData. A click comes back over the stream with the
+// button's params (action, approval_id, payload_sha256); the router
+// decides as the clicker (userId: approver rules apply server-side, every
+// group member sees the card), and the click is answered in the same round
+// trip with the buttons hidden and the outcome, or "processing" when the
+// decision takes longer than ClickWait. When the approval ends for any
+// reason, SettleApproval updates the card (PUT /v1.0/card/instances).
+// With no CardTemplateID, and in HTTP mode (clicks of STREAM cards arrive
+// only over a stream; HTTP card callbacks are not implemented), the
+// approval is a markdown message that asks to reply "@bot 确认 / @bot 取消"
+// in a group or "确认 / 取消" in a 1:1 chat (the typed path).
+//
+// The chat type and sessionWebhook of a conversation are remembered in
+// memory by the replica that received its messages; a conversation this
+// process has not seen is taken as a group (1:1 answers then fail over to
+// nothing better: they need the message first).
+//
+// # Several replicas
+//
+// DingTalk gives each push to one of the open connections, but what
+// several connections with the same credentials do on reconnect is not
+// documented. With UseLease(NewRedisLease(rdb, cfg.LeaseKey, cfg.LeaseTTL))
+// only the replica holding a lease in Redis (SET NX PX with a random token,
+// renewed every TTL/3 by a compare-and-pexpire script, released by a
+// compare-and-delete) opens the stream; the others stand by and retry
+// every TTL/3. The owner disconnects when the lease is taken by another,
+// or when it could not renew it for half a TTL (Redis unreachable), so
+// that it has let go before the lease ends. When the owner dies its lease ends after LeaseTTL and
+// another replica connects (messages sent in that gap may be lost or
+// delivered late). Any replica can send, update cards and serve
+// HTTPHandler. Without a lease (the memory store) the channel assumes it is
+// alone.
+//
+// # Console checklist (open-dev.dingtalk.com)
+//
+//  1. Create an internal enterprise app (企业内部应用); note its Client ID
+//     (AppKey) and Client Secret (AppSecret): client_id, client_secret.
+//  2. Add the robot capability (机器人); message receiving mode "Stream 模式"
+//     (or "HTTP 模式" with the URL of HTTPHandler, mode: http).
+//  3. Permissions: 企业内机器人发送消息 (robot send),
+//     互动卡片实例写权限 / Card.Instance.Write and Card.Streaming.Write
+//     (card create, deliver and update).
+//  4. Publish the app version; add the robot to groups (群设置 → 机器人).
+//  5. Outbound network: api.dingtalk.com:443,
+//     wss-open-connection.dingtalk.com:443, oapi.dingtalk.com:443.
+//
+// # The card template
+//
+// In the card platform (open-dev.dingtalk.com/fe/card) create a message
+// card (消息卡片) template for the app and note its id ("xxxx.schema"):
+// card_template_id. Variables (all strings): title, summary, preview,
+// risk, tool, reason, requester, approvers, expires_at, approval_id,
+// payload_sha256, short_hash, status, status_text, decided_by, result,
+// final, buttons, markdown. A simple layout: a title, a markdown block
+// bound to "markdown", a text bound to status_text, and two buttons
+// visible when buttons == "true":
+//
+//   - 确认 (id confirm), click type 回传请求 (request), params
+//     action = "confirm" (constant), approval_id = variable approval_id,
+//     payload_sha256 = variable payload_sha256;
+//   - 取消 (id cancel), the same with action = "cancel".
+//
+// Saving (保存) is enough; publishing freezes the template. The hash in
+// the params is only a cross-check: the stored one is authoritative.
+package dingtalk

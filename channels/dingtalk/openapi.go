@@ -1,0 +1,299 @@
+package dingtalk
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/cards"
+	"github.com/hitlbot/hitlbot/channels"
+)
+
+// tokenMargin is how long before its expiry an access token is renewed.
+const tokenMargin = 5 * time.Minute
+
+// webhookMargin is how long before its expiry a sessionWebhook is no
+// longer used.
+const webhookMargin = time.Minute
+
+// maxBody bounds what is read of an API answer.
+const maxBody = 1 << 20
+
+// apiClient calls the DingTalk OpenAPI with plain net/http.
+type apiClient struct {
+	base, key, secret string
+	http              *http.Client
+	now               func() time.Time
+
+	fetch sync.Mutex // one token request at a time
+	mu    sync.Mutex
+	token string
+	until time.Time
+}
+
+// accessToken returns the cached app token, fetching a new one when it is
+// missing or within tokenMargin of its expiry; concurrent callers share
+// one fetch.
+func (a *apiClient) accessToken(ctx context.Context) (string, error) {
+	if t := a.cached(); t != "" {
+		return t, nil
+	}
+	a.fetch.Lock()
+	defer a.fetch.Unlock()
+	if t := a.cached(); t != "" {
+		return t, nil
+	}
+	var out struct {
+		AccessToken string `json:"accessToken"`
+		ExpireIn    int64  `json:"expireIn"`
+	}
+	body := map[string]string{"appKey": a.key, "appSecret": a.secret}
+	if err := a.call(ctx, http.MethodPost, "/v1.0/oauth2/accessToken", "", body, &out); err != nil {
+		return "", fmt.Errorf("dingtalk: access token: %w", err)
+	}
+	if out.AccessToken == "" {
+		return "", errors.New("dingtalk: access token: empty token in the answer")
+	}
+	if out.ExpireIn <= 0 {
+		out.ExpireIn = 7200
+	}
+	a.mu.Lock()
+	a.token, a.until = out.AccessToken, a.now().Add(time.Duration(out.ExpireIn)*time.Second-tokenMargin)
+	a.mu.Unlock()
+	return out.AccessToken, nil
+}
+
+func (a *apiClient) cached() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.token != "" && a.now().Before(a.until) {
+		return a.token
+	}
+	return ""
+}
+
+// do calls path with the access token.
+func (a *apiClient) do(ctx context.Context, method, path string, in, out any) error {
+	tok, err := a.accessToken(ctx)
+	if err != nil {
+		return err
+	}
+	return a.call(ctx, method, path, tok, in, out)
+}
+
+// call sends in as JSON and decodes a 2xx answer into out; a non-2xx
+// answer is an error with DingTalk's code and message.
+func (a *apiClient) call(ctx context.Context, method, path, token string, in, out any) error {
+	return postJSON(ctx, a.http, method, a.base+path, token, in, out)
+}
+
+// apiError is a non-2xx OpenAPI answer or an errcode in a 200 body.
+type apiError struct {
+	Status  int
+	Code    string
+	Message string
+}
+
+func (e *apiError) Error() string {
+	return fmt.Sprintf("dingtalk API: HTTP %d %s: %s", e.Status, e.Code, e.Message)
+}
+
+func postJSON(ctx context.Context, hc *http.Client, method, url, token string, in, out any) error {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("x-acs-dingtalk-access-token", token)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode/100 != 2 {
+		var e struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		}
+		_ = json.Unmarshal(body, &e)
+		if e.Message == "" {
+			e.Message = strings.TrimSpace(string(body))
+		}
+		return &apiError{Status: resp.StatusCode, Code: e.Code, Message: e.Message}
+	}
+	// Old-style APIs (the sessionWebhook) answer 200 with an errcode.
+	var legacy struct {
+		ErrCode *int   `json:"errcode"`
+		ErrMsg  string `json:"errmsg"`
+	}
+	if json.Unmarshal(body, &legacy) == nil && legacy.ErrCode != nil && *legacy.ErrCode != 0 {
+		return &apiError{Status: resp.StatusCode, Code: fmt.Sprint(*legacy.ErrCode), Message: legacy.ErrMsg}
+	}
+	if out != nil && len(bytes.TrimSpace(body)) > 0 {
+		if err := json.Unmarshal(body, out); err != nil {
+			return fmt.Errorf("dingtalk API: bad answer: %w", err)
+		}
+	}
+	return nil
+}
+
+// chat returns what the channel knows of a conversation. A conversation
+// not seen by this process (a restart) is taken as a group.
+func (c *Channel) chat(id string) (chatInfo, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	info, ok := c.chats[id]
+	if !ok {
+		info.group = true
+	}
+	if info.robotCode == "" {
+		info.robotCode = c.cfg.RobotCode
+	}
+	return info, ok
+}
+
+// Send says out in the chat: through its sessionWebhook while valid, else
+// through the robot send API.
+func (c *Channel) Send(ctx context.Context, to channels.Target, out channels.Outgoing) error {
+	text := out.Text
+	if out.Kind == "tool_result" && out.Tool != "" {
+		text = out.Tool + ": " + text
+	}
+	return c.post(ctx, to, "sampleText", map[string]string{"content": text},
+		map[string]any{"msgtype": "text", "text": map[string]string{"content": text}})
+}
+
+// sendMarkdown says a markdown message in the chat.
+func (c *Channel) sendMarkdown(ctx context.Context, to channels.Target, title, text string) error {
+	return c.post(ctx, to, "sampleMarkdown", map[string]string{"title": title, "text": text},
+		map[string]any{"msgtype": "markdown", "markdown": map[string]string{"title": title, "text": text}})
+}
+
+// post sends hook through the sessionWebhook if it is valid, else msgKey
+// and param through the robot send API.
+func (c *Channel) post(ctx context.Context, to channels.Target, msgKey string, param map[string]string, hook map[string]any) error {
+	info, _ := c.chat(to.ChatID)
+	if info.webhook != "" && c.now().Before(info.webhookTo.Add(-webhookMargin)) && c.webhookAllowed(info.webhook) {
+		err := postJSON(ctx, c.api.http, http.MethodPost, info.webhook, "", hook, nil)
+		if err == nil {
+			return nil
+		}
+		c.log.Warn("sessionWebhook send failed; using the robot send API", "chat_id", to.ChatID, "err", err)
+	}
+	p, err := json.Marshal(param)
+	if err != nil {
+		return err
+	}
+	if info.group {
+		body := map[string]any{"robotCode": info.robotCode, "openConversationId": to.ChatID, "msgKey": msgKey, "msgParam": string(p)}
+		return c.api.do(ctx, http.MethodPost, "/v1.0/robot/groupMessages/send", body, nil)
+	}
+	if to.UserID == "" {
+		return fmt.Errorf("dingtalk: no user to send to in 1:1 chat %s", to.ChatID)
+	}
+	body := map[string]any{"robotCode": info.robotCode, "userIds": []string{string(to.UserID)}, "msgKey": msgKey, "msgParam": string(p)}
+	return c.api.do(ctx, http.MethodPost, "/v1.0/robot/oToMessages/batchSend", body, nil)
+}
+
+// markdownRef prefixes the ref of an approval shown as a markdown message.
+const markdownRef = "md:"
+
+// cardAnswer is the answer of the card APIs.
+type cardAnswer struct {
+	Success *bool `json:"success"`
+}
+
+func (a cardAnswer) err(what string) error {
+	if a.Success != nil && !*a.Success {
+		return fmt.Errorf("dingtalk: %s: success=false", what)
+	}
+	return nil
+}
+
+// ShowApproval sends the interactive card of v (createAndDeliver, callback
+// over the stream, outTrackId = the approval id); with no card template or
+// in HTTP mode, a markdown message answered by typing 确认 / 取消.
+func (c *Channel) ShowApproval(ctx context.Context, to channels.Target, v cards.View) (approval.CardRef, error) {
+	info, _ := c.chat(to.ChatID)
+	if c.cfg.CardTemplateID == "" || c.cfg.Mode == ModeHTTP {
+		err := c.sendMarkdown(ctx, to, cards.DingTalkMarkdownTitle(v), cards.DingTalkMarkdown(v, c.cfg.Lang, info.group))
+		if err != nil {
+			return approval.CardRef{}, err
+		}
+		return approval.CardRef{Channel: Name, ChatID: to.ChatID, MessageID: markdownRef + string(v.ApprovalID)}, nil
+	}
+	body := map[string]any{
+		"cardTemplateId": c.cfg.CardTemplateID,
+		"outTrackId":     string(v.ApprovalID),
+		"callbackType":   "STREAM",
+		"cardData":       map[string]any{"cardParamMap": cards.DingTalkCardData(v, c.cfg.Lang)},
+		"userIdType":     1,
+	}
+	if info.group {
+		body["openSpaceId"] = "dtv1.card//IM_GROUP." + to.ChatID
+		body["imGroupOpenSpaceModel"] = map[string]any{"supportForward": false}
+		deliver := map[string]any{"robotCode": info.robotCode}
+		if to.UserID != "" {
+			deliver["atUserIds"] = map[string]string{string(to.UserID): string(to.UserID)}
+		}
+		body["imGroupOpenDeliverModel"] = deliver
+	} else {
+		if to.UserID == "" {
+			return approval.CardRef{}, fmt.Errorf("dingtalk: no user to show approval %s to in 1:1 chat %s", v.ApprovalID, to.ChatID)
+		}
+		body["openSpaceId"] = "dtv1.card//IM_ROBOT." + string(to.UserID)
+		body["imRobotOpenSpaceModel"] = map[string]any{"supportForward": false}
+		body["imRobotOpenDeliverModel"] = map[string]any{"spaceType": "IM_ROBOT", "robotCode": info.robotCode}
+	}
+	var out cardAnswer
+	if err := c.api.do(ctx, http.MethodPost, "/v1.0/card/instances/createAndDeliver", body, &out); err != nil {
+		return approval.CardRef{}, fmt.Errorf("dingtalk: create card: %w", err)
+	}
+	if err := out.err("create card"); err != nil {
+		return approval.CardRef{}, err
+	}
+	return approval.CardRef{Channel: Name, ChatID: to.ChatID, MessageID: string(v.ApprovalID)}, nil
+}
+
+// SettleApproval updates the card to its final state (PUT
+// /v1.0/card/instances). For a markdown approval it posts the final state
+// only when nobody typed the decision (expired, superseded, cancelled):
+// the router already answers a typed one.
+func (c *Channel) SettleApproval(ctx context.Context, ref approval.CardRef, v cards.View) error {
+	if strings.HasPrefix(ref.MessageID, markdownRef) {
+		switch v.Status {
+		case approval.StatusExpired, approval.StatusSuperseded, approval.StatusCancelled:
+			return c.sendMarkdown(ctx, channels.Target{Channel: Name, ChatID: ref.ChatID, UserID: v.Requester},
+				cards.DingTalkMarkdownTitle(v), cards.DingTalkMarkdown(v, c.cfg.Lang, false))
+		}
+		return nil
+	}
+	body := map[string]any{
+		"outTrackId":        ref.MessageID,
+		"cardData":          map[string]any{"cardParamMap": cards.DingTalkCardData(v, c.cfg.Lang)},
+		"cardUpdateOptions": map[string]bool{"updateCardDataByKey": true, "updatePrivateDataByKey": true},
+	}
+	var out cardAnswer
+	if err := c.api.do(ctx, http.MethodPut, "/v1.0/card/instances", body, &out); err != nil {
+		return fmt.Errorf("dingtalk: update card: %w", err)
+	}
+	return out.err("update card")
+}
