@@ -1,0 +1,36 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/hitlbot/hitlbot/internal/bench"
+)
+
+// cmdBench runs `bot bench`: the real engine (or agent loop and router) on
+// two instances sharing one store, printing one JSON object.
+func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bot bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cfg bench.Config
+	fs.StringVar(&cfg.Mode, "mode", "engine", "`engine` (request, decide on the other instance, the waiter wakes) or agent (the same through the agent loop and the router)")
+	fs.StringVar(&cfg.RedisURL, "redis", "", "a redis:// `URL`; none: the memory store")
+	fs.IntVar(&cfg.N, "n", 10000, "approvals (engine) or conversations (agent)")
+	fs.IntVar(&cfg.C, "c", 64, "how many run at once")
+	fs.IntVar(&cfg.Pending, "pending", 0, "approvals held open while memory per pending approval is measured (engine mode)")
+	if st := parse(fs, args); st >= 0 {
+		return st
+	}
+	res, err := bench.Run(ctx, cfg, stdout)
+	if err != nil {
+		fmt.Fprintf(stderr, "bot bench: %v\n", err)
+		return 1
+	}
+	if res.Errors > 0 || res.ToolRuns != int64(res.N) {
+		fmt.Fprintf(stderr, "bot bench: %d errors; the tool ran %d times for %d approvals\n", res.Errors, res.ToolRuns, res.N)
+		return 1
+	}
+	return 0
+}

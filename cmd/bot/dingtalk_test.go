@@ -1,0 +1,81 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/open-dingtalk/dingtalk-stream-sdk-go/payload"
+
+	"github.com/hitlbot/hitlbot/channels/dingtalk/dingtalktest"
+)
+
+// TestServeDingTalk runs the whole server with the DingTalk channel on,
+// against the local fake DingTalk: the demo DELETE arrives as a bot message,
+// the approval card is created, the click runs the statement once and the
+// card is updated to its final state.
+func TestServeDingTalk(t *testing.T) {
+	fake := dingtalktest.New(t)
+	for k, v := range map[string]string{
+		"HITLBOT_CHANNELS_DINGTALK_ENABLED":          "true",
+		"HITLBOT_CHANNELS_DINGTALK_CLIENT_ID":        "ding-app",
+		"HITLBOT_CHANNELS_DINGTALK_CLIENT_SECRET":    "s3cret-not-logged",
+		"HITLBOT_CHANNELS_DINGTALK_ROBOT_CODE":       "robot-1",
+		"HITLBOT_CHANNELS_DINGTALK_API_BASE_URL":     fake.URL(),
+		"HITLBOT_CHANNELS_DINGTALK_WEBHOOK_BASE_URL": fake.URL(),
+		"HITLBOT_CHANNELS_DINGTALK_CARD_TEMPLATE_ID": "tpl.schema",
+	} {
+		t.Setenv(k, v)
+	}
+	s := serve(t, "-data", filepath.Join(t.TempDir(), "data"))
+	fake.WaitConn(30 * time.Second)
+
+	fake.Push(payload.BotMessageCallbackTopic, fake.BotMessage("msg-1", "cid1", "alice", deleteCancelled, true))
+	waitFor(t, 20*time.Second, "the approval card", func() bool {
+		return len(fake.Calls("/v1.0/card/instances/createAndDeliver")) == 1
+	})
+	card := fake.Calls("/v1.0/card/instances/createAndDeliver")[0]
+	params := cardParamMap(t, card.Body)
+	id, sha := params["approval_id"], params["payload_sha256"]
+	if card.Body["outTrackId"] != id || params["status"] != "pending" || !strings.Contains(params["preview"], "affects 7 rows") {
+		t.Fatalf("card %v", card.Body)
+	}
+
+	content, _ := json.Marshal(map[string]any{"cardPrivateData": map[string]any{"actionIds": []string{"confirm"},
+		"params": map[string]any{"action": "confirm", "approval_id": id, "payload_sha256": sha}}})
+	fake.Push(payload.CardInstanceCallbackTopic, map[string]any{"outTrackId": id, "userId": "alice", "userIdType": 1,
+		"spaceType": "IM_GROUP", "spaceId": "cid1", "type": "actionCallback", "content": string(content)})
+	waitFor(t, 20*time.Second, "the card's final state", func() bool {
+		for _, u := range fake.Calls("/v1.0/card/instances") {
+			if u.Method == http.MethodPut && cardParamMap(t, u.Body)["status"] == "executed" {
+				return true
+			}
+		}
+		return false
+	})
+	waitFor(t, 20*time.Second, "the answer in the chat", func() bool { return fake.CountText("7 rows affected") >= 1 })
+	if strings.Contains(s.stderr.String(), "s3cret-not-logged") {
+		t.Fatal("the client secret reached the log")
+	}
+	if code, body := get(t, s.base+"/readyz"); code != http.StatusOK {
+		t.Fatalf("/readyz = %d %s with the stream connected", code, body)
+	}
+}
+
+func cardParamMap(t *testing.T, body map[string]any) map[string]string {
+	t.Helper()
+	cd, _ := body["cardData"].(map[string]any)
+	m, _ := cd["cardParamMap"].(map[string]any)
+	out := map[string]string{}
+	for k, v := range m {
+		s, ok := v.(string)
+		if !ok {
+			t.Fatalf("cardParamMap[%s] is %T, not a string", k, v)
+		}
+		out[k] = s
+	}
+	return out
+}

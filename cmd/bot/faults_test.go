@@ -1,0 +1,160 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hitlbot/hitlbot/internal/testredis"
+)
+
+// startBin starts the built binary as a replica and waits for its ready line.
+func startBin(t *testing.T, bin, data string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(bin, "-listen", "127.0.0.1:0", "-data", data)
+	cmd.Dir = t.TempDir()
+	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-exited })
+	var base string
+	waitFor(t, 30*time.Second, "the ready line", func() bool {
+		m := readyRE.FindStringSubmatch(stdout.String())
+		if m != nil {
+			base = m[1]
+		}
+		return m != nil
+	})
+	return cmd, base
+}
+
+// TestKillWaitingReplica: kill -9 of the replica holding a pending approval;
+// a second replica on the same Redis and data dir decides it, and it runs
+// exactly once.
+func TestKillWaitingReplica(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go is not on PATH: cannot build the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "bot")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	client, prefix := testredis.Start(t)
+	t.Setenv("HITLBOT_STORE_BACKEND", "redis")
+	t.Setenv("HITLBOT_STORE_REDIS_URL", redisURL(t, client))
+	t.Setenv("HITLBOT_STORE_REDIS_PREFIX", prefix)
+	t.Setenv("HITLBOT_APPROVAL_SWEEP_INTERVAL", "1s")
+	data := t.TempDir()
+
+	a, baseA := startBin(t, bin, data)
+	tok := token(t, chat(t, baseA, map[string]any{"message": deleteCancelled}))
+	if err := a.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+
+	_, baseB := startBin(t, bin, data)
+	res := chat(t, baseB, map[string]any{"confirmationToken": tok, "confirmed": true})
+	if !strings.Contains(fmt.Sprint(res["text"]), "7 rows affected") {
+		t.Errorf("deciding on B after kill -9 of A answered %v", res)
+	}
+	body, _ := json.Marshal(map[string]any{"confirmationToken": tok, "confirmed": true})
+	resp, err := http.Post(baseB+"/agent/chat", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("a second confirmation got %d, want 404", resp.StatusCode)
+	}
+
+	var out, errb bytes.Buffer
+	if st := run(context.Background(), []string{"audit", "verify", "-data", data}, nil, &out, &errb); st != 0 ||
+		!strings.Contains(out.String(), "OK redis stream") {
+		t.Errorf("audit verify: exit %d\n%s%s", st, out.String(), errb.String())
+	}
+}
+
+// TestKillWaitingReplicaExpires: kill -9 of the replica holding a pending
+// approval; nobody decides, and the sweeper of the other replica expires it
+// exactly once. The statement never runs.
+func TestKillWaitingReplicaExpires(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go is not on PATH: cannot build the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "bot")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	client, prefix := testredis.Start(t)
+	t.Setenv("HITLBOT_STORE_BACKEND", "redis")
+	t.Setenv("HITLBOT_STORE_REDIS_URL", redisURL(t, client))
+	t.Setenv("HITLBOT_STORE_REDIS_PREFIX", prefix)
+	t.Setenv("HITLBOT_APPROVAL_SWEEP_INTERVAL", "1s")
+	t.Setenv("HITLBOT_APPROVAL_POLICY_TIMEOUTS_HIGH", "3s")
+	data := t.TempDir()
+
+	a, baseA := startBin(t, bin, data)
+	res := chat(t, baseA, map[string]any{"message": deleteCancelled})
+	token(t, res)
+	pa, _ := res["pendingAction"].(map[string]any)
+	id, _ := pa["approvalId"].(string)
+	if id == "" {
+		t.Fatalf("no approvalId in %v", res)
+	}
+	if err := a.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+
+	_, baseB := startBin(t, bin, data)
+	var got struct {
+		Approval struct {
+			State string `json:"state"`
+		} `json:"approval"`
+		Audit []struct {
+			Event string `json:"event"`
+		} `json:"audit"`
+	}
+	waitFor(t, 15*time.Second, "the sweeper on B to expire the approval", func() bool {
+		code, body := get(t, baseB+"/api/approvals/"+id)
+		if code != http.StatusOK {
+			return false
+		}
+		if err := json.Unmarshal([]byte(body), &got); err != nil {
+			t.Fatalf("GET approval: %v\n%s", err, body)
+		}
+		return got.Approval.State == "expired"
+	})
+	expires := 0
+	for _, r := range got.Audit {
+		switch r.Event {
+		case "expire":
+			expires++
+		case "confirm", "execute", "execute_failed", "execute_unknown":
+			t.Errorf("audit trail has %q for an approval nobody decided: %+v", r.Event, got.Audit)
+		}
+	}
+	if expires != 1 {
+		t.Errorf("audit trail has %d expire records, want 1: %+v", expires, got.Audit)
+	}
+	res = chat(t, baseB, map[string]any{"message": "/sql SELECT count(*) FROM orders WHERE status = 'cancelled'"})
+	if txt := fmt.Sprint(res["text"]); !strings.Contains(txt, "\n7\n") || strings.Contains(txt, "rows affected") {
+		t.Errorf("the cancelled orders after expiry: %v, want 7", res)
+	}
+}

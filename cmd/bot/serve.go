@@ -1,0 +1,627 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/hitlbot/hitlbot/agent"
+	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/audit"
+	"github.com/hitlbot/hitlbot/approval/memstore"
+	"github.com/hitlbot/hitlbot/approval/redisstore"
+	"github.com/hitlbot/hitlbot/channels"
+	"github.com/hitlbot/hitlbot/channels/api"
+	"github.com/hitlbot/hitlbot/channels/dingtalk"
+	"github.com/hitlbot/hitlbot/channels/feishu"
+	"github.com/hitlbot/hitlbot/channels/web"
+	"github.com/hitlbot/hitlbot/internal/config"
+	"github.com/hitlbot/hitlbot/internal/metrics"
+	"github.com/hitlbot/hitlbot/tools/demodb"
+	"github.com/hitlbot/hitlbot/tools/httptool"
+	"github.com/hitlbot/hitlbot/tools/shell"
+	sqltool "github.com/hitlbot/hitlbot/tools/sql"
+	"github.com/hitlbot/hitlbot/tools/tasks"
+)
+
+// cmdServe is `bot serve` (and `bot` alone).
+func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs, c := newFlags("serve", stderr)
+	if st := parse(fs, args); st >= 0 {
+		return st
+	}
+	opts := c.options()
+	cfg := loadConfig(opts, stderr)
+	if cfg == nil {
+		return 1
+	}
+	log := newLogger(stderr, cfg.Log.Level)
+	s, err := newCore(ctx, cfg, log)
+	if err != nil {
+		log.Error("startup failed", "err", err)
+		fmt.Fprintf(stderr, "bot: %v\n", err)
+		return 1
+	}
+	if err := s.serve(ctx, opts, stdout); err != nil {
+		log.Error("server failed", "err", err)
+		fmt.Fprintf(stderr, "bot: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// core is everything a running bot is made of, built by newCore in the
+// order the parts need each other: store, audit, tools, model, router,
+// engine, loop, channels. serve adds the HTTP server; chat the terminal.
+type core struct {
+	cfg     *config.Config
+	log     *slog.Logger
+	metrics *metrics.Metrics
+
+	store  approval.Store
+	redis  redis.UniversalClient // nil with the memory store
+	audit  *audit.Log
+	dbs    *sqltool.Databases
+	demo   *sql.DB // nil when nothing uses the demo database
+	tools  *agent.Registry
+	engine *approval.Engine
+	loop   *agent.Loop
+	router *channels.Router
+	web    *web.Web          // nil when disabled
+	api    *api.API          // nil when disabled
+	ding   *dingtalk.Channel // nil when disabled
+	lark   *feishu.Channel   // nil when disabled
+
+	// policy is the approval policy in force; a reload swaps it.
+	policy atomic.Pointer[approval.Policy]
+	// running is the config the process runs with (the policy part follows
+	// reloads); reloadMu serialises reloads.
+	reloadMu sync.Mutex
+	running  *config.Config
+
+	engineStop context.CancelFunc // ends the engine's outcome subscription
+	closeOnce  sync.Once
+}
+
+// newCore builds the parts. It does no network I/O beyond a first ping of
+// Redis and opening the configured databases; on an error it releases what
+// it built. Channels besides web and api (the terminal) are registered by
+// the caller before start.
+func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core, err error) {
+	c = &core{cfg: cfg, log: log, metrics: metrics.New(Version()), running: cfg}
+	defer func() {
+		if err != nil {
+			c.release(context.Background())
+			c = nil
+		}
+	}()
+
+	if err := os.MkdirAll(cfg.Server.DataDir, 0o750); err != nil {
+		return c, fmt.Errorf("server.data_dir: %w", err)
+	}
+
+	// Store.
+	switch cfg.Store.Backend {
+	case "redis":
+		rc, err := redisstore.NewClient(cfg.Store.Redis.ClientConfig())
+		if err != nil {
+			return c, fmt.Errorf("store.redis: %w", err)
+		}
+		c.redis = rc
+		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err = rc.Ping(pctx).Err()
+		cancel()
+		if err != nil {
+			return c, fmt.Errorf("store.redis: cannot reach Redis: %v", err)
+		}
+		st, err := redisstore.New(rc, redisstore.Options{Prefix: cfg.Store.Redis.Prefix, Retention: cfg.Store.Retention, Logger: log})
+		if err != nil {
+			return c, fmt.Errorf("store.redis: %w", err)
+		}
+		c.store = st
+	default:
+		c.store = memstore.New(memstore.Options{Retention: cfg.Store.Retention})
+	}
+
+	// Audit trail: the file always, the Redis stream too when there is Redis.
+	if err := os.MkdirAll(filepath.Dir(cfg.Audit.File), 0o750); err != nil {
+		return c, fmt.Errorf("audit.file: %w", err)
+	}
+	fsink, err := audit.NewFileSink(cfg.Audit.File, cfg.Audit.FSync)
+	if err != nil {
+		return c, fmt.Errorf("audit.file: %w", err)
+	}
+	sinks := []audit.Sink{fsink}
+	if c.redis != nil {
+		sinks = append(sinks, audit.NewRedisSink(c.redis, cfg.Store.Redis.AuditStreamKey(), cfg.Audit.RedisStreamMaxLen))
+	}
+	c.audit = audit.NewLog(audit.LogConfig{}, nil, log.With("component", "audit"), sinks...)
+
+	// Tools.
+	if err := c.buildTools(ctx); err != nil {
+		return c, err
+	}
+
+	// Model.
+	var model agent.Model
+	switch cfg.Model.Provider {
+	case "openai":
+		m, err := agent.NewOpenAI(cfg.Model.OpenAI, log.With("component", "model"))
+		if err != nil {
+			return c, err
+		}
+		model = m
+	default:
+		m, err := agent.NewRules(cfg.Model.Rules)
+		if err != nil {
+			return c, err
+		}
+		model = m
+	}
+	model = c.metrics.Model(model, cfg.Model.Provider)
+
+	// Policy.
+	pol, err := approval.NewPolicy(cfg.Approval.EffectivePolicy())
+	if err != nil {
+		return c, fmt.Errorf("approval.policy: %w", err)
+	}
+	c.policy.Store(pol)
+
+	// Router, then the engine and the loop that need it, then Bind.
+	replies, err := approval.NewReplyParser(cfg.Approval.Replies)
+	if err != nil {
+		return c, fmt.Errorf("approval.replies: %w", err)
+	}
+	c.router, err = channels.NewRouter(channels.RouterConfig{
+		Store:    c.store,
+		Replies:  replies,
+		Scope:    channels.Scope(cfg.Approval.SessionScope),
+		DedupTTL: cfg.Approval.DedupTTL,
+		Lang:     cfg.Approval.Lang,
+		Text:     cfg.Approval.OutcomeText,
+		Logger:   log,
+		Metrics:  c.metrics,
+	})
+	if err != nil {
+		return c, err
+	}
+	c.engine, err = approval.NewEngine(approval.EngineConfig{
+		Store:       c.store,
+		Notifier:    c.metrics.Notifier(c.router),
+		Dispatcher:  c.tools,
+		Audit:       c.audit,
+		Logger:      log,
+		Text:        cfg.Approval.OutcomeText.With(cfg.Approval.Lang),
+		ResultTTL:   cfg.Approval.ResultTTL,
+		ExecTimeout: cfg.Approval.ExecTimeout,
+	})
+	if err != nil {
+		return c, err
+	}
+	var history agent.History = agent.NewMemoryHistory()
+	if c.redis != nil {
+		history = agent.NewRedisHistory(c.redis, cfg.Store.Redis.Prefix, cfg.Store.Retention)
+	}
+	c.loop, err = agent.NewLoop(agent.LoopConfig{
+		Model:         model,
+		Tools:         c.tools,
+		Engine:        c.engine,
+		Policy:        c.policy.Load,
+		History:       history,
+		Speaker:       c.router,
+		Logger:        log,
+		SystemPrompt:  cfg.Model.SystemPrompt,
+		MaxToolRounds: cfg.Model.MaxToolRounds,
+		MaxHistory:    cfg.Model.MaxHistory,
+		TurnTimeout:   cfg.Model.TurnTimeout,
+	})
+	if err != nil {
+		return c, err
+	}
+	if err := c.router.Bind(c.engine, c.loop); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// buildTools opens the databases and registers every configured tool,
+// each wrapped for metrics.
+func (c *core) buildTools(ctx context.Context) error {
+	all, dbs, err := c.makeTools(ctx, c.cfg)
+	if err != nil {
+		return err
+	}
+	c.tools, c.dbs = agent.NewRegistry(), dbs
+	return c.tools.Register(all...)
+}
+
+// makeTools builds the tools of cfg (opening its databases) without
+// touching the running ones; the demo database, once open, is shared.
+func (c *core) makeTools(ctx context.Context, cfg *config.Config) ([]agent.Tool, *sqltool.Databases, error) {
+	dbs := &sqltool.Databases{}
+	fail := func(err error) ([]agent.Tool, *sqltool.Databases, error) {
+		dbs.Close()
+		return nil, nil, err
+	}
+	if c.demo == nil && (len(cfg.Tools.SQL.Databases) == 0 || cfg.Tools.Tasks.Enabled) {
+		db, err := demodb.Open(ctx, cfg.Server.DataDir)
+		if err != nil {
+			return fail(fmt.Errorf("demo database: %w", err))
+		}
+		c.demo = db
+	}
+	if len(cfg.Tools.SQL.Databases) == 0 {
+		if err := dbs.OpenDB("demo", "sqlite", c.demo); err != nil {
+			return fail(err)
+		}
+	} else {
+		dcs := make([]sqltool.DatabaseConfig, len(cfg.Tools.SQL.Databases))
+		for i, d := range cfg.Tools.SQL.Databases {
+			dcs[i] = d.DatabaseConfig
+		}
+		if err := dbs.Open(ctx, dcs); err != nil {
+			return fail(fmt.Errorf("tools.sql: %w", err))
+		}
+	}
+	all := []agent.Tool{sqltool.NewQueryTool(dbs), sqltool.NewExecuteTool(dbs)}
+	if cfg.Tools.Tasks.Enabled {
+		all = append(all, tasks.New(c.demo, nil)...)
+	}
+	httpTools, err := httptool.New(cfg.Tools.HTTP, nil, os.Getenv)
+	if err != nil {
+		return fail(fmt.Errorf("tools.http: %w", err))
+	}
+	all = append(all, httpTools...)
+	shellTools, err := shell.New(cfg.Tools.Shell)
+	if err != nil {
+		return fail(fmt.Errorf("tools.shell: %w", err))
+	}
+	all = append(all, shellTools...)
+	return c.metrics.Tools(all), dbs, nil
+}
+
+// addHTTPChannels builds and registers the web chat, the HTTP API and the
+// chat platforms.
+func (c *core) addHTTPChannels() error {
+	cfg := c.cfg
+	if d := cfg.Channels.DingTalk; d.Enabled {
+		dc := d.Config
+		if dc.Lang == "" {
+			dc.Lang = cfg.Approval.Lang
+		}
+		dingtalk.SetSDKLogger(c.log.With("channel", "dingtalk"))
+		ch, err := dingtalk.New(dc, c.log)
+		if err != nil {
+			return fmt.Errorf("channels.dingtalk: %w", err)
+		}
+		if c.redis != nil {
+			key := dc.LeaseKey
+			if key == "" {
+				key = cfg.Store.Redis.Prefix + "dingtalk:stream:" + dc.ClientID
+			}
+			ch.UseLease(dingtalk.NewRedisLease(c.redis, key, dc.LeaseTTL))
+		}
+		if err := c.router.Register(ch); err != nil {
+			return err
+		}
+		c.ding = ch
+	}
+	if f := cfg.Channels.Feishu; f.Enabled {
+		fc := f.Config
+		if fc.Lang == "" {
+			fc.Lang = cfg.Approval.Lang
+		}
+		fc.Text = cfg.Approval.OutcomeText.With(fc.Lang)
+		ch, err := feishu.New(fc, c.log)
+		if err != nil {
+			return fmt.Errorf("channels.feishu: %w", err)
+		}
+		if err := c.router.Register(ch); err != nil {
+			return err
+		}
+		c.lark = ch
+	}
+	if cfg.Channels.Web.Enabled {
+		toks, err := cfg.Channels.Web.Parse()
+		if err != nil {
+			return fmt.Errorf("channels.web.tokens: %w", err)
+		}
+		users := map[string]web.TokenUser{}
+		for _, t := range toks {
+			users[t.Token.Reveal()] = web.TokenUser{User: t.User, Tenant: t.Tenant}
+		}
+		c.web, err = web.New(web.Config{
+			Tokens:              users,
+			AllowAnonymousLocal: len(users) == 0,
+			Lang:                cfg.Approval.Lang,
+			Tools:               c.tools,
+			Logger:              c.log,
+		})
+		if err != nil {
+			return err
+		}
+		if err := c.router.Register(c.web); err != nil {
+			return err
+		}
+	}
+	if cfg.Channels.API.Enabled {
+		toks, err := cfg.Channels.API.Parse()
+		if err != nil {
+			return fmt.Errorf("channels.api.tokens: %w", err)
+		}
+		users := map[string]api.User{}
+		for _, t := range toks {
+			tenant := t.Tenant
+			if tenant == "" {
+				tenant = "default"
+			}
+			users[t.Token.Reveal()] = api.User{ID: t.User, Tenant: tenant}
+		}
+		var tokens api.TokenStore = api.NewMemoryTokens(nil)
+		if c.redis != nil {
+			tokens = api.NewRedisTokens(c.redis, cfg.Store.Redis.Prefix, nil)
+		}
+		c.api, err = api.New(api.Config{
+			Tokens:              users,
+			AllowAnonymousLocal: len(users) == 0,
+			MaxPendingPerUser:   cfg.Channels.API.MaxPendingPerUser,
+			TurnTimeout:         cfg.Channels.API.TurnTimeout,
+			TokenStore:          tokens,
+			Audit:               c.auditReader(),
+		}, c.engine, c.log)
+		if err != nil {
+			return err
+		}
+		if err := c.router.Register(c.api); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// start subscribes the engine to outcomes and starts the channels.
+func (c *core) start(ctx context.Context) error {
+	ectx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	c.engineStop = cancel
+	if err := c.engine.Start(ectx); err != nil {
+		return err
+	}
+	go c.engine.RunSweeper(ectx, c.cfg.Approval.SweepInterval)
+	return c.router.Start(ctx)
+}
+
+// shutdown stops the parts in reverse order, each bounded by ctx: the
+// channels and the agent (stopAgents), then the rest (release).
+func (c *core) shutdown(ctx context.Context) {
+	c.stopAgents(ctx)
+	c.release(ctx)
+}
+
+// stopAgents closes the channels (typed decisions in flight finish) and
+// the agent loop (turns end; pending approvals stay in the store, to be
+// decided after a restart).
+func (c *core) stopAgents(ctx context.Context) {
+	if c.router != nil {
+		if err := c.router.Close(ctx); err != nil {
+			c.log.Warn("closing the channels", "err", err)
+		}
+	}
+	if c.loop != nil {
+		if err := c.loop.Close(ctx); err != nil {
+			c.log.Warn("agent turns still running at shutdown; their approvals stay pending", "err", err)
+		}
+	}
+}
+
+// release flushes and closes the audit trail and closes the databases and
+// Redis: what newCore opened (also after a failed build).
+func (c *core) release(ctx context.Context) {
+	c.closeOnce.Do(func() {
+		if ctx.Err() != nil { // the shutdown deadline passed: still flush the audit trail
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+		}
+		if c.engineStop != nil {
+			c.engineStop()
+		}
+		if c.audit != nil {
+			if err := c.audit.Flush(ctx); err != nil {
+				c.log.Error("flushing the audit trail", "err", err)
+			}
+			if err := c.audit.Close(ctx); err != nil {
+				c.log.Error("closing the audit trail", "err", err)
+			}
+		}
+		if c.dbs != nil {
+			c.dbs.Close()
+		}
+		if c.demo != nil {
+			c.demo.Close()
+		}
+		if c.redis != nil {
+			c.redis.Close()
+		}
+	})
+}
+
+// auditReader serves the audit trail of one approval to the API: from the
+// Redis stream when there is one (every replica writes there), else from
+// the file.
+func (c *core) auditReader() api.AuditReader {
+	return auditReader{c: c}
+}
+
+type auditReader struct{ c *core }
+
+func (r auditReader) Records(ctx context.Context, id string) ([]audit.Record, error) {
+	fctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	_ = r.c.audit.Flush(fctx) // best effort: show what this process just wrote
+	cancel()
+	var (
+		recs []audit.Record
+		err  error
+	)
+	if r.c.redis != nil {
+		recs, err = audit.ReadStream(ctx, r.c.redis, r.c.cfg.Store.Redis.AuditStreamKey(), 0)
+	} else {
+		recs, err = audit.ReadFile(r.c.cfg.Audit.File)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []audit.Record
+	for _, rec := range audit.Dedupe(recs) {
+		if rec.ApprovalID == id {
+			out = append(out, rec)
+		}
+	}
+	return out, nil
+}
+
+// serve runs the HTTP server until ctx ends, then shuts down gracefully.
+func (c *core) serve(ctx context.Context, opts config.Options, stdout io.Writer) error {
+	cfg := c.cfg
+	if err := c.addHTTPChannels(); err != nil {
+		c.release(context.Background())
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Server.Listen)
+	if err != nil {
+		c.release(context.Background())
+		return fmt.Errorf("server.listen: %w", err)
+	}
+	if err := c.start(ctx); err != nil {
+		ln.Close()
+		c.shutdown(context.Background())
+		return err
+	}
+	srv := &http.Server{
+		Handler:           c.mux(),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(c.log.Handler(), slog.LevelWarn),
+	}
+
+	w := c.newWatcher()
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	})
+	g.Go(func() error { c.watchConfig(gctx, opts, w); return nil })
+	g.Go(func() error {
+		<-gctx.Done()
+		c.log.Info("shutting down", "timeout", cfg.Server.ShutdownTimeout.String())
+		sctx, cancel := context.WithTimeout(context.Background(), cfg.Server.ShutdownTimeout)
+		defer cancel()
+		done := make(chan error, 1)
+		go func() { done <- srv.Shutdown(sctx) }() // stop accepting, let requests finish
+		// Closing the channels and the agent ends the API requests that
+		// wait for a turn; decisions in flight (API requests, web sockets)
+		// finish before the audit trail and the databases close.
+		c.stopAgents(sctx)
+		if err := <-done; err != nil {
+			c.log.Warn("requests still running at the shutdown deadline; closing them", "err", err)
+			srv.Close()
+		}
+		c.release(sctx)
+		c.log.Info("stopped")
+		return nil
+	})
+
+	addr := ln.Addr().String()
+	c.log.Info("listening", "addr", addr, "version", Version(), "store", cfg.Store.Backend,
+		"model", cfg.Model.Provider, "tools", len(c.tools.Tools()), "config", cfg.File())
+	fmt.Fprintln(stdout, readyLine(addr, c.web != nil, c.api != nil))
+	return g.Wait()
+}
+
+// readyLine is the one line serve prints on stdout: where to open the chat.
+func readyLine(addr string, webOn, apiOn bool) string {
+	host, port, _ := net.SplitHostPort(addr)
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "localhost"
+	}
+	base := "http://" + net.JoinHostPort(host, port)
+	switch {
+	case webOn && apiOn:
+		return fmt.Sprintf("hitlbot %s is running: open %s/ in a browser to chat (HTTP API: POST %s/agent/chat)", Version(), base, base)
+	case webOn:
+		return fmt.Sprintf("hitlbot %s is running: open %s/ in a browser to chat", Version(), base)
+	case apiOn:
+		return fmt.Sprintf("hitlbot %s is running: the web chat is off; HTTP API: POST %s/agent/chat", Version(), base)
+	}
+	return fmt.Sprintf("hitlbot %s is running on %s: no chat channel is enabled (health: %s/healthz)", Version(), base, base)
+}
+
+// mux routes /healthz, /readyz, /metrics, the API and the web chat.
+func (c *core) mux() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("GET /readyz", c.serveReady)
+	if c.cfg.Metrics.Enabled {
+		mux.Handle("GET "+c.cfg.Metrics.Path, c.metrics.Handler())
+	}
+	if c.api != nil {
+		c.api.Mount(mux)
+	}
+	if c.lark != nil && c.cfg.Channels.Feishu.Mode == "webhook" {
+		mux.Handle("POST /webhook/feishu", c.lark.WebhookHandler())
+	}
+	if c.ding != nil && c.cfg.Channels.DingTalk.Mode == "http" {
+		mux.Handle("POST /webhook/dingtalk", c.ding.HTTPHandler())
+	}
+	if c.web != nil {
+		mux.Handle("/", c.web.Handler())
+	} else {
+		mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprintln(w, "hitlbot: the web chat is disabled (channels.web.enabled: false).")
+		})
+	}
+	return mux
+}
+
+// serveReady answers /readyz: 200 when the store answers and every
+// channel is ready, 503 with the reasons otherwise.
+func (c *core) serveReady(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	var problems []string
+	if err := c.store.Ping(ctx); err != nil {
+		problems = append(problems, "store: "+err.Error())
+	}
+	if err := c.router.Ready(); err != nil {
+		problems = append(problems, err.Error())
+	}
+	if len(problems) > 0 {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "unavailable", "problems": problems})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}

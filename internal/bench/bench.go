@@ -1,0 +1,552 @@
+// Package bench drives the real approval engine, agent loop and router
+// under load and reports what a full approval round trip costs: `bot bench`.
+//
+// Two instances (replicas) share one store — the memory store, or a Redis
+// named by a URL with one client per instance — so every decision crosses
+// from one replica to the other:
+//
+//   - mode engine: N approvals at concurrency C; each is requested on
+//     instance A, waited on by A, decided on instance B; a trivial tool runs.
+//   - mode agent: N conversations at concurrency C through the real agent
+//     loop with a scripted model (the first turn asks for one tool call that
+//     needs approval, the second answers "done"); the decision arrives
+//     through instance B's router as a card action; the tool is a counter
+//     that must run exactly N times.
+//
+// Each run prints one JSON object: round trips per second, p50 and p99 of
+// the decision-to-wake step, Redis round trips per approval (counted with a
+// go-redis hook), Redis and process bytes per pending approval (with
+// Pending approvals held open while measured: process bytes count the heap
+// and the stack of the goroutine blocked in Wait, heap bytes the heap
+// alone), and the tool's run count next to N.
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/hitlbot/hitlbot/agent"
+	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/audit"
+	"github.com/hitlbot/hitlbot/approval/memstore"
+	"github.com/hitlbot/hitlbot/approval/redisstore"
+	"github.com/hitlbot/hitlbot/cards"
+	"github.com/hitlbot/hitlbot/channels"
+)
+
+// Config is one benchmark run.
+type Config struct {
+	// Mode is "engine" or "agent".
+	Mode string
+	// RedisURL names the Redis to use; empty uses the memory store.
+	RedisURL string
+	// N is the number of approvals (engine) or conversations (agent).
+	N int
+	// C is how many run at once.
+	C int
+	// Pending is how many approvals are held open while memory is measured
+	// (0 skips the measurement).
+	Pending int
+}
+
+// Result is what a run prints.
+type Result struct {
+	Mode                       string  `json:"mode"`
+	Store                      string  `json:"store"`
+	N                          int     `json:"n"`
+	C                          int     `json:"c"`
+	ToolRuns                   int64   `json:"tool_runs"`
+	Seconds                    float64 `json:"seconds"`
+	RoundTripsPerSec           float64 `json:"round_trips_per_sec"`
+	P50Ms                      float64 `json:"p50_ms"`
+	P99Ms                      float64 `json:"p99_ms"`
+	RedisRoundTripsPerApproval float64 `json:"redis_round_trips_per_approval,omitempty"`
+	Pending                    int     `json:"pending,omitempty"`
+	RedisBytesPerPending       float64 `json:"redis_bytes_per_pending,omitempty"`
+	ProcessBytesPerPending     float64 `json:"process_bytes_per_pending,omitempty"`
+	ProcessHeapBytesPerPending float64 `json:"process_heap_bytes_per_pending,omitempty"`
+	Errors                     int64   `json:"errors"`
+}
+
+// counter is a go-redis hook counting round trips: one per command sent
+// alone, one per pipeline.
+type counter struct{ n atomic.Int64 }
+
+func (c *counter) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (c *counter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error { c.n.Add(1); return next(ctx, cmd) }
+}
+func (c *counter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error { c.n.Add(1); return next(ctx, cmds) }
+}
+
+// nopAudit drops audit records: the benchmark measures the approval path,
+// and the audit trail writes asynchronously in batches anyway.
+type nopAudit struct{}
+
+func (nopAudit) Append(audit.Record) {}
+
+// counterTool counts its runs; it is the trivial tool of both modes.
+type counterTool struct{ runs atomic.Int64 }
+
+func (t *counterTool) Dispatch(context.Context, approval.Call) (approval.Result, error) {
+	t.runs.Add(1)
+	return approval.Result{Content: "ok"}, nil
+}
+
+func (t *counterTool) Name() string        { return "bench_op" }
+func (t *counterTool) Description() string { return "a counter" }
+func (t *counterTool) Schema() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"n": {Type: "integer"}}}
+}
+func (t *counterTool) Kind(json.RawMessage) approval.Kind { return approval.KindDestructive }
+func (t *counterTool) Preview(context.Context, json.RawMessage) (string, error) {
+	return "increment the counter", nil
+}
+func (t *counterTool) Run(context.Context, json.RawMessage) (agent.Output, error) {
+	t.runs.Add(1)
+	return agent.Output{Content: "ok"}, nil
+}
+
+// stores returns two stores sharing one truth and, for Redis, the round
+// trip counter and a client for INFO.
+func stores(ctx context.Context, cfg Config, log *slog.Logger) (a, b approval.Store, cnt *counter, info redis.UniversalClient, closeAll func(), err error) {
+	if cfg.RedisURL == "" {
+		s := memstore.New(memstore.Options{})
+		return s, s, nil, nil, func() {}, nil
+	}
+	opt, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		return nil, nil, nil, nil, nil, errors.New("-redis: not a redis:// URL")
+	}
+	opt.PoolSize = max(2*cfg.C, 16)
+	cnt = &counter{}
+	prefix := fmt.Sprintf("hitlbench:%d:", time.Now().UnixNano())
+	var clients []*redis.Client
+	mk := func() (approval.Store, error) {
+		c := redis.NewClient(opt)
+		c.AddHook(cnt)
+		clients = append(clients, c)
+		return redisstore.New(c, redisstore.Options{Prefix: prefix, Logger: log})
+	}
+	if a, err = mk(); err == nil {
+		b, err = mk()
+	}
+	info = redis.NewClient(opt)
+	closeAll = func() {
+		// Remove what the run wrote (everything under its own prefix).
+		cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		iter := info.Scan(cctx, 0, prefix+"*", 1000).Iterator()
+		var batch []string
+		for iter.Next(cctx) {
+			if batch = append(batch, iter.Val()); len(batch) == 1000 {
+				info.Unlink(cctx, batch...)
+				batch = batch[:0]
+			}
+		}
+		if len(batch) > 0 {
+			info.Unlink(cctx, batch...)
+		}
+		for _, c := range clients {
+			c.Close()
+		}
+		info.Close()
+	}
+	if err == nil {
+		err = info.Ping(ctx).Err()
+	}
+	if err != nil {
+		closeAll()
+		return nil, nil, nil, nil, nil, fmt.Errorf("redis: %w", err)
+	}
+	return a, b, cnt, info, closeAll, nil
+}
+
+// Run runs one benchmark and writes its JSON result to out.
+func Run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
+	if cfg.N <= 0 || cfg.C <= 0 {
+		return Result{}, errors.New("-n and -c must be positive")
+	}
+	log := slog.New(slog.DiscardHandler)
+	sa, sb, cnt, info, closeAll, err := stores(ctx, cfg, log)
+	if err != nil {
+		return Result{}, err
+	}
+	defer closeAll()
+	res := Result{Mode: cfg.Mode, Store: "memory", N: cfg.N, C: cfg.C}
+	if cfg.RedisURL != "" {
+		res.Store = "redis"
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	switch cfg.Mode {
+	case "engine":
+		err = runEngine(ctx, cfg, sa, sb, cnt, info, log, &res)
+	case "agent":
+		err = runAgent(ctx, cfg, sa, sb, cnt, log, &res)
+	default:
+		err = fmt.Errorf("-mode %q: want engine or agent", cfg.Mode)
+	}
+	if err != nil {
+		return res, err
+	}
+	enc := json.NewEncoder(out)
+	return res, enc.Encode(res)
+}
+
+func engines(ctx context.Context, sa, sb approval.Store, n approval.Notifier, d approval.Dispatcher, log *slog.Logger) (*approval.Engine, *approval.Engine, error) {
+	var es []*approval.Engine
+	for _, s := range []approval.Store{sa, sb} {
+		e, err := approval.NewEngine(approval.EngineConfig{Store: s, Notifier: n, Dispatcher: d, Audit: nopAudit{}, Logger: log})
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := e.Start(ctx); err != nil {
+			return nil, nil, err
+		}
+		es = append(es, e)
+	}
+	return es[0], es[1], nil
+}
+
+func benchRequest(i int) approval.Request {
+	return approval.Request{
+		Session:   approval.SessionKey("bench:chat-" + strconv.Itoa(i)),
+		Channel:   "bench",
+		ChatID:    "chat-" + strconv.Itoa(i),
+		Requester: "bench",
+		Calls:     []approval.Call{{Tool: "bench_op", Args: json.RawMessage(`{"n":` + strconv.Itoa(i) + `}`), CallID: "c1"}},
+		Verdict:   approval.Verdict{NeedsApproval: true, Risk: approval.RiskHigh, Timeout: 5 * time.Minute, Approvers: approval.ApproverRule{Mode: approval.ApproverRequester}},
+		Summary:   "increment the counter",
+	}
+}
+
+// parallel runs fn(i) for i in [0, n) on c goroutines.
+func parallel(n, c int, fn func(i int)) time.Duration {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range c {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
+	return time.Since(start)
+}
+
+func percentiles(d []time.Duration, res *Result) {
+	if len(d) == 0 {
+		return
+	}
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	at := func(p float64) float64 {
+		return float64(d[min(len(d)-1, int(p*float64(len(d))))].Microseconds()) / 1000
+	}
+	res.P50Ms, res.P99Ms = at(0.50), at(0.99)
+}
+
+func runEngine(ctx context.Context, cfg Config, sa, sb approval.Store, cnt *counter, info redis.UniversalClient, log *slog.Logger, res *Result) error {
+	tool := &counterTool{}
+	ea, eb, err := engines(ctx, sa, sb, approval.NopNotifier{}, tool, log)
+	if err != nil {
+		return err
+	}
+	lat := make([]time.Duration, cfg.N)
+	var errs atomic.Int64
+	rt0 := count(cnt)
+	elapsed := parallel(cfg.N, cfg.C, func(i int) {
+		a, err := ea.Request(ctx, benchRequest(i))
+		if err != nil {
+			errs.Add(1)
+			return
+		}
+		woke := make(chan time.Time, 1)
+		go func() {
+			o, err := ea.Wait(ctx, a.ID)
+			if err != nil || o.Status != approval.StatusExecuted {
+				errs.Add(1)
+			}
+			woke <- time.Now()
+		}()
+		t0 := time.Now()
+		if _, err := eb.Decide(ctx, a.ID, approval.Decision{Verb: approval.Approve, Actor: "bench", Source: approval.SourceCard, PayloadSHA256: a.PayloadSHA256}); err != nil {
+			errs.Add(1)
+		}
+		lat[i] = (<-woke).Sub(t0)
+	})
+	finish(res, cfg, tool.runs.Load(), errs.Load(), elapsed, lat, cnt, rt0)
+	if cfg.Pending > 0 {
+		return measurePending(ctx, cfg, ea, info, res)
+	}
+	return nil
+}
+
+func count(c *counter) int64 {
+	if c == nil {
+		return 0
+	}
+	return c.n.Load()
+}
+
+func finish(res *Result, cfg Config, runs, errs int64, elapsed time.Duration, lat []time.Duration, cnt *counter, rt0 int64) {
+	res.ToolRuns, res.Errors = runs, errs
+	res.Seconds = elapsed.Seconds()
+	res.RoundTripsPerSec = float64(cfg.N) / elapsed.Seconds()
+	percentiles(lat, res)
+	if cnt != nil {
+		res.RedisRoundTripsPerApproval = float64(cnt.n.Load()-rt0) / float64(cfg.N)
+	}
+}
+
+// measurePending holds cfg.Pending approvals open, each with a blocked
+// Wait, and reports what one costs in the process and in Redis.
+func measurePending(ctx context.Context, cfg Config, e *approval.Engine, info redis.UniversalClient, res *Result) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	r0, err := usedMemory(ctx, info)
+	if err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	started := make(chan struct{}, cfg.Pending)
+	for i := range cfg.Pending {
+		a, err := e.Request(ctx, benchRequest(cfg.N+i))
+		if err != nil {
+			return err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			started <- struct{}{}
+			_, _ = e.Wait(ctx, a.ID)
+		}()
+	}
+	for range cfg.Pending {
+		<-started
+	}
+	for e.WaitingCount() < cfg.Pending {
+		time.Sleep(time.Millisecond)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	r1, err := usedMemory(ctx, info)
+	if err != nil {
+		return err
+	}
+	res.Pending = cfg.Pending
+	proc := float64(after.HeapAlloc) - float64(before.HeapAlloc) + float64(after.StackInuse) - float64(before.StackInuse)
+	res.ProcessBytesPerPending = proc / float64(cfg.Pending)
+	res.ProcessHeapBytesPerPending = (float64(after.HeapAlloc) - float64(before.HeapAlloc)) / float64(cfg.Pending)
+	if info != nil {
+		res.RedisBytesPerPending = float64(r1-r0) / float64(cfg.Pending)
+	}
+	cancel()
+	wg.Wait()
+	return nil
+}
+
+func usedMemory(ctx context.Context, c redis.UniversalClient) (int64, error) {
+	if c == nil {
+		return 0, nil
+	}
+	s, err := c.Info(ctx, "memory").Result()
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(s, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
+			return strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return 0, errors.New("INFO memory has no used_memory")
+}
+
+// benchChannel is the chat platform of the agent mode: it hands every
+// approval card and every answer to the driver.
+type benchChannel struct {
+	mu      sync.Mutex
+	shown   map[string]chan approval.ID // chat id → the approval shown there
+	answers map[string]chan string      // chat id → the answer said there
+}
+
+func newBenchChannel() *benchChannel {
+	return &benchChannel{shown: map[string]chan approval.ID{}, answers: map[string]chan string{}}
+}
+
+func (c *benchChannel) expect(chat string) (<-chan approval.ID, <-chan string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, a := make(chan approval.ID, 1), make(chan string, 4)
+	c.shown[chat], c.answers[chat] = s, a
+	return s, a
+}
+
+func (c *benchChannel) Name() string                                  { return "bench" }
+func (c *benchChannel) Start(context.Context, channels.Handler) error { return nil }
+func (c *benchChannel) Close(context.Context) error                   { return nil }
+func (c *benchChannel) Ready() error                                  { return nil }
+func (c *benchChannel) Send(_ context.Context, to channels.Target, out channels.Outgoing) error {
+	if out.Kind != string(agent.SayAnswer) {
+		return nil
+	}
+	c.mu.Lock()
+	ch := c.answers[to.ChatID]
+	c.mu.Unlock()
+	if ch != nil {
+		ch <- out.Text
+	}
+	return nil
+}
+func (c *benchChannel) ShowApproval(_ context.Context, to channels.Target, v cards.View) (approval.CardRef, error) {
+	c.mu.Lock()
+	ch := c.shown[to.ChatID]
+	c.mu.Unlock()
+	if ch != nil {
+		ch <- v.ApprovalID
+	}
+	return approval.CardRef{Channel: "bench", ChatID: to.ChatID, MessageID: string(v.ApprovalID)}, nil
+}
+func (c *benchChannel) SettleApproval(context.Context, approval.CardRef, cards.View) error {
+	return nil
+}
+
+// scriptedModel asks for bench_op on a user message and says "done" after
+// the tool's result.
+type scriptedModel struct{}
+
+func (scriptedModel) Complete(_ context.Context, req agent.Request) (agent.Response, error) {
+	last := req.Messages[len(req.Messages)-1]
+	if last.Role == agent.RoleTool {
+		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "done"}}, nil
+	}
+	return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{
+		{ID: "c1", Name: "bench_op", Args: json.RawMessage(`{"n":1}`), Confidence: 1}}}}, nil
+}
+
+// instance is one replica of the agent mode.
+type instance struct {
+	router *channels.Router
+	ch     *benchChannel
+}
+
+func newInstance(ctx context.Context, s approval.Store, tool *counterTool, log *slog.Logger) (*instance, error) {
+	reg := agent.NewRegistry()
+	if err := reg.Register(tool); err != nil {
+		return nil, err
+	}
+	r, err := channels.NewRouter(channels.RouterConfig{Store: s, Logger: log, MaxAge: -1})
+	if err != nil {
+		return nil, err
+	}
+	e, err := approval.NewEngine(approval.EngineConfig{Store: s, Notifier: r, Dispatcher: reg, Audit: nopAudit{}, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	pol, err := approval.NewPolicy(approval.DefaultPolicyConfig())
+	if err != nil {
+		return nil, err
+	}
+	loop, err := agent.NewLoop(agent.LoopConfig{Model: scriptedModel{}, Tools: reg, Engine: e, Policy: func() *approval.Policy { return pol },
+		History: agent.NewMemoryHistory(), Speaker: r, Logger: log, Workers: 1024, SlowNotice: time.Hour})
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Bind(e, loop); err != nil {
+		return nil, err
+	}
+	ch := newBenchChannel()
+	if err := r.Register(ch); err != nil {
+		return nil, err
+	}
+	if err := e.Start(ctx); err != nil {
+		return nil, err
+	}
+	if err := r.Start(ctx); err != nil {
+		return nil, err
+	}
+	context.AfterFunc(ctx, func() { _ = loop.Close(context.Background()) })
+	return &instance{router: r, ch: ch}, nil
+}
+
+func runAgent(ctx context.Context, cfg Config, sa, sb approval.Store, cnt *counter, log *slog.Logger, res *Result) error {
+	tool := &counterTool{}
+	a, err := newInstance(ctx, sa, tool, log)
+	if err != nil {
+		return err
+	}
+	b, err := newInstance(ctx, sb, tool, log)
+	if err != nil {
+		return err
+	}
+	lat := make([]time.Duration, cfg.N)
+	var errs atomic.Int64
+	rt0 := count(cnt)
+	run := fmt.Sprint(time.Now().UnixNano())
+	elapsed := parallel(cfg.N, cfg.C, func(i int) {
+		chat := "conv-" + run + "-" + strconv.Itoa(i)
+		shown, answers := a.ch.expect(chat)
+		user := approval.UserID("u" + strconv.Itoa(i))
+		if err := a.router.HandleMessage(ctx, channels.Message{Channel: "bench", ChatID: chat, ChatType: "p2p", UserID: user,
+			MessageID: "m-" + chat, Text: "go", CreatedAt: time.Now()}); err != nil {
+			errs.Add(1)
+			return
+		}
+		var id approval.ID
+		select {
+		case id = <-shown:
+		case <-time.After(time.Minute):
+			errs.Add(1)
+			return
+		}
+		rec, err := a.router.PendingView(ctx, channels.Target{Channel: "bench", ChatID: chat, UserID: user})
+		if err != nil || rec == nil {
+			errs.Add(1)
+			return
+		}
+		t0 := time.Now()
+		o, err := b.router.HandleCardAction(ctx, channels.CardAction{Channel: "bench", ChatID: chat, MessageID: string(id),
+			EventID: "click-" + chat, UserID: user, ApprovalID: id, Verb: approval.Approve, PayloadSHA256: rec.PayloadSHA256})
+		if err != nil || o.Status != approval.StatusExecuted {
+			errs.Add(1)
+			return
+		}
+		select {
+		case text := <-answers:
+			lat[i] = time.Since(t0)
+			if text != "done" {
+				errs.Add(1)
+			}
+		case <-time.After(time.Minute):
+			errs.Add(1)
+		}
+	})
+	finish(res, cfg, tool.runs.Load(), errs.Load(), elapsed, lat, cnt, rt0)
+	return nil
+}

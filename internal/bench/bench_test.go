@@ -1,0 +1,51 @@
+package bench_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/hitlbot/hitlbot/internal/bench"
+	"github.com/hitlbot/hitlbot/internal/testredis"
+)
+
+func TestMain(m *testing.M) { testredis.Main(m) }
+
+func TestRun(t *testing.T) {
+	c, _ := testredis.Start(t)
+	url := "redis://" + c.(*redis.Client).Options().Addr
+	for _, cfg := range []bench.Config{
+		{Mode: "engine", N: 200, C: 8, Pending: 50},
+		{Mode: "agent", N: 100, C: 8},
+		{Mode: "engine", RedisURL: url, N: 200, C: 8, Pending: 50},
+		{Mode: "agent", RedisURL: url, N: 100, C: 8},
+	} {
+		var out bytes.Buffer
+		res, err := bench.Run(context.Background(), cfg, &out)
+		if err != nil {
+			t.Fatalf("%+v: %v", cfg, err)
+		}
+		var printed bench.Result
+		if err := json.Unmarshal(out.Bytes(), &printed); err != nil {
+			t.Fatalf("output %q: %v", out.String(), err)
+		}
+		if res.Errors != 0 || res.ToolRuns != int64(cfg.N) || printed.ToolRuns != res.ToolRuns || res.RoundTripsPerSec <= 0 {
+			t.Fatalf("%+v: %+v", cfg, res)
+		}
+		if cfg.RedisURL != "" && res.RedisRoundTripsPerApproval < 4 {
+			t.Fatalf("%+v: %.2f Redis round trips per approval; a round trip needs at least 4", cfg, res.RedisRoundTripsPerApproval)
+		}
+		if cfg.Pending > 0 && res.ProcessBytesPerPending <= 0 {
+			t.Fatalf("%+v: no process memory measured", cfg)
+		}
+	}
+	if keys, err := c.Keys(context.Background(), "hitlbench:*").Result(); err != nil || len(keys) > 0 {
+		t.Fatalf("bench left %d keys behind (%v)", len(keys), err)
+	}
+	if _, err := bench.Run(context.Background(), bench.Config{Mode: "nope", N: 1, C: 1}, &bytes.Buffer{}); err == nil {
+		t.Fatal("an unknown mode was accepted")
+	}
+}

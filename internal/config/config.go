@@ -1,0 +1,361 @@
+package config
+
+import (
+	"strings"
+	"time"
+
+	"github.com/hitlbot/hitlbot/agent"
+	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/redisstore"
+	"github.com/hitlbot/hitlbot/channels/cli"
+	"github.com/hitlbot/hitlbot/channels/dingtalk"
+	"github.com/hitlbot/hitlbot/channels/feishu"
+	"github.com/hitlbot/hitlbot/tools/httptool"
+	"github.com/hitlbot/hitlbot/tools/shell"
+	sqltool "github.com/hitlbot/hitlbot/tools/sql"
+)
+
+// Config is the whole YAML file. Every section is a struct whose fields
+// carry a comment each: the structs are the reference of the file, and
+// config.yaml.example repeats them with sample values.
+type Config struct {
+	// Server is the HTTP server: where it listens and where local files live.
+	Server Server `mapstructure:"server"`
+	// Log is the process log (JSON lines on stderr).
+	Log Log `mapstructure:"log"`
+	// Store says where approvals, de-duplication marks and conversations
+	// live: in this process (memory) or in Redis (several replicas).
+	Store Store `mapstructure:"store"`
+	// Approval is when a tool call waits for a person and how people answer.
+	Approval Approval `mapstructure:"approval"`
+	// Audit is the hash-chained audit trail.
+	Audit Audit `mapstructure:"audit"`
+	// Model is what turns messages into answers and tool calls.
+	Model Model `mapstructure:"model"`
+	// Tools are the tools the agent may call.
+	Tools Tools `mapstructure:"tools"`
+	// Channels are the chat surfaces.
+	Channels Channels `mapstructure:"channels"`
+	// Metrics is the Prometheus endpoint.
+	Metrics Metrics `mapstructure:"metrics"`
+
+	// file is the config file that was read ("" for none).
+	file string
+}
+
+// File returns the path of the config file that was read, or "" when the
+// embedded defaults and the environment alone made the config.
+func (c *Config) File() string { return c.file }
+
+// Server is the YAML section server.
+type Server struct {
+	// Listen is the HTTP address, host:port. Default 127.0.0.1:8080. A
+	// non-loopback address needs Public and tokens on every enabled HTTP
+	// channel (see Validate). Port 0 picks a free port.
+	Listen string `mapstructure:"listen"`
+	// DataDir holds local files: the demo database and the audit file.
+	// Default ./data. Created when missing.
+	DataDir string `mapstructure:"data_dir"`
+	// ShutdownTimeout bounds a graceful stop (SIGINT, SIGTERM): in-flight
+	// requests and decisions get this long. Default 30s.
+	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
+	// Public allows listening on a non-loopback address. It is an explicit
+	// opt-in: with it, every enabled HTTP channel (web, api) must also have
+	// bearer tokens, because the anonymous local user would otherwise be
+	// anyone on the network. Default false.
+	Public bool `mapstructure:"public"`
+}
+
+// Log is the YAML section log.
+type Log struct {
+	// Level is debug, info, warn or error. Default info.
+	Level string `mapstructure:"level"`
+}
+
+// Store is the YAML section store.
+type Store struct {
+	// Backend is memory (one process; everything is lost on restart) or
+	// redis (survives restarts; shared by replicas). Default memory.
+	Backend string `mapstructure:"backend"`
+	// Redis says how to reach Redis when Backend is redis.
+	Redis Redis `mapstructure:"redis"`
+	// Retention is how long records of ended approvals (and conversations
+	// in Redis) are kept, so a late click gets "already decided" rather
+	// than "missing". Default 168h (7 days).
+	Retention time.Duration `mapstructure:"retention"`
+}
+
+// Redis is the YAML section store.redis: the fields of
+// redisstore.ClientConfig, the key prefix, and the password as a secret.
+type Redis struct {
+	// URL is one server: redis://[user@]host[:port][/db], or rediss:// for
+	// TLS. Put the password in Password (HITLBOT_STORE_REDIS_PASSWORD), not
+	// in the URL; a URL with a password is refused in the file (from the
+	// environment it is accepted). Mutually exclusive with Addrs.
+	URL string `mapstructure:"url"`
+	// Addrs are host:port seeds of a Redis Cluster, or the Sentinels when
+	// MasterName is set. From the environment: comma-separated.
+	Addrs []string `mapstructure:"addrs"`
+	// MasterName is the master the Sentinels watch; it makes Addrs Sentinels.
+	MasterName string `mapstructure:"master_name"`
+	// Username is the ACL user (Redis 6+).
+	Username string `mapstructure:"username"`
+	// Password authenticates to Redis. Secret: set
+	// HITLBOT_STORE_REDIS_PASSWORD or PasswordFile, never the file itself.
+	Password Secret `mapstructure:"password"`
+	// PasswordFile is a file holding the password (a mounted secret);
+	// surrounding white space is trimmed.
+	PasswordFile string `mapstructure:"password_file"`
+	// DB is the logical database of a single server or Sentinel master.
+	DB int `mapstructure:"db"`
+	// TLS enables TLS for Addrs (for URL use rediss://).
+	TLS bool `mapstructure:"tls"`
+	// DialTimeout bounds connecting. 0: go-redis's default (5s).
+	DialTimeout time.Duration `mapstructure:"dial_timeout"`
+	// ReadTimeout bounds waiting for a reply. 0: go-redis's default (3s).
+	ReadTimeout time.Duration `mapstructure:"read_timeout"`
+	// WriteTimeout bounds sending a command. 0: ReadTimeout.
+	WriteTimeout time.Duration `mapstructure:"write_timeout"`
+	// PoolSize is the connections per server. 0: go-redis's default.
+	PoolSize int `mapstructure:"pool_size"`
+	// Prefix is put before every key and pub/sub channel, so several
+	// deployments can share one Redis. No '{' or '}'. Default "hitl:".
+	Prefix string `mapstructure:"prefix"`
+}
+
+// ClientConfig returns the redisstore client configuration.
+func (r Redis) ClientConfig() redisstore.ClientConfig {
+	return redisstore.ClientConfig{
+		URL:          r.URL,
+		Addrs:        r.Addrs,
+		MasterName:   r.MasterName,
+		Username:     r.Username,
+		Password:     r.Password.Reveal(),
+		DB:           r.DB,
+		TLS:          r.TLS,
+		DialTimeout:  r.DialTimeout,
+		ReadTimeout:  r.ReadTimeout,
+		WriteTimeout: r.WriteTimeout,
+		PoolSize:     r.PoolSize,
+	}
+}
+
+// AuditStreamKey is the Redis stream of the audit trail, by the
+// convention of audit.RedisSink: "<prefix>{audit}:stream".
+func (r Redis) AuditStreamKey() string { return r.Prefix + "{audit}:stream" }
+
+// Approval is the YAML section approval.
+type Approval struct {
+	// Policy says when a tool call must wait for a person, who may decide
+	// and for how long. It reloads on SIGHUP and when the file changes; a
+	// pending approval keeps the rules it was created under.
+	Policy approval.PolicyConfig `mapstructure:"policy"`
+	// Replies are the keywords of typed answers (确认 / 取消 and friends).
+	Replies approval.ReplyConfig `mapstructure:"replies"`
+	// OutcomeText overrides the words shown for an outcome status
+	// (executed, rejected, expired, …); missing ones use the defaults of Lang.
+	OutcomeText approval.OutcomeText `mapstructure:"outcome_text"`
+	// Timeout is how long an approval waits when policy.timeouts names no
+	// timeout for its risk. Default 5m.
+	Timeout time.Duration `mapstructure:"timeout"`
+	// Lang is the language of the default words: zh or en. Default en.
+	Lang string `mapstructure:"lang"`
+	// SessionScope is how conversations (and their approvals) are keyed in
+	// a chat: per_chat (one per chat, default), per_user (one per person in
+	// a group) or per_thread (one per topic/thread).
+	SessionScope string `mapstructure:"session_scope"`
+	// DedupTTL is how long a platform event or message id is remembered to
+	// drop redeliveries. Default 24h (Feishu redelivers for about 7 hours).
+	DedupTTL time.Duration `mapstructure:"dedup_ttl"`
+	// ResultTTL is how long an executed result is kept so a repeated
+	// approval of the same call replays it instead of running twice.
+	// Default 24h.
+	ResultTTL time.Duration `mapstructure:"result_ttl"`
+	// ExecTimeout bounds one approved tool run. Default 2m.
+	ExecTimeout time.Duration `mapstructure:"exec_timeout"`
+	// SweepInterval is how often one replica expires approvals that passed
+	// their expiry with nobody waiting, and settles their cards. Default 30s.
+	SweepInterval time.Duration `mapstructure:"sweep_interval"`
+}
+
+// EffectivePolicy returns Policy with Timeout filled in for every risk
+// that policy.timeouts leaves out.
+func (a Approval) EffectivePolicy() approval.PolicyConfig {
+	p := a.Policy
+	t := make(map[string]time.Duration, 3)
+	for k, v := range p.Timeouts {
+		t[k] = v
+	}
+	for _, r := range []approval.Risk{approval.RiskLow, approval.RiskMedium, approval.RiskHigh} {
+		found := false
+		for k := range t {
+			found = found || strings.EqualFold(k, r.String())
+		}
+		if !found && a.Timeout > 0 {
+			t[strings.ToLower(r.String())] = a.Timeout
+		}
+	}
+	p.Timeouts = t
+	return p
+}
+
+// Audit is the YAML section audit.
+type Audit struct {
+	// File is the JSON-lines audit file. Default <server.data_dir>/audit.jsonl.
+	File string `mapstructure:"file"`
+	// FSync syncs the file after every batch (slower, survives a power
+	// cut). Default false.
+	FSync bool `mapstructure:"fsync"`
+	// RedisStreamMaxLen bounds the Redis stream the trail is also written
+	// to when store.backend is redis (approximately; the oldest records go
+	// first). 0 keeps everything. Default 1000000.
+	RedisStreamMaxLen int64 `mapstructure:"redis_stream_maxlen"`
+}
+
+// Model is the YAML section model.
+type Model struct {
+	// Provider is rules (deterministic commands, no LLM; the default) or
+	// openai (any OpenAI-compatible chat-completions API).
+	Provider string `mapstructure:"provider"`
+	// OpenAI configures the openai provider. The key is a secret: set
+	// HITLBOT_MODEL_OPENAI_API_KEY or model.openai.api_key_file.
+	OpenAI agent.OpenAIConfig `mapstructure:"openai"`
+	// Rules configures the rules provider: extra command patterns.
+	Rules agent.RulesConfig `mapstructure:"rules"`
+	// SystemPrompt is sent first in every model request.
+	SystemPrompt string `mapstructure:"system_prompt"`
+	// MaxToolRounds caps the model calls of one turn that ask for tools.
+	// Default 8.
+	MaxToolRounds int `mapstructure:"max_tool_rounds"`
+	// MaxHistory caps the messages remembered per conversation. Default 60.
+	MaxHistory int `mapstructure:"max_history"`
+	// TurnTimeout bounds one turn, approval waits included. Default 15m.
+	TurnTimeout time.Duration `mapstructure:"turn_timeout"`
+}
+
+// Tools is the YAML section tools.
+type Tools struct {
+	// SQL are the sql_query and sql_execute tools. With no databases
+	// configured, they work on the demo SQLite database in the data
+	// directory.
+	SQL SQL `mapstructure:"sql"`
+	// HTTP are tools that call HTTP endpoints, one per entry.
+	HTTP []httptool.ToolConfig `mapstructure:"http"`
+	// Shell are allow-listed commands; off by default.
+	Shell shell.Config `mapstructure:"shell"`
+	// Tasks are the demo to-do tools (task_create, task_list,
+	// task_complete, task_delete) on the demo database.
+	Tasks Tasks `mapstructure:"tasks"`
+}
+
+// SQL is the YAML section tools.sql.
+type SQL struct {
+	// Databases are the databases the SQL tools may use. Empty: the demo
+	// database, named "demo".
+	Databases []SQLDatabase `mapstructure:"databases"`
+}
+
+// SQLDatabase is one entry of tools.sql.databases: sqltool.DatabaseConfig
+// plus two ways to keep its DSN out of the file.
+type SQLDatabase struct {
+	sqltool.DatabaseConfig `mapstructure:",squash"`
+	// DSNEnv names an environment variable holding the DSN. A DSN with a
+	// password must come from here or DSNFile: in the file, dsn is
+	// accepted for sqlite only.
+	DSNEnv string `mapstructure:"dsn_env"`
+	// DSNFile is a file holding the DSN; surrounding white space is trimmed.
+	DSNFile string `mapstructure:"dsn_file"`
+}
+
+// Tasks is the YAML section tools.tasks.
+type Tasks struct {
+	// Enabled offers the demo to-do tools. Default true.
+	Enabled bool `mapstructure:"enabled"`
+}
+
+// Channels is the YAML section channels. Feishu and DingTalk come with
+// their own sections once those channels exist.
+type Channels struct {
+	// Web is the browser chat: the page at / and its WebSocket at /ws.
+	Web Web `mapstructure:"web"`
+	// API is the HTTP API: POST /agent/chat and /api/approvals.
+	API API `mapstructure:"api"`
+	// CLI is the terminal chat of `bot chat`. Its lang, when empty, is
+	// approval.lang.
+	CLI cli.Config `mapstructure:"cli"`
+	// DingTalk is the DingTalk robot (stream mode by default).
+	DingTalk DingTalk `mapstructure:"dingtalk"`
+	// Feishu is the Feishu (Lark) bot (long connection by default).
+	Feishu Feishu `mapstructure:"feishu"`
+}
+
+// Feishu is the YAML section channels.feishu: the channel's own config (see
+// channels/feishu), whether it is on, and where its secrets come from.
+type Feishu struct {
+	// Enabled turns the Feishu channel on.
+	Enabled bool `mapstructure:"enabled"`
+	// Config is the channel's configuration. app_secret, encrypt_key and
+	// verification_token are secrets: set HITLBOT_CHANNELS_FEISHU_APP_SECRET
+	// (…_ENCRYPT_KEY, …_VERIFICATION_TOKEN) or the *_file keys.
+	feishu.Config `mapstructure:",squash"`
+	// AppSecretFile is a file holding app_secret.
+	AppSecretFile string `mapstructure:"app_secret_file"`
+	// EncryptKeyFile is a file holding encrypt_key.
+	EncryptKeyFile string `mapstructure:"encrypt_key_file"`
+	// VerificationTokenFile is a file holding verification_token.
+	VerificationTokenFile string `mapstructure:"verification_token_file"`
+}
+
+// DingTalk is the YAML section channels.dingtalk: the channel's own config
+// (see channels/dingtalk), whether it is on, and where its secret comes from.
+type DingTalk struct {
+	// Enabled turns the DingTalk channel on.
+	Enabled bool `mapstructure:"enabled"`
+	// Config is the channel's configuration. client_secret is a secret: set
+	// HITLBOT_CHANNELS_DINGTALK_CLIENT_SECRET or client_secret_file.
+	dingtalk.Config `mapstructure:",squash"`
+	// ClientSecretFile is a file holding client_secret (a mounted secret).
+	ClientSecretFile string `mapstructure:"client_secret_file"`
+}
+
+// Auth holds the bearer tokens of an HTTP channel.
+type Auth struct {
+	// Tokens lists who may use the channel: entries "TOKEN USER [TENANT]"
+	// separated by commas or new lines (tokens of at least 16 characters;
+	// the API puts a user without a tenant in the tenant "default"). Secret: set it from the
+	// environment (HITLBOT_CHANNELS_<NAME>_TOKENS) or TokensFile. Empty, on
+	// a loopback address: one anonymous local user.
+	Tokens Secret `mapstructure:"tokens"`
+	// TokensFile is a file in the same format, one entry per line; lines
+	// starting with # are comments.
+	TokensFile string `mapstructure:"tokens_file"`
+}
+
+// Web is the YAML section channels.web.
+type Web struct {
+	// Enabled serves the chat page at / and the WebSocket at /ws. Default true.
+	Enabled bool `mapstructure:"enabled"`
+	Auth    `mapstructure:",squash"`
+}
+
+// API is the YAML section channels.api.
+type API struct {
+	// Enabled serves POST /agent/chat and /api/approvals. Default true.
+	Enabled bool `mapstructure:"enabled"`
+	Auth    `mapstructure:",squash"`
+	// MaxPendingPerUser caps the pending actions of one user; a message
+	// that could open one more gets 429 rate_limited. Default 10.
+	MaxPendingPerUser int `mapstructure:"max_pending_per_user"`
+	// TurnTimeout is how long POST /agent/chat waits for the agent's turn
+	// before it answers with what it has ("incomplete": true); the turn
+	// itself goes on. Default 60s.
+	TurnTimeout time.Duration `mapstructure:"turn_timeout"`
+}
+
+// Metrics is the YAML section metrics.
+type Metrics struct {
+	// Enabled serves Prometheus metrics. Default true.
+	Enabled bool `mapstructure:"enabled"`
+	// Path is where. Default /metrics.
+	Path string `mapstructure:"path"`
+}

@@ -1,0 +1,544 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/tools/shell"
+)
+
+// writeFile writes a config file in a fresh directory and returns its path.
+func writeFile(t *testing.T, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func paths(ps Problems) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.Path
+	}
+	return out
+}
+
+func TestDefaults(t *testing.T) {
+	t.Chdir(t.TempDir()) // no ./config.yaml here
+	c, err := Load(Options{})
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatalf("Validate of the defaults: %v", err)
+	}
+	checks := []struct {
+		what string
+		got  any
+		want any
+	}{
+		{"file", c.File(), ""},
+		{"listen", c.Server.Listen, "127.0.0.1:8080"},
+		{"data_dir", c.Server.DataDir, "./data"},
+		{"shutdown_timeout", c.Server.ShutdownTimeout, 30 * time.Second},
+		{"backend", c.Store.Backend, "memory"},
+		{"retention", c.Store.Retention, 7 * 24 * time.Hour},
+		{"prefix", c.Store.Redis.Prefix, "hitl:"},
+		{"provider", c.Model.Provider, "rules"},
+		{"policy enabled", c.Approval.Policy.Enabled, true},
+		{"threshold", c.Approval.Policy.ConfidenceThreshold, 0.85},
+		{"grant_window", c.Approval.Policy.GrantWindow, 5 * time.Minute},
+		{"timeout", c.Approval.Timeout, 5 * time.Minute},
+		{"scope", c.Approval.SessionScope, "per_chat"},
+		{"audit file", c.Audit.File, filepath.Join("data", "audit.jsonl")},
+		{"web", c.Channels.Web.Enabled, true},
+		{"api", c.Channels.API.Enabled, true},
+		{"max pending", c.Channels.API.MaxPendingPerUser, 10},
+		{"tasks", c.Tools.Tasks.Enabled, true},
+		{"shell", c.Tools.Shell.Enabled, false},
+		{"metrics", c.Metrics.Path, "/metrics"},
+	}
+	for _, ch := range checks {
+		if ch.got != ch.want {
+			t.Errorf("%s: got %v, want %v", ch.what, ch.got, ch.want)
+		}
+	}
+}
+
+func TestDefaultFileIsRead(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err := os.WriteFile(DefaultFile, []byte("server: {listen: '127.0.0.1:9191'}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Server.Listen != "127.0.0.1:9191" || c.File() != DefaultFile {
+		t.Errorf("got listen %q from %q, want 127.0.0.1:9191 from %s", c.Server.Listen, c.File(), DefaultFile)
+	}
+}
+
+// loadTest is one Load case: a file, environment variables and overrides,
+// then either the problems expected (by path, with a word of the message)
+// or a check of the result.
+type loadTest struct {
+	name      string
+	file      string // "" for no file
+	env       map[string]string
+	overrides map[string]any
+	problems  map[string]string // path -> a substring of its message
+	check     func(t *testing.T, c *Config)
+}
+
+var loadTests = []loadTest{
+	{
+		name: "file overrides defaults",
+		file: "server:\n  listen: 127.0.0.1:9999\napproval:\n  lang: zh\n  policy:\n    strict: true\n    timeouts: {HIGH: 10m}\n",
+		check: func(t *testing.T, c *Config) {
+			if c.Server.Listen != "127.0.0.1:9999" || c.Approval.Lang != "zh" || !c.Approval.Policy.Strict {
+				t.Errorf("got listen %q lang %q strict %v", c.Server.Listen, c.Approval.Lang, c.Approval.Policy.Strict)
+			}
+			if c.Approval.Policy.ConfidenceThreshold != 0.85 {
+				t.Errorf("a default next to a file key was lost: threshold %v", c.Approval.Policy.ConfidenceThreshold)
+			}
+			if got := c.Approval.Policy.Timeouts["high"]; got != 10*time.Minute {
+				t.Errorf("timeouts.high = %v, want 10m", got)
+			}
+		},
+	},
+	{
+		name: "environment overrides nested keys",
+		file: "approval:\n  policy:\n    confidence_threshold: 0.7\n",
+		env: map[string]string{
+			"HITLBOT_APPROVAL_POLICY_CONFIDENCE_THRESHOLD": "0.5",
+			"HITLBOT_STORE_REDIS_PASSWORD":                 "hunter2-from-env",
+			"HITLBOT_APPROVAL_POLICY_TIMEOUTS_HIGH":        "2m",
+			"HITLBOT_APPROVAL_TIMEOUT":                     "2s",
+			"HITLBOT_STORE_REDIS_ADDRS":                    "a:1,b:2",
+			"HITLBOT_CHANNELS_WEB_ENABLED":                 "false",
+			"HITLBOT_APPROVAL_OUTCOME_TEXT_EXECUTED":       "done",
+			"HITLBOT_MODEL_OPENAI_TEMPERATURE":             "0.2",
+		},
+		check: func(t *testing.T, c *Config) {
+			if c.Approval.Policy.ConfidenceThreshold != 0.5 {
+				t.Errorf("threshold = %v, want 0.5 (the environment beats the file)", c.Approval.Policy.ConfidenceThreshold)
+			}
+			if c.Store.Redis.Password.Reveal() != "hunter2-from-env" {
+				t.Errorf("password = %q", c.Store.Redis.Password.Reveal())
+			}
+			if c.Approval.Policy.Timeouts["high"] != 2*time.Minute || c.Approval.Timeout != 2*time.Second {
+				t.Errorf("timeouts = %v, timeout = %v", c.Approval.Policy.Timeouts, c.Approval.Timeout)
+			}
+			if !slices.Equal(c.Store.Redis.Addrs, []string{"a:1", "b:2"}) {
+				t.Errorf("addrs = %q", c.Store.Redis.Addrs)
+			}
+			if c.Channels.Web.Enabled {
+				t.Error("web still enabled")
+			}
+			if c.Approval.OutcomeText["executed"] != "done" {
+				t.Errorf("outcome_text = %v", c.Approval.OutcomeText)
+			}
+			if c.Model.OpenAI.Temperature == nil || *c.Model.OpenAI.Temperature != 0.2 {
+				t.Errorf("temperature = %v", c.Model.OpenAI.Temperature)
+			}
+			p := c.Approval.EffectivePolicy()
+			if p.Timeouts["high"] != 2*time.Minute || p.Timeouts["low"] != 2*time.Second || p.Timeouts["medium"] != 2*time.Second {
+				t.Errorf("effective timeouts = %v", p.Timeouts)
+			}
+		},
+	},
+	{
+		name:      "overrides beat the environment",
+		env:       map[string]string{"HITLBOT_SERVER_LISTEN": "127.0.0.1:1"},
+		overrides: map[string]any{"server.listen": "127.0.0.1:2", "server.data_dir": "/tmp/x"},
+		check: func(t *testing.T, c *Config) {
+			if c.Server.Listen != "127.0.0.1:2" || c.Audit.File != "/tmp/x/audit.jsonl" {
+				t.Errorf("listen %q, audit file %q", c.Server.Listen, c.Audit.File)
+			}
+		},
+	},
+	{
+		name:     "unknown keys name their path",
+		file:     "approval:\n  polcy: {}\n  policy:\n    tools:\n      sql_execute: {confrim: always}\nbogus: 1\n",
+		problems: map[string]string{"approval.polcy": "did you mean policy?", "approval.policy.tools.sql_execute.confrim": "did you mean confirm?", "bogus": "unknown key"},
+	},
+	{
+		name:     "unknown key in a list entry",
+		file:     "tools:\n  http:\n    - name: x\n      ulr: https://example.com\n",
+		problems: map[string]string{"tools.http[0].ulr": "unknown key"},
+	},
+	{
+		name:     "an environment variable that names no key",
+		env:      map[string]string{"HITLBOT_APPROVAL_POLICY_CONFIDENCE_TRESHOLD": "0.9", "HITLBOT_TEST_ANYTHING": "x"},
+		problems: map[string]string{"": "did you mean HITLBOT_APPROVAL_POLICY_CONFIDENCE_THRESHOLD?"},
+	},
+	{
+		name:     "bad durations",
+		file:     "approval:\n  policy:\n    grant_window: 5x\nserver:\n  shutdown_timeout: 30\n",
+		problems: map[string]string{"approval.policy.grant_window": `"5x" is not a duration`, "server.shutdown_timeout": "has no unit"},
+	},
+	{
+		name:     "bad duration from the environment",
+		env:      map[string]string{"HITLBOT_APPROVAL_DEDUP_TTL": "soon"},
+		problems: map[string]string{"approval.dedup_ttl": "not a duration"},
+	},
+	{
+		name:     "wrong type",
+		file:     "server:\n  public: [1]\n",
+		problems: map[string]string{"server.public": ""},
+	},
+	{
+		name: "secrets in the file are refused",
+		file: "store:\n  redis:\n    password: hunter2\n    url: redis://:pw@127.0.0.1:6379\nmodel:\n  openai:\n    api_key: sk-123\nchannels:\n  api:\n    tokens: abc\ntools:\n  sql:\n    databases:\n      - {name: shop, driver: postgres, dsn: 'postgres://u:p@h/db'}\n      - {name: local, driver: sqlite, dsn: 'file:x.db'}\n",
+		problems: map[string]string{
+			"store.redis.password":       "HITLBOT_STORE_REDIS_PASSWORD",
+			"store.redis.url":            "HITLBOT_STORE_REDIS_PASSWORD",
+			"model.openai.api_key":       "HITLBOT_MODEL_OPENAI_API_KEY",
+			"channels.api.tokens":        "HITLBOT_CHANNELS_API_TOKENS",
+			"tools.sql.databases[0].dsn": "dsn_env",
+		},
+	},
+	{
+		name: "secret files and dsn_env",
+		env:  map[string]string{"SHOP_DSN": "postgres://u:p@h/db"},
+		file: "store:\n  redis:\n    password_file: {{dir}}/pw\nchannels:\n  api:\n    tokens_file: {{dir}}/tokens\ntools:\n  sql:\n    databases:\n      - {name: shop, driver: postgres, dsn_env: SHOP_DSN}\n",
+		check: func(t *testing.T, c *Config) {
+			if c.Store.Redis.Password.Reveal() != "from-a-file" {
+				t.Errorf("password = %q", c.Store.Redis.Password.Reveal())
+			}
+			toks, err := c.Channels.API.Parse()
+			if err != nil || len(toks) != 2 || toks[1].User != "bob" || toks[1].Tenant != "acme" {
+				t.Errorf("tokens = %+v, %v", toks, err)
+			}
+			if c.Tools.SQL.Databases[0].DSN != "postgres://u:p@h/db" {
+				t.Errorf("dsn not taken from dsn_env")
+			}
+		},
+	},
+	{
+		name:     "a missing secret file",
+		file:     "store:\n  redis:\n    password_file: /nonexistent/pw\n",
+		problems: map[string]string{"store.redis.password_file": "no such file"},
+	},
+	{
+		name:     "secret set twice",
+		env:      map[string]string{"HITLBOT_STORE_REDIS_PASSWORD": "x"},
+		file:     "store:\n  redis:\n    password_file: {{dir}}/pw\n",
+		problems: map[string]string{"store.redis.password": "not both"},
+	},
+	{
+		name: "case-sensitive keys survive",
+		file: "tools:\n  http:\n    - name: refund\n      method: POST\n      url: https://api.example.com/orders/{{.orderId}}\n      headers: {X-Api-Key: '${KEY}'}\n      parameters: {type: object, properties: {orderId: {type: integer, maxLength: 3}}}\nmodel:\n  rules:\n    patterns:\n      - {name: p, regexp: '(?P<orderId>\\d+)', tool: refund, args: {orderId: '${orderId:int}'}}\n",
+		check: func(t *testing.T, c *Config) {
+			h := c.Tools.HTTP[0]
+			props, _ := h.Parameters["properties"].(map[string]any)
+			if _, ok := props["orderId"]; !ok {
+				t.Errorf("parameters lost their case: %v", h.Parameters)
+			}
+			if _, ok := h.Headers["X-Api-Key"]; !ok {
+				t.Errorf("headers lost their case: %v", h.Headers)
+			}
+			if _, ok := c.Model.Rules.Patterns[0].Args["orderId"]; !ok {
+				t.Errorf("rule args lost their case: %v", c.Model.Rules.Patterns[0].Args)
+			}
+		},
+	},
+	{
+		name:     "not YAML",
+		file:     "server: [\n",
+		problems: map[string]string{"": "not valid YAML"},
+	},
+}
+
+func TestLoad(t *testing.T) {
+	for _, tt := range loadTests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Chdir(t.TempDir())
+			dir := t.TempDir()
+			os.WriteFile(filepath.Join(dir, "pw"), []byte("from-a-file\n"), 0o600)
+			os.WriteFile(filepath.Join(dir, "tokens"), []byte("# who\ntoken-aaaaaaaaaaaaaaaa alice\ntoken-bbbbbbbbbbbbbbbb bob acme\n"), 0o600)
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			opts := Options{Overrides: tt.overrides}
+			if tt.file != "" {
+				opts.File = writeFile(t, strings.ReplaceAll(tt.file, "{{dir}}", dir))
+			}
+			c, err := Load(opts)
+			var ps Problems
+			if err != nil {
+				var ok bool
+				if ps, ok = err.(Problems); !ok {
+					t.Fatalf("Load: %v (not Problems)", err)
+				}
+			}
+			if tt.problems == nil {
+				if err != nil {
+					t.Fatalf("Load: %v", err)
+				}
+				tt.check(t, c)
+				return
+			}
+			for path, word := range tt.problems {
+				i := slices.IndexFunc(ps, func(p Problem) bool { return p.Path == path })
+				if i < 0 {
+					t.Errorf("no problem at %q; got:\n%v", path, ps)
+					continue
+				}
+				if !strings.Contains(ps[i].Msg, word) {
+					t.Errorf("%s: %q does not say %q", path, ps[i].Msg, word)
+				}
+			}
+			if len(ps) != len(tt.problems) {
+				t.Errorf("got %d problems, want %d:\n%v", len(ps), len(tt.problems), ps)
+			}
+		})
+	}
+}
+
+// validateTest changes a default config and lists the paths of the
+// problems Validate must report (nil: none).
+type validateTest struct {
+	name   string
+	change func(c *Config)
+	want   []string
+	word   string // a substring of the first problem's message
+}
+
+var validateTests = []validateTest{
+	{name: "defaults", change: func(c *Config) {}},
+	{
+		name:   "non-loopback without public or tokens",
+		change: func(c *Config) { c.Server.Listen = "0.0.0.0:8080" },
+		want:   []string{"server.listen", "channels.web.tokens", "channels.api.tokens"},
+		word:   "server.public: true",
+	},
+	{
+		name:   "public without tokens",
+		change: func(c *Config) { c.Server.Listen = ":8080"; c.Server.Public = true },
+		want:   []string{"channels.web.tokens", "channels.api.tokens"},
+		word:   "anonymous local user",
+	},
+	{
+		name: "public with tokens",
+		change: func(c *Config) {
+			c.Server.Listen, c.Server.Public = "10.0.0.5:8080", true
+			c.Channels.API.Tokens = "tok-aaaaaaaaaaaaaaaa alice acme"
+			c.Channels.Web.Enabled = false
+		},
+	},
+	{name: "localhost is loopback", change: func(c *Config) { c.Server.Listen = "localhost:0" }},
+	{name: "ipv6 loopback", change: func(c *Config) { c.Server.Listen = "[::1]:8080" }},
+	{name: "bad listen", change: func(c *Config) { c.Server.Listen = "8080" }, want: []string{"server.listen"}},
+	{
+		name: "policy and replies",
+		change: func(c *Config) {
+			c.Approval.Policy.ConfidenceThreshold = 1.5
+			c.Approval.Policy.Timeouts = map[string]time.Duration{"high": -time.Second}
+			c.Approval.Replies.Confirm = []string{"不行"}
+		},
+		want: []string{"approval.policy.confidence_threshold", "approval.policy.timeouts.high", "approval.replies.confirm[0]"},
+	},
+	{
+		name: "enums",
+		change: func(c *Config) {
+			c.Approval.Lang, c.Approval.SessionScope, c.Log.Level = "fr", "per_room", "loud"
+			c.Store.Backend, c.Model.Provider = "etcd", "llama"
+			c.Approval.OutcomeText = approval.OutcomeText{"exploded": "boom"}
+		},
+		want: []string{"log.level", "store.backend", "approval.outcome_text.exploded", "approval.lang", "approval.session_scope", "model.provider"},
+	},
+	{
+		name:   "redis without an address",
+		change: func(c *Config) { c.Store.Backend = "redis" },
+		want:   []string{"store.redis"},
+	},
+	{
+		name: "redis with a bad prefix",
+		change: func(c *Config) {
+			c.Store.Backend, c.Store.Redis.URL, c.Store.Redis.Prefix = "redis", "redis://127.0.0.1:6379", "a{b}"
+		},
+		want: []string{"store.redis.prefix"},
+	},
+	{
+		name:   "openai without model or key",
+		change: func(c *Config) { c.Model.Provider = "openai" },
+		want:   []string{"model.openai.model", "model.openai.api_key"},
+		word:   "required",
+	},
+	{
+		name: "openai on a local server needs no key",
+		change: func(c *Config) {
+			c.Model.Provider, c.Model.OpenAI.Model, c.Model.OpenAI.BaseURL = "openai", "qwen", "http://127.0.0.1:8000/v1"
+		},
+	},
+	{
+		name:   "non-positive durations",
+		change: func(c *Config) { c.Approval.DedupTTL = 0; c.Server.ShutdownTimeout = -1 },
+		want:   []string{"server.shutdown_timeout", "approval.dedup_ttl"},
+	},
+	{
+		name: "tools",
+		change: func(c *Config) {
+			c.Tools.SQL.Databases = []SQLDatabase{{}}
+			c.Tools.SQL.Databases[0].Driver = "oracle"
+			c.Tools.Shell.Enabled = true
+			c.Tools.Shell.Commands = append(c.Tools.Shell.Commands, shellCommand("task_list"))
+		},
+		want: []string{"tools.sql.databases[0].name", "tools.sql.databases[0].driver", "tools.sql.databases[0].dsn", "tools"},
+	},
+	{
+		name:   "bad tokens",
+		change: func(c *Config) { c.Channels.API.Tokens = "short alice" },
+		want:   []string{"channels.api.tokens"},
+		word:   "shorter than 16",
+	},
+}
+
+func TestValidate(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for _, tt := range validateTests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Load(Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.change(c)
+			err = c.Validate()
+			var ps Problems
+			if err != nil {
+				ps = err.(Problems)
+			}
+			if !slices.Equal(paths(ps), tt.want) {
+				t.Errorf("problems at %q, want %q:\n%v", paths(ps), tt.want, ps)
+			}
+			if tt.word != "" && len(ps) > 0 && !strings.Contains(ps[0].Msg, tt.word) {
+				t.Errorf("%q does not say %q", ps[0].Msg, tt.word)
+			}
+		})
+	}
+}
+
+func TestCheckDoesNotRepeat(t *testing.T) {
+	t.Chdir(t.TempDir())
+	_, ps := Check(Options{File: writeFile(t, "server:\n  shutdown_timeout: soon\n")})
+	if got := paths(ps); !slices.Equal(got, []string{"server.shutdown_timeout"}) {
+		t.Errorf("Check problems at %q, want one at server.shutdown_timeout:\n%v", got, ps)
+	}
+}
+
+func TestDumpRedacts(t *testing.T) {
+	t.Chdir(t.TempDir())
+	secrets := map[string]string{
+		"HITLBOT_STORE_REDIS_PASSWORD":  "redis-pw-123456",
+		"HITLBOT_MODEL_OPENAI_API_KEY":  "sk-openai-123456",
+		"HITLBOT_CHANNELS_API_TOKENS":   "api-token-1234567890 alice",
+		"HITLBOT_STORE_REDIS_URL":       "redis://:url-pw-123456@127.0.0.1:6379/0",
+		"HITLBOT_CHANNELS_WEB_TOKENS":   "web-token-1234567890 bob",
+		"HITLBOT_STORE_BACKEND":         "redis",
+		"SHOP_DSN_FOR_TEST":             "postgres://u:dsn-pw-123456@h/db",
+		"HITLBOT_MODEL_OPENAI_BASE_URL": "http://127.0.0.1:1/v1",
+	}
+	for k, v := range secrets {
+		t.Setenv(k, v)
+	}
+	file := writeFile(t, "model:\n  openai:\n    headers: {X-Gateway-Key: hdr-secret-123456}\ntools:\n  sql:\n    databases:\n      - {name: shop, driver: postgres, dsn_env: SHOP_DSN_FOR_TEST}\n")
+	c, err := Load(Options{File: file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Dump()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(b)
+	for _, leak := range []string{"redis-pw", "sk-openai", "api-token", "web-token", "url-pw", "dsn-pw", "hdr-secret"} {
+		if strings.Contains(out, leak) {
+			t.Errorf("the dump shows %q:\n%s", leak, out)
+		}
+	}
+	for _, want := range []string{"password: <secret>", "api_key: <secret>", "tokens: <secret>", "url: redis://:<secret>@127.0.0.1:6379/0", "dsn: <secret>", "X-Gateway-Key: <secret>", "backend: redis"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the dump lacks %q:\n%s", want, out)
+		}
+	}
+
+	// Printing the config or a secret any other way redacts too.
+	s := c.Store.Redis.Password
+	jb, _ := json.Marshal(struct{ P Secret }{s})
+	var lb strings.Builder
+	slog.New(slog.NewTextHandler(&lb, nil)).Info("x", "pw", s)
+	for _, shown := range []string{fmt.Sprint(s), fmt.Sprintf("%v %+v %#v %s", s, c.Store.Redis, s, s), string(jb), lb.String()} {
+		if strings.Contains(shown, "redis-pw") || !strings.Contains(shown, "secret") {
+			t.Errorf("a secret printed as %q", shown)
+		}
+	}
+}
+
+func TestBindingsAreUnique(t *testing.T) {
+	seen := map[string]string{}
+	for _, b := range Bindings() {
+		if p, dup := seen[b.Env]; dup {
+			t.Errorf("%s binds both %s and %s", b.Env, p, b.Path)
+		}
+		seen[b.Env] = b.Path
+	}
+	for _, want := range []string{"HITLBOT_MODEL_OPENAI_API_KEY", "HITLBOT_APPROVAL_POLICY_TIMEOUTS_HIGH", "HITLBOT_APPROVAL_POLICY_APPROVERS_HIGH_USERS", "HITLBOT_STORE_REDIS_PASSWORD"} {
+		if _, ok := seen[want]; !ok {
+			t.Errorf("%s is not bound", want)
+		}
+	}
+}
+
+type tokenTest struct {
+	in    string
+	users []string
+	err   string
+}
+
+var tokenTests = []tokenTest{
+	{in: "", users: nil},
+	{in: "aaaaaaaaaaaaaaaa alice, bbbbbbbbbbbbbbbb bob acme", users: []string{"alice", "bob"}},
+	{in: "# comment\naaaaaaaaaaaaaaaa alice\n\nbbbbbbbbbbbbbbbb bob", users: []string{"alice", "bob"}},
+	{in: "aaaaaaaaaaaaaaaa", err: "want \"TOKEN USER [TENANT]\""},
+	{in: "aaaaaaaaaaaaaaaa alice, aaaaaaaaaaaaaaaa bob", err: "twice"},
+	{in: "short alice", err: "shorter than 16"},
+}
+
+func TestTokens(t *testing.T) {
+	for _, tt := range tokenTests {
+		toks, err := Auth{Tokens: Secret(tt.in)}.Parse()
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("%q: got error %v, want %q", tt.in, err, tt.err)
+			}
+			if err != nil && strings.Contains(err.Error(), "aaaa") {
+				t.Errorf("%q: the error shows the token: %v", tt.in, err)
+			}
+			continue
+		}
+		var users []string
+		for _, tok := range toks {
+			users = append(users, tok.User)
+		}
+		if err != nil || !slices.Equal(users, tt.users) {
+			t.Errorf("%q: got %q, %v; want %q", tt.in, users, err, tt.users)
+		}
+	}
+}
+
+func shellCommand(name string) shell.CommandConfig {
+	return shell.CommandConfig{Name: name, Argv: []string{"/bin/true"}, Parameters: map[string]any{"type": "object"}}
+}

@@ -1,0 +1,349 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hitlbot/hitlbot/agent"
+	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/redisstore"
+	"github.com/hitlbot/hitlbot/tools/httptool"
+	"github.com/hitlbot/hitlbot/tools/shell"
+)
+
+// Validate reports every problem of the config, each at its YAML path. It
+// does no network I/O; it reads the secret files named in the config and
+// looks up the shell tools' programs.
+func (c *Config) Validate() error {
+	var ps Problems
+	c.validateServer(&ps)
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		ps.add("log.level", fmt.Sprintf("%q is not debug, info, warn or error", c.Log.Level))
+	}
+	c.validateStore(&ps)
+	c.validateApproval(&ps)
+	if c.Audit.RedisStreamMaxLen < 0 {
+		ps.add("audit.redis_stream_maxlen", "must not be negative (0 keeps everything)")
+	}
+	if c.Audit.File == "" {
+		ps.add("audit.file", "is empty (and so is server.data_dir)")
+	}
+	c.validateModel(&ps)
+	c.validateTools(&ps)
+	c.validateChannels(&ps)
+	if c.Metrics.Enabled && !strings.HasPrefix(c.Metrics.Path, "/") {
+		ps.add("metrics.path", fmt.Sprintf("%q must start with /", c.Metrics.Path))
+	}
+	return ps.Err()
+}
+
+// Loopback reports whether a listen address only accepts connections from
+// this machine: localhost, 127.0.0.0/8 or ::1. An empty host (":8080")
+// means every interface.
+func Loopback(listen string) bool {
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func (c *Config) validateServer(ps *Problems) {
+	s := c.Server
+	host, port, err := net.SplitHostPort(s.Listen)
+	if err != nil {
+		ps.add("server.listen", fmt.Sprintf("%q is not host:port (e.g. 127.0.0.1:8080)", s.Listen))
+	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		ps.add("server.listen", fmt.Sprintf("port %q is not a number from 0 to 65535", port))
+	} else if !Loopback(s.Listen) && !s.Public {
+		where := host
+		if where == "" {
+			where = "every interface"
+		}
+		ps.add("server.listen", fmt.Sprintf("%s listens on %s, which other machines can reach, and anyone who reaches the bot can run its tools; "+
+			"set server.public: true (HITLBOT_SERVER_PUBLIC=true) and bearer tokens for every enabled HTTP channel to allow it, or listen on 127.0.0.1", s.Listen, where))
+	}
+	if s.DataDir == "" {
+		ps.add("server.data_dir", "is empty (the demo database and the audit file live there; default ./data)")
+	}
+	positive(ps, "server.shutdown_timeout", s.ShutdownTimeout)
+}
+
+func (c *Config) validateStore(ps *Problems) {
+	s := c.Store
+	positive(ps, "store.retention", s.Retention)
+	switch s.Backend {
+	case "memory":
+	case "redis":
+		r := s.Redis
+		switch {
+		case r.URL == "" && len(r.Addrs) == 0:
+			ps.add("store.redis", "store.backend is redis but neither url nor addrs is set (e.g. url: redis://127.0.0.1:6379/0, or HITLBOT_STORE_REDIS_URL)")
+		case r.URL != "" && len(r.Addrs) > 0:
+			ps.add("store.redis", "set either url or addrs, not both")
+		case r.URL != "":
+			if _, err := redisstore.ParseURL(r.URL); err != nil {
+				ps.add("store.redis.url", strings.TrimPrefix(err.Error(), "redisstore: "))
+			}
+			if r.MasterName != "" {
+				ps.add("store.redis.master_name", "needs addrs (the Sentinel addresses), not url")
+			}
+		default:
+			for i, a := range r.Addrs {
+				if _, _, err := net.SplitHostPort(a); err != nil {
+					ps.add(fmt.Sprintf("store.redis.addrs[%d]", i), fmt.Sprintf("%q is not host:port", a))
+				}
+			}
+			if r.MasterName == "" && r.DB != 0 {
+				ps.add("store.redis.db", "a Redis Cluster has only db 0")
+			}
+		}
+		if strings.ContainsAny(r.Prefix, "{}") {
+			ps.add("store.redis.prefix", fmt.Sprintf("%q must not contain '{' or '}' (they would change the keys' hash slots)", r.Prefix))
+		}
+		notNegative(ps, "store.redis.dial_timeout", r.DialTimeout)
+		notNegative(ps, "store.redis.read_timeout", r.ReadTimeout)
+		notNegative(ps, "store.redis.write_timeout", r.WriteTimeout)
+		notNegative(ps, "store.redis.pool_size", r.PoolSize)
+	default:
+		ps.add("store.backend", fmt.Sprintf("%q is not memory or redis", s.Backend))
+	}
+}
+
+func (c *Config) validateApproval(ps *Problems) {
+	a := c.Approval
+	ps.addErr("approval.policy", a.Policy.Validate())
+	if _, err := approval.NewReplyParser(a.Replies); err != nil {
+		ps.addErr("approval", err)
+	}
+	for st := range a.OutcomeText {
+		if !slices.Contains(approval.AllStatuses, st) {
+			ps.add("approval.outcome_text."+string(st), fmt.Sprintf("unknown status (known: %s)", statusList()))
+		}
+	}
+	switch a.Lang {
+	case "zh", "en":
+	default:
+		ps.add("approval.lang", fmt.Sprintf("%q is not zh or en", a.Lang))
+	}
+	switch a.SessionScope {
+	case "per_chat", "per_user", "per_thread":
+	default:
+		ps.add("approval.session_scope", fmt.Sprintf("%q is not per_chat, per_user or per_thread", a.SessionScope))
+	}
+	positive(ps, "approval.timeout", a.Timeout)
+	positive(ps, "approval.dedup_ttl", a.DedupTTL)
+	positive(ps, "approval.result_ttl", a.ResultTTL)
+	positive(ps, "approval.exec_timeout", a.ExecTimeout)
+	positive(ps, "approval.sweep_interval", a.SweepInterval)
+}
+
+func statusList() string {
+	names := make([]string, len(approval.AllStatuses))
+	for i, s := range approval.AllStatuses {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ", ")
+}
+
+func (c *Config) validateModel(ps *Problems) {
+	m := c.Model
+	switch m.Provider {
+	case "rules":
+	case "openai":
+		o := m.OpenAI
+		if strings.TrimSpace(o.Model) == "" {
+			ps.add("model.openai.model", "required when model.provider is openai (e.g. gpt-4o-mini)")
+		}
+		base := o.BaseURL
+		if base == "" {
+			base = agent.DefaultOpenAIBaseURL
+		}
+		if u, err := url.Parse(base); err == nil && strings.EqualFold(u.Hostname(), "api.openai.com") && o.APIKey == "" && o.APIKeyFile == "" {
+			ps.add("model.openai.api_key", "the OpenAI API needs a key: set the environment variable HITLBOT_MODEL_OPENAI_API_KEY, or model.openai.api_key_file to a file that holds it")
+		}
+		if o.APIKey != "" && o.APIKeyFile != "" {
+			ps.add("model.openai.api_key", "set either model.openai.api_key (from the environment) or model.openai.api_key_file, not both")
+		}
+		if o.Model != "" {
+			if _, err := agent.NewOpenAI(o, nil); err != nil {
+				ps.addErr("", err)
+			}
+		}
+	default:
+		ps.add("model.provider", fmt.Sprintf("%q is not rules or openai", m.Provider))
+	}
+	if _, err := agent.NewRules(m.Rules); err != nil {
+		ps.addErr("model.rules", err)
+	}
+	if m.MaxToolRounds < 0 {
+		ps.add("model.max_tool_rounds", "must not be negative")
+	}
+	if m.MaxHistory < 0 {
+		ps.add("model.max_history", "must not be negative")
+	}
+	if m.TurnTimeout < 0 {
+		ps.add("model.turn_timeout", "must not be negative")
+	}
+}
+
+// trimPrefix removes a package's "name: " from every joined error.
+func trimPrefix(err error, prefix string) error {
+	if err == nil {
+		return nil
+	}
+	var out []error
+	for _, e := range leaves(err) {
+		out = append(out, errors.New(strings.TrimPrefix(e.Error(), prefix)))
+	}
+	return errors.Join(out...)
+}
+
+// ToolNames returns the names of the tools the config builds, in order,
+// without building them: sql_query, sql_execute, the task tools, the HTTP
+// tools and the shell commands.
+func (c *Config) ToolNames() []string {
+	names := []string{"sql_query", "sql_execute"}
+	if c.Tools.Tasks.Enabled {
+		names = append(names, "task_create", "task_list", "task_complete", "task_delete")
+	}
+	for _, h := range c.Tools.HTTP {
+		names = append(names, h.Name)
+	}
+	if c.Tools.Shell.Enabled {
+		for _, s := range c.Tools.Shell.Commands {
+			names = append(names, s.Name)
+		}
+	}
+	return names
+}
+
+func (c *Config) validateTools(ps *Problems) {
+	t := c.Tools
+	seenDB := map[string]bool{}
+	for i, d := range t.SQL.Databases {
+		path := fmt.Sprintf("tools.sql.databases[%d]", i)
+		switch {
+		case d.Name == "":
+			ps.add(path+".name", "is required")
+		case strings.ContainsAny(d.Name, " \t\r\n"):
+			ps.add(path+".name", fmt.Sprintf("%q contains white space", d.Name))
+		case seenDB[d.Name]:
+			ps.add(path+".name", fmt.Sprintf("%q is configured twice", d.Name))
+		}
+		seenDB[d.Name] = true
+		switch strings.ToLower(d.Driver) {
+		case "sqlite", "sqlite3", "postgres", "postgresql", "mysql", "mariadb":
+		default:
+			ps.add(path+".driver", fmt.Sprintf("%q is not sqlite, postgres or mysql", d.Driver))
+		}
+		if d.DSN == "" && d.DSNEnv == "" && d.DSNFile == "" {
+			ps.add(path+".dsn", "is required (for a DSN with a password: dsn_env or dsn_file)")
+		}
+		if d.MaxRows < 0 {
+			ps.add(path+".max_rows", "must not be negative")
+		}
+		if d.QueryTimeout < 0 {
+			ps.add(path+".query_timeout", "must not be negative")
+		}
+	}
+	if len(t.HTTP) > 0 {
+		_, err := httptool.New(t.HTTP, nil, os.Getenv)
+		ps.addErr("tools.http", trimPrefix(err, "httptool: "))
+	}
+	_, err := shell.New(t.Shell)
+	ps.addErr("tools.shell", trimPrefix(err, "shell: "))
+
+	seen := map[string]bool{}
+	for _, n := range c.ToolNames() {
+		if n != "" && seen[n] {
+			ps.add("tools", fmt.Sprintf("two tools are named %q", n))
+		}
+		seen[n] = true
+	}
+}
+
+func (c *Config) validateChannels(ps *Problems) {
+	_, _, err := net.SplitHostPort(c.Server.Listen)
+	public := err == nil && !Loopback(c.Server.Listen)
+	check := func(name string, enabled bool, a Auth) {
+		toks, err := a.Parse()
+		if err != nil {
+			ps.add("channels."+name+".tokens", err.Error())
+			return
+		}
+		if enabled && public && len(toks) == 0 {
+			ps.add("channels."+name+".tokens", fmt.Sprintf(
+				"server.listen %s is not a loopback address, and with no tokens the %s channel would let anyone who can reach it act as the anonymous local user and run tools; "+
+					"set HITLBOT_CHANNELS_%s_TOKENS (entries \"TOKEN USER [TENANT]\") or channels.%s.tokens_file, disable the channel, or listen on 127.0.0.1",
+				c.Server.Listen, name, strings.ToUpper(name), name))
+		}
+	}
+	check("web", c.Channels.Web.Enabled, c.Channels.Web.Auth)
+	check("api", c.Channels.API.Enabled, c.Channels.API.Auth)
+	if c.Channels.API.MaxPendingPerUser < 0 {
+		ps.add("channels.api.max_pending_per_user", "must not be negative")
+	}
+	positive(ps, "channels.api.turn_timeout", c.Channels.API.TurnTimeout)
+	switch c.Channels.CLI.Lang {
+	case "", "zh", "en":
+	default:
+		ps.add("channels.cli.lang", fmt.Sprintf("%q is not zh or en (empty: approval.lang)", c.Channels.CLI.Lang))
+	}
+	notNegative(ps, "channels.cli.turn_timeout", c.Channels.CLI.TurnTimeout)
+	if d := c.Channels.DingTalk; d.Enabled {
+		if d.ClientID == "" {
+			ps.add("channels.dingtalk.client_id", "the DingTalk channel needs the app's AppKey (Client ID)")
+		}
+		if d.ClientSecret == "" {
+			ps.add("channels.dingtalk.client_secret", "the DingTalk channel needs the app's AppSecret: set HITLBOT_CHANNELS_DINGTALK_CLIENT_SECRET, or channels.dingtalk.client_secret_file")
+		}
+		switch d.Mode {
+		case "", "stream", "http":
+		default:
+			ps.add("channels.dingtalk.mode", fmt.Sprintf("%q is not stream or http", d.Mode))
+		}
+	}
+	if f := c.Channels.Feishu; f.Enabled {
+		if f.AppID == "" {
+			ps.add("channels.feishu.app_id", "the Feishu channel needs the app's id (cli_…)")
+		}
+		if f.AppSecret == "" {
+			ps.add("channels.feishu.app_secret", "the Feishu channel needs the app's secret: set HITLBOT_CHANNELS_FEISHU_APP_SECRET, or channels.feishu.app_secret_file")
+		}
+		switch f.Mode {
+		case "", "long_connection":
+		case "webhook":
+			if f.EncryptKey == "" {
+				ps.add("channels.feishu.encrypt_key", "webhook mode needs the Encrypt Key: without it the SDK does not authenticate events, so anyone who knows the URL could post forged ones; set HITLBOT_CHANNELS_FEISHU_ENCRYPT_KEY (or encrypt_key_file), or use mode long_connection")
+			}
+		default:
+			ps.add("channels.feishu.mode", fmt.Sprintf("%q is not long_connection or webhook", f.Mode))
+		}
+	}
+}
+
+func positive(ps *Problems, path string, d time.Duration) {
+	if d <= 0 {
+		ps.add(path, fmt.Sprintf("%v is not positive", d))
+	}
+}
+
+func notNegative[T int | int64 | time.Duration](ps *Problems, path string, v T) {
+	if v < 0 {
+		ps.add(path, "must not be negative")
+	}
+}
