@@ -246,12 +246,22 @@ func (e *Engine) Request(ctx context.Context, r Request) (*Approval, error) {
 		return nil, E(op, KindUnavailable, a.ID, fmt.Errorf("show approval: %w", err))
 	}
 	if len(cards) > 0 {
-		if err := e.cfg.Store.AddCards(ctx, a.ID, cards); err != nil {
+		rec, err := e.cfg.Store.AddCards(ctx, a.ID, cards)
+		if err != nil {
 			// The card is out; without its reference it cannot be settled
 			// from another replica, but the approval itself is sound.
 			e.log.Warn("recording the approval's cards failed", "approval_id", a.ID, "err", err)
+			a.Cards = append(a.Cards, cards...)
+			return a, nil
 		}
-		a.Cards = append(a.Cards, cards...)
+		if rec.State.Terminal() && rec.Outcome != nil {
+			// A decision (a fast click, a typed reply, another replica)
+			// ended the approval while its card was being sent, and
+			// settled the cards it knew of: none of these. Settle them
+			// here, so no card keeps live buttons.
+			e.settle(rec, *rec.Outcome)
+		}
+		return rec, nil
 	}
 	return a, nil
 }
@@ -420,12 +430,19 @@ func (e *Engine) complete(ctx context.Context, a *Approval, state State, o Outco
 	if state == StateExecuted {
 		ttl = e.cfg.ResultTTL
 	}
-	if err := e.cfg.Store.Complete(ctx, a.ID, state, o, ttl); err != nil {
+	cards, err := e.cfg.Store.Complete(ctx, a.ID, state, o, ttl)
+	if err == nil {
+		// Cards added after the claim (their send raced the decision)
+		// are settled too.
+		a.Cards = cards
+	} else {
 		e.log.Error("recording the result failed; freezing the approval", "approval_id", a.ID, "status", o.Status, "err", err)
 		results := o.Results
 		o = e.outcome(StatusFrozen, "the result could not be recorded")
 		o.Results, o.DecidedBy = results, a.DecidedBy
-		if ferr := e.cfg.Store.Complete(ctx, a.ID, StateFrozen, o, 0); ferr != nil {
+		if cards, ferr := e.cfg.Store.Complete(ctx, a.ID, StateFrozen, o, 0); ferr == nil {
+			a.Cards = cards
+		} else {
 			// The record stays claimed: no decision can run it again, and
 			// an operator sees it as claimed, not executed.
 			e.log.Error("freezing the approval failed too; it stays claimed", "approval_id", a.ID, "err", ferr)

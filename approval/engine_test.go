@@ -91,6 +91,9 @@ func (c *counterTool) Dispatch(ctx context.Context, call approval.Call) (approva
 type notifier struct {
 	mu      sync.Mutex
 	failing bool
+	// onShow, when set, runs inside Show before it returns: a decision
+	// that arrives while the card is still being sent.
+	onShow  func(a *approval.Approval)
 	shown   []approval.ID
 	settled map[approval.ID][]approval.Status
 }
@@ -102,6 +105,11 @@ func (n *notifier) Show(ctx context.Context, a *approval.Approval) ([]approval.C
 		return nil, errors.New("chat API down")
 	}
 	n.shown = append(n.shown, a.ID)
+	if n.onShow != nil {
+		n.mu.Unlock()
+		n.onShow(a)
+		n.mu.Lock()
+	}
 	return []approval.CardRef{{Channel: "test", ChatID: a.ChatID, MessageID: "m-" + string(a.ID)}}, nil
 }
 
@@ -343,6 +351,32 @@ func TestTimeoutAgainstClick(t *testing.T) {
 	})
 }
 
+// TestDecisionWhileCardIsSent: a click (or typed reply) decided on the
+// other replica before the card's send returned, so the decision saw no
+// card to settle. The card must still end in the final state, once.
+func TestDecisionWhileCardIsSent(t *testing.T) {
+	for _, verb := range []approval.Verb{approval.Approve, approval.Reject} {
+		t.Run(string(verb), func(t *testing.T) {
+			forEachBackend(t, func(t *testing.T, be backend) {
+				f := newFixture(t, be)
+				want := map[approval.Verb]approval.Status{approval.Approve: approval.StatusExecuted, approval.Reject: approval.StatusRejected}[verb]
+				f.notes.onShow = func(a *approval.Approval) {
+					if o, err := f.b.Decide(context.Background(), a.ID, decision(a, verb, "bob")); err != nil || o.Status != want {
+						t.Errorf("Decide while the card is sent = %+v, %v", o, err)
+					}
+				}
+				a := request(t, f.a)
+				if got := f.notes.settledWith(a.ID); len(got) != 1 || got[0] != want {
+					t.Fatalf("card settled with %v, want [%s] once", got, want)
+				}
+				if len(a.Cards) != 1 || a.State != approval.State(want) {
+					t.Fatalf("Request returned state %s, cards %+v", a.State, a.Cards)
+				}
+			})
+		})
+	}
+}
+
 func TestTamperedHash(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, be backend) {
 		f := newFixture(t, be)
@@ -431,9 +465,9 @@ func TestToolFailures(t *testing.T) {
 // cache could not be written.
 type failingComplete struct{ approval.Store }
 
-func (s failingComplete) Complete(ctx context.Context, id approval.ID, st approval.State, o approval.Outcome, ttl time.Duration) error {
+func (s failingComplete) Complete(ctx context.Context, id approval.ID, st approval.State, o approval.Outcome, ttl time.Duration) ([]approval.CardRef, error) {
 	if st == approval.StateExecuted {
-		return approval.E("test.Complete", approval.KindUnavailable, id, approval.ErrUnavailable)
+		return nil, approval.E("test.Complete", approval.KindUnavailable, id, approval.ErrUnavailable)
 	}
 	return s.Store.Complete(ctx, id, st, o, ttl)
 }

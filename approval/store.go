@@ -22,8 +22,12 @@ type Store interface {
 	// Get returns the approval with id, or an error of kind KindNotFound.
 	Get(ctx context.Context, id ID) (*Approval, error)
 
-	// AddCards records the cards that show the approval.
-	AddCards(ctx context.Context, id ID, cards []CardRef) error
+	// AddCards records the cards that show the approval and returns the
+	// record as it is after that step, with every card it has. A decision
+	// may have ended the approval while its card was being sent: the
+	// caller then settles the new cards itself, because the decision saw
+	// none of them.
+	AddCards(ctx context.Context, id ID, cards []CardRef) (*Approval, error)
 
 	// Pending returns the session's pending approval, or nil if there is none.
 	Pending(ctx context.Context, s SessionKey) (*Approval, error)
@@ -42,8 +46,10 @@ type Store interface {
 	// failed or frozen), caching the outcome under the approval's
 	// idempotency key in the same step when the state is executed, and
 	// publishes the outcome. Idempotency keys are scoped to the session:
-	// the cache is looked up only for approvals of the same session.
-	Complete(ctx context.Context, id ID, state State, o Outcome, cacheTTL time.Duration) error
+	// the cache is looked up only for approvals of the same session. It
+	// returns the cards recorded at that moment (some may have been added
+	// after the claim), so the caller settles every one of them.
+	Complete(ctx context.Context, id ID, state State, o Outcome, cacheTTL time.Duration) ([]CardRef, error)
 
 	// Cancel ends a pending approval as cancelled and publishes the outcome.
 	// It reports false if the approval was no longer pending.

@@ -172,15 +172,15 @@ func (s *Store) Get(ctx context.Context, id approval.ID) (*approval.Approval, er
 }
 
 // AddCards implements approval.Store.
-func (s *Store) AddCards(ctx context.Context, id approval.ID, cards []approval.CardRef) error {
+func (s *Store) AddCards(ctx context.Context, id approval.ID, cards []approval.CardRef) (*approval.Approval, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := s.recs[id]
 	if r == nil {
-		return approval.E("memstore.AddCards", approval.KindNotFound, id, approval.ErrNotFound)
+		return nil, approval.E("memstore.AddCards", approval.KindNotFound, id, approval.ErrNotFound)
 	}
 	r.Cards = append(r.Cards, cards...)
-	return nil
+	return r.Clone(), nil
 }
 
 // Pending implements approval.Store.
@@ -298,25 +298,25 @@ func (s *Store) claimLocked(id approval.ID, req approval.ClaimRequest) (approval
 }
 
 // Complete implements approval.Store.
-func (s *Store) Complete(ctx context.Context, id approval.ID, st approval.State, o approval.Outcome, cacheTTL time.Duration) error {
+func (s *Store) Complete(ctx context.Context, id approval.ID, st approval.State, o approval.Outcome, cacheTTL time.Duration) ([]approval.CardRef, error) {
 	const op = "memstore.Complete"
 	if err := ctx.Err(); err != nil {
-		return approval.E(op, approval.KindUnavailable, id, err)
+		return nil, approval.E(op, approval.KindUnavailable, id, err)
 	}
 	switch st {
 	case approval.StateExecuted, approval.StateFailed, approval.StateFrozen:
 	default:
-		return approval.E(op, approval.KindInvalid, id, fmt.Errorf("state %q is not executed, failed or frozen", st))
+		return nil, approval.E(op, approval.KindInvalid, id, fmt.Errorf("state %q is not executed, failed or frozen", st))
 	}
 	s.mu.Lock()
 	r := s.recs[id]
 	if r == nil {
 		s.mu.Unlock()
-		return approval.E(op, approval.KindNotFound, id, approval.ErrNotFound)
+		return nil, approval.E(op, approval.KindNotFound, id, approval.ErrNotFound)
 	}
 	if r.State != approval.StateClaimed {
 		s.mu.Unlock()
-		return approval.E(op, approval.KindConflict, id, fmt.Errorf("state %q, want claimed", r.State))
+		return nil, approval.E(op, approval.KindConflict, id, fmt.Errorf("state %q, want claimed", r.State))
 	}
 	if st == approval.StateExecuted && r.IdempotencyKey != "" && cacheTTL > 0 {
 		s.cache[cacheKey(r)] = cached{hash: r.PayloadSHA256, outcome: o.Clone(), expires: s.clk.Now().Add(cacheTTL)}
@@ -324,9 +324,10 @@ func (s *Store) Complete(ctx context.Context, id approval.ID, st approval.State,
 	oc := o.Clone()
 	r.State = st
 	r.Outcome = &oc
+	cards := append([]approval.CardRef(nil), r.Cards...)
 	s.mu.Unlock()
 	s.publish(published{id, o})
-	return nil
+	return cards, nil
 }
 
 // Cancel implements approval.Store.

@@ -141,14 +141,14 @@ func BenchmarkComplete(b *testing.B) {
 	}
 	o := approval.Outcome{Status: approval.StatusExecuted, Content: "1 row affected",
 		Results: []approval.Result{{Tool: "sql_execute", Status: approval.StatusExecuted, Content: "1 row affected"}}}
-	if err := s.Complete(ctx, as[b.N].ID, approval.StateExecuted, o, time.Hour); err != nil {
+	if _, err := s.Complete(ctx, as[b.N].ID, approval.StateExecuted, o, time.Hour); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	report := serverTime(b, c, "evalsha")
 	b.ResetTimer()
 	for i := range b.N {
-		if err := s.Complete(ctx, as[i].ID, approval.StateExecuted, o, time.Hour); err != nil {
+		if _, err := s.Complete(ctx, as[i].ID, approval.StateExecuted, o, time.Hour); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -168,9 +168,9 @@ func TestSameAsMemstore(t *testing.T) {
 			st := []approval.State{approval.StateExecuted, approval.StateExecuted, approval.StateFailed, approval.StateFrozen, approval.StateRejected}[rng.IntN(5)]
 			ttl := []time.Duration{0, time.Hour, time.Hour}[rng.IntN(3)]
 			o := outcome()
-			merr := ms.Complete(ctx, id, st, o, ttl)
-			rerr := rs.Complete(ctx, id, st, o, ttl)
-			same(step, "Complete error", kind(merr), kind(rerr))
+			mc, merr := ms.Complete(ctx, id, st, o, ttl)
+			rc, rerr := rs.Complete(ctx, id, st, o, ttl)
+			same(step, "Complete", []any{mc, kind(merr)}, []any{rc, kind(rerr)})
 		case 6: // Cancel
 			id := pickID()
 			o, now := outcome(), at()
@@ -183,7 +183,9 @@ func TestSameAsMemstore(t *testing.T) {
 			if rng.IntN(2) == 0 {
 				cards = append(cards, approval.CardRef{Channel: "dingtalk", MessageID: "t"})
 			}
-			same(step, "AddCards", kind(ms.AddCards(ctx, id, cards)), kind(rs.AddCards(ctx, id, cards)))
+			ma, merr := ms.AddCards(ctx, id, cards)
+			ra, rerr := rs.AddCards(ctx, id, cards)
+			same(step, "AddCards", []any{ma, kind(merr)}, []any{ra, kind(rerr)})
 		case 8: // Get
 			id := pickID()
 			ma, merr := ms.Get(ctx, id)

@@ -27,7 +27,7 @@
 // (idempotency key), "req", "amode", "anr", "ausers" (requester and approver
 // rule, for the authorisation check inside the claim), and, once decided,
 // "by", "at" (RFC 3339), "via", "comment", "outcome" (JSON), and "ncards" with
-// "card:1"… (AddCards appends); "tok" and "ctok" hold the nonce of the last
+// "card:1"… (Put writes the cards an approval is put with, AddCards appends; the record stays out of "rec"); "tok" and "ctok" hold the nonce of the last
 // transition and of the last AddCards (see Lost replies). Get is one HGETALL:
 // decode rec, then overlay the mutable fields. Scripts never re-encode a JSON document (Redis's cjson
 // turns an empty array into {}); they store and publish the JSON built in Go.

@@ -139,10 +139,10 @@ func TestLostReply(t *testing.T) {
 	warm2 := storetest.NewApproval(t, warm.Session)
 	_, _ = s.Put(ctx, warm, approval.Outcome{})
 	_, _ = s.Put(ctx, warm2, approval.Outcome{})
-	_ = s.AddCards(ctx, warm2.ID, nil)
+	_ = errOf(s.AddCards(ctx, warm2.ID, nil))
 	_, _ = s.Pending(ctx, warm2.Session)
 	_, _ = s.Claim(ctx, warm2.ID, approve(warm2))
-	_ = s.Complete(ctx, warm2.ID, approval.StateExecuted, approval.Outcome{Status: approval.StatusExecuted, Content: "done"}, time.Hour)
+	_ = errOf(s.Complete(ctx, warm2.ID, approval.StateExecuted, approval.Outcome{Status: approval.StatusExecuted, Content: "done"}, time.Hour))
 	_, _, _ = s.Cancel(ctx, warm.ID, approval.Outcome{}, now)
 
 	a := storetest.NewApproval(t, warm.Session)
@@ -161,7 +161,9 @@ func TestLostReply(t *testing.T) {
 		}
 		return err
 	})
-	lossy("AddCards", func() error { return s.AddCards(ctx, b.ID, []approval.CardRef{{Channel: "web", MessageID: "1"}}) })
+	lossy("AddCards", func() error {
+		return errOf(s.AddCards(ctx, b.ID, []approval.CardRef{{Channel: "web", MessageID: "1"}}))
+	})
 	if got, _ := s.Get(ctx, b.ID); len(got.Cards) != 1 {
 		t.Errorf("cards after a re-sent AddCards: %+v, want one", got.Cards)
 	}
@@ -173,7 +175,7 @@ func TestLostReply(t *testing.T) {
 		return err
 	})
 	lossy("Complete", func() error {
-		return s.Complete(ctx, b.ID, approval.StateExecuted, approval.Outcome{Status: approval.StatusExecuted}, time.Hour)
+		return errOf(s.Complete(ctx, b.ID, approval.StateExecuted, approval.Outcome{Status: approval.StatusExecuted}, time.Hour))
 	})
 	d := storetest.NewApproval(t)
 	_, _ = s.Put(ctx, d, approval.Outcome{})

@@ -104,11 +104,13 @@ func TestRoundTrips(t *testing.T) {
 		}{
 			{"Put", 1, func() error { _, err := s.Put(ctx, a, approval.Outcome{}); return err }},
 			{"Put (superseding)", 1, func() error { _, err := s.Put(ctx, b, approval.Outcome{}); return err }},
-			{"AddCards", 1, func() error { return s.AddCards(ctx, b.ID, []approval.CardRef{{Channel: "web", MessageID: "1"}}) }},
+			{"AddCards", 1, func() error {
+				return errOf(s.AddCards(ctx, b.ID, []approval.CardRef{{Channel: "web", MessageID: "1"}}))
+			}},
 			{"Get", 1, func() error { _, err := s.Get(ctx, b.ID); return err }},
 			{"Pending", 1, func() error { _, err := s.Pending(ctx, b.Session); return err }},
 			{"Claim", 1, func() error { _, err := s.Claim(ctx, b.ID, approve(b)); return err }},
-			{"Complete", 1, func() error { return s.Complete(ctx, b.ID, approval.StateExecuted, executed, time.Hour) }},
+			{"Complete", 1, func() error { return errOf(s.Complete(ctx, b.ID, approval.StateExecuted, executed, time.Hour)) }},
 			{"Cancel", 1, func() error { _, _, err := s.Cancel(ctx, a.ID, approval.Outcome{}, now); return err }},
 			{"Seen", 1, func() error { _, err := s.Seen(ctx, string(b.ID), time.Minute); return err }},
 			{"Grant", 1, func() error { return s.Grant(ctx, string(b.ID), time.Minute) }},

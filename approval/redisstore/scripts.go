@@ -238,18 +238,27 @@ return result('claimed', 0, cached())
 //	ARGV[6]  outcome channel   ARGV[7] retention of ended records, in ms
 //	ARGV[8]  nonce of this call
 //
-// Returns "ok", "missing", or the state that is not claimed.
+// Returns {"ok", card…} (the card references recorded by then, so the
+// caller settles cards added after the claim too), {"missing"}, or {the
+// state that is not claimed}.
 const completeLua = `
 local rk = KEYS[1]
-local f = redis.call('HMGET', rk, 'state', 'hash', 'session', 'idem', 'tok')
+local f = redis.call('HMGET', rk, 'state', 'hash', 'session', 'idem', 'tok', 'ncards')
 if not f[1] then
-  return 'missing'
+  return {'missing'}
+end
+local function ok()
+  local res = {'ok'}
+  for i = 1, tonumber(f[6] or '0') do
+    res[i + 1] = redis.call('HGET', rk, 'card:' .. i)
+  end
+  return res
 end
 if f[1] ~= 'claimed' then
   if f[5] == 'complete ' .. ARGV[8] then
-    return 'ok' -- this very call, re-sent after a lost reply
+    return ok() -- this very call, re-sent after a lost reply
   end
-  return f[1]
+  return {f[1]}
 end
 if ARGV[3] == 'executed' and f[4] and f[4] ~= '' and tonumber(ARGV[5]) > 0 then
   local ck = ARGV[1] .. 'idem:' .. string.len(f[3]) .. ':' .. f[3] .. ':' .. f[4]
@@ -258,7 +267,7 @@ end
 redis.call('HSET', rk, 'state', ARGV[3], 'outcome', ARGV[4], 'tok', 'complete ' .. ARGV[8])
 redis.call('PEXPIRE', rk, ARGV[7])
 redis.call('PUBLISH', ARGV[6], '{"id":"' .. ARGV[2] .. '","outcome":' .. ARGV[4] .. '}')
-return 'ok'
+return ok()
 `
 
 // cancelLua ends a pending approval as cancelled.
@@ -297,27 +306,27 @@ return {'cancelled', redis.call('HGETALL', rk)}
 // nonce) to a record as fields card:<n>, n counting from 1 in ncards. The
 // nonce of the last call is kept in "ctok" (not "tok": adding cards must not
 // hide a claim's nonce from its own re-send), so a re-sent call does not
-// append twice.
+// append twice. It answers with the record as it is afterwards, so that the
+// caller learns in the same round trip whether a decision ended the
+// approval while its card was being sent (and then settles the new cards).
 //
 //	KEYS[1]  record key <prefix>{<shard>}:ap:<id>
 //	ARGV[1]  nonce of this call   ARGV[2…] the cards
 //
-// Returns -1 when the record is missing, else the number of cards.
+// Returns nil when the record is missing, else its HGETALL.
 const addCardsLua = `
 local f = redis.call('HMGET', KEYS[1], 'state', 'ncards', 'ctok')
 if not f[1] then
-  return -1
+  return false
 end
-local n = tonumber(f[2] or '0')
-if f[3] == ARGV[1] then
-  return n -- this very call, re-sent after a lost reply
+if f[3] ~= ARGV[1] then
+  local n = tonumber(f[2] or '0')
+  for i = 2, #ARGV do
+    redis.call('HSET', KEYS[1], 'card:' .. (n + i - 1), ARGV[i])
+  end
+  redis.call('HSET', KEYS[1], 'ncards', n + #ARGV - 1, 'ctok', ARGV[1])
 end
-for i = 2, #ARGV do
-  redis.call('HSET', KEYS[1], 'card:' .. (n + i - 1), ARGV[i])
-end
-n = n + #ARGV - 1
-redis.call('HSET', KEYS[1], 'ncards', n, 'ctok', ARGV[1])
-return n
+return redis.call('HGETALL', KEYS[1])
 `
 
 // pendingLua reads the session's pending approval in one round trip.

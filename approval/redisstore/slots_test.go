@@ -155,7 +155,9 @@ func TestScriptsTouchOneSlot(t *testing.T) {
 	run("put fresh", sess, func() error { _, err := s.Put(ctx, a, outcome); return err })
 	run("put duplicate", sess, func() error { _, err := s.Put(ctx, a, outcome); return err })
 	run("pending", sess, func() error { _, err := s.Pending(ctx, sess); return err })
-	run("addCards", sess, func() error { return s.AddCards(ctx, a.ID, []approval.CardRef{{Channel: "web", MessageID: "1"}}) })
+	run("addCards", sess, func() error {
+		return errOf(s.AddCards(ctx, a.ID, []approval.CardRef{{Channel: "web", MessageID: "1"}}))
+	})
 	b := storetest.NewApproval(t, sess)
 	run("put supersede", sess, func() error { _, err := s.Put(ctx, b, outcome); return err })
 	run("claim superseded", sess, func() error { _, err := s.Claim(ctx, a.ID, req(a, approval.IntentApprove)); return err })
@@ -168,9 +170,9 @@ func TestScriptsTouchOneSlot(t *testing.T) {
 	run("claim tampered", sess, func() error { _, err := s.Claim(ctx, b.ID, bad); return err })
 	run("claim approve", sess, func() error { _, err := s.Claim(ctx, b.ID, req(b, approval.IntentApprove)); return err })
 	run("complete executed", sess, func() error {
-		return s.Complete(ctx, b.ID, approval.StateExecuted, approval.Outcome{Status: approval.StatusExecuted}, time.Hour)
+		return errOf(s.Complete(ctx, b.ID, approval.StateExecuted, approval.Outcome{Status: approval.StatusExecuted}, time.Hour))
 	})
-	run("complete again", sess, func() error { return s.Complete(ctx, b.ID, approval.StateExecuted, outcome, time.Hour) })
+	run("complete again", sess, func() error { return errOf(s.Complete(ctx, b.ID, approval.StateExecuted, outcome, time.Hour)) })
 	d := storetest.NewApproval(t, sess)
 	run("put after claim", sess, func() error { _, err := s.Put(ctx, d, outcome); return err })
 	run("claim cached", sess, func() error {
@@ -205,13 +207,13 @@ func TestScriptsTouchOneSlot(t *testing.T) {
 	m := storetest.NewApproval(t, sess)
 	run("put m", sess, func() error { _, err := s.Put(ctx, m, outcome); return err })
 	run("claim m", sess, func() error { _, err := s.Claim(ctx, m.ID, req(m, approval.IntentApprove)); return err })
-	run("complete failed", sess, func() error { return s.Complete(ctx, m.ID, approval.StateFailed, outcome, time.Hour) })
+	run("complete failed", sess, func() error { return errOf(s.Complete(ctx, m.ID, approval.StateFailed, outcome, time.Hour)) })
 
 	missing := storetest.NewApproval(t)
 	run("claim missing", missing.Session, func() error { _, err := s.Claim(ctx, missing.ID, req(missing, approval.IntentApprove)); return err })
-	run("complete missing", missing.Session, func() error { return s.Complete(ctx, missing.ID, approval.StateExecuted, outcome, 0) })
+	run("complete missing", missing.Session, func() error { return errOf(s.Complete(ctx, missing.ID, approval.StateExecuted, outcome, 0)) })
 	run("cancel missing", missing.Session, func() error { _, _, err := s.Cancel(ctx, missing.ID, outcome, now); return err })
-	run("addCards missing", missing.Session, func() error { return s.AddCards(ctx, missing.ID, nil) })
+	run("addCards missing", missing.Session, func() error { return errOf(s.AddCards(ctx, missing.ID, nil)) })
 	run("pending none", missing.Session, func() error { _, err := s.Pending(ctx, missing.Session); return err })
 
 	for _, cmd := range []string{"HSETNX", "HSET", "HMGET", "HGET", "HGETALL", "GET", "SET", "DEL", "PEXPIRE", "PUBLISH"} {

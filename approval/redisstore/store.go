@@ -331,7 +331,11 @@ func (s *Store) Put(ctx context.Context, a *approval.Approval, supersededOutcome
 		// The record and its session's pointer must share a hash slot.
 		return nil, approval.E(op, approval.KindInvalid, a.ID, errors.New("the id's shard does not match its session (create ids with approval.NewID)"))
 	}
-	rec, err := json.Marshal(a)
+	// Cards live in the fields card:<n> (AddCards appends there, and the
+	// scripts read them), not in the immutable JSON.
+	fixed := *a
+	fixed.Cards = nil
+	rec, err := json.Marshal(&fixed)
 	if err != nil {
 		return nil, approval.E(op, approval.KindInvalid, a.ID, err)
 	}
@@ -362,6 +366,16 @@ func (s *Store) Put(ctx context.Context, a *approval.Approval, supersededOutcome
 			return nil, approval.E(op, approval.KindInvalid, a.ID, err)
 		}
 		args = append(args, "ausers", string(users))
+	}
+	for i, c := range a.Cards {
+		b, err := json.Marshal(c)
+		if err != nil {
+			return nil, approval.E(op, approval.KindInvalid, a.ID, err)
+		}
+		args = append(args, "card:"+strconv.Itoa(i+1), string(b))
+	}
+	if len(a.Cards) > 0 {
+		args = append(args, "ncards", len(a.Cards))
 	}
 	keys := []string{s.recordKey(shard, a.ID), s.pointerKey(a.Session)}
 	// The put script and the expiry index entry travel in one pipeline:
@@ -427,29 +441,33 @@ func (s *Store) Get(ctx context.Context, id approval.ID) (*approval.Approval, er
 }
 
 // AddCards implements approval.Store in one round trip.
-func (s *Store) AddCards(ctx context.Context, id approval.ID, cards []approval.CardRef) error {
+func (s *Store) AddCards(ctx context.Context, id approval.ID, cards []approval.CardRef) (*approval.Approval, error) {
 	const op = "redisstore.AddCards"
 	shard, ok := id.Shard()
 	if !ok {
-		return notFound(op, id)
+		return nil, notFound(op, id)
 	}
 	args := make([]any, 1, 1+len(cards))
 	args[0] = s.nonce()
 	for _, c := range cards {
 		b, err := json.Marshal(c)
 		if err != nil {
-			return approval.E(op, approval.KindInvalid, id, err)
+			return nil, approval.E(op, approval.KindInvalid, id, err)
 		}
 		args = append(args, string(b))
 	}
-	n, err := s.addCards.Run(ctx, s.c, []string{s.recordKey(shard, id)}, args...).Int64()
+	v, err := s.addCards.Run(ctx, s.c, []string{s.recordKey(shard, id)}, args...).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, notFound(op, id)
+	}
 	if err != nil {
-		return unavailable(op, id, err)
+		return nil, unavailable(op, id, err)
 	}
-	if n < 0 {
-		return notFound(op, id)
+	a, err := decodeReply(v)
+	if err != nil {
+		return nil, internal(op, id, "record: %v", err)
 	}
-	return nil
+	return a, nil
 }
 
 // Pending implements approval.Store in one round trip.
@@ -536,23 +554,23 @@ func (s *Store) Claim(ctx context.Context, id approval.ID, req approval.ClaimReq
 }
 
 // Complete implements approval.Store in one round trip (the complete script).
-func (s *Store) Complete(ctx context.Context, id approval.ID, st approval.State, o approval.Outcome, cacheTTL time.Duration) error {
+func (s *Store) Complete(ctx context.Context, id approval.ID, st approval.State, o approval.Outcome, cacheTTL time.Duration) ([]approval.CardRef, error) {
 	const op = "redisstore.Complete"
 	if err := ctxErr(ctx, op, id); err != nil {
-		return err
+		return nil, err
 	}
 	switch st {
 	case approval.StateExecuted, approval.StateFailed, approval.StateFrozen:
 	default:
-		return approval.E(op, approval.KindInvalid, id, fmt.Errorf("state %q is not executed, failed or frozen", st))
+		return nil, approval.E(op, approval.KindInvalid, id, fmt.Errorf("state %q is not executed, failed or frozen", st))
 	}
 	shard, ok := id.Shard()
 	if !ok {
-		return notFound(op, id)
+		return nil, notFound(op, id)
 	}
 	oj, err := outcomeJSON(o)
 	if err != nil {
-		return approval.E(op, approval.KindInvalid, id, err)
+		return nil, approval.E(op, approval.KindInvalid, id, err)
 	}
 	var ttl int64
 	if cacheTTL > 0 {
@@ -560,17 +578,28 @@ func (s *Store) Complete(ctx context.Context, id approval.ID, st approval.State,
 	}
 	base := s.base(shard)
 	res, err := s.complete.Run(ctx, s.c, []string{base + "ap:" + string(id)},
-		base, string(id), string(st), oj, ttl, s.channel, durMS(s.retention), s.nonce()).Text()
+		base, string(id), string(st), oj, ttl, s.channel, durMS(s.retention), s.nonce()).StringSlice()
 	if err != nil {
-		return unavailable(op, id, err)
+		return nil, unavailable(op, id, err)
 	}
-	switch res {
+	if len(res) == 0 {
+		return nil, internal(op, id, "empty reply of the complete script")
+	}
+	switch res[0] {
 	case "ok":
-		return nil
+		var cards []approval.CardRef
+		for i, c := range res[1:] {
+			var ref approval.CardRef
+			if err := json.Unmarshal([]byte(c), &ref); err != nil {
+				return nil, internal(op, id, "record field card:%d: %v", i+1, err)
+			}
+			cards = append(cards, ref)
+		}
+		return cards, nil
 	case "missing":
-		return notFound(op, id)
+		return nil, notFound(op, id)
 	}
-	return approval.E(op, approval.KindConflict, id, fmt.Errorf("state %q, want claimed", res))
+	return nil, approval.E(op, approval.KindConflict, id, fmt.Errorf("state %q, want claimed", res[0]))
 }
 
 // Cancel implements approval.Store in one round trip.

@@ -58,6 +58,7 @@ var tests = []storeTest{
 	{"Grants", testGrants},
 	{"Subscribe", testSubscribe},
 	{"AddCards", testAddCards},
+	{"CardsRacingDecision", testCardsRacingDecision},
 	{"ConcurrentClaims", testConcurrentClaims},
 	{"ConcurrentPuts", testConcurrentPuts},
 	{"DueIndex", testDueIndex},
@@ -403,7 +404,7 @@ func testCompleteAndCache(t *testing.T, s approval.Store, _ func(time.Duration))
 	claim(t, s, a.ID, approve(a))
 	o := approval.Outcome{Status: approval.StatusExecuted, Content: "1 row affected",
 		Results: []approval.Result{{Tool: "sql_execute", CallID: "call-1", Status: approval.StatusExecuted, Content: "1 row affected"}}}
-	if err := s.Complete(ctx(t), a.ID, approval.StateExecuted, o, time.Hour); err != nil {
+	if _, err := s.Complete(ctx(t), a.ID, approval.StateExecuted, o, time.Hour); err != nil {
 		t.Fatalf("Complete: %v", err)
 	}
 	got := wantState(t, s, a.ID, approval.StateExecuted)
@@ -438,7 +439,7 @@ func testCompleteAndCache(t *testing.T, s approval.Store, _ func(time.Duration))
 		e.IdempotencyKey = "k-" + string(st)
 		put(t, s, e)
 		claim(t, s, e.ID, approve(e))
-		if err := s.Complete(ctx(t), e.ID, st, approval.Outcome{Status: approval.StatusFailed}, time.Hour); err != nil {
+		if _, err := s.Complete(ctx(t), e.ID, st, approval.Outcome{Status: approval.StatusFailed}, time.Hour); err != nil {
 			t.Fatal(err)
 		}
 		wantState(t, s, e.ID, st)
@@ -454,20 +455,20 @@ func testCompleteAndCache(t *testing.T, s approval.Store, _ func(time.Duration))
 func testCompleteErrors(t *testing.T, s approval.Store, _ func(time.Duration)) {
 	a := NewApproval(t)
 	put(t, s, a)
-	if err := s.Complete(ctx(t), a.ID, approval.StateExecuted, approval.Outcome{}, 0); approval.KindOf(err) != approval.KindConflict {
+	if _, err := s.Complete(ctx(t), a.ID, approval.StateExecuted, approval.Outcome{}, 0); approval.KindOf(err) != approval.KindConflict {
 		t.Fatalf("Complete(pending) = %v, want KindConflict", err)
 	}
-	if err := s.Complete(ctx(t), approval.NewID("x"), approval.StateExecuted, approval.Outcome{}, 0); approval.KindOf(err) != approval.KindNotFound {
+	if _, err := s.Complete(ctx(t), approval.NewID("x"), approval.StateExecuted, approval.Outcome{}, 0); approval.KindOf(err) != approval.KindNotFound {
 		t.Fatalf("Complete(missing) = %v, want KindNotFound", err)
 	}
 	claim(t, s, a.ID, approve(a))
-	if err := s.Complete(ctx(t), a.ID, approval.StateRejected, approval.Outcome{}, 0); approval.KindOf(err) != approval.KindInvalid {
+	if _, err := s.Complete(ctx(t), a.ID, approval.StateRejected, approval.Outcome{}, 0); approval.KindOf(err) != approval.KindInvalid {
 		t.Fatalf("Complete(claimed -> rejected) = %v, want KindInvalid", err)
 	}
-	if err := s.Complete(ctx(t), a.ID, approval.StateFrozen, approval.Outcome{Status: approval.StatusFrozen}, 0); err != nil {
+	if _, err := s.Complete(ctx(t), a.ID, approval.StateFrozen, approval.Outcome{Status: approval.StatusFrozen}, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Complete(ctx(t), a.ID, approval.StateExecuted, approval.Outcome{}, 0); approval.KindOf(err) != approval.KindConflict {
+	if _, err := s.Complete(ctx(t), a.ID, approval.StateExecuted, approval.Outcome{}, 0); approval.KindOf(err) != approval.KindConflict {
 		t.Fatalf("Complete twice = %v, want KindConflict", err)
 	}
 }
@@ -578,7 +579,7 @@ func testSubscribe(t *testing.T, s approval.Store, _ func(time.Duration)) {
 	a := NewApproval(t)
 	put(t, s, a)
 	claim(t, s, a.ID, approve(a))
-	if err := s.Complete(ctx(t), a.ID, approval.StateExecuted, approval.Outcome{Status: approval.StatusExecuted, Content: "done"}, 0); err != nil {
+	if _, err := s.Complete(ctx(t), a.ID, approval.StateExecuted, approval.Outcome{Status: approval.StatusExecuted, Content: "done"}, 0); err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range []*sink{sub1, sub2} {
@@ -630,18 +631,62 @@ func testAddCards(t *testing.T, s approval.Store, _ func(time.Duration)) {
 	a := NewApproval(t)
 	put(t, s, a)
 	cards := []approval.CardRef{{Channel: "feishu", ChatID: "oc_1", MessageID: "om_1"}, {Channel: "dingtalk", MessageID: string(a.ID)}}
-	if err := s.AddCards(ctx(t), a.ID, cards[:1]); err != nil {
+	if _, err := s.AddCards(ctx(t), a.ID, cards[:1]); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.AddCards(ctx(t), a.ID, cards[1:]); err != nil {
+	rec, err := s.AddCards(ctx(t), a.ID, cards[1:])
+	if err != nil {
 		t.Fatal(err)
+	}
+	if rec.State != approval.StatePending || len(rec.Cards) != 2 {
+		t.Fatalf("AddCards answered %s with cards %+v, want pending with both", rec.State, rec.Cards)
 	}
 	got := get(t, s, a.ID)
 	if len(got.Cards) != 2 || got.Cards[0] != cards[0] || got.Cards[1] != cards[1] {
 		t.Fatalf("cards = %+v, want %+v", got.Cards, cards)
 	}
-	if err := s.AddCards(ctx(t), approval.NewID("x"), cards); approval.KindOf(err) != approval.KindNotFound {
+	if _, err := s.AddCards(ctx(t), approval.NewID("x"), cards); approval.KindOf(err) != approval.KindNotFound {
 		t.Fatalf("AddCards(missing) = %v", err)
+	}
+}
+
+// testCardsRacingDecision covers a card whose send outlasts the decision:
+// a card recorded after the claim is returned by Complete, and a card
+// recorded after the approval ended comes back with the terminal record,
+// so that whoever holds it can settle it.
+func testCardsRacingDecision(t *testing.T, s approval.Store, _ func(time.Duration)) {
+	late := approval.CardRef{Channel: "feishu", ChatID: "oc_1", MessageID: "om_late"}
+
+	a := NewApproval(t)
+	put(t, s, a)
+	claim(t, s, a.ID, approve(a))
+	if _, err := s.AddCards(ctx(t), a.ID, []approval.CardRef{late}); err != nil {
+		t.Fatal(err)
+	}
+	cards, err := s.Complete(ctx(t), a.ID, approval.StateExecuted, approval.Outcome{Status: approval.StatusExecuted, Content: "done"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cards) != 1 || cards[0] != late {
+		t.Fatalf("Complete returned cards %+v, want the one added after the claim", cards)
+	}
+
+	b := NewApproval(t)
+	put(t, s, b)
+	req := approve(b)
+	req.Intent = approval.IntentReject
+	if r := claim(t, s, b.ID, req); r.Code != approval.ClaimOK || len(r.Approval.Cards) != 0 {
+		t.Fatalf("reject = %+v", r)
+	}
+	rec, err := s.AddCards(ctx(t), b.ID, []approval.CardRef{late})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.State != approval.StateRejected || rec.Outcome == nil || rec.Outcome.Status != approval.StatusRejected {
+		t.Fatalf("AddCards after the reject answered %s / %+v, want rejected with its outcome", rec.State, rec.Outcome)
+	}
+	if len(rec.Cards) != 1 || rec.Cards[0] != late {
+		t.Fatalf("AddCards after the reject answered cards %+v", rec.Cards)
 	}
 }
 

@@ -102,7 +102,9 @@ func New() *Server {
 
 // Close stops the fake and its connections.
 func (s *Server) Close() {
-	s.Drop()
+	if wc := s.take(0); wc != nil {
+		_ = wc.c.Close()
+	}
 	s.srv.CloseClientConnections()
 	s.srv.Close()
 }
@@ -395,27 +397,39 @@ func (s *Server) Push(payload []byte, wait time.Duration) (larkws.Response, erro
 	}
 }
 
-// Drop closes the current long connection from the server side.
+// Drop closes the current long connection from the server side. The SDK
+// reports a connection ready once it has read the upgrade answer, which
+// can be a moment before this server has registered the connection: Drop
+// waits for one (up to 5 s) rather than drop nothing.
 func (s *Server) Drop() {
-	s.mu.Lock()
-	wc := s.conn
-	s.conn = nil
-	s.mu.Unlock()
-	if wc != nil {
+	if wc := s.take(5 * time.Second); wc != nil {
 		_ = wc.c.Close()
 	}
 }
 
 // Silence makes the current connection half-open: it stays up but the
 // fake answers nothing on it any more (no pongs), as after a NAT or a
-// laptop sleep dropped it silently. New connections behave normally.
+// laptop sleep dropped it silently. New connections behave normally. Like
+// Drop, it waits for a connection to be registered.
 func (s *Server) Silence() {
-	s.mu.Lock()
-	wc := s.conn
-	s.conn = nil
-	s.mu.Unlock()
-	if wc != nil {
+	if wc := s.take(5 * time.Second); wc != nil {
 		wc.silent.Store(true)
+	}
+}
+
+// take removes the current connection from the server's view and returns
+// it, waiting up to wait for one to be registered; nil if none came.
+func (s *Server) take(wait time.Duration) *wsConn {
+	deadline := time.Now().Add(wait)
+	for {
+		s.mu.Lock()
+		wc := s.conn
+		s.conn = nil
+		s.mu.Unlock()
+		if wc != nil || !time.Now().Before(deadline) {
+			return wc
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
