@@ -62,8 +62,23 @@ type Engine struct {
 
 	mu      sync.Mutex
 	waiters map[ID]map[chan Outcome]struct{}
+	// early holds the approvals this engine requested whose Wait has not
+	// begun: an outcome that arrives before Wait is kept here, so Wait on
+	// the requesting replica needs no read of the store. Entries whose
+	// Wait never comes are pruned once past their expiry (see remember).
+	early   map[ID]*earlyOutcome
+	pruneAt int
 	started bool
 }
+
+// earlyOutcome is an entry of Engine.early.
+type earlyOutcome struct {
+	expires time.Time
+	o       *Outcome // set when the outcome arrived before Wait began
+}
+
+// minPrune is the size of Engine.early below which it is never pruned.
+const minPrune = 1024
 
 // NewEngine checks cfg and returns an engine; call Start before Wait.
 func NewEngine(cfg EngineConfig) (*Engine, error) {
@@ -94,7 +109,7 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = 5 * time.Second
 	}
-	return &Engine{cfg: cfg, log: cfg.Logger, waiters: map[ID]map[chan Outcome]struct{}{}}, nil
+	return &Engine{cfg: cfg, log: cfg.Logger, waiters: map[ID]map[chan Outcome]struct{}{}, early: map[ID]*earlyOutcome{}, pruneAt: minPrune}, nil
 }
 
 // Start subscribes to the outcomes published through the store, until ctx ends.
@@ -114,10 +129,14 @@ func (e *Engine) Text() OutcomeText { return e.cfg.Text }
 // Store returns the engine's store.
 func (e *Engine) Store() Store { return e.cfg.Store }
 
-// deliver hands an outcome to the local waiters of its approval.
+// deliver hands an outcome to the local waiters of its approval, or keeps
+// it for the Wait to come when this engine requested the approval.
 func (e *Engine) deliver(id ID, o Outcome) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if eo := e.early[id]; eo != nil && eo.o == nil {
+		eo.o = &o
+	}
 	for ch := range e.waiters[id] {
 		select {
 		case ch <- o:
@@ -226,8 +245,12 @@ func (e *Engine) Request(ctx context.Context, r Request) (*Approval, error) {
 	if r.Verdict.Grantable && r.Verdict.Risk == RiskMedium {
 		a.GrantWindow = r.Verdict.GrantWindow
 	}
+	// Remembered before the Put, so that no outcome of it can arrive
+	// unseen before its Wait begins.
+	e.remember(a.ID, a.ExpiresAt)
 	old, err := e.cfg.Store.Put(ctx, a, e.outcome(StatusSuperseded, ""))
 	if err != nil {
+		e.forget(a.ID)
 		return nil, err
 	}
 	e.audit(a, audit.EventWriteRequest, a.Requester, "", "", "")
@@ -239,6 +262,7 @@ func (e *Engine) Request(ctx context.Context, r Request) (*Approval, error) {
 	cards, err := e.cfg.Notifier.Show(ctx, a.Clone())
 	if err != nil {
 		e.log.Warn("showing the approval failed; cancelling it", "approval_id", a.ID, "err", err)
+		defer e.forget(a.ID) // nobody will wait on it
 		o := e.outcome(StatusCancelled, "the approval could not be shown")
 		if c, ok, cerr := e.cfg.Store.Cancel(context.WithoutCancel(ctx), a.ID, o, e.cfg.Clock.Now().UTC()); cerr == nil && ok {
 			e.audit(c, audit.EventCancel, "", SourceSystem, StatusCancelled, "card could not be shown")
@@ -264,6 +288,35 @@ func (e *Engine) Request(ctx context.Context, r Request) (*Approval, error) {
 		return rec, nil
 	}
 	return a, nil
+}
+
+// remember notes an approval this engine is about to request (see
+// Engine.early). The map is pruned of entries past their expiry whenever
+// it has doubled since the last pruning, so its upkeep stays O(1) per
+// request and its size bounded by the approvals still pending.
+func (e *Engine) remember(id ID, expires time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.early[id] = &earlyOutcome{expires: expires}
+	if len(e.early) < e.pruneAt {
+		return
+	}
+	now := e.cfg.Clock.Now()
+	for k, eo := range e.early {
+		// Past expiry, a Wait would read the store anyway; keep a minute
+		// of slack for a Wait that is about to begin.
+		if now.After(eo.expires.Add(time.Minute)) {
+			delete(e.early, k)
+		}
+	}
+	e.pruneAt = max(minPrune, 2*len(e.early))
+}
+
+// forget drops an approval from Engine.early.
+func (e *Engine) forget(id ID) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.early, id)
 }
 
 // Decide takes one person's decision on an approval. The returned Outcome
@@ -497,6 +550,14 @@ func (e *Engine) Wait(ctx context.Context, id ID) (Outcome, error) {
 		e.mu.Unlock()
 		return Outcome{}, E("approval.Wait", KindInternal, id, errors.New("engine not started"))
 	}
+	// The first Wait on an approval this engine requested takes its early
+	// entry: every outcome since the Put is either in it or comes to ch.
+	eo := e.early[id]
+	delete(e.early, id)
+	if eo != nil && eo.o != nil {
+		e.mu.Unlock()
+		return *eo.o, nil
+	}
 	ch := make(chan Outcome, 1)
 	if e.waiters[id] == nil {
 		e.waiters[id] = map[chan Outcome]struct{}{}
@@ -512,19 +573,27 @@ func (e *Engine) Wait(ctx context.Context, id ID) (Outcome, error) {
 		e.mu.Unlock()
 	}()
 
-	// Registered before this read, so an outcome published in between is
-	// either in the record or delivered to ch.
-	a, err := e.cfg.Store.Get(ctx, id)
-	if err != nil {
-		if KindOf(err) == KindNotFound {
-			return e.outcome(StatusMissing, ""), nil
+	var expiresAt time.Time
+	if eo != nil {
+		expiresAt = eo.expires
+	} else {
+		// Another replica requested it, or this process restarted: read
+		// the record. Registered before this read, so an outcome
+		// published in between is either in the record or delivered to
+		// ch.
+		a, err := e.cfg.Store.Get(ctx, id)
+		if err != nil {
+			if KindOf(err) == KindNotFound {
+				return e.outcome(StatusMissing, ""), nil
+			}
+			return Outcome{}, err
 		}
-		return Outcome{}, err
+		if a.State.Terminal() && a.Outcome != nil {
+			return *a.Outcome, nil
+		}
+		expiresAt = a.ExpiresAt
 	}
-	if a.State.Terminal() && a.Outcome != nil {
-		return *a.Outcome, nil
-	}
-	expiry := e.cfg.Clock.NewTimer(a.ExpiresAt.Sub(e.cfg.Clock.Now()))
+	expiry := e.cfg.Clock.NewTimer(expiresAt.Sub(e.cfg.Clock.Now()))
 	defer func() { expiry.Stop() }()
 	poll := e.cfg.Clock.NewTimer(e.cfg.PollInterval)
 	defer func() { poll.Stop() }()

@@ -317,6 +317,63 @@ func TestWaitWokenByOtherReplica(t *testing.T) {
 	})
 }
 
+// countingGets counts the store reads of records.
+type countingGets struct {
+	approval.Store
+	gets *atomic.Int64
+}
+
+func (s countingGets) Get(ctx context.Context, id approval.ID) (*approval.Approval, error) {
+	s.gets.Add(1)
+	return s.Store.Get(ctx, id)
+}
+
+// TestWaitOnRequesterReadsNothing: the replica that requested an approval
+// keeps its outcome even when the decision (on the other replica) comes
+// before its Wait begins, so that Wait reads nothing from the store; a
+// Wait on a replica that did not request it reads the record.
+func TestWaitOnRequesterReadsNothing(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, be backend) {
+		var gets atomic.Int64
+		f := newFixture(t, be, func(s approval.Store) approval.Store { return countingGets{s, &gets} })
+		a := request(t, f.a)
+		if o := decide(t, f.b, a.ID, decision(a, approval.Approve, "bob")); o.Status != approval.StatusExecuted {
+			t.Fatalf("Decide on B = %+v", o)
+		}
+		if o := recv(t, waitAsync(t, f.a, a.ID)); o.Status != approval.StatusExecuted || o.Content != "run 1 ok" {
+			t.Fatalf("Wait on the requester after the decision = %+v", o)
+		}
+		if n := gets.Load(); n != 0 {
+			t.Fatalf("Wait on the requester read the store %d times, want 0", n)
+		}
+		if o := recv(t, waitAsync(t, f.b, a.ID)); o.Status != approval.StatusExecuted {
+			t.Fatalf("Wait on the other replica = %+v", o)
+		}
+		if n := gets.Load(); n != 1 {
+			t.Fatalf("Wait on the other replica read the store %d times, want 1", n)
+		}
+	})
+}
+
+// TestEarlyOutcomesArePruned: approvals requested but never waited on do
+// not accumulate past their expiry.
+func TestEarlyOutcomesArePruned(t *testing.T) {
+	f := newFixture(t, backends[0])
+	for range 1000 {
+		request(t, f.a, func(r *approval.Request) { r.Verdict.Timeout = time.Minute })
+	}
+	if n := approval.EarlyLen(f.a); n != 1000 {
+		t.Fatalf("%d early entries, want 1000", n)
+	}
+	f.clk.Advance(3 * time.Minute)
+	for range 100 {
+		request(t, f.a)
+	}
+	if n := approval.EarlyLen(f.a); n != 100 {
+		t.Fatalf("%d early entries after the first ones expired, want the 100 live ones", n)
+	}
+}
+
 func TestTimeoutAgainstClick(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, be backend) {
 		f := newFixture(t, be)
