@@ -6,7 +6,8 @@
 //	scripts/e2e.sh            (installs Debian's chromium when missing, as root)
 //	go test -tags e2e -run E2E ./channels/web/
 //
-// It skips, saying why, when no Chromium is installed.
+// It skips, saying why, when no Chromium is installed, except under CI
+// (CI set), where a missing browser fails it.
 package web_test
 
 import (
@@ -294,6 +295,10 @@ func screenshot(t *testing.T, page *cdp, name string) {
 
 func TestE2EPage(t *testing.T) {
 	bin := findChromium()
+	if bin == "" && os.Getenv("CI") != "" {
+		// CI must test the page, not pass without it.
+		t.Fatal("no Chromium installed (looked for /usr/bin/chromium, chromium, chromium-browser, google-chrome) and CI is set: scripts/e2e.sh installs Debian's chromium when run as root")
+	}
 	if bin == "" {
 		t.Skip("no Chromium installed (looked for /usr/bin/chromium, chromium, chromium-browser, google-chrome): run scripts/e2e.sh as root to install Debian's chromium")
 	}

@@ -119,6 +119,23 @@ var loadTests = []loadTest{
 		},
 	},
 	{
+		name: "channel keys answer to a short name too",
+		env: map[string]string{
+			"HITLBOT_FEISHU_APP_SECRET":           "short-name-secret",
+			"HITLBOT_FEISHU_APP_ID":               "cli_short",
+			"HITLBOT_CHANNELS_DINGTALK_CLIENT_ID": "long-name-wins",
+			"HITLBOT_DINGTALK_CLIENT_ID":          "short-name-loses",
+		},
+		check: func(t *testing.T, c *Config) {
+			if c.Channels.Feishu.AppSecret != "short-name-secret" || c.Channels.Feishu.AppID != "cli_short" {
+				t.Errorf("feishu app_id %q, app_secret set %v: the short names were not read", c.Channels.Feishu.AppID, c.Channels.Feishu.AppSecret != "")
+			}
+			if c.Channels.DingTalk.ClientID != "long-name-wins" {
+				t.Errorf("dingtalk client_id %q, want the full name's value", c.Channels.DingTalk.ClientID)
+			}
+		},
+	},
+	{
 		name: "environment overrides nested keys",
 		file: "approval:\n  policy:\n    confidence_threshold: 0.7\n",
 		env: map[string]string{
@@ -490,12 +507,17 @@ func TestDumpRedacts(t *testing.T) {
 func TestBindingsAreUnique(t *testing.T) {
 	seen := map[string]string{}
 	for _, b := range Bindings() {
-		if p, dup := seen[b.Env]; dup {
-			t.Errorf("%s binds both %s and %s", b.Env, p, b.Path)
+		for _, env := range []string{b.Env, b.Alias} {
+			if env == "" {
+				continue
+			}
+			if p, dup := seen[env]; dup {
+				t.Errorf("%s binds both %s and %s", env, p, b.Path)
+			}
+			seen[env] = b.Path
 		}
-		seen[b.Env] = b.Path
 	}
-	for _, want := range []string{"HITLBOT_MODEL_OPENAI_API_KEY", "HITLBOT_APPROVAL_POLICY_TIMEOUTS_HIGH", "HITLBOT_APPROVAL_POLICY_APPROVERS_HIGH_USERS", "HITLBOT_STORE_REDIS_PASSWORD"} {
+	for _, want := range []string{"HITLBOT_FEISHU_APP_SECRET", "HITLBOT_APPROVAL_TIMEOUT", "HITLBOT_MODEL_OPENAI_API_KEY", "HITLBOT_APPROVAL_POLICY_TIMEOUTS_HIGH", "HITLBOT_APPROVAL_POLICY_APPROVERS_HIGH_USERS", "HITLBOT_STORE_REDIS_PASSWORD"} {
 		if _, ok := seen[want]; !ok {
 			t.Errorf("%s is not bound", want)
 		}

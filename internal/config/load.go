@@ -83,7 +83,11 @@ func Load(opts Options) (*Config, error) {
 	}
 
 	for _, b := range Bindings() {
-		if err := v.BindEnv(b.Path, b.Env); err != nil {
+		names := []string{b.Path, b.Env}
+		if b.Alias != "" {
+			names = append(names, b.Alias) // read when b.Env is not set
+		}
+		if err := v.BindEnv(names...); err != nil {
 			return nil, fmt.Errorf("config: bind %s: %w", b.Env, err)
 		}
 	}

@@ -112,6 +112,9 @@ func checkEnv(ps *Problems) {
 	for _, b := range Bindings() {
 		known[b.Env] = true
 		names = append(names, b.Env)
+		if b.Alias != "" {
+			known[b.Alias] = true
+		}
 	}
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")

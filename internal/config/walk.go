@@ -22,6 +22,11 @@ type Binding struct {
 	Path string
 	// Env is the environment variable, e.g. "HITLBOT_MODEL_OPENAI_API_KEY".
 	Env string
+	// Alias is a second, shorter name read when Env is not set: the keys
+	// under channels. also answer to HITLBOT_<CHANNEL>_…, e.g.
+	// HITLBOT_FEISHU_APP_SECRET for HITLBOT_CHANNELS_FEISHU_APP_SECRET.
+	// Empty when there is none.
+	Alias string
 	// Secret reports a Secret field (or a secret of a reused struct).
 	Secret bool
 }
@@ -69,7 +74,11 @@ func mapKeys(path string) []string {
 func Bindings() []Binding {
 	var out []Binding
 	walkType(reflect.TypeFor[Config](), "", func(path string, t reflect.Type) {
-		out = append(out, Binding{Path: path, Env: EnvName(path), Secret: t == secretType || extraSecrets[path]})
+		b := Binding{Path: path, Env: EnvName(path), Secret: t == secretType || extraSecrets[path]}
+		if rest, ok := strings.CutPrefix(path, "channels."); ok {
+			b.Alias = EnvName(rest)
+		}
+		out = append(out, b)
 	})
 	return out
 }
