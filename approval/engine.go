@@ -319,6 +319,9 @@ func (e *Engine) forget(id ID) {
 	delete(e.early, id)
 }
 
+// claimTimeout bounds the store round trip of one claim.
+const claimTimeout = 10 * time.Second
+
 // Decide takes one person's decision on an approval. The returned Outcome
 // says what happened; an error means the store could not be reached and
 // nothing was run (fail closed).
@@ -334,7 +337,12 @@ func (e *Engine) Decide(ctx context.Context, id ID, d Decision) (Outcome, error)
 	default:
 		return Outcome{}, E("approval.Decide", KindInvalid, id, fmt.Errorf("unknown verb %q", d.Verb))
 	}
-	res, err := e.cfg.Store.Claim(ctx, id, ClaimRequest{
+	// The claim does not end with the caller (a click's HTTP request may
+	// be cancelled): a claim that ran but whose caller went away would
+	// leave the approval claimed with nobody to run it.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
+	defer cancel()
+	res, err := e.cfg.Store.Claim(cctx, id, ClaimRequest{
 		Intent:        intent,
 		PayloadSHA256: d.PayloadSHA256,
 		Actor:         d.Actor,

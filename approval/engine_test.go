@@ -299,6 +299,11 @@ func TestWaitWokenByOtherReplica(t *testing.T) {
 		f := newFixture(t, be)
 		a := request(t, f.a)
 		ch := waitAsync(t, f.a, a.ID)
+		// Decide only once A blocks, so the outcome must cross replicas
+		// while A waits.
+		for !f.a.Waiting(a.ID) {
+			time.Sleep(time.Millisecond)
+		}
 		o := decide(t, f.b, a.ID, decision(a, approval.Approve, "bob"))
 		if o.Status != approval.StatusExecuted {
 			t.Fatalf("Decide on B = %+v", o)
@@ -432,6 +437,25 @@ func TestDecisionWhileCardIsSent(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestDecisionOutlivesItsCaller: a click whose request is cancelled
+// mid-way still claims and runs, instead of leaving the approval claimed
+// with nobody to run it.
+func TestDecisionOutlivesItsCaller(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, be backend) {
+		f := newFixture(t, be)
+		a := request(t, f.a)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		o, err := f.b.Decide(ctx, a.ID, decision(a, approval.Approve, "bob"))
+		if err != nil || o.Status != approval.StatusExecuted {
+			t.Fatalf("Decide with a cancelled caller = %+v, %v; want executed", o, err)
+		}
+		if n := f.tool.runs.Load(); n != 1 {
+			t.Fatalf("tool ran %d times", n)
+		}
+	})
 }
 
 func TestTamperedHash(t *testing.T) {
