@@ -417,6 +417,31 @@ var validateTests = []validateTest{
 		want: []string{"tools.sql.databases[0].name", "tools.sql.databases[0].driver", "tools.sql.databases[0].dsn", "tools"},
 	},
 	{
+		name: "shell tools cannot be made to run unasked",
+		change: func(c *Config) {
+			c.Tools.Shell.Enabled = true
+			c.Tools.Shell.Commands = append(c.Tools.Shell.Commands, shellCommand("restart_app"))
+			c.Approval.Policy.Enabled = false
+			c.Approval.Policy.Tools = map[string]approval.ToolPolicy{"restart_app": {Risk: "low", Confirm: "never"}}
+		},
+		want: []string{"approval.policy.enabled", "approval.policy.tools.restart_app.risk", "approval.policy.tools.restart_app.confirm"},
+	},
+	{
+		name: "a shell tool may be pinned HIGH explicitly",
+		change: func(c *Config) {
+			c.Tools.Shell.Enabled = true
+			c.Tools.Shell.Commands = append(c.Tools.Shell.Commands, shellCommand("restart_app"))
+			c.Approval.Policy.Tools = map[string]approval.ToolPolicy{"restart_app": {Risk: "HIGH", Confirm: "always"}}
+		},
+		want: nil,
+	},
+	{
+		name:   "one web user in two tenants",
+		change: func(c *Config) { c.Channels.Web.Tokens = "aaaaaaaaaaaaaaaa alice acme, bbbbbbbbbbbbbbbb alice globex" },
+		want:   []string{"channels.web.tokens"},
+		word:   "two tenants",
+	},
+	{
 		name:   "bad tokens",
 		change: func(c *Config) { c.Channels.API.Tokens = "short alice" },
 		want:   []string{"channels.api.tokens"},

@@ -266,6 +266,7 @@ func (c *Config) validateTools(ps *Problems) {
 	}
 	_, err := shell.New(t.Shell)
 	ps.addErr("tools.shell", trimPrefix(err, "shell: "))
+	c.validateShellPolicy(ps)
 
 	seen := map[string]bool{}
 	for _, n := range c.ToolNames() {
@@ -273,6 +274,32 @@ func (c *Config) validateTools(ps *Problems) {
 			ps.add("tools", fmt.Sprintf("two tools are named %q", n))
 		}
 		seen[n] = true
+	}
+}
+
+// validateShellPolicy keeps the shell tools at HIGH risk, asking every
+// time: a command can do anything its program can, so no policy setting
+// may let one run without a person's approval.
+func (c *Config) validateShellPolicy(ps *Problems) {
+	if !c.Tools.Shell.Enabled || len(c.Tools.Shell.Commands) == 0 {
+		return
+	}
+	p := c.Approval.Policy
+	if !p.Enabled {
+		ps.add("approval.policy.enabled", "must be true while tools.shell is enabled: shell commands always wait for approval")
+	}
+	for _, s := range c.Tools.Shell.Commands {
+		tp, ok := p.Tools[s.Name]
+		if !ok {
+			continue
+		}
+		path := "approval.policy.tools." + s.Name
+		if tp.Risk != "" && !strings.EqualFold(tp.Risk, "high") {
+			ps.add(path+".risk", fmt.Sprintf("%q: a shell tool is always HIGH risk", tp.Risk))
+		}
+		if tp.Confirm == "never" {
+			ps.add(path+".confirm", "a shell tool always asks for confirmation")
+		}
 	}
 }
 
@@ -284,6 +311,18 @@ func (c *Config) validateChannels(ps *Problems) {
 		if err != nil {
 			ps.add("channels."+name+".tokens", err.Error())
 			return
+		}
+		if name == "web" {
+			// The web chat keys sessions and approvers by the bare user
+			// id: one name in two tenants would share chats and approvals.
+			tenant := map[string]string{}
+			for _, tk := range toks {
+				if t, ok := tenant[tk.User]; ok && t != tk.Tenant {
+					ps.add("channels.web.tokens", fmt.Sprintf("user %q has tokens in two tenants (%q and %q); the web chat identifies people by user id alone, so give them distinct user ids", tk.User, t, tk.Tenant))
+					return
+				}
+				tenant[tk.User] = tk.Tenant
+			}
 		}
 		if enabled && public && len(toks) == 0 {
 			ps.add("channels."+name+".tokens", fmt.Sprintf(
