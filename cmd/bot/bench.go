@@ -18,8 +18,8 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&cfg.Mode, "mode", "engine", "`engine` (request, decide on the other instance, the waiter wakes) or agent (the same through the agent loop and the router)")
 	fs.StringVar(&cfg.RedisURL, "redis", "", "a redis:// `URL`; none: the memory store")
 	fs.IntVar(&cfg.N, "n", 10000, "approvals (engine) or conversations (agent)")
-	fs.IntVar(&cfg.C, "c", 64, "how many run at once")
-	fs.IntVar(&cfg.Pending, "pending", 0, "approvals held open while memory per pending approval is measured (engine mode)")
+	fs.IntVar(&cfg.C, "c", 100, "how many run at once")
+	fs.IntVar(&cfg.Pending, "pending", 0, "approvals held open, each with a blocked Wait, while the memory one pending approval costs is measured (0: not measured)")
 	if st := parse(fs, args); st >= 0 {
 		return st
 	}

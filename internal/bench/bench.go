@@ -74,11 +74,13 @@ type Result struct {
 	RoundTripsPerSec           float64 `json:"round_trips_per_sec"`
 	P50Ms                      float64 `json:"p50_ms"`
 	P99Ms                      float64 `json:"p99_ms"`
-	RedisRoundTripsPerApproval float64 `json:"redis_round_trips_per_approval,omitempty"`
-	Pending                    int     `json:"pending,omitempty"`
-	RedisBytesPerPending       float64 `json:"redis_bytes_per_pending,omitempty"`
-	ProcessBytesPerPending     float64 `json:"process_bytes_per_pending,omitempty"`
-	ProcessHeapBytesPerPending float64 `json:"process_heap_bytes_per_pending,omitempty"`
+	// The figures below are always printed: 0 when not measured (no
+	// Redis with the memory store; -pending 0 for the memory figures).
+	RedisRoundTripsPerApproval float64 `json:"redis_round_trips_per_approval"`
+	Pending                    int     `json:"pending"`
+	RedisBytesPerPending       float64 `json:"redis_bytes_per_pending"`
+	ProcessBytesPerPending     float64 `json:"process_bytes_per_pending"`
+	ProcessHeapBytesPerPending float64 `json:"process_heap_bytes_per_pending"`
 	Errors                     int64   `json:"errors"`
 }
 
@@ -198,7 +200,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 	case "engine":
 		err = runEngine(ctx, cfg, sa, sb, cnt, info, log, &res)
 	case "agent":
-		err = runAgent(ctx, cfg, sa, sb, cnt, log, &res)
+		err = runAgent(ctx, cfg, sa, sb, cnt, info, log, &res)
 	default:
 		err = fmt.Errorf("-mode %q: want engine or agent", cfg.Mode)
 	}
@@ -392,18 +394,18 @@ func usedMemory(ctx context.Context, c redis.UniversalClient) (int64, error) {
 // approval card and every answer to the driver.
 type benchChannel struct {
 	mu      sync.Mutex
-	shown   map[string]chan approval.ID // chat id → the approval shown there
+	shown   map[string]chan cards.View  // chat id → the approval card shown there
 	answers map[string]chan string      // chat id → the answer said there
 }
 
 func newBenchChannel() *benchChannel {
-	return &benchChannel{shown: map[string]chan approval.ID{}, answers: map[string]chan string{}}
+	return &benchChannel{shown: map[string]chan cards.View{}, answers: map[string]chan string{}}
 }
 
-func (c *benchChannel) expect(chat string) (<-chan approval.ID, <-chan string) {
+func (c *benchChannel) expect(chat string) (<-chan cards.View, <-chan string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s, a := make(chan approval.ID, 1), make(chan string, 4)
+	s, a := make(chan cards.View, 1), make(chan string, 4)
 	c.shown[chat], c.answers[chat] = s, a
 	return s, a
 }
@@ -429,7 +431,7 @@ func (c *benchChannel) ShowApproval(_ context.Context, to channels.Target, v car
 	ch := c.shown[to.ChatID]
 	c.mu.Unlock()
 	if ch != nil {
-		ch <- v.ApprovalID
+		ch <- v // the card carries the id and the payload hash, as a button does
 	}
 	return approval.CardRef{Channel: "bench", ChatID: to.ChatID, MessageID: string(v.ApprovalID)}, nil
 }
@@ -453,6 +455,7 @@ func (scriptedModel) Complete(_ context.Context, req agent.Request) (agent.Respo
 // instance is one replica of the agent mode.
 type instance struct {
 	router *channels.Router
+	engine *approval.Engine
 	ch     *benchChannel
 }
 
@@ -492,10 +495,10 @@ func newInstance(ctx context.Context, s approval.Store, tool *counterTool, log *
 		return nil, err
 	}
 	context.AfterFunc(ctx, func() { _ = loop.Close(context.Background()) })
-	return &instance{router: r, ch: ch}, nil
+	return &instance{router: r, engine: e, ch: ch}, nil
 }
 
-func runAgent(ctx context.Context, cfg Config, sa, sb approval.Store, cnt *counter, log *slog.Logger, res *Result) error {
+func runAgent(ctx context.Context, cfg Config, sa, sb approval.Store, cnt *counter, info redis.UniversalClient, log *slog.Logger, res *Result) error {
 	tool := &counterTool{}
 	a, err := newInstance(ctx, sa, tool, log)
 	if err != nil {
@@ -518,21 +521,18 @@ func runAgent(ctx context.Context, cfg Config, sa, sb approval.Store, cnt *count
 			errs.Add(1)
 			return
 		}
-		var id approval.ID
+		var card cards.View
 		select {
-		case id = <-shown:
+		case card = <-shown:
 		case <-time.After(time.Minute):
 			errs.Add(1)
 			return
 		}
-		rec, err := a.router.PendingView(ctx, channels.Target{Channel: "bench", ChatID: chat, UserID: user})
-		if err != nil || rec == nil {
-			errs.Add(1)
-			return
-		}
+		// The click carries what the card's button carries: the approval
+		// id and the payload hash.
 		t0 := time.Now()
-		o, err := b.router.HandleCardAction(ctx, channels.CardAction{Channel: "bench", ChatID: chat, MessageID: string(id),
-			EventID: "click-" + chat, UserID: user, ApprovalID: id, Verb: approval.Approve, PayloadSHA256: rec.PayloadSHA256})
+		o, err := b.router.HandleCardAction(ctx, channels.CardAction{Channel: "bench", ChatID: chat, MessageID: string(card.ApprovalID),
+			EventID: "click-" + chat, UserID: user, ApprovalID: card.ApprovalID, Verb: approval.Approve, PayloadSHA256: card.PayloadSHA256})
 		if err != nil || o.Status != approval.StatusExecuted {
 			errs.Add(1)
 			return
@@ -548,5 +548,8 @@ func runAgent(ctx context.Context, cfg Config, sa, sb approval.Store, cnt *count
 		}
 	})
 	finish(res, cfg, tool.runs.Load(), errs.Load(), elapsed, lat, cnt, rt0)
+	if cfg.Pending > 0 {
+		return measurePending(ctx, cfg, a.engine, info, res)
+	}
 	return nil
 }

@@ -21,7 +21,7 @@ func TestRun(t *testing.T) {
 		{Mode: "engine", N: 200, C: 8, Pending: 50},
 		{Mode: "agent", N: 100, C: 8},
 		{Mode: "engine", RedisURL: url, N: 200, C: 8, Pending: 50},
-		{Mode: "agent", RedisURL: url, N: 100, C: 8},
+		{Mode: "agent", RedisURL: url, N: 100, C: 8, Pending: 20},
 	} {
 		var out bytes.Buffer
 		res, err := bench.Run(context.Background(), cfg, &out)
@@ -42,6 +42,14 @@ func TestRun(t *testing.T) {
 		}
 		if cfg.Pending > 0 && res.ProcessBytesPerPending <= 0 {
 			t.Fatalf("%+v: no process memory measured", cfg)
+		}
+		if cfg.Pending > 0 && cfg.RedisURL != "" && res.RedisBytesPerPending <= 0 {
+			t.Fatalf("%+v: no Redis memory measured", cfg)
+		}
+		for _, field := range []string{"round_trips_per_sec", "p50_ms", "p99_ms", "redis_round_trips_per_approval", "redis_bytes_per_pending", "process_bytes_per_pending", "tool_runs", "n"} {
+			if !bytes.Contains(out.Bytes(), []byte(`"`+field+`":`)) {
+				t.Errorf("%+v: the output has no %s: %s", cfg, field, out.String())
+			}
 		}
 	}
 	if keys, err := c.Keys(context.Background(), "hitlbench:*").Result(); err != nil || len(keys) > 0 {
