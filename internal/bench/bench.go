@@ -65,15 +65,15 @@ type Config struct {
 
 // Result is what a run prints.
 type Result struct {
-	Mode                       string  `json:"mode"`
-	Store                      string  `json:"store"`
-	N                          int     `json:"n"`
-	C                          int     `json:"c"`
-	ToolRuns                   int64   `json:"tool_runs"`
-	Seconds                    float64 `json:"seconds"`
-	RoundTripsPerSec           float64 `json:"round_trips_per_sec"`
-	P50Ms                      float64 `json:"p50_ms"`
-	P99Ms                      float64 `json:"p99_ms"`
+	Mode             string  `json:"mode"`
+	Store            string  `json:"store"`
+	N                int     `json:"n"`
+	C                int     `json:"c"`
+	ToolRuns         int64   `json:"tool_runs"`
+	Seconds          float64 `json:"seconds"`
+	RoundTripsPerSec float64 `json:"round_trips_per_sec"`
+	P50Ms            float64 `json:"p50_ms"`
+	P99Ms            float64 `json:"p99_ms"`
 	// The figures below are always printed: 0 when not measured (no
 	// Redis with the memory store; -pending 0 for the memory figures).
 	RedisRoundTripsPerApproval float64 `json:"redis_round_trips_per_approval"`
@@ -394,8 +394,8 @@ func usedMemory(ctx context.Context, c redis.UniversalClient) (int64, error) {
 // approval card and every answer to the driver.
 type benchChannel struct {
 	mu      sync.Mutex
-	shown   map[string]chan cards.View  // chat id → the approval card shown there
-	answers map[string]chan string      // chat id → the answer said there
+	shown   map[string]chan cards.View // chat id → the approval card shown there
+	answers map[string]chan string     // chat id → the answer said there
 }
 
 func newBenchChannel() *benchChannel {
