@@ -56,7 +56,11 @@
 // Cluster. With several replicas Feishu gives each event to one random
 // long connection and may re-deliver it to another, so de-duplication
 // and approval state live in the shared store (the router's and the
-// engine's job). A developer laptop running production credentials steals
+// engine's job). A click on a card another replica sent (or sent before
+// a restart) is answered like any other: the channel reads the
+// approval's pending view through the router (channels.PendingViewer)
+// before deciding, so the answer carries the processing or final card
+// and a refused clicker is told who may approve. A developer laptop running production credentials steals
 // a share of events: use a separate app for development.
 //
 // # Console checklist (开发者后台, for the README)

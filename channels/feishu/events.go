@@ -226,6 +226,12 @@ func (c *Channel) onCardAction(ctx context.Context, ev *callback.CardActionTrigg
 	if a.UserID == "" {
 		return toast("error", w.malformed), nil
 	}
+	// The window starts now: finding the card's view counts against it.
+	timer := time.NewTimer(c.cfg.CallbackWait)
+	defer timer.Stop()
+	// The view is read before the decision: once decided, the approval is
+	// no longer pending and its view can no longer be asked for.
+	view, haveView := c.viewFor(ctx, h, a)
 	type result struct {
 		o   approval.Outcome
 		err error
@@ -238,9 +244,6 @@ func (c *Channel) onCardAction(ctx context.Context, ev *callback.CardActionTrigg
 	}) {
 		return toast("error", w.unavailable), nil
 	}
-	view, haveView := c.shown(a.MessageID)
-	timer := time.NewTimer(c.cfg.CallbackWait)
-	defer timer.Stop()
 	select {
 	case r := <-done:
 		if r.err != nil {
@@ -258,17 +261,56 @@ func (c *Channel) onCardAction(ctx context.Context, ev *callback.CardActionTrigg
 	}
 }
 
+// viewFor returns the view of the clicked card: the one this process
+// sent or last updated; else, when another replica sent the card or this
+// process restarted since, the approval's pending view read through the
+// handler (the router, as a channels.PendingViewer), checked to be the
+// clicked approval's and remembered, so that the processing answer and
+// the settle that follows behave as on the replica that sent it. The read
+// is bounded by half the callback window; without a view the click is
+// still decided, and answered with a toast only.
+//
+// The pending approval is looked up in the session of the clicker in the
+// card's chat: that is the approval's session under the per_chat scope,
+// and under per_user when the requester clicks. Otherwise (another
+// clicker under per_user, a card of a thread under per_thread) the
+// lookup finds nothing or another approval, and no view is used.
+func (c *Channel) viewFor(ctx context.Context, h channels.Handler, a channels.CardAction) (cards.View, bool) {
+	if v, ok := c.shown(a.MessageID); ok && v.ApprovalID == a.ApprovalID {
+		return v, true
+	}
+	pv, ok := h.(channels.PendingViewer)
+	if !ok || a.MessageID == "" {
+		return cards.View{}, false
+	}
+	lctx, cancel := context.WithTimeout(ctx, c.cfg.CallbackWait/2)
+	defer cancel()
+	v, err := pv.PendingView(lctx, channels.Target{Channel: Name, ChatID: a.ChatID, UserID: a.UserID})
+	if err != nil {
+		c.log.Warn("could not read the view of a clicked card; answering without a card", "approval_id", a.ApprovalID, "msg_id", a.MessageID, "err", err)
+		return cards.View{}, false
+	}
+	if v == nil || v.ApprovalID != a.ApprovalID {
+		c.log.Debug("the clicked approval is not the session's pending one; answering without a card", "approval_id", a.ApprovalID, "msg_id", a.MessageID)
+		return cards.View{}, false
+	}
+	return c.rememberLoaded(a.MessageID, *v), true
+}
+
 // outcomeResponse is the answer to a click whose outcome is known.
 func (c *Channel) outcomeResponse(o approval.Outcome, view cards.View, haveView bool) *callback.CardActionTriggerResponse {
 	w := words(c.cfg.Lang)
 	text := c.cfg.Text.With(c.cfg.Lang).Text(o.Status)
 	switch o.Status {
 	case approval.StatusUnauthorized:
-		who := w.someoneElse
-		if haveView && view.Approvers != "" {
-			who = view.Approvers
+		switch {
+		case haveView && view.Approvers != "":
+			return toast("warning", fmt.Sprintf(w.mayApprove, view.Approvers))
+		case o.Content != "":
+			// The engine's words for the refusal name who may decide.
+			return toast("warning", o.Content)
 		}
-		return toast("warning", fmt.Sprintf(w.mayApprove, who))
+		return toast("warning", fmt.Sprintf(w.mayApprove, w.someoneElse))
 	case approval.StatusTampered, approval.StatusMissing:
 		return toast("error", text)
 	case approval.StatusAlreadyDecided:

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -138,14 +139,51 @@ type rig struct {
 	engine *approval.Engine
 	erase  *opTool
 	model  *model
+	scope  channels.Scope
+	// srv serves the channel's WebhookHandler in webhook mode; events are
+	// then posted to it, signed and encrypted, instead of pushed over the
+	// long connection.
+	srv *httptest.Server
 }
+
+// rigOptions let several rigs act as replicas of one deployment: one
+// fake Feishu (one app), one shared store, one tool.
+type rigOptions struct {
+	fake    *feishutest.Server // default: a new fake
+	store   approval.Store     // default: a new memstore
+	tool    *opTool            // default: a new erase tool
+	webhook bool               // webhook mode (default: long connection)
+	scope   channels.Scope     // default per_chat
+}
+
+// webhookKey is the encrypt key of webhook-mode rigs.
+const webhookKey = "ekey"
 
 func newRig(t *testing.T, mod ...func(*Config, *opTool)) *rig {
 	t.Helper()
-	fake := feishutest.New()
-	t.Cleanup(fake.Close)
-	g := &rig{fake: fake, erase: &opTool{name: "erase"}, model: &model{}}
+	return newRigWith(t, rigOptions{}, mod...)
+}
+
+func newRigWith(t *testing.T, o rigOptions, mod ...func(*Config, *opTool)) *rig {
+	t.Helper()
+	fake := o.fake
+	if fake == nil {
+		fake = feishutest.New()
+		t.Cleanup(fake.Close)
+	}
+	tool := o.tool
+	if tool == nil {
+		tool = &opTool{name: "erase"}
+	}
+	scope := o.scope
+	if scope == "" {
+		scope = channels.ScopePerChat
+	}
+	g := &rig{fake: fake, erase: tool, model: &model{}, scope: scope}
 	cfg := testConfig(fake)
+	if o.webhook {
+		cfg.Mode, cfg.EncryptKey, cfg.VerificationToken = ModeWebhook, webhookKey, "vtoken"
+	}
 	for _, m := range mod {
 		m(&cfg, g.erase)
 	}
@@ -155,8 +193,15 @@ func newRig(t *testing.T, mod ...func(*Config, *opTool)) *rig {
 		t.Fatal(err)
 	}
 	g.ch = ch
-	store := memstore.New(memstore.Options{})
-	r, err := channels.NewRouter(channels.RouterConfig{Store: store, Lang: "en", Logger: quiet})
+	if o.webhook {
+		g.srv = httptest.NewServer(ch.WebhookHandler())
+		t.Cleanup(g.srv.Close)
+	}
+	store := o.store
+	if store == nil {
+		store = memstore.New(memstore.Options{})
+	}
+	r, err := channels.NewRouter(channels.RouterConfig{Store: store, Lang: "en", Logger: quiet, Scope: scope})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,10 +259,19 @@ var idSeq atomic.Int64
 
 func nextID(prefix string) string { return fmt.Sprintf("%s_%d", prefix, idSeq.Add(1)) }
 
-// push sends an event over the long connection and returns the ack.
+// push sends an event over the long connection, or posts it signed and
+// encrypted to the webhook in webhook mode, and returns the ack (the HTTP
+// status and body for a webhook).
 func (g *rig) push(t *testing.T, payload []byte) (code int, data []byte, took time.Duration) {
 	t.Helper()
 	start := time.Now()
+	if g.srv != nil {
+		resp, body, err := feishutest.PostWebhook(g.srv.URL, webhookKey, payload, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, body, time.Since(start)
+	}
 	resp, err := g.fake.Push(payload, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -268,7 +322,7 @@ func (g *rig) pending(t *testing.T, chat, user, target string) (*approval.Approv
 	g.say(t, "p2p", chat, user, "erase "+target, nil)
 	var a *approval.Approval
 	eventually(t, "an approval is pending and its card is sent", func() bool {
-		p, err := g.engine.Pending(context.Background(), approval.SessionKey("feishu:"+chat))
+		p, err := g.engine.Pending(context.Background(), channels.SessionKey(g.scope, Name, chat, approval.UserID(user), ""))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -322,6 +322,27 @@ func (c *Channel) remember(messageID string, v cards.View) (recentProcessing boo
 		sc.view, sc.at = v, now
 		return recentProcessing
 	}
+	c.addCardLocked(messageID, v, now)
+	return false
+}
+
+// rememberLoaded stores the view of a card this process did not send (read
+// from the store on a click) unless one is known already, and returns
+// the view remembered: an update that got here first wins.
+func (c *Channel) rememberLoaded(messageID string, v cards.View) cards.View {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if sc, ok := c.cards[messageID]; ok {
+		if sc.view.ApprovalID == v.ApprovalID {
+			return sc.view
+		}
+		return v
+	}
+	c.addCardLocked(messageID, v, time.Now())
+	return v
+}
+
+func (c *Channel) addCardLocked(messageID string, v cards.View, now time.Time) {
 	if len(c.cards) >= maxCards {
 		for id, sc := range c.cards {
 			if now.Sub(sc.at) > cardTTL || len(c.cards) >= maxCards {
@@ -330,7 +351,6 @@ func (c *Channel) remember(messageID string, v cards.View) (recentProcessing boo
 		}
 	}
 	c.cards[messageID] = &shownCard{view: v, at: now}
-	return false
 }
 
 // shown returns the view remembered for a card.
