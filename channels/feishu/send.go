@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -54,14 +55,12 @@ func (e *APIError) Throttled() bool {
 // ctx. Other API errors are returned at once. call returns the raw answer,
 // the Feishu code and message read from the body, and a transport error.
 func (c *Channel) do(ctx context.Context, op string, call func(ctx context.Context, opts ...larkcore.RequestOptionFunc) (*larkcore.ApiResp, int, string, error)) error {
-	backoff := 300 * time.Millisecond
 	for attempt := 0; ; attempt++ {
 		resp, code, msg, err := call(ctx, c.tokenOptions()...)
-		var wait time.Duration
+		reset := "" // x-ogw-ratelimit-reset of a throttled answer
 		switch {
 		case err != nil:
 			err = fmt.Errorf("feishu %s: %w", op, err)
-			wait = backoff
 		case resp != nil && (resp.StatusCode < 200 || resp.StatusCode > 299 || code != 0):
 			ae := &APIError{Op: op, Status: resp.StatusCode, Code: code, Msg: msg, LogID: resp.LogId()}
 			err = ae
@@ -76,12 +75,8 @@ func (c *Channel) do(ctx context.Context, op string, call func(ctx context.Conte
 				c.log.Warn("feishu refused the cached tenant token; using a fresh one", "op", op, "code", code)
 				continue
 			case ae.Throttled():
-				wait = backoff
-				if s, perr := strconv.ParseFloat(strings.TrimSpace(resp.Header.Get("x-ogw-ratelimit-reset")), 64); perr == nil && s >= 0 {
-					wait = time.Duration(s*float64(time.Second)) + 50*time.Millisecond
-				}
+				reset = resp.Header.Get("x-ogw-ratelimit-reset")
 			case resp.StatusCode >= 500:
-				wait = backoff
 			default:
 				return err // a permanent refusal: permissions, bad ids, a card Feishu rejects
 			}
@@ -93,15 +88,45 @@ func (c *Channel) do(ctx context.Context, op string, call func(ctx context.Conte
 		if attempt >= c.cfg.MaxRetries {
 			return err
 		}
-		wait = min(wait, c.cfg.MaxRetryWait)
+		wait := retryWait(reset, attempt, c.cfg.MaxRetryWait)
 		c.log.Warn("feishu API call failed; retrying", "op", op, "err", err, "in", wait, "attempt", attempt+1)
 		select {
 		case <-ctx.Done():
 			return errors.Join(err, ctx.Err())
 		case <-time.After(wait):
 		}
-		backoff = min(backoff*2, c.cfg.MaxRetryWait)
 	}
+}
+
+// Retry waits: the first backoff, and the margin added to Feishu's reset
+// time so the retry lands after the window has turned.
+const (
+	firstBackoff = 300 * time.Millisecond
+	resetMargin  = 50 * time.Millisecond
+)
+
+// retryWait is how long to wait after failed attempt (0 for the first
+// call) before the next one. reset is the x-ogw-ratelimit-reset header of
+// a throttled answer ("" otherwise): a number of seconds ≥ 0 is honoured,
+// plus resetMargin, even when shorter than the backoff; anything else
+// (absent, not a number, negative, NaN, infinite) falls back to the
+// exponential backoff 300 ms × 2^attempt. The wait is at most max.
+func retryWait(reset string, attempt int, max time.Duration) time.Duration {
+	if s, err := strconv.ParseFloat(strings.TrimSpace(reset), 64); err == nil && s >= 0 && !math.IsInf(s, 0) {
+		// Compare as floats: a huge reset must not overflow a Duration.
+		if s*float64(time.Second) >= float64(max-resetMargin) {
+			return max
+		}
+		return min(time.Duration(s*float64(time.Second))+resetMargin, max)
+	}
+	wait := firstBackoff
+	for range attempt {
+		if wait >= max {
+			break
+		}
+		wait *= 2
+	}
+	return min(wait, max)
 }
 
 // staleToken reports the codes of an invalid or expired access token.

@@ -43,7 +43,8 @@ type Call struct {
 	Content   string // the message content (a JSON string, as sent)
 	UUID      string
 	InThread  bool
-	Answered  int // the HTTP status answered
+	Answered  int       // the HTTP status answered
+	At        time.Time // when the fake received it
 }
 
 // Server is the fake.
@@ -172,7 +173,7 @@ func (s *Server) record(w http.ResponseWriter, r *http.Request, op string) (Call
 		writeJSON(w, 400, map[string]any{"code": 230001, "msg": "bad body: " + err.Error()})
 		return Call{}, false
 	}
-	c := Call{Op: op, MessageID: r.PathValue("id"), ReceiveID: b.ReceiveID, MsgType: b.MsgType, Content: b.Content, UUID: b.UUID, InThread: b.ReplyInThread, Answered: 200}
+	c := Call{Op: op, MessageID: r.PathValue("id"), ReceiveID: b.ReceiveID, MsgType: b.MsgType, Content: b.Content, UUID: b.UUID, InThread: b.ReplyInThread, Answered: 200, At: time.Now()}
 	if op == "patch" {
 		c.MsgType = "interactive"
 	}
