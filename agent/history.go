@@ -30,16 +30,49 @@ type History interface {
 	Save(ctx context.Context, s approval.SessionKey, c Conversation) error
 }
 
-// Trim caps c to at most max messages, dropping the oldest, and never
-// leaves a tool message or an assistant's tool calls without its partner:
-// the kept history starts at a user message.
+// Trim caps c to about max messages, dropping the oldest, and never leaves
+// a tool message or an assistant's tool calls without its partner: the kept
+// history starts at a user message (with the updates on earlier approvals
+// recorded just before it, when they fit). The current turn (the last user
+// message and everything after it, with the updates just before it) is
+// always kept whole, even when it alone is longer than max.
 func (c *Conversation) Trim(max int) {
-	if max <= 0 || len(c.Messages) <= max {
+	n := len(c.Messages)
+	if max <= 0 || n <= max {
 		return
 	}
-	start := len(c.Messages) - max
-	for start < len(c.Messages) && c.Messages[start].Role != RoleUser {
-		start++
+	last := -1
+	for i := n - 1; i >= 0; i-- {
+		if c.Messages[i].Role == RoleUser {
+			last = i
+			break
+		}
+	}
+	start := n - max
+	switch {
+	case last < 0:
+		// No user message at all: keep the newest messages, without a
+		// leading tool reply whose call was cut.
+		for start < n && c.Messages[start].Role == RoleTool {
+			start++
+		}
+	case start > last:
+		// The current turn alone is longer than max: keep it whole.
+		start = last
+		for start > 0 && c.Messages[start-1].Role == RoleSystem {
+			start--
+		}
+	default:
+		// Start at the first user message within the cap, or at the
+		// updates that lead to it.
+		i := start
+		for c.Messages[i].Role != RoleUser {
+			i++
+		}
+		for j := i; j > start && c.Messages[j-1].Role == RoleSystem; j-- {
+			i = j - 1
+		}
+		start = i
 	}
 	c.Messages = append([]Message(nil), c.Messages[start:]...)
 }

@@ -3,6 +3,8 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -54,5 +56,47 @@ func TestHistoryRoundTrip(t *testing.T) {
 				t.Fatal("sessions share a history")
 			}
 		})
+	}
+}
+
+// A turn longer than the history cap keeps itself whole.
+func TestLongTurnSurvivesTrim(t *testing.T) {
+	var rounds atomic.Int64
+	model := scripted(func(req agent.Request) (agent.Response, error) {
+		if n := rounds.Add(1); n <= 3 {
+			return agent.Response{Message: agent.Message{ToolCalls: []agent.ToolCall{call(fmt.Sprint("c", n), "look", "x")}}}, nil
+		}
+		return agent.Response{Message: agent.Message{Content: "done"}}, nil
+	})
+	h := newHarness(t, model, func(c *agent.LoopConfig) { c.MaxHistory = 4 })
+	if r := result(t, h.submit(t, "s1", "look three times")); r.Text != "done" {
+		t.Fatalf("result = %+v", r)
+	}
+	conv, _ := h.history.Load(context.Background(), "s1")
+	if len(conv.Messages) != 8 || conv.Messages[0].Role != agent.RoleUser || conv.Messages[0].Content != "look three times" || conv.Messages[7].Content != "done" {
+		t.Fatalf("history after a long turn = %+v", conv.Messages)
+	}
+}
+
+func TestHistoryTrimKeepsCurrentTurn(t *testing.T) {
+	turn := []agent.Message{
+		{Role: agent.RoleUser, Content: "2"},
+		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "a"}}}, {Role: agent.RoleTool, ToolCallID: "a"},
+		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "b"}}}, {Role: agent.RoleTool, ToolCallID: "b"},
+		{Role: agent.RoleAssistant, Content: "y"},
+	}
+	c := agent.Conversation{Messages: append([]agent.Message{{Role: agent.RoleUser, Content: "1"}, {Role: agent.RoleAssistant, Content: "x"}}, turn...)}
+	c.Trim(3)
+	if len(c.Messages) != len(turn) || c.Messages[0].Content != "2" || c.Messages[5].Content != "y" {
+		t.Fatalf("trimmed = %+v", c.Messages)
+	}
+
+	// An update on an earlier approval, recorded at the start of the turn,
+	// belongs to it.
+	c = agent.Conversation{Messages: append([]agent.Message{{Role: agent.RoleUser, Content: "1"}, {Role: agent.RoleAssistant, Content: "x"},
+		{Role: agent.RoleSystem, Content: "update"}}, turn...)}
+	c.Trim(3)
+	if len(c.Messages) != len(turn)+1 || c.Messages[0].Content != "update" || c.Messages[1].Content != "2" {
+		t.Fatalf("trimmed = %+v", c.Messages)
 	}
 }
