@@ -538,50 +538,107 @@ func withPlaceholders(conv Conversation, batch []*prepared, id approval.ID) Conv
 }
 
 // applyOutcome turns an approval's outcome into the replies of its calls.
+// Each call that ran and succeeded is shown in the chat as a tool result.
 func (l *Loop) applyOutcome(ts *turnState, batch []*prepared, o approval.Outcome) {
+	calls := make([]approval.Call, len(batch))
+	for i, p := range batch {
+		calls[i] = approval.Call{Tool: p.call.Name, CallID: p.call.ID}
+	}
+	for i, co := range callOutcomes(o, calls, false) {
+		p := batch[i]
+		p.reply, p.status, p.isError = co.reply, co.status, co.isError
+		if o.Status == approval.StatusRejected {
+			ts.declined[p.call.Name+"\x00"+p.hash] = true
+		}
+		if co.ran {
+			l.say(context.Background(), ts.in, Say{Kind: SayToolResult, Tool: p.call.Name, Args: p.args, Text: p.reply, IsError: p.isError})
+		}
+	}
+}
+
+// callOutcome is what became of one call of an ended approval.
+type callOutcome struct {
+	status  string
+	reply   string // what the model is told
+	isError bool
+	ran     bool // the tool ran and succeeded (executed or replayed)
+}
+
+// callOutcomes says what became of each call of an ended approval. When
+// the calls were dispatched (executed, failed, frozen, replayed), each call
+// gets its own result: a batch can hold a call that ran beside one that
+// failed. An approval that ended without running (rejected, expired,
+// superseded, cancelled) applies to every call. late words the replies for
+// an update recorded after the turn that asked.
+func callOutcomes(o approval.Outcome, calls []approval.Call, late bool) []callOutcome {
 	byID := map[string]approval.Result{}
 	for _, r := range o.Results {
-		byID[r.CallID] = r
+		if r.CallID != "" {
+			byID[r.CallID] = r
+		}
 	}
-	for i, p := range batch {
-		r, ok := byID[p.call.ID]
-		if !ok && i < len(o.Results) {
+	dispatched := false
+	switch o.Status {
+	case approval.StatusExecuted, approval.StatusReplayed, approval.StatusFailed, approval.StatusFrozen:
+		dispatched = true
+	}
+	frozenSeen := false
+	out := make([]callOutcome, len(calls))
+	for i, c := range calls {
+		r, ok := byID[c.CallID]
+		if !ok && len(o.Results) == len(calls) && (o.Results[i].CallID == "" || o.Results[i].CallID == c.CallID) {
 			r, ok = o.Results[i], true
 		}
-		p.status, p.isError = string(o.Status), o.IsError
+		if dispatched && ok {
+			st := r.Status
+			if st == "" {
+				st = o.Status
+			}
+			switch st {
+			case approval.StatusExecuted, approval.StatusReplayed:
+				out[i] = callOutcome{status: string(st), reply: r.Content, isError: r.IsError, ran: !r.IsError}
+			case approval.StatusFailed:
+				out[i] = callOutcome{status: string(st), reply: "Failed: " + r.Content, isError: true}
+			case approval.StatusFrozen:
+				if frozenSeen {
+					// The engine stops a batch at its first call of unknown effect.
+					out[i] = callOutcome{status: string(st), isError: true,
+						reply: "Not run: an earlier call of this batch has an unknown effect, so this one was stopped; do not retry it automatically."}
+				} else {
+					frozenSeen = true
+					out[i] = callOutcome{status: string(st), isError: true,
+						reply: "The result is unknown and the action is frozen (it may or may not have taken effect); do not retry it. " + r.Content}
+				}
+			default:
+				out[i] = callOutcome{status: string(st), reply: "Not run: " + r.Content, isError: true}
+			}
+			continue
+		}
+		co := callOutcome{status: string(o.Status), isError: o.IsError}
 		switch o.Status {
 		case approval.StatusExecuted, approval.StatusReplayed:
-			if ok {
-				p.reply, p.isError, p.status = r.Content, r.IsError, string(r.Status)
-			} else {
-				p.reply = o.Content
-			}
-			l.say(context.Background(), ts.in, Say{Kind: SayToolResult, Tool: p.call.Name, Args: p.args, Text: p.reply, IsError: p.isError})
+			co.reply, co.ran = o.Content, !o.IsError
 		case approval.StatusRejected:
-			ts.declined[p.call.Name+"\x00"+p.hash] = true
-			p.reply = "Not run: the user declined it (" + o.Content + "). Do not propose the same call again in this turn."
+			co.reply = "Not run: the user declined it (" + o.Content + ")."
+			if !late {
+				co.reply += " Do not propose the same call again in this turn."
+			}
 		case approval.StatusExpired:
-			p.reply = "Not run: the approval expired before anyone decided."
+			co.reply = "Not run: the approval expired before anyone decided."
 		case approval.StatusFrozen:
-			detail := o.Content
-			if ok {
-				detail = r.Content
-			}
-			p.reply = "The result is unknown and the action is frozen (it may or may not have taken effect); do not retry it. " + detail
+			co.reply = "The result is unknown and the action is frozen (it may or may not have taken effect); do not retry it. " + o.Content
 		case approval.StatusFailed:
-			if ok {
-				p.reply = "Failed: " + r.Content
-			} else {
-				p.reply = "Failed: " + o.Content
-			}
+			co.reply = "Failed: " + o.Content
 		case approval.StatusSuperseded:
-			p.reply = "Not run: a newer request in this conversation replaced it."
+			co.reply = "Not run: a newer request in this conversation replaced it."
 		case approval.StatusCancelled:
-			p.reply = "Not run: the approval was withdrawn."
+			co.reply = "Not run: the approval was withdrawn."
 		default:
-			p.reply = "Not run: " + o.Content
+			co.reply = "Not run: " + o.Content
 		}
+		out[i] = co
 	}
+	return out
 }
 
 // resolveAwaiting settles a conversation whose last turn ended while an

@@ -52,6 +52,39 @@ func (t *opTool) Run(_ context.Context, args json.RawMessage) (agent.Output, err
 	return agent.Output{Content: fmt.Sprintf("%s done (run %d)", t.name, n)}, nil
 }
 
+// dropTool is a destructive tool whose target decides how it ends: "bad"
+// is a failure the tool knows about, "boom" an error of unknown effect,
+// anything else a success.
+type dropTool struct{ runs atomic.Int64 }
+
+func (t *dropTool) Name() string        { return "drop" }
+func (t *dropTool) Description() string { return "drops a table" }
+func (t *dropTool) Schema() *jsonschema.Schema {
+	s, err := jsonschema.For[opArgs](nil)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+func (t *dropTool) Kind(json.RawMessage) approval.Kind { return approval.KindDestructive }
+func (t *dropTool) Preview(_ context.Context, args json.RawMessage) (string, error) {
+	return "drop " + string(args), nil
+}
+func (t *dropTool) Run(_ context.Context, args json.RawMessage) (agent.Output, error) {
+	t.runs.Add(1)
+	var a opArgs
+	if err := json.Unmarshal(args, &a); err != nil {
+		return agent.Output{}, err
+	}
+	switch a.Target {
+	case "bad":
+		return agent.Output{Content: "no such table: bad", IsError: true}, nil
+	case "boom":
+		return agent.Output{}, errors.New("connection lost during commit")
+	}
+	return agent.Output{Content: "dropped " + a.Target}, nil
+}
+
 // scripted is a Model that plays a script: a function of the request.
 type scripted func(req agent.Request) (agent.Response, error)
 
@@ -125,6 +158,8 @@ type harness struct {
 	read    *opTool
 	del     *opTool
 	write   *opTool
+	drop    *dropTool
+	cfg     agent.LoopConfig
 }
 
 func newHarness(t *testing.T, model agent.Model, mod ...func(*agent.LoopConfig)) *harness {
@@ -132,9 +167,9 @@ func newHarness(t *testing.T, model agent.Model, mod ...func(*agent.LoopConfig))
 	h := &harness{clk: clock.NewFake(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)), speak: &speaker{},
 		shown: make(chan *approval.Approval, 16), history: agent.NewMemoryHistory(),
 		read: &opTool{name: "look", kind: approval.KindRead}, del: &opTool{name: "erase", kind: approval.KindDestructive},
-		write: &opTool{name: "note", kind: approval.KindWrite}}
+		write: &opTool{name: "note", kind: approval.KindWrite}, drop: &dropTool{}}
 	reg := agent.NewRegistry()
-	if err := reg.Register(h.read, h.del, h.write); err != nil {
+	if err := reg.Register(h.read, h.del, h.write, h.drop); err != nil {
 		t.Fatal(err)
 	}
 	eng, err := approval.NewEngine(approval.EngineConfig{Store: memstore.New(memstore.Options{}), Notifier: &shower{h.shown},
@@ -157,12 +192,30 @@ func newHarness(t *testing.T, model agent.Model, mod ...func(*agent.LoopConfig))
 	for _, m := range mod {
 		m(&cfg)
 	}
-	h.loop, err = agent.NewLoop(cfg)
+	h.cfg = cfg
+	h.start(t)
+	return h
+}
+
+// start gives the harness a new loop on the same engine and history.
+func (h *harness) start(t *testing.T) {
+	t.Helper()
+	loop, err := agent.NewLoop(h.cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { h.loop.Close(context.Background()) })
-	return h
+	h.loop = loop
+	t.Cleanup(func() { loop.Close(context.Background()) })
+}
+
+// restart closes the loop (its turns stop waiting; their approvals stay
+// open) and starts a new one, as a process restart would.
+func (h *harness) restart(t *testing.T) {
+	t.Helper()
+	if err := h.loop.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h.start(t)
 }
 
 func (h *harness) submit(t *testing.T, session, text string) <-chan agent.TurnResult {
@@ -228,7 +281,7 @@ func TestApprovedRunsOnce(t *testing.T) {
 		t.Fatalf("said %v", k)
 	}
 	conv, _ := h.history.Load(context.Background(), "s1")
-	if conv.Awaiting != "" || len(conv.Messages) != 4 {
+	if len(conv.Awaiting) != 0 || len(conv.Messages) != 4 {
 		t.Fatalf("history = %+v", conv)
 	}
 }
@@ -426,7 +479,7 @@ func TestOutcomeAfterTurnEndedIsRemembered(t *testing.T) {
 		t.Fatalf("the next turn's model request does not carry the outcome: %+v", req.Messages)
 	}
 	conv, _ := h.history.Load(context.Background(), "s1")
-	if conv.Awaiting != "" {
+	if len(conv.Awaiting) != 0 {
 		t.Fatal("awaiting not cleared")
 	}
 }
