@@ -17,10 +17,14 @@ import (
 type Conversation struct {
 	// Messages is the history, oldest first, without the system prompt.
 	Messages []Message `json:"messages"`
-	// Awaiting names the approval whose outcome the last assistant
-	// message's tool calls wait for, if a turn ended (a restart, a
-	// deadline) before the outcome came. The next turn resolves it.
-	Awaiting approval.ID `json:"awaiting,omitempty"`
+	// Awaiting lists, oldest first, the approvals whose outcome the history
+	// does not have yet: a turn ended (a restart, a deadline) while one was
+	// open, or a newer approval superseded it. Each is resolved (an update
+	// appended to Messages, the id removed) once it has ended: at the start
+	// or end of a turn, or as soon as its outcome arrives when this process
+	// still follows it. Stored as a list; a single id (the old form) is read
+	// as a list of one.
+	Awaiting []approval.ID `json:"awaiting,omitempty"`
 }
 
 // History keeps conversations. MemoryHistory serves one process;
@@ -28,6 +32,36 @@ type Conversation struct {
 type History interface {
 	Load(ctx context.Context, s approval.SessionKey) (Conversation, error)
 	Save(ctx context.Context, s approval.SessionKey, c Conversation) error
+}
+
+// UnmarshalJSON reads a conversation, accepting the older form whose
+// "awaiting" was a single id.
+func (c *Conversation) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Messages []Message       `json:"messages"`
+		Awaiting json.RawMessage `json:"awaiting"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*c = Conversation{Messages: raw.Messages}
+	a := raw.Awaiting
+	switch {
+	case len(a) == 0 || string(a) == "null":
+	case a[0] == '"':
+		var one approval.ID
+		if err := json.Unmarshal(a, &one); err != nil {
+			return err
+		}
+		if one != "" {
+			c.Awaiting = []approval.ID{one}
+		}
+	default:
+		if err := json.Unmarshal(a, &c.Awaiting); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Trim caps c to about max messages, dropping the oldest, and never leaves

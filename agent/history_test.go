@@ -29,7 +29,7 @@ func TestHistoryRoundTrip(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			empty, err := h.Load(ctx, "web:nobody")
-			if err != nil || len(empty.Messages) != 0 || empty.Awaiting != "" {
+			if err != nil || len(empty.Messages) != 0 || len(empty.Awaiting) != 0 {
 				t.Fatalf("Load(unknown) = %+v, %v", empty, err)
 			}
 			want := agent.Conversation{
@@ -38,7 +38,7 @@ func TestHistoryRoundTrip(t *testing.T) {
 					{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "c1", Name: "sql_execute", Args: json.RawMessage(`{"statement":"DELETE FROM orders WHERE status = 'cancelled'"}`), Confidence: 1}}},
 					{Role: agent.RoleTool, ToolCallID: "c1", Name: "sql_execute", Content: "7 rows affected"},
 				},
-				Awaiting: approval.NewID("web:s1"),
+				Awaiting: []approval.ID{approval.NewID("web:s1"), approval.NewID("web:s1")},
 			}
 			if err := h.Save(ctx, "web:s1", want); err != nil {
 				t.Fatal(err)
@@ -56,6 +56,29 @@ func TestHistoryRoundTrip(t *testing.T) {
 				t.Fatal("sessions share a history")
 			}
 		})
+	}
+}
+
+// A conversation stored by an older version, with a single awaited id,
+// still loads.
+func TestConversationLegacyAwaiting(t *testing.T) {
+	id := approval.NewID("web:s1")
+	for _, tc := range []struct {
+		in   string
+		want []approval.ID
+	}{
+		{`{"messages":[{"role":"user","content":"hi"}],"awaiting":"` + string(id) + `"}`, []approval.ID{id}},
+		{`{"messages":[],"awaiting":""}`, nil},
+		{`{"messages":[],"awaiting":["` + string(id) + `"]}`, []approval.ID{id}},
+		{`{"messages":[]}`, nil},
+	} {
+		var c agent.Conversation
+		if err := json.Unmarshal([]byte(tc.in), &c); err != nil {
+			t.Fatalf("%s: %v", tc.in, err)
+		}
+		if len(c.Awaiting) != len(tc.want) || (len(tc.want) == 1 && c.Awaiting[0] != tc.want[0]) {
+			t.Fatalf("%s: awaiting = %v", tc.in, c.Awaiting)
+		}
 	}
 }
 

@@ -131,9 +131,30 @@ type Loop struct {
 	wg     sync.WaitGroup
 
 	mu     sync.Mutex
-	queues map[approval.SessionKey][]Inbound
+	queues map[approval.SessionKey][]job
 	closed bool
 }
+
+// job is an entry of a session's queue: a message, or the news that an
+// approval the session awaits has ended.
+type job struct {
+	in Inbound
+	// ended, when set, makes the job no message: record the outcome of an
+	// approval that no turn waits on any more in the history.
+	ended *ended
+}
+
+// ended is an approval's outcome that arrived after its turn stopped waiting.
+type ended struct {
+	id approval.ID
+	o  approval.Outcome
+}
+
+// maxAwaiting caps Conversation.Awaiting. Every new approval of a session
+// supersedes its pending one, so at most one of them is still open and the
+// others are resolved at the next chance; the cap only bounds a store that
+// stays unreachable.
+const maxAwaiting = 16
 
 // NewLoop checks cfg and returns a loop ready for Submit.
 func NewLoop(cfg LoopConfig) (*Loop, error) {
@@ -166,7 +187,7 @@ func NewLoop(cfg LoopConfig) (*Loop, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Loop{cfg: cfg, log: cfg.Logger, sem: make(chan struct{}, cfg.Workers), ctx: ctx, cancel: cancel,
-		queues: map[approval.SessionKey][]Inbound{}}, nil
+		queues: map[approval.SessionKey][]job{}}, nil
 }
 
 // Submit queues a message for its session's worker.
@@ -180,12 +201,49 @@ func (l *Loop) Submit(in Inbound) error {
 	if len(q) >= l.cfg.QueueSize {
 		return ErrBusy
 	}
-	l.queues[in.Session] = append(q, in)
+	l.queues[in.Session] = append(q, job{in: in})
 	if !running {
 		l.wg.Add(1)
 		go l.work(in.Session)
 	}
 	return nil
+}
+
+// submitEnded queues the recording of an approval's late outcome in the
+// session's worker, so that it never races a turn over the history. It is
+// not refused by a full queue (it is small and no message).
+func (l *Loop) submitEnded(in Inbound, id approval.ID, o approval.Outcome) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return // the next turn resolves it from the store
+	}
+	in.Done = nil
+	q, running := l.queues[in.Session]
+	l.queues[in.Session] = append(q, job{in: in, ended: &ended{id: id, o: o}})
+	if !running {
+		l.wg.Add(1)
+		go l.work(in.Session)
+	}
+}
+
+// follow waits, beyond the turn that stopped waiting, for an approval that
+// is still open, and records its outcome in the history when it comes. It
+// ends with the loop; then the next turn resolves the approval instead.
+func (l *Loop) follow(in Inbound, id approval.ID, log *slog.Logger) {
+	// The caller is a turn, itself counted in l.wg, so Add cannot race Close's Wait.
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		o, err := l.cfg.Engine.Wait(l.ctx, id)
+		if err != nil {
+			if l.ctx.Err() == nil {
+				log.Warn("following the approval failed; the next turn will resolve it", "approval_id", id, "err", err)
+			}
+			return
+		}
+		l.submitEnded(in, id, o)
+	}()
 }
 
 // work handles a session's queue until it is empty.
@@ -199,13 +257,42 @@ func (l *Loop) work(s approval.SessionKey) {
 			l.mu.Unlock()
 			return
 		}
-		in := q[0]
+		j := q[0]
 		l.queues[s] = q[1:]
 		l.mu.Unlock()
-		res := l.turn(in)
-		if in.Done != nil {
-			in.Done(res)
+		if j.ended != nil {
+			l.recordEnded(j.in, j.ended)
+			continue
 		}
+		res := l.turn(j.in)
+		if j.in.Done != nil {
+			j.in.Done(res)
+		}
+	}
+}
+
+// recordEnded appends the outcome of an approval that ended after its turn
+// stopped waiting (and of any other awaited approval that has ended) to
+// the session's history.
+func (l *Loop) recordEnded(in Inbound, e *ended) {
+	ctx, cancel := context.WithTimeout(l.ctx, time.Minute)
+	defer cancel()
+	if err := l.acquire(ctx); err != nil {
+		return
+	}
+	defer l.release()
+	log := l.log.With("channel", in.Channel, "chat_id", in.ChatID, "approval_id", e.id)
+	conv, err := l.cfg.History.Load(ctx, in.Session)
+	if err != nil {
+		log.Warn("loading history to record an approval's outcome failed; the next turn will", "err", err)
+		return
+	}
+	if !l.resolveAwaiting(ctx, &conv, map[approval.ID]approval.Outcome{e.id: e.o}) {
+		return
+	}
+	conv.Trim(l.cfg.MaxHistory)
+	if err := l.cfg.History.Save(context.WithoutCancel(ctx), in.Session, conv); err != nil {
+		log.Error("saving history failed", "err", err)
 	}
 }
 
@@ -245,6 +332,9 @@ type turnState struct {
 	declined map[string]bool // tool + "\x00" + payload hash the user declined in this turn
 	id       string
 	waiting  chan bool // tells the slow-notice watcher when an approval wait starts/ends
+	// open are the approvals the turn stopped waiting for while they were
+	// still open (its deadline passed); the turn ends saying so.
+	open []approval.ID
 }
 
 // signalWaiting tells the slow-notice watcher that an approval wait starts
@@ -280,7 +370,7 @@ func (l *Loop) turn(in Inbound) TurnResult {
 		return l.fail(ctx, ts, err, "I could not load this conversation; please try again shortly.")
 	}
 	ts.conv = conv
-	l.resolveAwaiting(ctx, ts)
+	l.resolveAwaiting(ctx, &ts.conv, nil)
 	ts.conv.Messages = append(ts.conv.Messages, Message{Role: RoleUser, Content: in.Text})
 
 	stopSlow := l.watchSlow(ctx, ts)
@@ -330,6 +420,20 @@ func (l *Loop) turn(in Inbound) TurnResult {
 			// The turn gave up its worker and could not get it back (shutdown).
 			break
 		}
+		if len(ts.open) > 0 {
+			// The deadline passed while an approval was open. It stays
+			// open and may still run: say so, not that the work stopped.
+			ts.result.Text = stillWaitingText
+			ts.conv.Messages = append(ts.conv.Messages, Message{Role: RoleAssistant, Content: stillWaitingText})
+			l.say(ctx, in, Say{Kind: SayNotice, Text: stillWaitingText})
+			break
+		}
+	}
+	if l.ctx.Err() == nil {
+		// Approvals this turn superseded have ended: record them now.
+		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		l.resolveAwaiting(rctx, &ts.conv, nil)
+		rcancel()
 	}
 	ts.conv.Trim(l.cfg.MaxHistory)
 	if err := l.cfg.History.Save(context.WithoutCancel(ctx), in.Session, ts.conv); err != nil {
@@ -337,6 +441,9 @@ func (l *Loop) turn(in Inbound) TurnResult {
 	}
 	return ts.result
 }
+
+// stillWaitingText ends a turn whose deadline passed while an approval was open.
+const stillWaitingText = "⏳ The approval is still waiting for a decision; nothing has run yet. It stays open until someone decides or it expires, and its result will be recorded in this conversation. / 审批仍在等待确认，尚未执行；确认或过期后，结果会记录在本对话中。"
 
 func (l *Loop) fail(ctx context.Context, ts *turnState, err error, public string) TurnResult {
 	l.say(ctx, ts.in, Say{Kind: SayNotice, Text: public, IsError: true})
@@ -504,7 +611,11 @@ func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared, lo
 		return true
 	}
 	// Record what is awaited before blocking, so a restart can resolve it.
-	ts.conv.Awaiting = a.ID
+	ts.conv.Awaiting = append(ts.conv.Awaiting, a.ID)
+	if n := len(ts.conv.Awaiting); n > maxAwaiting {
+		log.Warn("too many approvals awaited; forgetting the oldest", "approval_id", ts.conv.Awaiting[0])
+		ts.conv.Awaiting = append([]approval.ID(nil), ts.conv.Awaiting[n-maxAwaiting:]...)
+	}
 	if err := l.cfg.History.Save(ctx, ts.in.Session, withPlaceholders(ts.conv, batch, a.ID)); err != nil {
 		log.Warn("saving history before the approval wait failed", "approval_id", a.ID, "err", err)
 	}
@@ -518,11 +629,28 @@ func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared, lo
 		for _, p := range batch {
 			p.reply, p.status, p.isError = "Not run yet: still waiting for a person's approval ("+string(a.ID)+"). The outcome will be recorded when it comes.", "pending", true
 		}
+		if l.ctx.Err() == nil {
+			// Not a shutdown: the turn ran out of time. Keep following
+			// the approval, so its outcome is recorded when it comes.
+			ts.open = append(ts.open, a.ID)
+			l.follow(ts.in, a.ID, log)
+		}
 		return reacquired
 	}
-	ts.conv.Awaiting = ""
+	ts.conv.Awaiting = without(ts.conv.Awaiting, a.ID)
 	l.applyOutcome(ts, batch, o)
 	return reacquired
+}
+
+// without returns ids without id.
+func without(ids []approval.ID, id approval.ID) []approval.ID {
+	var out []approval.ID
+	for _, x := range ids {
+		if x != id {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // withPlaceholders returns conv with provisional tool replies for the
@@ -641,34 +769,73 @@ func callOutcomes(o approval.Outcome, calls []approval.Call, late bool) []callOu
 	return out
 }
 
-// resolveAwaiting settles a conversation whose last turn ended while an
-// approval was still open (a restart, a deadline): once the approval has
-// ended, its outcome is added to the history, so the model knows.
-func (l *Loop) resolveAwaiting(ctx context.Context, ts *turnState) {
-	id := ts.conv.Awaiting
-	if id == "" {
-		return
+// resolveAwaiting settles the approvals conv awaits (see
+// Conversation.Awaiting): each that has ended gets an update appended to
+// the history, so the model knows, and is no longer awaited. known holds
+// outcomes already in hand. It reports whether conv changed.
+func (l *Loop) resolveAwaiting(ctx context.Context, conv *Conversation, known map[approval.ID]approval.Outcome) bool {
+	if len(conv.Awaiting) == 0 {
+		return false
 	}
-	a, err := l.cfg.Engine.Get(ctx, id)
-	if err != nil {
-		if approval.KindOf(err) == approval.KindNotFound {
-			ts.conv.Awaiting = ""
+	var keep []approval.ID
+	changed := false
+	for _, id := range conv.Awaiting {
+		a, err := l.cfg.Engine.Get(ctx, id)
+		o, ok := known[id]
+		switch {
+		case err == nil && a.State.Terminal() && a.Outcome != nil:
+			o, ok = *a.Outcome, true
+		case err != nil && approval.KindOf(err) == approval.KindNotFound:
+			a = nil
+			if !ok {
+				conv.Messages = append(conv.Messages, Message{Role: RoleSystem, Content: fmt.Sprintf(
+					"Update on the earlier approval %s: its record is no longer kept, so its outcome is unknown; do not assume its calls ran.", id)})
+				changed = true
+				continue
+			}
+		case err != nil:
+			a = nil
 		}
-		return
+		if !ok {
+			keep = append(keep, id) // still open, or the store is unreachable
+			continue
+		}
+		conv.Messages = append(conv.Messages, Message{Role: RoleSystem, Content: describeEnded(id, a, o)})
+		changed = true
 	}
-	if !a.State.Terminal() || a.Outcome == nil {
-		return
+	if changed {
+		conv.Awaiting = keep
+	}
+	return changed
+}
+
+// describeEnded words an update on an approval that ended after its turn:
+// the tool replies of that turn were placeholders.
+func describeEnded(id approval.ID, a *approval.Approval, o approval.Outcome) string {
+	var calls []approval.Call
+	if a != nil {
+		calls = a.Calls
+	} else {
+		for _, r := range o.Results {
+			calls = append(calls, approval.Call{Tool: r.Tool, CallID: r.CallID})
+		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Update on the earlier approval %s (%s): %s.", a.ID, a.Tool(), a.Outcome.Status)
-	for _, r := range a.Outcome.Results {
-		fmt.Fprintf(&b, "\n- %s: %s", r.Tool, r.Content)
+	fmt.Fprintf(&b, "Update on the earlier approval %s (the tool replies above that said it was waiting are out of date): %s.", id, o.Status)
+	if len(calls) == 0 {
+		if o.Content != "" {
+			b.WriteString(" " + o.Content)
+		}
+		return b.String()
 	}
-	if len(a.Outcome.Results) == 0 && a.Outcome.Content != "" {
-		b.WriteString(" " + a.Outcome.Content)
+	for i, co := range callOutcomes(o, calls, true) {
+		fmt.Fprintf(&b, "\n- %s", calls[i].Tool)
+		if calls[i].CallID != "" {
+			fmt.Fprintf(&b, " (call %s)", calls[i].CallID)
+		}
+		fmt.Fprintf(&b, ", %s: %s", co.status, co.reply)
 	}
-	ts.conv.Messages = append(ts.conv.Messages, Message{Role: RoleSystem, Content: b.String()})
-	ts.conv.Awaiting = ""
+	return b.String()
 }
 
 // forHistory returns msg with tool-call arguments that are not valid JSON
