@@ -58,6 +58,11 @@ type Store interface {
 	// Seen marks key as processed for ttl. It reports true the first time
 	// (the caller should go on) and false for a duplicate.
 	Seen(ctx context.Context, key string, ttl time.Duration) (first bool, err error)
+	// Forget removes the mark Seen set on key (if any), so the next Seen of
+	// key is the first again. The caller releases a mark this way when the
+	// work it guarded did not happen (a decision the store refused), so a
+	// retry of the same event is not taken for a duplicate.
+	Forget(ctx context.Context, key string) error
 
 	// Grant records a session grant for ttl; HasGrant reports whether one is live.
 	Grant(ctx context.Context, key string, ttl time.Duration) error

@@ -364,6 +364,17 @@ func (s *Store) Seen(ctx context.Context, key string, ttl time.Duration) (bool, 
 	return s.setNX("seen\x00"+key, ttl), nil
 }
 
+// Forget implements approval.Store.
+func (s *Store) Forget(ctx context.Context, key string) error {
+	if err := ctx.Err(); err != nil {
+		return approval.E("memstore.Forget", approval.KindUnavailable, "", err)
+	}
+	s.mu.Lock()
+	delete(s.marks, "seen\x00"+key)
+	s.mu.Unlock()
+	return nil
+}
+
 func (s *Store) setNX(key string, ttl time.Duration) bool {
 	now := s.clk.Now()
 	s.mu.Lock()

@@ -658,6 +658,18 @@ func (s *Store) Seen(ctx context.Context, key string, ttl time.Duration) (bool, 
 	return false, unavailable(op, "", err)
 }
 
+// Forget implements approval.Store (DEL).
+func (s *Store) Forget(ctx context.Context, key string) error {
+	const op = "redisstore.Forget"
+	if err := ctxErr(ctx, op, ""); err != nil {
+		return err
+	}
+	if err := s.c.Del(ctx, s.seenKey(key)).Err(); err != nil {
+		return unavailable(op, "", err)
+	}
+	return nil
+}
+
 // Grant implements approval.Store (SET PX; a ttl <= 0 revokes the grant).
 func (s *Store) Grant(ctx context.Context, key string, ttl time.Duration) error {
 	const op = "redisstore.Grant"

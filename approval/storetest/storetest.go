@@ -55,6 +55,7 @@ var tests = []storeTest{
 	{"CompleteErrors", testCompleteErrors},
 	{"Cancel", testCancel},
 	{"Seen", testSeen},
+	{"Forget", testForget},
 	{"Grants", testGrants},
 	{"Subscribe", testSubscribe},
 	{"AddCards", testAddCards},
@@ -508,6 +509,36 @@ func testSeen(t *testing.T, s approval.Store, advance func(time.Duration)) {
 	advance(300 * time.Millisecond)
 	if got, _ := s.Seen(ctx(t), key, time.Minute); !got {
 		t.Fatal("Seen after the mark expired = false, want true")
+	}
+}
+
+func testForget(t *testing.T, s approval.Store, _ func(time.Duration)) {
+	key := fmt.Sprintf("evt:test:%d", time.Now().UnixNano())
+	if err := s.Forget(ctx(t), key); err != nil {
+		t.Fatalf("Forget of an unknown key: %v", err)
+	}
+	for _, k := range []string{key, key + "-other"} {
+		if first, err := s.Seen(ctx(t), k, time.Minute); !first || err != nil {
+			t.Fatalf("Seen(%s) = %v, %v", k, first, err)
+		}
+	}
+	if err := s.Grant(ctx(t), key, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Forget(ctx(t), key); err != nil {
+		t.Fatal(err)
+	}
+	if first, err := s.Seen(ctx(t), key, time.Minute); !first || err != nil {
+		t.Fatalf("Seen after Forget = %v, %v; want true", first, err)
+	}
+	if first, _ := s.Seen(ctx(t), key, time.Minute); first {
+		t.Fatal("Seen after Forget did not mark the key again")
+	}
+	if first, _ := s.Seen(ctx(t), key+"-other", time.Minute); first {
+		t.Fatal("Forget removed the mark of another key")
+	}
+	if ok, err := s.HasGrant(ctx(t), key); !ok || err != nil {
+		t.Fatalf("Forget removed a grant with the same key: %v, %v", ok, err)
 	}
 }
 
