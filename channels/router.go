@@ -446,6 +446,11 @@ func (r *Router) decideTyped(ctx context.Context, eng *approval.Engine, ch Chann
 // than approve / reject or no hash → tampered) decides nothing; anything
 // else is Engine.Decide as the clicker. The error is non-nil only when the
 // store could not be reached (nothing was run) or the router is not bound.
+//
+// When Decide fails, the click's de-duplication mark is released (Forget):
+// nothing was decided, so the same click tried again must be decided, not
+// answered as a duplicate. (Some platforms, DingTalk among them, give every
+// click of one button by one user the same event id.)
 func (r *Router) HandleCardAction(ctx context.Context, a CardAction) (approval.Outcome, error) {
 	eng, _, store, err := r.bound()
 	if err != nil {
@@ -453,7 +458,8 @@ func (r *Router) HandleCardAction(ctx context.Context, a CardAction) (approval.O
 	}
 	log := r.log.With("channel", a.Channel, "chat_id", a.ChatID, "user_id", a.UserID, "msg_id", a.MessageID, "approval_id", a.ApprovalID)
 	r.metrics.Inbound(a.Channel)
-	if r.duplicate(ctx, log, store, "evt:"+a.Channel+":", a.EventID) {
+	evtPrefix := "evt:" + a.Channel + ":"
+	if r.duplicate(ctx, log, store, evtPrefix, a.EventID) {
 		r.metrics.Deduplicated(a.Channel)
 		log.Debug("duplicate card event", "event_id", a.EventID)
 		return r.currentOutcome(ctx, eng, a.ApprovalID)
@@ -470,11 +476,30 @@ func (r *Router) HandleCardAction(ctx context.Context, a CardAction) (approval.O
 		PayloadSHA256: a.PayloadSHA256, Comment: a.Comment})
 	if err != nil {
 		log.Error("card decision failed; nothing was run", "err", err)
+		r.release(ctx, log, store, evtPrefix, a.EventID)
 		return approval.Outcome{}, err
 	}
 	r.metrics.Decision(a.Channel, o.Status)
 	log.Info("card decision", "status", o.Status)
 	return o, nil
+}
+
+// forgetTimeout bounds the release of a de-duplication mark.
+const forgetTimeout = 5 * time.Second
+
+// release removes the de-duplication mark of prefix+id (set by duplicate)
+// after the work it guarded failed; a failure is logged (the same event
+// then stays a duplicate until the mark's TTL ends).
+func (r *Router) release(ctx context.Context, log *slog.Logger, store approval.Store, prefix, id string) {
+	if id == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), forgetTimeout)
+	defer cancel()
+	if err := store.Forget(ctx, prefix+id); err != nil {
+		log.Warn("releasing the de-duplication mark of a failed decision failed; the same click stays a duplicate until the mark expires",
+			"key", prefix+id, "err", err)
+	}
 }
 
 // currentOutcome is the answer to a repeated click: the final outcome if
