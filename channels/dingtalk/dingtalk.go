@@ -59,6 +59,11 @@ type Config struct {
 	// Lang is the language of the channel's own words on cards: "zh" or
 	// "en" (default "en"); keep it the router's.
 	Lang string `mapstructure:"lang"`
+	// Text overrides the words of each outcome status on the card data a
+	// click is answered with. Not a YAML key of its own: the server sets
+	// it from approval.outcome_text, so it equals the router's (missing
+	// statuses take the defaults of Lang).
+	Text approval.OutcomeText `mapstructure:"-"`
 	// HTTPTimeout bounds each OpenAPI or webhook call. Default 10s.
 	HTTPTimeout time.Duration `mapstructure:"http_timeout"`
 	// ClickWait is how long a card click waits for its outcome before the
@@ -66,13 +71,15 @@ type Config struct {
 	// DingTalk shows a spinner meanwhile. Default 2s.
 	ClickWait time.Duration `mapstructure:"click_wait"`
 	// MaxSignAge refuses HTTP-mode requests whose timestamp is further from
-	// now. Default 1h (DingTalk's rule).
+	// now. Default 1h (DingTalk's rule). Each (timestamp, sign) pair is
+	// accepted once: it is remembered until it could no longer verify.
 	MaxSignAge time.Duration `mapstructure:"max_sign_age"`
 	// LeaseKey is the Redis key of the stream-ownership lease when a lease
 	// is given (UseLease). Default "hitlbot:dingtalk:stream:<client_id>".
 	LeaseKey string `mapstructure:"lease_key"`
 	// LeaseTTL is how long a dead owner keeps the stream before another
-	// replica takes it. Default 15s.
+	// replica takes it; the owner also checks its stream connection every
+	// third of it. Default 15s; negative is refused.
 	LeaseTTL time.Duration `mapstructure:"lease_ttl"`
 }
 
@@ -88,14 +95,15 @@ type Channel struct {
 	h       channels.Handler
 	chats   map[string]chatInfo // conversationId → what replies need
 	lease   Lease
+	marks   Marks // HTTP mode: (timestamp, sign) pairs used
 	started bool
 	closed  bool
-	stream  *client.StreamClient
+	stream  *stream
 	owner   bool
 	lastErr error
 	stop    context.CancelFunc
 	done    chan struct{}
-	bg      sync.WaitGroup // clicks decided after their answer
+	bg      sync.WaitGroup // messages handed to the router, clicks, stream checks
 }
 
 // chatInfo is what the channel remembers of a conversation to reply in it.
@@ -127,6 +135,9 @@ func New(cfg Config, logger *slog.Logger) (*Channel, error) {
 	default:
 		return nil, fmt.Errorf("dingtalk: unknown language %q (want zh or en)", cfg.Lang)
 	}
+	if err := cfg.Text.Validate(); err != nil {
+		return nil, fmt.Errorf("dingtalk: %w", err)
+	}
 	if cfg.RobotCode == "" {
 		cfg.RobotCode = cfg.ClientID
 	}
@@ -156,7 +167,10 @@ func New(cfg Config, logger *slog.Logger) (*Channel, error) {
 	if cfg.LeaseKey == "" {
 		cfg.LeaseKey = "hitlbot:dingtalk:stream:" + cfg.ClientID
 	}
-	if cfg.LeaseTTL <= 0 {
+	switch {
+	case cfg.LeaseTTL < 0:
+		return nil, fmt.Errorf("dingtalk: lease_ttl %s is negative", cfg.LeaseTTL)
+	case cfg.LeaseTTL == 0:
 		cfg.LeaseTTL = 15 * time.Second
 	}
 	if logger == nil {
@@ -164,6 +178,7 @@ func New(cfg Config, logger *slog.Logger) (*Channel, error) {
 	}
 	logger = logger.With("channel", Name)
 	c := &Channel{cfg: cfg, log: logger, hook: hook, now: time.Now, chats: map[string]chatInfo{}, lease: LocalLease{}}
+	c.marks = newLocalMarks(func() time.Time { return c.now() })
 	c.api = &apiClient{base: cfg.APIBaseURL, key: cfg.ClientID, secret: cfg.ClientSecret,
 		http: &http.Client{Timeout: cfg.HTTPTimeout}, now: c.now}
 	return c, nil
@@ -179,6 +194,26 @@ func (c *Channel) UseLease(l Lease) {
 		l = LocalLease{}
 	}
 	c.lease = l
+}
+
+// Marks is where HTTP mode remembers the (timestamp, sign) pairs it
+// accepted. approval.Store implements it.
+type Marks interface {
+	// Seen marks key for ttl; it reports true the first time.
+	Seen(ctx context.Context, key string, ttl time.Duration) (first bool, err error)
+}
+
+// UseStore makes HTTP mode remember the (timestamp, sign) pair of every
+// request it accepted in s, the store the replicas share (approval.Store),
+// so a captured pair is refused by every replica, not only by the one that
+// saw it first. Call before Start. Without it the pairs are remembered in
+// this process only.
+func (c *Channel) UseStore(s Marks) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s != nil {
+		c.marks = s
+	}
 }
 
 // Name is "dingtalk".
@@ -202,6 +237,9 @@ func (c *Channel) Start(ctx context.Context, h channels.Handler) error {
 		return nil
 	}
 	got, err := c.lease.Acquire(ctx)
+	if errors.Is(err, ErrLeaseTTL) {
+		return err // a configuration error: retrying cannot help
+	}
 	if err != nil {
 		c.log.Warn("stream lease unavailable; will retry", "err", err)
 	}
@@ -234,7 +272,7 @@ func (c *Channel) connect(ctx context.Context) error {
 		return fmt.Errorf("dingtalk: stream connect: %w", err)
 	}
 	c.mu.Lock()
-	c.stream, c.owner, c.lastErr = cli, true, nil
+	c.stream, c.owner, c.lastErr = &stream{cli: cli, delay: c.checkEvery()}, true, nil
 	c.mu.Unlock()
 	c.log.Info("stream connected")
 	return nil
@@ -242,12 +280,107 @@ func (c *Channel) connect(ctx context.Context) error {
 
 func (c *Channel) disconnect() {
 	c.mu.Lock()
-	cli := c.stream
+	s := c.stream
 	c.stream, c.owner = nil, false
 	c.mu.Unlock()
-	if cli != nil {
-		cli.Close()
+	if s != nil {
+		s.close()
 	}
+}
+
+// checkEvery is how often the lease loop runs (and so checks the stream).
+func (c *Channel) checkEvery() time.Duration { return c.cfg.LeaseTTL / 3 }
+
+// maxCheckDelay bounds the back-off between reconnect attempts of checks.
+const maxCheckDelay = time.Minute
+
+// stream is the SDK client of a connection this replica owns, and what
+// the last check learnt of it.
+//
+// The SDK does not tell whether its connection is up, and it reconnects by
+// itself with a back-off of up to a minute. But its Start does no I/O and
+// returns nil while it has a connection, and otherwise makes one
+// connection attempt at once (v0.9.2-beta.1, pinned). So a check is a
+// Start: nil means connected (perhaps just now), an error means the
+// stream is down (the SDK and later checks keep trying).
+type stream struct {
+	cli *client.StreamClient
+
+	mu       sync.Mutex
+	closed   bool
+	checking bool
+	err      error         // the last check's failure; nil when up
+	next     time.Time     // no reconnecting check before (back-off)
+	delay    time.Duration // the back-off after the next failure
+}
+
+// close ends the client. A check running then cannot revive it for
+// long: it closes the client again when its Start returns.
+func (s *stream) close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.cli.Close()
+}
+
+// down is the last check's failure, nil when the stream is up.
+func (s *stream) down() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// check runs one check (see stream) unless one is running, the stream is
+// closed, or a failed check's back-off has not passed; every is the
+// shortest delay between reconnect attempts.
+func (s *stream) check(ctx context.Context, now time.Time, every time.Duration, log *slog.Logger) {
+	s.mu.Lock()
+	if s.closed || s.checking || (s.err != nil && now.Before(s.next)) {
+		s.mu.Unlock()
+		return
+	}
+	s.checking = true
+	s.mu.Unlock()
+	err := s.cli.Start(ctx)
+	s.mu.Lock()
+	was, closed := s.err, s.closed
+	s.checking, s.err = false, err
+	switch {
+	case err == nil:
+		s.delay = every
+	default:
+		s.next = now.Add(s.delay)
+		s.delay = min(2*s.delay, maxCheckDelay)
+	}
+	s.mu.Unlock()
+	if closed {
+		// A Start that began after close would have opened a new
+		// connection: end it.
+		s.cli.Close()
+		return
+	}
+	switch {
+	case err != nil && was == nil:
+		log.Warn("stream connection down; reconnecting", "err", err)
+	case err == nil && was != nil:
+		log.Info("stream connection back")
+	}
+}
+
+// checkStream checks the owned stream in the background (a reconnect
+// attempt may take seconds; the lease loop must not wait for it).
+func (c *Channel) checkStream() {
+	c.mu.Lock()
+	s := c.stream
+	c.mu.Unlock()
+	if s == nil {
+		return
+	}
+	c.spawn(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.HTTPTimeout)
+		defer cancel()
+		s.check(ctx, c.now(), c.checkEvery(), c.log)
+	})
 }
 
 func (c *Channel) setErr(err error) {
@@ -260,7 +393,7 @@ func (c *Channel) setErr(err error) {
 // standing by, every third of its TTL.
 func (c *Channel) leaseLoop(ctx context.Context) {
 	defer close(c.done)
-	every := c.cfg.LeaseTTL / 3
+	every := c.checkEvery()
 	t := time.NewTicker(every)
 	defer t.Stop()
 	renewed := c.now() // the last successful acquire or renewal
@@ -279,6 +412,7 @@ func (c *Channel) leaseLoop(ctx context.Context) {
 			switch {
 			case err == nil && ok:
 				renewed = c.now()
+				c.checkStream()
 			case err == nil:
 				c.log.Warn("stream lease lost to another replica; disconnecting")
 				c.disconnect()
@@ -346,7 +480,8 @@ func (c *Channel) Close(ctx context.Context) error {
 }
 
 // Ready is nil when the channel can work: HTTP mode once started, stream
-// mode when connected or standing by for the lease.
+// mode when connected (as the lease's owner; the connection is checked
+// every LeaseTTL/3) or standing by for the lease.
 func (c *Channel) Ready() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -355,7 +490,12 @@ func (c *Channel) Ready() error {
 		return errors.New("dingtalk: not started")
 	case c.closed:
 		return errors.New("dingtalk: closed")
-	case c.cfg.Mode == ModeHTTP, c.owner:
+	case c.cfg.Mode == ModeHTTP:
+		return nil
+	case c.owner && c.stream != nil:
+		if err := c.stream.down(); err != nil {
+			return fmt.Errorf("dingtalk: stream owner, but the connection is down (reconnecting): %w", err)
+		}
 		return nil
 	case c.lastErr != nil:
 		return fmt.Errorf("dingtalk: standing by, lease or connect failing: %w", c.lastErr)
@@ -370,32 +510,58 @@ func (c *Channel) Owner() bool {
 	return c.owner
 }
 
+// handler is the router, or nil before Start and after Close.
 func (c *Channel) handler() channels.Handler {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.closed {
+		return nil
+	}
 	return c.h
 }
 
+// spawn runs f in the background, tracked for Close; it reports false
+// (and runs nothing) once the channel is closed.
+func (c *Channel) spawn(f func()) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		f()
+	}()
+	return true
+}
+
 // onBotMessage is the SDK's bot-message handler: it hands the message to
-// the router (which de-duplicates and queues; it never runs the model) and
-// returns at once so the ACK is not late.
+// the router and returns at once, so the ACK is never late (a late ACK
+// makes DingTalk deliver the message again).
 func (c *Channel) onBotMessage(ctx context.Context, d *chatbot.BotCallbackDataModel) ([]byte, error) {
-	if err := c.deliver(ctx, d); err != nil {
+	if err := c.deliver(ctx, d, ""); err != nil {
 		c.log.Error("message not handled", "msg_id", d.MsgId, "err", err)
 	}
 	return []byte(`{"response":null}`), nil
 }
 
-// deliver remembers how to answer the chat and hands the message on.
-func (c *Channel) deliver(ctx context.Context, d *chatbot.BotCallbackDataModel) error {
+// deliver remembers how to answer the chat and hands the message (with
+// eventID, if any) to the router in the background: the router
+// de-duplicates and queues, but it may also answer in the chat (a typed
+// decision's notice, "an approval is waiting"), which takes up to
+// HTTPTimeout. Close waits for it. The error is for a channel not started
+// or closed.
+func (c *Channel) deliver(ctx context.Context, d *chatbot.BotCallbackDataModel, eventID string) error {
 	h := c.handler()
 	if h == nil {
-		return errors.New("dingtalk: not started")
+		return errors.New("dingtalk: not started or closed")
 	}
 	m, info, ok := c.message(d)
 	if !ok {
 		return nil
 	}
+	m.EventID = eventID
 	c.mu.Lock()
 	if old, seen := c.chats[m.ChatID]; seen && info.webhook == "" {
 		info.webhook, info.webhookTo = old.webhook, old.webhookTo
@@ -405,9 +571,17 @@ func (c *Channel) deliver(ctx context.Context, d *chatbot.BotCallbackDataModel) 
 		c.pruneLocked()
 	}
 	c.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.HTTPTimeout)
-	defer cancel()
-	return h.HandleMessage(ctx, m)
+	ctx = context.WithoutCancel(ctx) // the SDK cancels it with the frame's connection
+	if !c.spawn(func() {
+		ctx, cancel := context.WithTimeout(ctx, c.cfg.HTTPTimeout)
+		defer cancel()
+		if err := h.HandleMessage(ctx, m); err != nil {
+			c.log.Error("message not handled", "chat_id", m.ChatID, "msg_id", m.MessageID, "err", err)
+		}
+	}) {
+		return errors.New("dingtalk: closed")
+	}
+	return nil
 }
 
 // maxChats bounds the conversations remembered; beyond it those whose
@@ -496,66 +670,141 @@ func verbOf(action string) approval.Verb {
 // answers with the card's new data in the same round trip (buttons hidden;
 // the outcome, or "processing" when deciding takes longer than ClickWait;
 // the approval's Settle updates the card again when it ends).
+//
+// A click that decides nothing never hides the buttons of the others: a
+// store failure (nothing was decided; the router released the click's
+// de-duplication mark, so a retry is decided) is said to the clicker
+// alone, in userPrivateData, and so are a click the clicker may not make,
+// a malformed one and one that found the approval already decided. When
+// such a click had been answered "processing" (buttons hidden for
+// everyone), the card is put back to pending and the clicker told why.
 func (c *Channel) onCardCallback(ctx context.Context, req *card.CardRequest) (*card.CardResponse, error) {
 	h := c.handler()
 	if h == nil {
-		return nil, errors.New("dingtalk: not started")
+		return nil, errors.New("dingtalk: not started or closed")
 	}
 	p, ok := parseClick(req.CardActionData.CardPrivateData.Params)
 	if !ok {
 		c.log.Warn("card callback without approval params", "out_track_id", req.OutTrackId)
 		return response(nil), nil
 	}
+	// Every click of one button by one user has this id: the router
+	// answers a repeat with the current outcome (and forgets the id when
+	// the decision failed, so trying again works).
 	sum := sha256.Sum256([]byte(req.OutTrackId + "\x00" + req.UserId + "\x00" + req.Content))
 	a := channels.CardAction{Channel: Name, ChatID: req.SpaceId, MessageID: req.OutTrackId,
 		EventID: hex.EncodeToString(sum[:16]), UserID: approval.UserID(req.UserId),
 		ApprovalID: approval.ID(p.approvalID), Verb: verbOf(p.action), PayloadSHA256: p.sha}
-	type result struct {
-		o   approval.Outcome
-		err error
-	}
-	ch := make(chan result, 1)
-	c.bg.Add(1)
-	go func() {
-		defer c.bg.Done()
+	ch := make(chan clickResult, 1)
+	if !c.spawn(func() {
 		// The decision may run a tool: it must not die with the click's
 		// connection or its answer deadline.
 		o, err := h.HandleCardAction(context.WithoutCancel(ctx), a)
 		if err != nil {
-			c.log.Error("card decision failed", "approval_id", a.ApprovalID, "err", err)
+			c.log.Error("card decision failed", "approval_id", a.ApprovalID, "user_id", a.UserID, "err", err)
 		}
-		ch <- result{o, err}
-	}()
+		ch <- clickResult{o, err}
+	}) {
+		return nil, errors.New("dingtalk: closed")
+	}
 	t := time.NewTimer(c.cfg.ClickWait)
 	defer t.Stop()
 	select {
 	case r := <-ch:
-		if r.err != nil {
-			// Nothing was decided (the store was unreachable): leave the
-			// card as it is so the click can be tried again.
-			return response(nil), nil
-		}
-		return c.answer(r.o), nil
+		return c.answer(r), nil
 	case <-t.C:
+		c.spawn(func() {
+			if r := <-ch; r.undecided() {
+				c.restore(req.OutTrackId, req.UserId, r)
+			}
+		})
 		return response(cards.DingTalkProcessingData(c.cfg.Lang)), nil
 	}
 }
 
-// answer is the card response to a decided click. A click that decided
-// nothing because of who clicked or what the button held (unauthorized,
-// tampered) changes the card only for the clicker (userPrivateData): the
-// others keep their buttons.
-func (c *Channel) answer(o approval.Outcome) *card.CardResponse {
-	data := cards.DingTalkOutcomeData(o, nil, c.cfg.Lang)
-	switch o.Status {
-	case approval.StatusUnauthorized, approval.StatusTampered:
-		r := response(nil)
-		r.CardUpdateOptions.UpdatePrivateDataByKey = true
-		r.UserPrivateData = &card.CardDataDto{CardParamMap: map[string]string{
-			"status_text": data["status_text"], "buttons": "false"}}
-		return r
+// clickResult is what the router made of a click.
+type clickResult struct {
+	o   approval.Outcome
+	err error
+}
+
+// undecided reports whether the click changed nothing: the store failed,
+// or the clicker may not decide, or the click was malformed. (An
+// already_decided click changed nothing either, but another decision is
+// under way and will settle the card.)
+func (r clickResult) undecided() bool {
+	if r.err != nil {
+		return true
 	}
-	return response(data)
+	switch r.o.Status {
+	case approval.StatusUnauthorized, approval.StatusTampered, approval.StatusMissing:
+		return true
+	}
+	return false
+}
+
+// private is the data shown to the clicker alone for r, or nil when r's
+// outcome is for everyone (the approval ended, or is ending).
+func (c *Channel) private(r clickResult) map[string]string {
+	if r.err != nil {
+		// Nothing was decided: the buttons stay, so the click can be tried
+		// again.
+		return map[string]string{"status_text": approval.UserMessage(r.err)}
+	}
+	text := cards.DingTalkOutcomeData(r.o, c.cfg.Text, c.cfg.Lang)["status_text"]
+	switch r.o.Status {
+	case approval.StatusUnauthorized, approval.StatusTampered, approval.StatusMissing:
+		// Nothing this user can do with these buttons.
+		return map[string]string{"status_text": text, "buttons": "false"}
+	case approval.StatusAlreadyDecided:
+		// Another decision is under way (or this user's first click, which
+		// may yet fail): it settles the card for everyone.
+		return map[string]string{"status_text": text}
+	}
+	return nil
+}
+
+// answer is the card response to a click whose outcome (or failure) is
+// known before ClickWait.
+func (c *Channel) answer(r clickResult) *card.CardResponse {
+	if p := c.private(r); p != nil {
+		resp := response(nil)
+		resp.CardUpdateOptions.UpdatePrivateDataByKey = true
+		resp.UserPrivateData = &card.CardDataDto{CardParamMap: p}
+		return resp
+	}
+	return response(cards.DingTalkOutcomeData(r.o, c.cfg.Text, c.cfg.Lang))
+}
+
+// restore puts a card answered "processing" back to pending (buttons
+// shown) after its click decided nothing, and tells the clicker why. A
+// decision by someone else that settles the card in the same instant may
+// be overwritten by this update; a click on the buttons then shown answers
+// with the final outcome.
+func (c *Channel) restore(outTrackID, user string, r clickResult) {
+	pending := cards.DingTalkCardData(cards.View{}, c.cfg.Lang)
+	data := map[string]string{}
+	for _, k := range []string{"status", "status_text", "decided_by", "result", "final", "buttons"} {
+		data[k] = pending[k]
+	}
+	body := map[string]any{
+		"outTrackId":        outTrackID,
+		"cardData":          map[string]any{"cardParamMap": data},
+		"cardUpdateOptions": map[string]bool{"updateCardDataByKey": true, "updatePrivateDataByKey": true},
+	}
+	if p := c.private(r); p != nil && user != "" {
+		body["privateData"] = map[string]any{user: map[string]any{"cardParamMap": p}}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.HTTPTimeout)
+	defer cancel()
+	var out cardAnswer
+	err := c.api.do(ctx, http.MethodPut, "/v1.0/card/instances", body, &out)
+	if err == nil {
+		err = out.err("update card")
+	}
+	if err != nil {
+		c.log.Error("putting back the buttons of a card whose click decided nothing failed", "msg_id", outTrackID, "err", err)
+	}
 }
 
 func response(data map[string]string) *card.CardResponse {

@@ -215,7 +215,11 @@ func TestHTTPMode(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
+	base := time.Now()
+	stamp := func(i int) string {
+		return strconv.FormatInt(base.Add(time.Duration(i)*time.Millisecond).UnixMilli(), 10)
+	}
+	now := stamp(0)
 	old := strconv.FormatInt(time.Now().Add(-61*time.Minute).UnixMilli(), 10)
 	if code := post(now, Sign(now, "wrong-secret")); code != http.StatusUnauthorized {
 		t.Fatalf("bad sign: %d", code)
@@ -231,11 +235,13 @@ func TestHTTPMode(t *testing.T) {
 		t.Fatal("HTTP mode opened a stream")
 	}
 	// Card clicks would need a stream: approvals are typed in HTTP mode.
-	if code := post(now, Sign(now, "app-secret")); code != http.StatusOK { // the same msgId: dropped
-		t.Fatalf("replay: %d", code)
+	again := stamp(1)
+	if code := post(again, Sign(again, "app-secret")); code != http.StatusOK { // the same msgId: dropped
+		t.Fatalf("the same message again: %d", code)
 	}
 	body, _ = json.Marshal(g.fake.BotMessage(nextID(), "cid6", "erin", "erase logs", false))
-	if code := post(now, Sign(now, "app-secret")); code != http.StatusOK {
+	erase := stamp(2)
+	if code := post(erase, Sign(erase, "app-secret")); code != http.StatusOK {
 		t.Fatalf("erase: %d", code)
 	}
 	eventually(t, "the markdown approval", func() bool { return g.fake.CountText("**确认**") == 1 })

@@ -7,11 +7,18 @@
 // A person writes to the robot (in a group: "@bot …"; the mention is
 // removed and the text trimmed). The message arrives over the Stream
 // connection (default) or, in HTTP mode, as a signed POST to HTTPHandler.
-// The channel hands it to the router at once (the router de-duplicates by
-// msgId in the shared store and queues it for the agent), so DingTalk gets
-// its ACK in time and does not deliver it again. Identity is senderStaffId
-// (the org user id; an external member without one gets the encrypted
-// senderId, which no approver rule names).
+// The channel hands it to the router in the background and answers at
+// once (the router de-duplicates by msgId in the shared store and queues
+// it for the agent, but may also answer in the chat, which takes time), so
+// DingTalk gets its ACK in time and does not deliver it again; Close waits
+// for the hand-over. Identity is senderStaffId (the org user id; an
+// external member without one gets the encrypted senderId, which no
+// approver rule names).
+//
+// In HTTP mode the sign covers only the timestamp, not the body, so each
+// (timestamp, sign) pair is accepted once: UseStore (the shared store)
+// remembers it until it could no longer verify, and a reused pair is 401
+// (see HTTPHandler for the trade-off).
 //
 // Answers go through the message's sessionWebhook while it is valid (90
 // minutes; only when its scheme and host are WebhookBaseURL's) and
@@ -26,9 +33,14 @@
 // button's params (action, approval_id, payload_sha256); the router
 // decides as the clicker (userId: approver rules apply server-side, every
 // group member sees the card), and the click is answered in the same round
-// trip with the buttons hidden and the outcome, or "processing" when the
-// decision takes longer than ClickWait. When the approval ends for any
-// reason, SettleApproval updates the card (PUT /v1.0/card/instances).
+// trip with the buttons hidden and the outcome (in the words of
+// Config.Text), or "processing" when the decision takes longer than
+// ClickWait. A click that decides nothing (the store unreachable, a clicker
+// who may not decide, a malformed or stale click) is answered to the
+// clicker alone (userPrivateData) and never hides the others' buttons; if
+// it had been answered "processing", the card is put back to pending. When
+// the approval ends for any reason, SettleApproval updates the card (PUT
+// /v1.0/card/instances).
 // With no CardTemplateID, and in HTTP mode (clicks of STREAM cards arrive
 // only over a stream; HTTP card callbacks are not implemented), the
 // approval is a markdown message that asks to reply "@bot 确认 / @bot 取消"
@@ -37,7 +49,9 @@
 // The chat type and sessionWebhook of a conversation are remembered in
 // memory by the replica that received its messages; a conversation this
 // process has not seen is taken as a group (1:1 answers then fail over to
-// nothing better: they need the message first).
+// nothing better: they need the message first). A markdown approval keeps
+// its chat's type in its ref ("md:g:<id>" / "md:p:<id>"), so settling it
+// after a restart, or on another replica, uses the right send API.
 //
 // # Several replicas
 //
@@ -53,7 +67,10 @@
 // another replica connects (messages sent in that gap may be lost or
 // delivered late). Any replica can send, update cards and serve
 // HTTPHandler. Without a lease (the memory store) the channel assumes it is
-// alone.
+// alone. The owner checks its connection every LeaseTTL/3 and reports not
+// ready while it is down (the SDK reconnects by itself; the check also
+// tries, backing off to a minute). A lease TTL that is not positive is
+// refused (ErrLeaseTTL from Start): it would never expire.
 //
 // # Console checklist (open-dev.dingtalk.com)
 //

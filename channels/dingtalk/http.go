@@ -1,13 +1,16 @@
 package dingtalk
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/open-dingtalk/dingtalk-stream-sdk-go/chatbot"
@@ -44,20 +47,66 @@ func parseBotMessage(b []byte) (*chatbot.BotCallbackDataModel, error) {
 	return d, nil
 }
 
+// signKey names a (timestamp, sign) pair in the store of marks.
+func signKey(timestamp, sign string) string {
+	sum := sha256.Sum256([]byte(timestamp + "\n" + sign))
+	return hex.EncodeToString(sum[:16])
+}
+
+// freshSign marks a verified (timestamp, sign) pair as used and reports
+// whether it was the first use. The mark lasts until the pair could no
+// longer verify (its timestamp plus MaxSignAge, which is up to twice
+// MaxSignAge from now for a timestamp in the future), plus a second.
+func (c *Channel) freshSign(ctx context.Context, timestamp, sign string, now time.Time) (bool, error) {
+	ms, err := strconv.ParseInt(timestamp, 10, 64)
+	if err != nil {
+		return false, err
+	}
+	ttl := time.UnixMilli(ms).Add(c.cfg.MaxSignAge).Sub(now) + time.Second
+	c.mu.Lock()
+	marks := c.marks
+	c.mu.Unlock()
+	return marks.Seen(ctx, "dingtalk:sign:"+signKey(timestamp, sign), ttl)
+}
+
 // HTTPHandler serves the HTTP (outgoing robot) mode: DingTalk POSTs each
 // bot message with headers timestamp and sign. A bad or stale sign is
 // 401; the message is handed to the router and answered 200 at once.
-// The body is not signed, so a captured sign could be replayed with
-// another body within MaxSignAge: de-duplication and the sessionWebhook
-// host check limit what that can do.
+//
+// The body is not signed: the sign covers only the timestamp, so whoever
+// captures one request could send any body (another sender, "确认") with
+// its headers while the timestamp is within MaxSignAge. So each pair is
+// accepted once: it is marked in the store of marks (UseStore: the store
+// the replicas share) until it could no longer verify, and a pair seen
+// before is 401. The price: a request DingTalk itself sends again with the
+// same headers is refused (its msgId would make it a duplicate anyway),
+// and two requests signed in the same millisecond would be one pair (the
+// second is refused). A store that cannot be reached refuses the request
+// (503): freshness is not assumed. The pair is also the message's event
+// id, which the router de-duplicates in its own (shared) store. What a
+// fresh pair with a forged body can do is limited by the sessionWebhook
+// host check; it still takes a captured request to get one.
 func (c *Channel) HTTPHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 			return
 		}
-		if !c.verify(r.Header.Get("timestamp"), r.Header.Get("sign"), c.now()) {
+		now := c.now()
+		ts, sign := r.Header.Get("timestamp"), r.Header.Get("sign")
+		if !c.verify(ts, sign, now) {
 			http.Error(w, "bad sign", http.StatusUnauthorized)
+			return
+		}
+		first, err := c.freshSign(r.Context(), ts, sign, now)
+		if err != nil {
+			c.log.Error("cannot tell whether the request's sign was used before; refused", "err", err)
+			http.Error(w, "temporarily unavailable", http.StatusServiceUnavailable)
+			return
+		}
+		if !first {
+			c.log.Warn("a (timestamp, sign) pair used before; refused as a replay", "timestamp", ts)
+			http.Error(w, "sign used before", http.StatusUnauthorized)
 			return
 		}
 		body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
@@ -70,7 +119,7 @@ func (c *Channel) HTTPHandler() http.Handler {
 			http.Error(w, "bad body", http.StatusBadRequest)
 			return
 		}
-		if err := c.deliver(r.Context(), d); err != nil {
+		if err := c.deliver(r.Context(), d, "sign:"+signKey(ts, sign)); err != nil {
 			c.log.Error("message not handled", "msg_id", d.MsgId, "err", err)
 			http.Error(w, "not handled", http.StatusServiceUnavailable)
 			return
@@ -78,4 +127,40 @@ func (c *Channel) HTTPHandler() http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{}`))
 	})
+}
+
+// localMarks is the store of marks of one process (the default of
+// UseStore): keys with an expiry, pruned as they pile up.
+type localMarks struct {
+	now func() time.Time
+
+	mu      sync.Mutex
+	m       map[string]time.Time
+	pruneAt int
+}
+
+const minMarksPrune = 1024
+
+func newLocalMarks(now func() time.Time) *localMarks {
+	return &localMarks{now: now, m: map[string]time.Time{}, pruneAt: minMarksPrune}
+}
+
+// Seen implements Marks.
+func (l *localMarks) Seen(_ context.Context, key string, ttl time.Duration) (bool, error) {
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if exp, ok := l.m[key]; ok && now.Before(exp) {
+		return false, nil
+	}
+	l.m[key] = now.Add(ttl)
+	if len(l.m) >= l.pruneAt {
+		for k, exp := range l.m {
+			if !now.Before(exp) {
+				delete(l.m, k)
+			}
+		}
+		l.pruneAt = max(minMarksPrune, 2*len(l.m))
+	}
+	return true, nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -40,14 +42,27 @@ type RedisLease struct {
 	key   string
 	token string
 	ttl   time.Duration
+	err   error // a TTL that is not positive
 }
 
+// ErrLeaseTTL is the error of every call of a RedisLease made with a TTL
+// that is not positive: Redis would keep such a key for ever (or refuse
+// it), so a dead owner would keep the stream for ever. Channel.Start
+// returns it.
+var ErrLeaseTTL = errors.New("dingtalk: the stream lease needs a positive TTL (lease_ttl)")
+
 // NewRedisLease returns a lease on key held for ttl at a time, with a
-// random token of its own.
+// random token of its own. A ttl that is not positive is refused: every
+// call of the lease then fails with ErrLeaseTTL, and Channel.Start with
+// it.
 func NewRedisLease(rdb redis.UniversalClient, key string, ttl time.Duration) *RedisLease {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
-	return &RedisLease{rdb: rdb, key: key, token: hex.EncodeToString(b), ttl: ttl}
+	l := &RedisLease{rdb: rdb, key: key, token: hex.EncodeToString(b), ttl: ttl}
+	if ttl <= 0 {
+		l.err = fmt.Errorf("%w: got %s", ErrLeaseTTL, ttl)
+	}
+	return l
 }
 
 var (
@@ -57,6 +72,9 @@ var (
 
 // Acquire takes the lease if free, or renews it if this replica holds it.
 func (l *RedisLease) Acquire(ctx context.Context) (bool, error) {
+	if l.err != nil {
+		return false, l.err
+	}
 	ok, err := l.rdb.SetNX(ctx, l.key, l.token, l.ttl).Result()
 	if err != nil || ok {
 		return ok, err
@@ -66,11 +84,17 @@ func (l *RedisLease) Acquire(ctx context.Context) (bool, error) {
 
 // Renew extends the lease if this replica still holds it.
 func (l *RedisLease) Renew(ctx context.Context) (bool, error) {
+	if l.err != nil {
+		return false, l.err
+	}
 	n, err := renewScript.Run(ctx, l.rdb, []string{l.key}, l.token, l.ttl.Milliseconds()).Int()
 	return n == 1, err
 }
 
 // Release deletes the lease if this replica holds it.
 func (l *RedisLease) Release(ctx context.Context) error {
+	if l.err != nil {
+		return l.err
+	}
 	return dropScript.Run(ctx, l.rdb, []string{l.key}, l.token).Err()
 }

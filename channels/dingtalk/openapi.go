@@ -155,14 +155,24 @@ func postJSON(ctx context.Context, hc *http.Client, method, url, token string, i
 	return nil
 }
 
+// chatKind is what a card reference says of its chat's type.
+type chatKind int
+
+const (
+	kindUnknown chatKind = iota // an older reference: ask the chat map
+	kindGroup
+	kindDirect
+)
+
 // chat returns what the channel knows of a conversation. A conversation
-// not seen by this process (a restart) is taken as a group.
-func (c *Channel) chat(id string) (chatInfo, bool) {
+// not seen by this process (a restart, another replica) is of kind, and a
+// group when kind is unknown.
+func (c *Channel) chat(id string, kind chatKind) (chatInfo, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	info, ok := c.chats[id]
 	if !ok {
-		info.group = true
+		info.group = kind != kindDirect
 	}
 	if info.robotCode == "" {
 		info.robotCode = c.cfg.RobotCode
@@ -177,20 +187,22 @@ func (c *Channel) Send(ctx context.Context, to channels.Target, out channels.Out
 	if out.Kind == "tool_result" && out.Tool != "" {
 		text = out.Tool + ": " + text
 	}
-	return c.post(ctx, to, "sampleText", map[string]string{"content": text},
+	return c.post(ctx, to, kindUnknown, "sampleText", map[string]string{"content": text},
 		map[string]any{"msgtype": "text", "text": map[string]string{"content": text}})
 }
 
-// sendMarkdown says a markdown message in the chat.
-func (c *Channel) sendMarkdown(ctx context.Context, to channels.Target, title, text string) error {
-	return c.post(ctx, to, "sampleMarkdown", map[string]string{"title": title, "text": text},
+// sendMarkdown says a markdown message in the chat (of kind, when this
+// process has not seen it).
+func (c *Channel) sendMarkdown(ctx context.Context, to channels.Target, kind chatKind, title, text string) error {
+	return c.post(ctx, to, kind, "sampleMarkdown", map[string]string{"title": title, "text": text},
 		map[string]any{"msgtype": "markdown", "markdown": map[string]string{"title": title, "text": text}})
 }
 
 // post sends hook through the sessionWebhook if it is valid, else msgKey
-// and param through the robot send API.
-func (c *Channel) post(ctx context.Context, to channels.Target, msgKey string, param map[string]string, hook map[string]any) error {
-	info, _ := c.chat(to.ChatID)
+// and param through the robot send API (of a group or of a 1:1 chat, as
+// the chat was seen, else by kind).
+func (c *Channel) post(ctx context.Context, to channels.Target, kind chatKind, msgKey string, param map[string]string, hook map[string]any) error {
+	info, _ := c.chat(to.ChatID, kind)
 	if info.webhook != "" && c.now().Before(info.webhookTo.Add(-webhookMargin)) && c.webhookAllowed(info.webhook) {
 		err := postJSON(ctx, c.api.http, http.MethodPost, info.webhook, "", hook, nil)
 		if err == nil {
@@ -213,8 +225,30 @@ func (c *Channel) post(ctx context.Context, to channels.Target, msgKey string, p
 	return c.api.do(ctx, http.MethodPost, "/v1.0/robot/oToMessages/batchSend", body, nil)
 }
 
-// markdownRef prefixes the ref of an approval shown as a markdown message.
-const markdownRef = "md:"
+// markdownRef prefixes the ref of an approval shown as a markdown message:
+// "md:g:<approval id>" in a group, "md:p:<approval id>" in a 1:1 chat, so
+// that settling it after a restart, or on another replica, posts through
+// the right robot send API. (Refs written before the kind was kept are
+// "md:<approval id>": their chat is a group unless this process saw it.)
+const (
+	markdownRef       = "md:"
+	markdownRefGroup  = markdownRef + "g:"
+	markdownRefDirect = markdownRef + "p:"
+)
+
+// markdownKind returns the chat kind a markdown ref keeps, and whether
+// ref is a markdown ref.
+func markdownKind(ref string) (chatKind, bool) {
+	switch {
+	case strings.HasPrefix(ref, markdownRefGroup):
+		return kindGroup, true
+	case strings.HasPrefix(ref, markdownRefDirect):
+		return kindDirect, true
+	case strings.HasPrefix(ref, markdownRef):
+		return kindUnknown, true
+	}
+	return kindUnknown, false
+}
 
 // cardAnswer is the answer of the card APIs.
 type cardAnswer struct {
@@ -232,13 +266,17 @@ func (a cardAnswer) err(what string) error {
 // over the stream, outTrackId = the approval id); with no card template or
 // in HTTP mode, a markdown message answered by typing 确认 / 取消.
 func (c *Channel) ShowApproval(ctx context.Context, to channels.Target, v cards.View) (approval.CardRef, error) {
-	info, _ := c.chat(to.ChatID)
+	info, _ := c.chat(to.ChatID, kindUnknown)
 	if c.cfg.CardTemplateID == "" || c.cfg.Mode == ModeHTTP {
-		err := c.sendMarkdown(ctx, to, cards.DingTalkMarkdownTitle(v), cards.DingTalkMarkdown(v, c.cfg.Lang, info.group))
+		err := c.sendMarkdown(ctx, to, kindUnknown, cards.DingTalkMarkdownTitle(v), cards.DingTalkMarkdown(v, c.cfg.Lang, info.group))
 		if err != nil {
 			return approval.CardRef{}, err
 		}
-		return approval.CardRef{Channel: Name, ChatID: to.ChatID, MessageID: markdownRef + string(v.ApprovalID)}, nil
+		ref := markdownRefDirect
+		if info.group {
+			ref = markdownRefGroup
+		}
+		return approval.CardRef{Channel: Name, ChatID: to.ChatID, MessageID: ref + string(v.ApprovalID)}, nil
 	}
 	body := map[string]any{
 		"cardTemplateId": c.cfg.CardTemplateID,
@@ -278,10 +316,10 @@ func (c *Channel) ShowApproval(ctx context.Context, to channels.Target, v cards.
 // only when nobody typed the decision (expired, superseded, cancelled):
 // the router already answers a typed one.
 func (c *Channel) SettleApproval(ctx context.Context, ref approval.CardRef, v cards.View) error {
-	if strings.HasPrefix(ref.MessageID, markdownRef) {
+	if kind, ok := markdownKind(ref.MessageID); ok {
 		switch v.Status {
 		case approval.StatusExpired, approval.StatusSuperseded, approval.StatusCancelled:
-			return c.sendMarkdown(ctx, channels.Target{Channel: Name, ChatID: ref.ChatID, UserID: v.Requester},
+			return c.sendMarkdown(ctx, channels.Target{Channel: Name, ChatID: ref.ChatID, UserID: v.Requester}, kind,
 				cards.DingTalkMarkdownTitle(v), cards.DingTalkMarkdown(v, c.cfg.Lang, false))
 		}
 		return nil

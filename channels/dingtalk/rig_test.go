@@ -98,6 +98,12 @@ type rig struct {
 
 func newRig(t *testing.T, mod func(*Config)) *rig {
 	t.Helper()
+	return newRigStore(t, mod, memstore.New(memstore.Options{}))
+}
+
+// newRigStore is newRig on store (shared by the router and the engine).
+func newRigStore(t *testing.T, mod func(*Config), store approval.Store) *rig {
+	t.Helper()
 	g := &rig{fake: dingtalktest.New(t), erase: &eraseTool{}, model: &model{}}
 	cfg := Config{ClientID: "app-key", ClientSecret: "app-secret", CardTemplateID: "tpl.schema",
 		APIBaseURL: g.fake.URL(), WebhookBaseURL: g.fake.URL(), Lang: "en", HTTPTimeout: 5 * time.Second}
@@ -108,7 +114,6 @@ func newRig(t *testing.T, mod func(*Config)) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := memstore.New(memstore.Options{})
 	r, err := channels.NewRouter(channels.RouterConfig{Store: store, Lang: "en", Logger: quiet})
 	if err != nil {
 		t.Fatal(err)

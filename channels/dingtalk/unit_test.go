@@ -82,10 +82,16 @@ func TestClickAnswers(t *testing.T) {
 	if r.CardData != nil || r.UserPrivateData == nil || r.UserPrivateData.CardParamMap["buttons"] != "false" {
 		t.Fatalf("unauthorised click: %+v", r)
 	}
-	// A store failure: the card is left alone.
-	c3, _ := newUnit(t, &scriptedHandler{err: context.DeadlineExceeded}, nil)
-	if r, _ = c3.onCardCallback(ctx, cardRequest("bob", "confirm")); r.CardData != nil {
+	// A store failure: the card is left alone for everyone; the clicker is
+	// told that nothing happened.
+	down := approval.E("test", approval.KindUnavailable, "", approval.ErrUnavailable)
+	c3, _ := newUnit(t, &scriptedHandler{err: down}, nil)
+	if r, _ = c3.onCardCallback(ctx, cardRequest("bob", "confirm")); r.CardData != nil || r.UserPrivateData == nil ||
+		r.UserPrivateData.CardParamMap["status_text"] != approval.UserMessage(down) || !r.CardUpdateOptions.UpdatePrivateDataByKey {
 		t.Fatalf("failed click: %+v", r)
+	}
+	if _, hidden := r.UserPrivateData.CardParamMap["buttons"]; hidden {
+		t.Fatalf("a failed click hid the clicker's buttons: %+v", r.UserPrivateData)
 	}
 	// No params: nothing decided.
 	h := &scriptedHandler{}
@@ -99,7 +105,7 @@ func TestOneToOneCardAndMarkdownSettle(t *testing.T) {
 	ctx := context.Background()
 	c, f := newUnit(t, &scriptedHandler{}, nil)
 	d := mustBot(t, f.BotMessage("m1", "cidP", "frank", "hi", false))
-	if err := c.deliver(ctx, d); err != nil {
+	if err := c.deliver(ctx, d, ""); err != nil {
 		t.Fatal(err)
 	}
 	v := cards.View{ApprovalID: "ap_1", Title: "Approval needed", Tool: "erase", PayloadSHA256: "abc", Requester: "frank"}
@@ -115,7 +121,7 @@ func TestOneToOneCardAndMarkdownSettle(t *testing.T) {
 	// Without a template: a markdown message; expiry posts the final state.
 	c.cfg.CardTemplateID = ""
 	ref, err = c.ShowApproval(ctx, channels.Target{ChatID: "cidP", UserID: "frank"}, v)
-	if err != nil || ref.MessageID != "md:ap_1" || f.CountText("**确认**") != 1 {
+	if err != nil || ref.MessageID != "md:p:ap_1" || f.CountText("**确认**") != 1 {
 		t.Fatalf("markdown approval %+v %v %v", ref, err, f.Texts())
 	}
 	v.Final, v.Status, v.StatusText = true, approval.StatusExecuted, "Executed"
