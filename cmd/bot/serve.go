@@ -303,11 +303,15 @@ func (c *core) addHTTPChannels() error {
 		if dc.Lang == "" {
 			dc.Lang = cfg.Approval.Lang
 		}
+		dc.Text = cfg.Approval.OutcomeText.With(dc.Lang)
 		dingtalk.SetSDKLogger(c.log.With("channel", "dingtalk"))
 		ch, err := dingtalk.New(dc, c.log)
 		if err != nil {
 			return fmt.Errorf("channels.dingtalk: %w", err)
 		}
+		// Signature replay marks in the shared store, so a captured
+		// (timestamp, sign) pair is refused by every replica.
+		ch.UseStore(c.store)
 		if c.redis != nil {
 			key := dc.LeaseKey
 			if key == "" {
