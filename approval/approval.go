@@ -331,6 +331,13 @@ type Decision struct {
 	PayloadSHA256 string `json:"payload_sha256"`
 	// Comment is an optional note from the actor.
 	Comment string `json:"comment,omitempty"`
+	// Channel and ChatID are where the decision was taken: the chat of the
+	// clicked card or of the typed reply, as the platform reported it. The
+	// approver rule "chat" accepts a decision only from the approval's own
+	// chat (a card forwarded elsewhere decides nothing there); empty means
+	// unknown, which that rule refuses.
+	Channel string `json:"channel,omitempty"`
+	ChatID  string `json:"chat_id,omitempty"`
 }
 
 // Result is what one tool call produced.

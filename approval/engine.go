@@ -348,6 +348,8 @@ func (e *Engine) Decide(ctx context.Context, id ID, d Decision) (Outcome, error)
 		Actor:         d.Actor,
 		Source:        d.Source,
 		Comment:       d.Comment,
+		Channel:       d.Channel,
+		ChatID:        d.ChatID,
 		Now:           e.cfg.Clock.Now().UTC(),
 		Outcome:       e.endOutcome(d),
 	})

@@ -14,7 +14,7 @@ type ApproverMode string
 // Approver modes.
 const (
 	ApproverRequester ApproverMode = "requester" // only the person who asked (default)
-	ApproverChat      ApproverMode = "chat"      // anyone in the chat where the card is shown
+	ApproverChat      ApproverMode = "chat"      // anyone who decides from within the approval's chat
 	ApproverUsers     ApproverMode = "users"     // only the listed user ids
 )
 
@@ -30,8 +30,13 @@ type ApproverRule struct {
 	NotRequester bool `json:"not_requester,omitempty"`
 }
 
-// Allows reports whether actor may take verb on an approval requested by requester.
-func (r ApproverRule) Allows(actor, requester UserID, verb Verb) bool {
+// Allows reports whether actor may take verb on an approval requested by
+// requester. inChat reports that the decision was taken in the approval's
+// own chat (the platform said so: the clicked card's or the typed reply's
+// chat is the approval's); the rule "chat" needs it from everyone but the
+// requester, who is in the chat by definition (a DingTalk 1:1 card, for
+// one, reports no conversation id on a click).
+func (r ApproverRule) Allows(actor, requester UserID, verb Verb, inChat bool) bool {
 	if actor == "" {
 		return false
 	}
@@ -43,7 +48,7 @@ func (r ApproverRule) Allows(actor, requester UserID, verb Verb) bool {
 	}
 	switch r.Mode {
 	case ApproverChat:
-		return true
+		return inChat || actor == requester
 	case ApproverUsers:
 		return slices.Contains(r.Users, actor)
 	default:

@@ -95,7 +95,7 @@ func TestApproversAndTimeouts(t *testing.T) {
 	if v.Approvers.Mode != ApproverUsers || len(v.Approvers.Users) != 2 || !v.Approvers.NotRequester || v.Timeout != 2*time.Minute {
 		t.Fatalf("HIGH verdict = %+v", v)
 	}
-	if !v.Approvers.Allows("ops1", "u", Approve) || v.Approvers.Allows("u", "u", Approve) || !v.Approvers.Allows("u", "u", Reject) {
+	if !v.Approvers.Allows("ops1", "u", Approve, false) || v.Approvers.Allows("u", "u", Approve, true) || !v.Approvers.Allows("u", "u", Reject, false) {
 		t.Fatal("HIGH approver rule wrong")
 	}
 	v, _ = p.Evaluate(writeCall, nil)
@@ -159,5 +159,37 @@ func TestOutcomeText(t *testing.T) {
 	}
 	if err := (OutcomeText{"exploded": "x"}).Validate(); err == nil {
 		t.Error("unknown status accepted")
+	}
+}
+
+// allowsTests: approvals requested by "req".
+var allowsTests = []struct {
+	rule   ApproverRule
+	actor  UserID
+	verb   Verb
+	inChat bool
+	want   bool
+}{
+	{ApproverRule{}, "req", Approve, false, true},
+	{ApproverRule{}, "other", Approve, true, false},
+	{ApproverRule{}, "", Approve, true, false},
+	{ApproverRule{Mode: ApproverChat}, "other", Approve, true, true},
+	{ApproverRule{Mode: ApproverChat}, "other", Reject, true, true},
+	{ApproverRule{Mode: ApproverChat}, "other", Approve, false, false}, // a forwarded card, another chat
+	{ApproverRule{Mode: ApproverChat}, "other", Reject, false, false},
+	{ApproverRule{Mode: ApproverChat}, "req", Approve, false, true}, // the requester is in the chat
+	{ApproverRule{Mode: ApproverChat}, "", Approve, true, false},
+	{ApproverRule{Mode: ApproverChat, NotRequester: true}, "req", Approve, true, false},
+	{ApproverRule{Mode: ApproverChat, NotRequester: true}, "req", Reject, false, true},
+	{ApproverRule{Mode: ApproverUsers, Users: []UserID{"ops"}}, "ops", Approve, false, true},
+	{ApproverRule{Mode: ApproverUsers, Users: []UserID{"ops"}}, "other", Approve, true, false},
+	{ApproverRule{Mode: ApproverUsers}, "other", Approve, true, false},
+}
+
+func TestApproverRuleAllows(t *testing.T) {
+	for _, tt := range allowsTests {
+		if got := tt.rule.Allows(tt.actor, "req", tt.verb, tt.inChat); got != tt.want {
+			t.Errorf("%+v.Allows(%q, req, %s, inChat=%v) = %v, want %v", tt.rule, tt.actor, tt.verb, tt.inChat, got, tt.want)
+		}
 	}
 }

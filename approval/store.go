@@ -106,6 +106,11 @@ type ClaimRequest struct {
 	Actor   UserID
 	Source  Source
 	Comment string
+	// Channel and ChatID are where the decision was taken (see
+	// Decision.ChatID); the approver rule "chat" compares them with the
+	// approval's own Channel and ChatID inside the claim.
+	Channel string
+	ChatID  string
 	// Now is the caller's clock: an approve or reject at or after ExpiresAt
 	// expires the approval instead; an expire before ExpiresAt does nothing.
 	Now time.Time

@@ -423,7 +423,7 @@ func (r *Router) decideTyped(ctx context.Context, eng *approval.Engine, ch Chann
 		defer r.inflight.Done()
 		ctx := context.WithoutCancel(ctx)
 		o, err := eng.Decide(ctx, pending.ID, approval.Decision{Verb: verb, Actor: m.UserID, Source: approval.SourceReply,
-			PayloadSHA256: pending.PayloadSHA256})
+			PayloadSHA256: pending.PayloadSHA256, Channel: m.Channel, ChatID: m.ChatID})
 		if err != nil {
 			log.Error("typed decision failed; nothing was run", "err", err)
 			r.notice(ctx, ch, to, log, approval.UserMessage(err))
@@ -473,7 +473,7 @@ func (r *Router) HandleCardAction(ctx context.Context, a CardAction) (approval.O
 		return r.outcome(approval.StatusTampered), nil
 	}
 	o, err := eng.Decide(ctx, a.ApprovalID, approval.Decision{Verb: a.Verb, Actor: a.UserID, Source: sourceOf(a.Channel),
-		PayloadSHA256: a.PayloadSHA256, Comment: a.Comment})
+		PayloadSHA256: a.PayloadSHA256, Comment: a.Comment, Channel: a.Channel, ChatID: a.ChatID})
 	if err != nil {
 		log.Error("card decision failed; nothing was run", "err", err)
 		r.release(ctx, log, store, evtPrefix, a.EventID)

@@ -388,3 +388,38 @@ func TestPerThreadShowsInThread(t *testing.T) {
 		t.Fatal("a reply in another thread decided")
 	}
 }
+
+// TestChatRuleNeedsTheApprovalsChat: under the approver rule "anyone in
+// the chat", a click on a card forwarded to another chat, or one whose
+// platform named no chat, decides nothing; a click in the approval's chat
+// (by someone other than the requester) decides.
+func TestChatRuleNeedsTheApprovalsChat(t *testing.T) {
+	g := newRig(t, nil)
+	ctx := context.Background()
+	a, err := g.engine.Request(ctx, approval.Request{Session: "fake:c1", Channel: "fake", ChatID: "c1", Requester: "alice",
+		Calls:   []approval.Call{{Tool: "erase", Args: []byte(`{"target":"orders"}`)}},
+		Verdict: approval.Verdict{NeedsApproval: true, Risk: approval.RiskHigh, Approvers: approval.ApproverRule{Mode: approval.ApproverChat}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	click := func(chat, event string) approval.Outcome {
+		t.Helper()
+		o, err := g.router.HandleCardAction(ctx, CardAction{Channel: "fake", ChatID: chat, MessageID: "fwd-" + event, EventID: event,
+			UserID: "mallory", ApprovalID: a.ID, Verb: approval.Approve, PayloadSHA256: a.PayloadSHA256})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	for _, chat := range []string{"c2", ""} {
+		if o := click(chat, "fwd-"+chat); o.Status != approval.StatusUnauthorized {
+			t.Fatalf("click from chat %q: %s", chat, o.Status)
+		}
+	}
+	if st := g.state(t, a.ID); st != approval.StatePending || g.erase.runs.Load() != 0 {
+		t.Fatalf("state %s, runs %d", st, g.erase.runs.Load())
+	}
+	if o := click("c1", "in-chat"); o.Status != approval.StatusExecuted || g.erase.runs.Load() != 1 {
+		t.Fatalf("click in the chat: %s, runs %d", o.Status, g.erase.runs.Load())
+	}
+}

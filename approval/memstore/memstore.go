@@ -265,7 +265,8 @@ func (s *Store) claimLocked(id approval.ID, req approval.ClaimRequest) (approval
 	if req.Intent == approval.IntentReject {
 		verb = approval.Reject
 	}
-	if !r.Approvers.Allows(req.Actor, r.Requester, verb) {
+	inChat := req.ChatID != "" && req.Channel == r.Channel && req.ChatID == r.ChatID
+	if !r.Approvers.Allows(req.Actor, r.Requester, verb, inChat) {
 		return out(approval.ClaimUnauthorized, false), nil
 	}
 	if req.PayloadSHA256 != r.PayloadSHA256 {

@@ -104,6 +104,7 @@ func TestSameAsMemstore(t *testing.T) {
 				a.Approvers = rules[rng.IntN(len(rules))]
 				a.Requester = actors[rng.IntN(3)]
 				a.IdempotencyKey = []string{"", "k1", "k1", "k2"}[rng.IntN(4)]
+				a.ChatID = []string{"chat", "chat", "c2", ""}[rng.IntN(4)]
 				if rng.IntN(4) == 0 {
 					a.Calls[0].Args = json.RawMessage(`{"statement":"DELETE FROM orders WHERE id = 2"}`)
 					a.Calls[0].PayloadSHA256 = approval.PayloadHash("sql_execute", a.Calls[0].Args)
@@ -135,6 +136,10 @@ func TestSameAsMemstore(t *testing.T) {
 				Comment: []string{"", "ok", "不确认"}[rng.IntN(3)],
 				Now:     at(),
 			}
+			// where the decision comes from: mostly the approval's chat
+			// (rule "chat"), sometimes another chat, channel or none
+			req.Channel = []string{"test", "test", "test", "web"}[rng.IntN(4)]
+			req.ChatID = []string{"chat", "chat", "c2", ""}[rng.IntN(4)]
 			for _, a := range puts {
 				if a.ID == id && rng.IntN(5) != 0 {
 					req.PayloadSHA256 = a.PayloadSHA256

@@ -24,8 +24,9 @@
 // put and never changes. The other fields are what scripts read or change:
 // "state", "hash" (payload SHA-256), "session", "exp" and "expns" (ExpiresAt
 // as unix milliseconds and the nanoseconds within that millisecond), "idem"
-// (idempotency key), "req", "amode", "anr", "ausers" (requester and approver
-// rule, for the authorisation check inside the claim), and, once decided,
+// (idempotency key), "req", "amode", "anr", "ausers", "chat" (requester and
+// approver rule, and for the rule "chat" the approval's channel and chat,
+// for the authorisation check inside the claim), and, once decided,
 // "by", "at" (RFC 3339), "via", "comment", "outcome" (JSON), and "ncards" with
 // "card:1"… (Put writes the cards an approval is put with, AddCards appends; the record stays out of "rec"); "tok" and "ctok" hold the nonce of the last
 // transition and of the last AddCards (see Lost replies). Get is one HGETALL:

@@ -94,12 +94,13 @@ return res
 //	ARGV[11] rejected outcome  ARGV[12] expired outcome  ARGV[13] superseded outcome
 //	ARGV[14] outcome channel   ARGV[15] retention of ended records, in ms
 //	ARGV[16] nonce of this call
+//	ARGV[17] where the decision was taken: channel.."\n"..chat_id, or "" when unknown
 //
 // Returns {"missing"} or {code, ended 0|1, HGETALL of the record, cached
 // result JSON or ""}.
 const claimLua = `
 local rk, base, id, intent, nonce = KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[16]
-local f = redis.call('HMGET', rk, 'state', 'hash', 'session', 'exp', 'expns', 'idem', 'req', 'amode', 'anr', 'ausers', 'tok')
+local f = redis.call('HMGET', rk, 'state', 'hash', 'session', 'exp', 'expns', 'idem', 'req', 'amode', 'anr', 'ausers', 'tok', 'chat')
 local state = f[1]
 if not state then
   return {'missing'}
@@ -174,7 +175,7 @@ if redis.call('GET', pk) ~= id then
   return result('superseded', 1)
 end
 
--- approval.ApproverRule.Allows(actor, requester, verb)
+-- approval.ApproverRule.Allows(actor, requester, verb, inChat)
 local actor, requester = ARGV[5], f[7] or ''
 local verb = 'approve'
 if intent == 'reject' then
@@ -188,7 +189,8 @@ elseif verb == 'reject' and actor == requester then
 elseif f[9] == '1' and actor == requester then
   allowed = false
 elseif f[8] == 'chat' then
-  allowed = true
+  -- the requester, or a decision taken in the approval's own chat
+  allowed = actor == requester or (ARGV[17] ~= '' and f[12] == ARGV[17])
 elseif f[8] == 'users' then
   allowed = false
   if f[10] then

@@ -360,6 +360,11 @@ func (s *Store) Put(ctx context.Context, a *approval.Approval, supersededOutcome
 	if a.Approvers.NotRequester {
 		args = append(args, "anr", "1")
 	}
+	if a.Approvers.Mode == approval.ApproverChat && a.ChatID != "" {
+		// The approval's chat, compared with the decision's inside the
+		// claim (the rule "chat"); only that rule reads it.
+		args = append(args, "chat", where(a.Channel, a.ChatID))
+	}
 	if len(a.Approvers.Users) > 0 {
 		users, err := json.Marshal(a.Approvers.Users)
 		if err != nil {
@@ -490,6 +495,16 @@ func (s *Store) Pending(ctx context.Context, sess approval.SessionKey) (*approva
 // Claim implements approval.Store in one round trip (the claim script). It
 // fails closed: when Redis cannot be reached it returns an error of kind
 // KindUnavailable, never a claim.
+// where is the value of the record field "chat" and of the claim's
+// argument for a decision taken in chatID of channel: "" when the chat is
+// unknown, which never matches (the script compares only non-empty values).
+func where(channel, chatID string) string {
+	if chatID == "" {
+		return ""
+	}
+	return channel + "\n" + chatID
+}
+
 func (s *Store) Claim(ctx context.Context, id approval.ID, req approval.ClaimRequest) (approval.ClaimResult, error) {
 	const op = "redisstore.Claim"
 	if err := ctxErr(ctx, op, id); err != nil {
@@ -520,7 +535,7 @@ func (s *Store) Claim(ctx context.Context, id approval.ID, req approval.ClaimReq
 		base, string(id), string(req.Intent), req.PayloadSHA256,
 		string(req.Actor), string(req.Source), req.Comment,
 		nowMS, nowNS, fmtTime(req.Now), rej, exp, sup,
-		s.channel, durMS(s.retention), s.nonce(),
+		s.channel, durMS(s.retention), s.nonce(), where(req.Channel, req.ChatID),
 	).Slice()
 	if err != nil {
 		return approval.ClaimResult{}, unavailable(op, id, err)

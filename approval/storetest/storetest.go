@@ -144,7 +144,8 @@ func claim(t *testing.T, s approval.Store, id approval.ID, req approval.ClaimReq
 }
 
 func approve(a *approval.Approval) approval.ClaimRequest {
-	return approval.ClaimRequest{Intent: approval.IntentApprove, PayloadSHA256: a.PayloadSHA256, Actor: "bob", Source: approval.SourceCard, Comment: "ok"}
+	return approval.ClaimRequest{Intent: approval.IntentApprove, PayloadSHA256: a.PayloadSHA256, Actor: "bob", Source: approval.SourceCard, Comment: "ok",
+		Channel: a.Channel, ChatID: a.ChatID}
 }
 
 func wantState(t *testing.T, s approval.Store, id approval.ID, want approval.State) *approval.Approval {
@@ -285,26 +286,50 @@ func testClaimMissing(t *testing.T, s approval.Store, _ func(time.Duration)) {
 	}
 }
 
-// unauthorizedTests: the record's rule is users [bob carol], requester alice.
+// Where a decision is taken from, for unauthorizedTests: NewApproval's
+// approvals live in chat "chat" of channel "test".
+var (
+	here      = [2]string{"test", "chat"}
+	elsewhere = [2]string{"test", "other-chat"}
+	otherChan = [2]string{"web", "chat"} // the same chat id on another channel
+	nowhere   = [2]string{"test", ""}    // the platform named no chat
+)
+
+// unauthorizedTests: the record's requester is alice, its chat here.
 var unauthorizedTests = []struct {
 	rule   approval.ApproverRule
 	actor  approval.UserID
+	from   [2]string
 	intent approval.Intent
 	want   approval.ClaimCode
 }{
-	{approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"bob", "carol"}}, "mallory", approval.IntentApprove, approval.ClaimUnauthorized},
-	{approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"bob", "carol"}}, "mallory", approval.IntentReject, approval.ClaimUnauthorized},
-	{approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"bob", "carol"}}, "", approval.IntentApprove, approval.ClaimUnauthorized},
-	{approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"bob", "carol"}}, "alice", approval.IntentApprove, approval.ClaimUnauthorized},
-	{approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"bob", "carol"}}, "alice", approval.IntentReject, approval.ClaimOK},
-	{approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"bob", "carol"}}, "carol", approval.IntentApprove, approval.ClaimOK},
-	{approval.ApproverRule{Mode: approval.ApproverRequester}, "bob", approval.IntentApprove, approval.ClaimUnauthorized},
-	{approval.ApproverRule{Mode: approval.ApproverRequester}, "alice", approval.IntentApprove, approval.ClaimOK},
-	{approval.ApproverRule{Mode: approval.ApproverChat}, "mallory", approval.IntentApprove, approval.ClaimOK},
-	{approval.ApproverRule{Mode: approval.ApproverChat, NotRequester: true}, "alice", approval.IntentApprove, approval.ClaimUnauthorized},
-	{approval.ApproverRule{Mode: approval.ApproverChat, NotRequester: true}, "alice", approval.IntentReject, approval.ClaimOK},
-	{approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"alice", "bob"}, NotRequester: true}, "alice", approval.IntentApprove, approval.ClaimUnauthorized},
-	{approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"alice", "bob"}, NotRequester: true}, "bob", approval.IntentApprove, approval.ClaimOK},
+	{approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"bob", "carol"}}, "mallory", here, approval.IntentApprove, approval.ClaimUnauthorized},
+	{approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"bob", "carol"}}, "mallory", here, approval.IntentReject, approval.ClaimUnauthorized},
+	{approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"bob", "carol"}}, "", here, approval.IntentApprove, approval.ClaimUnauthorized},
+	{approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"bob", "carol"}}, "alice", here, approval.IntentApprove, approval.ClaimUnauthorized},
+	{approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"bob", "carol"}}, "alice", here, approval.IntentReject, approval.ClaimOK},
+	{approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"bob", "carol"}}, "carol", here, approval.IntentApprove, approval.ClaimOK},
+	{approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"bob", "carol"}}, "carol", elsewhere, approval.IntentApprove, approval.ClaimOK},
+	{approval.ApproverRule{Mode: approval.ApproverRequester}, "bob", here, approval.IntentApprove, approval.ClaimUnauthorized},
+	{approval.ApproverRule{Mode: approval.ApproverRequester}, "alice", here, approval.IntentApprove, approval.ClaimOK},
+	{approval.ApproverRule{Mode: approval.ApproverRequester}, "alice", nowhere, approval.IntentApprove, approval.ClaimOK},
+	{approval.ApproverRule{Mode: approval.ApproverChat}, "mallory", here, approval.IntentApprove, approval.ClaimOK},
+	{approval.ApproverRule{Mode: approval.ApproverChat}, "mallory", here, approval.IntentReject, approval.ClaimOK},
+	// "Anyone in the chat" means in the approval's chat: a card forwarded
+	// to another chat, the same chat id on another channel, or a platform
+	// that named no chat decides nothing.
+	{approval.ApproverRule{Mode: approval.ApproverChat}, "mallory", elsewhere, approval.IntentApprove, approval.ClaimUnauthorized},
+	{approval.ApproverRule{Mode: approval.ApproverChat}, "mallory", elsewhere, approval.IntentReject, approval.ClaimUnauthorized},
+	{approval.ApproverRule{Mode: approval.ApproverChat}, "mallory", otherChan, approval.IntentApprove, approval.ClaimUnauthorized},
+	{approval.ApproverRule{Mode: approval.ApproverChat}, "mallory", nowhere, approval.IntentApprove, approval.ClaimUnauthorized},
+	// The requester is in the chat by definition (a DingTalk 1:1 card
+	// reports no conversation on a click).
+	{approval.ApproverRule{Mode: approval.ApproverChat}, "alice", nowhere, approval.IntentApprove, approval.ClaimOK},
+	{approval.ApproverRule{Mode: approval.ApproverChat, NotRequester: true}, "alice", here, approval.IntentApprove, approval.ClaimUnauthorized},
+	{approval.ApproverRule{Mode: approval.ApproverChat, NotRequester: true}, "alice", here, approval.IntentReject, approval.ClaimOK},
+	{approval.ApproverRule{Mode: approval.ApproverChat, NotRequester: true}, "bob", here, approval.IntentApprove, approval.ClaimOK},
+	{approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"alice", "bob"}, NotRequester: true}, "alice", here, approval.IntentApprove, approval.ClaimUnauthorized},
+	{approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"alice", "bob"}, NotRequester: true}, "bob", here, approval.IntentApprove, approval.ClaimOK},
 }
 
 func testClaimUnauthorized(t *testing.T, s approval.Store, _ func(time.Duration)) {
@@ -314,8 +339,9 @@ func testClaimUnauthorized(t *testing.T, s approval.Store, _ func(time.Duration)
 		put(t, s, a)
 		req := approve(a)
 		req.Actor, req.Intent = tt.actor, tt.intent
+		req.Channel, req.ChatID = tt.from[0], tt.from[1]
 		if r := claim(t, s, a.ID, req); r.Code != tt.want {
-			t.Fatalf("%+v: %s by %q = %s, want %s", tt.rule, tt.intent, tt.actor, r.Code, tt.want)
+			t.Fatalf("%+v: %s by %q from %q = %s, want %s", tt.rule, tt.intent, tt.actor, tt.from, r.Code, tt.want)
 		}
 		if tt.want == approval.ClaimUnauthorized {
 			wantState(t, s, a.ID, approval.StatePending)
