@@ -494,6 +494,16 @@ func (e *Engine) complete(ctx context.Context, a *Approval, state State, o Outco
 		ttl = e.cfg.ResultTTL
 	}
 	cards, err := e.cfg.Store.Complete(ctx, a.ID, state, o, ttl)
+	if err != nil && KindOf(err) == KindConflict {
+		// The sweeper froze this claim as stale (staleAfter) while the
+		// tool was still running: the cards already say frozen. Record
+		// in the audit trail what the run did after all.
+		e.log.Error("the tool finished after its approval was frozen as stale; its result is audited but not stored", "approval_id", a.ID,
+			"tool", a.Tool(), "status", o.Status, "err", err)
+		a.State, a.Outcome = state, &o
+		e.audit(a, ev, a.DecidedBy, a.DecidedVia, o.Status, joinErr(errText, "finished after the approval was frozen as stale"))
+		return o
+	}
 	if err == nil {
 		// Cards added after the claim (their send raced the decision)
 		// are settled too.
@@ -518,6 +528,14 @@ func (e *Engine) complete(ctx context.Context, a *Approval, state State, o Outco
 	e.log.Info("approval decided", "approval_id", a.ID, "tool", a.Tool(), "user_id", a.DecidedBy, "status", o.Status)
 	e.settle(a, o)
 	return o
+}
+
+// joinErr joins two error texts of an audit record.
+func joinErr(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
 }
 
 // dispatch runs one call with a timeout, turning a panic into an error of
@@ -633,48 +651,101 @@ func (e *Engine) Wait(ctx context.Context, id ID) (Outcome, error) {
 // expire tries to end an approval whose time is up. done reports that o is
 // the final outcome; otherwise Wait goes on (after retry, when positive).
 func (e *Engine) expire(ctx context.Context, id ID) (o Outcome, done bool, retry time.Duration) {
+	o, _, done, retry = e.expireRecord(ctx, id)
+	return o, done, retry
+}
+
+// expireRecord is expire, also returning the record the claim read (nil
+// when the store failed or the approval is missing).
+func (e *Engine) expireRecord(ctx context.Context, id ID) (o Outcome, a *Approval, done bool, retry time.Duration) {
 	now := e.cfg.Clock.Now().UTC()
 	res, err := e.cfg.Store.Claim(ctx, id, ClaimRequest{Intent: IntentExpire, Now: now, Source: SourceSystem,
 		Outcome: func(st Status) Outcome { return e.outcome(st, "") }})
 	if err != nil {
 		e.log.Warn("expiring the approval failed; retrying", "approval_id", id, "err", err)
-		return Outcome{}, false, e.cfg.PollInterval
+		return Outcome{}, nil, false, e.cfg.PollInterval
 	}
-	a := res.Approval
+	a = res.Approval
 	switch res.Code {
 	case ClaimMissing:
-		return e.outcome(StatusMissing, ""), true, 0
+		return e.outcome(StatusMissing, ""), nil, true, 0
 	case ClaimNotYet:
-		return Outcome{}, false, a.ExpiresAt.Sub(now)
+		return Outcome{}, a, false, a.ExpiresAt.Sub(now)
 	case ClaimExpired:
 		if res.Ended {
 			e.audit(a, audit.EventExpire, "", SourceSystem, StatusExpired, "")
 			e.log.Info("approval expired", "approval_id", id, "tool", a.Tool(), "status", StatusExpired)
 			e.settle(a, *a.Outcome)
 		}
-		return *a.Outcome, true, 0
+		return *a.Outcome, a, true, 0
 	}
 	if a.State.Terminal() && a.Outcome != nil {
-		return *a.Outcome, true, 0
+		return *a.Outcome, a, true, 0
 	}
 	// Claimed: a decision won the race and its tool is running; its
-	// outcome will arrive (or the poll will find it).
-	return Outcome{}, false, 0
+	// outcome will arrive (or the poll will find it). If the process
+	// running it died, the sweeper freezes it (staleClaim).
+	return Outcome{}, a, false, 0
+}
+
+// staleSlack is added to the longest a claimed approval's run may take
+// before the sweeper takes its claim for abandoned.
+const staleSlack = time.Minute
+
+// staleAfter is how long after its claim an approval may stay claimed
+// before the sweeper freezes it: every call's ExecTimeout, the claim's own
+// bound, and a minute of slack for clocks and a slow store.
+func (e *Engine) staleAfter(a *Approval) time.Duration {
+	return time.Duration(max(len(a.Calls), 1))*e.cfg.ExecTimeout + claimTimeout + staleSlack
+}
+
+// freezeStale ends a claim nobody completed: the process that claimed the
+// approval died while running its tool, or lost the claim's reply after
+// every retry. Whether the tool ran is unknown, so the approval is frozen
+// (never re-run by itself), audited as execute_unknown, and its cards
+// settled; a Wait on it wakes with the frozen outcome. It reports whether
+// the approval has ended (by this call or, racing it, by its executor).
+func (e *Engine) freezeStale(ctx context.Context, a *Approval) bool {
+	o := e.outcome(StatusFrozen, fmt.Sprintf("approved by %s at %s, but no result was recorded within %s; whether it ran is unknown, and it is not run again",
+		a.DecidedBy, a.DecidedAt.UTC().Format(time.RFC3339), e.staleAfter(a)))
+	o.DecidedBy = a.DecidedBy
+	cards, err := e.cfg.Store.Complete(ctx, a.ID, StateFrozen, o, 0)
+	if err != nil {
+		if KindOf(err) == KindConflict || KindOf(err) == KindNotFound {
+			return true // its executor completed it after all
+		}
+		e.log.Warn("freezing a stale claim failed; retrying at the next sweep", "approval_id", a.ID, "err", err)
+		return false
+	}
+	a.Cards, a.State, a.Outcome = cards, StateFrozen, &o
+	e.audit(a, audit.EventExecuteUnknown, a.DecidedBy, a.DecidedVia, StatusFrozen, "claimed but never completed (the process running it stopped?)")
+	e.log.Error("a claimed approval got no result in time; frozen", "approval_id", a.ID, "tool", a.Tool(), "user_id", a.DecidedBy,
+		"claimed_at", a.DecidedAt, "status", StatusFrozen)
+	e.settle(a, o)
+	return true
 }
 
 // Sweep ends approvals that are past their expiry although no Wait ended
 // them (the process that waited died, or a turn gave up): each goes through
 // the same claim gate as a click, so it is expired exactly once (audited,
 // every card settled) whichever replica sweeps, and an approval a decision
-// won is left alone. It returns how many index entries it settled.
+// won is left alone while its tool may still be running. A claim that got
+// no result within staleAfter is frozen (freezeStale): its process died
+// mid-run. An approval still claimed but not yet stale stays in the index
+// for a later sweep. It returns how many index entries it settled.
 func (e *Engine) Sweep(ctx context.Context) (int, error) {
 	ids, err := e.cfg.Store.Due(ctx, e.cfg.Clock.Now().UTC(), 256)
 	if err != nil {
 		return 0, err
 	}
+	now := e.cfg.Clock.Now()
 	var done []ID
 	for _, id := range ids {
-		if _, ended, _ := e.expire(ctx, id); ended {
+		_, a, ended, _ := e.expireRecord(ctx, id)
+		if !ended && a != nil && a.State == StateClaimed && !now.Before(a.DecidedAt.Add(e.staleAfter(a))) {
+			ended = e.freezeStale(ctx, a)
+		}
+		if ended {
 			done = append(done, id)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -837,6 +839,131 @@ func TestSweepExpiresWithoutWaiter(t *testing.T) {
 		}
 		if f.tool.runs.Load() != 1 {
 			t.Fatalf("tool ran %d times", f.tool.runs.Load())
+		}
+	})
+}
+
+// sweepBoth runs Sweep on both replicas at once and returns how many
+// entries they settled together.
+func sweepBoth(t *testing.T, f *fixture) int {
+	t.Helper()
+	var wg sync.WaitGroup
+	var n atomic.Int64
+	for _, e := range []*approval.Engine{f.a, f.b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			k, err := e.Sweep(context.Background())
+			if err != nil {
+				t.Error(err)
+			}
+			n.Add(int64(k))
+		}()
+	}
+	wg.Wait()
+	return int(n.Load())
+}
+
+func inDueIndex(t *testing.T, f *fixture, id approval.ID) bool {
+	t.Helper()
+	due, err := f.sa.Due(context.Background(), f.clk.Now().Add(24*time.Hour), 10000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slices.Contains(due, id)
+}
+
+// TestSweepFreezesAbandonedClaim: the process that claimed an approval died
+// before running the tool (or lost the claim's reply for good). The
+// approval stays claimed, in the expiry index, until the claim is stale;
+// then the sweeper freezes it once (execute_unknown, the card settled, the
+// waiting loop woken), and nothing runs.
+func TestSweepFreezesAbandonedClaim(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, be backend) {
+		f := newFixture(t, be)
+		a := request(t, f.a)
+		waited := waitAsync(t, f.a, a.ID)
+		f.clk.Advance(4 * time.Minute)
+		// The claimer: a claim and nothing after it.
+		res, err := f.sa.Claim(context.Background(), a.ID, approval.ClaimRequest{Intent: approval.IntentApprove, PayloadSHA256: a.PayloadSHA256,
+			Actor: "bob", Source: approval.SourceCard, Now: f.clk.Now()})
+		if err != nil || res.Code != approval.ClaimOK {
+			t.Fatalf("claim: %+v, %v", res, err)
+		}
+		// Past its expiry but only a minute after the claim: the tool
+		// may still be running; the sweeper leaves it.
+		f.clk.Advance(61 * time.Second)
+		if n := sweepBoth(t, f); n != 0 {
+			t.Fatalf("swept %d fresh claims", n)
+		}
+		if got, _ := f.a.Get(context.Background(), a.ID); got.State != approval.StateClaimed || !inDueIndex(t, f, a.ID) {
+			t.Fatalf("a fresh claim: state %s, in the index %v", got.State, inDueIndex(t, f, a.ID))
+		}
+		// ExecTimeout (2m) + the claim's bound (10s) + a minute after the
+		// claim, it is abandoned.
+		f.clk.Advance(2*time.Minute + 10*time.Second)
+		if n := sweepBoth(t, f); n < 1 { // each replica may count it
+			t.Fatalf("swept %d, want 1", n)
+		}
+		got, _ := f.a.Get(context.Background(), a.ID)
+		if got.State != approval.StateFrozen || got.Outcome == nil || got.Outcome.Status != approval.StatusFrozen {
+			t.Fatalf("state %s, outcome %+v", got.State, got.Outcome)
+		}
+		if n := f.audit.count(a.ID, audit.EventExecuteUnknown); n != 1 {
+			t.Fatalf("%d execute_unknown records, want 1", n)
+		}
+		if st := f.notes.settledWith(a.ID); len(st) != 1 || st[0] != approval.StatusFrozen {
+			t.Fatalf("card settled %v, want [frozen]", st)
+		}
+		if o := recv(t, waited); o.Status != approval.StatusFrozen || !strings.Contains(o.Content, "not run again") {
+			t.Fatalf("Wait = %+v", o)
+		}
+		if inDueIndex(t, f, a.ID) {
+			t.Fatal("a frozen approval is still in the expiry index")
+		}
+		if o := decide(t, f.b, a.ID, decision(a, approval.Approve, "bob")); o.Status != approval.StatusAlreadyDecided || f.tool.runs.Load() != 0 {
+			t.Fatalf("a later click: %+v, runs %d", o, f.tool.runs.Load())
+		}
+	})
+}
+
+// TestToolOutlivingItsClaim: a tool that ran longer than the stale bound
+// (it ignored its context) finds its approval frozen by the sweeper; its
+// run is audited, the cards keep the frozen state, and nothing runs twice.
+func TestToolOutlivingItsClaim(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, be backend) {
+		f := newFixture(t, be)
+		f.tool.block = make(chan struct{})
+		a := request(t, f.a)
+		decided := make(chan approval.Outcome, 1)
+		go func() { decided <- decide(t, f.b, a.ID, decision(a, approval.Approve, "bob")) }()
+		// wait until the claim has happened
+		for {
+			got, err := f.a.Get(context.Background(), a.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.State == approval.StateClaimed {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		f.clk.Advance(6 * time.Minute)
+		if n := sweepBoth(t, f); n < 1 {
+			t.Fatalf("swept %d, want 1", n)
+		}
+		close(f.tool.block)
+		if o := recv(t, decided); o.Status != approval.StatusExecuted {
+			t.Fatalf("the decider got %+v", o)
+		}
+		if got, _ := f.a.Get(context.Background(), a.ID); got.State != approval.StateFrozen {
+			t.Fatalf("state %s, want frozen", got.State)
+		}
+		if f.tool.runs.Load() != 1 || f.audit.count(a.ID, audit.EventExecuteUnknown) != 1 || f.audit.count(a.ID, audit.EventExecute) != 1 {
+			t.Fatalf("runs %d, execute_unknown %d, execute %d", f.tool.runs.Load(), f.audit.count(a.ID, audit.EventExecuteUnknown), f.audit.count(a.ID, audit.EventExecute))
+		}
+		if st := f.notes.settledWith(a.ID); len(st) != 1 || st[0] != approval.StatusFrozen {
+			t.Fatalf("card settled %v, want [frozen]", st)
 		}
 	})
 }
