@@ -19,6 +19,20 @@ type Auditor interface {
 	Append(r audit.Record)
 }
 
+// Flusher is implemented by an Auditor that queues records before writing
+// them (*audit.Log does): Flush returns once every record appended so far
+// has been written by every sink. The engine flushes before it runs a tool,
+// so an action is never taken without its confirm record on disk or in
+// Redis.
+type Flusher interface {
+	Flush(ctx context.Context) error
+}
+
+var (
+	_ Auditor = (*audit.Log)(nil)
+	_ Flusher = (*audit.Log)(nil)
+)
+
 // EngineConfig wires an Engine.
 type EngineConfig struct {
 	// Store holds the approvals; shared by every replica.
@@ -43,6 +57,11 @@ type EngineConfig struct {
 	ExecTimeout time.Duration
 	// SettleTimeout bounds updating the cards of one approval. Default 10s.
 	SettleTimeout time.Duration
+	// AuditTimeout bounds the wait for the audit trail to write an
+	// approval's confirm record before its tool runs (when Audit is a
+	// Flusher). When the trail cannot write it in time, the tool is not
+	// run and the approval fails. Default 10s.
+	AuditTimeout time.Duration
 	// PollInterval is how often Wait re-reads the record, a backstop for an
 	// outcome message lost while the store's subscription reconnected.
 	// Default 5s.
@@ -105,6 +124,9 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	}
 	if cfg.SettleTimeout <= 0 {
 		cfg.SettleTimeout = 10 * time.Second
+	}
+	if cfg.AuditTimeout <= 0 {
+		cfg.AuditTimeout = 10 * time.Second
 	}
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = 5 * time.Second
@@ -436,6 +458,19 @@ func (e *Engine) execute(ctx context.Context, a *Approval, cached *Outcome) Outc
 		e.complete(ctx, a, StateExecuted, o, audit.EventReplay, "")
 		return o
 	}
+	if err := e.auditWritten(ctx); err != nil {
+		// No action without its record: the confirm record (and every
+		// one before it) must be written before the tool runs.
+		e.log.Error("the audit trail could not be written; the tool is not run", "approval_id", a.ID, "tool", a.Tool(), "err", err)
+		results := make([]Result, len(a.Calls))
+		for i, c := range a.Calls {
+			results[i] = Result{Tool: c.Tool, CallID: c.CallID, Status: StatusFailed, IsError: true,
+				Content: "not run: the audit trail is unavailable"}
+		}
+		o := Outcome{Status: StatusFailed, Results: results, IsError: true, DecidedBy: a.DecidedBy}
+		o.Content = e.cfg.Text.Text(StatusFailed) + ": " + joinResults(results)
+		return e.complete(ctx, a, StateFailed, o, audit.EventExecuteFailed, "audit trail unavailable; not run")
+	}
 	results := make([]Result, 0, len(a.Calls))
 	state := StateExecuted
 	var errText string
@@ -528,6 +563,18 @@ func (e *Engine) complete(ctx context.Context, a *Approval, state State, o Outco
 	e.log.Info("approval decided", "approval_id", a.ID, "tool", a.Tool(), "user_id", a.DecidedBy, "status", o.Status)
 	e.settle(a, o)
 	return o
+}
+
+// auditWritten waits until the audit trail has written every record so
+// far, when the Auditor queues them (Flusher), for at most AuditTimeout.
+func (e *Engine) auditWritten(ctx context.Context) error {
+	f, ok := e.cfg.Audit.(Flusher)
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, e.cfg.AuditTimeout)
+	defer cancel()
+	return f.Flush(ctx)
 }
 
 // joinErr joins two error texts of an audit record.

@@ -67,7 +67,11 @@ func (c LogConfig) withDefaults() LogConfig {
 // A failed write is logged (attributes "sink" and "err") and retried with
 // backoff for as long as the process lives: records are not lost, but when
 // a sink stays down the queue fills and Append blocks. That is deliberate:
-// an approval must not proceed without its audit record.
+// an approval must not proceed without its audit record. Queued is not
+// written, though: before the engine runs a tool it calls Flush, which
+// writes at once (with whatever else is queued, so concurrent decisions
+// share one batch) and returns when every sink has the records; a tool whose
+// confirm record cannot be written in time is not run.
 type Log struct {
 	cfg    LogConfig
 	now    func() time.Time
