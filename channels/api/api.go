@@ -36,6 +36,8 @@ type API struct {
 	closed bool
 	convs  map[string]*conv          // chat id -> the requests in flight in it
 	local  map[approval.ID]localTurn // approvals shown by turns of this process
+
+	caps capGate // the per-user cap's count and reservation
 }
 
 // localTurn records that a turn of this process waits for an approval.

@@ -2,10 +2,14 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -359,5 +363,79 @@ func TestStoreDown(t *testing.T) {
 	}
 	if st := h.do("GET", "/api/approvals", tokAlice, nil, nil); st != http.StatusServiceUnavailable {
 		t.Fatalf("list: %d", st)
+	}
+}
+
+// slowTokens is a token store whose List takes a while, as a store across
+// the network does: it widens the window between counting a user's
+// pending actions and the new one being stored.
+type slowTokens struct{ api.TokenStore }
+
+func (s slowTokens) List(ctx context.Context, tenant, user string) ([]api.TokenEntry, error) {
+	time.Sleep(5 * time.Millisecond)
+	return s.TokenStore.List(ctx, tenant, user)
+}
+
+// TestRateLimitedConcurrent sends many messages of one user at once, each
+// in its own conversation and each asking for an approval: the cap's count
+// and reservation are one step, so exactly the cap's number get a pending
+// action and the rest get 429.
+func TestRateLimitedConcurrent(t *testing.T) {
+	const max, n = 3, 24
+	h := newHarness(t, func(s *setup) {
+		s.clk = clock.NewFake(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC))
+		s.cfg.MaxPendingPerUser = max
+		s.cfg.TokenStore = slowTokens{api.NewMemoryTokens(s.clk)}
+	})
+	var (
+		wg              sync.WaitGroup
+		pending, capped atomic.Int64
+	)
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			body := fmt.Sprintf(`{"message":"erase t%d","conversationId":"c%d"}`, i, i)
+			req, _ := http.NewRequest("POST", h.srv.URL+"/agent/chat", strings.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+tokAlice)
+			resp, err := h.srv.Client().Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			raw, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			switch st := resp.StatusCode; st {
+			case http.StatusOK:
+				var r api.ChatResponse
+				if err := json.Unmarshal(raw, &r); err != nil || !r.RequiresConfirmation {
+					t.Errorf("request %d: 200 without a pending action: %s", i, raw)
+				}
+				pending.Add(1)
+			case http.StatusTooManyRequests:
+				capped.Add(1)
+			default:
+				t.Errorf("request %d: %d %s", i, st, raw)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if pending.Load() != max || capped.Load() != n-max {
+		t.Fatalf("%d pending actions and %d refused, want %d and %d", pending.Load(), capped.Load(), max, n-max)
+	}
+	var list struct{ Approvals []api.ApprovalInfo }
+	if st := h.do("GET", "/api/approvals?state=pending", tokAlice, nil, &list); st != http.StatusOK || len(list.Approvals) != max {
+		t.Fatalf("list: %d, %d approvals, want %d", st, len(list.Approvals), max)
+	}
+	// The reservations ended with their requests: a decision frees a place.
+	if st, c := h.chat(tokAlice, map[string]any{"confirmationToken": list.Approvals[0].PendingAction.Token, "confirmed": false}); st != http.StatusOK {
+		t.Fatalf("cancel: %d %+v", st, c)
+	}
+	h.ask(tokAlice, "again", "erase again")
+	if st, e := h.chatError(tokAlice, map[string]any{"message": "erase more", "conversationId": "more"}); st != http.StatusTooManyRequests {
+		t.Fatalf("over the cap again: %d %+v", st, e)
 	}
 }

@@ -51,6 +51,11 @@ type Config struct {
 	// once: a message that could start another gets 429 rate_limited (a
 	// typed 确认 / 取消 on a conversation with a pending action is always
 	// let through). 0 means the default, 10; negative disables the cap.
+	// The cap is enforced per replica: the count and the reservation of a
+	// place are one step among the requests one process serves (messages
+	// in flight count as pending), but replicas do not see each other's
+	// requests in flight, so requests of one user reaching several
+	// replicas at the same moment can together exceed it.
 	MaxPendingPerUser int `json:"max_pending_per_user" mapstructure:"max_pending_per_user"`
 	// TurnTimeout is how long POST /agent/chat waits for the turn (or for
 	// the rest of it, after a confirmation) before it answers with what it

@@ -69,7 +69,10 @@
 // approvals and counts them for the per-user cap (MaxPendingPerUser; a
 // message that could open one more gets 429 rate_limited, except in a
 // conversation that already has one, where a new approval would replace
-// it and a typed 确认 / 取消 must get through).
+// it and a typed 确认 / 取消 must get through). The cap is per replica: a
+// message request counts the user's pending approvals plus the user's
+// other message requests in flight on this process, and reserves its
+// place, in one step; requests in flight on other replicas are not seen.
 //
 // # Limits
 //

@@ -324,13 +324,11 @@ func (a *API) message(ctx context.Context, u User, req ChatRequest, reqID string
 	}
 	defer c.unlock()
 
-	count, inConv, err := a.pendingOf(ctx, u, convID)
-	if err != nil {
-		return nil, storeFailure(err)
+	inConv, release, aerr := a.admit(ctx, u, convID)
+	if aerr != nil || release == nil {
+		return nil, aerr
 	}
-	if max := a.cfg.MaxPendingPerUser; max > 0 && count >= max && inConv == nil {
-		return nil, fail(CodeRateLimited, "Too many actions wait for your confirmation; confirm or cancel some first (GET /api/approvals).")
-	}
+	defer release()
 
 	wt := a.subscribe(c)
 	defer a.unsubscribe(c, wt)
