@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"runtime/pprof"
 
 	"github.com/hitlbot/hitlbot/internal/bench"
 )
@@ -20,8 +22,22 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.IntVar(&cfg.N, "n", 10000, "approvals (engine) or conversations (agent)")
 	fs.IntVar(&cfg.C, "c", 100, "how many run at once")
 	fs.IntVar(&cfg.Pending, "pending", 0, "approvals held open, each with a blocked Wait, while the memory one pending approval costs is measured (0: not measured)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to `FILE` (go tool pprof reads it)")
 	if st := parse(fs, args); st >= 0 {
 		return st
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "bot bench: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(stderr, "bot bench: %v\n", err)
+			return 1
+		}
+		defer pprof.StopCPUProfile()
 	}
 	res, err := bench.Run(ctx, cfg, stdout)
 	if err != nil {

@@ -77,11 +77,19 @@ type Result struct {
 	// The figures below are always printed: 0 when not measured (no
 	// Redis with the memory store; -pending 0 for the memory figures).
 	RedisRoundTripsPerApproval float64 `json:"redis_round_trips_per_approval"`
-	Pending                    int     `json:"pending"`
-	RedisBytesPerPending       float64 `json:"redis_bytes_per_pending"`
-	ProcessBytesPerPending     float64 `json:"process_bytes_per_pending"`
-	ProcessHeapBytesPerPending float64 `json:"process_heap_bytes_per_pending"`
-	Errors                     int64   `json:"errors"`
+	// ProcessCPUMicrosPerApproval and RedisCPUMicrosPerApproval are the
+	// CPU time (user + system) this process and the Redis server spent
+	// per approval while the round trips ran; on a machine where both
+	// share the cores, their sum bounds round_trips_per_sec. The Redis
+	// figure is the whole server's (INFO cpu): run against a Redis
+	// nothing else uses.
+	ProcessCPUMicrosPerApproval float64 `json:"process_cpu_us_per_approval"`
+	RedisCPUMicrosPerApproval   float64 `json:"redis_cpu_us_per_approval"`
+	Pending                     int     `json:"pending"`
+	RedisBytesPerPending        float64 `json:"redis_bytes_per_pending"`
+	ProcessBytesPerPending      float64 `json:"process_bytes_per_pending"`
+	ProcessHeapBytesPerPending  float64 `json:"process_heap_bytes_per_pending"`
+	Errors                      int64   `json:"errors"`
 }
 
 // counter is a go-redis hook counting round trips: one per command sent
@@ -280,6 +288,7 @@ func runEngine(ctx context.Context, cfg Config, sa, sb approval.Store, cnt *coun
 	lat := make([]time.Duration, cfg.N)
 	var errs atomic.Int64
 	rt0 := count(cnt)
+	cpu0 := cpuNow(ctx, info)
 	elapsed := parallel(cfg.N, cfg.C, func(i int) {
 		a, err := ea.Request(ctx, benchRequest(i))
 		if err != nil {
@@ -301,6 +310,7 @@ func runEngine(ctx context.Context, cfg Config, sa, sb approval.Store, cnt *coun
 		lat[i] = (<-woke).Sub(t0)
 	})
 	finish(res, cfg, tool.runs.Load(), errs.Load(), elapsed, lat, cnt, rt0)
+	cpuSince(ctx, info, cpu0, cfg.N, res)
 	if cfg.Pending > 0 {
 		return measurePending(ctx, cfg, ea, info, res)
 	}
@@ -321,6 +331,53 @@ func finish(res *Result, cfg Config, runs, errs int64, elapsed time.Duration, la
 	percentiles(lat, res)
 	if cnt != nil {
 		res.RedisRoundTripsPerApproval = float64(cnt.n.Load()-rt0) / float64(cfg.N)
+	}
+}
+
+// cpuTimes is a reading of the CPU time spent so far by this process and
+// by the Redis server (negative when unknown).
+type cpuTimes struct {
+	process time.Duration
+	redis   float64 // seconds
+}
+
+func cpuNow(ctx context.Context, info redis.UniversalClient) cpuTimes {
+	t := cpuTimes{process: processCPU(), redis: -1}
+	if info == nil {
+		return t
+	}
+	s, err := info.Info(ctx, "cpu").Result()
+	if err != nil {
+		return t
+	}
+	var sum float64
+	var seen int
+	for _, line := range strings.Split(s, "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if ok && (k == "used_cpu_sys" || k == "used_cpu_user") {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return t
+			}
+			sum += f
+			seen++
+		}
+	}
+	if seen == 2 {
+		t.redis = sum
+	}
+	return t
+}
+
+// cpuSince fills the CPU figures of res from the reading t0 taken before
+// n approvals ran.
+func cpuSince(ctx context.Context, info redis.UniversalClient, t0 cpuTimes, n int, res *Result) {
+	t1 := cpuNow(ctx, info)
+	if t0.process >= 0 && t1.process >= 0 {
+		res.ProcessCPUMicrosPerApproval = float64((t1.process - t0.process).Microseconds()) / float64(n)
+	}
+	if t0.redis >= 0 && t1.redis >= 0 {
+		res.RedisCPUMicrosPerApproval = (t1.redis - t0.redis) * 1e6 / float64(n)
 	}
 }
 
@@ -511,6 +568,7 @@ func runAgent(ctx context.Context, cfg Config, sa, sb approval.Store, cnt *count
 	lat := make([]time.Duration, cfg.N)
 	var errs atomic.Int64
 	rt0 := count(cnt)
+	cpu0 := cpuNow(ctx, info)
 	run := fmt.Sprint(time.Now().UnixNano())
 	elapsed := parallel(cfg.N, cfg.C, func(i int) {
 		chat := "conv-" + run + "-" + strconv.Itoa(i)
@@ -548,6 +606,7 @@ func runAgent(ctx context.Context, cfg Config, sa, sb approval.Store, cnt *count
 		}
 	})
 	finish(res, cfg, tool.runs.Load(), errs.Load(), elapsed, lat, cnt, rt0)
+	cpuSince(ctx, info, cpu0, cfg.N, res)
 	if cfg.Pending > 0 {
 		return measurePending(ctx, cfg, a.engine, info, res)
 	}

@@ -42,13 +42,18 @@ func TestRun(t *testing.T) {
 		if cfg.RedisURL != "" && res.RedisRoundTripsPerApproval < 3 {
 			t.Fatalf("%+v: %.2f Redis round trips per approval; a round trip needs at least 3", cfg, res.RedisRoundTripsPerApproval)
 		}
+		// 100 approvals cost milliseconds of CPU on both sides; getrusage
+		// and INFO cpu count in microseconds.
+		if res.ProcessCPUMicrosPerApproval <= 0 || (cfg.RedisURL != "") != (res.RedisCPUMicrosPerApproval > 0) {
+			t.Fatalf("%+v: CPU per approval: process %.1f µs, Redis %.1f µs", cfg, res.ProcessCPUMicrosPerApproval, res.RedisCPUMicrosPerApproval)
+		}
 		if cfg.Pending > 0 && res.ProcessBytesPerPending <= 0 {
 			t.Fatalf("%+v: no process memory measured", cfg)
 		}
 		if cfg.Pending > 0 && cfg.RedisURL != "" && res.RedisBytesPerPending <= 0 {
 			t.Fatalf("%+v: no Redis memory measured", cfg)
 		}
-		for _, field := range []string{"round_trips_per_sec", "p50_ms", "p99_ms", "redis_round_trips_per_approval", "redis_bytes_per_pending", "process_bytes_per_pending", "tool_runs", "n"} {
+		for _, field := range []string{"round_trips_per_sec", "p50_ms", "p99_ms", "redis_round_trips_per_approval", "process_cpu_us_per_approval", "redis_cpu_us_per_approval", "redis_bytes_per_pending", "process_bytes_per_pending", "tool_runs", "n"} {
 			if !bytes.Contains(out.Bytes(), []byte(`"`+field+`":`)) {
 				t.Errorf("%+v: the output has no %s: %s", cfg, field, out.String())
 			}
