@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -78,6 +79,17 @@ type PendingViewer interface {
 	// PendingView returns the card of the pending approval of the session
 	// that to names (Channel, ChatID, UserID, ThreadID), or nil if none.
 	PendingView(ctx context.Context, to Target) (*cards.View, error)
+}
+
+// ApprovalViewer is implemented by the Router. A channel that must redraw
+// a clicked card it did not send itself (the card was sent by another
+// replica, or before a restart) type-asserts its Handler to it.
+type ApprovalViewer interface {
+	// ApprovalView returns the pending card of approval id when the
+	// message messageID of channel is one of the cards that show it, or
+	// nil when the approval is missing, no longer pending, or not shown by
+	// that message.
+	ApprovalView(ctx context.Context, channel string, id approval.ID, messageID string) (*cards.View, error)
 }
 
 // ErrNotBound is returned by the Router's handlers before Bind.
@@ -620,6 +632,32 @@ func (r *Router) PendingView(ctx context.Context, to Target) (*cards.View, error
 	return &v, nil
 }
 
+// ApprovalView returns the card of approval id while it is pending, if
+// messageID of channel shows it (ApprovalViewer).
+func (r *Router) ApprovalView(ctx context.Context, channel string, id approval.ID, messageID string) (*cards.View, error) {
+	eng, _, _, err := r.bound()
+	if err != nil {
+		return nil, err
+	}
+	if !id.Valid() || messageID == "" {
+		return nil, nil
+	}
+	a, err := eng.Get(ctx, id)
+	if err != nil {
+		if approval.KindOf(err) == approval.KindNotFound {
+			return nil, nil
+		}
+		return nil, err
+	}
+	if a.State != approval.StatePending || !slices.ContainsFunc(a.Cards, func(c approval.CardRef) bool {
+		return c.Channel == channel && c.MessageID == messageID
+	}) {
+		return nil, nil
+	}
+	v := cards.Pending(a, r.text, r.cfg.Lang)
+	return &v, nil
+}
+
 // notice says a short text in the chat; a failure is logged.
 func (r *Router) notice(ctx context.Context, ch Channel, to Target, log *slog.Logger, text string) {
 	if err := ch.Send(ctx, to, Outgoing{Kind: string(agent.SayNotice), Text: text}); err != nil {
@@ -681,4 +719,5 @@ var (
 	_ approval.Notifier = (*Router)(nil)
 	_ agent.Speaker     = (*Router)(nil)
 	_ PendingViewer     = (*Router)(nil)
+	_ ApprovalViewer    = (*Router)(nil)
 )

@@ -423,3 +423,36 @@ func TestChatRuleNeedsTheApprovalsChat(t *testing.T) {
 		t.Fatalf("click in the chat: %s, runs %d", o.Status, g.erase.runs.Load())
 	}
 }
+
+// ApprovalView gives a pending approval's card only for a message that
+// shows it, and nothing for an unknown id or an approval that has ended.
+func TestApprovalView(t *testing.T) {
+	g := newRig(t, nil)
+	ctx := context.Background()
+	a := g.pendingApproval(t, "orders")
+	card := g.ch.shownCards()[0]
+	v, err := g.router.ApprovalView(ctx, "fake", a.ID, card.ref.MessageID)
+	if err != nil || v == nil || v.ApprovalID != a.ID || v.Approve.PayloadSHA256 != a.PayloadSHA256 {
+		t.Fatalf("view %+v, %v", v, err)
+	}
+	for _, tt := range []struct {
+		channel string
+		id      approval.ID
+		msg     string
+	}{
+		{"fake", a.ID, "another-message"},
+		{"other", a.ID, card.ref.MessageID},
+		{"fake", a.ID, ""},
+		{"fake", approval.NewID("fake:c9"), card.ref.MessageID},
+		{"fake", "not-an-id", card.ref.MessageID},
+	} {
+		if v, err := g.router.ApprovalView(ctx, tt.channel, tt.id, tt.msg); v != nil || err != nil {
+			t.Errorf("ApprovalView(%s, %s, %s) = %+v, %v; want nothing", tt.channel, tt.id, tt.msg, v, err)
+		}
+	}
+	g.send(t, msg("alice", "取消"))
+	g.drain()
+	if v, err := g.router.ApprovalView(ctx, "fake", a.ID, card.ref.MessageID); v != nil || err != nil {
+		t.Fatalf("view of an ended approval: %+v, %v", v, err)
+	}
+}

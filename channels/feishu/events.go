@@ -264,28 +264,41 @@ func (c *Channel) onCardAction(ctx context.Context, ev *callback.CardActionTrigg
 // viewFor returns the view of the clicked card: the one this process
 // sent or last updated; else, when another replica sent the card or this
 // process restarted since, the approval's pending view read through the
-// handler (the router, as a channels.PendingViewer), checked to be the
-// clicked approval's and remembered, so that the processing answer and
-// the settle that follows behave as on the replica that sent it. The read
-// is bounded by half the callback window; without a view the click is
-// still decided, and answered with a toast only.
+// handler, checked to be the clicked approval's and remembered, so that
+// the processing answer and the settle that follows behave as on the
+// replica that sent it. The read is bounded by half the callback window;
+// without a view the click is still decided, and answered with a toast
+// only.
 //
-// The pending approval is looked up in the session of the clicker in the
-// card's chat: that is the approval's session under the per_chat scope,
-// and under per_user when the requester clicks. Otherwise (another
-// clicker under per_user, a card of a thread under per_thread) the
-// lookup finds nothing or another approval, and no view is used.
+// The router (a channels.ApprovalViewer) finds the approval by its id and
+// gives its view only if the clicked message is one of its cards, whoever
+// clicks and whatever the session scope. A handler that is only a
+// channels.PendingViewer is asked for the pending approval of the
+// clicker's session in the card's chat, which misses clicks by someone
+// other than the requester under per_user and cards of a thread.
 func (c *Channel) viewFor(ctx context.Context, h channels.Handler, a channels.CardAction) (cards.View, bool) {
 	if v, ok := c.shown(a.MessageID); ok && v.ApprovalID == a.ApprovalID {
 		return v, true
 	}
-	pv, ok := h.(channels.PendingViewer)
-	if !ok || a.MessageID == "" {
+	if a.MessageID == "" {
 		return cards.View{}, false
 	}
 	lctx, cancel := context.WithTimeout(ctx, c.cfg.CallbackWait/2)
 	defer cancel()
-	v, err := pv.PendingView(lctx, channels.Target{Channel: Name, ChatID: a.ChatID, UserID: a.UserID})
+	var v *cards.View
+	var err error
+	switch h := h.(type) {
+	case channels.ApprovalViewer:
+		// By the approval's id, bound to the clicked message: right for
+		// any clicker, scope and thread.
+		v, err = h.ApprovalView(lctx, Name, a.ApprovalID, a.MessageID)
+	case channels.PendingViewer:
+		// By the clicker's session: misses a click by someone other than
+		// the requester under a per-user scope.
+		v, err = h.PendingView(lctx, channels.Target{Channel: Name, ChatID: a.ChatID, UserID: a.UserID})
+	default:
+		return cards.View{}, false
+	}
 	if err != nil {
 		c.log.Warn("could not read the view of a clicked card; answering without a card", "approval_id", a.ApprovalID, "msg_id", a.MessageID, "err", err)
 		return cards.View{}, false

@@ -154,6 +154,9 @@ type rigOptions struct {
 	tool    *opTool            // default: a new erase tool
 	webhook bool               // webhook mode (default: long connection)
 	scope   channels.Scope     // default per_chat
+	// approvers, when set, is the approver rule of every risk (default:
+	// the requester).
+	approvers approval.ApproverMode
 }
 
 // webhookKey is the encrypt key of webhook-mode rigs.
@@ -218,7 +221,14 @@ func newRigWith(t *testing.T, o rigOptions, mod ...func(*Config, *opTool)) *rig 
 	if err := eng.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	pol, err := approval.NewPolicy(approval.DefaultPolicyConfig())
+	pc := approval.DefaultPolicyConfig()
+	if o.approvers != "" {
+		pc.Approvers = map[string]approval.ApproverConfig{}
+		for _, r := range []string{"LOW", "MEDIUM", "HIGH"} {
+			pc.Approvers[r] = approval.ApproverConfig{Mode: o.approvers}
+		}
+	}
+	pol, err := approval.NewPolicy(pc)
 	if err != nil {
 		t.Fatal(err)
 	}

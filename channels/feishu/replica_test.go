@@ -137,9 +137,11 @@ func TestClickAfterRestartAnswersProcessing(t *testing.T) {
 	})
 }
 
-// Under the per_user scope the clicker's session is not the requester's,
-// so a refused clicker's view cannot be found by session: the toast then
-// names who may approve from the engine's answer.
+// Under the per_user scope the clicker's session is not the requester's:
+// after a restart, the clicked card's view is found by the approval's id
+// (bound to the clicked message), so a refused clicker is told who may
+// approve and the card stays as it is, and the requester's answer carries
+// the card.
 func TestRefusedClickWithoutViewNamesApprovers(t *testing.T) {
 	g := newRigWith(t, rigOptions{scope: channels.ScopePerUser})
 	ap, _ := g.pending(t, "oc_peruser_1", "ou_alice", "orders")
@@ -151,12 +153,31 @@ func TestRefusedClickWithoutViewNamesApprovers(t *testing.T) {
 	if resp.Card != nil {
 		t.Errorf("the card changed: %s", mustJSON(t, resp.Card.Data))
 	}
-	// The requester's own session is found: the answer carries the card.
 	resp, _ = g.click(t, ap, "ou_alice", buttonValue(ap, "reject"))
 	if resp.Toast == nil || resp.Card == nil || !strings.Contains(mustJSON(t, resp.Card.Data), "ou_alice") {
 		t.Fatalf("requester's click: %+v", resp)
 	}
 	if st := g.state(t, ap.ID); st != approval.StateRejected {
+		t.Fatalf("state %s", st)
+	}
+}
+
+// Under per_user with the approver rule "chat", someone other than the
+// requester approves a card this process no longer remembers: the answer
+// carries the executed card, although the clicker's session has no
+// pending approval.
+func TestOtherApproverGetsTheCardUnderPerUser(t *testing.T) {
+	g := newRigWith(t, rigOptions{scope: channels.ScopePerUser, approvers: approval.ApproverChat})
+	ap, _ := g.pending(t, "oc_peruser_2", "ou_alice", "orders")
+	g.forgetCards()
+	resp, _ := g.click(t, ap, "ou_bob", buttonValue(ap, "approve"))
+	if resp.Toast == nil || resp.Toast.Type != "success" {
+		t.Fatalf("toast %+v", resp.Toast)
+	}
+	if resp.Card == nil || !strings.Contains(mustJSON(t, resp.Card.Data), `"template":"green"`) {
+		t.Fatalf("bob's approving click was answered without the executed card: %+v", resp)
+	}
+	if st := g.state(t, ap.ID); st != approval.StateExecuted {
 		t.Fatalf("state %s", st)
 	}
 }
