@@ -73,7 +73,7 @@ func (c *core) watchConfig(ctx context.Context, opts config.Options, w *watcher)
 		case <-ctx.Done():
 			return
 		case <-w.hup:
-			c.reload(opts, "SIGHUP")
+			c.reload(ctx, opts, "SIGHUP")
 		case ev := <-w.events:
 			if c.concerns(ev) {
 				debounce = time.After(reloadDebounce)
@@ -82,7 +82,7 @@ func (c *core) watchConfig(ctx context.Context, opts config.Options, w *watcher)
 			c.log.Warn("watching the config file", "err", err)
 		case <-debounce:
 			debounce = nil
-			c.reload(opts, "file changed")
+			c.reload(ctx, opts, "file changed")
 		}
 	}
 }
@@ -105,10 +105,19 @@ func (c *core) concerns(ev fsnotify.Event) bool {
 // databases opened anew) and replaces the old one whole. A config with any
 // problem is not applied: the running one stays and the log says why.
 // Changes to other sections are logged as needing a restart.
-func (c *core) reload(opts config.Options, why string) {
+//
+// A reload and the shutdown's release of the databases exclude each
+// other: once ctx has ended (the server is shutting down) or release has
+// begun, a reload does nothing; release waits for a reload in progress,
+// whose opening of databases ends with ctx.
+func (c *core) reload(ctx context.Context, opts config.Options, why string) {
 	c.reloadMu.Lock()
 	defer c.reloadMu.Unlock()
 	log := c.log.With("reason", why, "config", opts.File)
+	if c.closing || ctx.Err() != nil {
+		log.Info("shutting down; config reload ignored")
+		return
+	}
 	cfg, ps := config.Check(opts)
 	if len(ps) > 0 {
 		msgs := make([]string, len(ps))
@@ -125,9 +134,16 @@ func (c *core) reload(opts config.Options, why string) {
 	}
 	toolsChanged := !reflect.DeepEqual(c.running.Tools, cfg.Tools)
 	if toolsChanged {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		all, dbs, err := c.makeTools(ctx, cfg)
+		tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		all, dbs, err := c.makeTools(tctx, cfg)
 		cancel()
+		if ctx.Err() != nil { // the shutdown began while the tools were built
+			if dbs != nil {
+				dbs.Close()
+			}
+			log.Info("shutting down; config reload abandoned")
+			return
+		}
 		if err == nil {
 			err = c.tools.Replace(all...)
 		}

@@ -89,9 +89,13 @@ type core struct {
 	// policy is the approval policy in force; a reload swaps it.
 	policy atomic.Pointer[approval.Policy]
 	// running is the config the process runs with (the policy part follows
-	// reloads); reloadMu serialises reloads.
+	// reloads). reloadMu serialises reloads, and makes a reload and the
+	// release of what it swaps (dbs, demo) exclusive: release sets closing
+	// under it, after a reload in progress has ended, and a reload that
+	// finds closing set does nothing.
 	reloadMu sync.Mutex
 	running  *config.Config
+	closing  bool
 
 	engineStop context.CancelFunc // ends the engine's outcome subscription
 	closeOnce  sync.Once
@@ -432,7 +436,8 @@ func (c *core) stopAgents(ctx context.Context) {
 }
 
 // release flushes and closes the audit trail and closes the databases and
-// Redis: what newCore opened (also after a failed build).
+// Redis: what newCore opened (also after a failed build). It waits for a
+// config reload in progress, and no reload takes effect after it.
 func (c *core) release(ctx context.Context) {
 	c.closeOnce.Do(func() {
 		if ctx.Err() != nil { // the shutdown deadline passed: still flush the audit trail
@@ -451,12 +456,17 @@ func (c *core) release(ctx context.Context) {
 				c.log.Error("closing the audit trail", "err", err)
 			}
 		}
+		// A reload in progress may be swapping the databases: wait for
+		// it, and refuse later ones.
+		c.reloadMu.Lock()
+		c.closing = true
 		if c.dbs != nil {
 			c.dbs.Close()
 		}
 		if c.demo != nil {
 			c.demo.Close()
 		}
+		c.reloadMu.Unlock()
 		if c.redis != nil {
 			c.redis.Close()
 		}
