@@ -79,24 +79,38 @@ var ErrNotFound = errors.New("approval not found")
 // ErrUnavailable is returned (wrapped) when the store cannot be reached.
 var ErrUnavailable = errors.New("approval store unavailable")
 
-// UserMessage returns a sentence about err that is safe to show in a chat:
-// it never contains addresses, keys or internal detail.
-func UserMessage(err error) string {
+// UserMessage returns a sentence about err that is safe to show in a chat,
+// in English: UserMessageIn(err, "en"). Code that knows the language the
+// user is spoken to in calls UserMessageIn.
+func UserMessage(err error) string { return UserMessageIn(err, "en") }
+
+// UserMessageIn returns a sentence about err that is safe to show in a
+// chat, in lang ("zh" or "en"; anything else is English, as with
+// DefaultOutcomeText): it never contains addresses, keys or internal
+// detail. Channels pass their configured language.
+func UserMessageIn(err error, lang string) string {
+	say := func(en, zh string) string {
+		if lang == "zh" {
+			return zh
+		}
+		return en
+	}
 	switch KindOf(err) {
 	case KindNotFound:
-		return "That approval does not exist (or has been removed)."
+		return say("That approval does not exist (or has been removed).", "找不到此审批（可能已被删除）。")
 	case KindPermission:
-		return "You may not decide this approval."
+		return say("You may not decide this approval.", "你无权处理此审批。")
 	case KindConflict:
-		return "This approval has already been decided."
+		return say("This approval has already been decided.", "此审批已被处理。")
 	case KindExpired:
-		return "This approval has expired."
+		return say("This approval has expired.", "此审批已过期。")
 	case KindUnavailable:
-		return "Approvals are temporarily unavailable; nothing was run. Please try again shortly."
+		return say("Approvals are temporarily unavailable; nothing was run. Please try again shortly.",
+			"审批服务暂时不可用，未执行任何操作，请稍后再试。")
 	case KindInvalid:
-		return "The request was not understood."
+		return say("The request was not understood.", "无法理解此请求。")
 	}
-	return "Something went wrong; nothing was run."
+	return say("Something went wrong; nothing was run.", "出现了问题，未执行任何操作。")
 }
 
 var _ error = (*Error)(nil)

@@ -370,7 +370,7 @@ func (r *Router) HandleMessage(ctx context.Context, m Message) error {
 		if reply != approval.ReplyNone {
 			// It may be a decision and we cannot tell: run nothing, say so.
 			log.Error("looking up the pending approval failed; the typed reply was not applied", "err", perr)
-			r.notice(ctx, ch, to, log, approval.UserMessage(perr))
+			r.notice(ctx, ch, to, log, approval.UserMessageIn(perr, r.cfg.Lang))
 			return nil
 		}
 		log.Warn("looking up the pending approval failed", "err", perr)
@@ -438,7 +438,7 @@ func (r *Router) decideTyped(ctx context.Context, eng *approval.Engine, ch Chann
 			PayloadSHA256: pending.PayloadSHA256, Channel: m.Channel, ChatID: m.ChatID})
 		if err != nil {
 			log.Error("typed decision failed; nothing was run", "err", err)
-			r.notice(ctx, ch, to, log, approval.UserMessage(err))
+			r.notice(ctx, ch, to, log, approval.UserMessageIn(err, r.cfg.Lang))
 			return
 		}
 		r.metrics.Decision(m.Channel, o.Status)

@@ -457,7 +457,7 @@ func (r *repl) confirm(ctx context.Context, v cards.View, ref string) error {
 		Verb: verb, PayloadSHA256: v.PayloadSHA256})
 	switch {
 	case derr != nil:
-		r.printf("! %s\n", approval.UserMessage(derr))
+		r.printf("! %s\n", approval.UserMessageIn(derr, r.c.cfg.Lang))
 	case !o.Status.Final():
 		// Refused (not allowed to decide, already decided): say why; the
 		// approval's card is not settled by this attempt.

@@ -749,7 +749,7 @@ func (c *Channel) private(r clickResult) map[string]string {
 	if r.err != nil {
 		// Nothing was decided: the buttons stay, so the click can be tried
 		// again.
-		return map[string]string{"status_text": approval.UserMessage(r.err)}
+		return map[string]string{"status_text": approval.UserMessageIn(r.err, c.cfg.Lang)}
 	}
 	text := cards.DingTalkOutcomeData(r.o, c.cfg.Text, c.cfg.Lang)["status_text"]
 	switch r.o.Status {

@@ -218,3 +218,19 @@ func FuzzCallbackParsing(f *testing.F) {
 		}
 	})
 }
+
+// TestFailedClickInTheConfiguredLanguage: the sentence a clicker sees when
+// the decision could not be taken is in the channel's language.
+func TestFailedClickInTheConfiguredLanguage(t *testing.T) {
+	down := approval.E("test", approval.KindUnavailable, "", approval.ErrUnavailable)
+	for _, lang := range []string{"en", "zh"} {
+		c, _ := newUnit(t, &scriptedHandler{err: down}, func(cfg *Config) { cfg.Lang = lang })
+		r, _ := c.onCardCallback(context.Background(), cardRequest("bob", "confirm"))
+		if r == nil || r.UserPrivateData == nil || r.UserPrivateData.CardParamMap["status_text"] != approval.UserMessageIn(down, lang) {
+			t.Fatalf("%s: %+v", lang, r)
+		}
+	}
+	if approval.UserMessageIn(down, "zh") == approval.UserMessageIn(down, "en") {
+		t.Fatal("the two languages say the same")
+	}
+}

@@ -304,7 +304,7 @@ func (c *conn) decide(st *step, verb approval.Verb, comment string) {
 	if err != nil {
 		log.Error("deciding a confirmation failed; nothing was run", "err", err)
 		reopen()
-		c.fail(CodeUnavailable, approval.UserMessage(err), st.sessionID, st.id)
+		c.fail(CodeUnavailable, approval.UserMessageIn(err, w.cfg.Lang), st.sessionID, st.id)
 		return
 	}
 	log.Info("confirmation answered", "status", o.Status)

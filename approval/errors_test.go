@@ -1,0 +1,60 @@
+package approval
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"unicode"
+)
+
+func hasHan(s string) bool {
+	for _, r := range s {
+		if unicode.Is(unicode.Han, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestUserMessageIn: every error kind has a sentence in each language, the
+// Chinese ones in Chinese, the English ones without Chinese, different
+// kinds say different things, and none leaks the error's detail.
+func TestUserMessageIn(t *testing.T) {
+	secret := errors.New("dial tcp 10.0.0.7:6379: redis://:hunter2@cache")
+	kinds := []ErrorKind{KindOther, KindInvalid, KindNotFound, KindPermission, KindConflict, KindExpired, KindUnavailable, KindInternal}
+	for _, lang := range []string{"en", "zh"} {
+		seen := map[string]ErrorKind{}
+		for _, k := range kinds {
+			err := fmt.Errorf("wrapped: %w", E("test.Op", k, "ap_1", secret))
+			msg := UserMessageIn(err, lang)
+			switch {
+			case msg == "":
+				t.Errorf("%s, %v: empty", lang, k)
+			case lang == "zh" && !hasHan(msg), lang == "en" && hasHan(msg):
+				t.Errorf("%s, %v: %q is in the wrong language", lang, k, msg)
+			case strings.Contains(msg, "hunter2") || strings.Contains(msg, "10.0.0.7") || strings.Contains(msg, "ap_1"):
+				t.Errorf("%s, %v: %q leaks detail", lang, k, msg)
+			}
+			// Other and Internal share the generic sentence.
+			if prev, dup := seen[msg]; dup && !(k == KindInternal && prev == KindOther) {
+				t.Errorf("%s: %v and %v both say %q", lang, prev, k, msg)
+			}
+			seen[msg] = k
+		}
+	}
+	down := E("test", KindUnavailable, "", ErrUnavailable)
+	if got := UserMessageIn(down, "zh"); got != "审批服务暂时不可用，未执行任何操作，请稍后再试。" {
+		t.Errorf("zh unavailable: %q", got)
+	}
+	if got := UserMessageIn(down, "en"); !strings.Contains(got, "temporarily unavailable; nothing was run") {
+		t.Errorf("en unavailable: %q", got)
+	}
+	// UserMessage is the English sentence; an unknown language is English.
+	for _, k := range kinds {
+		err := E("test", k, "", nil)
+		if UserMessage(err) != UserMessageIn(err, "en") || UserMessageIn(err, "fr") != UserMessageIn(err, "en") || UserMessageIn(err, "") != UserMessageIn(err, "en") {
+			t.Errorf("%v: UserMessage %q, fr %q, en %q", k, UserMessage(err), UserMessageIn(err, "fr"), UserMessageIn(err, "en"))
+		}
+	}
+}
