@@ -20,6 +20,7 @@ import (
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/cards"
 	"github.com/hitlbot/hitlbot/channels"
+	"github.com/hitlbot/hitlbot/internal/background"
 )
 
 // Name is the channel's name in config, logs, session keys and card refs.
@@ -103,7 +104,7 @@ type Channel struct {
 	lastErr error
 	stop    context.CancelFunc
 	done    chan struct{}
-	bg      sync.WaitGroup // messages handed to the router, clicks, stream checks
+	bg      background.Group // messages handed to the router, clicks, stream checks; closed with the channel
 }
 
 // chatInfo is what the channel remembers of a conversation to reply in it.
@@ -376,7 +377,7 @@ func (c *Channel) checkStream() {
 	if s == nil {
 		return
 	}
-	c.spawn(func() {
+	c.bg.Go(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.HTTPTimeout)
 		defer cancel()
 		s.check(ctx, c.now(), c.checkEvery(), c.log)
@@ -452,6 +453,7 @@ func (c *Channel) Close(ctx context.Context) error {
 		return nil
 	}
 	c.closed = true
+	c.bg.Close()
 	stop, done := c.stop, c.done
 	c.mu.Unlock()
 	if stop != nil {
@@ -469,14 +471,7 @@ func (c *Channel) Close(ctx context.Context) error {
 	if wasOwner {
 		_ = c.lease.Release(ctx)
 	}
-	waited := make(chan struct{})
-	go func() { c.bg.Wait(); close(waited) }()
-	select {
-	case <-waited:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return c.bg.Wait(ctx)
 }
 
 // Ready is nil when the channel can work: HTTP mode once started, stream
@@ -520,22 +515,6 @@ func (c *Channel) handler() channels.Handler {
 	return c.h
 }
 
-// spawn runs f in the background, tracked for Close; it reports false
-// (and runs nothing) once the channel is closed.
-func (c *Channel) spawn(f func()) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return false
-	}
-	c.bg.Add(1)
-	go func() {
-		defer c.bg.Done()
-		f()
-	}()
-	return true
-}
-
 // onBotMessage is the SDK's bot-message handler: it hands the message to
 // the router and returns at once, so the ACK is never late (a late ACK
 // makes DingTalk deliver the message again).
@@ -572,7 +551,7 @@ func (c *Channel) deliver(ctx context.Context, d *chatbot.BotCallbackDataModel, 
 	}
 	c.mu.Unlock()
 	ctx = context.WithoutCancel(ctx) // the SDK cancels it with the frame's connection
-	if !c.spawn(func() {
+	if !c.bg.Go(func() {
 		ctx, cancel := context.WithTimeout(ctx, c.cfg.HTTPTimeout)
 		defer cancel()
 		if err := h.HandleMessage(ctx, m); err != nil {
@@ -696,7 +675,7 @@ func (c *Channel) onCardCallback(ctx context.Context, req *card.CardRequest) (*c
 		EventID: hex.EncodeToString(sum[:16]), UserID: approval.UserID(req.UserId),
 		ApprovalID: approval.ID(p.approvalID), Verb: verbOf(p.action), PayloadSHA256: p.sha}
 	ch := make(chan clickResult, 1)
-	if !c.spawn(func() {
+	if !c.bg.Go(func() {
 		// The decision may run a tool: it must not die with the click's
 		// connection or its answer deadline.
 		o, err := h.HandleCardAction(context.WithoutCancel(ctx), a)
@@ -713,7 +692,7 @@ func (c *Channel) onCardCallback(ctx context.Context, req *card.CardRequest) (*c
 	case r := <-ch:
 		return c.answer(r), nil
 	case <-t.C:
-		c.spawn(func() {
+		c.bg.Go(func() {
 			if r := <-ch; r.undecided() {
 				c.restore(req.OutTrackId, req.UserId, r)
 			}

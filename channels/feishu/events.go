@@ -40,7 +40,7 @@ func (c *Channel) onMessage(ctx context.Context, ev *larkim.P2MessageReceiveV1) 
 		return nil
 	}
 	errc := make(chan error, 1)
-	if !c.spawn(func() { errc <- h.HandleMessage(context.WithoutCancel(ctx), m) }) {
+	if !c.bg.Go(func() { errc <- h.HandleMessage(context.WithoutCancel(ctx), m) }) {
 		return fmt.Errorf("feishu: channel closed")
 	}
 	timer := time.NewTimer(messageAckWait)
@@ -237,7 +237,7 @@ func (c *Channel) onCardAction(ctx context.Context, ev *callback.CardActionTrigg
 		err error
 	}
 	done := make(chan result, 1)
-	if !c.spawn(func() {
+	if !c.bg.Go(func() {
 		// The decision runs the tool: it must not end with the callback.
 		o, err := h.HandleCardAction(context.WithoutCancel(ctx), a)
 		done <- result{o, err}

@@ -20,6 +20,7 @@ import (
 	larkws "github.com/larksuite/oapi-sdk-go/v3/ws"
 
 	"github.com/hitlbot/hitlbot/channels"
+	"github.com/hitlbot/hitlbot/internal/background"
 )
 
 // Name is the channel's name in config, logs, session keys and card refs.
@@ -50,7 +51,7 @@ type Channel struct {
 	lastErr   atomic.Pointer[string]
 	connects  atomic.Int64 // successful connects (first one and reconnects)
 
-	bg sync.WaitGroup // messages handed to the router, delayed re-patches
+	bg background.Group // messages handed to the router, delayed re-patches; closed with the channel
 
 	chatLimit keyLimiter // messages sent per chat
 	msgLimit  keyLimiter // patches per message
@@ -248,25 +249,23 @@ func (c *Channel) lastError() string {
 func (c *Channel) Close(ctx context.Context) error {
 	c.mu.Lock()
 	c.closed = true
+	c.bg.Close()
 	cancel, super := c.cancel, c.super
 	c.mu.Unlock()
 	if cancel != nil {
 		cancel()
 	}
-	done := make(chan struct{})
-	go func() {
-		if super != nil {
-			<-super
+	if super != nil {
+		select {
+		case <-super:
+		case <-ctx.Done():
+			return fmt.Errorf("feishu: close: %w", ctx.Err())
 		}
-		c.bg.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("feishu: close: %w", ctx.Err())
 	}
+	if err := c.bg.Wait(ctx); err != nil {
+		return fmt.Errorf("feishu: close: %w", err)
+	}
+	return nil
 }
 
 // Ready reports whether the channel can receive: in webhook mode once
@@ -331,22 +330,6 @@ func (c *Channel) WebhookHandler() http.Handler {
 		w.WriteHeader(resp.StatusCode)
 		_, _ = w.Write(resp.Body)
 	})
-}
-
-// spawn runs f in the background, tracked for Close; it reports false
-// (and runs nothing) once the channel is closed.
-func (c *Channel) spawn(f func()) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return false
-	}
-	c.bg.Add(1)
-	go func() {
-		defer c.bg.Done()
-		f()
-	}()
-	return true
 }
 
 func (c *Channel) handler() channels.Handler {

@@ -296,7 +296,7 @@ func (c *Channel) SettleApproval(ctx context.Context, ref approval.CardRef, v ca
 		return fmt.Errorf("feishu settle approval %s: %w", v.ApprovalID, err)
 	}
 	if c.remember(ref.MessageID, v) {
-		c.spawn(func() {
+		c.bg.Go(func() {
 			time.Sleep(repatchDelay)
 			if err := c.patch(context.WithoutCancel(ctx), ref.MessageID, content); err != nil {
 				c.log.Warn("re-patching a settled card failed", "msg_id", ref.MessageID, "err", err)
