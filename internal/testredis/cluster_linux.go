@@ -19,8 +19,10 @@ import (
 )
 
 // StartCluster starts a Redis Cluster of n masters (no replicas) on free
-// 127.0.0.1 ports, each owning an equal range of slots, and returns their
-// addresses once every node reports cluster_state:ok. The servers are killed
+// 127.0.0.1 ports (redis-server --cluster-enabled yes), creates it with
+// redis-cli --cluster create (or, without redis-cli, the same commands sent
+// from Go), and returns the addresses once every node reports
+// cluster_state:ok. The servers are killed
 // when the test ends (and, through Pdeathsig, if the test binary dies).
 func StartCluster(t testing.TB, n int) []string {
 	t.Helper()
@@ -76,6 +78,34 @@ func StartCluster(t testing.TB, n int) []string {
 		t.Cleanup(func() { _ = clients[i].Close() })
 		clusterWait(t, 15*time.Second, "node "+a+" answers", func() bool { return clients[i].Ping(ctx).Err() == nil })
 	}
+	if cli, err := exec.LookPath("redis-cli"); err == nil {
+		// As an operator would: redis-cli assigns the slots and has the
+		// nodes meet (it reads each node's bus port from CLUSTER NODES).
+		out, err := exec.Command(cli, append(append([]string{"--cluster", "create"}, addrs...), "--cluster-replicas", "0", "--cluster-yes")...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
+		}
+	} else {
+		meet(t, ctx, clients, addrs, buses)
+	}
+	clusterWait(t, 30*time.Second, "cluster_state:ok on every node", func() bool {
+		for _, c := range clients {
+			info, err := c.ClusterInfo(ctx).Result()
+			if err != nil || !strings.Contains(info, "cluster_state:ok") || !strings.Contains(info, "cluster_known_nodes:"+strconv.Itoa(n)) {
+				return false
+			}
+		}
+		return true
+	})
+	return addrs
+}
+
+// meet does what redis-cli --cluster create does, where redis-cli is
+// missing: each node takes an equal range of slots, and every node meets
+// the first one.
+func meet(t testing.TB, ctx context.Context, clients []*redis.Client, addrs []string, buses []int) {
+	t.Helper()
+	n := len(clients)
 	per := 16384 / n
 	for i, c := range clients {
 		lo, hi := i*per, (i+1)*per-1
@@ -93,16 +123,6 @@ func StartCluster(t testing.TB, n int) []string {
 			}
 		}
 	}
-	clusterWait(t, 30*time.Second, "cluster_state:ok on every node", func() bool {
-		for _, c := range clients {
-			info, err := c.ClusterInfo(ctx).Result()
-			if err != nil || !strings.Contains(info, "cluster_state:ok") || !strings.Contains(info, "cluster_known_nodes:"+strconv.Itoa(n)) {
-				return false
-			}
-		}
-		return true
-	})
-	return addrs
 }
 
 type lockedWriter struct {
