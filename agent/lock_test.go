@@ -1,0 +1,245 @@
+package agent_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/hitlbot/hitlbot/agent"
+	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/internal/testredis"
+)
+
+// logBuf collects a logger's output for assertions.
+type logBuf struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuf) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuf) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func (b *logBuf) logger() *slog.Logger { return slog.New(slog.NewTextHandler(b, nil)) }
+
+// waitFor polls cond until it holds, failing the test after 10 seconds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func newLocker(t *testing.T, c redis.UniversalClient, prefix string, cfg agent.RedisLockerConfig) *agent.RedisLocker {
+	t.Helper()
+	cfg.Client, cfg.Prefix = c, prefix
+	if cfg.Logger == nil {
+		cfg.Logger = quiet
+	}
+	if cfg.MaxPoll == 0 {
+		cfg.MaxPoll = 20 * time.Millisecond
+	}
+	l, err := agent.NewRedisLocker(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// lockWithin takes the lock, failing the test when it cannot within 10s.
+func lockWithin(t *testing.T, l agent.SessionLocker, s string) func() {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	unlock, err := l.Lock(ctx, approval.SessionKey(s))
+	if err != nil {
+		t.Fatalf("Lock(%s): %v", s, err)
+	}
+	return unlock
+}
+
+// assertHeld fails the test unless the lock of s stays held by someone
+// else for d (a Lock bounded by d gives up with DeadlineExceeded).
+func assertHeld(t *testing.T, l agent.SessionLocker, s string, d time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	unlock, err := l.Lock(ctx, approval.SessionKey(s))
+	if err == nil {
+		unlock()
+		t.Fatalf("the lock of %s was free", s)
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Lock(%s) = %v, want DeadlineExceeded", s, err)
+	}
+}
+
+// Lockers (replicas) sharing one Redis let one holder at a time into a
+// session's critical section; other sessions are not blocked.
+func TestRedisLockerMutualExclusion(t *testing.T) {
+	c, prefix := testredis.Start(t)
+	lockers := []agent.SessionLocker{
+		newLocker(t, c, prefix, agent.RedisLockerConfig{}),
+		newLocker(t, c, prefix, agent.RedisLockerConfig{}),
+		newLocker(t, c, prefix, agent.RedisLockerConfig{}),
+	}
+	var inside, overlaps, entries atomic.Int64
+	var wg sync.WaitGroup
+	for _, l := range lockers {
+		for range 3 {
+			wg.Go(func() {
+				for range 10 {
+					ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+					unlock, err := l.Lock(ctx, "s1")
+					cancel()
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if inside.Add(1) != 1 {
+						overlaps.Add(1)
+					}
+					entries.Add(1)
+					time.Sleep(time.Millisecond)
+					inside.Add(-1)
+					unlock()
+				}
+			})
+		}
+	}
+	// Meanwhile another session's lock is free.
+	unlock := lockWithin(t, lockers[0], "s2")
+	unlock()
+	wg.Wait()
+	if overlaps.Load() != 0 || entries.Load() != 90 {
+		t.Fatalf("%d overlapping holders in %d entries", overlaps.Load(), entries.Load())
+	}
+	// Unlock twice is harmless, and the lock is free afterwards.
+	unlock = lockWithin(t, lockers[1], "s1")
+	unlock()
+	unlock()
+	lockWithin(t, lockers[2], "s1")()
+}
+
+// A held lock is renewed: it outlives several TTLs until unlocked, and is
+// free at once after.
+func TestRedisLockerRenewalKeepsLock(t *testing.T) {
+	c, prefix := testredis.Start(t)
+	var logs logBuf
+	const ttl = 600 * time.Millisecond
+	holder := newLocker(t, c, prefix, agent.RedisLockerConfig{TTL: ttl, Logger: logs.logger()})
+	other := newLocker(t, c, prefix, agent.RedisLockerConfig{})
+	unlock := lockWithin(t, holder, "s1")
+	assertHeld(t, other, "s1", 3*ttl)
+	unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	u, err := other.Lock(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u()
+	if time.Since(start) > ttl/2 {
+		t.Errorf("the released lock was taken only after %v", time.Since(start))
+	}
+	if s := logs.String(); s != "" {
+		t.Fatalf("the holder logged: %s", s)
+	}
+}
+
+// A holder that stalled past its TTL loses the lock to another; it logs
+// the loss naming the session, and its unlock does not delete the new
+// holder's lock.
+func TestRedisLockerLostLock(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		renew time.Duration
+	}{
+		// The renewal comes after the TTL and finds another token (or none).
+		{"renewal finds it gone", 400 * time.Millisecond},
+		// No renewal before the unlock: the release finds another token.
+		{"release finds it gone", time.Hour},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, prefix := testredis.Start(t)
+			var logs logBuf
+			stalled := newLocker(t, c, prefix, agent.RedisLockerConfig{TTL: 200 * time.Millisecond, RenewEvery: tc.renew, Logger: logs.logger()})
+			next := newLocker(t, c, prefix, agent.RedisLockerConfig{TTL: 10 * time.Second})
+			third := newLocker(t, c, prefix, agent.RedisLockerConfig{})
+
+			unlockStalled := lockWithin(t, stalled, "web:lost")
+			unlockNext := lockWithin(t, next, "web:lost") // once the stalled holder's TTL has passed
+			lost := func() bool { return strings.Contains(logs.String(), "session lock lost") }
+			if tc.renew < time.Hour {
+				waitFor(t, "the stalled holder's renewal to notice", lost)
+			}
+			unlockStalled()
+			if !lost() {
+				t.Fatal("the lost lock was not logged")
+			}
+			if s := logs.String(); strings.Count(s, "session lock lost") != 1 || !strings.Contains(s, "level=ERROR") || !strings.Contains(s, "session=web:lost") {
+				t.Fatalf("log = %s", s)
+			}
+			assertHeld(t, third, "web:lost", 300*time.Millisecond) // the stalled unlock left next's lock alone
+			unlockNext()
+			lockWithin(t, third, "web:lost")()
+		})
+	}
+}
+
+// A holder that died (it can neither renew nor release) blocks the
+// session for its TTL only.
+func TestRedisLockerDeadHolderFreesAfterTTL(t *testing.T) {
+	c, prefix := testredis.Start(t)
+	const ttl = 300 * time.Millisecond
+	o := c.(*redis.Client).Options()
+	deadClient := redis.NewClient(&redis.Options{Network: o.Network, Addr: o.Addr, Username: o.Username, Password: o.Password, DB: o.DB, TLSConfig: o.TLSConfig})
+	dead := newLocker(t, deadClient, prefix, agent.RedisLockerConfig{TTL: ttl})
+	live := newLocker(t, c, prefix, agent.RedisLockerConfig{})
+	before := time.Now()
+	unlockDead := lockWithin(t, dead, "s1")
+	_ = deadClient.Close() // the replica is gone
+	defer unlockDead()     // its release fails; it must not matter
+	unlock := lockWithin(t, live, "s1")
+	defer unlock()
+	// The key expires TTL after it was set, which is after before: the
+	// live locker cannot have had it sooner (a margin for Redis's clock).
+	if waited := time.Since(before); waited < ttl-50*time.Millisecond {
+		t.Fatalf("the dead holder's lock was taken after %v, before its TTL %v", waited, ttl)
+	}
+}
+
+// When Redis cannot be reached, Lock fails at once with the error (it does
+// not wait for ctx).
+func TestRedisLockerUnreachable(t *testing.T) {
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialerRetries: 1, DialTimeout: time.Second})
+	defer c.Close()
+	l := newLocker(t, c, "x:", agent.RedisLockerConfig{})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := l.Lock(ctx, "s1")
+	if err == nil || ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Lock on an unreachable Redis = %v (ctx %v)", err, ctx.Err())
+	}
+}
