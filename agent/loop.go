@@ -90,6 +90,12 @@ type LoopConfig struct {
 	Policy func() *approval.Policy
 	// History keeps conversations.
 	History History
+	// Locker serialises a session's turns across replicas that share
+	// History: each turn, and each late update of a session's history,
+	// holds the session's lock (taken before a worker, and waited for at
+	// most TurnTimeout). A session's turns on one replica are ordered by
+	// its queue anyway. Nil: no lock, in-process ordering only (one replica).
+	Locker SessionLocker
 	// Speaker speaks in sessions.
 	Speaker Speaker
 	// Clock drives the slow-turn notice. Default: the wall clock.
@@ -121,7 +127,8 @@ var ErrBusy = errors.New("agent: too many messages waiting in this conversation"
 var ErrClosed = errors.New("agent: shutting down")
 
 // Loop runs conversations: one worker per session handles its messages in
-// order; sessions run in parallel up to Workers.
+// order; sessions run in parallel up to Workers. With a Locker, a session's
+// turns are also serialised with those of other replicas.
 type Loop struct {
 	cfg    LoopConfig
 	log    *slog.Logger
@@ -275,13 +282,21 @@ func (l *Loop) work(s approval.SessionKey) {
 // stopped waiting (and of any other awaited approval that has ended) to
 // the session's history.
 func (l *Loop) recordEnded(in Inbound, e *ended) {
+	log := l.log.With("channel", in.Channel, "chat_id", in.ChatID, "approval_id", e.id)
+	unlock, err := l.lockSession(in.Session)
+	if err != nil {
+		if l.ctx.Err() == nil {
+			log.Warn("taking the conversation's lock to record an approval's outcome failed; the next turn will", "err", err)
+		}
+		return
+	}
+	defer unlock()
 	ctx, cancel := context.WithTimeout(l.ctx, time.Minute)
 	defer cancel()
 	if err := l.acquire(ctx); err != nil {
 		return
 	}
 	defer l.release()
-	log := l.log.With("channel", in.Channel, "chat_id", in.ChatID, "approval_id", e.id)
 	conv, err := l.cfg.History.Load(ctx, in.Session)
 	if err != nil {
 		log.Warn("loading history to record an approval's outcome failed; the next turn will", "err", err)
@@ -294,6 +309,18 @@ func (l *Loop) recordEnded(in Inbound, e *ended) {
 	if err := l.cfg.History.Save(context.WithoutCancel(ctx), in.Session, conv); err != nil {
 		log.Error("saving history failed", "err", err)
 	}
+}
+
+// lockSession takes the session's lock across replicas (nothing without
+// a Locker). The wait ends with the loop, or after TurnTimeout: the turn of
+// another replica that holds the lock normally ends within that.
+func (l *Loop) lockSession(s approval.SessionKey) (unlock func(), err error) {
+	if l.cfg.Locker == nil {
+		return func() {}, nil
+	}
+	ctx, cancel := context.WithTimeout(l.ctx, l.cfg.TurnTimeout)
+	defer cancel()
+	return l.cfg.Locker.Lock(ctx, s)
 }
 
 func (l *Loop) acquire(ctx context.Context) error {
@@ -347,10 +374,18 @@ func (ts *turnState) signalWaiting(w bool) {
 }
 
 func (l *Loop) turn(in Inbound) TurnResult {
+	log := l.log.With("channel", in.Channel, "chat_id", in.ChatID, "user_id", in.User, "msg_id", in.MessageID)
+	// The session's lock first: waiting for another replica's turn
+	// occupies no worker. It is held until the history is saved.
+	unlock, err := l.lockSession(in.Session)
+	if err != nil {
+		return l.lockFailed(in, err, log)
+	}
+	defer unlock()
 	ctx, cancel := context.WithTimeout(l.ctx, l.cfg.TurnTimeout)
 	defer cancel()
 	if err := l.acquire(ctx); err != nil {
-		return TurnResult{Err: err, Text: "The assistant is shutting down; please try again shortly."}
+		return TurnResult{Err: err, Text: shuttingDownText}
 	}
 	held := true
 	defer func() {
@@ -362,7 +397,6 @@ func (l *Loop) turn(in Inbound) TurnResult {
 	if ts.id == "" {
 		ts.id = randomID()
 	}
-	log := l.log.With("channel", in.Channel, "chat_id", in.ChatID, "user_id", in.User, "msg_id", in.MessageID)
 
 	conv, err := l.cfg.History.Load(ctx, in.Session)
 	if err != nil {
@@ -444,6 +478,28 @@ func (l *Loop) turn(in Inbound) TurnResult {
 
 // stillWaitingText ends a turn whose deadline passed while an approval was open.
 const stillWaitingText = "⏳ The approval is still waiting for a decision; nothing has run yet. It stays open until someone decides or it expires, and its result will be recorded in this conversation. / 审批仍在等待确认，尚未执行；确认或过期后，结果会记录在本对话中。"
+
+// shuttingDownText ends a turn that the loop's shutdown stopped before it began.
+const shuttingDownText = "The assistant is shutting down; please try again shortly."
+
+// lockFailed ends a turn whose session lock could not be taken: the loop
+// shuts down, another replica kept the session for longer than a turn
+// lasts, or the lock's store failed. Nothing of the turn was done, and the
+// sender is told (except at shutdown, when no turn says anything).
+func (l *Loop) lockFailed(in Inbound, err error, log *slog.Logger) TurnResult {
+	if l.ctx.Err() != nil {
+		return TurnResult{Err: err, Text: shuttingDownText}
+	}
+	public := "This conversation is temporarily unavailable; please try again shortly."
+	if errors.Is(err, context.DeadlineExceeded) {
+		log.Warn("gave up waiting for the conversation's lock (another replica kept it for longer than a turn lasts)", "err", err)
+		public = "This conversation is still busy with an earlier message; please try again shortly."
+	} else {
+		log.Error("taking the conversation's lock failed", "err", err)
+	}
+	l.say(l.ctx, in, Say{Kind: SayNotice, Text: public, IsError: true})
+	return TurnResult{Err: err, Text: public}
+}
 
 func (l *Loop) fail(ctx context.Context, ts *turnState, err error, public string) TurnResult {
 	l.say(ctx, ts.in, Say{Kind: SayNotice, Text: public, IsError: true})
