@@ -217,8 +217,16 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 		return c, err
 	}
 	var history agent.History = agent.NewMemoryHistory()
+	var locker agent.SessionLocker // nil: one replica, the loop's queues order each session
 	if c.redis != nil {
 		history = agent.NewRedisHistory(c.redis, cfg.Store.Redis.Prefix, cfg.Store.Retention)
+		// Replicas share the history: a session's turns take its lock in
+		// Redis, so two replicas never work on one conversation at once.
+		rl, lerr := agent.NewRedisLocker(agent.RedisLockerConfig{Client: c.redis, Prefix: cfg.Store.Redis.Prefix, Logger: log})
+		if lerr != nil {
+			return c, lerr
+		}
+		locker = rl
 	}
 	c.loop, err = agent.NewLoop(agent.LoopConfig{
 		Model:         model,
@@ -226,6 +234,7 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 		Engine:        c.engine,
 		Policy:        c.policy.Load,
 		History:       history,
+		Locker:        locker,
 		Speaker:       c.router,
 		Logger:        log,
 		SystemPrompt:  cfg.Model.SystemPrompt,
