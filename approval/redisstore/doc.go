@@ -13,25 +13,81 @@
 // the first 8 hex digits of the session's SHA-256, which approval.NewID also
 // puts into the id ("ap_<shard>_<32 hex>"):
 //
-//	<prefix>{<shard>}:ap:<id>                         HASH  the record
+//	<prefix>{<shard>}:ap:<id>                         HASH  the record (below)
 //	<prefix>{<shard>}:pending:<session>               STRING the session's pending approval id
 //	<prefix>{<shard>}:idem:<len(session)>:<session>:<key>  STRING cached result {"hash":…,"outcome":…}
+//	<prefix>due                                       ZSET  expiry index: id scored by ExpiresAt (unix ms)
 //	<prefix>seen:<key>                                STRING de-duplication mark (SET NX PX)
 //	<prefix>grant:<key>                               STRING session grant (SET PX, EXISTS)
 //	<prefix>outcomes                                  pub/sub channel: {"id":…,"outcome":{…}}
 //
-// The record is a HASH. Field "rec" holds the JSON of the approval as it was
-// put and never changes. The other fields are what scripts read or change:
-// "state", "hash" (payload SHA-256), "session", "exp" and "expns" (ExpiresAt
-// as unix milliseconds and the nanoseconds within that millisecond), "idem"
-// (idempotency key), "req", "amode", "anr", "ausers", "chat" (requester and
-// approver rule, and for the rule "chat" the approval's channel and chat,
-// for the authorisation check inside the claim), and, once decided,
-// "by", "at" (RFC 3339), "via", "comment", "outcome" (JSON), and "ncards" with
-// "card:1"… (Put writes the cards an approval is put with, AddCards appends; the record stays out of "rec"); "tok" and "ctok" hold the nonce of the last
-// transition and of the last AddCards (see Lost replies). Get is one HGETALL:
-// decode rec, then overlay the mutable fields. Scripts never re-encode a JSON document (Redis's cjson
-// turns an empty array into {}); they store and publish the JSON built in Go.
+// # The record
+//
+// The record is a HASH whose every value is at most 64 bytes, Redis's
+// default hash-max-listpack-value, so that Redis keeps it as a listpack (one
+// compact allocation) rather than a hashtable (a dictionary entry and two
+// strings per field, three to four times the memory). A value that would be
+// longer is split: field f holds its first 64 bytes, f.1, f.2, … the next 64
+// each (a value of exactly 64 bytes has no f.1; one longer than 16 KB is
+// kept whole, and that record is a hashtable). The Go side splits what Put
+// writes, the scripts' setlong what they write, and both join on reading.
+// Field names are short, and what can be derived is not stored:
+//
+//	s        state
+//	h        payload hash: "h" and the 32 bytes of a lowercase hex SHA-256,
+//	         or "=" and any other text as given (the claim compares this form)
+//	ch, ci   channel and chat id (absent when empty)
+//	k        session, when it does not begin with <ch>:<ci>; else K, what
+//	         follows that (absent when nothing: the per-chat session scope)
+//	e, n     ExpiresAt as unix milliseconds and the nanoseconds within that
+//	         millisecond, which scripts compare
+//	r        requester          i   idempotency key (absent when empty)
+//	m        approver mode, absent for "requester"
+//	u        approver users (JSON array)    x  "1": not the requester
+//	j        JSON of what never changes and no script reads: the calls
+//	         (each call's payload hash only when it is not the hash of its
+//	         tool and arguments), risk, summary, preview, reason, grant
+//	         window, CreatedAt as its distance from ExpiresAt, time zones
+//	c1, c2…  cards: "=" and the message id for a card in the approval's own
+//	         channel and chat (nearly every card), else the JSON array
+//	         [channel, chat id, message id]; Put writes the cards it is given,
+//	         AddCards appends
+//	t, q     nonce and answer of the last transition, nonce of the last
+//	         AddCards (see Lost replies)
+//	by, at, via, cm, o   once decided: actor, decided_at (RFC 3339), source,
+//	         comment, outcome (JSON)
+//
+// The id is the key's. Get is one HGETALL and decodes it in Go. Scripts
+// never re-encode a JSON document (Redis's cjson turns an empty array into
+// {}); they store and publish the JSON built in Go.
+//
+// # The first layout
+//
+// Records written by earlier versions of this package kept the whole
+// approval's JSON in one field "rec", with long field names (state, hash,
+// session, exp, expns, idem, req, amode, anr, ausers, chat, by, at, via,
+// comment, outcome, ncards, card:<n>, tok, ctok), as a hashtable of about
+// 1.8 KB. Such records may be in a Redis when a deployment is upgraded
+// (pending ones for minutes, ended ones for the retention, 7 days by
+// default). Get reads them as they are. Every script upgrades a record of
+// that layout before it works on it (it notices one by its missing field s,
+// so records of this layout pay nothing for it), in place and keeping its
+// TTL: "rec" becomes "L" (the Go side then reads the unchanging part from
+// that JSON), the other fields are renamed, the payload hash re-encoded,
+// the nonces dropped. So an approval pending across the upgrade can still
+// be decided, a late click on an old card still gets already_decided, and a
+// cached result still replays (its format has not changed). An upgraded
+// record keeps its long JSON and stays a hashtable until it expires.
+// Session pointers, result caches and the expiry index have not changed.
+// TestFirstLayout writes records as that layout did and checks all this
+// against the memory store.
+//
+// During a rolling upgrade, a replica still running the first layout's code
+// cannot read a record of this layout: its Get fails (KindInternal), its
+// claim answers missing and its complete not found, so it fails closed —
+// nothing runs on its side, and a run it had claimed before a newer replica
+// upgraded the record is frozen by the sweeper rather than run again. Keep
+// old and new replicas side by side only for the rollout.
 //
 // # Why the ids carry a shard
 //
@@ -50,9 +106,10 @@
 //
 // # Scripts and round trips
 //
-//	Put       1  put: HSETNX guard (an existing id is KindConflict), fields,
-//	             TTL, pointer; the pointer's previous approval, if still
-//	             pending, becomes superseded and is published and returned
+//	Put       1  put: HSETNX guard on s (an existing id is KindConflict),
+//	             fields, TTL, pointer; the pointer's previous approval, if
+//	             still pending, becomes superseded and is published and
+//	             returned; pipelined with the ZADD of the expiry index
 //	Claim     1  claim: memstore's claimLocked step by step (expire intent;
 //	             not pending; stale pointer; approver rule; payload hash;
 //	             expiry against ClaimRequest.Now; reject or approve), the
@@ -63,6 +120,7 @@
 //	             executed outcome (SET PX), publishes
 //	Cancel    1  cancel      AddCards 1  addCards      Pending 1  pending
 //	Get       1  HGETALL     Seen     1  SET NX PX     Grant, HasGrant 1
+//	Due       1  ZRANGEBYSCORE           Undue    1  ZREM
 //
 // Scripts are loaded lazily: go-redis's Script.Run sends EVALSHA and falls
 // back to EVAL when the server does not know the script yet (first use, or
@@ -82,11 +140,14 @@
 //
 // # Memory
 //
-// One pending approval costs about 2 KB (BenchmarkPendingMemory: record
-// ~1.8 KB as a hashtable, pointer ~150 B, with the conformance suite's
-// approval). The record's "rec" field is longer than Redis's default
-// hash-max-listpack-value (64), so the HASH is a hashtable; raising that
-// setting to 2048 makes it a listpack and saves about a fifth.
+// One pending approval costs about 0.8–1 KB in Redis in all, by used_memory
+// (bot bench -pending: about 850 B in engine mode; BenchmarkPendingMemory,
+// whose approval has a longer summary, preview and approver list, about 1.05
+// KB): its record as a listpack of 250–500 bytes plus its key, the session
+// pointer (about 140 B), the expiry-index entry (about 150 B) and the TTL
+// entries and dictionary slots of the two keys. The same approval took about
+// 2 KB in the first layout, whose record was a hashtable; raising
+// hash-max-listpack-value no longer changes anything (every value is short).
 //
 // # TTLs
 //

@@ -9,16 +9,18 @@ package redisstore
 // script otherwise ("Script attempted to access keys that do not hash to the
 // same slot"), and TestClusterSlots runs every script on a cluster node.
 //
-// Record fields (a HASH): see doc.go. Times that scripts compare are split
-// into whole unix milliseconds and the nanoseconds within that millisecond,
-// two numbers that a Lua double holds exactly, so "now < expires_at" is
-// judged to the nanosecond, exactly as time.Time.Before in the memory store.
-// Times that scripts only store (decided_at) are RFC 3339 text built in Go.
+// Record fields (a HASH): see doc.go, which also says why no value is longer
+// than 64 bytes (longer ones are split into chunks: see libLua). Times that
+// scripts compare are split into whole unix milliseconds and the nanoseconds
+// within that millisecond, two numbers that a Lua double holds exactly, so
+// "now < expires_at" is judged to the nanosecond, exactly as time.Time.Before
+// in the memory store. Times that scripts only store (decided_at) are RFC
+// 3339 text built in Go.
 //
 // Replies lost in transit: go-redis re-sends a command whose connection
 // broke before the reply arrived (EOF, reset, read timeout), although the
 // script may already have run. Each transition therefore records, in the
-// field "tok", a nonce unique to the Store call and the answer it gave; a
+// field "t", a nonce unique to the Store call and the answer it gave; a
 // re-sent call that finds its own nonce answers as the first run did instead
 // of reporting a conflict. Without it a claim whose reply was lost would come
 // back already_claimed, and the approval would stay claimed with nobody to
@@ -27,6 +29,144 @@ package redisstore
 // Outcomes arrive as JSON built in Go and are stored and published verbatim:
 // scripts never re-encode a JSON document (cjson would turn an empty array
 // into {}); the one cjson call encodes the payload hash as a JSON string.
+
+// libLua is put in front of every script that reads or writes a record.
+//
+// long and setlong read and write values that may be longer than chunk
+// (64) bytes: field name holds the first 64 bytes, name.1, name.2, … the
+// next 64 each, so that no value exceeds Redis's default
+// hash-max-listpack-value and the record stays a listpack. A value of
+// exactly 64 bytes has no name.1; a value longer than maxSplit is kept whole
+// (the record is then a hashtable anyway). long(rk, name, v) takes the
+// field's value v as HMGET returned it and adds the chunks, if any.
+// setlong(rk, name, value, …) writes in one HSET; it leaves no chunks of an
+// older value behind because none can exist: every field it writes (the
+// decision's by, via, cm, the outcome o, a card c<n>) is written at most once
+// in a record's life.
+//
+// hashtext turns the stored payload hash back into its text: "h" followed by
+// the 32 bytes of a lowercase hex SHA-256, or "=" followed by any other text
+// as it was given.
+//
+// upgrade rewrites a record of the first layout (a HASH whose field "rec"
+// holds the approval's JSON, with long field names; see doc.go) into this
+// one, in place and keeping its TTL, so that every script below sees only
+// this layout. Its JSON is kept whole in "L", the store's Go side reads the
+// immutable part of such a record from there. record reads a record's
+// fields and upgrades it first when it is of the first layout: the check
+// costs nothing for a record of this layout, whose field s is always there.
+const libLua = `
+local function long(rk, name, v)
+  if v and string.len(v) == 64 then
+    local parts, i = {v}, 1
+    while true do
+      local more = redis.call('HGET', rk, name .. '.' .. i)
+      if not more then
+        break
+      end
+      parts[i + 1] = more
+      if string.len(more) < 64 then
+        break
+      end
+      i = i + 1
+    end
+    return table.concat(parts)
+  end
+  return v
+end
+local function setlong(rk, ...)
+  local args, kv = {}, {...}
+  for j = 1, #kv, 2 do
+    if #args >= 1000 then
+      redis.call('HSET', rk, unpack(args))
+      args = {}
+    end
+    local name, v = kv[j], kv[j + 1]
+    local n = string.len(v)
+    if n <= 64 or n > 16384 then
+      args[#args + 1] = name
+      args[#args + 1] = v
+    else
+      args[#args + 1] = name
+      args[#args + 1] = string.sub(v, 1, 64)
+      local i = 1
+      while i * 64 < n do
+        args[#args + 1] = name .. '.' .. i
+        args[#args + 1] = string.sub(v, i * 64 + 1, i * 64 + 64)
+        i = i + 1
+      end
+    end
+  end
+  redis.call('HSET', rk, unpack(args))
+end
+local function hashtext(h)
+  if not h then
+    return ''
+  end
+  if string.sub(h, 1, 1) == 'h' then
+    -- (struct and one format: half the time of a format per byte)
+    return string.format('%08x%08x%08x%08x%08x%08x%08x%08x', struct.unpack('>I4I4I4I4I4I4I4I4', h, 2))
+  end
+  return string.sub(h, 2)
+end
+local function upgrade(rk)
+  if redis.call('HEXISTS', rk, 'rec') == 0 then
+    return
+  end
+  local names = {rec = 'L', state = 's', session = 'k', exp = 'e', expns = 'n', idem = 'i', req = 'r',
+    amode = 'm', anr = 'x', ausers = 'u', by = 'by', at = 'at', via = 'via', comment = 'cm', outcome = 'o'}
+  local old = redis.call('HGETALL', rk)
+  local ttl = redis.call('PTTL', rk)
+  local new = {}
+  local function add(k, v)
+    new[#new + 1] = k
+    new[#new + 1] = v
+  end
+  for i = 1, #old, 2 do
+    local k, v = old[i], old[i + 1]
+    if names[k] then
+      add(names[k], v)
+    elseif k == 'hash' then
+      -- as the Go side encodes it (encodeHash), which the claim compares
+      if string.len(v) == 64 and string.match(v, '^[0-9a-f]*$') then
+        add('h', 'h' .. string.gsub(v, '..', function(x) return string.char(tonumber(x, 16)) end))
+      else
+        add('h', '=' .. v)
+      end
+    elseif k == 'chat' then
+      -- channel.."\n"..chat_id, for the approver rule "chat"
+      local ch, ci = string.match(v, '^([^\n]*)\n(.*)$')
+      if ch then
+        add('ch', ch)
+        add('ci', ci)
+      end
+    elseif string.sub(k, 1, 5) == 'card:' then
+      add('c' .. string.sub(k, 6), v)
+    end
+    -- "tok", "ctok" (nonces of calls made before the upgrade) and
+    -- "ncards" (cards are counted by probing c1, c2, …) are dropped
+  end
+  redis.call('DEL', rk)
+  redis.call('HSET', rk, unpack(new))
+  if ttl > 0 then
+    redis.call('PEXPIRE', rk, ttl)
+  end
+end
+-- record returns HMGET rk 's', … after upgrading a record of the first
+-- layout (which has no field s); a missing record has no s either.
+local function record(rk, ...)
+  local f = redis.call('HMGET', rk, 's', ...)
+  if not f[1] and redis.call('HEXISTS', rk, 'rec') == 1 then
+    upgrade(rk)
+    f = redis.call('HMGET', rk, 's', ...)
+  end
+  return f
+end
+-- session returns the record's session: field k, or else ch..":"..ci..K.
+local function session(rk, k, K, ch, ci)
+  return long(rk, 'k', k) or ((long(rk, 'ch', ch) or '') .. ':' .. (long(rk, 'ci', ci) or '') .. (long(rk, 'K', K) or ''))
+end
+`
 
 // putLua stores a new pending approval and makes it its session's pending
 // approval, superseding the one that was pending.
@@ -42,39 +182,45 @@ package redisstore
 //	ARGV[5]  decided_at of the superseded approval (the new one's created_at)
 //	ARGV[6]  outcome channel
 //	ARGV[7]  retention of ended records, in ms
-//	ARGV[8]  the record's JSON
-//	ARGV[9]  nonce of this call
-//	ARGV[10…] field, value, … of the record's mutable and indexed fields
+//	ARGV[8]  nonce of this call
+//	ARGV[9…] field, value, … of the record but "s" (already split into
+//	         chunks by the Go side)
 //
-// Returns {"conflict"}, {"ok"} or {"superseded", HGETALL of the old record}.
-const putLua = `
-if redis.call('HSETNX', KEYS[1], 'rec', ARGV[8]) == 0 then
-  local n, old = string.match(redis.call('HGET', KEYS[1], 'tok') or '', '^put (%S+) (%S*)$')
-  if n == ARGV[9] then
+// Returns {"conflict"}, {"ok"} or {"superseded", HGETALL of the old record,
+// old id}.
+const putLua = libLua + `
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  upgrade(KEYS[1])
+end
+if redis.call('HSETNX', KEYS[1], 's', 'pending') == 0 then
+  local n, old = string.match(redis.call('HGET', KEYS[1], 't') or '', '^put (%S+) (%S*)$')
+  if n == ARGV[8] then
     -- this very call, re-sent after a lost reply: answer as the first time
     if old ~= '' then
-      return {'superseded', redis.call('HGETALL', ARGV[1] .. 'ap:' .. old)}
+      return {'superseded', redis.call('HGETALL', ARGV[1] .. 'ap:' .. old), old}
     end
     return {'ok'}
   end
   return {'conflict'}
 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 10))
+for i = 9, #ARGV, 200 do
+  redis.call('HSET', KEYS[1], unpack(ARGV, i, math.min(i + 199, #ARGV)))
+end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 local res = {'ok'}
 local sup = ''
 local old = redis.call('GET', KEYS[2])
 if old and old ~= ARGV[2] then
   local ok = ARGV[1] .. 'ap:' .. old
-  if redis.call('HGET', ok, 'state') == 'pending' then
-    redis.call('HSET', ok, 'state', 'superseded', 'at', ARGV[5], 'via', 'system', 'outcome', ARGV[4])
+  if record(ok)[1] == 'pending' then
+    setlong(ok, 's', 'superseded', 'at', ARGV[5], 'via', 'system', 'o', ARGV[4])
     redis.call('PEXPIRE', ok, ARGV[7])
     redis.call('PUBLISH', ARGV[6], '{"id":"' .. old .. '","outcome":' .. ARGV[4] .. '}')
-    res = {'superseded', redis.call('HGETALL', ok)}
+    res = {'superseded', redis.call('HGETALL', ok), old}
     sup = old
   end
 end
-redis.call('HSET', KEYS[1], 'tok', 'put ' .. ARGV[9] .. ' ' .. sup)
+redis.call('HSET', KEYS[1], 't', 'put ' .. ARGV[8] .. ' ' .. sup)
 redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
 return res
 `
@@ -87,35 +233,42 @@ return res
 //	         base.."pending:"..session and the idempotency cache
 //	         base.."idem:"..len(session)..":"..session..":"..key are built
 //	         from it: same shard tag, same slot
-//	ARGV[2]  id           ARGV[3] intent      ARGV[4] payload hash
+//	ARGV[2]  id           ARGV[3] intent
+//	ARGV[4]  payload hash, encoded as the field "h" is
 //	ARGV[5]  actor        ARGV[6] source      ARGV[7] comment
 //	ARGV[8]  now, unix ms ARGV[9] now, ns within the ms
 //	ARGV[10] now as RFC 3339 text (decided_at)
 //	ARGV[11] rejected outcome  ARGV[12] expired outcome  ARGV[13] superseded outcome
 //	ARGV[14] outcome channel   ARGV[15] retention of ended records, in ms
 //	ARGV[16] nonce of this call
-//	ARGV[17] where the decision was taken: channel.."\n"..chat_id, or "" when unknown
+//	ARGV[17] channel and ARGV[18] chat where the decision was taken ("" when
+//	         the chat is unknown)
+//	ARGV[19] payload hash as text (for the result cache, whose entries
+//	         hold it so; turning the stored form into text costs more Lua)
 //
 // Returns {"missing"} or {code, ended 0|1, HGETALL of the record, cached
 // result JSON or ""}.
-const claimLua = `
+const claimLua = libLua + `
 local rk, base, id, intent, nonce = KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[16]
-local f = redis.call('HMGET', rk, 'state', 'hash', 'session', 'exp', 'expns', 'idem', 'req', 'amode', 'anr', 'ausers', 'tok', 'chat')
+local f = record(rk, 'h', 'k', 'K', 'ch', 'ci', 'e', 'n', 'i', 'r', 'm', 'x', 'u', 't')
 local state = f[1]
 if not state then
   return {'missing'}
 end
-local session = f[3]
-local pk = base .. 'pending:' .. session
+local sess = session(rk, f[3], f[4], f[5], f[6])
+local hash = long(rk, 'h', f[2])
+local pk = base .. 'pending:' .. sess
 local function result(code, ended, cached)
   return {code, ended, redis.call('HGETALL', rk), cached or ''}
 end
 -- the result cached under the idempotency key, if its payload hash matches
 local function cached()
-  local idem = f[6]
+  local idem = long(rk, 'i', f[9])
   if idem and idem ~= '' then
-    local v = redis.call('GET', base .. 'idem:' .. string.len(session) .. ':' .. session .. ':' .. idem)
-    local want = '{"hash":' .. cjson.encode(f[2]) .. ','
+    local v = redis.call('GET', base .. 'idem:' .. string.len(sess) .. ':' .. sess .. ':' .. idem)
+    -- (the request's hash as text, ARGV[19], is the record's: cached() is
+    -- called only once the two have been found equal)
+    local want = '{"hash":' .. cjson.encode(ARGV[19]) .. ','
     if v and string.sub(v, 1, string.len(want)) == want then
       return v
     end
@@ -124,9 +277,9 @@ local function cached()
 end
 -- mark records the answer of a transition under this call's nonce
 local function mark(code, ended)
-  redis.call('HSET', rk, 'tok', 'claim ' .. nonce .. ' ' .. code .. ' ' .. ended)
+  redis.call('HSET', rk, 't', 'claim ' .. nonce .. ' ' .. code .. ' ' .. ended)
 end
-local n, tcode, tended = string.match(f[11] or '', '^claim (%S+) (%S+) (%d)$')
+local n, tcode, tended = string.match(f[14] or '', '^claim (%S+) (%S+) (%d)$')
 if n == nonce then
   -- this very call, re-sent after a lost reply: answer as the first time
   local c = ''
@@ -136,7 +289,7 @@ if n == nonce then
   return result(tcode, tonumber(tended), c)
 end
 local function finish(st, outcome)
-  redis.call('HSET', rk, 'state', st, 'at', ARGV[10], 'outcome', outcome)
+  setlong(rk, 's', st, 'at', ARGV[10], 'o', outcome)
   if redis.call('GET', pk) == id then
     redis.call('DEL', pk)
   end
@@ -144,7 +297,7 @@ local function finish(st, outcome)
   redis.call('PUBLISH', ARGV[14], '{"id":"' .. id .. '","outcome":' .. outcome .. '}')
 end
 local nowms, nowns = tonumber(ARGV[8]), tonumber(ARGV[9])
-local expms, expns = tonumber(f[4]), tonumber(f[5])
+local expms, expns = tonumber(f[7]), tonumber(f[8])
 local before = nowms < expms or (nowms == expms and nowns < expns)
 
 if intent == 'expire' then
@@ -176,7 +329,7 @@ if redis.call('GET', pk) ~= id then
 end
 
 -- approval.ApproverRule.Allows(actor, requester, verb, inChat)
-local actor, requester = ARGV[5], f[7] or ''
+local actor, requester = ARGV[5], long(rk, 'r', f[10]) or ''
 local verb = 'approve'
 if intent == 'reject' then
   verb = 'reject'
@@ -186,15 +339,16 @@ if actor == '' then
   allowed = false
 elseif verb == 'reject' and actor == requester then
   allowed = true
-elseif f[9] == '1' and actor == requester then
+elseif f[12] == '1' and actor == requester then
   allowed = false
-elseif f[8] == 'chat' then
+elseif f[11] == 'chat' then
   -- the requester, or a decision taken in the approval's own chat
-  allowed = actor == requester or (ARGV[17] ~= '' and f[12] == ARGV[17])
-elseif f[8] == 'users' then
+  allowed = actor == requester or (ARGV[18] ~= '' and ARGV[17] == (long(rk, 'ch', f[5]) or '') and ARGV[18] == long(rk, 'ci', f[6]))
+elseif f[11] == 'users' then
   allowed = false
-  if f[10] then
-    for _, u in ipairs(cjson.decode(f[10])) do
+  local users = long(rk, 'u', f[13])
+  if users then
+    for _, u in ipairs(cjson.decode(users)) do
       if u == actor then
         allowed = true
         break
@@ -208,7 +362,7 @@ if not allowed then
   return result('unauthorized', 0)
 end
 
-if ARGV[4] ~= f[2] then
+if ARGV[4] ~= hash then
   return result('tampered', 0)
 end
 if not before then
@@ -217,13 +371,13 @@ if not before then
   mark('expired', 1)
   return result('expired', 1)
 end
-redis.call('HSET', rk, 'by', actor, 'via', ARGV[6], 'comment', ARGV[7])
+setlong(rk, 'by', actor, 'via', ARGV[6], 'cm', ARGV[7])
 if intent == 'reject' then
   finish('rejected', ARGV[11])
   mark('claimed', 1)
   return result('claimed', 1)
 end
-redis.call('HSET', rk, 'state', 'claimed', 'at', ARGV[10])
+redis.call('HSET', rk, 's', 'claimed', 'at', ARGV[10])
 redis.call('DEL', pk)
 mark('claimed', 0)
 return result('claimed', 0, cached())
@@ -240,33 +394,39 @@ return result('claimed', 0, cached())
 //	ARGV[6]  outcome channel   ARGV[7] retention of ended records, in ms
 //	ARGV[8]  nonce of this call
 //
-// Returns {"ok", card…} (the card references recorded by then, so the
-// caller settles cards added after the claim too), {"missing"}, or {the
-// state that is not claimed}.
-const completeLua = `
+// Returns {"ok", channel, chat, card…} (the card references recorded by
+// then, so the caller settles cards added after the claim too; a card
+// stored as "=" plus its message id is in that channel and chat),
+// {"missing"}, or {the state that is not claimed}.
+const completeLua = libLua + `
 local rk = KEYS[1]
-local f = redis.call('HMGET', rk, 'state', 'hash', 'session', 'idem', 'tok', 'ncards')
+local f = record(rk, 'h', 'k', 'K', 'ch', 'ci', 'i', 't', 'c1')
 if not f[1] then
   return {'missing'}
 end
 local function ok()
-  local res = {'ok'}
-  for i = 1, tonumber(f[6] or '0') do
-    res[i + 1] = redis.call('HGET', rk, 'card:' .. i)
+  local res = {'ok', long(rk, 'ch', f[5]) or '', long(rk, 'ci', f[6]) or ''}
+  local c, i = f[9], 1
+  while c do
+    res[#res + 1] = long(rk, 'c' .. i, c)
+    i = i + 1
+    c = redis.call('HGET', rk, 'c' .. i)
   end
   return res
 end
 if f[1] ~= 'claimed' then
-  if f[5] == 'complete ' .. ARGV[8] then
+  if f[8] == 'complete ' .. ARGV[8] then
     return ok() -- this very call, re-sent after a lost reply
   end
   return {f[1]}
 end
-if ARGV[3] == 'executed' and f[4] and f[4] ~= '' and tonumber(ARGV[5]) > 0 then
-  local ck = ARGV[1] .. 'idem:' .. string.len(f[3]) .. ':' .. f[3] .. ':' .. f[4]
-  redis.call('SET', ck, '{"hash":' .. cjson.encode(f[2]) .. ',"outcome":' .. ARGV[4] .. '}', 'PX', ARGV[5])
+local idem = long(rk, 'i', f[7])
+if ARGV[3] == 'executed' and idem and idem ~= '' and tonumber(ARGV[5]) > 0 then
+  local sess = session(rk, f[3], f[4], f[5], f[6])
+  local ck = ARGV[1] .. 'idem:' .. string.len(sess) .. ':' .. sess .. ':' .. idem
+  redis.call('SET', ck, '{"hash":' .. cjson.encode(hashtext(long(rk, 'h', f[2]))) .. ',"outcome":' .. ARGV[4] .. '}', 'PX', ARGV[5])
 end
-redis.call('HSET', rk, 'state', ARGV[3], 'outcome', ARGV[4], 'tok', 'complete ' .. ARGV[8])
+setlong(rk, 's', ARGV[3], 't', 'complete ' .. ARGV[8], 'o', ARGV[4])
 redis.call('PEXPIRE', rk, ARGV[7])
 redis.call('PUBLISH', ARGV[6], '{"id":"' .. ARGV[2] .. '","outcome":' .. ARGV[4] .. '}')
 return ok()
@@ -281,21 +441,21 @@ return ok()
 //	ARGV[7]  nonce of this call
 //
 // Returns {"missing"}, {"not_pending", HGETALL} or {"cancelled", HGETALL}.
-const cancelLua = `
+const cancelLua = libLua + `
 local rk, id = KEYS[1], ARGV[2]
-local f = redis.call('HMGET', rk, 'state', 'session', 'tok')
+local f = record(rk, 'k', 'K', 'ch', 'ci', 't')
 if not f[1] then
   return {'missing'}
 end
 if f[1] ~= 'pending' then
-  if f[3] == 'cancel ' .. ARGV[7] then
+  if f[6] == 'cancel ' .. ARGV[7] then
     -- this very call, re-sent after a lost reply
     return {'cancelled', redis.call('HGETALL', rk)}
   end
   return {'not_pending', redis.call('HGETALL', rk)}
 end
-redis.call('HSET', rk, 'state', 'cancelled', 'via', 'system', 'at', ARGV[4], 'outcome', ARGV[3], 'tok', 'cancel ' .. ARGV[7])
-local pk = ARGV[1] .. 'pending:' .. f[2]
+setlong(rk, 's', 'cancelled', 'via', 'system', 'at', ARGV[4], 't', 'cancel ' .. ARGV[7], 'o', ARGV[3])
+local pk = ARGV[1] .. 'pending:' .. session(rk, f[2], f[3], f[4], f[5])
 if redis.call('GET', pk) == id then
   redis.call('DEL', pk)
 end
@@ -304,31 +464,47 @@ redis.call('PUBLISH', ARGV[5], '{"id":"' .. id .. '","outcome":' .. ARGV[3] .. '
 return {'cancelled', redis.call('HGETALL', rk)}
 `
 
-// addCardsLua appends card references (JSON, one per ARGV after the
-// nonce) to a record as fields card:<n>, n counting from 1 in ncards. The
-// nonce of the last call is kept in "ctok" (not "tok": adding cards must not
-// hide a claim's nonce from its own re-send), so a re-sent call does not
-// append twice. It answers with the record as it is afterwards, so that the
-// caller learns in the same round trip whether a decision ended the
-// approval while its card was being sent (and then settles the new cards).
+// addCardsLua appends card references to a record as fields c<n>, n
+// counting on from the last one there. A card in the approval's own channel
+// and chat is stored as "=" followed by its message id, any other as its
+// JSON. The nonce of the last call is kept in "q" (not "t": adding cards
+// must not hide a claim's nonce from its own re-send), so a re-sent call
+// does not append twice. It answers with the record as it is afterwards, so
+// that the caller learns in the same round trip whether a decision ended
+// the approval while its card was being sent (and then settles the new
+// cards).
 //
 //	KEYS[1]  record key <prefix>{<shard>}:ap:<id>
-//	ARGV[1]  nonce of this call   ARGV[2…] the cards
+//	ARGV[1]  nonce of this call
+//	ARGV[2…] per card: channel, chat id, message id, JSON
 //
 // Returns nil when the record is missing, else its HGETALL.
-const addCardsLua = `
-local f = redis.call('HMGET', KEYS[1], 'state', 'ncards', 'ctok')
+const addCardsLua = libLua + `
+local rk = KEYS[1]
+local f = record(rk, 'q', 'ch', 'ci', 'L')
 if not f[1] then
   return false
 end
-if f[3] ~= ARGV[1] then
-  local n = tonumber(f[2] or '0')
-  for i = 2, #ARGV do
-    redis.call('HSET', KEYS[1], 'card:' .. (n + i - 1), ARGV[i])
+if f[2] ~= ARGV[1] then
+  local ch, ci = long(rk, 'ch', f[3]) or '', long(rk, 'ci', f[4]) or ''
+  local n = 1
+  while redis.call('HEXISTS', rk, 'c' .. n) == 1 do
+    n = n + 1
   end
-  redis.call('HSET', KEYS[1], 'ncards', n + #ARGV - 1, 'ctok', ARGV[1])
+  local kv = {'q', ARGV[1]}
+  for i = 2, #ARGV, 4 do
+    local v = ARGV[i + 3]
+    -- ("L": a record of the first layout, whose own chat is in its JSON)
+    if not f[5] and ARGV[i] == ch and ARGV[i + 1] == ci then
+      v = '=' .. ARGV[i + 2]
+    end
+    kv[#kv + 1] = 'c' .. n
+    kv[#kv + 1] = v
+    n = n + 1
+  end
+  setlong(rk, unpack(kv))
 end
-return redis.call('HGETALL', KEYS[1])
+return redis.call('HGETALL', rk)
 `
 
 // pendingLua reads the session's pending approval in one round trip.
@@ -337,15 +513,15 @@ return redis.call('HGETALL', KEYS[1])
 //	ARGV[1]  base <prefix>{<shard>}: — the record key base.."ap:"..id is
 //	         built from it (same session, same shard tag, same slot)
 //
-// Returns nil when there is none, else the record's HGETALL.
-const pendingLua = `
+// Returns nil when there is none, else {id, the record's HGETALL}.
+const pendingLua = libLua + `
 local id = redis.call('GET', KEYS[1])
 if not id then
   return false
 end
 local rk = ARGV[1] .. 'ap:' .. id
-if redis.call('HGET', rk, 'state') ~= 'pending' then
+if record(rk)[1] ~= 'pending' then
   return false
 end
-return redis.call('HGETALL', rk)
+return {id, redis.call('HGETALL', rk)}
 `

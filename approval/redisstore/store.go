@@ -3,7 +3,7 @@ package redisstore
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -61,8 +61,10 @@ type Store struct {
 	retention time.Duration
 	log       *slog.Logger
 
-	// nonceBase and seq make a nonce unique to each call (see scripts.go:
-	// a call that go-redis re-sends after a lost reply is recognised).
+	// nonceBase (64 random bits, 11 characters) and seq make a nonce
+	// unique to each call (see scripts.go: a call that go-redis re-sends
+	// after a lost reply is recognised). Nonces are stored in records, so
+	// they are short: base64 for the random part, base 36 for seq.
 	nonceBase string
 	seq       atomic.Uint64
 
@@ -101,7 +103,7 @@ func New(client redis.UniversalClient, opts Options) (*Store, error) {
 		return nil, approval.E(op, approval.KindInternal, "", err)
 	}
 	return &Store{
-		nonceBase: hex.EncodeToString(nb[:]),
+		nonceBase: base64.RawURLEncoding.EncodeToString(nb[:]),
 		c:         client,
 		prefix:    opts.Prefix,
 		channel:   opts.Prefix + "outcomes",
@@ -119,7 +121,7 @@ func New(client redis.UniversalClient, opts Options) (*Store, error) {
 
 // nonce returns a string unique to one call of one Store.
 func (s *Store) nonce() string {
-	return s.nonceBase + "." + strconv.FormatUint(s.seq.Add(1), 36)
+	return s.nonceBase + strconv.FormatUint(s.seq.Add(1), 36) // nonceBase has a fixed length
 }
 
 // ---- keys
@@ -194,77 +196,6 @@ func outcomeJSON(o approval.Outcome) (string, error) {
 	return string(b), err
 }
 
-// fieldsOf converts a flat HGETALL reply of a script into a map.
-func fieldsOf(v any) (map[string]string, error) {
-	arr, ok := v.([]any)
-	if !ok || len(arr)%2 != 0 {
-		return nil, fmt.Errorf("record reply is %T of %d", v, len(arr))
-	}
-	m := make(map[string]string, len(arr)/2)
-	for i := 0; i < len(arr); i += 2 {
-		k, ok1 := arr[i].(string)
-		val, ok2 := arr[i+1].(string)
-		if !ok1 || !ok2 {
-			return nil, fmt.Errorf("record field %d is %T/%T", i/2, arr[i], arr[i+1])
-		}
-		m[k] = val
-	}
-	return m, nil
-}
-
-// decodeRecord builds an approval from its record's fields: the JSON as put,
-// overlaid with the fields that change after Put.
-func decodeRecord(f map[string]string) (*approval.Approval, error) {
-	rec, ok := f["rec"]
-	if !ok {
-		return nil, errors.New("record has no rec field")
-	}
-	var a approval.Approval
-	if err := json.Unmarshal([]byte(rec), &a); err != nil {
-		return nil, fmt.Errorf("record JSON: %w", err)
-	}
-	if v, ok := f["state"]; ok {
-		a.State = approval.State(v)
-	}
-	if v, ok := f["by"]; ok {
-		a.DecidedBy = approval.UserID(v)
-	}
-	if v, ok := f["via"]; ok {
-		a.DecidedVia = approval.Source(v)
-	}
-	if v, ok := f["comment"]; ok {
-		a.Comment = v
-	}
-	if v, ok := f["at"]; ok {
-		t, err := time.Parse(time.RFC3339Nano, v)
-		if err != nil {
-			return nil, fmt.Errorf("record field at: %w", err)
-		}
-		a.DecidedAt = t
-	}
-	if v, ok := f["outcome"]; ok {
-		var o approval.Outcome
-		if err := json.Unmarshal([]byte(v), &o); err != nil {
-			return nil, fmt.Errorf("record field outcome: %w", err)
-		}
-		a.Outcome = &o
-	}
-	if v, ok := f["ncards"]; ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return nil, fmt.Errorf("record field ncards %q", v)
-		}
-		for i := 1; i <= n; i++ {
-			var c approval.CardRef
-			if err := json.Unmarshal([]byte(f["card:"+strconv.Itoa(i)]), &c); err != nil {
-				return nil, fmt.Errorf("record field card:%d: %w", i, err)
-			}
-			a.Cards = append(a.Cards, c)
-		}
-	}
-	return &a, nil
-}
-
 // replyCode returns the first element of a script's reply, "" if none.
 func replyCode(res []any) string {
 	if len(res) == 0 {
@@ -272,14 +203,6 @@ func replyCode(res []any) string {
 	}
 	s, _ := res[0].(string)
 	return s
-}
-
-func decodeReply(v any) (*approval.Approval, error) {
-	f, err := fieldsOf(v)
-	if err != nil {
-		return nil, err
-	}
-	return decodeRecord(f)
 }
 
 // ---- approval.Store
@@ -331,11 +254,7 @@ func (s *Store) Put(ctx context.Context, a *approval.Approval, supersededOutcome
 		// The record and its session's pointer must share a hash slot.
 		return nil, approval.E(op, approval.KindInvalid, a.ID, errors.New("the id's shard does not match its session (create ids with approval.NewID)"))
 	}
-	// Cards live in the fields card:<n> (AddCards appends there, and the
-	// scripts read them), not in the immutable JSON.
-	fixed := *a
-	fixed.Cards = nil
-	rec, err := json.Marshal(&fixed)
+	fs, err := encodeRecord(a)
 	if err != nil {
 		return nil, approval.E(op, approval.KindInvalid, a.ID, err)
 	}
@@ -346,42 +265,11 @@ func (s *Store) Put(ctx context.Context, a *approval.Approval, supersededOutcome
 		return nil, approval.E(op, approval.KindInvalid, a.ID, err)
 	}
 	life := min(max(a.ExpiresAt.Sub(s.clk.Now()), 0), maxLife)
-	expMS, expNS := splitTime(a.ExpiresAt)
-	args := []any{
+	expMS, _ := splitTime(a.ExpiresAt)
+	args := append([]any{
 		s.base(shard), string(a.ID), durMS(life + s.retention), oj, fmtTime(a.CreatedAt),
-		s.channel, durMS(s.retention), string(rec), s.nonce(),
-		"state", string(a.State), "hash", a.PayloadSHA256, "session", string(a.Session),
-		"exp", expMS, "expns", expNS,
-		"req", string(a.Requester), "amode", string(a.Approvers.Mode),
-	}
-	if a.IdempotencyKey != "" {
-		args = append(args, "idem", a.IdempotencyKey)
-	}
-	if a.Approvers.NotRequester {
-		args = append(args, "anr", "1")
-	}
-	if a.Approvers.Mode == approval.ApproverChat && a.ChatID != "" {
-		// The approval's chat, compared with the decision's inside the
-		// claim (the rule "chat"); only that rule reads it.
-		args = append(args, "chat", where(a.Channel, a.ChatID))
-	}
-	if len(a.Approvers.Users) > 0 {
-		users, err := json.Marshal(a.Approvers.Users)
-		if err != nil {
-			return nil, approval.E(op, approval.KindInvalid, a.ID, err)
-		}
-		args = append(args, "ausers", string(users))
-	}
-	for i, c := range a.Cards {
-		b, err := json.Marshal(c)
-		if err != nil {
-			return nil, approval.E(op, approval.KindInvalid, a.ID, err)
-		}
-		args = append(args, "card:"+strconv.Itoa(i+1), string(b))
-	}
-	if len(a.Cards) > 0 {
-		args = append(args, "ncards", len(a.Cards))
-	}
+		s.channel, durMS(s.retention), s.nonce(),
+	}, fs...)
 	keys := []string{s.recordKey(shard, a.ID), s.pointerKey(a.Session)}
 	// The put script and the expiry index entry travel in one pipeline:
 	// one round trip. The index lives in a slot of its own, so it cannot
@@ -414,8 +302,9 @@ func (s *Store) Put(ctx context.Context, a *approval.Approval, supersededOutcome
 		return nil, approval.E(op, approval.KindConflict, a.ID, errors.New("approval exists"))
 	case code == "ok":
 		return nil, nil
-	case code == "superseded" && len(res) == 2:
-		old, err := decodeReply(res[1])
+	case code == "superseded" && len(res) == 3:
+		oldID, _ := res[2].(string)
+		old, err := decodeReply(approval.ID(oldID), res[1])
 		if err != nil {
 			return nil, internal(op, a.ID, "superseded record: %v", err)
 		}
@@ -438,7 +327,7 @@ func (s *Store) Get(ctx context.Context, id approval.ID) (*approval.Approval, er
 	if len(f) == 0 {
 		return nil, notFound(op, id)
 	}
-	a, err := decodeRecord(f)
+	a, err := decodeRecord(id, f)
 	if err != nil {
 		return nil, internal(op, id, "%v", err)
 	}
@@ -452,14 +341,16 @@ func (s *Store) AddCards(ctx context.Context, id approval.ID, cards []approval.C
 	if !ok {
 		return nil, notFound(op, id)
 	}
-	args := make([]any, 1, 1+len(cards))
+	args := make([]any, 1, 1+4*len(cards))
 	args[0] = s.nonce()
 	for _, c := range cards {
-		b, err := json.Marshal(c)
+		// The script stores the short form when the card is in the
+		// approval's own chat, else the JSON.
+		j, err := cardJSON(c)
 		if err != nil {
 			return nil, approval.E(op, approval.KindInvalid, id, err)
 		}
-		args = append(args, string(b))
+		args = append(args, c.Channel, c.ChatID, c.MessageID, j)
 	}
 	v, err := s.addCards.Run(ctx, s.c, []string{s.recordKey(shard, id)}, args...).Result()
 	if errors.Is(err, redis.Nil) {
@@ -468,7 +359,7 @@ func (s *Store) AddCards(ctx context.Context, id approval.ID, cards []approval.C
 	if err != nil {
 		return nil, unavailable(op, id, err)
 	}
-	a, err := decodeReply(v)
+	a, err := decodeReply(id, v)
 	if err != nil {
 		return nil, internal(op, id, "record: %v", err)
 	}
@@ -485,9 +376,14 @@ func (s *Store) Pending(ctx context.Context, sess approval.SessionKey) (*approva
 	if err != nil {
 		return nil, unavailable(op, "", err)
 	}
-	a, err := decodeReply(v)
+	res, ok := v.([]any)
+	if !ok || len(res) != 2 {
+		return nil, internal(op, "", "unexpected pending reply %T", v)
+	}
+	id, _ := res[0].(string)
+	a, err := decodeReply(approval.ID(id), res[1])
 	if err != nil {
-		return nil, internal(op, "", "pending record: %v", err)
+		return nil, internal(op, approval.ID(id), "pending record: %v", err)
 	}
 	return a, nil
 }
@@ -495,16 +391,6 @@ func (s *Store) Pending(ctx context.Context, sess approval.SessionKey) (*approva
 // Claim implements approval.Store in one round trip (the claim script). It
 // fails closed: when Redis cannot be reached it returns an error of kind
 // KindUnavailable, never a claim.
-// where is the value of the record field "chat" and of the claim's
-// argument for a decision taken in chatID of channel: "" when the chat is
-// unknown, which never matches (the script compares only non-empty values).
-func where(channel, chatID string) string {
-	if chatID == "" {
-		return ""
-	}
-	return channel + "\n" + chatID
-}
-
 func (s *Store) Claim(ctx context.Context, id approval.ID, req approval.ClaimRequest) (approval.ClaimResult, error) {
 	const op = "redisstore.Claim"
 	if err := ctxErr(ctx, op, id); err != nil {
@@ -532,10 +418,10 @@ func (s *Store) Claim(ctx context.Context, id approval.ID, req approval.ClaimReq
 	nowMS, nowNS := splitTime(req.Now)
 	base := s.base(shard)
 	res, err := s.claim.Run(ctx, s.c, []string{base + "ap:" + string(id)},
-		base, string(id), string(req.Intent), req.PayloadSHA256,
+		base, string(id), string(req.Intent), encodeHash(req.PayloadSHA256),
 		string(req.Actor), string(req.Source), req.Comment,
 		nowMS, nowNS, fmtTime(req.Now), rej, exp, sup,
-		s.channel, durMS(s.retention), s.nonce(), where(req.Channel, req.ChatID),
+		s.channel, durMS(s.retention), s.nonce(), req.Channel, req.ChatID, req.PayloadSHA256,
 	).Slice()
 	if err != nil {
 		return approval.ClaimResult{}, unavailable(op, id, err)
@@ -548,7 +434,7 @@ func (s *Store) Claim(ctx context.Context, id approval.ID, req approval.ClaimReq
 		return approval.ClaimResult{}, internal(op, id, "unexpected claim reply of %d items", len(res))
 	}
 	ended, _ := res[1].(int64)
-	a, err := decodeReply(res[2])
+	a, err := decodeReply(id, res[2])
 	if err != nil {
 		return approval.ClaimResult{}, internal(op, id, "%v", err)
 	}
@@ -602,11 +488,14 @@ func (s *Store) Complete(ctx context.Context, id approval.ID, st approval.State,
 	}
 	switch res[0] {
 	case "ok":
+		if len(res) < 3 {
+			return nil, internal(op, id, "unexpected complete reply of %d items", len(res))
+		}
 		var cards []approval.CardRef
-		for i, c := range res[1:] {
-			var ref approval.CardRef
-			if err := json.Unmarshal([]byte(c), &ref); err != nil {
-				return nil, internal(op, id, "record field card:%d: %v", i+1, err)
+		for i, c := range res[3:] {
+			ref, err := decodeCard(c, res[1], res[2])
+			if err != nil {
+				return nil, internal(op, id, "record field c%d: %v", i+1, err)
 			}
 			cards = append(cards, ref)
 		}
@@ -646,7 +535,7 @@ func (s *Store) Cancel(ctx context.Context, id approval.ID, o approval.Outcome, 
 	if len(res) != 2 {
 		return nil, false, internal(op, id, "unexpected cancel reply of %d items", len(res))
 	}
-	a, err := decodeReply(res[1])
+	a, err := decodeReply(id, res[1])
 	if err != nil {
 		return nil, false, internal(op, id, "%v", err)
 	}
