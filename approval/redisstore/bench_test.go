@@ -178,9 +178,32 @@ func BenchmarkSeen(b *testing.B) {
 
 // BenchmarkPendingMemory measures what one pending approval costs in Redis:
 // MEMORY USAGE (SAMPLES 0) of its record and its session pointer, and the
-// growth of used_memory per approval, on a Redis of its own. Each iteration
-// stores one pending approval in a new session.
+// growth of used_memory per approval (record, pointer, expiry-index entry,
+// TTL entries, dictionary slots), on a Redis of its own. Each iteration
+// stores one pending approval in a new session: the conformance suite's
+// approval ("suite"), or one shaped as bot bench's ("bench": what
+// Engine.Request stores for it; "bench+card": with the card reference the
+// router adds in agent mode).
 func BenchmarkPendingMemory(b *testing.B) {
+	for _, kind := range []string{"suite", "bench", "bench+card"} {
+		b.Run(kind, func(b *testing.B) { benchPendingMemory(b, kind) })
+	}
+}
+
+// benchApproval is what Engine.Request stores for bot bench's i-th request.
+func benchApproval(i int) *approval.Approval {
+	sess := approval.SessionKey("bench:chat-" + strconv.Itoa(i))
+	args := []byte(`{"n":` + strconv.Itoa(i) + `}`)
+	h := approval.PayloadHash("bench_op", args)
+	now := time.Now()
+	return &approval.Approval{ID: approval.NewID(sess), Session: sess, Channel: "bench", ChatID: "chat-" + strconv.Itoa(i),
+		Requester: "bench", Approvers: approval.ApproverRule{Mode: approval.ApproverRequester},
+		Calls:         []approval.Call{{Tool: "bench_op", Args: args, PayloadSHA256: h, CallID: "c1"}},
+		PayloadSHA256: h, Risk: approval.RiskHigh, Summary: "increment the counter",
+		CreatedAt: now, ExpiresAt: now.Add(5 * time.Minute), State: approval.StatePending}
+}
+
+func benchPendingMemory(b *testing.B, kind string) {
 	srv := testredis.StartServer(b)
 	c := srv.Client()
 	s, err := redisstore.New(c, redisstore.Options{})
@@ -188,10 +211,30 @@ func BenchmarkPendingMemory(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	putMany(b, s, 1)
+	put := func(n int) []*approval.Approval {
+		as := make([]*approval.Approval, n)
+		for i := range as {
+			if kind == "suite" {
+				as[i] = storetest.NewApproval(b)
+			} else {
+				as[i] = benchApproval(10000 + i)
+			}
+			if _, err := s.Put(ctx, as[i], approval.Outcome{}); err != nil {
+				b.Fatal(err)
+			}
+			if kind == "bench+card" {
+				card := approval.CardRef{Channel: "bench", ChatID: as[i].ChatID, MessageID: string(as[i].ID)}
+				if _, err := s.AddCards(ctx, as[i].ID, []approval.CardRef{card}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		return as
+	}
+	put(1)
 	before := usedMemory(b, c.Info(ctx, "memory").Val())
 	b.ResetTimer()
-	as := putMany(b, s, b.N)
+	as := put(b.N)
 	b.StopTimer()
 	after := usedMemory(b, c.Info(ctx, "memory").Val())
 	n := min(len(as), 200)
