@@ -203,10 +203,6 @@ if redis.call('HSETNX', KEYS[1], 's', 'pending') == 0 then
   end
   return {'conflict'}
 end
-for i = 9, #ARGV, 200 do
-  redis.call('HSET', KEYS[1], unpack(ARGV, i, math.min(i + 199, #ARGV)))
-end
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
 local res = {'ok'}
 local sup = ''
 local old = redis.call('GET', KEYS[2])
@@ -220,7 +216,11 @@ if old and old ~= ARGV[2] then
     sup = old
   end
 end
-redis.call('HSET', KEYS[1], 't', 'put ' .. ARGV[8] .. ' ' .. sup)
+redis.call('HSET', KEYS[1], 't', 'put ' .. ARGV[8] .. ' ' .. sup, unpack(ARGV, 9, math.min(#ARGV, 206)))
+for i = 207, #ARGV, 200 do
+  redis.call('HSET', KEYS[1], unpack(ARGV, i, math.min(i + 199, #ARGV)))
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
 redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
 return res
 `
@@ -275,9 +275,9 @@ local function cached()
   end
   return ''
 end
--- mark records the answer of a transition under this call's nonce
+-- mark is the field t of a transition: this call's nonce and its answer
 local function mark(code, ended)
-  redis.call('HSET', rk, 't', 'claim ' .. nonce .. ' ' .. code .. ' ' .. ended)
+  return 'claim ' .. nonce .. ' ' .. code .. ' ' .. ended
 end
 local n, tcode, tended = string.match(f[14] or '', '^claim (%S+) (%S+) (%d)$')
 if n == nonce then
@@ -288,8 +288,10 @@ if n == nonce then
   end
   return result(tcode, tonumber(tended), c)
 end
-local function finish(st, outcome)
-  setlong(rk, 's', st, 'at', ARGV[10], 'o', outcome)
+-- finish ends the approval as st, answering code; more fields (field,
+-- value, …) are written in the same HSET
+local function finish(st, outcome, code, ...)
+  setlong(rk, 's', st, 'at', ARGV[10], 'o', outcome, 't', mark(code, 1), ...)
   if redis.call('GET', pk) == id then
     redis.call('DEL', pk)
   end
@@ -307,9 +309,7 @@ if intent == 'expire' then
   if before then
     return result('not_yet', 0)
   end
-  redis.call('HSET', rk, 'via', 'system')
-  finish('expired', ARGV[12])
-  mark('expired', 1)
+  finish('expired', ARGV[12], 'expired', 'via', 'system')
   return result('expired', 1)
 end
 if state == 'superseded' then
@@ -322,9 +322,7 @@ end
 if redis.call('GET', pk) ~= id then
   -- Put supersedes atomically, so this cannot happen; treat it as
   -- superseded rather than let a stale approval run.
-  redis.call('HSET', rk, 'via', 'system')
-  finish('superseded', ARGV[13])
-  mark('superseded', 1)
+  finish('superseded', ARGV[13], 'superseded', 'via', 'system')
   return result('superseded', 1)
 end
 
@@ -366,20 +364,15 @@ if ARGV[4] ~= hash then
   return result('tampered', 0)
 end
 if not before then
-  redis.call('HSET', rk, 'via', 'system')
-  finish('expired', ARGV[12])
-  mark('expired', 1)
+  finish('expired', ARGV[12], 'expired', 'via', 'system')
   return result('expired', 1)
 end
-setlong(rk, 'by', actor, 'via', ARGV[6], 'cm', ARGV[7])
 if intent == 'reject' then
-  finish('rejected', ARGV[11])
-  mark('claimed', 1)
+  finish('rejected', ARGV[11], 'claimed', 'by', actor, 'via', ARGV[6], 'cm', ARGV[7])
   return result('claimed', 1)
 end
-redis.call('HSET', rk, 's', 'claimed', 'at', ARGV[10])
+setlong(rk, 's', 'claimed', 'at', ARGV[10], 't', mark('claimed', 0), 'by', actor, 'via', ARGV[6], 'cm', ARGV[7])
 redis.call('DEL', pk)
-mark('claimed', 0)
 return result('claimed', 0, cached())
 `
 
