@@ -140,13 +140,17 @@
 //
 // # Memory
 //
-// One pending approval costs about 0.8–1 KB in Redis in all, by used_memory
-// (bot bench -pending: about 850 B in engine mode; BenchmarkPendingMemory,
-// whose approval has a longer summary, preview and approver list, about 1.05
-// KB): its record as a listpack of 250–500 bytes plus its key, the session
-// pointer (about 140 B), the expiry-index entry (about 150 B) and the TTL
-// entries and dictionary slots of the two keys. The same approval took about
-// 2 KB in the first layout, whose record was a hashtable; raising
+// One pending approval costs 0.8–0.9 KB in Redis in all, by used_memory:
+// its record as a listpack of 250–500 bytes plus its key (about 380 B for
+// bot bench's approval by MEMORY USAGE, 440 B with agent mode's card), the
+// session pointer (about 140 B), the expiry-index entry (about 150 B), and
+// the TTL entries and dictionary slots of the two keys.
+// BenchmarkPendingMemory measures 810 B for bot bench's approval, 865 B with
+// its card and 1.07 KB for the conformance suite's larger approval (longer
+// summary, preview, reason, arguments, approver list); bot bench -pending
+// reads 850–890 B in engine mode (its used_memory also moves with client
+// buffers and dictionary rehashing). The same approvals took 2.0, 2.2 and
+// 2.4 KB in the first layout, whose record was a hashtable; raising
 // hash-max-listpack-value no longer changes anything (every value is short).
 //
 // # TTLs
