@@ -136,7 +136,13 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 
 // Start subscribes to the outcomes published through the store, until ctx ends.
 func (e *Engine) Start(ctx context.Context) error {
-	if err := e.cfg.Store.Subscribe(ctx, e.deliver); err != nil {
+	var err error
+	if ws, ok := e.cfg.Store.(WantSubscriber); ok {
+		err = ws.SubscribeWanted(ctx, e.wants, e.deliver)
+	} else {
+		err = e.cfg.Store.Subscribe(ctx, e.deliver)
+	}
+	if err != nil {
 		return fmt.Errorf("approval: subscribe to outcomes: %w", err)
 	}
 	e.mu.Lock()
@@ -150,6 +156,15 @@ func (e *Engine) Text() OutcomeText { return e.cfg.Text }
 
 // Store returns the engine's store.
 func (e *Engine) Store() Store { return e.cfg.Store }
+
+// wants reports whether an outcome of approval id has somewhere to go in
+// this engine: a Wait blocked on it, or an approval this engine requested
+// whose Wait has not begun (see deliver). The others are not decoded.
+func (e *Engine) wants(id ID) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.early[id] != nil || len(e.waiters[id]) > 0
+}
 
 // deliver hands an outcome to the local waiters of its approval, or keeps
 // it for the Wait to come when this engine requested the approval.

@@ -86,6 +86,18 @@ type Store interface {
 	Ping(ctx context.Context) error
 }
 
+// WantSubscriber is implemented by a store whose outcome messages cost
+// something to decode (redisstore: every replica receives every outcome).
+// SubscribeWanted is Subscribe, but an outcome is decoded and given to fn
+// only when want reports true for its approval as the message arrives; the
+// others are dropped unread. want must be quick and must not block. An
+// outcome dropped so is never missed by a Wait that begins later: the
+// record holds the outcome before it is published, and such a Wait reads
+// the record after it has registered (see Engine.Wait).
+type WantSubscriber interface {
+	SubscribeWanted(ctx context.Context, want func(ID) bool, fn func(ID, Outcome)) error
+}
+
 // Intent is what a claim is for.
 type Intent string
 

@@ -42,3 +42,6 @@ func Channel(s *Store) string { return s.channel }
 func ScriptSources() map[string]string {
 	return map[string]string{"put": putLua, "claim": claimLua, "complete": completeLua, "cancel": cancelLua, "addCards": addCardsLua, "pending": pendingLua}
 }
+
+// OutcomeChannel is the pub/sub channel s publishes outcomes on.
+func OutcomeChannel(s *Store) string { return s.channel }

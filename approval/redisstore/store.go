@@ -401,16 +401,18 @@ func (s *Store) Claim(ctx context.Context, id approval.ID, req approval.ClaimReq
 		return approval.ClaimResult{Code: approval.ClaimMissing}, nil
 	}
 	// The three outcomes the claim may end the approval with, computed up
-	// front because the script decides which one applies.
+	// front because the script decides which one applies (the rejected
+	// one only for a reject, the only intent that can end so).
 	var rej, exp, sup string
 	var err error
 	exp, err = outcomeJSON(req.OutcomeFor(approval.StatusExpired))
 	if err == nil && req.Intent != approval.IntentExpire {
+		sup, err = outcomeJSON(req.OutcomeFor(approval.StatusSuperseded))
+	}
+	if err == nil && req.Intent == approval.IntentReject {
 		o := req.OutcomeFor(approval.StatusRejected)
 		o.DecidedBy = req.Actor
-		if rej, err = outcomeJSON(o); err == nil {
-			sup, err = outcomeJSON(req.OutcomeFor(approval.StatusSuperseded))
-		}
+		rej, err = outcomeJSON(o)
 	}
 	if err != nil {
 		return approval.ClaimResult{}, approval.E(op, approval.KindInvalid, id, err)
@@ -617,8 +619,37 @@ type message struct {
 // while the connection was down are lost (waiters fall back to their
 // timeout and to polling the record). fn is called from one goroutine, in
 // the order of publication; undecodable messages are logged and skipped.
+var _ approval.WantSubscriber = (*Store)(nil)
+
 func (s *Store) Subscribe(ctx context.Context, fn func(approval.ID, approval.Outcome)) error {
-	const op = "redisstore.Subscribe"
+	return s.subscribe(ctx, "redisstore.Subscribe", nil, fn)
+}
+
+var _ approval.WantSubscriber = (*Store)(nil)
+
+// SubscribeWanted implements approval.WantSubscriber: the id is read from
+// the front of the message as the scripts write it ({"id":"…","outcome":…})
+// and the outcome is decoded only when want(id) holds. A message of
+// another form is decoded whole, as Subscribe does.
+func (s *Store) SubscribeWanted(ctx context.Context, want func(approval.ID) bool, fn func(approval.ID, approval.Outcome)) error {
+	return s.subscribe(ctx, "redisstore.SubscribeWanted", want, fn)
+}
+
+// messageID returns the approval id at the front of an outcome message as
+// the scripts publish it, or false when the message has another form.
+func messageID(payload string) (approval.ID, bool) {
+	rest, ok := strings.CutPrefix(payload, `{"id":"`)
+	if !ok {
+		return "", false
+	}
+	i := strings.IndexByte(rest, '"')
+	if i < 0 || !strings.HasPrefix(rest[i:], `","outcome":`) {
+		return "", false
+	}
+	return approval.ID(rest[:i]), true
+}
+
+func (s *Store) subscribe(ctx context.Context, op string, want func(approval.ID) bool, fn func(approval.ID, approval.Outcome)) error {
 	if err := ctxErr(ctx, op, ""); err != nil {
 		return err
 	}
@@ -640,6 +671,11 @@ func (s *Store) Subscribe(ctx context.Context, fn func(approval.ID, approval.Out
 		for msg := range ch {
 			if ctx.Err() != nil {
 				continue // closing: drain without delivering
+			}
+			if want != nil {
+				if id, ok := messageID(msg.Payload); ok && !want(id) {
+					continue // nobody here waits for it: not decoded
+				}
 			}
 			var m message
 			if err := json.Unmarshal([]byte(msg.Payload), &m); err != nil {
