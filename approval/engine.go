@@ -315,6 +315,10 @@ func (e *Engine) Request(ctx context.Context, r Request) (*Approval, error) {
 			a.Cards = append(a.Cards, cards...)
 			return a, nil
 		}
+		if rec == nil {
+			a.Cards = append(a.Cards, cards...)
+			return a, nil
+		}
 		if rec.State.Terminal() && rec.Outcome != nil {
 			// A decision (a fast click, a typed reply, another replica)
 			// ended the approval while its card was being sent, and

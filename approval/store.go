@@ -22,11 +22,13 @@ type Store interface {
 	// Get returns the approval with id, or an error of kind KindNotFound.
 	Get(ctx context.Context, id ID) (*Approval, error)
 
-	// AddCards records the cards that show the approval and returns the
-	// record as it is after that step, with every card it has. A decision
-	// may have ended the approval while its card was being sent: the
-	// caller then settles the new cards itself, because the decision saw
-	// none of them.
+	// AddCards records the cards that show the approval. A decision may
+	// have ended the approval while its card was being sent: AddCards then
+	// returns the record as it is after that step, with every card it has,
+	// and the caller settles the new cards itself, because the decision
+	// saw none of them. While the approval is pending or claimed it
+	// returns nil (a claimed one's Complete returns every card, these
+	// included).
 	AddCards(ctx context.Context, id ID, cards []CardRef) (*Approval, error)
 
 	// Pending returns the session's pending approval, or nil if there is none.

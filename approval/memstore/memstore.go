@@ -180,6 +180,9 @@ func (s *Store) AddCards(ctx context.Context, id approval.ID, cards []approval.C
 		return nil, approval.E("memstore.AddCards", approval.KindNotFound, id, approval.ErrNotFound)
 	}
 	r.Cards = append(r.Cards, cards...)
+	if !r.State.Terminal() {
+		return nil, nil
+	}
 	return r.Clone(), nil
 }
 

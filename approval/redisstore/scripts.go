@@ -462,16 +462,18 @@ return {'cancelled', redis.call('HGETALL', rk)}
 // and chat is stored as "=" followed by its message id, any other as its
 // JSON. The nonce of the last call is kept in "q" (not "t": adding cards
 // must not hide a claim's nonce from its own re-send), so a re-sent call
-// does not append twice. It answers with the record as it is afterwards, so
-// that the caller learns in the same round trip whether a decision ended
-// the approval while its card was being sent (and then settles the new
-// cards).
+// does not append twice. When a decision ended the approval while its card
+// was being sent, it answers with the record as it is afterwards, so that
+// the caller learns it in the same round trip (and settles the new cards);
+// while the approval is pending or claimed it answers "live" (the record
+// is not read back: the requester has it).
 //
 //	KEYS[1]  record key <prefix>{<shard>}:ap:<id>
 //	ARGV[1]  nonce of this call
 //	ARGV[2…] per card: channel, chat id, message id, JSON
 //
-// Returns nil when the record is missing, else its HGETALL.
+// Returns nil when the record is missing, "live" while it is pending or
+// claimed, else its HGETALL.
 const addCardsLua = libLua + `
 local rk = KEYS[1]
 local f = record(rk, 'q', 'ch', 'ci', 'L')
@@ -496,6 +498,9 @@ if f[2] ~= ARGV[1] then
     n = n + 1
   end
   setlong(rk, unpack(kv))
+end
+if f[1] == 'pending' or f[1] == 'claimed' then
+  return 'live'
 end
 return redis.call('HGETALL', rk)
 `

@@ -359,6 +359,9 @@ func (s *Store) AddCards(ctx context.Context, id approval.ID, cards []approval.C
 	if err != nil {
 		return nil, unavailable(op, id, err)
 	}
+	if v == "live" {
+		return nil, nil // pending or claimed: the caller has the record
+	}
 	a, err := decodeReply(id, v)
 	if err != nil {
 		return nil, internal(op, id, "record: %v", err)
