@@ -134,7 +134,7 @@ func (t *counterTool) Run(context.Context, json.RawMessage) (agent.Output, error
 
 // stores returns two stores sharing one truth and, for Redis, the round
 // trip counter and a client for INFO.
-func stores(ctx context.Context, cfg Config, log *slog.Logger) (a, b approval.Store, cnt *counter, info redis.UniversalClient, closeAll func(), err error) {
+func stores(ctx context.Context, cfg Config, log *slog.Logger) (a, b approval.Store, cnt *counter, info *server, closeAll func(), err error) {
 	if cfg.RedisURL == "" {
 		s := memstore.New(memstore.Options{})
 		return s, s, nil, nil, func() {}, nil
@@ -156,7 +156,7 @@ func stores(ctx context.Context, cfg Config, log *slog.Logger) (a, b approval.St
 	if a, err = mk(); err == nil {
 		b, err = mk()
 	}
-	info = redis.NewClient(opt)
+	info = &server{UniversalClient: redis.NewClient(opt), prefix: prefix}
 	closeAll = func() {
 		// Remove what the run wrote (everything under its own prefix).
 		cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -279,7 +279,7 @@ func percentiles(d []time.Duration, res *Result) {
 	res.P50Ms, res.P99Ms = at(0.50), at(0.99)
 }
 
-func runEngine(ctx context.Context, cfg Config, sa, sb approval.Store, cnt *counter, info redis.UniversalClient, log *slog.Logger, res *Result) error {
+func runEngine(ctx context.Context, cfg Config, sa, sb approval.Store, cnt *counter, info *server, log *slog.Logger, res *Result) error {
 	tool := &counterTool{}
 	ea, eb, err := engines(ctx, sa, sb, approval.NopNotifier{}, tool, log)
 	if err != nil {
@@ -341,7 +341,7 @@ type cpuTimes struct {
 	redis   float64 // seconds
 }
 
-func cpuNow(ctx context.Context, info redis.UniversalClient) cpuTimes {
+func cpuNow(ctx context.Context, info *server) cpuTimes {
 	t := cpuTimes{process: processCPU(), redis: -1}
 	if info == nil {
 		return t
@@ -371,7 +371,7 @@ func cpuNow(ctx context.Context, info redis.UniversalClient) cpuTimes {
 
 // cpuSince fills the CPU figures of res from the reading t0 taken before
 // n approvals ran.
-func cpuSince(ctx context.Context, info redis.UniversalClient, t0 cpuTimes, n int, res *Result) {
+func cpuSince(ctx context.Context, info *server, t0 cpuTimes, n int, res *Result) {
 	t1 := cpuNow(ctx, info)
 	if t0.process >= 0 && t1.process >= 0 {
 		res.ProcessCPUMicrosPerApproval = float64((t1.process - t0.process).Microseconds()) / float64(n)
@@ -383,7 +383,7 @@ func cpuSince(ctx context.Context, info redis.UniversalClient, t0 cpuTimes, n in
 
 // measurePending holds cfg.Pending approvals open, each with a blocked
 // Wait, and reports what one costs in the process and in Redis.
-func measurePending(ctx context.Context, cfg Config, e *approval.Engine, info redis.UniversalClient, res *Result) error {
+func measurePending(ctx context.Context, cfg Config, e *approval.Engine, info *server, res *Result) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var before, after runtime.MemStats
@@ -431,20 +431,60 @@ func measurePending(ctx context.Context, cfg Config, e *approval.Engine, info re
 	return nil
 }
 
-func usedMemory(ctx context.Context, c redis.UniversalClient) (int64, error) {
-	if c == nil {
+// server is the Redis the bench runs against: a client of its own (for
+// INFO, MEMORY USAGE and the clean-up) and the key prefix of this run.
+type server struct {
+	redis.UniversalClient
+	prefix string
+}
+
+// usedMemory returns what the run's keys take in Redis: the sum of MEMORY
+// USAGE (SAMPLES 0: every element counted) over the keys under the run's
+// prefix. Unlike INFO's used_memory it is not moved by the client buffers
+// Redis grows and frees as the bench's connections come and go, which
+// would swamp a few hundred bytes per approval.
+func usedMemory(ctx context.Context, info *server) (int64, error) {
+	if info == nil {
 		return 0, nil
 	}
-	s, err := c.Info(ctx, "memory").Result()
-	if err != nil {
-		return 0, err
+	var total int64
+	iter := info.Scan(ctx, 0, info.prefix+"*", 1000).Iterator()
+	var batch []string
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		cmds, err := info.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, k := range batch {
+				p.MemoryUsage(ctx, k, 0)
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return err
+		}
+		for _, c := range cmds {
+			if n, err := c.(*redis.IntCmd).Result(); err == nil {
+				total += n
+			}
+		}
+		batch = batch[:0]
+		return nil
 	}
-	for _, line := range strings.Split(s, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
-			return strconv.ParseInt(v, 10, 64)
+	for iter.Next(ctx) {
+		if batch = append(batch, iter.Val()); len(batch) == 1000 {
+			if err := flush(); err != nil {
+				return 0, err
+			}
 		}
 	}
-	return 0, errors.New("INFO memory has no used_memory")
+	if err := iter.Err(); err != nil {
+		return 0, err
+	}
+	if err := flush(); err != nil {
+		return 0, err
+	}
+	return total, nil
 }
 
 // benchChannel is the chat platform of the agent mode: it hands every
@@ -555,7 +595,7 @@ func newInstance(ctx context.Context, s approval.Store, tool *counterTool, log *
 	return &instance{router: r, engine: e, ch: ch}, nil
 }
 
-func runAgent(ctx context.Context, cfg Config, sa, sb approval.Store, cnt *counter, info redis.UniversalClient, log *slog.Logger, res *Result) error {
+func runAgent(ctx context.Context, cfg Config, sa, sb approval.Store, cnt *counter, info *server, log *slog.Logger, res *Result) error {
 	tool := &counterTool{}
 	a, err := newInstance(ctx, sa, tool, log)
 	if err != nil {
