@@ -325,7 +325,7 @@ func TestBotMessageAckedBeforeTheRouterReturns(t *testing.T) {
 	var once sync.Once
 	release := func() { once.Do(func() { close(h.release) }) }
 	c, f := newUnit(t, h, nil)
-	t.Cleanup(release) // before newUnit's Close, which waits for the router
+	t.Cleanup(release)          // before newUnit's Close, which waits for the router
 	f.WaitConn(5 * time.Second) // Start returns before the stream connects
 	acked := make(chan map[string]any, 1)
 	go func() {
