@@ -100,6 +100,28 @@ type WantSubscriber interface {
 	SubscribeWanted(ctx context.Context, want func(ID) bool, fn func(ID, Outcome)) error
 }
 
+// InboundStore is implemented by a store that can take the two store steps
+// of an inbound message in one round trip (redisstore pipelines them):
+// Seen of each de-duplication key, and Pending of the message's session.
+// The router uses it for every message; a store without it gets the same
+// calls one by one.
+type InboundStore interface {
+	SeenAndPending(ctx context.Context, keys []string, ttl time.Duration, s SessionKey) InboundCheck
+}
+
+// InboundCheck is the answer of InboundStore.SeenAndPending.
+type InboundCheck struct {
+	// First reports, per key, that it was not marked before (Seen's
+	// answer); all true when SeenErr is set (unknown: go on).
+	First []bool
+	// SeenErr is set when the marks could not be set.
+	SeenErr error
+	// Pending is the session's pending approval, or nil (PendingErr says
+	// whether that is known).
+	Pending    *Approval
+	PendingErr error
+}
+
 // Intent is what a claim is for.
 type Intent string
 

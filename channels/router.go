@@ -351,21 +351,44 @@ func (r *Router) HandleMessage(ctx context.Context, m Message) error {
 		return err
 	}
 	r.metrics.Inbound(m.Channel)
-	if r.duplicate(ctx, log, store, "msg:"+m.Channel+":", m.MessageID) ||
-		r.duplicate(ctx, log, store, "evt:"+m.Channel+":", m.EventID) {
-		r.metrics.Deduplicated(m.Channel)
-		log.Debug("duplicate message dropped", "event_id", m.EventID)
-		return nil
+	session := SessionKey(r.cfg.Scope, m.Channel, m.ChatID, m.UserID, m.ThreadID)
+	var pending *approval.Approval
+	var perr error
+	if is, ok := store.(approval.InboundStore); ok {
+		// The de-duplication marks and the pending lookup in one round
+		// trip (the lookup is wasted on a duplicate, which is rare).
+		var keys []string
+		for _, k := range []string{dedupKey("msg:", m.Channel, m.MessageID), dedupKey("evt:", m.Channel, m.EventID)} {
+			if k != "" {
+				keys = append(keys, k)
+			}
+		}
+		c := is.SeenAndPending(ctx, keys, r.cfg.DedupTTL, session)
+		if c.SeenErr != nil {
+			log.Warn("de-duplication unavailable; processing the event anyway", "err", c.SeenErr)
+		}
+		if slices.Contains(c.First, false) {
+			r.metrics.Deduplicated(m.Channel)
+			log.Debug("duplicate message dropped", "event_id", m.EventID)
+			return nil
+		}
+		pending, perr = c.Pending, c.PendingErr
+	} else {
+		if r.duplicate(ctx, log, store, "msg:"+m.Channel+":", m.MessageID) ||
+			r.duplicate(ctx, log, store, "evt:"+m.Channel+":", m.EventID) {
+			r.metrics.Deduplicated(m.Channel)
+			log.Debug("duplicate message dropped", "event_id", m.EventID)
+			return nil
+		}
+		pending, perr = eng.Pending(ctx, session)
 	}
 	if r.cfg.MaxAge >= 0 && !m.CreatedAt.IsZero() && m.CreatedAt.Before(r.start.Add(-r.cfg.MaxAge)) {
 		log.Info("dropping a message sent before this process started", "created_at", m.CreatedAt, "started_at", r.start)
 		return nil
 	}
-	session := SessionKey(r.cfg.Scope, m.Channel, m.ChatID, m.UserID, m.ThreadID)
 	to := Target{Channel: m.Channel, ChatID: m.ChatID, ThreadID: m.ThreadID, ReplyTo: m.MessageID, UserID: m.UserID}
 
 	reply := r.replies.Parse(m.Text)
-	pending, perr := eng.Pending(ctx, session)
 	if perr != nil {
 		if reply != approval.ReplyNone {
 			// It may be a decision and we cannot tell: run nothing, say so.
@@ -398,6 +421,15 @@ func (r *Router) HandleMessage(ctx context.Context, m Message) error {
 		r.notice(ctx, ch, to, log, r.waitingNotice(pending))
 	}
 	return nil
+}
+
+// dedupKey is the de-duplication key of an inbound id: prefix, channel,
+// ":" and the id; "" for an empty id (never a duplicate).
+func dedupKey(prefix, channel, id string) string {
+	if id == "" {
+		return ""
+	}
+	return prefix + channel + ":" + id
 }
 
 // duplicate marks prefix+id and reports whether it was marked already.

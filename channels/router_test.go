@@ -22,35 +22,51 @@ func (g *rig) barrier(t *testing.T, user approval.UserID) {
 	eventually(t, "the agent answers "+m.Text, func() bool { return g.ch.hasText("answer", "echo: "+m.Text) })
 }
 
+// plainStore hides the store's optional interfaces (approval.InboundStore):
+// the router then marks and looks up one call at a time.
+type plainStore struct{ approval.Store }
+
+// forEachDedupStore runs fn on a store that takes a message's
+// de-duplication marks and pending lookup in one step, and on one that
+// does not.
+func forEachDedupStore(t *testing.T, fn func(*testing.T, approval.Store)) {
+	t.Run("inbound", func(t *testing.T) { fn(t, memstore.New(memstore.Options{})) })
+	t.Run("plain", func(t *testing.T) { fn(t, plainStore{memstore.New(memstore.Options{})}) })
+}
+
 func TestDuplicateMessageIDProcessedOnce(t *testing.T) {
-	g := newRig(t, nil)
-	m := msg("alice", "hello")
-	g.send(t, m)
-	g.send(t, m)
-	m2 := m
-	m2.Text = "hello again" // a re-delivery with the same id, whatever it says
-	g.send(t, m2)
-	g.barrier(t, "alice")
-	if n := g.model.seen("hello"); n != 1 || g.model.seen("hello again") != 0 {
-		t.Fatalf("model saw hello %d times, texts %v", n, g.ch.texts())
-	}
+	forEachDedupStore(t, func(t *testing.T, store approval.Store) {
+		g := newRig(t, store)
+		m := msg("alice", "hello")
+		g.send(t, m)
+		g.send(t, m)
+		m2 := m
+		m2.Text = "hello again" // a re-delivery with the same id, whatever it says
+		g.send(t, m2)
+		g.barrier(t, "alice")
+		if n := g.model.seen("hello"); n != 1 || g.model.seen("hello again") != 0 {
+			t.Fatalf("model saw hello %d times, texts %v", n, g.ch.texts())
+		}
+	})
 }
 
 func TestDuplicateEventIDProcessedOnce(t *testing.T) {
-	g := newRig(t, nil)
-	m1, m2 := msg("alice", "first"), msg("alice", "second")
-	m1.EventID, m2.EventID = "ev-1", "ev-1"
-	g.send(t, m1)
-	g.send(t, m2)
-	// A message without any id always passes.
-	m3 := msg("alice", "no ids")
-	m3.MessageID = ""
-	g.send(t, m3)
-	g.send(t, m3)
-	g.barrier(t, "alice")
-	if g.model.seen("first") != 1 || g.model.seen("second") != 0 || g.model.seen("no ids") != 2 {
-		t.Fatalf("model saw first %d, second %d, no ids %d", g.model.seen("first"), g.model.seen("second"), g.model.seen("no ids"))
-	}
+	forEachDedupStore(t, func(t *testing.T, store approval.Store) {
+		g := newRig(t, store)
+		m1, m2 := msg("alice", "first"), msg("alice", "second")
+		m1.EventID, m2.EventID = "ev-1", "ev-1"
+		g.send(t, m1)
+		g.send(t, m2)
+		// A message without any id always passes.
+		m3 := msg("alice", "no ids")
+		m3.MessageID = ""
+		g.send(t, m3)
+		g.send(t, m3)
+		g.barrier(t, "alice")
+		if g.model.seen("first") != 1 || g.model.seen("second") != 0 || g.model.seen("no ids") != 2 {
+			t.Fatalf("model saw first %d, second %d, no ids %d", g.model.seen("first"), g.model.seen("second"), g.model.seen("no ids"))
+		}
+	})
 }
 
 type countingMetrics struct {

@@ -371,8 +371,12 @@ func (s *Store) AddCards(ctx context.Context, id approval.ID, cards []approval.C
 
 // Pending implements approval.Store in one round trip.
 func (s *Store) Pending(ctx context.Context, sess approval.SessionKey) (*approval.Approval, error) {
+	return s.pendingReply(s.pending.Run(ctx, s.c, []string{s.pointerKey(sess)}, s.base(approval.Shard(sess))).Result())
+}
+
+// pendingReply decodes the reply of the pending script.
+func (s *Store) pendingReply(v any, err error) (*approval.Approval, error) {
 	const op = "redisstore.Pending"
-	v, err := s.pending.Run(ctx, s.c, []string{s.pointerKey(sess)}, s.base(approval.Shard(sess))).Result()
 	if errors.Is(err, redis.Nil) {
 		return nil, nil
 	}
@@ -565,6 +569,61 @@ func (s *Store) Seen(ctx context.Context, key string, ttl time.Duration) (bool, 
 		return false, nil
 	}
 	return false, unavailable(op, "", err)
+}
+
+var _ approval.InboundStore = (*Store)(nil)
+
+// SeenAndPending implements approval.InboundStore in one round trip: the
+// SET NX of every key and the pending script, pipelined (on a Cluster,
+// go-redis sends one pipeline per node).
+func (s *Store) SeenAndPending(ctx context.Context, keys []string, ttl time.Duration, sess approval.SessionKey) approval.InboundCheck {
+	const op = "redisstore.SeenAndPending"
+	var c approval.InboundCheck
+	c.First = make([]bool, len(keys))
+	for i := range c.First {
+		c.First[i] = true
+	}
+	if err := ctxErr(ctx, op, ""); err != nil {
+		c.SeenErr, c.PendingErr = err, err
+		return c
+	}
+	seen := make([]*redis.StatusCmd, len(keys))
+	var pend *redis.Cmd
+	_, _ = s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		if ttl > 0 {
+			for i, k := range keys {
+				seen[i] = p.SetArgs(ctx, s.seenKey(k), "1", redis.SetArgs{Mode: "NX", TTL: time.Duration(durMS(ttl)) * time.Millisecond})
+			}
+		}
+		pend = s.pending.EvalSha(ctx, p, []string{s.pointerKey(sess)}, s.base(approval.Shard(sess)))
+		return nil
+	})
+	for i, cmd := range seen {
+		if cmd == nil {
+			break // ttl <= 0: every call is the first, as in Seen
+		}
+		switch err := cmd.Err(); {
+		case err == nil:
+		case errors.Is(err, redis.Nil):
+			c.First[i] = false
+		default:
+			for j := range c.First {
+				c.First[j] = true
+			}
+			c.SeenErr = unavailable(op, "", err)
+		}
+		if c.SeenErr != nil {
+			break
+		}
+	}
+	v, err := pend.Result()
+	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		// The script is not loaded on that server yet: Pending loads it.
+		c.Pending, c.PendingErr = s.Pending(ctx, sess)
+		return c
+	}
+	c.Pending, c.PendingErr = s.pendingReply(v, err)
+	return c
 }
 
 // Forget implements approval.Store (DEL).

@@ -56,6 +56,7 @@ var tests = []storeTest{
 	{"Cancel", testCancel},
 	{"Seen", testSeen},
 	{"Forget", testForget},
+	{"SeenAndPending", testSeenAndPending},
 	{"Grants", testGrants},
 	{"Subscribe", testSubscribe},
 	{"AddCards", testAddCards},
@@ -535,6 +536,46 @@ func testSeen(t *testing.T, s approval.Store, advance func(time.Duration)) {
 	advance(300 * time.Millisecond)
 	if got, _ := s.Seen(ctx(t), key, time.Minute); !got {
 		t.Fatal("Seen after the mark expired = false, want true")
+	}
+}
+
+// testSeenAndPending checks a store that implements approval.InboundStore
+// against its own Seen and Pending.
+func testSeenAndPending(t *testing.T, s approval.Store, _ func(time.Duration)) {
+	is, ok := s.(approval.InboundStore)
+	if !ok {
+		t.Skip("the store is not an approval.InboundStore")
+	}
+	a := NewApproval(t)
+	key := fmt.Sprintf("msg:test:%d", time.Now().UnixNano())
+	c := is.SeenAndPending(ctx(t), []string{key, key + "-evt"}, time.Minute, a.Session)
+	if c.SeenErr != nil || c.PendingErr != nil || len(c.First) != 2 || !c.First[0] || !c.First[1] || c.Pending != nil {
+		t.Fatalf("first check = %+v", c)
+	}
+	put(t, s, a)
+	// The message redelivered with a new event id: a duplicate by its
+	// message id; the pending approval is read all the same.
+	c = is.SeenAndPending(ctx(t), []string{key, key + "-evt2"}, time.Minute, a.Session)
+	if c.SeenErr != nil || c.PendingErr != nil || c.First[0] || !c.First[1] || c.Pending == nil || c.Pending.ID != a.ID {
+		t.Fatalf("second check = %+v", c)
+	}
+	if first, err := s.Seen(ctx(t), key+"-evt2", time.Minute); first || err != nil {
+		t.Fatalf("Seen of a key SeenAndPending marked = %v, %v", first, err)
+	}
+	// No keys, and a TTL of zero: only the lookup; nothing is marked.
+	c = is.SeenAndPending(ctx(t), nil, time.Minute, a.Session)
+	if len(c.First) != 0 || c.Pending == nil || c.PendingErr != nil {
+		t.Fatalf("lookup only = %+v", c)
+	}
+	for range 2 {
+		c = is.SeenAndPending(ctx(t), []string{key + "-nottl"}, 0, "test:nobody")
+		if !c.First[0] || c.Pending != nil || c.PendingErr != nil {
+			t.Fatalf("ttl 0 = %+v", c)
+		}
+	}
+	claim(t, s, a.ID, approve(a))
+	if c = is.SeenAndPending(ctx(t), nil, time.Minute, a.Session); c.Pending != nil {
+		t.Fatalf("a claimed approval is still pending: %+v", c.Pending)
 	}
 }
 
