@@ -1,0 +1,55 @@
+//go:build linux
+
+package testredis
+
+import (
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// TestStartSentinel: the deployment is what StartSentinel says (the first
+// node master, the second its replica in sync), a go-redis failover client
+// finds the master through the Sentinel, and Failover promotes the replica.
+func TestStartSentinel(t *testing.T) {
+	t.Parallel()
+	s := StartSentinel(t, 1)
+	if len(s.Addrs) != 1 || s.MasterName != SentinelMaster || len(s.Nodes) != 2 {
+		t.Fatalf("StartSentinel(t, 1) = %+v", s)
+	}
+	old, replica := s.Nodes[0], s.Nodes[1]
+	if got := s.Master(); got != old {
+		t.Fatalf("Master() = %s, want the first node %s", got, old)
+	}
+	if r := s.role(ctx(t), replica); r != "slave" {
+		t.Fatalf("ROLE of %s = %q, want slave", replica, r)
+	}
+
+	c := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: s.MasterName, SentinelAddrs: s.Addrs})
+	defer c.Close()
+	if err := c.Set(ctx(t), "k", "v", 0).Err(); err != nil {
+		t.Fatalf("SET through the Sentinel: %v", err)
+	}
+	if n, err := c.Do(ctx(t), "WAIT", 1, 5000).Int(); err != nil || n != 1 {
+		t.Fatalf("WAIT 1 5000 = %d, %v; want 1 replica", n, err)
+	}
+	if got, err := s.Node(replica).Get(ctx(t), "k").Result(); err != nil || got != "v" {
+		t.Fatalf("GET k on the replica = %q, %v", got, err)
+	}
+
+	if got := s.Failover(); got != replica {
+		t.Fatalf("Failover() = %s, want the replica %s", got, replica)
+	}
+	if got := s.Master(); got != replica {
+		t.Fatalf("Master() after Failover = %s, want %s", got, replica)
+	}
+	if got, err := c.Get(ctx(t), "k").Result(); err != nil || got != "v" {
+		t.Fatalf("GET k through the Sentinel after the failover = %q, %v", got, err)
+	}
+	if err := c.Set(ctx(t), "k2", "v2", 0).Err(); err != nil {
+		t.Fatalf("SET through the Sentinel after the failover: %v", err)
+	}
+	if got, err := s.Node(replica).Get(ctx(t), "k2").Result(); err != nil || got != "v2" {
+		t.Fatalf("GET k2 on the new master = %q, %v", got, err)
+	}
+}
