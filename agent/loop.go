@@ -81,6 +81,9 @@ type TurnResult struct {
 type LoopConfig struct {
 	// Model produces the assistant's messages.
 	Model Model
+	// Lang is the language of the loop's own notices (a model failure, a
+	// slow turn, an unavailable store): "en" (default) or "zh".
+	Lang string
 	// Tools are the tools the model may call.
 	Tools *Registry
 	// Engine asks for and waits on approvals.
@@ -132,6 +135,7 @@ var ErrClosed = errors.New("agent: shutting down")
 type Loop struct {
 	cfg    LoopConfig
 	log    *slog.Logger
+	words  words // what the loop says, in cfg.Lang
 	sem    chan struct{}
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -193,7 +197,7 @@ func NewLoop(cfg LoopConfig) (*Loop, error) {
 		cfg.QueueSize = 16
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Loop{cfg: cfg, log: cfg.Logger, sem: make(chan struct{}, cfg.Workers), ctx: ctx, cancel: cancel,
+	return &Loop{cfg: cfg, log: cfg.Logger, words: wordsFor(cfg.Lang), sem: make(chan struct{}, cfg.Workers), ctx: ctx, cancel: cancel,
 		queues: map[approval.SessionKey][]job{}}, nil
 }
 
@@ -385,7 +389,7 @@ func (l *Loop) turn(in Inbound) TurnResult {
 	ctx, cancel := context.WithTimeout(l.ctx, l.cfg.TurnTimeout)
 	defer cancel()
 	if err := l.acquire(ctx); err != nil {
-		return TurnResult{Err: err, Text: shuttingDownText}
+		return TurnResult{Err: err, Text: l.words.shuttingDown}
 	}
 	held := true
 	defer func() {
@@ -413,7 +417,7 @@ func (l *Loop) turn(in Inbound) TurnResult {
 	specs := l.specs()
 	for round := 0; ; round++ {
 		if round == l.cfg.MaxToolRounds {
-			ts.result.Text = fmt.Sprintf("I stopped after %d rounds of tool calls without finishing; please narrow the request.", round)
+			ts.result.Text = fmt.Sprintf(l.words.maxRounds, round)
 			l.say(ctx, in, Say{Kind: SayNotice, Text: ts.result.Text})
 			break
 		}
@@ -424,12 +428,12 @@ func (l *Loop) turn(in Inbound) TurnResult {
 		resp, err := l.cfg.Model.Complete(ctx, Request{Messages: msgs, Tools: specs})
 		if err != nil {
 			log.Warn("model request failed", "err", err)
-			public := "The language model failed; please try again."
+			public := l.words.modelFailed
 			var me *ModelError
 			if errors.As(err, &me) {
 				public = me.Public
 			} else if errors.Is(err, context.DeadlineExceeded) {
-				public = "This took too long and was stopped; please try again."
+				public = l.words.tooLong
 			}
 			ts.result.Err = err
 			ts.result.Text = public
@@ -457,9 +461,9 @@ func (l *Loop) turn(in Inbound) TurnResult {
 		if len(ts.open) > 0 {
 			// The deadline passed while an approval was open. It stays
 			// open and may still run: say so, not that the work stopped.
-			ts.result.Text = stillWaitingText
-			ts.conv.Messages = append(ts.conv.Messages, Message{Role: RoleAssistant, Content: stillWaitingText})
-			l.say(ctx, in, Say{Kind: SayNotice, Text: stillWaitingText})
+			ts.result.Text = l.words.stillWaiting
+			ts.conv.Messages = append(ts.conv.Messages, Message{Role: RoleAssistant, Content: l.words.stillWaiting})
+			l.say(ctx, in, Say{Kind: SayNotice, Text: l.words.stillWaiting})
 			break
 		}
 	}
@@ -476,24 +480,18 @@ func (l *Loop) turn(in Inbound) TurnResult {
 	return ts.result
 }
 
-// stillWaitingText ends a turn whose deadline passed while an approval was open.
-const stillWaitingText = "⏳ The approval is still waiting for a decision; nothing has run yet. It stays open until someone decides or it expires, and its result will be recorded in this conversation. / 审批仍在等待确认，尚未执行；确认或过期后，结果会记录在本对话中。"
-
-// shuttingDownText ends a turn that the loop's shutdown stopped before it began.
-const shuttingDownText = "The assistant is shutting down; please try again shortly."
-
 // lockFailed ends a turn whose session lock could not be taken: the loop
 // shuts down, another replica kept the session for longer than a turn
 // lasts, or the lock's store failed. Nothing of the turn was done, and the
 // sender is told (except at shutdown, when no turn says anything).
 func (l *Loop) lockFailed(in Inbound, err error, log *slog.Logger) TurnResult {
 	if l.ctx.Err() != nil {
-		return TurnResult{Err: err, Text: shuttingDownText}
+		return TurnResult{Err: err, Text: l.words.shuttingDown}
 	}
-	public := "This conversation is temporarily unavailable; please try again shortly."
+	public := l.words.unavailable
 	if errors.Is(err, context.DeadlineExceeded) {
 		log.Warn("gave up waiting for the conversation's lock (another replica kept it for longer than a turn lasts)", "err", err)
-		public = "This conversation is still busy with an earlier message; please try again shortly."
+		public = l.words.busy
 	} else {
 		log.Error("taking the conversation's lock failed", "err", err)
 	}
@@ -529,7 +527,7 @@ func (l *Loop) watchSlow(ctx context.Context, ts *turnState) (stop func()) {
 					t = l.cfg.Clock.NewTimer(l.cfg.SlowNotice)
 				}
 			case <-t.C():
-				l.say(ctx, ts.in, Say{Kind: SayNotice, Text: "⏳ Still working on it… / 仍在处理中…"})
+				l.say(ctx, ts.in, Say{Kind: SayNotice, Text: l.words.stillWorking})
 				return
 			}
 		}
@@ -594,7 +592,7 @@ func (l *Loop) handleCalls(ctx context.Context, ts *turnState, calls []ToolCall,
 		v, err := l.cfg.Engine.Evaluate(ctx, policy, approval.CallInfo{Session: ts.in.Session, User: ts.in.User, Tool: c.Name, Kind: t.Kind(args), Hash: hash, Confidence: conf})
 		if err != nil {
 			log.Error("policy evaluation failed; not running the call", "tool", c.Name, "err", err)
-			p.reply, p.status, p.isError = "Not run: "+approval.UserMessage(err), "failed", true
+			p.reply, p.status, p.isError = l.words.notRun+approval.UserMessageIn(err, l.cfg.Lang), "failed", true
 			continue
 		}
 		p.verdict = v
@@ -661,9 +659,9 @@ func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared, lo
 	if err != nil {
 		log.Error("requesting approval failed; not running the calls", "err", err)
 		for _, p := range batch {
-			p.reply, p.status, p.isError = "Not run: "+approval.UserMessage(err), "failed", true
+			p.reply, p.status, p.isError = l.words.notRun+approval.UserMessageIn(err, l.cfg.Lang), "failed", true
 		}
-		l.say(ctx, ts.in, Say{Kind: SayNotice, Text: approval.UserMessage(err), IsError: true})
+		l.say(ctx, ts.in, Say{Kind: SayNotice, Text: approval.UserMessageIn(err, l.cfg.Lang), IsError: true})
 		return true
 	}
 	// Record what is awaited before blocking, so a restart can resolve it.

@@ -544,3 +544,26 @@ func TestRegistryReplace(t *testing.T) {
 		t.Fatalf("dispatch of a removed tool = %v, want ErrNotRun", err)
 	}
 }
+
+// The loop's own notices are in the configured language; the model's
+// answers are whatever the model says.
+func TestNoticesInTheConfiguredLanguage(t *testing.T) {
+	for _, tt := range []struct{ lang, want string }{
+		{"", "The language model failed"},
+		{"en", "The language model failed"},
+		{"zh", "语言模型出错"},
+		{"fr", "The language model failed"},
+	} {
+		model := scripted(func(agent.Request) (agent.Response, error) {
+			return agent.Response{}, errors.New("connection refused")
+		})
+		h := newHarness(t, model, func(c *agent.LoopConfig) { c.Lang = tt.lang })
+		r := result(t, h.submit(t, "s-"+tt.lang, "hello"))
+		if r.Err == nil || !strings.Contains(r.Text, tt.want) {
+			t.Errorf("lang %q: result %+v, want %q", tt.lang, r, tt.want)
+		}
+		if said := h.speak.said; len(said) != 1 || said[0].Kind != agent.SayNotice || !strings.Contains(said[0].Text, tt.want) {
+			t.Errorf("lang %q: said %+v", tt.lang, said)
+		}
+	}
+}

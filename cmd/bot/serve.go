@@ -229,6 +229,7 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 		locker = rl
 	}
 	c.loop, err = agent.NewLoop(agent.LoopConfig{
+		Lang:          cfg.Approval.Lang,
 		Model:         model,
 		Tools:         c.tools,
 		Engine:        c.engine,
