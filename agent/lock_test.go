@@ -16,6 +16,7 @@ import (
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/internal/testredis"
+	"github.com/hitlbot/hitlbot/internal/waitfor"
 )
 
 // logBuf collects a logger's output for assertions.
@@ -38,16 +39,10 @@ func (b *logBuf) String() string {
 
 func (b *logBuf) logger() *slog.Logger { return slog.New(slog.NewTextHandler(b, nil)) }
 
-// waitFor polls cond until it holds, failing the test after 10 seconds.
+// waitFor polls cond until it holds (waitfor.True).
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitfor.True(t, what, cond)
 }
 
 func newLocker(t *testing.T, c redis.UniversalClient, prefix string, cfg agent.RedisLockerConfig) *agent.RedisLocker {

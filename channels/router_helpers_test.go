@@ -18,6 +18,7 @@ import (
 	"github.com/hitlbot/hitlbot/approval/audit"
 	"github.com/hitlbot/hitlbot/approval/memstore"
 	"github.com/hitlbot/hitlbot/cards"
+	"github.com/hitlbot/hitlbot/internal/waitfor"
 )
 
 var quiet = slog.New(slog.DiscardHandler)
@@ -145,16 +146,10 @@ func (f *fakeChannel) shownCards() []fakeShown {
 	return append([]fakeShown(nil), f.shown...)
 }
 
-// eventually polls cond until it holds or 10 s pass.
+// eventually polls cond until it holds (waitfor.True).
 func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for: %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	waitfor.True(t, what, cond)
 }
 
 // opTool is a tool of a given kind that counts its runs.

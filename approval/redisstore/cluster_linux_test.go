@@ -11,20 +11,13 @@ import (
 	"github.com/hitlbot/hitlbot/approval/redisstore"
 	"github.com/hitlbot/hitlbot/approval/storetest"
 	"github.com/hitlbot/hitlbot/internal/testredis"
+	"github.com/hitlbot/hitlbot/internal/waitfor"
 )
 
-// waitFor polls cond with a short backoff until it holds or d has passed.
+// waitFor polls cond until it holds or d has passed (waitfor.Within).
 func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	backoff := 5 * time.Millisecond
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(backoff)
-		backoff = min(2*backoff, 200*time.Millisecond)
-	}
+	waitfor.Within(t, d, what, cond)
 }
 
 func randomPrefix() string {

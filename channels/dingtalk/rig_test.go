@@ -19,6 +19,7 @@ import (
 	"github.com/hitlbot/hitlbot/approval/memstore"
 	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/channels/dingtalk/dingtalktest"
+	"github.com/hitlbot/hitlbot/internal/waitfor"
 )
 
 var quiet = slog.New(slog.DiscardHandler)
@@ -162,15 +163,10 @@ func newRigStore(t *testing.T, mod func(*Config), store approval.Store) *rig {
 	return g
 }
 
+// eventually polls cond until it holds (waitfor.True).
 func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitfor.True(t, what, cond)
 }
 
 var msgSeq atomic.Int64

@@ -21,6 +21,7 @@ import (
 	"github.com/hitlbot/hitlbot/approval/memstore"
 	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/channels/feishu/feishutest"
+	"github.com/hitlbot/hitlbot/internal/waitfor"
 )
 
 var quiet = slog.New(slog.DiscardHandler)
@@ -42,16 +43,10 @@ func testConfig(fake *feishutest.Server) Config {
 	}
 }
 
-// eventually polls cond until it holds or 15 s pass.
+// eventually polls cond until it holds (waitfor.True).
 func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for: %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitfor.True(t, what, cond)
 }
 
 // opTool is a destructive (HIGH) tool that counts its runs; when gate is

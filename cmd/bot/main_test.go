@@ -21,6 +21,7 @@ import (
 
 	"github.com/hitlbot/hitlbot/approval/audit"
 	"github.com/hitlbot/hitlbot/internal/testredis"
+	"github.com/hitlbot/hitlbot/internal/waitfor"
 )
 
 func TestMain(m *testing.M) { testredis.Main(m) }
@@ -43,16 +44,10 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// waitFor polls cond until it holds or d passes.
+// waitFor polls cond until it holds or d passes (waitfor.Within).
 func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitfor.Within(t, d, what, cond)
 }
 
 var readyRE = regexp.MustCompile(`is running: open (http://[^/ ]+)/ in a browser`)

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/hitlbot/hitlbot/internal/waitfor"
 )
 
 // StartCluster starts a Redis Cluster of n masters (no replicas) on free
@@ -145,16 +147,8 @@ func mustFreePort(t testing.TB) int {
 	return p
 }
 
-// clusterWait polls cond with a short backoff until it holds or d has passed.
+// clusterWait polls cond until it holds or d has passed (waitfor.Within).
 func clusterWait(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	backoff := 5 * time.Millisecond
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(backoff)
-		backoff = min(2*backoff, 200*time.Millisecond)
-	}
+	waitfor.Within(t, d, what, cond)
 }
