@@ -43,10 +43,18 @@ func TestStartSentinel(t *testing.T) {
 	if got := s.Master(); got != replica {
 		t.Fatalf("Master() after Failover = %s, want %s", got, replica)
 	}
-	if got, err := c.Get(ctx(t), "k").Result(); err != nil || got != "v" {
+	if r := s.role(ctx(t), old); r != "master" {
+		t.Fatalf("ROLE of the old master right after Failover = %q: want master still (Sentinel demotes it seconds later)", r)
+	}
+	// A client made now asks the Sentinel and reaches the new master. (c
+	// too, once it has handled the Sentinel's +switch-master; until then
+	// its writes go to the old master, still a master, and are lost.)
+	c2 := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: s.MasterName, SentinelAddrs: s.Addrs})
+	defer c2.Close()
+	if got, err := c2.Get(ctx(t), "k").Result(); err != nil || got != "v" {
 		t.Fatalf("GET k through the Sentinel after the failover = %q, %v", got, err)
 	}
-	if err := c.Set(ctx(t), "k2", "v2", 0).Err(); err != nil {
+	if err := c2.Set(ctx(t), "k2", "v2", 0).Err(); err != nil {
 		t.Fatalf("SET through the Sentinel after the failover: %v", err)
 	}
 	if got, err := s.Node(replica).Get(ctx(t), "k2").Result(); err != nil || got != "v2" {
