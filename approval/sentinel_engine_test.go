@@ -16,6 +16,7 @@ import (
 	"github.com/hitlbot/hitlbot/approval/redisstore"
 	"github.com/hitlbot/hitlbot/internal/clock"
 	"github.com/hitlbot/hitlbot/internal/testredis"
+	"github.com/hitlbot/hitlbot/internal/waitfor"
 )
 
 // sentinelPrefix is the key prefix of the Sentinel tests; their Redis is
@@ -176,22 +177,8 @@ func waiting(t *testing.T, e *approval.Engine, id approval.ID) (<-chan approval.
 		}
 		ch <- o
 	}()
-	eventually(t, 5*time.Second, "the Wait on "+string(id)+" to register", func() bool { return e.Waiting(id) })
+	waitfor.True(t, "the Wait on "+string(id)+" to register", func() bool { return e.Waiting(id) })
 	return ch, cancel
-}
-
-// eventually polls cond with a short backoff until it holds or d has passed.
-func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	backoff := 5 * time.Millisecond
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(backoff)
-		backoff = min(2*backoff, 100*time.Millisecond)
-	}
 }
 
 // replicated makes sure the replica has every write made so far through c,
@@ -253,7 +240,7 @@ func TestSentinelMasterCrash(t *testing.T) {
 	now := s.Failover()
 	t.Logf("master %s killed; %s promoted after %v", old, now, time.Since(start))
 
-	eventually(t, 10*time.Second, "A's subscription to move to the new master", func() bool { return subscribers(t, s, now) == 1 })
+	waitfor.True(t, "A's subscription to move to the new master", func() bool { return subscribers(t, s, now) == 1 })
 	c, _, _ := r.start(time.Hour)
 	if o := decide(t, c, x.ID, decision(x, approval.Approve, "bob")); o.Status != approval.StatusExecuted {
 		t.Fatalf("Decide after the failover = %+v, want executed", o)
@@ -301,7 +288,7 @@ func TestSentinelSwitchover(t *testing.T) {
 	wb, _ := waiting(t, b, x.ID)
 	// B's Wait read the record once (x was requested on A), before the
 	// failover: an error there would end the Wait.
-	eventually(t, 5*time.Second, "B's Wait to read the record", func() bool { return bReads.Load() > 0 })
+	waitfor.True(t, "B's Wait to read the record", func() bool { return bReads.Load() > 0 })
 	replicated(t, ac)
 
 	old := s.Master()
@@ -347,7 +334,7 @@ func TestSentinelSwitchover(t *testing.T) {
 		return
 	}
 	s.WaitDemoted(old)
-	eventually(t, 10*time.Second, "A, B and C subscribed on the new master", func() bool { return subscribers(t, s, now) == 3 })
+	waitfor.True(t, "A, B and C subscribed on the new master", func() bool { return subscribers(t, s, now) == 3 })
 	t.Logf("old master demoted and subscriptions back on the new master %v after the switch", time.Since(switched))
 	y := request(t, c)
 	wy, _ := waiting(t, a, y.ID)

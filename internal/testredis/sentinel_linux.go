@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/hitlbot/hitlbot/internal/waitfor"
 )
 
 // SentinelMaster is the name the Sentinels of StartSentinel monitor.
@@ -128,12 +130,12 @@ func StartSentinel(t testing.TB, n int) *Sentinel {
 		t.Cleanup(func() { _ = c.Close() })
 		s.nodes[a] = c
 		// Ours, not a server that took the port first: its dir is ours.
-		clusterWait(t, sentinelWait, a+" answers", func() bool {
+		waitfor.Within(t, sentinelWait, a+" answers", func() bool {
 			got, err := c.ConfigGet(ctx, "dir").Result()
 			return err == nil && got["dir"] == dirs[a]
 		})
 	}
-	clusterWait(t, sentinelWait, "the replica in sync with the master", func() bool {
+	waitfor.Within(t, sentinelWait, "the replica in sync with the master", func() bool {
 		info, err := s.nodes[replica].Info(ctx, "replication").Result()
 		return err == nil && strings.Contains(info, "master_link_status:up")
 	})
@@ -168,7 +170,7 @@ sentinel parallel-syncs %[3]s 1
 		s.sentinels = append(s.sentinels, c)
 	}
 	for i, c := range s.sentinels {
-		clusterWait(t, sentinelWait, "Sentinel "+s.Addrs[i]+" reports the master, a healthy replica and the other Sentinels", func() bool {
+		waitfor.Within(t, sentinelWait, "Sentinel "+s.Addrs[i]+" reports the master, a healthy replica and the other Sentinels", func() bool {
 			got, err := c.GetMasterAddrByName(ctx, SentinelMaster).Result()
 			if err != nil || net.JoinHostPort(got[0], got[1]) != master {
 				return false
@@ -260,7 +262,7 @@ func (s *Sentinel) Failover() string {
 		s.t.Fatalf("testredis: SENTINEL FAILOVER %s: %v", SentinelMaster, err)
 	}
 	var now string
-	clusterWait(s.t, sentinelWait, "every Sentinel to report a new master after SENTINEL FAILOVER", func() bool {
+	waitfor.Within(s.t, sentinelWait, "every Sentinel to report a new master after SENTINEL FAILOVER", func() bool {
 		for _, c := range s.sentinels {
 			got, err := c.GetMasterAddrByName(ctx, SentinelMaster).Result()
 			if err != nil {
@@ -286,7 +288,7 @@ func (s *Sentinel) WaitDemoted(addr string) {
 	ctx := context.Background()
 	master := s.Master()
 	c := s.Node(addr)
-	clusterWait(s.t, sentinelWait, addr+" to replicate from the new master "+master, func() bool {
+	waitfor.Within(s.t, sentinelWait, addr+" to replicate from the new master "+master, func() bool {
 		info, err := c.Info(ctx, "replication").Result()
 		if err != nil {
 			return false
