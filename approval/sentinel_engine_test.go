@@ -259,7 +259,9 @@ func TestSentinelMasterCrash(t *testing.T) {
 // TestSentinelSwitchover: SENTINEL FAILOVER while the master is alive (a
 // planned switchover, or a master cut off from the Sentinels). An approval
 // requested before is decided after, through a new client; the tool runs
-// once.
+// once. (A new client, because a client from before the switch sends its
+// commands to the old master, still a master, until it has handled the
+// Sentinel's +switch-master: writes in that moment are lost.)
 //
 // What happens to the subscriptions, as this test asserts it (go-redis
 // v9.23, Redis 7.0): on +switch-master a failover client closes its pooled
@@ -272,9 +274,9 @@ func TestSentinelMasterCrash(t *testing.T) {
 // record (PollInterval, 5 s by default), or a new Wait reads the record.
 // The Sentinel demotes the old master some 10 s after the switch (Redis
 // waits 8 s, then for its next INFO of it), which disconnects its pub/sub
-// clients (CLIENT KILL); go-redis resubscribes through the Sentinel, on the new master,
-// and pub/sub wakes waiters again (checked unless -short, as it takes that
-// long). Had the old master stayed unreachable for the Sentinels but not
+// clients (CLIENT KILL); go-redis resubscribes through the Sentinel, on
+// the new master, and pub/sub wakes waiters again (checked unless -short,
+// as it takes that long). Had the old master stayed unreachable for the Sentinels but not
 // for the bot, the subscriptions would have stayed on it, and waiters would
 // have depended on their poll, for as long as that lasted.
 func TestSentinelSwitchover(t *testing.T) {
