@@ -440,7 +440,24 @@ func (e *Engine) Decide(ctx context.Context, id ID, d Decision) (Outcome, error)
 		return *a.Outcome, nil
 	}
 	e.audit(a, audit.EventConfirm, d.Actor, d.Source, "", "")
+	if res.Unreplicated {
+		// The claim may not survive a failover of the store: running the
+		// tool now could run it twice. Nothing runs; the approval fails.
+		return e.notRun(ctx, a, "the decision could not be copied to the store's replicas in time", "claim not replicated; not run"), nil
+	}
 	return e.execute(ctx, a, res.Cached), nil
+}
+
+// notRun ends a claimed approval as failed without running any of its
+// calls: why is said to the people, errText recorded in the audit trail.
+func (e *Engine) notRun(ctx context.Context, a *Approval, why, errText string) Outcome {
+	results := make([]Result, len(a.Calls))
+	for i, c := range a.Calls {
+		results[i] = Result{Tool: c.Tool, CallID: c.CallID, Status: StatusFailed, IsError: true, Content: "not run: " + why}
+	}
+	o := Outcome{Status: StatusFailed, Results: results, IsError: true, DecidedBy: a.DecidedBy}
+	o.Content = e.cfg.Text.Text(StatusFailed) + ": " + joinResults(results)
+	return e.complete(context.WithoutCancel(ctx), a, StateFailed, o, audit.EventExecuteFailed, errText)
 }
 
 // endOutcome builds the outcomes a claim may end an approval with.
@@ -481,14 +498,7 @@ func (e *Engine) execute(ctx context.Context, a *Approval, cached *Outcome) Outc
 		// No action without its record: the confirm record (and every
 		// one before it) must be written before the tool runs.
 		e.log.Error("the audit trail could not be written; the tool is not run", "approval_id", a.ID, "tool", a.Tool(), "err", err)
-		results := make([]Result, len(a.Calls))
-		for i, c := range a.Calls {
-			results[i] = Result{Tool: c.Tool, CallID: c.CallID, Status: StatusFailed, IsError: true,
-				Content: "not run: the audit trail is unavailable"}
-		}
-		o := Outcome{Status: StatusFailed, Results: results, IsError: true, DecidedBy: a.DecidedBy}
-		o.Content = e.cfg.Text.Text(StatusFailed) + ": " + joinResults(results)
-		return e.complete(ctx, a, StateFailed, o, audit.EventExecuteFailed, "audit trail unavailable; not run")
+		return e.notRun(ctx, a, "the audit trail is unavailable", "audit trail unavailable; not run")
 	}
 	results := make([]Result, 0, len(a.Calls))
 	state := StateExecuted

@@ -967,3 +967,40 @@ func TestToolOutlivingItsClaim(t *testing.T) {
 		}
 	})
 }
+
+// unreplicated is a store whose every approve claim comes back
+// Unreplicated, as a Redis store with replica_acks does when the replicas
+// do not acknowledge it in time.
+type unreplicated struct{ approval.Store }
+
+func (s unreplicated) Claim(ctx context.Context, id approval.ID, req approval.ClaimRequest) (approval.ClaimResult, error) {
+	r, err := s.Store.Claim(ctx, id, req)
+	if err == nil && r.Code == approval.ClaimOK && !r.Ended {
+		r.Unreplicated = true
+	}
+	return r, err
+}
+
+// A claim the store's replicas did not acknowledge runs nothing: the
+// approval fails (audited execute_failed, card settled failed) and the
+// waiter learns it.
+func TestUnreplicatedClaimRunsNothing(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, be backend) {
+		f := newFixture(t, be, func(s approval.Store) approval.Store { return unreplicated{s} })
+		a := request(t, f.a)
+		waited := waitAsync(t, f.a, a.ID)
+		o := decide(t, f.b, a.ID, decision(a, approval.Approve, "bob"))
+		if o.Status != approval.StatusFailed || !strings.Contains(o.Content, "replicas") || f.tool.runs.Load() != 0 {
+			t.Fatalf("outcome %+v, runs %d", o, f.tool.runs.Load())
+		}
+		if w := recv(t, waited); w.Status != approval.StatusFailed {
+			t.Fatalf("Wait = %+v", w)
+		}
+		if f.audit.count(a.ID, audit.EventExecuteFailed) != 1 || f.audit.count(a.ID, audit.EventExecute) != 0 {
+			t.Fatal("not audited as execute_failed")
+		}
+		if st := f.notes.settledWith(a.ID); len(st) != 1 || st[0] != approval.StatusFailed {
+			t.Fatalf("card settled %v", st)
+		}
+	})
+}

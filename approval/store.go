@@ -185,6 +185,12 @@ type ClaimResult struct {
 	// Cached is the outcome cached under the approval's idempotency key by
 	// an earlier execution with the same payload, if any (approve only).
 	Cached *Outcome
+	// Unreplicated reports that the store was asked to have each claim
+	// acknowledged by its replicas before a tool may run on it (Redis
+	// WAIT), and fewer acknowledged this one in time: a failover now could
+	// lose it. The caller runs nothing on such a claim (see
+	// Engine.Decide); the transition itself has happened on the primary.
+	Unreplicated bool
 }
 
 // OutcomeFor returns the outcome req stores for status st.

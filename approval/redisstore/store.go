@@ -49,6 +49,18 @@ type Options struct {
 	// Logger receives what cannot be returned as an error (an undecodable
 	// pub/sub message). Default slog.Default().
 	Logger *slog.Logger
+	// ReplicaAcks, when positive, has every claim acknowledged by at least
+	// this many replicas (Redis WAIT, sent with the claim in its round
+	// trip) before a tool may run on it. Redis replicates asynchronously: a
+	// claim the primary took but no replica has yet is lost when a replica
+	// is promoted (Sentinel failover), and the approval is pending again
+	// there, so a second click could run the tool a second time. A claim
+	// acknowledged by fewer replicas within ReplicaAckTimeout comes back
+	// with ClaimResult.Unreplicated, and the engine runs nothing on it.
+	// 0 (default) does not wait.
+	ReplicaAcks int
+	// ReplicaAckTimeout bounds the wait for ReplicaAcks. Default 1s.
+	ReplicaAckTimeout time.Duration
 }
 
 // Store is an approval.Store on Redis. It is safe for concurrent use; create
@@ -60,6 +72,8 @@ type Store struct {
 	clk       clock.Clock
 	retention time.Duration
 	log       *slog.Logger
+	acks      int           // Options.ReplicaAcks
+	ackWait   time.Duration // Options.ReplicaAckTimeout
 
 	// nonceBase (64 random bits, 11 characters) and seq make a nonce
 	// unique to each call (see scripts.go: a call that go-redis re-sends
@@ -98,6 +112,12 @@ func New(client redis.UniversalClient, opts Options) (*Store, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.ReplicaAcks < 0 {
+		return nil, approval.E(op, approval.KindInvalid, "", fmt.Errorf("replica acks %d is negative", opts.ReplicaAcks))
+	}
+	if opts.ReplicaAckTimeout <= 0 {
+		opts.ReplicaAckTimeout = time.Second
+	}
 	var nb [8]byte
 	if _, err := rand.Read(nb[:]); err != nil {
 		return nil, approval.E(op, approval.KindInternal, "", err)
@@ -110,6 +130,8 @@ func New(client redis.UniversalClient, opts Options) (*Store, error) {
 		clk:       opts.Clock,
 		retention: opts.Retention,
 		log:       opts.Logger,
+		acks:      opts.ReplicaAcks,
+		ackWait:   opts.ReplicaAckTimeout,
 		put:       redis.NewScript(putLua),
 		claim:     redis.NewScript(claimLua),
 		complete:  redis.NewScript(completeLua),
@@ -426,12 +448,18 @@ func (s *Store) Claim(ctx context.Context, id approval.ID, req approval.ClaimReq
 	}
 	nowMS, nowNS := splitTime(req.Now)
 	base := s.base(shard)
-	res, err := s.claim.Run(ctx, s.c, []string{base + "ap:" + string(id)},
-		base, string(id), string(req.Intent), encodeHash(req.PayloadSHA256),
+	keys := []string{base + "ap:" + string(id)}
+	args := []any{base, string(id), string(req.Intent), encodeHash(req.PayloadSHA256),
 		string(req.Actor), string(req.Source), req.Comment,
 		nowMS, nowNS, fmtTime(req.Now), rej, exp, sup,
-		s.channel, durMS(s.retention), s.nonce(), req.Channel, req.ChatID, req.PayloadSHA256,
-	).Slice()
+		s.channel, durMS(s.retention), s.nonce(), req.Channel, req.ChatID, req.PayloadSHA256}
+	var res []any
+	acked := int64(-1) // not asked
+	if s.acks > 0 {
+		res, acked, err = s.claimAcked(ctx, keys, args)
+	} else {
+		res, err = s.claim.Run(ctx, s.c, keys, args...).Slice()
+	}
 	if err != nil {
 		return approval.ClaimResult{}, unavailable(op, id, err)
 	}
@@ -448,6 +476,14 @@ func (s *Store) Claim(ctx context.Context, id approval.ID, req approval.ClaimReq
 		return approval.ClaimResult{}, internal(op, id, "%v", err)
 	}
 	out := approval.ClaimResult{Code: approval.ClaimCode(code), Approval: a, Ended: ended == 1}
+	if acked >= 0 && acked < int64(s.acks) && (out.Ended || out.Code == approval.ClaimOK) {
+		// An approve claim is marked: a tool would run on it. A reject or
+		// an expiry has ended the approval on the primary all the same;
+		// lost in a failover, the approval would be pending again there.
+		out.Unreplicated = !out.Ended
+		s.log.Warn("redisstore: a transition was not acknowledged by enough replicas in time", "approval_id", string(id),
+			"code", code, "ended", out.Ended, "acked", acked, "want", s.acks, "timeout", s.ackWait)
+	}
 	if c, _ := res[3].(string); c != "" {
 		var entry struct {
 			Outcome approval.Outcome `json:"outcome"`
@@ -461,6 +497,54 @@ func (s *Store) Claim(ctx context.Context, id approval.ID, req approval.ClaimReq
 		}
 	}
 	return out, nil
+}
+
+// claimAcked runs the claim script and WAIT for s.acks replicas in one
+// pipeline on one connection: WAIT counts the replicas that have every
+// write made so far on its own connection, so it must follow the claim on
+// the same one. On a Cluster that is a client of the master that owns the
+// record's slot. It returns the claim's reply and how many replicas
+// acknowledged.
+func (s *Store) claimAcked(ctx context.Context, keys []string, args []any) ([]any, int64, error) {
+	var c redis.Cmdable = s.c
+	if cc, ok := s.c.(*redis.ClusterClient); ok {
+		node, err := cc.MasterForKey(ctx, keys[0])
+		if err != nil {
+			return nil, 0, err
+		}
+		c = node
+	}
+	for attempt := 0; ; attempt++ {
+		var claim *redis.Cmd
+		var wait *redis.Cmd
+		_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+			claim = s.claim.EvalSha(ctx, p, keys, args...)
+			wait = p.Do(ctx, "WAIT", s.acks, s.ackWait.Milliseconds())
+			return nil
+		})
+		if err != nil && redis.HasErrorPrefix(claim.Err(), "NOSCRIPT") && attempt == 0 {
+			// Not loaded on this server yet (a restart, a failover):
+			// load it and send the pair again.
+			if lerr := s.claim.Load(ctx, c).Err(); lerr != nil {
+				return nil, 0, lerr
+			}
+			continue
+		}
+		if err := claim.Err(); err != nil {
+			return nil, 0, err
+		}
+		res, err := claim.Slice()
+		if err != nil {
+			return nil, 0, err
+		}
+		n, err := wait.Int64()
+		if err != nil {
+			// The claim happened; how far it was copied is unknown.
+			s.log.Warn("redisstore: WAIT after a claim failed", "err", err)
+			n = 0
+		}
+		return res, n, nil
+	}
 }
 
 // Complete implements approval.Store in one round trip (the complete script).

@@ -118,6 +118,15 @@ type Redis struct {
 	WriteTimeout time.Duration `mapstructure:"write_timeout"`
 	// PoolSize is the connections per server. 0: go-redis's default.
 	PoolSize int `mapstructure:"pool_size"`
+	// ReplicaAcks, when positive, runs a tool only once this many replicas
+	// have acknowledged the claim that allows it (Redis WAIT in the claim's
+	// round trip). Replication is asynchronous: a claim lost in a Sentinel
+	// failover leaves the approval pending on the new master, where a
+	// second click could run the tool again. A claim acknowledged by fewer
+	// replicas in time runs nothing and the approval fails. 0: no wait.
+	ReplicaAcks int `mapstructure:"replica_acks"`
+	// ReplicaAckTimeout bounds that wait. 0: 1s.
+	ReplicaAckTimeout time.Duration `mapstructure:"replica_ack_timeout"`
 	// Prefix is put before every key and pub/sub channel, so several
 	// deployments can share one Redis. No '{' or '}'. Default "hitl:".
 	Prefix string `mapstructure:"prefix"`

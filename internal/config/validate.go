@@ -118,6 +118,7 @@ func (c *Config) validateStore(ps *Problems) {
 		notNegative(ps, "store.redis.read_timeout", r.ReadTimeout)
 		notNegative(ps, "store.redis.write_timeout", r.WriteTimeout)
 		notNegative(ps, "store.redis.pool_size", r.PoolSize)
+		notNegative(ps, "store.redis.replica_acks", r.ReplicaAcks)
 	default:
 		ps.add("store.backend", fmt.Sprintf("%q is not memory or redis", s.Backend))
 	}
