@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/hitlbot/hitlbot/approval"
@@ -27,4 +28,23 @@ func TestMessageID(t *testing.T) {
 			t.Errorf("messageID(%q) = %q, %v; want %q, %v", tt.payload, id, ok, tt.id, tt.ok)
 		}
 	}
+}
+
+// FuzzMessageID: anything may be published on the outcome channel; reading
+// its id never panics, and an id it reads is exactly what stands between
+// the prefix the scripts write and the next quote.
+func FuzzMessageID(f *testing.F) {
+	for _, tt := range messageIDTests {
+		f.Add(tt.payload)
+	}
+	f.Fuzz(func(t *testing.T, payload string) {
+		id, ok := messageID(payload)
+		if !ok {
+			return
+		}
+		want := `{"id":"` + string(id) + `","outcome":`
+		if !strings.HasPrefix(payload, want) || strings.Contains(string(id), `"`) {
+			t.Fatalf("messageID(%q) = %q", payload, id)
+		}
+	})
 }

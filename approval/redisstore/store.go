@@ -763,7 +763,11 @@ type message struct {
 // this subscription and returns once Redis has confirmed the subscription.
 // go-redis re-subscribes by itself after a reconnect; outcomes published
 // while the connection was down are lost (waiters fall back to their
-// timeout and to polling the record). fn is called from one goroutine, in
+// timeout and to polling the record). Through a Sentinel, a switchover
+// whose old master stays up does not break the connection: the
+// subscription stays on the old master until Sentinel demotes it (some
+// 10 s), and waiters learn outcomes by polling meanwhile
+// (TestSentinelSwitchover). fn is called from one goroutine, in
 // the order of publication; undecodable messages are logged and skipped.
 var _ approval.WantSubscriber = (*Store)(nil)
 
