@@ -13,6 +13,7 @@ import (
 
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/channels/web"
+	"github.com/hitlbot/hitlbot/internal/waitfor"
 )
 
 var stepRE = regexp.MustCompile(`^confirm_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}_erase$`)
@@ -94,20 +95,24 @@ func TestConcurrentResponses(t *testing.T) {
 	b.respond("s1", step, true, "")
 	a.expect("agent.confirm_resolved", withStep(step))
 	b.expect("agent.confirm_resolved", withStep(step))
-	errs := 0
-	for _, c := range []*client{a, b} {
-		for _, f := range c.seen() {
-			if f.str("type") == "error" {
-				errs++
-				if f.str("code") != web.CodeAlreadyDecided {
-					t.Errorf("error = %v", f)
+	// Either tab may have lost the race, and its error may still be on
+	// its way: wait for it on both.
+	lost := func() (n int) {
+		for _, c := range []*client{a, b} {
+			for _, f := range c.seen() {
+				if f.str("type") == "error" {
+					n++
+					if f.str("code") != web.CodeAlreadyDecided {
+						t.Errorf("error = %v", f)
+					}
 				}
 			}
 		}
+		return n
 	}
-	// The loser's error may still be on its way.
-	if errs == 0 {
-		b.expect("error", withCode(web.CodeAlreadyDecided))
+	waitfor.True(t, "the losing tab's already_decided error", func() bool { return lost() > 0 })
+	if n := lost(); n != 1 {
+		t.Fatalf("%d error frames, want 1 (the losing tab's)", n)
 	}
 	if n := s.erase.runs.Load(); n != 1 {
 		t.Fatalf("the tool ran %d times", n)
