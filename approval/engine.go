@@ -312,10 +312,8 @@ func (e *Engine) Request(ctx context.Context, r Request) (*Approval, error) {
 			// The card is out; without its reference it cannot be settled
 			// from another replica, but the approval itself is sound.
 			e.log.Warn("recording the approval's cards failed", "approval_id", a.ID, "err", err)
-			a.Cards = append(a.Cards, cards...)
-			return a, nil
 		}
-		if rec == nil {
+		if rec == nil { // still pending or claimed (or not recorded)
 			a.Cards = append(a.Cards, cards...)
 			return a, nil
 		}

@@ -103,10 +103,33 @@ type WantSubscriber interface {
 // InboundStore is implemented by a store that can take the two store steps
 // of an inbound message in one round trip (redisstore pipelines them):
 // Seen of each de-duplication key, and Pending of the message's session.
-// The router uses it for every message; a store without it gets the same
-// calls one by one.
+// The router uses it, through CheckInbound, for every message; a store
+// without it gets the same calls one by one.
 type InboundStore interface {
 	SeenAndPending(ctx context.Context, keys []string, ttl time.Duration, s SessionKey) InboundCheck
+}
+
+// CheckInbound is InboundStore.SeenAndPending on any store: in one round
+// trip where s implements InboundStore, else Seen of each key and Pending of
+// sess one by one.
+func CheckInbound(ctx context.Context, s Store, keys []string, ttl time.Duration, sess SessionKey) InboundCheck {
+	if is, ok := s.(InboundStore); ok {
+		return is.SeenAndPending(ctx, keys, ttl, sess)
+	}
+	c := InboundCheck{First: make([]bool, len(keys))}
+	for i, k := range keys {
+		first, err := s.Seen(ctx, k, ttl)
+		if err != nil {
+			c.SeenErr = err
+			for j := range c.First {
+				c.First[j] = true
+			}
+			break
+		}
+		c.First[i] = first
+	}
+	c.Pending, c.PendingErr = s.Pending(ctx, sess)
+	return c
 }
 
 // InboundCheck is the answer of InboundStore.SeenAndPending.

@@ -352,36 +352,25 @@ func (r *Router) HandleMessage(ctx context.Context, m Message) error {
 	}
 	r.metrics.Inbound(m.Channel)
 	session := SessionKey(r.cfg.Scope, m.Channel, m.ChatID, m.UserID, m.ThreadID)
-	var pending *approval.Approval
-	var perr error
-	if is, ok := store.(approval.InboundStore); ok {
-		// The de-duplication marks and the pending lookup in one round
-		// trip (the lookup is wasted on a duplicate, which is rare).
-		var keys []string
-		for _, k := range []string{dedupKey("msg:", m.Channel, m.MessageID), dedupKey("evt:", m.Channel, m.EventID)} {
-			if k != "" {
-				keys = append(keys, k)
-			}
+	// The de-duplication marks and the pending lookup, in one round trip
+	// where the store can (the lookup is wasted on a duplicate, which is
+	// rare).
+	var keys []string
+	for _, k := range []string{dedupKey("msg:", m.Channel, m.MessageID), dedupKey("evt:", m.Channel, m.EventID)} {
+		if k != "" {
+			keys = append(keys, k)
 		}
-		c := is.SeenAndPending(ctx, keys, r.cfg.DedupTTL, session)
-		if c.SeenErr != nil {
-			log.Warn("de-duplication unavailable; processing the event anyway", "err", c.SeenErr)
-		}
-		if slices.Contains(c.First, false) {
-			r.metrics.Deduplicated(m.Channel)
-			log.Debug("duplicate message dropped", "event_id", m.EventID)
-			return nil
-		}
-		pending, perr = c.Pending, c.PendingErr
-	} else {
-		if r.duplicate(ctx, log, store, "msg:"+m.Channel+":", m.MessageID) ||
-			r.duplicate(ctx, log, store, "evt:"+m.Channel+":", m.EventID) {
-			r.metrics.Deduplicated(m.Channel)
-			log.Debug("duplicate message dropped", "event_id", m.EventID)
-			return nil
-		}
-		pending, perr = eng.Pending(ctx, session)
 	}
+	c := approval.CheckInbound(ctx, store, keys, r.cfg.DedupTTL, session)
+	if c.SeenErr != nil {
+		log.Warn("de-duplication unavailable; processing the event anyway", "err", c.SeenErr)
+	}
+	if slices.Contains(c.First, false) {
+		r.metrics.Deduplicated(m.Channel)
+		log.Debug("duplicate message dropped", "event_id", m.EventID)
+		return nil
+	}
+	pending, perr := c.Pending, c.PendingErr
 	if r.cfg.MaxAge >= 0 && !m.CreatedAt.IsZero() && m.CreatedAt.Before(r.start.Add(-r.cfg.MaxAge)) {
 		log.Info("dropping a message sent before this process started", "created_at", m.CreatedAt, "started_at", r.start)
 		return nil

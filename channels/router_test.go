@@ -9,7 +9,9 @@ import (
 
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/memstore"
+	"github.com/hitlbot/hitlbot/approval/redisstore"
 	"github.com/hitlbot/hitlbot/internal/clock"
+	"github.com/hitlbot/hitlbot/internal/testredis"
 )
 
 // barrier sends a marker message and waits for the agent's answer to it:
@@ -22,16 +24,19 @@ func (g *rig) barrier(t *testing.T, user approval.UserID) {
 	eventually(t, "the agent answers "+m.Text, func() bool { return g.ch.hasText("answer", "echo: "+m.Text) })
 }
 
-// plainStore hides the store's optional interfaces (approval.InboundStore):
-// the router then marks and looks up one call at a time.
-type plainStore struct{ approval.Store }
-
 // forEachDedupStore runs fn on a store that takes a message's
-// de-duplication marks and pending lookup in one step, and on one that
-// does not.
+// de-duplication marks and pending lookup in one round trip (Redis: an
+// approval.InboundStore), and on one that takes them one by one (memory).
 func forEachDedupStore(t *testing.T, fn func(*testing.T, approval.Store)) {
-	t.Run("inbound", func(t *testing.T) { fn(t, memstore.New(memstore.Options{})) })
-	t.Run("plain", func(t *testing.T) { fn(t, plainStore{memstore.New(memstore.Options{})}) })
+	t.Run("inbound", func(t *testing.T) {
+		c, prefix := testredis.Start(t)
+		s, err := redisstore.New(c, redisstore.Options{Prefix: prefix, Logger: quiet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fn(t, s)
+	})
+	t.Run("plain", func(t *testing.T) { fn(t, memstore.New(memstore.Options{})) })
 }
 
 func TestDuplicateMessageIDProcessedOnce(t *testing.T) {

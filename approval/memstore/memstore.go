@@ -368,28 +368,6 @@ func (s *Store) Seen(ctx context.Context, key string, ttl time.Duration) (bool, 
 	return s.setNX("seen\x00"+key, ttl), nil
 }
 
-// SeenAndPending implements approval.InboundStore: Seen of each key, then
-// Pending of s.
-func (s *Store) SeenAndPending(ctx context.Context, keys []string, ttl time.Duration, sk approval.SessionKey) approval.InboundCheck {
-	var c approval.InboundCheck
-	c.First = make([]bool, len(keys))
-	for i, k := range keys {
-		first, err := s.Seen(ctx, k, ttl)
-		if err != nil {
-			c.SeenErr = err
-			for j := range c.First {
-				c.First[j] = true
-			}
-			break
-		}
-		c.First[i] = first
-	}
-	c.Pending, c.PendingErr = s.Pending(ctx, sk)
-	return c
-}
-
-var _ approval.InboundStore = (*Store)(nil)
-
 // Forget implements approval.Store.
 func (s *Store) Forget(ctx context.Context, key string) error {
 	if err := ctx.Err(); err != nil {
