@@ -1004,3 +1004,57 @@ func TestUnreplicatedClaimRunsNothing(t *testing.T) {
 		}
 	})
 }
+
+// twoReplicasExactlyOnce checks a fixture's two engines on a shared store:
+// a Wait on A is woken by a decision on B and the tool runs once; then n
+// concurrent approvals of one approval (requested on requester), half on
+// each engine, run the tool exactly once and audit one execute.
+func twoReplicasExactlyOnce(t *testing.T, f *fixture, requester *approval.Engine, n int) {
+	t.Helper()
+	a := request(t, f.a)
+	ch := waitAsync(t, f.a, a.ID)
+	if o := decide(t, f.b, a.ID, decision(a, approval.Approve, "bob")); o.Status != approval.StatusExecuted {
+		t.Fatalf("Decide on B = %+v", o)
+	}
+	if w := recv(t, ch); w.Status != approval.StatusExecuted {
+		t.Fatalf("Wait on A = %+v, want executed", w)
+	}
+	if got := f.tool.runs.Load(); got != 1 {
+		t.Fatalf("tool ran %d times, want 1", got)
+	}
+
+	a = request(t, requester)
+	var wg sync.WaitGroup
+	var won, already atomic.Int64
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e := f.a
+			if i%2 == 1 {
+				e = f.b
+			}
+			o, err := e.Decide(context.Background(), a.ID, decision(a, approval.Approve, "bob"))
+			switch {
+			case err != nil:
+				t.Error(err)
+			case o.Status == approval.StatusExecuted:
+				won.Add(1)
+			case o.Status == approval.StatusAlreadyDecided:
+				already.Add(1)
+			default:
+				t.Errorf("unexpected outcome %+v", o)
+			}
+		}()
+	}
+	wg.Wait()
+	if won.Load() != 1 || already.Load() != int64(n-1) {
+		t.Fatalf("%d executed, %d already_decided; want 1 and %d", won.Load(), already.Load(), n-1)
+	}
+	if got := f.tool.runs.Load(); got != 2 {
+		t.Fatalf("tool ran %d times in all, want 2", got)
+	}
+	if c := f.audit.count(a.ID, audit.EventExecute); c != 1 {
+		t.Fatalf("audit has %d execute records, want 1", c)
+	}
+}

@@ -4,7 +4,6 @@ package approval_test
 
 import (
 	"context"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -66,54 +65,7 @@ func sentinelBackend(t *testing.T) backend {
 func TestSentinelEngine(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, sentinelBackend(t))
-
-	a := request(t, f.a)
-	ch := waitAsync(t, f.a, a.ID)
-	if o := decide(t, f.b, a.ID, decision(a, approval.Approve, "bob")); o.Status != approval.StatusExecuted {
-		t.Fatalf("Decide on B = %+v", o)
-	}
-	if w := recv(t, ch); w.Status != approval.StatusExecuted {
-		t.Fatalf("Wait on A = %+v, want executed", w)
-	}
-	if got := f.tool.runs.Load(); got != 1 {
-		t.Fatalf("tool ran %d times, want 1", got)
-	}
-
-	a = request(t, f.b)
-	const n = 50
-	var wg sync.WaitGroup
-	var won, already atomic.Int64
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			e := f.a
-			if i%2 == 1 {
-				e = f.b
-			}
-			o, err := e.Decide(context.Background(), a.ID, decision(a, approval.Approve, "bob"))
-			switch {
-			case err != nil:
-				t.Error(err)
-			case o.Status == approval.StatusExecuted:
-				won.Add(1)
-			case o.Status == approval.StatusAlreadyDecided:
-				already.Add(1)
-			default:
-				t.Errorf("unexpected outcome %+v", o)
-			}
-		}()
-	}
-	wg.Wait()
-	if won.Load() != 1 || already.Load() != n-1 {
-		t.Fatalf("%d executed, %d already_decided; want 1 and %d", won.Load(), already.Load(), n-1)
-	}
-	if got := f.tool.runs.Load(); got != 2 {
-		t.Fatalf("tool ran %d times in all, want 2", got)
-	}
-	if c := f.audit.count(a.ID, audit.EventExecute); c != 1 {
-		t.Fatalf("audit has %d execute records, want 1", c)
-	}
+	twoReplicasExactlyOnce(t, f, f.b, 50)
 }
 
 // replicas are engines of one bot deployment (one tool, one audit, one
