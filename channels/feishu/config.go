@@ -66,6 +66,13 @@ type Config struct {
 	// StartTimeout bounds how long Start waits for the long connection's
 	// first connect. Default 30s.
 	StartTimeout time.Duration `mapstructure:"start_timeout"`
+	// MaxRequestAge bounds, in webhook mode, how far a request's signed
+	// X-Lark-Request-Timestamp may be from now, in the past or the future:
+	// an older (or later) request is refused with 401, and so is a
+	// (timestamp, nonce, signature) seen before within the bound, so a
+	// captured request cannot be posted again. Default 1h (as DingTalk's
+	// max_sign_age); must be positive.
+	MaxRequestAge time.Duration `mapstructure:"max_request_age"`
 }
 
 const maxCallbackWait = 2800 * time.Millisecond
@@ -125,6 +132,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.StartTimeout <= 0 {
 		c.StartTimeout = 30 * time.Second
+	}
+	switch {
+	case c.MaxRequestAge == 0:
+		c.MaxRequestAge = time.Hour
+	case c.MaxRequestAge < 0:
+		errs = append(errs, fmt.Errorf("max_request_age %v: must be positive", c.MaxRequestAge))
 	}
 	if len(errs) > 0 {
 		return c, fmt.Errorf("feishu: %w", errors.Join(errs...))

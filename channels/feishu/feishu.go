@@ -5,18 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	lark "github.com/larksuite/oapi-sdk-go/v3"
 	larkcore "github.com/larksuite/oapi-sdk-go/v3/core"
-	larkevent "github.com/larksuite/oapi-sdk-go/v3/event"
-	"github.com/larksuite/oapi-sdk-go/v3/event/dispatcher"
-	larkim "github.com/larksuite/oapi-sdk-go/v3/service/im/v1"
 	larkws "github.com/larksuite/oapi-sdk-go/v3/ws"
 
 	"github.com/hitlbot/hitlbot/channels"
@@ -32,7 +29,7 @@ type Channel struct {
 	log    *slog.Logger
 	client *lark.Client
 	http   *http.Client
-	disp   *dispatcher.EventDispatcher
+	warns  *limitedLog // refused webhook requests
 
 	mu      sync.Mutex
 	h       channels.Handler
@@ -55,6 +52,9 @@ type Channel struct {
 
 	chatLimit keyLimiter // messages sent per chat
 	msgLimit  keyLimiter // patches per message
+
+	now   func() time.Time // the clock of the webhook's timestamp bound
+	marks Marks            // webhook requests seen (UseStore)
 }
 
 // New checks cfg and returns a channel. It does no I/O.
@@ -74,28 +74,15 @@ func New(cfg Config, logger *slog.Logger) (*Channel, error) {
 		http:  hc,
 		botID: cfg.BotOpenID,
 		cards: map[string]*shownCard{},
+		now:   time.Now,
 	}
+	c.marks = newLocalMarks(func() time.Time { return c.now() })
+	c.warns = newLimitedLog(func() time.Time { return c.now() })
 	c.client = lark.NewClient(cfg.AppID, cfg.AppSecret,
 		lark.WithOpenBaseUrl(cfg.BaseURL),
 		lark.WithHttpClient(hc),
 		lark.WithLogger(sdkLogger{logger}),
 		lark.WithLogLevel(larkcore.LogLevelInfo))
-	token, key := "", ""
-	if cfg.Mode == ModeWebhook {
-		token, key = cfg.VerificationToken, cfg.EncryptKey
-	}
-	c.disp = dispatcher.NewEventDispatcher(token, key).
-		OnP2MessageReceiveV1(c.onMessage).
-		OnP2CardActionTrigger(c.onCardAction).
-		// Events a console often subscribes along: acked and ignored, so
-		// the long connection does not answer 500 and make Feishu retry.
-		OnP2MessageReadV1(func(context.Context, *larkim.P2MessageReadV1) error { return nil }).
-		OnP2ChatMemberBotAddedV1(func(context.Context, *larkim.P2ChatMemberBotAddedV1) error { return nil }).
-		OnP2ChatMemberBotDeletedV1(func(context.Context, *larkim.P2ChatMemberBotDeletedV1) error { return nil }).
-		OnP2ChatAccessEventBotP2pChatEnteredV1(func(context.Context, *larkim.P2ChatAccessEventBotP2pChatEnteredV1) error { return nil }).
-		OnP2MessageReactionCreatedV1(func(context.Context, *larkim.P2MessageReactionCreatedV1) error { return nil }).
-		OnP2MessageReactionDeletedV1(func(context.Context, *larkim.P2MessageReactionDeletedV1) error { return nil })
-	c.disp.InitConfig(larkevent.WithLogger(sdkLogger{logger}), larkevent.WithLogLevel(larkcore.LogLevelInfo))
 	return c, nil
 }
 
@@ -135,7 +122,9 @@ func (c *Channel) Start(ctx context.Context, h channels.Handler) error {
 		return nil
 	}
 
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	// The SDK hands events to sdkDispatcher with a context derived from
+	// runCtx: it names this channel.
+	runCtx, cancel := context.WithCancel(withChannel(context.WithoutCancel(ctx), c))
 	ready := make(chan struct{})
 	var once sync.Once
 	firstErr := make(chan error, 1)
@@ -213,7 +202,7 @@ func (c *Channel) newWSClient(ready func()) *larkws.Client {
 		}
 	}
 	return larkws.NewClient(c.cfg.AppID, c.cfg.AppSecret,
-		larkws.WithEventHandler(c.disp),
+		larkws.WithEventHandler(sdkDispatcher),
 		larkws.WithDomain(c.cfg.BaseURL),
 		larkws.WithHttpClient(c.http),
 		larkws.WithLogger(sdkLogger{c.log}),
@@ -287,51 +276,6 @@ func (c *Channel) Ready() error {
 	return nil
 }
 
-// maxWebhookBody bounds a webhook request body.
-const maxWebhookBody = 1 << 20
-
-// WebhookHandler serves Feishu's events and card callbacks in webhook mode
-// (mount it at /webhook/feishu, and give that URL both as the event
-// request URL and as the callback request URL). Every request is decrypted
-// and its signature checked with the EncryptKey; a bad signature or an
-// unencrypted body is refused (HTTP 500, as the SDK answers). In long
-// connection mode, or before Start, it answers 503.
-func (c *Channel) WebhookHandler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if c.cfg.Mode != ModeWebhook || c.handler() == nil {
-			http.Error(w, "feishu webhook not enabled", http.StatusServiceUnavailable)
-			return
-		}
-		if r.Method != http.MethodPost {
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-			return
-		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxWebhookBody))
-		if err != nil {
-			http.Error(w, "body too large or unreadable", http.StatusBadRequest)
-			return
-		}
-		resp := c.disp.Handle(r.Context(), &larkevent.EventReq{Header: r.Header, Body: body, RequestURI: r.RequestURI})
-		if resp == nil {
-			http.Error(w, "no response", http.StatusInternalServerError)
-			return
-		}
-		if resp.StatusCode != http.StatusOK {
-			c.log.Warn("feishu webhook request refused", "status", resp.StatusCode, "body", truncate(string(resp.Body), 200))
-		}
-		for k, vs := range resp.Header {
-			for _, v := range vs {
-				w.Header().Add(k, v)
-			}
-		}
-		if w.Header().Get("Content-Type") == "" {
-			w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		}
-		w.WriteHeader(resp.StatusCode)
-		_, _ = w.Write(resp.Body)
-	})
-}
-
 func (c *Channel) handler() channels.Handler {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -375,21 +319,30 @@ func (c *Channel) fetchBotOpenID(ctx context.Context) (string, error) {
 	return out.Bot.OpenID, nil
 }
 
-// sdkLogger sends the SDK's logs to slog.
+// sdkLogger sends the SDK's logs (API client, long connection, event
+// dispatcher) to slog, at the same level: JSON lines like every other.
+// Without a logger it uses slog.Default() at the time of the call.
 type sdkLogger struct{ l *slog.Logger }
 
-func (s sdkLogger) Debug(ctx context.Context, args ...interface{}) {
-	s.l.DebugContext(ctx, "lark sdk: "+fmt.Sprint(args...))
+func (s sdkLogger) log(ctx context.Context, level slog.Level, args []interface{}) {
+	l := s.l
+	if l == nil {
+		l = slog.Default()
+	}
+	if !l.Enabled(ctx, level) {
+		return
+	}
+	parts := make([]string, len(args))
+	for i, a := range args {
+		parts[i] = fmt.Sprint(a)
+	}
+	l.Log(ctx, level, "lark sdk: "+strings.Join(parts, " "))
 }
-func (s sdkLogger) Info(ctx context.Context, args ...interface{}) {
-	s.l.InfoContext(ctx, "lark sdk: "+fmt.Sprint(args...))
-}
-func (s sdkLogger) Warn(ctx context.Context, args ...interface{}) {
-	s.l.WarnContext(ctx, "lark sdk: "+fmt.Sprint(args...))
-}
-func (s sdkLogger) Error(ctx context.Context, args ...interface{}) {
-	s.l.ErrorContext(ctx, "lark sdk: "+fmt.Sprint(args...))
-}
+
+func (s sdkLogger) Debug(ctx context.Context, args ...interface{}) { s.log(ctx, slog.LevelDebug, args) }
+func (s sdkLogger) Info(ctx context.Context, args ...interface{})  { s.log(ctx, slog.LevelInfo, args) }
+func (s sdkLogger) Warn(ctx context.Context, args ...interface{})  { s.log(ctx, slog.LevelWarn, args) }
+func (s sdkLogger) Error(ctx context.Context, args ...interface{}) { s.log(ctx, slog.LevelError, args) }
 
 func truncate(s string, n int) string {
 	r := []rune(s)

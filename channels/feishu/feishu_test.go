@@ -29,6 +29,7 @@ func TestConfigValidation(t *testing.T) {
 		"bad mode":      func(c *Config) { c.Mode = "carrier_pigeon" },
 		"bad lang":      func(c *Config) { c.Lang = "fr" },
 		"long callback": func(c *Config) { c.CallbackWait = 3 * time.Second },
+		"negative age":  func(c *Config) { c.MaxRequestAge = -time.Minute },
 	} {
 		c := testConfig(fake)
 		mod(&c)
@@ -386,12 +387,12 @@ func TestWebhookMode(t *testing.T) {
 
 	// A forged signature is refused and nothing is handled.
 	resp, body, err := feishutest.PostWebhook(srv.URL, "ekey", ev.JSON(), true)
-	if err != nil || resp.StatusCode != 500 || !strings.Contains(string(body), "signature") {
+	if err != nil || resp.StatusCode != 401 || !strings.Contains(string(body), "signature") {
 		t.Fatalf("forged: %v %s %v", resp.Status, body, err)
 	}
 	// So is a plaintext body.
 	pr, err := http.Post(srv.URL, "application/json", strings.NewReader(string(ev.JSON())))
-	if err != nil || pr.StatusCode != 500 {
+	if err != nil || pr.StatusCode != 400 {
 		t.Fatalf("plaintext: %v %v", pr, err)
 	}
 	pr.Body.Close()

@@ -2,8 +2,13 @@ package feishu
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	larkevent "github.com/larksuite/oapi-sdk-go/v3/event"
 	"github.com/larksuite/oapi-sdk-go/v3/event/dispatcher/callback"
@@ -54,4 +59,68 @@ func FuzzCardActionValue(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzWebhook posts arbitrary bodies and X-Lark-* headers to the webhook,
+// and arbitrary events encrypted and signed as Feishu would: the answer is
+// never a 5xx (the recorder behind it never fails, so nothing is the
+// bot's fault), an unsigned or mis-signed body is never accepted, and an
+// event reaches the handler only with a 200.
+func FuzzWebhook(f *testing.F) {
+	now := time.Now()
+	f.Add([]byte(`{"encrypt":"AAAA"}`), "", "", "", false)
+	f.Add([]byte(`{"encrypt":"`+strings.Repeat("A", 44)+`"}`), strconv.FormatInt(now.Unix(), 10), "n", "00", false)
+	f.Add([]byte(""), "1", "2", "3", false)
+	f.Add([]byte("{\"encrypt\":\"\xff\"}"), "", "", "", false)
+	f.Add(feishutest.MessageEvent{EventID: "ev_f", MessageID: "om_f", ChatID: "oc", ChatType: "p2p", Sender: "ou_a", Text: "hi", CreatedAt: now}.JSON(), "", "", "", true)
+	f.Add(feishutest.CardActionEvent{EventID: "ev_c", Operator: "ou_a", MessageID: "om", ChatID: "oc", Value: "approve"}.JSON(), "", "", "", true)
+	f.Add([]byte(`{"schema":"2.0","header":{"event_type":"im.message.receive_v1"},"event":{"message":[]}}`), "", "", "", true)
+	f.Add([]byte(`{"challenge":"c","token":"vtoken","type":"url_verification"}`), "", "", "", true)
+	f.Add([]byte("{\"schema\":\"2.0\",\"header\":{\"event_type\":\"im.message.receive_v1\"},\"event\":{\"message\":{\"content\":\"\xff\"}}}"), "", "", "", true)
+	fake := feishutest.New()
+	f.Cleanup(fake.Close)
+	cfg := testConfig(fake)
+	cfg.BotOpenID = "ou_bot"
+	cfg.Mode, cfg.EncryptKey, cfg.VerificationToken = ModeWebhook, webhookKey, "vtoken"
+	ch, err := New(cfg, quiet)
+	if err != nil {
+		f.Fatal(err)
+	}
+	h := &recorder{}
+	if err := ch.Start(context.Background(), h); err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { _ = ch.Close(context.Background()) })
+	f.Fuzz(func(t *testing.T, body []byte, ts, nonce, sig string, encryptAndSign bool) {
+		q := feishutest.Request{Body: body, Timestamp: ts, Nonce: nonce, Signature: sig}
+		if encryptAndSign {
+			q = feishutest.Sign(body, webhookKey, webhookKey, time.Now())
+		}
+		before := len(h.messages()) + len(h.actions())
+		rec := serveOnce(ch, q)
+		if rec.Code >= 500 {
+			t.Fatalf("answered %d %s", rec.Code, rec.Body)
+		}
+		if !encryptAndSign && rec.Code == http.StatusOK && !isChallenge(t, body) {
+			t.Fatalf("an unsigned or mis-signed body was accepted: %s", rec.Body)
+		}
+		if after := len(h.messages()) + len(h.actions()); after != before && rec.Code != http.StatusOK {
+			t.Fatalf("answered %d but the event reached the handler", rec.Code)
+		}
+	})
+}
+
+// isChallenge reports whether body decrypts to a url_verification (which
+// is answered unsigned).
+func isChallenge(t *testing.T, body []byte) bool {
+	t.Helper()
+	data, ref := openEnvelope(body)
+	if ref != nil {
+		return false
+	}
+	plain, err := larkevent.EventDecrypt(base64.StdEncoding.EncodeToString(data), webhookKey)
+	if err != nil {
+		return false
+	}
+	return strings.Contains(string(plain), "url_verification")
 }

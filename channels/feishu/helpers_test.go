@@ -152,6 +152,11 @@ type rigOptions struct {
 	// approvers, when set, is the approver rule of every risk (default:
 	// the requester).
 	approvers approval.ApproverMode
+	// now, when set, is the channel's clock (the webhook's timestamp
+	// bound).
+	now func() time.Time
+	// log, when set, is the channel's logger (default: discarded).
+	log *slog.Logger
 }
 
 // webhookKey is the encrypt key of webhook-mode rigs.
@@ -186,18 +191,27 @@ func newRigWith(t *testing.T, o rigOptions, mod ...func(*Config, *opTool)) *rig 
 		m(&cfg, g.erase)
 	}
 	g.cfg = cfg
-	ch, err := New(cfg, quiet)
+	chLog := quiet
+	if o.log != nil {
+		chLog = o.log
+	}
+	ch, err := New(cfg, chLog)
 	if err != nil {
 		t.Fatal(err)
 	}
 	g.ch = ch
-	if o.webhook {
-		g.srv = httptest.NewServer(ch.WebhookHandler())
-		t.Cleanup(g.srv.Close)
+	if o.now != nil {
+		ch.now = o.now
 	}
 	store := o.store
 	if store == nil {
 		store = memstore.New(memstore.Options{})
+	}
+	// As the server does: the webhook's request marks in the shared store.
+	ch.UseStore(store)
+	if o.webhook {
+		g.srv = httptest.NewServer(ch.WebhookHandler())
+		t.Cleanup(g.srv.Close)
 	}
 	r, err := channels.NewRouter(channels.RouterConfig{Store: store, Lang: "en", Logger: quiet, Scope: scope})
 	if err != nil {

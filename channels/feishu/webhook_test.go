@@ -25,8 +25,8 @@ func postPlain(t *testing.T, url string, payload []byte) int {
 }
 
 // Webhook mode end to end, behind the real router, engine and agent: a
-// forged signature and an unencrypted body are refused (messages and
-// clicks alike) and decide nothing; a duplicated event is answered once;
+// forged signature (401) and an unencrypted body (400) are refused
+// (messages and clicks alike) and decide nothing; a duplicated event is answered once;
 // a card click over HTTP is answered with the toast and the final card in
 // the response body, and Feishu retrying that callback runs nothing twice.
 func TestWebhookEndToEnd(t *testing.T) {
@@ -34,10 +34,10 @@ func TestWebhookEndToEnd(t *testing.T) {
 	url := g.srv.URL
 
 	forged := feishutest.MessageEvent{EventID: nextID("ev"), MessageID: nextID("om_forged"), ChatID: "oc_wh_1", ChatType: "p2p", Sender: "ou_alice", Text: "forged"}
-	if resp, body, err := feishutest.PostWebhook(url, webhookKey, forged.JSON(), true); err != nil || resp.StatusCode != 500 {
+	if resp, body, err := feishutest.PostWebhook(url, webhookKey, forged.JSON(), true); err != nil || resp.StatusCode != 401 {
 		t.Fatalf("forged signature: %v %s %v", resp.Status, body, err)
 	}
-	if code := postPlain(t, url, forged.JSON()); code != 500 {
+	if code := postPlain(t, url, forged.JSON()); code != 400 {
 		t.Fatalf("unencrypted body answered %d", code)
 	}
 
@@ -61,10 +61,10 @@ func TestWebhookEndToEnd(t *testing.T) {
 	ap, _ := g.pending(t, "oc_wh_2", "ou_alice", "orders")
 	click := feishutest.CardActionEvent{EventID: nextID("ev_click"), Operator: "ou_alice", MessageID: ap.Cards[0].MessageID, ChatID: ap.ChatID,
 		Value: buttonValue(ap, "approve")}
-	if resp, body, err := feishutest.PostWebhook(url, webhookKey, click.JSON(), true); err != nil || resp.StatusCode != 500 {
+	if resp, body, err := feishutest.PostWebhook(url, webhookKey, click.JSON(), true); err != nil || resp.StatusCode != 401 {
 		t.Fatalf("forged click: %v %s %v", resp.Status, body, err)
 	}
-	if code := postPlain(t, url, click.JSON()); code != 500 {
+	if code := postPlain(t, url, click.JSON()); code != 400 {
 		t.Fatalf("unencrypted click answered %d", code)
 	}
 	if st := g.state(t, ap.ID); st != approval.StatePending || g.erase.runs.Load() != 0 {

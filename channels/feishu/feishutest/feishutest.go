@@ -524,24 +524,43 @@ func Encrypt(payload []byte, encryptKey string) []byte {
 	return b
 }
 
-// PostWebhook posts payload to url as Feishu does: encrypted with
-// encryptKey and signed; forge spoils the signature.
-func PostWebhook(url, encryptKey string, payload []byte, forge bool) (*http.Response, []byte, error) {
+// Request is a webhook request as Feishu sends it: the body and the
+// three X-Lark-* headers. Keep one to post it again (a replay).
+type Request struct {
+	Body      []byte
+	Timestamp string // X-Lark-Request-Timestamp: Unix seconds
+	Nonce     string // X-Lark-Request-Nonce
+	Signature string // X-Lark-Signature
+}
+
+var nonceSeq atomic.Int64
+
+// Sign builds the request Feishu would send for payload at time at:
+// encrypted with encryptKey and signed with signKey (the same key for a
+// genuine request; another one forges the signature).
+func Sign(payload []byte, encryptKey, signKey string, at time.Time) Request {
 	body := Encrypt(payload, encryptKey)
-	ts := strconv.FormatInt(time.Now().Unix(), 10)
-	nonce := "nonce-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	sig := larkevent.Signature(ts, nonce, encryptKey, string(body))
-	if forge {
-		sig = larkevent.Signature(ts, nonce, "not-the-key", string(body))
-	}
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	ts := strconv.FormatInt(at.Unix(), 10)
+	nonce := "nonce-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.FormatInt(nonceSeq.Add(1), 10)
+	return Request{Body: body, Timestamp: ts, Nonce: nonce, Signature: larkevent.Signature(ts, nonce, signKey, string(body))}
+}
+
+// Post posts the request to url and returns the response and its body.
+func (q Request) Post(url string) (*http.Response, []byte, error) {
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(q.Body))
 	if err != nil {
 		return nil, nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(larkevent.EventRequestTimestamp, ts)
-	req.Header.Set(larkevent.EventRequestNonce, nonce)
-	req.Header.Set(larkevent.EventSignature, sig)
+	if q.Timestamp != "" {
+		req.Header.Set(larkevent.EventRequestTimestamp, q.Timestamp)
+	}
+	if q.Nonce != "" {
+		req.Header.Set(larkevent.EventRequestNonce, q.Nonce)
+	}
+	if q.Signature != "" {
+		req.Header.Set(larkevent.EventSignature, q.Signature)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return nil, nil, err
@@ -549,4 +568,14 @@ func PostWebhook(url, encryptKey string, payload []byte, forge bool) (*http.Resp
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(resp.Body)
 	return resp, out, nil
+}
+
+// PostWebhook posts payload to url as Feishu does: encrypted with
+// encryptKey and signed, timestamped now; forge spoils the signature.
+func PostWebhook(url, encryptKey string, payload []byte, forge bool) (*http.Response, []byte, error) {
+	signKey := encryptKey
+	if forge {
+		signKey = "not-the-key"
+	}
+	return Sign(payload, encryptKey, signKey, time.Now()).Post(url)
 }
