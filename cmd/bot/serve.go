@@ -349,6 +349,9 @@ func (c *core) addHTTPChannels() error {
 		if err != nil {
 			return fmt.Errorf("channels.feishu: %w", err)
 		}
+		// Webhook request marks in the shared store, so a captured request
+		// is refused by every replica.
+		ch.UseStore(c.store)
 		if err := c.router.Register(ch); err != nil {
 			return err
 		}
@@ -610,7 +613,9 @@ func (c *core) mux() *http.ServeMux {
 		c.api.Mount(mux)
 	}
 	if c.lark != nil && c.cfg.Channels.Feishu.Mode == "webhook" {
-		mux.Handle("POST /webhook/feishu", c.lark.WebhookHandler())
+		// Every method: the handler answers a wrong one 405 with Allow,
+		// where a POST-only pattern would let the web chat answer 404.
+		mux.Handle("/webhook/feishu", c.lark.WebhookHandler())
 	}
 	if c.ding != nil && c.cfg.Channels.DingTalk.Mode == "http" {
 		mux.Handle("POST /webhook/dingtalk", c.ding.HTTPHandler())
