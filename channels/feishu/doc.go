@@ -9,8 +9,13 @@
 // long_connection, the default: no public address, the app dials out) or
 // as HTTP POSTs on WebhookHandler (mode webhook, mounted at
 // /webhook/feishu; it refuses to start without an encrypt key, because
-// without one the SDK neither decrypts nor authenticates events). One
-// event dispatcher serves both.
+// only the encrypt key signs a request). One event dispatcher serves both.
+// The webhook checks each request itself before the dispatcher sees it
+// (see WebhookHandler): the signature, a timestamp within MaxRequestAge,
+// and that the (timestamp, nonce, signature) was not seen before, in the
+// store the replicas share (UseStore), so a captured request cannot be
+// posted again; a malformed body is 400, an unsigned, stale or replayed
+// one 401, logged as WARN at most once per reason per warnEvery.
 //
 // im.message.receive_v1 (p2p and group): the sender is identified by
 // open_id; in a group the bot acts only when mentioned (its @_user_N
@@ -92,7 +97,8 @@
 //
 //	fs, err := feishu.New(feishu.Config{AppID: …, AppSecret: …}, logger)
 //	_ = router.Register(fs)
-//	if cfg.Mode == feishu.ModeWebhook { mux.Handle("POST /webhook/feishu", fs.WebhookHandler()) }
+//	fs.UseStore(store) // the approval store the replicas share
+//	if cfg.Mode == feishu.ModeWebhook { mux.Handle("/webhook/feishu", fs.WebhookHandler()) }
 //	_ = router.Start(ctx) // starts fs with the router as its Handler
 //
 // Tests run the real SDK against feishutest, a local fake of the OpenAPI,

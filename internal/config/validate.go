@@ -373,6 +373,7 @@ func (c *Config) validateChannels(ps *Problems) {
 		default:
 			ps.add("channels.feishu.mode", fmt.Sprintf("%q is not long_connection or webhook", f.Mode))
 		}
+		positive(ps, "channels.feishu.max_request_age", f.MaxRequestAge)
 	}
 }
 
