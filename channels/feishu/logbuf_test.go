@@ -44,4 +44,3 @@ func newLogBuf() (*logBuf, *slog.Logger) {
 	b := &logBuf{}
 	return b, slog.New(slog.NewJSONHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
-
