@@ -6,6 +6,7 @@ import (
 	"crypto/aes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/memstore"
+	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/channels/feishu/feishutest"
 	"github.com/hitlbot/hitlbot/internal/clock"
 )
@@ -363,4 +365,50 @@ func serveOnce(ch *Channel, q feishutest.Request) *httptest.ResponseRecorder {
 	rec := httptest.NewRecorder()
 	ch.WebhookHandler().ServeHTTP(rec, req)
 	return rec
+}
+
+// failOnce refuses its first message, as a router not yet bound does.
+type failOnce struct {
+	recorder
+	failed bool
+}
+
+func (f *failOnce) HandleMessage(ctx context.Context, m channels.Message) error {
+	f.mu.Lock()
+	first := !f.failed
+	f.failed = true
+	f.mu.Unlock()
+	if first {
+		return errors.New("not bound yet")
+	}
+	return f.recorder.HandleMessage(ctx, m)
+}
+
+// A request the bot failed (500, so Feishu delivers it again) is not
+// marked as seen: the same request sent again is served, once.
+func TestWebhookFailedRequestMayBeRetried(t *testing.T) {
+	fake := feishutest.New()
+	defer fake.Close()
+	cfg := testConfig(fake)
+	cfg.BotOpenID = "ou_bot"
+	cfg.Mode, cfg.EncryptKey = ModeWebhook, webhookKey
+	ch, err := New(cfg, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &failOnce{}
+	if err := ch.Start(context.Background(), h); err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Close(context.Background())
+	ev := feishutest.MessageEvent{EventID: nextID("ev"), MessageID: nextID("om"), ChatID: "oc", ChatType: "p2p", Sender: "ou_a", Text: "x"}
+	q := signed(ev.JSON(), time.Now())
+	for i, want := range []int{http.StatusInternalServerError, http.StatusOK, http.StatusUnauthorized} {
+		if rec := serveOnce(ch, q); rec.Code != want {
+			t.Fatalf("attempt %d: answered %d %s, want %d", i+1, rec.Code, rec.Body, want)
+		}
+	}
+	if n := len(h.messages()); n != 1 {
+		t.Fatalf("%d messages delivered", n)
+	}
 }
