@@ -211,6 +211,7 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 		Audit:       c.audit,
 		Logger:      log,
 		Text:        cfg.Approval.OutcomeText.With(cfg.Approval.Lang),
+		Lang:        cfg.Approval.Lang,
 		ResultTTL:   cfg.Approval.ResultTTL,
 		ExecTimeout: cfg.Approval.ExecTimeout,
 	})
