@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	stdlog "log"
+	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -554,5 +557,88 @@ func TestBinary(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), `"msg":"stopped"`) {
 		t.Errorf("no clean stop in the log:\n%s", stderr)
+	}
+}
+
+// closedPort returns a 127.0.0.1 address nothing listens on.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// TestLibraryLogsAreJSON: go-redis's own log line (a failed dial) comes
+// out of every command that opens Redis as a JSON record of the process
+// log, component "redis", not as a plain "redis: …" line elsewhere.
+func TestLibraryLogsAreJSON(t *testing.T) {
+	if testing.Short() {
+		t.Skip("each command waits for go-redis's dial retries")
+	}
+	addr := closedPort(t)
+	t.Setenv("HITLBOT_STORE_BACKEND", "redis")
+	t.Setenv("HITLBOT_STORE_REDIS_URL", "redis://"+addr+"/0")
+	for _, args := range [][]string{
+		{"serve", "-listen", "127.0.0.1:0"},
+		{"chat"},
+		{"audit", "verify", "-source", "redis"},
+		{"bench", "-redis", "redis://" + addr + "/0", "-n", "1", "-c", "1"},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			if args[0] != "bench" {
+				args = append(args, "-data", t.TempDir())
+			}
+			var out, errb syncBuffer
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			if st := run(ctx, args, strings.NewReader(""), &out, &errb); st != 1 {
+				t.Fatalf("bot %v with Redis unreachable: exit %d, want 1\n%s", args, st, errb.String())
+			}
+			dial := false
+			for _, line := range strings.Split(strings.TrimSpace(errb.String()), "\n") {
+				var rec map[string]any
+				if err := json.Unmarshal([]byte(line), &rec); err != nil {
+					// The command's own words ("bot: …", "FAIL …") are
+					// plain; go-redis's default logger writes "redis: <date>".
+					if strings.HasPrefix(line, "redis: ") {
+						t.Errorf("go-redis wrote a plain line: %q", line)
+					}
+					continue
+				}
+				if msg, _ := rec["msg"].(string); rec["component"] == "redis" && strings.Contains(msg, "failed to dial") {
+					dial = true
+				}
+			}
+			if !dial {
+				t.Errorf("no JSON record of go-redis's failed dial (component redis) on stderr:\n%s", errb.String())
+			}
+		})
+	}
+}
+
+// TestRouteLibraryLogs: after routeLibraryLogs, the standard log package
+// (coder/websocket logs through it), slog.Default and the MySQL driver's
+// logger write JSON records to the process log.
+func TestRouteLibraryLogs(t *testing.T) {
+	var buf syncBuffer
+	routeLibraryLogs(newLogger(&buf, "info"))
+	t.Cleanup(func() { routeLibraryLogs(newLogger(os.Stderr, "info")) })
+	stdlog.Printf("websocket: a line of the log package")
+	slog.Default().Info("a line of slog.Default")
+	mysqlLog{}.Print("packets.go:58: unexpected EOF")
+	want := []string{"websocket: a line of the log package", "a line of slog.Default", "packets.go:58: unexpected EOF"}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), buf.String())
+	}
+	for i, line := range lines {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil || rec["msg"] != want[i] {
+			t.Errorf("line %d = %q, want a JSON record with msg %q", i, line, want[i])
+		}
 	}
 }

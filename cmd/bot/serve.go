@@ -50,6 +50,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 1
 	}
 	log := newLogger(stderr, cfg.Log.Level)
+	routeLibraryLogs(log) // go-redis's, the log package's, MySQL's lines as JSON records too
 	s, err := newCore(ctx, cfg, log)
 	if err != nil {
 		log.Error("startup failed", "err", err)
