@@ -312,6 +312,57 @@ var checkTests = []checkTest{
 		status: 1,
 		stderr: []string{"config: 5 problems", "server.listen:", "server.public", "channels.api.tokens:", "channels.web.tokens:", "approval.lang:", "approval.policy.confidence_threshold:"},
 	},
+	// The example values of deploy/hitlbot.env.example ("change-me…") are
+	// refused wherever the config would use them.
+	{
+		name:   "placeholder web token",
+		env:    map[string]string{"HITLBOT_CHANNELS_WEB_TOKENS": "change-me-do-not-print-me-0001 alice ops"},
+		status: 1,
+		stderr: []string{`channels.web.tokens: the token of user "alice" is the example placeholder`, "HITLBOT_CHANNELS_WEB_TOKENS", "channels.web.tokens_file"},
+	},
+	{
+		name:   "placeholder API token among real ones",
+		env:    map[string]string{"HITLBOT_CHANNELS_API_TOKENS": "a-real-token-8c1f2a9d7e alice ops, Change-Me-do-not-print-me-0002 ci-bot ops"},
+		status: 1,
+		stderr: []string{`channels.api.tokens: the token of user "ci-bot" is the example placeholder`, "HITLBOT_CHANNELS_API_TOKENS"},
+	},
+	{
+		name: "placeholder Redis password",
+		env: map[string]string{"HITLBOT_STORE_BACKEND": "redis", "HITLBOT_STORE_REDIS_URL": "redis://127.0.0.1:6379/0",
+			"HITLBOT_STORE_REDIS_PASSWORD": "change-me-do-not-print-me"},
+		status: 1,
+		stderr: []string{"store.redis.password: the Redis password is the example placeholder", "HITLBOT_STORE_REDIS_PASSWORD", "store.redis.password_file"},
+	},
+	{
+		name: "placeholder model key",
+		env: map[string]string{"HITLBOT_MODEL_PROVIDER": "openai", "HITLBOT_MODEL_OPENAI_MODEL": "gpt-4o-mini",
+			"HITLBOT_MODEL_OPENAI_API_KEY": "change-me-do-not-print-me"},
+		status: 1,
+		stderr: []string{"model.openai.api_key: the model's API key is the example placeholder", "HITLBOT_MODEL_OPENAI_API_KEY"},
+	},
+	{
+		name: "placeholder DingTalk secret",
+		env: map[string]string{"HITLBOT_CHANNELS_DINGTALK_ENABLED": "true", "HITLBOT_CHANNELS_DINGTALK_CLIENT_ID": "dingabc",
+			"HITLBOT_CHANNELS_DINGTALK_CLIENT_SECRET": "change-me-do-not-print-me"},
+		status: 1,
+		stderr: []string{"channels.dingtalk.client_secret: the DingTalk AppSecret is the example placeholder", "HITLBOT_CHANNELS_DINGTALK_CLIENT_SECRET"},
+	},
+	{
+		name: "placeholder Feishu secrets",
+		env: map[string]string{"HITLBOT_CHANNELS_FEISHU_ENABLED": "true", "HITLBOT_CHANNELS_FEISHU_APP_ID": "cli_abc", "HITLBOT_CHANNELS_FEISHU_MODE": "webhook",
+			"HITLBOT_CHANNELS_FEISHU_APP_SECRET": "change-me-do-not-print-me", "HITLBOT_CHANNELS_FEISHU_ENCRYPT_KEY": " change-me-do-not-print-me",
+			"HITLBOT_CHANNELS_FEISHU_VERIFICATION_TOKEN": "CHANGE-ME-do-not-print-me"},
+		status: 1,
+		stderr: []string{"config: 3 problems", "channels.feishu.app_secret: the Feishu app secret is the example placeholder", "HITLBOT_CHANNELS_FEISHU_APP_SECRET",
+			"channels.feishu.encrypt_key: the Feishu Encrypt Key is the example placeholder", "channels.feishu.verification_token: the Feishu Verification Token is the example placeholder"},
+	},
+	{
+		name: "placeholders nothing uses",
+		env: map[string]string{"HITLBOT_CHANNELS_DINGTALK_CLIENT_SECRET": "change-me-do-not-print-me", "HITLBOT_STORE_REDIS_PASSWORD": "change-me-do-not-print-me",
+			"HITLBOT_CHANNELS_WEB_ENABLED": "false", "HITLBOT_CHANNELS_WEB_TOKENS": "change-me-do-not-print-me-0001 alice ops"},
+		status: 0,
+		stdout: []string{"backend: memory"},
+	},
 	{
 		name:   "secrets from the environment are redacted",
 		env:    map[string]string{"HITLBOT_MODEL_OPENAI_API_KEY": "sk-do-not-print-me", "HITLBOT_MODEL_PROVIDER": "openai", "HITLBOT_MODEL_OPENAI_MODEL": "gpt-4o-mini"},
@@ -640,5 +691,25 @@ func TestRouteLibraryLogs(t *testing.T) {
 		if err := json.Unmarshal([]byte(line), &rec); err != nil || rec["msg"] != want[i] {
 			t.Errorf("line %d = %q, want a JSON record with msg %q", i, line, want[i])
 		}
+	}
+}
+
+// TestServeRefusesPlaceholders: `bot serve` runs the same validation as
+// `bot check`: with the example token of deploy/hitlbot.env.example it does
+// not start.
+func TestServeRefusesPlaceholders(t *testing.T) {
+	t.Setenv("HITLBOT_CHANNELS_API_TOKENS", "change-me-api-token-0001 ci-bot ops")
+	var out, errb syncBuffer
+	// Were it to start, it would serve until this ends, and exit 0.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if st := run(ctx, []string{"serve", "-listen", "127.0.0.1:0", "-data", t.TempDir()}, strings.NewReader(""), &out, &errb); st != 1 {
+		t.Fatalf("serve with a placeholder token: exit %d, want 1\nstdout:\n%s\nstderr:\n%s", st, out.String(), errb.String())
+	}
+	if !strings.Contains(errb.String(), `channels.api.tokens: the token of user "ci-bot" is the example placeholder`) || out.String() != "" {
+		t.Errorf("serve did not say why it refused to start, or started:\nstdout:\n%s\nstderr:\n%s", out.String(), errb.String())
+	}
+	if strings.Contains(errb.String(), "change-me-api-token-0001") {
+		t.Error("the token was printed")
 	}
 }
