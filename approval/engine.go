@@ -50,6 +50,9 @@ type EngineConfig struct {
 	Logger *slog.Logger
 	// Text holds the words for each outcome status. Default English.
 	Text OutcomeText
+	// Lang is the language ("zh" or "en") of the cause the engine adds to a
+	// frozen outcome ("timed out after 2m0s"). Default English.
+	Lang string
 	// ResultTTL is how long an executed result is kept for idempotent
 	// replay. Default 24h.
 	ResultTTL time.Duration
@@ -504,7 +507,7 @@ func (e *Engine) execute(ctx context.Context, a *Approval, cached *Outcome) Outc
 	for _, c := range a.Calls {
 		if state == StateFrozen {
 			results = append(results, Result{Tool: c.Tool, CallID: c.CallID, Status: StatusFrozen, IsError: true,
-				Content: "not run: an earlier call of this batch has an unknown effect"})
+				Content: frozenCauseText(e.cfg.Lang, causeEarlier)})
 			continue
 		}
 		r, err := e.dispatch(ctx, c)
@@ -516,7 +519,9 @@ func (e *Engine) execute(ctx context.Context, a *Approval, cached *Outcome) Outc
 			}
 		case err != nil:
 			e.log.Error("tool effect unknown; freezing the approval", "approval_id", a.ID, "tool", c.Tool, "err", err)
-			r = Result{Tool: c.Tool, CallID: c.CallID, Status: StatusFrozen, IsError: true, Content: e.cfg.Text.Text(StatusFrozen)}
+			// The outcome says the frozen sentence once (below); the call
+			// says why, never the tool's own error (it may hold a secret).
+			r = Result{Tool: c.Tool, CallID: c.CallID, Status: StatusFrozen, IsError: true, Content: e.frozenCause(err)}
 			state, errText = StateFrozen, "tool effect unknown"
 		case r.IsError:
 			r.Status = StatusFailed
@@ -573,7 +578,7 @@ func (e *Engine) complete(ctx context.Context, a *Approval, state State, o Outco
 	} else {
 		e.log.Error("recording the result failed; freezing the approval", "approval_id", a.ID, "status", o.Status, "err", err)
 		results := o.Results
-		o = e.outcome(StatusFrozen, "the result could not be recorded")
+		o = e.outcome(StatusFrozen, frozenCauseText(e.cfg.Lang, causeNotRecorded))
 		o.Results, o.DecidedBy = results, a.DecidedBy
 		if cards, ferr := e.cfg.Store.Complete(ctx, a.ID, StateFrozen, o, 0); ferr == nil {
 			a.Cards = cards
@@ -619,12 +624,40 @@ func (e *Engine) dispatch(ctx context.Context, c Call) (r Result, err error) {
 	defer cancel()
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("tool %s panicked: %v\n%s", c.Tool, p, debug.Stack())
+			err = &runError{cause: causeCrashed, err: fmt.Errorf("tool %s panicked: %v\n%s", c.Tool, p, debug.Stack())}
 		}
 	}()
 	r, err = e.cfg.Dispatcher.Dispatch(ctx, c)
 	r.Tool, r.CallID = c.Tool, c.CallID
+	if err != nil && !errors.Is(err, ErrNotRun) && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		err = &runError{cause: causeTimeout, err: err}
+	}
 	return r, err
+}
+
+// runError is a dispatch error the engine knows the cause of: its own
+// ExecTimeout ended the run, or the tool panicked.
+type runError struct {
+	cause frozenCause
+	err   error
+}
+
+func (e *runError) Error() string { return e.err.Error() }
+func (e *runError) Unwrap() error { return e.err }
+
+// frozenCause says why a call of unknown effect froze, in words safe to
+// show: the cause, never err's text (logged instead).
+func (e *Engine) frozenCause(err error) string {
+	var re *runError
+	switch {
+	case errors.As(err, &re) && re.cause == causeTimeout:
+		return frozenCauseText(e.cfg.Lang, causeTimeout, e.cfg.ExecTimeout)
+	case errors.As(err, &re):
+		return frozenCauseText(e.cfg.Lang, re.cause)
+	case errors.Is(err, context.DeadlineExceeded):
+		return frozenCauseText(e.cfg.Lang, causeToolTimeout)
+	}
+	return frozenCauseText(e.cfg.Lang, causeError)
 }
 
 func joinResults(rs []Result) string {
@@ -780,8 +813,7 @@ func (e *Engine) staleAfter(a *Approval) time.Duration {
 // settled; a Wait on it wakes with the frozen outcome. It reports whether
 // the approval has ended (by this call or, racing it, by its executor).
 func (e *Engine) freezeStale(ctx context.Context, a *Approval) bool {
-	o := e.outcome(StatusFrozen, fmt.Sprintf("approved by %s at %s, but no result was recorded within %s; whether it ran is unknown, and it is not run again",
-		a.DecidedBy, a.DecidedAt.UTC().Format(time.RFC3339), e.staleAfter(a)))
+	o := e.outcome(StatusFrozen, frozenCauseText(e.cfg.Lang, causeStale, a.DecidedBy, a.DecidedAt.UTC().Format(time.RFC3339), e.staleAfter(a)))
 	o.DecidedBy = a.DecidedBy
 	cards, err := e.cfg.Store.Complete(ctx, a.ID, StateFrozen, o, 0)
 	if err != nil {

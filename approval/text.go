@@ -74,3 +74,61 @@ func (t OutcomeText) Text(st Status) string {
 	}
 	return DefaultOutcomeText("en")[st]
 }
+
+// frozenCause is why an approval froze. People read it in zh or en (see
+// frozenCauseText); the tool's own error never reaches them, because it may
+// hold a secret, a host or a path: it goes to the server log only.
+type frozenCause int
+
+const (
+	// causeError: the tool returned an error of unknown effect.
+	causeError frozenCause = iota
+	// causeTimeout: the engine's ExecTimeout ended the run (arg: the bound).
+	causeTimeout
+	// causeToolTimeout: the tool's own time limit ended it.
+	causeToolTimeout
+	// causeCrashed: the tool panicked.
+	causeCrashed
+	// causeNotRecorded: the tool ended but its result could not be stored.
+	causeNotRecorded
+	// causeStale: the claim got no result in time; the replica running it
+	// stopped (args: who approved, when, the bound).
+	causeStale
+	// causeEarlier: a call after one of unknown effect, not run.
+	causeEarlier
+)
+
+// frozenCauses are the words of each cause, by language: formats whose
+// arguments frozenCause's comments name.
+var frozenCauses = map[string]map[frozenCause]string{
+	"zh": {
+		causeError:       "工具出错，无法确定是否已生效（详情见服务日志）",
+		causeTimeout:     "执行超时（%s）",
+		causeToolTimeout: "工具执行超时",
+		causeCrashed:     "工具崩溃",
+		causeNotRecorded: "已执行，但结果未能记录",
+		causeStale:       "执行它的副本已停止：%s 于 %s 批准，%s 内没有记录到结果；不会再次执行",
+		causeEarlier:     "未执行：本批中更早的操作结果未知",
+	},
+	"en": {
+		causeError:       "the tool stopped with an error, so whether it took effect is unknown (details in the server log)",
+		causeTimeout:     "timed out after %s",
+		causeToolTimeout: "the tool timed out",
+		causeCrashed:     "the tool crashed",
+		causeNotRecorded: "it ended, but its result could not be recorded",
+		causeStale:       "the replica running it stopped: approved by %s at %s, but no result was recorded within %s; it is not run again",
+		causeEarlier:     "not run: an earlier call of this batch has an unknown effect",
+	},
+}
+
+// frozenCauseText says cause c in lang ("zh"; anything else is English).
+func frozenCauseText(lang string, c frozenCause, args ...any) string {
+	words, ok := frozenCauses[lang]
+	if !ok {
+		words = frozenCauses["en"]
+	}
+	if len(args) == 0 {
+		return words[c]
+	}
+	return fmt.Sprintf(words[c], args...)
+}

@@ -17,20 +17,31 @@ import (
 // it: through a Sentinel with its replica in sync it is replicated; with
 // the replica gone it is not, and the claim still happened on the master.
 // A reject is not a claim a tool runs on: it is never marked.
+//
+// The bounds: a replica in sync (online at the master's offset, waited for
+// before the first claim) acknowledges within ackBound on a loaded machine;
+// the claims after the replica is killed must time out, so they use a store
+// with a short bound.
 func TestReplicaAcks(t *testing.T) {
 	t.Parallel()
+	const ackBound, deadBound = 5 * time.Second, 300 * time.Millisecond
 	sen := testredis.StartSentinel(t, 1)
 	c, err := redisstore.NewClient(redisstore.ClientConfig{Addrs: sen.Addrs, MasterName: sen.MasterName})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	s, err := redisstore.New(c, redisstore.Options{Prefix: randomPrefix(), ReplicaAcks: 1, ReplicaAckTimeout: 300 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
+	prefix := randomPrefix()
+	store := func(bound time.Duration) *redisstore.Store {
+		s, err := redisstore.New(c, redisstore.Options{Prefix: prefix, ReplicaAcks: 1, ReplicaAckTimeout: bound})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
 	}
+	live, dead := store(ackBound), store(deadBound)
 	ctx := context.Background()
-	claim := func(intent approval.Intent) approval.ClaimResult {
+	claim := func(s *redisstore.Store, intent approval.Intent) approval.ClaimResult {
 		t.Helper()
 		a := storetest.NewApproval(t)
 		if _, err := s.Put(ctx, a, approval.Outcome{}); err != nil {
@@ -43,8 +54,9 @@ func TestReplicaAcks(t *testing.T) {
 		}
 		return r
 	}
-	if r := claim(approval.IntentApprove); r.Unreplicated {
-		t.Fatal("a claim the replica has was reported unreplicated")
+	sen.WaitInSync()
+	if r := claim(live, approval.IntentApprove); r.Unreplicated {
+		t.Fatalf("a claim the replica has was reported unreplicated (replica in sync, bound %v)", ackBound)
 	}
 	master := sen.Master()
 	for _, n := range sen.Nodes {
@@ -52,11 +64,11 @@ func TestReplicaAcks(t *testing.T) {
 			sen.Kill(n)
 		}
 	}
-	r := claim(approval.IntentApprove)
+	r := claim(dead, approval.IntentApprove)
 	if !r.Unreplicated || r.Approval.State != approval.StateClaimed {
 		t.Fatalf("a claim no replica has: %+v", r)
 	}
-	if r := claim(approval.IntentReject); r.Unreplicated {
+	if r := claim(dead, approval.IntentReject); r.Unreplicated {
 		t.Fatal("a reject was reported unreplicated")
 	}
 }

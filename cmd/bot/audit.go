@@ -80,6 +80,8 @@ func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	var rc redis.UniversalClient
 	if useRedis {
+		// go-redis's own lines (a failed dial) as JSON records on stderr.
+		routeLibraryLogs(newLogger(stderr, cfg.Log.Level))
 		if rc, err = redisstore.NewClient(cfg.Store.Redis.ClientConfig()); err != nil {
 			fmt.Fprintf(stderr, "bot audit: store.redis: %v\n", err)
 			return 1

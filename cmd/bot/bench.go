@@ -39,6 +39,10 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		defer pprof.StopCPUProfile()
 	}
+	if cfg.RedisURL != "" {
+		// go-redis's own lines (a failed dial) as JSON records on stderr.
+		routeLibraryLogs(newLogger(stderr, "warn"))
+	}
 	res, err := bench.Run(ctx, cfg, stdout)
 	if err != nil {
 		fmt.Fprintf(stderr, "bot bench: %v\n", err)

@@ -27,6 +27,7 @@ func cmdChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		level = "warn" // the terminal is for the chat; say only what goes wrong
 	}
 	log := newLogger(stderr, level)
+	routeLibraryLogs(log) // go-redis's, the log package's, MySQL's lines as JSON records too
 	core, err := newCore(ctx, cfg, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "bot: %v\n", err)

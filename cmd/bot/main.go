@@ -11,8 +11,12 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"syscall"
 
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/hitlbot/hitlbot/approval/redisstore"
 	"github.com/hitlbot/hitlbot/internal/config"
 )
 
@@ -200,4 +204,29 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 		l = slog.LevelInfo
 	}
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+// routeLibraryLogs makes log the destination of the libraries' own log
+// lines, so that stderr holds JSON records only: go-redis's
+// (redisstore.SetLogger), the standard log package's and slog.Default's
+// (slog.SetDefault: coder/websocket, a library's fallback logger) and the
+// MySQL driver's. Every command that runs the bot or opens Redis calls it
+// at start-up. (The DingTalk and Feishu SDKs get theirs where their
+// channels are built.)
+func routeLibraryLogs(log *slog.Logger) {
+	redisstore.SetLogger(log)
+	slog.SetDefault(log)
+	// mysql.SetLogger is not safe to call while the driver runs: once,
+	// with a logger that finds slog.Default when it prints.
+	mysqlOnce.Do(func() { _ = mysql.SetLogger(mysqlLog{}) })
+}
+
+var mysqlOnce sync.Once
+
+// mysqlLog is the MySQL driver's logger: its lines (a broken connection)
+// as Warn records of slog.Default.
+type mysqlLog struct{}
+
+func (mysqlLog) Print(v ...any) {
+	slog.Default().Warn(strings.TrimSpace(fmt.Sprint(v...)), "component", "mysql")
 }

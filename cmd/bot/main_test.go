@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	stdlog "log"
+	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -309,6 +312,57 @@ var checkTests = []checkTest{
 		status: 1,
 		stderr: []string{"config: 5 problems", "server.listen:", "server.public", "channels.api.tokens:", "channels.web.tokens:", "approval.lang:", "approval.policy.confidence_threshold:"},
 	},
+	// The example values of deploy/hitlbot.env.example ("change-me…") are
+	// refused wherever the config would use them.
+	{
+		name:   "placeholder web token",
+		env:    map[string]string{"HITLBOT_CHANNELS_WEB_TOKENS": "change-me-do-not-print-me-0001 alice ops"},
+		status: 1,
+		stderr: []string{`channels.web.tokens: the token of user "alice" is the example placeholder`, "HITLBOT_CHANNELS_WEB_TOKENS", "channels.web.tokens_file"},
+	},
+	{
+		name:   "placeholder API token among real ones",
+		env:    map[string]string{"HITLBOT_CHANNELS_API_TOKENS": "a-real-token-8c1f2a9d7e alice ops, Change-Me-do-not-print-me-0002 ci-bot ops"},
+		status: 1,
+		stderr: []string{`channels.api.tokens: the token of user "ci-bot" is the example placeholder`, "HITLBOT_CHANNELS_API_TOKENS"},
+	},
+	{
+		name: "placeholder Redis password",
+		env: map[string]string{"HITLBOT_STORE_BACKEND": "redis", "HITLBOT_STORE_REDIS_URL": "redis://127.0.0.1:6379/0",
+			"HITLBOT_STORE_REDIS_PASSWORD": "change-me-do-not-print-me"},
+		status: 1,
+		stderr: []string{"store.redis.password: the Redis password is the example placeholder", "HITLBOT_STORE_REDIS_PASSWORD", "store.redis.password_file"},
+	},
+	{
+		name: "placeholder model key",
+		env: map[string]string{"HITLBOT_MODEL_PROVIDER": "openai", "HITLBOT_MODEL_OPENAI_MODEL": "gpt-4o-mini",
+			"HITLBOT_MODEL_OPENAI_API_KEY": "change-me-do-not-print-me"},
+		status: 1,
+		stderr: []string{"model.openai.api_key: the model's API key is the example placeholder", "HITLBOT_MODEL_OPENAI_API_KEY"},
+	},
+	{
+		name: "placeholder DingTalk secret",
+		env: map[string]string{"HITLBOT_CHANNELS_DINGTALK_ENABLED": "true", "HITLBOT_CHANNELS_DINGTALK_CLIENT_ID": "dingabc",
+			"HITLBOT_CHANNELS_DINGTALK_CLIENT_SECRET": "change-me-do-not-print-me"},
+		status: 1,
+		stderr: []string{"channels.dingtalk.client_secret: the DingTalk AppSecret is the example placeholder", "HITLBOT_CHANNELS_DINGTALK_CLIENT_SECRET"},
+	},
+	{
+		name: "placeholder Feishu secrets",
+		env: map[string]string{"HITLBOT_CHANNELS_FEISHU_ENABLED": "true", "HITLBOT_CHANNELS_FEISHU_APP_ID": "cli_abc", "HITLBOT_CHANNELS_FEISHU_MODE": "webhook",
+			"HITLBOT_CHANNELS_FEISHU_APP_SECRET": "change-me-do-not-print-me", "HITLBOT_CHANNELS_FEISHU_ENCRYPT_KEY": " change-me-do-not-print-me",
+			"HITLBOT_CHANNELS_FEISHU_VERIFICATION_TOKEN": "CHANGE-ME-do-not-print-me"},
+		status: 1,
+		stderr: []string{"config: 3 problems", "channels.feishu.app_secret: the Feishu app secret is the example placeholder", "HITLBOT_CHANNELS_FEISHU_APP_SECRET",
+			"channels.feishu.encrypt_key: the Feishu Encrypt Key is the example placeholder", "channels.feishu.verification_token: the Feishu Verification Token is the example placeholder"},
+	},
+	{
+		name: "placeholders nothing uses",
+		env: map[string]string{"HITLBOT_CHANNELS_DINGTALK_CLIENT_SECRET": "change-me-do-not-print-me", "HITLBOT_STORE_REDIS_PASSWORD": "change-me-do-not-print-me",
+			"HITLBOT_CHANNELS_WEB_ENABLED": "false", "HITLBOT_CHANNELS_WEB_TOKENS": "change-me-do-not-print-me-0001 alice ops"},
+		status: 0,
+		stdout: []string{"backend: memory"},
+	},
 	{
 		name:   "secrets from the environment are redacted",
 		env:    map[string]string{"HITLBOT_MODEL_OPENAI_API_KEY": "sk-do-not-print-me", "HITLBOT_MODEL_PROVIDER": "openai", "HITLBOT_MODEL_OPENAI_MODEL": "gpt-4o-mini"},
@@ -554,5 +608,108 @@ func TestBinary(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), `"msg":"stopped"`) {
 		t.Errorf("no clean stop in the log:\n%s", stderr)
+	}
+}
+
+// closedPort returns a 127.0.0.1 address nothing listens on.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// TestLibraryLogsAreJSON: go-redis's own log line (a failed dial) comes
+// out of every command that opens Redis as a JSON record of the process
+// log, component "redis", not as a plain "redis: …" line elsewhere.
+func TestLibraryLogsAreJSON(t *testing.T) {
+	if testing.Short() {
+		t.Skip("each command waits for go-redis's dial retries")
+	}
+	addr := closedPort(t)
+	t.Setenv("HITLBOT_STORE_BACKEND", "redis")
+	t.Setenv("HITLBOT_STORE_REDIS_URL", "redis://"+addr+"/0")
+	for _, args := range [][]string{
+		{"serve", "-listen", "127.0.0.1:0"},
+		{"chat"},
+		{"audit", "verify", "-source", "redis"},
+		{"bench", "-redis", "redis://" + addr + "/0", "-n", "1", "-c", "1"},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			if args[0] != "bench" {
+				args = append(args, "-data", t.TempDir())
+			}
+			var out, errb syncBuffer
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			if st := run(ctx, args, strings.NewReader(""), &out, &errb); st != 1 {
+				t.Fatalf("bot %v with Redis unreachable: exit %d, want 1\n%s", args, st, errb.String())
+			}
+			dial := false
+			for _, line := range strings.Split(strings.TrimSpace(errb.String()), "\n") {
+				var rec map[string]any
+				if err := json.Unmarshal([]byte(line), &rec); err != nil {
+					// The command's own words ("bot: …", "FAIL …") are
+					// plain; go-redis's default logger writes "redis: <date>".
+					if strings.HasPrefix(line, "redis: ") {
+						t.Errorf("go-redis wrote a plain line: %q", line)
+					}
+					continue
+				}
+				if msg, _ := rec["msg"].(string); rec["component"] == "redis" && strings.Contains(msg, "failed to dial") {
+					dial = true
+				}
+			}
+			if !dial {
+				t.Errorf("no JSON record of go-redis's failed dial (component redis) on stderr:\n%s", errb.String())
+			}
+		})
+	}
+}
+
+// TestRouteLibraryLogs: after routeLibraryLogs, the standard log package
+// (coder/websocket logs through it), slog.Default and the MySQL driver's
+// logger write JSON records to the process log.
+func TestRouteLibraryLogs(t *testing.T) {
+	var buf syncBuffer
+	routeLibraryLogs(newLogger(&buf, "info"))
+	t.Cleanup(func() { routeLibraryLogs(newLogger(os.Stderr, "info")) })
+	stdlog.Printf("websocket: a line of the log package")
+	slog.Default().Info("a line of slog.Default")
+	mysqlLog{}.Print("packets.go:58: unexpected EOF")
+	want := []string{"websocket: a line of the log package", "a line of slog.Default", "packets.go:58: unexpected EOF"}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), buf.String())
+	}
+	for i, line := range lines {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil || rec["msg"] != want[i] {
+			t.Errorf("line %d = %q, want a JSON record with msg %q", i, line, want[i])
+		}
+	}
+}
+
+// TestServeRefusesPlaceholders: `bot serve` runs the same validation as
+// `bot check`: with the example token of deploy/hitlbot.env.example it does
+// not start.
+func TestServeRefusesPlaceholders(t *testing.T) {
+	t.Setenv("HITLBOT_CHANNELS_API_TOKENS", "change-me-api-token-0001 ci-bot ops")
+	var out, errb syncBuffer
+	// Were it to start, it would serve until this ends, and exit 0.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if st := run(ctx, []string{"serve", "-listen", "127.0.0.1:0", "-data", t.TempDir()}, strings.NewReader(""), &out, &errb); st != 1 {
+		t.Fatalf("serve with a placeholder token: exit %d, want 1\nstdout:\n%s\nstderr:\n%s", st, out.String(), errb.String())
+	}
+	if !strings.Contains(errb.String(), `channels.api.tokens: the token of user "ci-bot" is the example placeholder`) || out.String() != "" {
+		t.Errorf("serve did not say why it refused to start, or started:\nstdout:\n%s\nstderr:\n%s", out.String(), errb.String())
+	}
+	if strings.Contains(errb.String(), "change-me-api-token-0001") {
+		t.Error("the token was printed")
 	}
 }

@@ -50,6 +50,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 1
 	}
 	log := newLogger(stderr, cfg.Log.Level)
+	routeLibraryLogs(log) // go-redis's, the log package's, MySQL's lines as JSON records too
 	s, err := newCore(ctx, cfg, log)
 	if err != nil {
 		log.Error("startup failed", "err", err)
@@ -211,6 +212,7 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 		Audit:       c.audit,
 		Logger:      log,
 		Text:        cfg.Approval.OutcomeText.With(cfg.Approval.Lang),
+		Lang:        cfg.Approval.Lang,
 		ResultTTL:   cfg.Approval.ResultTTL,
 		ExecTimeout: cfg.Approval.ExecTimeout,
 	})

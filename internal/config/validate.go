@@ -40,6 +40,7 @@ func (c *Config) Validate() error {
 	c.validateModel(&ps)
 	c.validateTools(&ps)
 	c.validateChannels(&ps)
+	c.validatePlaceholders(&ps)
 	if c.Metrics.Enabled && !strings.HasPrefix(c.Metrics.Path, "/") {
 		ps.add("metrics.path", fmt.Sprintf("%q must start with /", c.Metrics.Path))
 	}
@@ -374,6 +375,69 @@ func (c *Config) validateChannels(ps *Problems) {
 			ps.add("channels.feishu.mode", fmt.Sprintf("%q is not long_connection or webhook", f.Mode))
 		}
 		positive(ps, "channels.feishu.max_request_age", f.MaxRequestAge)
+	}
+}
+
+// PlaceholderPrefix starts the example values of secrets and tokens in
+// deploy/hitlbot.env.example ("change-me-web-token-0001"). They are public,
+// so a config that would use one is refused (case and surrounding white
+// space do not matter).
+const PlaceholderPrefix = "change-me"
+
+// isPlaceholder reports whether v is an example value.
+func isPlaceholder(v string) bool {
+	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(v)), PlaceholderPrefix)
+}
+
+// validatePlaceholders refuses the example values of deploy/hitlbot.env.example
+// in every secret and token the config would use: the Redis password with
+// store.backend redis, the model's key with the openai provider, the tokens
+// of an enabled web or API channel, the secrets of an enabled DingTalk or
+// Feishu channel. The problem names the key and how to set a real value,
+// never the value.
+func (c *Config) validatePlaceholders(ps *Problems) {
+	refuse := func(path, what string) {
+		ps.add(path, fmt.Sprintf("%s is the example placeholder (it starts with %q, as in deploy/hitlbot.env.example), which anyone can read: "+
+			"set a real one in the environment variable %s, or in the file %s_file names", what, PlaceholderPrefix, EnvName(path), path))
+	}
+	if c.Store.Backend == "redis" && isPlaceholder(c.Store.Redis.Password.Reveal()) {
+		refuse("store.redis.password", "the Redis password")
+	}
+	if c.Model.Provider == "openai" && isPlaceholder(c.Model.OpenAI.APIKey) {
+		refuse("model.openai.api_key", "the model's API key")
+	}
+	tokens := func(name string, enabled bool, a Auth) {
+		if !enabled {
+			return
+		}
+		toks, err := a.Parse()
+		if err != nil {
+			return // validateChannels reports it
+		}
+		for _, tk := range toks {
+			if isPlaceholder(tk.Token.Reveal()) {
+				path := "channels." + name + ".tokens"
+				ps.add(path, fmt.Sprintf("the token of user %q is the example placeholder (it starts with %q, as in deploy/hitlbot.env.example), which anyone can read: "+
+					"make a real one (openssl rand -hex 32) and set it in the environment variable %s (entries \"TOKEN USER [TENANT]\"), or in the file %s_file names",
+					tk.User, PlaceholderPrefix, EnvName(path), path))
+			}
+		}
+	}
+	tokens("web", c.Channels.Web.Enabled, c.Channels.Web.Auth)
+	tokens("api", c.Channels.API.Enabled, c.Channels.API.Auth)
+	if d := c.Channels.DingTalk; d.Enabled && isPlaceholder(d.ClientSecret) {
+		refuse("channels.dingtalk.client_secret", "the DingTalk AppSecret")
+	}
+	if f := c.Channels.Feishu; f.Enabled {
+		if isPlaceholder(f.AppSecret) {
+			refuse("channels.feishu.app_secret", "the Feishu app secret")
+		}
+		if isPlaceholder(f.EncryptKey) {
+			refuse("channels.feishu.encrypt_key", "the Feishu Encrypt Key")
+		}
+		if isPlaceholder(f.VerificationToken) {
+			refuse("channels.feishu.verification_token", "the Feishu Verification Token")
+		}
 	}
 }
 

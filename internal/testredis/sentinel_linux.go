@@ -201,6 +201,49 @@ func (s *Sentinel) replicaOK(ctx context.Context, c *redis.SentinelClient, addr 
 	return false
 }
 
+// WaitInSync waits until the master (as the first Sentinel reports it) has
+// every other data node connected as an online replica whose acknowledged
+// replication offset equals the master's own: a write made then reaches the
+// replica at once, and a WAIT is answered by its next acknowledgement, not
+// after a full synchronisation or a reconnection.
+func (s *Sentinel) WaitInSync() {
+	s.t.Helper()
+	ctx := context.Background()
+	master := s.Master()
+	c := s.Node(master)
+	waitfor.Within(s.t, sentinelWait, "the replicas of "+master+" online at its replication offset", func() bool {
+		info, err := c.Info(ctx, "replication").Result()
+		return err == nil && inSync(info, len(s.Nodes)-1)
+	})
+}
+
+// inSync reports whether INFO replication of a master lists n replicas,
+// each online with the master's replication offset.
+func inSync(info string, n int) bool {
+	fields := map[string]string{}
+	for _, line := range strings.Split(info, "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+			fields[k] = v
+		}
+	}
+	if fields["role"] != "master" || fields["connected_slaves"] != strconv.Itoa(n) || fields["master_repl_offset"] == "" {
+		return false
+	}
+	for i := range n {
+		// slave0:ip=127.0.0.1,port=6380,state=online,offset=1234,lag=0
+		kv := map[string]string{}
+		for _, f := range strings.Split(fields["slave"+strconv.Itoa(i)], ",") {
+			if k, v, ok := strings.Cut(f, "="); ok {
+				kv[k] = v
+			}
+		}
+		if kv["state"] != "online" || kv["offset"] != fields["master_repl_offset"] {
+			return false
+		}
+	}
+	return true
+}
+
 // Master returns the master's address as the first Sentinel reports it.
 func (s *Sentinel) Master() string {
 	s.t.Helper()

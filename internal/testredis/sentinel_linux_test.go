@@ -61,3 +61,22 @@ func TestStartSentinel(t *testing.T) {
 		t.Fatalf("GET k2 on the new master = %q, %v", got, err)
 	}
 }
+
+// TestInSync: WaitInSync's reading of INFO replication.
+func TestInSync(t *testing.T) {
+	const head = "# Replication\r\nrole:master\r\nconnected_slaves:1\r\n"
+	for _, tt := range []struct {
+		name, info string
+		want       bool
+	}{
+		{"online at the offset", head + "slave0:ip=127.0.0.1,port=6380,state=online,offset=1234,lag=0\r\nmaster_repl_offset:1234\r\n", true},
+		{"online behind", head + "slave0:ip=127.0.0.1,port=6380,state=online,offset=1200,lag=1\r\nmaster_repl_offset:1234\r\n", false},
+		{"still syncing", head + "slave0:ip=127.0.0.1,port=6380,state=wait_bgsave,offset=0,lag=0\r\nmaster_repl_offset:0\r\n", false},
+		{"no replica", "# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_repl_offset:1234\r\n", false},
+		{"a replica", "# Replication\r\nrole:slave\r\nconnected_slaves:1\r\nslave0:state=online,offset=5\r\nmaster_repl_offset:5\r\n", false},
+	} {
+		if got := inSync(tt.info, 1); got != tt.want {
+			t.Errorf("%s: inSync = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
