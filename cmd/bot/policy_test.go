@@ -100,7 +100,7 @@ func TestServeMassWritesAsk(t *testing.T) {
 	// HIGH whatever the rows: a DDL, an UPDATE without WHERE (40 demo
 	// orders and the two inserted).
 	for stmt, why := range map[string]string{
-		"/sql CREATE TABLE notes (id INTEGER)":   "CREATE TABLE changes the schema (DDL)",
+		"/sql CREATE TABLE notes (id INTEGER)":    "CREATE TABLE changes the schema (DDL)",
 		"/sql UPDATE orders SET amount_cents = 0": "UPDATE without WHERE changes every row; affects 42 rows, more than 20",
 	} {
 		res := chat(t, s.base, map[string]any{"message": stmt})
