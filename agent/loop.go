@@ -547,15 +547,16 @@ func (l *Loop) specs() []ToolSpec {
 
 // prepared is one tool call after validation and policy.
 type prepared struct {
-	call    ToolCall
-	tool    Tool
-	args    json.RawMessage
-	hash    string
-	verdict approval.Verdict
-	preview string
-	reply   string // set when the call is answered without waiting
-	status  string
-	isError bool
+	call     ToolCall
+	tool     Tool
+	args     json.RawMessage
+	hash     string
+	verdict  approval.Verdict
+	preview  string
+	assessed bool   // preview was made by the tool's Assess
+	reply    string // set when the call is answered without waiting
+	status   string
+	isError  bool
 }
 
 // handleCalls answers every tool call of one assistant message, in order:
@@ -589,7 +590,12 @@ func (l *Loop) handleCalls(ctx context.Context, ts *turnState, calls []ToolCall,
 		if conf <= 0 {
 			conf = 1
 		}
-		v, err := l.cfg.Engine.Evaluate(ctx, policy, approval.CallInfo{Session: ts.in.Session, User: ts.in.User, Tool: c.Name, Kind: t.Kind(args), Hash: hash, Confidence: conf})
+		var blast approval.Blast
+		if as, ok := t.(Assessor); ok {
+			blast, p.preview = as.Assess(ctx, args)
+			p.assessed = true
+		}
+		v, err := l.cfg.Engine.Evaluate(ctx, policy, approval.CallInfo{Session: ts.in.Session, User: ts.in.User, Tool: c.Name, Kind: t.Kind(args), Hash: hash, Confidence: conf, Blast: blast})
 		if err != nil {
 			log.Error("policy evaluation failed; not running the call", "tool", c.Name, "err", err)
 			p.reply, p.status, p.isError = l.words.notRun+approval.UserMessageIn(err, l.cfg.Lang), "failed", true
@@ -628,23 +634,28 @@ func (l *Loop) handleCalls(ctx context.Context, ts *turnState, calls []ToolCall,
 func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared, log *slog.Logger) bool {
 	v := batch[0].verdict
 	calls := make([]approval.Call, len(batch))
-	var summaries, previews, reasons []string
+	var summaries, previews, reasons, reasonsZH []string
 	for i, p := range batch {
 		if p.verdict.Risk > v.Risk {
 			v.Risk, v.Approvers, v.Timeout = p.verdict.Risk, p.verdict.Approvers, p.verdict.Timeout
 		}
 		v.Grantable = v.Grantable && p.verdict.Grantable
-		preview, err := p.tool.Preview(ctx, p.args)
-		if err != nil {
-			preview = "(no preview: " + err.Error() + ")"
+		if !p.assessed {
+			preview, err := p.tool.Preview(ctx, p.args)
+			if err != nil {
+				preview = "(no preview: " + err.Error() + ")"
+			}
+			p.preview = preview
 		}
-		p.preview = preview
+		preview := p.preview
 		calls[i] = approval.Call{Tool: p.call.Name, Args: p.args, Summary: firstLine(preview), CallID: p.call.ID}
 		summaries = append(summaries, p.call.Name+": "+firstLine(preview))
 		previews = append(previews, preview)
 		reasons = append(reasons, p.verdict.Reason)
+		reasonsZH = append(reasonsZH, p.verdict.ReasonZH)
 	}
 	v.Reason = strings.Join(dedupe(reasons), "; ")
+	v.ReasonZH = strings.Join(dedupe(reasonsZH), "；")
 	keys := make([]string, len(batch))
 	for i, p := range batch {
 		keys[i] = p.call.ID

@@ -329,13 +329,113 @@ func TestExpiredNeverRuns(t *testing.T) {
 	}
 }
 
+// A LOW read runs at once, even when the model is unsure; a MEDIUM write
+// beside it waits for a person (it asks the first time).
 func TestLowRiskRunsAtOnce(t *testing.T) {
-	h := newHarness(t, callThenSummarise(call("c1", "look", "orders"), call("c2", "note", "x")))
-	r := result(t, h.submit(t, "s1", "look"))
-	if h.read.runs.Load() != 1 || h.write.runs.Load() != 1 || len(h.shown) != 0 {
-		t.Fatalf("read %d write %d, %d approvals", h.read.runs.Load(), h.write.runs.Load(), len(h.shown))
+	unsure := call("c1", "look", "orders")
+	unsure.Confidence = 0.3
+	h := newHarness(t, callThenSummarise(unsure, call("c2", "note", "x")))
+	ch := h.submit(t, "s1", "look")
+	a := h.nextApproval(t)
+	if h.read.runs.Load() != 1 || h.write.runs.Load() != 0 || a.Tool() != "note" || a.Risk != approval.RiskMedium {
+		t.Fatalf("read %d write %d, approval %+v", h.read.runs.Load(), h.write.runs.Load(), a)
 	}
-	if !strings.Contains(r.Text, "look done") || !strings.Contains(r.Text, "note done") {
+	h.decide(t, a, approval.Approve)
+	r := result(t, ch)
+	if !strings.Contains(r.Text, "look done") || !strings.Contains(r.Text, "note done") || h.write.runs.Load() != 1 {
+		t.Fatalf("result = %+v", r)
+	}
+}
+
+// TestMediumAsksFirstThenGrant: with the default policy a MEDIUM write asks
+// the first time; once approved, the same call in the same session runs
+// without asking for the grant window; another payload, another session or
+// an unsure model asks again.
+func TestMediumAsksFirstThenGrant(t *testing.T) {
+	var mu sync.Mutex
+	next := call("c1", "note", "x")
+	model := scripted(func(req agent.Request) (agent.Response, error) {
+		if req.Messages[len(req.Messages)-1].Role == agent.RoleTool {
+			return agent.Response{Message: agent.Message{Content: "ok"}}, nil
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return agent.Response{Message: agent.Message{ToolCalls: []agent.ToolCall{next}}}, nil
+	})
+	h := newHarness(t, model)
+	ch := h.submit(t, "s1", "note x")
+	a := h.nextApproval(t)
+	if a.Risk != approval.RiskMedium || a.GrantWindow != 300*time.Second || !strings.Contains(a.Reason, "first time") || a.ReasonZH == "" {
+		t.Fatalf("first approval = %+v", a)
+	}
+	h.decide(t, a, approval.Approve)
+	if r := result(t, ch); r.Actions[0].Status != "executed" || h.write.runs.Load() != 1 {
+		t.Fatalf("first turn = %+v", r)
+	}
+	// The same call again, in the window: it runs without a card.
+	if r := result(t, h.submit(t, "s1", "note x")); r.Actions[0].Status != "executed" || h.write.runs.Load() != 2 || len(h.shown) != 0 {
+		t.Fatalf("second identical call: %+v, %d runs, %d cards", r, h.write.runs.Load(), len(h.shown))
+	}
+	for _, tc := range []struct {
+		name, session string
+		c             agent.ToolCall
+	}{
+		{"another payload", "s1", call("c1", "note", "y")},
+		{"another session", "s2", call("c1", "note", "x")},
+		{"an unsure model", "s1", func() agent.ToolCall { c := call("c1", "note", "x"); c.Confidence = 0.5; return c }()},
+	} {
+		mu.Lock()
+		next = tc.c
+		mu.Unlock()
+		ch := h.submit(t, tc.session, "note")
+		a := h.nextApproval(t)
+		h.decide(t, a, approval.Reject)
+		if r := result(t, ch); r.Actions[0].Status != "rejected" {
+			t.Fatalf("%s: %+v", tc.name, r)
+		}
+	}
+	if h.write.runs.Load() != 2 {
+		t.Fatalf("%d runs, want 2", h.write.runs.Load())
+	}
+}
+
+// bulkTool is a write whose Assess reports a dry run of rows rows.
+type bulkTool struct {
+	opTool
+	rows              int64
+	assessed, preview atomic.Int64
+}
+
+func (t *bulkTool) Assess(_ context.Context, args json.RawMessage) (approval.Blast, string) {
+	t.assessed.Add(1)
+	return approval.Blast{Rows: t.rows, Measured: true}, fmt.Sprintf("bulk %s — affects %d rows", args, t.rows)
+}
+
+func (t *bulkTool) Preview(ctx context.Context, args json.RawMessage) (string, error) {
+	t.preview.Add(1)
+	return "not the assessed preview", nil
+}
+
+// TestBlastRadiusReachesTheCard: a tool's measured blast radius raises its
+// call to HIGH through the loop, the record says why in both languages,
+// and the card shows the preview of that same measurement.
+func TestBlastRadiusReachesTheCard(t *testing.T) {
+	bulk := &bulkTool{opTool: opTool{name: "bulk", kind: approval.KindWrite}, rows: 29}
+	h := newHarness(t, callThenSummarise(call("c1", "bulk", "orders")), func(c *agent.LoopConfig) {
+		if err := c.Tools.Register(bulk); err != nil {
+			t.Fatal(err)
+		}
+	})
+	ch := h.submit(t, "s1", "bulk")
+	a := h.nextApproval(t)
+	if a.Risk != approval.RiskHigh || a.Reason != "affects 29 rows, more than 20" || a.ReasonZH != "影响 29 行，超过 20 行" || a.GrantWindow != 0 {
+		t.Fatalf("approval = %+v", a)
+	}
+	if !strings.Contains(a.Preview, "affects 29 rows") || bulk.assessed.Load() != 1 || bulk.preview.Load() != 0 {
+		t.Fatalf("preview %q, assessed %d times, Preview called %d times", a.Preview, bulk.assessed.Load(), bulk.preview.Load())
+	}
+	h.decide(t, a, approval.Approve)
+	if r := result(t, ch); r.Actions[0].Status != "executed" || bulk.runs.Load() != 1 {
 		t.Fatalf("result = %+v", r)
 	}
 }

@@ -37,6 +37,19 @@ type Tool interface {
 	Run(ctx context.Context, args json.RawMessage) (Output, error)
 }
 
+// Assessor is a Tool that can measure a call before the policy decides:
+// its blast radius (a dry run that is rolled back) can raise the call's
+// risk, e.g. a write that affects more rows than approval.policy.high_rows.
+// The loop calls Assess instead of Preview, once per call, before the
+// policy, and shows that preview on the card, so the numbers the policy
+// judged are the ones a person sees.
+type Assessor interface {
+	// Assess returns the call's blast radius and its preview. It must not
+	// change anything and never fails: what it cannot measure it leaves
+	// unmeasured, and the preview says why.
+	Assess(ctx context.Context, args json.RawMessage) (approval.Blast, string)
+}
+
 // Output is what a tool run produced.
 type Output struct {
 	// Content is the result text shown to the model and the user.

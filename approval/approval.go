@@ -240,10 +240,13 @@ type Approval struct {
 	// Risk is the highest risk among the calls.
 	Risk Risk `json:"risk"`
 	// Summary says in one line what will happen; Preview shows the detail
-	// (sanitised: secrets redacted). Reason is why the policy asked.
-	Summary string `json:"summary"`
-	Preview string `json:"preview,omitempty"`
-	Reason  string `json:"reason,omitempty"`
+	// (sanitised: secrets redacted). Reason is why the policy asked (and
+	// gave the call its risk: "affects 29 rows, more than 20"), ReasonZH
+	// the same in Chinese; see ReasonIn.
+	Summary  string `json:"summary"`
+	Preview  string `json:"preview,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	ReasonZH string `json:"reason_zh,omitempty"`
 	// CreatedAt and ExpiresAt bound the time a decision is accepted.
 	CreatedAt time.Time `json:"created_at"`
 	ExpiresAt time.Time `json:"expires_at"`
@@ -277,6 +280,11 @@ func (a *Approval) Tool() string {
 		return a.Calls[0].Tool
 	}
 	return "batch"
+}
+
+// ReasonIn returns why the policy asked, in lang ("zh", else English).
+func (a *Approval) ReasonIn(lang string) string {
+	return Words{EN: a.Reason, ZH: a.ReasonZH}.In(lang)
 }
 
 // Clone returns a deep copy.

@@ -274,6 +274,7 @@ func (e *Engine) Request(ctx context.Context, r Request) (*Approval, error) {
 		Summary:        r.Summary,
 		Preview:        r.Preview,
 		Reason:         r.Verdict.Reason,
+		ReasonZH:       r.Verdict.ReasonZH,
 		CreatedAt:      now,
 		ExpiresAt:      now.Add(timeout),
 		IdempotencyKey: r.IdempotencyKey,

@@ -729,7 +729,7 @@ func TestBatch(t *testing.T) {
 func TestGrants(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, be backend) {
 		f := newFixture(t, be)
-		p, err := approval.NewPolicy(approval.PolicyConfig{Enabled: true, Strict: true, ConfidenceThreshold: 0.85, GrantWindow: 5 * time.Minute})
+		p, err := approval.NewPolicy(approval.PolicyConfig{Enabled: true, ConfidenceThreshold: 0.85, GrantWindow: 5 * time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -750,6 +750,14 @@ func TestGrants(t *testing.T) {
 		v, err = f.a.Evaluate(context.Background(), p, ci)
 		if err != nil || v.NeedsApproval {
 			t.Fatalf("verdict after an approved MEDIUM call = %+v, %v; want no approval", v, err)
+		}
+		// Strict mode asks every time: the live grant does not count.
+		strict, err := approval.NewPolicy(approval.PolicyConfig{Enabled: true, Strict: true, ConfidenceThreshold: 0.85, GrantWindow: 5 * time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, err := f.a.Evaluate(context.Background(), strict, ci); err != nil || !v.NeedsApproval || v.Grantable {
+			t.Fatalf("strict verdict with a live grant = %+v, %v; want an approval, no grant", v, err)
 		}
 		ci.User = "bob"
 		if v, _ := f.a.Evaluate(context.Background(), p, ci); !v.NeedsApproval {

@@ -100,20 +100,43 @@ type ToolPolicy struct {
 
 // PolicyConfig is the approval policy: when a tool call must wait for a
 // person, who may decide, and for how long.
+//
+// The decision, in order (the first that applies wins; see Evaluate):
+//
+//	enabled: false                    runs
+//	tools.<name>.confirm: never       runs
+//	tools.<name>.confirm: always      asks
+//	HIGH                              asks, every time
+//	LOW read                          runs, whatever the confidence
+//	confidence < threshold            asks (LOW writes and MEDIUM, grant or not)
+//	LOW                               runs
+//	MEDIUM, strict                    asks, every time
+//	MEDIUM, live grant                runs
+//	MEDIUM                            asks (the first time)
+//
+// A call's risk is its kind's (read LOW, write MEDIUM, destructive HIGH),
+// or tools.<name>.risk; then its blast radius can raise it to HIGH: a
+// write whose dry run affects more than HighRows rows, or what the tool
+// says is HIGH (any DDL, UPDATE or DELETE without WHERE).
 type PolicyConfig struct {
 	// Enabled turns approvals on. When false every tool call runs at once.
 	Enabled bool `json:"enabled" mapstructure:"enabled"`
-	// Strict makes every call that is not LOW risk ask, even when the model
-	// is confident.
+	// Strict makes every call that is not LOW risk ask every time: MEDIUM
+	// calls get no grant window. Without it a MEDIUM call asks the first
+	// time and an approval grants the window (GrantWindow).
 	Strict bool `json:"strict" mapstructure:"strict"`
 	// ConfidenceThreshold: a call whose model confidence is below it asks,
-	// whatever its risk. Default 0.85.
+	// whatever its risk, except a LOW read, which never asks. Default 0.85.
 	ConfidenceThreshold float64 `json:"confidence_threshold" mapstructure:"confidence_threshold"`
+	// HighRows: a call whose dry run affects more rows than this is HIGH
+	// (the card says "affects 29 rows, more than 20"). 0 turns the row
+	// rule off. Default 20.
+	HighRows int64 `json:"high_rows" mapstructure:"high_rows"`
 	// Tools holds per-tool overrides, keyed by tool name.
 	Tools map[string]ToolPolicy `json:"tools" mapstructure:"tools"`
 	// GrantWindow: after an approved MEDIUM call, the same session, user,
 	// tool and payload run without asking for this long. 0 disables grants.
-	// Never applies to HIGH. Default 300s.
+	// Never applies to HIGH, nor in strict mode. Default 300s.
 	GrantWindow time.Duration `json:"grant_window" mapstructure:"grant_window"`
 	// Approvers maps a risk (LOW, MEDIUM, HIGH) to who may approve it.
 	// Missing risks use the requester rule.
@@ -126,12 +149,17 @@ type PolicyConfig struct {
 	Timeouts map[string]time.Duration `json:"timeouts" mapstructure:"timeouts"`
 }
 
+// DefaultHighRows is how many rows a write may affect before it is HIGH.
+const DefaultHighRows = 20
+
 // DefaultPolicyConfig returns the defaults: enabled, not strict,
-// threshold 0.85, grants for 300 s, requester approves, 5 minute timeouts.
+// threshold 0.85, HIGH above 20 rows, grants for 300 s, requester
+// approves, 5 minute timeouts.
 func DefaultPolicyConfig() PolicyConfig {
 	return PolicyConfig{
 		Enabled:             true,
 		ConfidenceThreshold: 0.85,
+		HighRows:            DefaultHighRows,
 		GrantWindow:         300 * time.Second,
 	}
 }
@@ -147,6 +175,9 @@ func (c PolicyConfig) Validate() error {
 	}
 	if c.GrantWindow < 0 {
 		errs = append(errs, fmt.Errorf("grant_window: %v is negative", c.GrantWindow))
+	}
+	if c.HighRows < 0 {
+		errs = append(errs, fmt.Errorf("high_rows: %d is negative (0 turns the row rule off)", c.HighRows))
 	}
 	for name, tp := range c.Tools {
 		if tp.Risk != "" {
@@ -224,6 +255,39 @@ func NewPolicy(cfg PolicyConfig) (*Policy, error) {
 // Config returns the policy's configuration.
 func (p *Policy) Config() PolicyConfig { return p.cfg }
 
+// Words is one sentence a person reads, in English and Chinese.
+type Words struct {
+	EN string `json:"en,omitempty"`
+	ZH string `json:"zh,omitempty"`
+}
+
+// In returns the sentence in lang ("zh", else English).
+func (w Words) In(lang string) string {
+	if lang == "zh" && w.ZH != "" {
+		return w.ZH
+	}
+	return w.EN
+}
+
+// IsZero reports that there is no sentence.
+func (w Words) IsZero() bool { return w.EN == "" && w.ZH == "" }
+
+// Blast is a call's blast radius as its tool measured it before the
+// policy decides (a dry run that is rolled back): facts that can raise the
+// call to HIGH. The zero Blast says nothing.
+type Blast struct {
+	// Rows is how many rows the call changes; it counts only when Measured.
+	Rows int64
+	// Measured reports that Rows was measured: by a dry run, or (AtMost)
+	// by counting the rows the call may touch.
+	Measured bool
+	// AtMost reports that Rows is an upper bound, not what a dry run did.
+	AtMost bool
+	// High, when set, makes the call HIGH whatever its kind and says why:
+	// a DDL, an UPDATE or DELETE without WHERE, a dry run that timed out.
+	High Words
+}
+
 // CallInfo is what the policy needs to know about one tool call.
 type CallInfo struct {
 	Session SessionKey
@@ -234,22 +298,27 @@ type CallInfo struct {
 	// Confidence is the model's confidence in the call, 0..1. Models that
 	// give none (LLMs) report 1.
 	Confidence float64
+	// Blast is what the tool measured of the call before asking, if anything.
+	Blast Blast
 }
 
 // Verdict is the policy's answer for one call.
 type Verdict struct {
 	// NeedsApproval reports that the call must wait for a person.
 	NeedsApproval bool
-	// Risk is the call's risk after overrides.
+	// Risk is the call's risk after overrides and its blast radius.
 	Risk Risk
-	// Reason says why, in a sentence a card can show.
-	Reason string
+	// Reason says why, in a sentence a card can show (English); ReasonZH
+	// says the same in Chinese.
+	Reason   string
+	ReasonZH string
 	// Approvers is who may decide.
 	Approvers ApproverRule
 	// Timeout is how long the approval waits.
 	Timeout time.Duration
 	// Grantable reports that an approval of this call may grant the
-	// session a window without asking (MEDIUM only), and GrantWindow how long.
+	// session a window without asking (MEDIUM only, not strict), and
+	// GrantWindow how long.
 	Grantable   bool
 	GrantWindow time.Duration
 }
@@ -259,9 +328,13 @@ func GrantKey(c CallInfo) string {
 	return string(c.Session) + "\x00" + string(c.User) + "\x00" + c.Tool + "\x00" + c.Hash
 }
 
-// Evaluate decides whether c needs approval. hasGrant reports whether the
-// session holds a live grant for the call; it is consulted only for MEDIUM
-// calls and may be nil.
+// kindWords names a kind in Chinese for a reason.
+var kindWords = map[Kind]string{KindRead: "读取", KindWrite: "写入", KindDestructive: "破坏性操作"}
+
+// Evaluate decides whether c needs approval; the table is in the
+// documentation of PolicyConfig. hasGrant reports whether the session
+// holds a live grant for the call; it is consulted only for a MEDIUM call
+// that would otherwise ask, and may be nil.
 func (p *Policy) Evaluate(c CallInfo, hasGrant func() (bool, error)) (Verdict, error) {
 	tp := p.cfg.Tools[c.Tool]
 	risk := c.Kind.Risk()
@@ -272,47 +345,96 @@ func (p *Policy) Evaluate(c CallInfo, hasGrant func() (bool, error)) (Verdict, e
 		}
 		risk = r
 	}
+	// The blast radius raises the risk (never lowers it).
+	var blast []Words
+	if !c.Blast.High.IsZero() {
+		blast = append(blast, c.Blast.High)
+	}
+	if b := c.Blast; b.Measured && p.cfg.HighRows > 0 && b.Rows > p.cfg.HighRows {
+		w := Words{EN: fmt.Sprintf("affects %d rows, more than %d", b.Rows, p.cfg.HighRows),
+			ZH: fmt.Sprintf("影响 %d 行，超过 %d 行", b.Rows, p.cfg.HighRows)}
+		if b.AtMost {
+			w = Words{EN: fmt.Sprintf("may affect up to %d rows, more than %d", b.Rows, p.cfg.HighRows),
+				ZH: fmt.Sprintf("最多影响 %d 行，超过 %d 行", b.Rows, p.cfg.HighRows)}
+		}
+		blast = append(blast, w)
+	}
+	if len(blast) > 0 {
+		risk = RiskHigh
+	}
 	v := Verdict{Risk: risk, Approvers: p.approvers(risk), Timeout: p.timeout(risk)}
-	if risk == RiskMedium && p.cfg.GrantWindow > 0 {
+	if risk == RiskMedium && p.cfg.GrantWindow > 0 && !p.cfg.Strict {
 		v.Grantable, v.GrantWindow = true, p.cfg.GrantWindow
 	}
 	threshold := p.cfg.ConfidenceThreshold
 	if tp.ConfidenceThreshold > 0 {
 		threshold = tp.ConfidenceThreshold
 	}
+	say := func(ask bool, w Words) (Verdict, error) {
+		v.NeedsApproval, v.Reason, v.ReasonZH = ask, w.EN, w.ZH
+		return v, nil
+	}
+	lowConfidence := Words{EN: fmt.Sprintf("low confidence (%.2f < %.2f)", c.Confidence, threshold),
+		ZH: fmt.Sprintf("置信度低（%.2f < %.2f）", c.Confidence, threshold)}
 	switch {
 	case !p.cfg.Enabled:
-		v.Reason = "approvals are turned off"
+		return say(false, Words{"approvals are turned off", "审批已关闭"})
 	case tp.Confirm == "never":
-		v.Reason = "configured to run without confirmation"
+		return say(false, Words{"configured to run without confirmation", "已配置为无需确认"})
 	case tp.Confirm == "always":
-		v.NeedsApproval, v.Reason = true, "configured to always ask"
-	case risk == RiskHigh:
-		v.NeedsApproval, v.Reason = true, fmt.Sprintf("%s risk (%s)", risk, c.Kind)
-	default:
-		if risk == RiskMedium && v.Grantable && hasGrant != nil {
-			ok, err := hasGrant()
-			if err != nil {
-				return Verdict{}, err
-			}
-			if ok {
-				v.Reason = "approved earlier in this session"
-				return v, nil
-			}
+		return say(true, Words{"configured to always ask", "已配置为每次都需确认"})
+	case risk == RiskHigh && len(blast) > 0:
+		w := blast[0]
+		for _, b := range blast[1:] {
+			w.EN, w.ZH = w.EN+"; "+b.EN, w.ZH+"；"+b.ZH
 		}
-		switch {
-		case c.Confidence < threshold:
-			v.NeedsApproval = true
-			v.Reason = fmt.Sprintf("low confidence (%.2f < %.2f)", c.Confidence, threshold)
-		case risk == RiskMedium && p.cfg.Strict:
-			v.NeedsApproval, v.Reason = true, "MEDIUM risk (strict mode)"
-		case risk == RiskMedium:
-			v.Reason = "confident and not destructive"
-		default:
-			v.Reason = "LOW risk"
+		return say(true, w)
+	case risk == RiskHigh:
+		return say(true, Words{fmt.Sprintf("%s risk (%s)", risk, c.Kind), "高风险（" + zhKind(c.Kind) + "）"})
+	case risk == RiskLow && c.Kind == KindRead:
+		return say(false, Words{"LOW risk (a read)", "低风险（只读）"})
+	case c.Confidence < threshold:
+		return say(true, lowConfidence)
+	case risk == RiskLow:
+		return say(false, Words{"LOW risk", "低风险"})
+	case p.cfg.Strict:
+		return say(true, Words{"MEDIUM risk (strict mode: asks every time)", "中风险（严格模式：每次都需确认）"})
+	}
+	if v.Grantable && hasGrant != nil {
+		ok, err := hasGrant()
+		if err != nil {
+			return Verdict{}, err
+		}
+		if ok {
+			return say(false, Words{"approved earlier in this session", "本会话中已批准过相同的操作"})
 		}
 	}
-	return v, nil
+	if v.Grantable {
+		return say(true, Words{
+			EN: fmt.Sprintf("MEDIUM risk: asks the first time; once approved, the same call runs without asking for %s", shortDuration(v.GrantWindow)),
+			ZH: fmt.Sprintf("中风险：首次需要确认；批准后 %s 内相同操作无需再确认", shortDuration(v.GrantWindow))})
+	}
+	return say(true, Words{"MEDIUM risk", "中风险"})
+}
+
+// shortDuration writes d without trailing zero units: 5m, not 5m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// zhKind names a kind in Chinese, or as it is.
+func zhKind(k Kind) string {
+	if w, ok := kindWords[k]; ok {
+		return w
+	}
+	return string(k)
 }
 
 func (p *Policy) approvers(r Risk) ApproverRule {

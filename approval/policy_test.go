@@ -15,6 +15,7 @@ type policyTest struct {
 	wantAsk   bool
 	wantRisk  Risk
 	reasonHas string
+	zhHas     string // part of the Chinese reason; "" checks only that there is one
 }
 
 func cfgWith(mod func(*PolicyConfig)) PolicyConfig {
@@ -29,29 +30,74 @@ var (
 	readCall   = CallInfo{Session: "s", User: "u", Tool: "sql_query", Kind: KindRead, Hash: "h", Confidence: 1}
 	writeCall  = CallInfo{Session: "s", User: "u", Tool: "task_create", Kind: KindWrite, Hash: "h", Confidence: 1}
 	deleteCall = CallInfo{Session: "s", User: "u", Tool: "sql_execute", Kind: KindDestructive, Hash: "h", Confidence: 1}
+	strict     = cfgWith(func(c *PolicyConfig) { c.Strict = true })
+	ddl        = Words{EN: "CREATE TABLE changes the schema (DDL)", ZH: "CREATE TABLE 会修改数据库结构（DDL）"}
 )
 
 func withConf(c CallInfo, conf float64) CallInfo { c.Confidence = conf; return c }
 
+// withRows is c with a blast radius of n rows (atMost: an upper bound).
+func withRows(c CallInfo, n int64, atMost bool) CallInfo {
+	c.Blast = Blast{Rows: n, Measured: true, AtMost: atMost}
+	return c
+}
+
+func withHigh(c CallInfo, w Words) CallInfo { c.Blast.High = w; return c }
+
+func tool(name string, tp ToolPolicy) PolicyConfig {
+	return cfgWith(func(c *PolicyConfig) { c.Tools = map[string]ToolPolicy{name: tp} })
+}
+
+// policyTests is the decision table of PolicyConfig's documentation, one
+// row (or more) per line, with the defaults unless a row says otherwise.
 var policyTests = []policyTest{
-	{"read runs", cfgWith(nil), readCall, false, false, RiskLow, "LOW"},
-	{"confident write runs", cfgWith(nil), writeCall, false, false, RiskMedium, "confident"},
-	{"destructive asks", cfgWith(nil), deleteCall, false, true, RiskHigh, "HIGH"},
-	{"destructive asks even when granted", cfgWith(nil), deleteCall, true, true, RiskHigh, "HIGH"},
-	{"unknown kind is HIGH", cfgWith(nil), CallInfo{Tool: "x", Kind: "weird", Confidence: 1}, false, true, RiskHigh, "HIGH"},
-	{"strict write asks", cfgWith(func(c *PolicyConfig) { c.Strict = true }), writeCall, false, true, RiskMedium, "strict"},
-	{"strict read runs", cfgWith(func(c *PolicyConfig) { c.Strict = true }), readCall, false, false, RiskLow, "LOW"},
-	{"strict write with grant runs", cfgWith(func(c *PolicyConfig) { c.Strict = true }), writeCall, true, false, RiskMedium, "approved earlier"},
-	{"grant window 0 disables grants", cfgWith(func(c *PolicyConfig) { c.Strict = true; c.GrantWindow = 0 }), writeCall, true, true, RiskMedium, "strict"},
-	{"low confidence write asks", cfgWith(nil), withConf(writeCall, 0.65), false, true, RiskMedium, "low confidence (0.65 < 0.85)"},
-	{"low confidence read asks", cfgWith(nil), withConf(readCall, 0.5), false, true, RiskLow, "low confidence"},
-	{"threshold is inclusive", cfgWith(nil), withConf(writeCall, 0.85), false, false, RiskMedium, "confident"},
-	{"per-tool threshold", cfgWith(func(c *PolicyConfig) { c.Tools = map[string]ToolPolicy{"task_create": {ConfidenceThreshold: 0.6}} }), withConf(writeCall, 0.65), false, false, RiskMedium, "confident"},
-	{"override risk HIGH", cfgWith(func(c *PolicyConfig) { c.Tools = map[string]ToolPolicy{"task_create": {Risk: "high"}} }), writeCall, false, true, RiskHigh, "HIGH"},
-	{"override risk LOW", cfgWith(func(c *PolicyConfig) { c.Tools = map[string]ToolPolicy{"sql_execute": {Risk: "LOW"}} }), deleteCall, false, false, RiskLow, "LOW"},
-	{"confirm always", cfgWith(func(c *PolicyConfig) { c.Tools = map[string]ToolPolicy{"sql_query": {Confirm: "always"}} }), readCall, false, true, RiskLow, "always"},
-	{"confirm never", cfgWith(func(c *PolicyConfig) { c.Tools = map[string]ToolPolicy{"sql_execute": {Confirm: "never"}} }), deleteCall, false, false, RiskHigh, "without confirmation"},
-	{"disabled runs everything", cfgWith(func(c *PolicyConfig) { c.Enabled = false }), deleteCall, false, false, RiskHigh, "turned off"},
+	// LOW reads run, whatever the confidence.
+	{"read runs", cfgWith(nil), readCall, false, false, RiskLow, "LOW", "低风险"},
+	{"low confidence read runs", cfgWith(nil), withConf(readCall, 0.5), false, false, RiskLow, "LOW", "只读"},
+	{"strict read runs", strict, readCall, false, false, RiskLow, "LOW", ""},
+	{"strict low confidence read runs", strict, withConf(readCall, 0.1), false, false, RiskLow, "LOW", ""},
+	// MEDIUM asks the first time; a live grant skips the question.
+	{"confident write asks the first time", cfgWith(nil), writeCall, false, true, RiskMedium, "first time", "首次"},
+	{"write with a grant runs", cfgWith(nil), writeCall, true, false, RiskMedium, "approved earlier", "已批准"},
+	{"grant window 0: write asks", cfgWith(func(c *PolicyConfig) { c.GrantWindow = 0 }), writeCall, true, true, RiskMedium, "MEDIUM risk", "中风险"},
+	// Low confidence asks, grant or not (but not for a LOW read).
+	{"low confidence write asks", cfgWith(nil), withConf(writeCall, 0.65), false, true, RiskMedium, "low confidence (0.65 < 0.85)", "置信度低（0.65 < 0.85）"},
+	{"low confidence write asks despite a grant", cfgWith(nil), withConf(writeCall, 0.65), true, true, RiskMedium, "low confidence", ""},
+	{"threshold is inclusive", cfgWith(nil), withConf(writeCall, 0.85), false, true, RiskMedium, "first time", ""},
+	{"threshold is inclusive, granted", cfgWith(nil), withConf(writeCall, 0.85), true, false, RiskMedium, "approved earlier", ""},
+	{"per-tool threshold", tool("task_create", ToolPolicy{ConfidenceThreshold: 0.6}), withConf(writeCall, 0.65), true, false, RiskMedium, "approved earlier", ""},
+	{"per-tool threshold, low", tool("task_create", ToolPolicy{ConfidenceThreshold: 0.9}), withConf(writeCall, 0.88), true, true, RiskMedium, "0.88 < 0.90", ""},
+	{"LOW write runs", tool("task_create", ToolPolicy{Risk: "LOW"}), writeCall, false, false, RiskLow, "LOW", ""},
+	{"LOW write with low confidence asks", tool("task_create", ToolPolicy{Risk: "LOW"}), withConf(writeCall, 0.5), false, true, RiskLow, "low confidence", ""},
+	{"low confidence destructive asks", cfgWith(nil), withConf(deleteCall, 0.5), false, true, RiskHigh, "HIGH", ""},
+	// Strict: MEDIUM asks every time.
+	{"strict write asks", strict, writeCall, false, true, RiskMedium, "strict", "严格模式"},
+	{"strict write asks despite a grant", strict, writeCall, true, true, RiskMedium, "strict", ""},
+	// HIGH always asks.
+	{"destructive asks", cfgWith(nil), deleteCall, false, true, RiskHigh, "HIGH risk (destructive)", "高风险（破坏性操作）"},
+	{"destructive asks even when granted", cfgWith(nil), deleteCall, true, true, RiskHigh, "HIGH", ""},
+	{"unknown kind is HIGH", cfgWith(nil), CallInfo{Tool: "x", Kind: "weird", Confidence: 1}, false, true, RiskHigh, "HIGH", ""},
+	{"override risk HIGH", tool("task_create", ToolPolicy{Risk: "high"}), writeCall, false, true, RiskHigh, "HIGH", ""},
+	{"override risk LOW", tool("sql_execute", ToolPolicy{Risk: "LOW"}), deleteCall, false, false, RiskLow, "LOW", ""},
+	// The blast radius raises the risk, and the reason says why.
+	{"more than high_rows is HIGH", cfgWith(nil), withRows(writeCall, 29, false), false, true, RiskHigh, "affects 29 rows, more than 20", "影响 29 行，超过 20 行"},
+	{"more than high_rows is HIGH despite a grant", cfgWith(nil), withRows(writeCall, 29, false), true, true, RiskHigh, "affects 29 rows", ""},
+	{"high_rows itself is not more", cfgWith(nil), withRows(writeCall, 20, false), false, true, RiskMedium, "first time", ""},
+	{"high_rows itself, granted", cfgWith(nil), withRows(writeCall, 20, false), true, false, RiskMedium, "approved earlier", ""},
+	{"an upper bound counts", cfgWith(nil), withRows(writeCall, 40, true), false, true, RiskHigh, "may affect up to 40 rows, more than 20", "最多影响 40 行，超过 20 行"},
+	{"unmeasured rows do not count", cfgWith(nil), CallInfo{Tool: "t", Kind: KindWrite, Confidence: 1, Blast: Blast{Rows: 99}}, false, true, RiskMedium, "first time", ""},
+	{"high_rows 0 turns the row rule off", cfgWith(func(c *PolicyConfig) { c.HighRows = 0 }), withRows(writeCall, 1000, false), false, true, RiskMedium, "first time", ""},
+	{"custom high_rows", cfgWith(func(c *PolicyConfig) { c.HighRows = 5 }), withRows(writeCall, 6, false), false, true, RiskHigh, "affects 6 rows, more than 5", "超过 5 行"},
+	{"a DDL is HIGH", cfgWith(nil), withHigh(writeCall, ddl), true, true, RiskHigh, "CREATE TABLE changes the schema", "修改数据库结构"},
+	{"the tool's reason and the rows", cfgWith(nil), withHigh(withRows(deleteCall, 50, false), Words{"DELETE without WHERE removes every row", "没有 WHERE 的 DELETE 会删除所有行"}),
+		false, true, RiskHigh, "DELETE without WHERE removes every row; affects 50 rows, more than 20", "没有 WHERE 的 DELETE 会删除所有行；影响 50 行，超过 20 行"},
+	{"the blast radius raises an override", tool("task_create", ToolPolicy{Risk: "LOW"}), withRows(writeCall, 29, false), false, true, RiskHigh, "affects 29 rows", ""},
+	{"a LOW read is not raised by what it does not change", cfgWith(nil), readCall, false, false, RiskLow, "LOW", ""},
+	// Configuration first.
+	{"confirm always", tool("sql_query", ToolPolicy{Confirm: "always"}), readCall, false, true, RiskLow, "always", "每次"},
+	{"confirm never", tool("sql_execute", ToolPolicy{Confirm: "never"}), deleteCall, false, false, RiskHigh, "without confirmation", ""},
+	{"confirm never and many rows", tool("sql_execute", ToolPolicy{Confirm: "never"}), withRows(CallInfo{Tool: "sql_execute", Kind: KindWrite, Confidence: 1}, 29, false), false, false, RiskHigh, "without confirmation", ""},
+	{"disabled runs everything", cfgWith(func(c *PolicyConfig) { c.Enabled = false }), deleteCall, false, false, RiskHigh, "turned off", "已关闭"},
 }
 
 func TestEvaluate(t *testing.T) {
@@ -60,7 +106,8 @@ func TestEvaluate(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
-		v, err := p.Evaluate(tt.call, func() (bool, error) { return tt.granted, nil })
+		asked := false
+		v, err := p.Evaluate(tt.call, func() (bool, error) { asked = true; return tt.granted, nil })
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
@@ -68,8 +115,17 @@ func TestEvaluate(t *testing.T) {
 			t.Errorf("%s: got ask=%v risk=%s reason=%q; want ask=%v risk=%s reason containing %q",
 				tt.name, v.NeedsApproval, v.Risk, v.Reason, tt.wantAsk, tt.wantRisk, tt.reasonHas)
 		}
+		if v.ReasonZH == "" || !strings.Contains(v.ReasonZH, tt.zhHas) {
+			t.Errorf("%s: Chinese reason %q, want one containing %q", tt.name, v.ReasonZH, tt.zhHas)
+		}
 		if v.Timeout != DefaultTimeout {
 			t.Errorf("%s: timeout %v", tt.name, v.Timeout)
+		}
+		if v.Grantable != (v.Risk == RiskMedium && !tt.cfg.Strict && tt.cfg.GrantWindow > 0) {
+			t.Errorf("%s: grantable %v", tt.name, v.Grantable)
+		}
+		if asked && v.Risk != RiskMedium {
+			t.Errorf("%s: the grant was consulted for a %s call", tt.name, v.Risk)
 		}
 	}
 }
@@ -117,6 +173,7 @@ var badPolicies = []struct {
 }{
 	{cfgWith(func(c *PolicyConfig) { c.ConfidenceThreshold = 1.5 }), "confidence_threshold"},
 	{cfgWith(func(c *PolicyConfig) { c.GrantWindow = -time.Second }), "grant_window"},
+	{cfgWith(func(c *PolicyConfig) { c.HighRows = -1 }), "high_rows"},
 	{cfgWith(func(c *PolicyConfig) { c.Tools = map[string]ToolPolicy{"x": {Risk: "SEVERE"}} }), "tools.x.risk"},
 	{cfgWith(func(c *PolicyConfig) { c.Tools = map[string]ToolPolicy{"x": {Confirm: "sometimes"}} }), "tools.x.confirm"},
 	{cfgWith(func(c *PolicyConfig) { c.Tools = map[string]ToolPolicy{"x": {ConfidenceThreshold: -1}} }), "tools.x.confidence_threshold"},

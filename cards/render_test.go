@@ -44,7 +44,7 @@ func sample(t *testing.T, batch bool) *approval.Approval {
 		ID: testID, Session: "web:alice/s1", Channel: "web", ChatID: "alice/s1", Requester: "alice",
 		Approvers: approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"bob", "carol"}, NotRequester: true},
 		Calls:     calls, PayloadSHA256: approval.BatchHash(calls), Risk: approval.RiskHigh,
-		Summary: summary, Preview: preview, Reason: "destructive statement",
+		Summary: summary, Preview: preview, Reason: "DELETE removes rows; affects 37 rows, more than 20", ReasonZH: "DELETE 会删除数据行；影响 37 行，超过 20 行",
 		CreatedAt: created, ExpiresAt: created.Add(5 * time.Minute), State: approval.StatePending,
 	}
 }
@@ -171,5 +171,26 @@ func TestWebJSONRejectsBadArgs(t *testing.T) {
 	v.Calls[0].Args = json.RawMessage(`{"a":`)
 	if _, err := cards.WebJSON(v); err == nil {
 		t.Fatal("WebJSON accepted arguments that are not JSON")
+	}
+}
+
+// TestReasonInTheCardsLanguage: the "why" line is the policy's reason in
+// the card's language, English when the record has no Chinese one (a
+// record written before reasons had one).
+func TestReasonInTheCardsLanguage(t *testing.T) {
+	a := sample(t, false)
+	for _, tc := range []struct{ lang, zh, want string }{
+		{"zh", a.ReasonZH, "原因: DELETE 会删除数据行；影响 37 行，超过 20 行"},
+		{"en", a.ReasonZH, "Why: DELETE removes rows; affects 37 rows, more than 20"},
+		{"zh", "", "原因: DELETE removes rows; affects 37 rows, more than 20"},
+	} {
+		b := a.Clone()
+		b.ReasonZH = tc.zh
+		v := cards.Pending(b, nil, tc.lang)
+		for _, out := range []string{cards.Markdown(v, tc.lang), cards.Text(v, tc.lang)} {
+			if !strings.Contains(out, tc.want) {
+				t.Errorf("%s card (zh reason %q) lacks %q:\n%s", tc.lang, tc.zh, tc.want, out)
+			}
+		}
 	}
 }

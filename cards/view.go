@@ -94,7 +94,7 @@ func base(a *approval.Approval, lang string) View {
 		Tool:          a.Tool(),
 		Summary:       a.Summary,
 		Preview:       a.Preview,
-		Reason:        a.Reason,
+		Reason:        a.ReasonIn(lang),
 		Requester:     a.Requester,
 		Approvers:     a.Approvers.Describe(),
 		ExpiresAt:     a.ExpiresAt,

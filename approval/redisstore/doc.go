@@ -46,8 +46,9 @@
 //	u        approver users (JSON array)    x  "1": not the requester
 //	j        JSON of what never changes and no script reads: the calls
 //	         (each call's payload hash only when it is not the hash of its
-//	         tool and arguments), risk, summary, preview, reason, grant
-//	         window, CreatedAt as its distance from ExpiresAt, time zones
+//	         tool and arguments), risk, summary, preview, reason (in English
+//	         and Chinese), grant window, CreatedAt as its distance from
+//	         ExpiresAt, time zones
 //	c1, c2…  cards: "=" and the message id for a card in the approval's own
 //	         channel and chat (nearly every card), else the JSON array
 //	         [channel, chat id, message id]; Put writes the cards it is given,

@@ -113,6 +113,8 @@ type frozen struct {
 	Summary string        `json:"s,omitempty"`
 	Preview string        `json:"p,omitempty"`
 	Reason  string        `json:"re,omitempty"`
+	// ReasonZH is the reason in Chinese.
+	ReasonZH string `json:"rz,omitempty"`
 	// CreatedAt: LifeS is ExpiresAt - CreatedAt in seconds when that is
 	// whole seconds (it is a timeout: nearly always), else Life in
 	// nanoseconds, else (the difference overflows a Duration) Created is
@@ -140,7 +142,7 @@ type frozenCall struct {
 // encodeRecord returns the fields of a new record for a, all but "s"
 // (state), which the put script sets.
 func encodeRecord(a *approval.Approval) (fields, error) {
-	fr := frozen{Risk: a.Risk, Summary: a.Summary, Preview: a.Preview, Reason: a.Reason, Grant: a.GrantWindow}
+	fr := frozen{Risk: a.Risk, Summary: a.Summary, Preview: a.Preview, Reason: a.Reason, ReasonZH: a.ReasonZH, Grant: a.GrantWindow}
 	if a.Calls != nil {
 		fr.Calls = make([]frozenCall, len(a.Calls))
 	}
@@ -410,7 +412,7 @@ func decodeFixed(a *approval.Approval, f record) error {
 		}
 		a.Calls[i] = approval.Call{Tool: c.Tool, Args: c.Args, PayloadSHA256: h, Summary: c.Summary, CallID: c.CallID}
 	}
-	a.Risk, a.Summary, a.Preview, a.Reason, a.GrantWindow = fr.Risk, fr.Summary, fr.Preview, fr.Reason, fr.Grant
+	a.Risk, a.Summary, a.Preview, a.Reason, a.ReasonZH, a.GrantWindow = fr.Risk, fr.Summary, fr.Preview, fr.Reason, fr.ReasonZH, fr.Grant
 	return nil
 }
 

@@ -96,6 +96,7 @@ func NewApproval(t testing.TB, s ...approval.SessionKey) *approval.Approval {
 		Summary:        "DELETE FROM orders WHERE id = 1",
 		Preview:        "affects 1 row",
 		Reason:         "HIGH risk (destructive)",
+		ReasonZH:       "高风险（破坏性操作）",
 		CreatedAt:      T0,
 		ExpiresAt:      T0.Add(5 * time.Minute),
 		IdempotencyKey: "turn-1/call-1",

@@ -58,6 +58,7 @@ func TestDefaults(t *testing.T) {
 		{"policy enabled", c.Approval.Policy.Enabled, true},
 		{"threshold", c.Approval.Policy.ConfidenceThreshold, 0.85},
 		{"grant_window", c.Approval.Policy.GrantWindow, 5 * time.Minute},
+		{"high_rows", c.Approval.Policy.HighRows, int64(approval.DefaultHighRows)},
 		{"timeout", c.Approval.Timeout, 5 * time.Minute},
 		{"scope", c.Approval.SessionScope, "per_chat"},
 		{"audit file", c.Audit.File, filepath.Join("data", "audit.jsonl")},
@@ -363,10 +364,11 @@ var validateTests = []validateTest{
 		name: "policy and replies",
 		change: func(c *Config) {
 			c.Approval.Policy.ConfidenceThreshold = 1.5
+			c.Approval.Policy.HighRows = -1
 			c.Approval.Policy.Timeouts = map[string]time.Duration{"high": -time.Second}
 			c.Approval.Replies.Confirm = []string{"不行"}
 		},
-		want: []string{"approval.policy.confidence_threshold", "approval.policy.timeouts.high", "approval.replies.confirm[0]"},
+		want: []string{"approval.policy.confidence_threshold", "approval.policy.high_rows", "approval.policy.timeouts.high", "approval.replies.confirm[0]"},
 	},
 	{
 		name: "enums",

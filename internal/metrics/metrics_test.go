@@ -164,3 +164,27 @@ func TestRegistriesAreSeparate(t *testing.T) {
 		t.Error("metrics leak between instances")
 	}
 }
+
+// assessTool is a fakeTool that measures its calls.
+type assessTool struct{ fakeTool }
+
+func (assessTool) Assess(context.Context, json.RawMessage) (approval.Blast, string) {
+	return approval.Blast{Rows: 29, Measured: true}, "affects 29 rows"
+}
+
+// TestToolKeepsAssess: the metrics wrapper must not hide a tool's blast
+// radius from the policy (the agent loop looks for agent.Assessor), and
+// must not invent one for a tool without it.
+func TestToolKeepsAssess(t *testing.T) {
+	m := New("test")
+	as, ok := m.Tool(assessTool{}).(agent.Assessor)
+	if !ok {
+		t.Fatal("the wrapped tool is no longer an agent.Assessor")
+	}
+	if b, p := as.Assess(context.Background(), nil); b.Rows != 29 || !b.Measured || p != "affects 29 rows" {
+		t.Errorf("Assess through the wrapper = %+v, %q", b, p)
+	}
+	if _, ok := m.Tool(fakeTool{}).(agent.Assessor); ok {
+		t.Error("a tool without Assess became an agent.Assessor")
+	}
+}

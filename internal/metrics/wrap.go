@@ -57,6 +57,10 @@ func (m *Metrics) Tool(t agent.Tool) agent.Tool {
 	if m == nil {
 		return t
 	}
+	if as, ok := t.(agent.Assessor); ok {
+		// Keep the tool's blast radius visible to the policy.
+		return &assessingTool{tool{Tool: t, m: m}, as}
+	}
 	return &tool{Tool: t, m: m}
 }
 
@@ -83,6 +87,16 @@ func (t *tool) Run(ctx context.Context, args json.RawMessage) (agent.Output, err
 
 // Unwrap returns the wrapped tool.
 func (t *tool) Unwrap() agent.Tool { return t.Tool }
+
+// assessingTool is a wrapped tool that is an agent.Assessor.
+type assessingTool struct {
+	tool
+	as agent.Assessor
+}
+
+func (t *assessingTool) Assess(ctx context.Context, args json.RawMessage) (approval.Blast, string) {
+	return t.as.Assess(ctx, args)
+}
 
 // Model wraps a model to time its requests
 // (hitlbot_model_request_duration_seconds{provider}) and count its errors
@@ -115,5 +129,6 @@ func (md *model) Complete(ctx context.Context, req agent.Request) (agent.Respons
 var (
 	_ approval.Notifier = (*notifier)(nil)
 	_ agent.Tool        = (*tool)(nil)
+	_ agent.Assessor    = (*assessingTool)(nil)
 	_ agent.Model       = (*model)(nil)
 )

@@ -40,6 +40,11 @@ type Classification struct {
 	// Statement is the statement as it will run: the input with surrounding
 	// white space trimmed, otherwise verbatim.
 	Statement string
+	// High, for a change, says why the statement is HIGH risk whatever
+	// rows it touches, in both languages (see HighReasons); empty for a
+	// plain INSERT, UPDATE … WHERE or MERGE, whose risk depends on the
+	// rows its dry run affects.
+	High approval.Words
 
 	// targets are the tables the statement changes, as written (for DROP
 	// TABLE and TRUNCATE: every table; for INSERT, UPDATE, DELETE, REPLACE:
@@ -94,6 +99,14 @@ func dialectOf(driver string) (dialect, bool) {
 // DO (a procedure can do anything), and any change that mentions DELETE,
 // DROP or TRUNCATE as an action. Write: the other INSERT, UPDATE, MERGE and
 // DDL statements.
+//
+// High says, in English and Chinese, why a change is HIGH risk whatever
+// rows it touches: every destructive change (UPDATE or DELETE without
+// WHERE among them) and every change that is not INSERT, UPDATE, DELETE,
+// REPLACE or MERGE (DDL, GRANT, maintenance). The other changes are HIGH
+// only when their dry run affects more rows than the policy allows (see
+// sql_execute's Assess). Named parameters and variables (:name, @name,
+// $name on SQLite; @var on MySQL) are values, never keywords.
 func Classify(driver, statement string) Classification {
 	stmt := strings.TrimSpace(statement)
 	d, ok := dialectOf(driver)
@@ -317,6 +330,14 @@ func afterWith(toks []token, i int) (int, bool) {
 // classifyRead checks a statement that starts like a read.
 func classifyRead(d dialect, c Classification, toks []token, m int) Classification {
 	for i, t := range toks {
+		if t.kind == tokParam {
+			// A parameter named like a change (:delete) is a value, but
+			// a read has no need of one: keep to the plain rule.
+			if name := strings.TrimLeft(t.text, ":@$"); readForbidden[strings.ToUpper(name)] {
+				return refuse(c.Statement, c.Verb, "it starts like a read but contains the keyword %s; a change must be a plain statement sent with sql_execute (quote identifiers that are keywords)", strings.ToUpper(name))
+			}
+			continue
+		}
 		if t.kind != tokWord || !readForbidden[t.up] {
 			continue
 		}
@@ -367,6 +388,9 @@ func pragmaRefusal(toks []token) string {
 	return ""
 }
 
+// ddlVerbs change the schema.
+var ddlVerbs = set("CREATE", "ALTER", "DROP", "TRUNCATE", "RENAME", "COMMENT")
+
 // classifyChange classifies a statement whose verb (at m) is a write verb.
 func classifyChange(c Classification, toks []token, m int) Classification {
 	body := toks[m:]
@@ -377,14 +401,20 @@ func classifyChange(c Classification, toks []token, m int) Classification {
 		return ""
 	}
 	c.Class = ClassWrite
-	destructive := func(format string, args ...any) {
+	// destructive marks the change destructive, saying why in English (the
+	// Reason, also for the model) and Chinese (High, for the card).
+	destructive := func(en, zh string) {
 		if c.Class != ClassDestructive {
-			c.Class, c.Reason = ClassDestructive, fmt.Sprintf(format, args...)
+			c.Class, c.Reason, c.High = ClassDestructive, en, approval.Words{EN: en, ZH: zh}
 		}
 	}
 	switch c.Verb {
 	case "DELETE":
-		destructive("DELETE removes rows")
+		if topLevel(body, "WHERE") {
+			destructive("DELETE removes rows", "DELETE 会删除数据行")
+		} else {
+			destructive("DELETE without WHERE removes every row", "没有 WHERE 的 DELETE 会删除所有行")
+		}
 		c.targets = nameAfter(body, "FROM")
 	case "DROP":
 		if word(1) == "TEMPORARY" {
@@ -393,7 +423,7 @@ func classifyChange(c Classification, toks []token, m int) Classification {
 		if word(1) != "" {
 			c.Verb = "DROP " + word(1)
 		}
-		destructive("%s removes it for good", c.Verb)
+		destructive(c.Verb+" removes it for good", c.Verb+" 会永久删除它")
 		if word(1) == "TABLE" {
 			i := 2
 			if word(i) == "IF" && word(i+1) == "EXISTS" {
@@ -402,7 +432,7 @@ func classifyChange(c Classification, toks []token, m int) Classification {
 			c.targets = nameList(body[i:])
 		}
 	case "TRUNCATE":
-		destructive("TRUNCATE removes every row")
+		destructive("TRUNCATE removes every row", "TRUNCATE 会删除所有行")
 		i := 1
 		if word(i) == "TABLE" {
 			i++
@@ -412,23 +442,23 @@ func classifyChange(c Classification, toks []token, m int) Classification {
 		}
 		c.targets = nameList(body[i:])
 	case "REPLACE":
-		destructive("REPLACE deletes the rows it conflicts with")
+		destructive("REPLACE deletes the rows it conflicts with", "REPLACE 会删除与之冲突的行")
 		c.targets = nameAfter(body, "INTO")
 	case "INSERT":
 		if word(1) == "OR" && word(2) == "REPLACE" {
-			destructive("INSERT OR REPLACE deletes the rows it conflicts with")
+			destructive("INSERT OR REPLACE deletes the rows it conflicts with", "INSERT OR REPLACE 会删除与之冲突的行")
 		}
 		c.targets = nameAfter(body, "INTO")
 	case "UPDATE":
 		if word(1) == "OR" && word(2) == "REPLACE" {
-			destructive("UPDATE OR REPLACE deletes the rows it conflicts with")
+			destructive("UPDATE OR REPLACE deletes the rows it conflicts with", "UPDATE OR REPLACE 会删除与之冲突的行")
 		}
 		if !topLevel(body, "WHERE") {
-			destructive("UPDATE without WHERE changes every row")
+			destructive("UPDATE without WHERE changes every row", "没有 WHERE 的 UPDATE 会修改所有行")
 		}
 		i := 1
-		for word(i) == "OR" || word(i) == "LOW_PRIORITY" || word(i) == "IGNORE" || word(i) == "ONLY" ||
-			word(i-1) == "OR" {
+		for i < len(body) && (word(i) == "OR" || word(i) == "LOW_PRIORITY" || word(i) == "IGNORE" || word(i) == "ONLY" ||
+			word(i-1) == "OR") {
 			i++
 		}
 		c.targets = nameList(body[i:])
@@ -441,13 +471,13 @@ func classifyChange(c Classification, toks []token, m int) Classification {
 		}
 		for _, t := range body {
 			if t.is("DROP") {
-				destructive("ALTER … DROP removes part of the schema")
+				destructive("ALTER … DROP removes part of the schema", "ALTER … DROP 会删除部分表结构")
 			}
 		}
 	case "CREATE":
 		i := 1
 		if word(1) == "OR" && word(2) == "REPLACE" {
-			destructive("CREATE OR REPLACE overwrites the existing definition")
+			destructive("CREATE OR REPLACE overwrites the existing definition", "CREATE OR REPLACE 会覆盖已有的定义")
 			i = 3
 		}
 		for word(i) == "TEMP" || word(i) == "TEMPORARY" || word(i) == "UNIQUE" || word(i) == "UNLOGGED" {
@@ -457,19 +487,37 @@ func classifyChange(c Classification, toks []token, m int) Classification {
 			c.Verb = "CREATE " + body[i].up
 		}
 	case "CALL", "DO":
-		destructive("%s runs code that can change anything", c.Verb)
+		destructive(c.Verb+" runs code that can change anything", c.Verb+" 执行的代码可以修改任何东西")
 	}
-	if c.Verb == "GRANT" || c.Verb == "REVOKE" {
-		return c
-	}
-	for i, t := range toks {
-		if t.kind == tokWord && destructiveWords[t.up] && i > m {
-			if !eventWords[toks[i-1].up] {
-				destructive("it contains %s", t.up)
+	if c.Verb != "GRANT" && c.Verb != "REVOKE" {
+		for i, t := range toks {
+			if t.kind == tokWord && destructiveWords[t.up] && i > m {
+				if !eventWords[toks[i-1].up] {
+					destructive("it contains "+t.up, "语句中含有 "+t.up)
+				}
 			}
 		}
 	}
+	// A change that is not a row change (dmlVerbs) is HIGH whatever rows
+	// it touches: DDL, privileges, maintenance.
+	if c.High.IsZero() && !dmlVerbs[toks[m].up] {
+		c.High = notRowChange(c.Verb, toks[m].up)
+	}
 	return c
+}
+
+// notRowChange says why a change that is not INSERT, UPDATE, DELETE,
+// REPLACE or MERGE is HIGH: verb is the statement's verb as classified
+// (CREATE TABLE), first its first keyword (CREATE).
+func notRowChange(verb, first string) approval.Words {
+	switch {
+	case ddlVerbs[first]:
+		return approval.Words{EN: verb + " changes the schema (DDL)", ZH: verb + " 会修改数据库结构（DDL）"}
+	case first == "GRANT" || first == "REVOKE":
+		return approval.Words{EN: verb + " changes privileges", ZH: verb + " 会修改权限"}
+	}
+	return approval.Words{EN: verb + " works on whole tables or the schema, not on rows",
+		ZH: verb + " 作用于整张表或数据库结构，而非数据行"}
 }
 
 // topLevel reports whether the keyword occurs outside parentheses.

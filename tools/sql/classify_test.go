@@ -1,6 +1,7 @@
 package sqltool
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -122,6 +123,18 @@ var classifyCases = []struct {
 	{"mysql", "LOCK TABLES orders WRITE", ClassRefused, "LOCK"},
 	{"mysql", "LOAD DATA INFILE '/etc/passwd' INTO TABLE t", ClassRefused, "LOAD"},
 	{"mysql", "SELECT * FROM orders INTO OUTFILE '/tmp/x'", ClassRefused, "SELECT"},
+	// A named parameter or variable is a value, not a keyword: these have
+	// no WHERE clause and change every row.
+	{"sqlite", "UPDATE orders SET status = :where", ClassDestructive, "UPDATE"},
+	{"sqlite", "UPDATE orders SET status = $WHERE", ClassDestructive, "UPDATE"},
+	{"sqlite", "UPDATE orders SET status = @where", ClassDestructive, "UPDATE"},
+	{"mysql", "UPDATE orders SET status = @where", ClassDestructive, "UPDATE"},
+	{"mysql", "UPDATE orders SET status = @@where", ClassDestructive, "UPDATE"},
+	{"sqlite", "UPDATE orders SET status = :s WHERE id = :id", ClassWrite, "UPDATE"},
+	{"sqlite", "SELECT :delete", ClassRefused, "SELECT"}, // a read keeps to the plain rule
+	{"sqlite", "SELECT :id", ClassRead, "SELECT"},
+	{"mysql", "SELECT @@global.sql_mode", ClassRead, "SELECT"},
+	{"", "UPDATE or", ClassDestructive, "UPDATE"}, // once a panic
 }
 
 var drivers = []string{"sqlite", "postgres", "mysql"}
@@ -252,20 +265,43 @@ func FuzzClassify(f *testing.F) {
 	for _, tc := range classifyCases {
 		f.Add(tc.stmt)
 	}
+	for _, tc := range highCases {
+		f.Add(tc.stmt)
+	}
 	f.Fuzz(func(t *testing.T, stmt string) {
 		for _, d := range drivers {
 			c := Classify(d, stmt)
 			if c.Statement != strings.TrimSpace(stmt) {
 				t.Fatalf("%s: Statement %q", d, c.Statement)
 			}
-			if again := Classify(d, stmt); again.Class != c.Class || again.Verb != c.Verb {
+			if again := Classify(d, stmt); again.Class != c.Class || again.Verb != c.Verb || again.High != c.High {
 				t.Fatalf("%s: not deterministic", d)
 			}
 			if c.Class == ClassRefused && c.Reason == "" {
 				t.Fatalf("%s: refused without reason", d)
 			}
+			// HIGH whatever the rows: every destructive change, every
+			// change that is not INSERT, UPDATE or MERGE; said in both
+			// languages. Reads and refusals are never "HIGH" here.
+			switch {
+			case (c.Class == ClassRead || c.Class == ClassRefused) && !c.High.IsZero():
+				t.Fatalf("%s: %v %q has a HIGH reason %+v", d, c.Class, stmt, c.High)
+			case c.Class == ClassDestructive && (c.High.EN == "" || c.High.ZH == ""):
+				t.Fatalf("%s: destructive %q without a HIGH reason in both languages: %+v", d, stmt, c.High)
+			case c.Class == ClassWrite && c.High.IsZero() && c.Verb != "INSERT" && c.Verb != "UPDATE" && c.Verb != "MERGE":
+				t.Fatalf("%s: %s %q is not HIGH", d, c.Verb, stmt)
+			case c.Class == ClassWrite && (c.High.EN == "") != (c.High.ZH == ""):
+				t.Fatalf("%s: %q has a HIGH reason in one language only: %+v", d, stmt, c.High)
+			}
 		}
 		c := Classify("sqlite", stmt)
+		if c.Class == ClassWrite && c.High.IsZero() && (c.Verb == "UPDATE" || c.Verb == "DELETE") && utf8.ValidString(stmt) {
+			// An UPDATE or DELETE that is not HIGH has a WHERE in its code.
+			code, ok := stripSQLite(c.Statement)
+			if !ok || !slices.ContainsFunc(words(code), func(w string) bool { return strings.EqualFold(w, "WHERE") }) {
+				t.Fatalf("%s %q without WHERE is not HIGH", c.Verb, stmt)
+			}
+		}
 		if c.Class != ClassRead || !utf8.ValidString(stmt) {
 			return
 		}

@@ -53,6 +53,16 @@
 // Reads are refused (use sql_query), and so are several statements,
 // transaction control and session settings (BEGIN, SET, USE, ATTACH, …).
 //
+// It is an agent.Assessor: before the policy decides, Assess dry-runs the
+// statement (as Preview does) and reports its blast radius, which can
+// raise the call to HIGH with a reason the card shows: more rows than
+// approval.policy.high_rows ("affects 29 rows, more than 20"; on MySQL a
+// statement that cannot be dry-run counts its table as the upper bound),
+// any DDL, GRANT or maintenance statement, every destructive statement
+// (UPDATE or DELETE without WHERE: "UPDATE without WHERE changes every
+// row"), and a dry run that timed out. The loop shows Assess's preview on
+// the card, so the number judged is the number seen.
+//
 // Preview shows the statement verbatim, the database and the blast radius,
 // and never changes anything: "DELETE FROM orders WHERE status =
 // 'cancelled' — affects 7 rows in demo". INSERT/UPDATE/DELETE run in a

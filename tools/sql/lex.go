@@ -78,6 +78,30 @@ func (l *lexer) identStart(c byte) bool {
 
 func (l *lexer) identPart(c byte) bool { return isLetter(c) || isDigit(c) || c == '$' }
 
+// namedParam returns the end of a named parameter or variable starting at
+// i (SQLite :name, @name, $name; MySQL @name, @@name, @@scope.name), or i
+// when there is none.
+func (l *lexer) namedParam(i int) int {
+	c, j := l.at(i), i+1
+	switch {
+	case l.d == dialectSQLite && (c == ':' || c == '@' || c == '$'):
+	case l.d == dialectMySQL && c == '@':
+		if l.at(j) == '@' {
+			j++
+		}
+	default:
+		return i
+	}
+	k := j
+	for k < len(l.src) && (l.identPart(l.src[k]) || l.d == dialectMySQL && l.src[k] == '.') {
+		k++
+	}
+	if k == j {
+		return i
+	}
+	return k
+}
+
 func (l *lexer) at(i int) byte {
 	if i < len(l.src) {
 		return l.src[i]
@@ -223,6 +247,13 @@ func (l *lexer) run() ([]token, error) {
 			for j < n && isDigit(src[j]) {
 				j++
 			}
+			emit(tokParam, i, j)
+			i = j
+		case l.namedParam(i) > i:
+			// SQLite's :name, @name and $name parameters, MySQL's @var
+			// and @@var: a value, never a keyword ("SET a = :where" has
+			// no WHERE clause).
+			j := l.namedParam(i)
 			emit(tokParam, i, j)
 			i = j
 		default:

@@ -393,58 +393,99 @@ func (t *executeTool) check(raw json.RawMessage) (call, error) {
 // names is InnoDB without triggers. A statement that fails its dry run, or
 // is refused, is an error.
 func (t *executeTool) Preview(ctx context.Context, raw json.RawMessage) (string, error) {
+	p, _, err := t.measure(ctx, raw)
+	return p, err
+}
+
+// Assess is Preview together with what the policy needs of the same dry
+// run (agent.Assessor): the rows the statement affects, and why it is HIGH
+// whatever its rows (any DDL, UPDATE or DELETE without WHERE, see
+// Classification.High; a dry run that timed out). It never fails: what it
+// cannot measure stays unmeasured, and the preview says why.
+func (t *executeTool) Assess(ctx context.Context, raw json.RawMessage) (approval.Blast, string) {
+	p, b, err := t.measure(ctx, raw)
+	if err != nil {
+		return b, "(no preview: " + err.Error() + ")"
+	}
+	return b, p
+}
+
+// measure dry-runs the call: its preview, and its blast radius for the
+// policy. The Blast holds what the statement's text says even when err is
+// not nil.
+func (t *executeTool) measure(ctx context.Context, raw json.RawMessage) (string, approval.Blast, error) {
 	k, err := t.check(raw)
 	if err != nil {
-		return "", err
+		return "", approval.Blast{}, err
 	}
+	b := approval.Blast{High: k.c.High}
 	e := k.db
 	ctx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
-	effect, note, err := e.blastRadius(ctx, k.c)
+	r, err := e.blastRadius(ctx, k.c)
 	switch {
 	case err != nil && timedOut(ctx, err):
 		// Say so rather than fail: a person may still approve a change
-		// too big to dry-run in time, knowing its size is unknown.
-		effect, note = "blast radius unknown", "the dry run timed out after "+e.timeout.String()
+		// too big to dry-run in time, knowing its size is unknown; it is
+		// HIGH, as a change that size may well be.
+		r = radius{effect: "blast radius unknown", note: "the dry run timed out after " + e.timeout.String()}
+		if b.High.IsZero() {
+			b.High = approval.Words{EN: "its dry run timed out after " + e.timeout.String() + ": the rows it affects are unknown",
+				ZH: "试运行超时（" + e.timeout.String() + "），影响的行数未知"}
+		}
 	case err != nil:
-		return "", fmt.Errorf("the dry run on %s failed: %s", e.name, e.dbError(ctx, err))
+		return "", b, fmt.Errorf("the dry run on %s failed: %s", e.name, e.dbError(ctx, err))
 	}
-	p := k.c.Statement + " — " + effect + " in " + e.name
-	if note != "" {
-		p += " (" + note + ")"
+	b.Rows, b.Measured, b.AtMost = r.rows, r.measured, r.atMost
+	p := k.c.Statement + " — " + r.effect + " in " + e.name
+	if r.note != "" {
+		p += " (" + r.note + ")"
 	}
-	return p, nil
+	return p, b, nil
 }
+
+var _ agent.Assessor = (*executeTool)(nil)
 
 var dmlVerbs = set("INSERT", "UPDATE", "DELETE", "REPLACE", "MERGE")
 
 const mysqlDDLNote = "not dry-run: MySQL commits DDL at once"
 
+// radius is what blastRadius found: the effect in words ("affects 7
+// rows"), a note on how it was found, and the rows affected when measured
+// (atMost: an upper bound, counted because the statement could not be
+// dry-run).
+type radius struct {
+	effect, note     string
+	rows             int64
+	measured, atMost bool
+}
+
 // blastRadius finds what the statement would do without changing anything.
-func (e *database) blastRadius(ctx context.Context, c Classification) (effect, note string, err error) {
+func (e *database) blastRadius(ctx context.Context, c Classification) (radius, error) {
 	mysql := e.dialect == dialectMySQL
 	switch {
 	case dmlVerbs[c.Verb]:
 		if mysql {
 			why, err := e.mysqlNoDryRun(ctx, c)
 			if err != nil {
-				return "", "", err
+				return radius{}, err
 			}
 			if why != "" {
-				effect = "would run " + c.Verb
+				r := radius{effect: "would run " + c.Verb, note: "not dry-run: " + why}
 				if (c.Verb == "DELETE" || c.Verb == "UPDATE") && len(c.targets) == 1 {
 					if n, err := e.count(ctx, c.targets[0]); err == nil {
-						effect = "affects at most " + plural(n) + " of " + c.targets[0]
+						r.effect = "affects at most " + plural(n) + " of " + c.targets[0]
+						r.rows, r.measured, r.atMost = n, true, true
 					}
 				}
-				return effect, "not dry-run: " + why, nil
+				return r, nil
 			}
 		}
 		n, err := e.dryRun(ctx, c.Statement)
 		if err != nil {
-			return "", "", err
+			return radius{}, err
 		}
-		return "affects " + plural(n), "", nil
+		return radius{effect: "affects " + plural(n), rows: n, measured: true}, nil
 	case c.Verb == "DROP TABLE" || c.Verb == "TRUNCATE":
 		parts := make([]string, 0, len(c.targets))
 		for _, tb := range c.targets {
@@ -455,7 +496,7 @@ func (e *database) blastRadius(ctx context.Context, c Classification) (effect, n
 			case c.ifExists:
 				parts = append(parts, tb+" (cannot count its rows: "+e.dbError(ctx, err)+")")
 			default:
-				return "", "", err
+				return radius{}, err
 			}
 		}
 		what := "would drop table"
@@ -465,23 +506,23 @@ func (e *database) blastRadius(ctx context.Context, c Classification) (effect, n
 		if len(parts) != 1 {
 			what += "s"
 		}
-		effect = what + " " + strings.Join(parts, ", ")
+		effect := what + " " + strings.Join(parts, ", ")
 		if mysql {
-			return effect, mysqlDDLNote, nil
+			return radius{effect: effect, note: mysqlDDLNote}, nil
 		}
 		if _, err := e.dryRun(ctx, c.Statement); err != nil {
-			return "", "", err
+			return radius{}, err
 		}
-		return effect, "", nil
+		return radius{effect: effect}, nil
 	case c.Verb == "CALL" || c.Verb == "DO":
-		return "would run " + c.Verb, "not dry-run: a procedure can do anything", nil
+		return radius{effect: "would run " + c.Verb, note: "not dry-run: a procedure can do anything"}, nil
 	case mysql:
-		return "would run " + c.Verb, mysqlDDLNote, nil
+		return radius{effect: "would run " + c.Verb, note: mysqlDDLNote}, nil
 	}
 	if _, err := e.dryRun(ctx, c.Statement); err != nil {
-		return "", "", err
+		return radius{}, err
 	}
-	return "would run " + c.Verb, "a dry run succeeded and was rolled back", nil
+	return radius{effect: "would run " + c.Verb, note: "a dry run succeeded and was rolled back"}, nil
 }
 
 // dryRun executes the statement in a transaction and rolls it back,
