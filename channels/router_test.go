@@ -75,12 +75,13 @@ func TestDuplicateEventIDProcessedOnce(t *testing.T) {
 }
 
 type countingMetrics struct {
-	inbound, dedup chan string
-	decisions      chan approval.Status
+	inbound, dedup, refused chan string
+	decisions               chan approval.Status
 }
 
 func (c *countingMetrics) Inbound(ch string)      { c.inbound <- ch }
 func (c *countingMetrics) Deduplicated(ch string) { c.dedup <- ch }
+func (c *countingMetrics) Refused(ch string)      { c.refused <- ch }
 func (c *countingMetrics) Decision(_ string, st approval.Status) {
 	c.decisions <- st
 }
