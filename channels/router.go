@@ -387,7 +387,10 @@ func (r *Router) Ready() error {
 //     approval, decide it (as the sender, with the hash of that approval)
 //     and answer with the outcome's words; it never reaches the agent. The
 //     decision runs in the background (it runs the tool) and Close waits
-//     for it.
+//     for it. A reply written (by the platform's create time of the
+//     message; its arrival when there is none) more than ReplyClockSkew
+//     before the approval was created is not a decision for it: an old
+//     message, delayed or replayed, never decides a newer approval.
 //  4. Anything else goes to the agent's queue for the session; if an
 //     approval is pending there, the sender is also told that one is
 //     waiting and how to answer it.
@@ -457,8 +460,16 @@ func (r *Router) HandleMessage(ctx context.Context, m Message) error {
 		pending = nil
 	}
 	if pending != nil && reply != approval.ReplyNone {
-		r.decideTyped(ctx, eng, ch, to, m, pending, reply, log)
-		return nil
+		written := r.writtenAt(m)
+		if !r.replyFor(written, pending) {
+			// A reply to something older (or a replay of an old message):
+			// not a decision for this approval; the agent reads it.
+			log.Info("a typed reply written before the pending approval was created is not a decision for it; it goes to the agent",
+				"approval_id", pending.ID, "created_at", written, "approval_created_at", pending.CreatedAt, "reply_clock_skew", r.cfg.ReplyClockSkew)
+		} else {
+			r.decideTyped(ctx, eng, ch, to, m, pending, reply, log)
+			return nil
+		}
 	}
 
 	err = loop.Submit(agent.Inbound{Session: session, Channel: m.Channel, ChatID: m.ChatID, ThreadID: m.ThreadID,
@@ -478,6 +489,23 @@ func (r *Router) HandleMessage(ctx context.Context, m Message) error {
 		r.notice(ctx, ch, to, log, r.waitingNotice(pending))
 	}
 	return nil
+}
+
+// writtenAt is when m was written: the platform's create time of the
+// message, or, when the channel gives none, now (it has just arrived).
+func (r *Router) writtenAt(m Message) time.Time {
+	if m.CreatedAt.IsZero() {
+		return r.cfg.Clock.Now()
+	}
+	return m.CreatedAt
+}
+
+// replyFor reports whether a typed reply written at written may be a
+// decision for a: it was written after a was created, give or take
+// ReplyClockSkew (the platform's clock against ours). A reply written
+// before cannot be about a: it is an old message, delayed or replayed.
+func (r *Router) replyFor(written time.Time, a *approval.Approval) bool {
+	return !written.Before(a.CreatedAt.Add(-r.cfg.ReplyClockSkew))
 }
 
 // dedupKey is the de-duplication key of an inbound id: prefix, channel,
