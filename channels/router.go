@@ -391,7 +391,14 @@ func (r *Router) Ready() error {
 //     message; its arrival when there is none) more than ReplyClockSkew
 //     before the approval was created is not a decision for it: an old
 //     message, delayed or replayed, never decides a newer approval.
-//  4. Anything else goes to the agent's queue for the session; if an
+//  4. A typed 确认 / 取消 that finds nothing pending, written after the
+//     session's last approval was created and at most LateReplyWindow
+//     after it ended, is answered with how it ended ("expired",
+//     "withdrawn", "declined", "already decided: executed") and goes no
+//     further, as a late click on its card would (see lateReply). This
+//     lookup (Store.Latest) is the only extra store round trip, and only
+//     such texts pay it.
+//  5. Anything else goes to the agent's queue for the session; if an
 //     approval is pending there, the sender is also told that one is
 //     waiting and how to answer it.
 //
@@ -471,6 +478,9 @@ func (r *Router) HandleMessage(ctx context.Context, m Message) error {
 			return nil
 		}
 	}
+	if pending == nil && reply != approval.ReplyNone && r.cfg.LateReplyWindow >= 0 && r.lateReply(ctx, store, ch, to, m, session, log) {
+		return nil
+	}
 
 	err = loop.Submit(agent.Inbound{Session: session, Channel: m.Channel, ChatID: m.ChatID, ThreadID: m.ThreadID,
 		User: m.UserID, MessageID: m.MessageID, Text: m.Text})
@@ -506,6 +516,52 @@ func (r *Router) writtenAt(m Message) time.Time {
 // before cannot be about a: it is an old message, delayed or replayed.
 func (r *Router) replyFor(written time.Time, a *approval.Approval) bool {
 	return !written.Before(a.CreatedAt.Add(-r.cfg.ReplyClockSkew))
+}
+
+// lateReply answers a typed 确认 / 取消 of m that found no pending
+// approval, when the session's last approval has ended and the reply was
+// written for it: after it was created (give or take ReplyClockSkew) and no
+// later than LateReplyWindow after it ended. The answer is how it ended
+// (endedWords), sent as an error notice (the reply decided nothing; a
+// client that waits for its answer stops waiting). It reports whether it
+// answered; if not, the text goes to the agent as any other.
+func (r *Router) lateReply(ctx context.Context, store approval.Store, ch Channel, to Target, m Message, session approval.SessionKey, log *slog.Logger) bool {
+	last, err := store.Latest(ctx, session)
+	if err != nil {
+		log.Warn("looking up the session's last approval failed; the typed reply goes to the agent", "err", err)
+		return false
+	}
+	if last == nil || last.State == approval.StatePending || last.DecidedAt.IsZero() {
+		return false
+	}
+	written := r.writtenAt(m)
+	if !r.replyFor(written, last) || written.After(last.DecidedAt.Add(r.cfg.LateReplyWindow)) {
+		return false
+	}
+	st, text := r.endedWords(last)
+	log.Info("a typed reply came after the session's approval ended; answered with how it ended", "approval_id", last.ID,
+		"status", st, "created_at", written, "decided_at", last.DecidedAt)
+	if err := ch.Send(ctx, to, Outgoing{Kind: string(agent.SayNotice), Text: text, IsError: true}); err != nil {
+		log.Warn("sending a notice failed", "err", err)
+	}
+	return true
+}
+
+// endedWords says how approval a ended, for a typed reply that came too
+// late or lost a race: the words of its status when nothing ran (expired,
+// cancelled, superseded, rejected), else "already decided" with what came
+// of it (executed, failed, frozen, replayed), or "already decided" alone
+// while it runs.
+func (r *Router) endedWords(a *approval.Approval) (approval.Status, string) {
+	if !a.State.Terminal() || a.Outcome == nil || a.Outcome.Status == "" {
+		return approval.StatusAlreadyDecided, r.text.Text(approval.StatusAlreadyDecided)
+	}
+	switch st := a.Outcome.Status; st {
+	case approval.StatusExpired, approval.StatusCancelled, approval.StatusSuperseded, approval.StatusRejected:
+		return st, r.text.Text(st)
+	default:
+		return st, fmt.Sprintf(r.words().decidedFmt, r.text.Text(approval.StatusAlreadyDecided), r.text.Text(st))
+	}
 }
 
 // dedupKey is the de-duplication key of an inbound id: prefix, channel,
@@ -561,6 +617,15 @@ func (r *Router) decideTyped(ctx context.Context, eng *approval.Engine, ch Chann
 		r.metrics.Decision(m.Channel, o.Status)
 		log.Info("typed decision", "status", o.Status)
 		text := r.text.Text(o.Status)
+		if o.Status == approval.StatusAlreadyDecided {
+			// Lost a race (a cancel, another person's decision, an
+			// expiry): say how the approval ended, not only that it did.
+			if a, err := eng.Get(ctx, pending.ID); err == nil {
+				var st approval.Status
+				st, text = r.endedWords(a)
+				log.Info("the typed reply came after the approval ended", "final_status", st)
+			}
+		}
 		if o.Status == approval.StatusUnauthorized {
 			text += r.words().mayApprove(pending.Approvers.Describe())
 		}
@@ -824,6 +889,8 @@ func (r *Router) waitingNotice(a *approval.Approval) string {
 // routerWords are the router's own sentences in one language.
 type routerWords struct {
 	waiting, busy, closing, mayApproveFmt, refused string
+	// decidedFmt joins "already decided" and what came of it.
+	decidedFmt string
 }
 
 func (w routerWords) mayApprove(who string) string { return fmt.Sprintf(w.mayApproveFmt, who) }
@@ -836,6 +903,7 @@ var (
 		closing:       "The assistant is shutting down; please try again shortly.",
 		mayApproveFmt: " (who may approve: %s)",
 		refused:       "Sorry, you are not allowed to use this assistant here. Please ask its administrator for access.",
+		decidedFmt:    "%s: %s",
 	}
 	wordsZH = routerWords{
 		waiting:       "有一项操作正在等待确认（%s）。回复「确认」执行，回复「取消」放弃，或使用卡片上的按钮。你的消息已排队交给助手处理。",
@@ -843,6 +911,7 @@ var (
 		closing:       "助手正在关闭，请稍后再试。",
 		mayApproveFmt: "（可确认人：%s）",
 		refused:       "抱歉，你没有权限在这里使用此助手。如需使用，请联系管理员开通。",
+		decidedFmt:    "%s：%s",
 	}
 )
 
