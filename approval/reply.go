@@ -16,6 +16,13 @@ import (
 // which cancels). Anything else is ReplyNone: the message goes to the
 // agent's queue and the approval keeps waiting. A missed decision costs a
 // retype; a wrong confirm runs a tool, so the parser errs towards none.
+//
+// A question is never a decision, neither a confirm nor a cancel: a text
+// holding a question mark anywhere (? ？ and the other forms, see
+// isQuestionMark), ending in a question particle (吗 么 嘛 呢) or holding a
+// question phrase (是否, 要不要, …) is ReplyNone, so "确认？", "ok?" and
+// "真的要执行吗" run nothing and "取消？" cancels nothing; the person is
+// asking, not answering.
 type Reply int
 
 // Replies.
@@ -49,7 +56,9 @@ type ReplyConfig struct {
 	// Cancel lists the keywords that reject the pending call. Empty uses
 	// the defaults (取消 拒绝 否 不 取消操作 cancel no n reject deny).
 	// Negations of a confirm keyword (不确认, don't approve) cancel
-	// whatever this list holds.
+	// whatever this list holds. A keyword of either list that is a
+	// question (it holds a question mark, ends in 吗 么 嘛 呢 or holds a
+	// phrase such as 是否) is rejected: a question is never a decision.
 	Cancel []string `json:"cancel" mapstructure:"cancel"`
 }
 
@@ -96,6 +105,15 @@ func NewReplyParser(cfg ReplyConfig) (*ReplyParser, error) {
 				errs = append(errs, fmt.Errorf("replies.%s[%d]: %q is empty after normalisation", field, i, k))
 				continue
 			}
+			if j := strings.IndexFunc(k, isQuestionMark); j >= 0 {
+				q, _ := utf8.DecodeRuneInString(k[j:])
+				errs = append(errs, fmt.Errorf("replies.%s[%d]: %s holds the question mark %q and can never be a decision (a question is never one)", field, i, name, string(q)))
+				continue
+			}
+			if q := questionMarker(n); q != "" {
+				errs = append(errs, fmt.Errorf("replies.%s[%d]: %s is a question (%q) and can never be a decision", field, i, name, q))
+				continue
+			}
 			if m := negationMarker(n); r == ReplyConfirm && m != "" {
 				errs = append(errs, fmt.Errorf("replies.%s[%d]: %s holds the negation %q and can never confirm", field, i, name, m))
 				continue
@@ -119,11 +137,17 @@ func NewReplyParser(cfg ReplyConfig) (*ReplyParser, error) {
 // the whole text must be one keyword; a confirm keyword preceded by a
 // negation (不确认, 别执行, 不要执行, 没确认, don't approve, not ok) and the
 // bare refusals don't, dont, do not, no way and never are ReplyCancel.
-// "Not yet" forms (还没确认, 先别执行) and everything else are ReplyNone.
+// "Not yet" forms (还没确认, 先别执行), questions (确认？, ok?, 确认吗,
+// 取消？; see Reply) and everything else are ReplyNone.
 func (p *ReplyParser) Parse(text string) Reply {
+	// Before normalising, which trims a trailing question mark as it trims
+	// any punctuation.
+	if strings.ContainsFunc(text, isQuestionMark) {
+		return ReplyNone
+	}
 	var buf [128]byte
 	b := appendNormalized(buf[:0], text)
-	if len(b) == 0 {
+	if len(b) == 0 || questionMarker(string(b)) != "" {
 		return ReplyNone
 	}
 	if r, ok := p.words[string(b)]; ok {
@@ -172,6 +196,44 @@ func (p *ReplyParser) negatedConfirm(b []byte) bool {
 		}
 	}
 	return false
+}
+
+// isQuestionMark reports whether r is a question mark: ? and its
+// full-width (？), small (﹖) and vertical (︖) forms, the inverted (¿),
+// Arabic (؟), Greek (U+037E) and reversed (⸮) ones, ⁇ ⁈ ⁉ ‽, and the
+// emoji ❓ ❔.
+func isQuestionMark(r rune) bool {
+	switch r {
+	case '?', '？', '﹖', '︖', '¿', '؟', '\u037e', '⸮', '⁇', '⁈', '⁉', '‽', '❓', '❔':
+		return true
+	}
+	return false
+}
+
+// Question particles end a Chinese question (确认吗, 执行么, 是嘛, 取消呢);
+// 吧 is not one of them: it softens an answer (好吧, 执行吧) more often than
+// it asks. Question phrases ask wherever they stand (是否执行, 要不要执行,
+// 行不行).
+var (
+	questionParticles = []string{"吗", "嗎", "么", "麼", "嘛", "呢"}
+	questionPhrases   = []string{"是否", "是不是", "要不要", "能不能", "可不可以", "可以不可以", "行不行", "好不好", "对不对", "對不對", "有没有", "有沒有", "真的要"}
+)
+
+// questionMarker returns the particle or phrase that makes the normalised
+// text s a question, or "". (A question mark is looked for in the raw text,
+// since normalising trims it from the ends.)
+func questionMarker(s string) string {
+	for _, q := range questionParticles {
+		if strings.HasSuffix(s, q) {
+			return q
+		}
+	}
+	for _, q := range questionPhrases {
+		if strings.Contains(s, q) {
+			return q
+		}
+	}
+	return ""
 }
 
 // Negation markers: a confirm keyword may hold none of them, so no
@@ -223,8 +285,10 @@ func isWordByte(c byte) bool {
 //     the text or follows a space or punctuation, with everything up to
 //     the next space;
 //   - runs of spaces become one space, and spaces and punctuation
-//     (. , ! ? ; : ~ ' " 。 、 … ⋯ ｡ ､ “ ” 「 」 『 』) are trimmed from both
+//     (. , ! ; : ~ ' " 。 、 … ⋯ ｡ ､ “ ” 「 」 『 』) are trimmed from both
 //     ends (DingTalk leaves a leading space where it removed the mention).
+//     A question mark is not trimmed: the normal form of a question is
+//     still a question (see Reply).
 //
 // Punctuation inside the text stays, so "n/a" and "y'all" are not "n" or
 // "y". NormalizeReply is idempotent.
@@ -380,7 +444,7 @@ func mentionMayStart(out []byte) bool {
 // reply (after folding, so full-width forms are already ASCII).
 func isTrimPunct(r rune) bool {
 	switch r {
-	case '.', ',', '!', '?', ';', ':', '~', '\'', '"',
+	case '.', ',', '!', ';', ':', '~', '\'', '"',
 		'。', '、', '…', '⋯', '｡', '､', '“', '”', '「', '」', '『', '』':
 		return true
 	}

@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -51,7 +52,6 @@ var replyTests = []replyTest{
 	{"确认……", nil, ReplyConfirm},
 	{"确认，", nil, ReplyConfirm},
 	{"确认；", nil, ReplyConfirm},
-	{"ok?!", nil, ReplyConfirm},
 	{"ok...", nil, ReplyConfirm},
 	{"确认 。 ！", nil, ReplyConfirm},
 	{"“确认”", nil, ReplyConfirm},
@@ -121,6 +121,69 @@ var replyTests = []replyTest{
 	{"not ok", nil, ReplyCancel},
 	{"No way", nil, ReplyCancel},
 	{"never", nil, ReplyCancel},
+	// A question is never a decision, whatever it asks about: a question
+	// mark (half-width, full-width or another form) anywhere, a question
+	// particle at the end, or a question phrase.
+	{"确认？", nil, ReplyNone},
+	{"确认?", nil, ReplyNone},
+	{"确认 ?", nil, ReplyNone},
+	{"确认 ？", nil, ReplyNone},
+	{"确认？！", nil, ReplyNone},
+	{"确认?。", nil, ReplyNone},
+	{"？确认", nil, ReplyNone},
+	{"确认吗？", nil, ReplyNone},
+	{"确认吗", nil, ReplyNone},
+	{"确认嗎", nil, ReplyNone},
+	{"确认么", nil, ReplyNone},
+	{"确认呢", nil, ReplyNone},
+	{"确认嘛", nil, ReplyNone},
+	{"确定吗", nil, ReplyNone},
+	{"执行吗", nil, ReplyNone},
+	{"执行？", nil, ReplyNone},
+	{"可以吗", nil, ReplyNone},
+	{"是吗", nil, ReplyNone},
+	{"是？", nil, ReplyNone},
+	{"是否执行", nil, ReplyNone},
+	{"要不要执行", nil, ReplyNone},
+	{"真的要执行吗", nil, ReplyNone},
+	{"真的要执行吗？", nil, ReplyNone},
+	{"同意?", nil, ReplyNone},
+	{"批准？", nil, ReplyNone},
+	{"确认执行?", nil, ReplyNone},
+	{"@_user_1 确认？", nil, ReplyNone},
+	{"ok?", nil, ReplyNone},
+	{"ok?!", nil, ReplyNone},
+	{"OK ?", nil, ReplyNone},
+	{"ＯＫ？", nil, ReplyNone},
+	{"yes?", nil, ReplyNone},
+	{"yes？", nil, ReplyNone},
+	{"ｙｅｓ？", nil, ReplyNone},
+	{"Yes??", nil, ReplyNone},
+	{"y?", nil, ReplyNone},
+	{"Confirm?", nil, ReplyNone},
+	{"approve?", nil, ReplyNone},
+	{"¿yes", nil, ReplyNone},
+	{"yes⁉", nil, ReplyNone},
+	{"ok‽", nil, ReplyNone},
+	{"确认❓", nil, ReplyNone},
+	{"确认﹖", nil, ReplyNone},
+	{"are you sure?", nil, ReplyNone},
+	{"confirm, are you sure?", nil, ReplyNone},
+	// ... and a question about cancelling does not cancel either.
+	{"取消？", nil, ReplyNone},
+	{"取消?", nil, ReplyNone},
+	{"取消吗", nil, ReplyNone},
+	{"no?", nil, ReplyNone},
+	{"cancel?", nil, ReplyNone},
+	{"不确认？", nil, ReplyNone},
+	{"不确认吗", nil, ReplyNone},
+	{"don't?", nil, ReplyNone},
+	{"好？", customReplies, ReplyNone},
+	{"好吗", customReplies, ReplyNone},
+	{"好不好", customReplies, ReplyNone},
+	{"行不行", customReplies, ReplyNone},
+	{"do it?", customReplies, ReplyNone},
+	{"算了？", customReplies, ReplyNone},
 	// Other negations are not a decision.
 	{"还没确认", nil, ReplyNone},
 	{"先别执行", nil, ReplyNone},
@@ -239,6 +302,14 @@ func TestParseReplyDefaultKeywords(t *testing.T) {
 			}
 		}
 	}
+	// Every keyword asked as a question is not a decision.
+	for _, k := range append(slices.Clone(cfg.Confirm), cfg.Cancel...) {
+		for _, q := range []string{k + "?", k + "？", k + " ?", k + "？！", k + "吗", k + "吗？", "真的要" + k + "吗", strings.ToUpper(k) + "?"} {
+			if got := p.Parse(q); got != ReplyNone {
+				t.Errorf("%q: got %v, want %v", q, got, ReplyNone)
+			}
+		}
+	}
 	for _, k := range cfg.Cancel {
 		if got := p.Parse(k); got != ReplyCancel {
 			t.Errorf("%q: got %v, want %v", k, got, ReplyCancel)
@@ -296,6 +367,13 @@ var newReplyParserTests = []newReplyParserTest{
 	{ReplyConfig{Confirm: []string{"no problem"}}, []string{`"no problem" holds the negation "no"`}},
 	{ReplyConfig{Confirm: []string{"why not"}}, []string{`"why not" holds the negation "not"`}},
 	{ReplyConfig{Confirm: []string{"isn't it"}}, []string{`"isn't it" holds the negation "isn't"`}},
+	{ReplyConfig{Confirm: []string{"ok?"}}, []string{`replies.confirm[0]: "ok?" holds the question mark "?"`}},
+	{ReplyConfig{Confirm: []string{"好吗"}}, []string{`replies.confirm[0]: "好吗" is a question ("吗")`}},
+	{ReplyConfig{Confirm: []string{"可以？"}}, []string{`replies.confirm[0]: "可以？" (normalised "可以?") holds the question mark "？"`}},
+	{ReplyConfig{Confirm: []string{"是否"}}, []string{`replies.confirm[0]: "是否" is a question ("是否")`}},
+	{ReplyConfig{Cancel: []string{"算了吧？"}}, []string{`replies.cancel[0]: "算了吧？" (normalised "算了吧?") holds the question mark "？"`}},
+	{ReplyConfig{Cancel: []string{"取消呢"}}, []string{`replies.cancel[0]: "取消呢" is a question ("呢")`}},
+	{ReplyConfig{Confirm: []string{"好吧", "好嘞"}}, nil}, // 吧 softens an answer; it is not a question
 	{ReplyConfig{Confirm: []string{"", "好", "别管"}, Cancel: []string{"好"}}, []string{
 		`replies.confirm[0]: "" is empty`,
 		`replies.confirm[2]: "别管" holds the negation "别"`,
@@ -368,6 +446,9 @@ var normalizeReplyTests = []normalizeReplyTest{
 	{"ok\xff", "ok\ufffd"},
 	{"确\u200b认", "确 认"},
 	{"Do  It", "do it"},
+	{"确认？", "确认?"},
+	{"  ok ?! ", "ok ?"},
+	{"？确认。", "?确认"},
 }
 
 func TestNormalizeReply(t *testing.T) {

@@ -34,6 +34,12 @@ type Store interface {
 	// Pending returns the session's pending approval, or nil if there is none.
 	Pending(ctx context.Context, s SessionKey) (*Approval, error)
 
+	// Latest returns the session's most recent approval whatever its state
+	// (pending, claimed or ended), or nil when the session has none that
+	// the store still keeps (records of ended approvals are kept for the
+	// retention). The router answers a late typed 确认 with it.
+	Latest(ctx context.Context, s SessionKey) (*Approval, error)
+
 	// Claim makes the one atomic check-and-transition every decision passes.
 	// In this order: missing; an expire intent (pending and due -> expired);
 	// not pending (superseded, expired, or already_claimed); the actor not

@@ -53,7 +53,34 @@ type RouterConfig struct {
 	Clock clock.Clock
 	// Metrics counts inbound messages, duplicates and decisions. Optional.
 	Metrics Metrics
+	// Allow is who may use each channel, by channel name (YAML
+	// channels.<name>.allow). A channel without an entry, or with an empty
+	// one, lets everyone in. A message or click it refuses is answered
+	// with one polite sentence (in a group chat at most once per
+	// RefusalNoticeInterval per person), logged and counted, and goes no
+	// further.
+	Allow map[string]Allow
+	// ReplyClockSkew is the allowance for the difference between the
+	// platform's clock (a message's CreatedAt) and this process's (an
+	// approval's CreatedAt): a typed reply written more than this before
+	// the session's pending approval was created is not a decision for it
+	// (a replayed or delayed old 确认 must not approve a newer approval);
+	// it goes to the agent like any text. YAML approval.reply_clock_skew.
+	// Default 5s; negative: 0.
+	ReplyClockSkew time.Duration
+	// LateReplyWindow is how long after the session's last approval ended
+	// a typed 确认 / 取消 that finds nothing pending is answered with that
+	// approval's outcome ("expired", "withdrawn", …) instead of going to
+	// the agent, as a late click on its card is. Default 10m; negative:
+	// never (late replies go to the agent).
+	LateReplyWindow time.Duration
 }
+
+// Defaults of RouterConfig.
+const (
+	DefaultReplyClockSkew  = 5 * time.Second
+	DefaultLateReplyWindow = 10 * time.Minute
+)
 
 // Metrics is what the router reports for /metrics. Implementations must be
 // safe for concurrent use.
@@ -64,6 +91,9 @@ type Metrics interface {
 	Deduplicated(channel string)
 	// Decision counts one decision (typed reply or card action) by outcome.
 	Decision(channel string, status approval.Status)
+	// Refused counts one message or card action refused because its
+	// sender or chat is not in the channel's allow-list.
+	Refused(channel string)
 }
 
 type nopMetrics struct{}
@@ -71,6 +101,7 @@ type nopMetrics struct{}
 func (nopMetrics) Inbound(string)                   {}
 func (nopMetrics) Deduplicated(string)              {}
 func (nopMetrics) Decision(string, approval.Status) {}
+func (nopMetrics) Refused(string)                   {}
 
 // PendingViewer is implemented by the Router. A channel that re-shows a
 // pending approval by itself (the web chat, when a page reconnects or a
@@ -121,6 +152,8 @@ type Router struct {
 	text    approval.OutcomeText
 	replies *approval.ReplyParser
 	metrics Metrics
+	allow   map[string]allowSet // channels with a non-empty allow-list
+	refused refusals
 
 	mu      sync.RWMutex
 	engine  *approval.Engine
@@ -174,6 +207,24 @@ func NewRouter(cfg RouterConfig) (*Router, error) {
 	if cfg.Metrics == nil {
 		cfg.Metrics = nopMetrics{}
 	}
+	switch {
+	case cfg.ReplyClockSkew == 0:
+		cfg.ReplyClockSkew = DefaultReplyClockSkew
+	case cfg.ReplyClockSkew < 0:
+		cfg.ReplyClockSkew = 0
+	}
+	if cfg.LateReplyWindow == 0 {
+		cfg.LateReplyWindow = DefaultLateReplyWindow
+	}
+	allow := map[string]allowSet{}
+	for name, a := range cfg.Allow {
+		if err := a.Validate(); err != nil {
+			return nil, fmt.Errorf("channels.NewRouter: channel %s: %w", name, err)
+		}
+		if !a.Empty() {
+			allow[name] = newAllowSet(a)
+		}
+	}
 	r := &Router{
 		cfg:     cfg,
 		log:     cfg.Logger,
@@ -181,6 +232,7 @@ func NewRouter(cfg RouterConfig) (*Router, error) {
 		text:    cfg.Text.With(cfg.Lang),
 		replies: cfg.Replies,
 		metrics: cfg.Metrics,
+		allow:   allow,
 		store:   cfg.Store,
 		chans:   map[string]Channel{},
 	}
@@ -319,6 +371,9 @@ func (r *Router) Ready() error {
 
 // HandleMessage routes one inbound message:
 //
+//  0. A sender or chat not in the channel's allow-list (RouterConfig.Allow)
+//     is refused before anything else: nothing is marked, queued or
+//     decided; the sender is told so (see refuse).
 //  1. De-duplicate: the message id ("msg:<channel>:<id>") and, when there
 //     is one, the event id ("evt:<channel>:<id>") are marked in the store
 //     for DedupTTL; a mark that exists already drops the message. A
@@ -332,8 +387,18 @@ func (r *Router) Ready() error {
 //     approval, decide it (as the sender, with the hash of that approval)
 //     and answer with the outcome's words; it never reaches the agent. The
 //     decision runs in the background (it runs the tool) and Close waits
-//     for it.
-//  4. Anything else goes to the agent's queue for the session; if an
+//     for it. A reply written (by the platform's create time of the
+//     message; its arrival when there is none) more than ReplyClockSkew
+//     before the approval was created is not a decision for it: an old
+//     message, delayed or replayed, never decides a newer approval.
+//  4. A typed 确认 / 取消 that finds nothing pending, written after the
+//     session's last approval was created and at most LateReplyWindow
+//     after it ended, is answered with how it ended ("expired",
+//     "withdrawn", "declined", "already decided: executed") and goes no
+//     further, as a late click on its card would (see lateReply). This
+//     lookup (Store.Latest) is the only extra store round trip, and only
+//     such texts pay it.
+//  5. Anything else goes to the agent's queue for the session; if an
 //     approval is pending there, the sender is also told that one is
 //     waiting and how to answer it.
 //
@@ -351,6 +416,19 @@ func (r *Router) HandleMessage(ctx context.Context, m Message) error {
 		return err
 	}
 	r.metrics.Inbound(m.Channel)
+	if !r.allowed(m.Channel, m.UserID, m.ChatID) {
+		// In a direct chat every refused message is answered (only the
+		// sender reads it, and the API and the CLI wait for an answer);
+		// in a group at most once per RefusalNoticeInterval.
+		if r.refuse(ctx, m.Channel, m.UserID, m.ChatID, log) || m.ChatType == "p2p" {
+			to := Target{Channel: m.Channel, ChatID: m.ChatID, ThreadID: m.ThreadID, ReplyTo: m.MessageID, UserID: m.UserID}
+			// IsError: the message's turn ends here, with this answer.
+			if err := ch.Send(ctx, to, Outgoing{Kind: string(agent.SayNotice), Text: r.words().refused, IsError: true}); err != nil {
+				log.Warn("sending a notice failed", "err", err)
+			}
+		}
+		return nil
+	}
 	session := SessionKey(r.cfg.Scope, m.Channel, m.ChatID, m.UserID, m.ThreadID)
 	// The de-duplication marks and the pending lookup, in one round trip
 	// where the store can (the lookup is wasted on a duplicate, which is
@@ -389,7 +467,18 @@ func (r *Router) HandleMessage(ctx context.Context, m Message) error {
 		pending = nil
 	}
 	if pending != nil && reply != approval.ReplyNone {
-		r.decideTyped(ctx, eng, ch, to, m, pending, reply, log)
+		written := r.writtenAt(m)
+		if !r.replyFor(written, pending) {
+			// A reply to something older (or a replay of an old message):
+			// not a decision for this approval; the agent reads it.
+			log.Info("a typed reply written before the pending approval was created is not a decision for it; it goes to the agent",
+				"approval_id", pending.ID, "created_at", written, "approval_created_at", pending.CreatedAt, "reply_clock_skew", r.cfg.ReplyClockSkew)
+		} else {
+			r.decideTyped(ctx, eng, ch, to, m, pending, reply, log)
+			return nil
+		}
+	}
+	if pending == nil && reply != approval.ReplyNone && r.cfg.LateReplyWindow >= 0 && r.lateReply(ctx, store, ch, to, m, session, log) {
 		return nil
 	}
 
@@ -410,6 +499,69 @@ func (r *Router) HandleMessage(ctx context.Context, m Message) error {
 		r.notice(ctx, ch, to, log, r.waitingNotice(pending))
 	}
 	return nil
+}
+
+// writtenAt is when m was written: the platform's create time of the
+// message, or, when the channel gives none, now (it has just arrived).
+func (r *Router) writtenAt(m Message) time.Time {
+	if m.CreatedAt.IsZero() {
+		return r.cfg.Clock.Now()
+	}
+	return m.CreatedAt
+}
+
+// replyFor reports whether a typed reply written at written may be a
+// decision for a: it was written after a was created, give or take
+// ReplyClockSkew (the platform's clock against ours). A reply written
+// before cannot be about a: it is an old message, delayed or replayed.
+func (r *Router) replyFor(written time.Time, a *approval.Approval) bool {
+	return !written.Before(a.CreatedAt.Add(-r.cfg.ReplyClockSkew))
+}
+
+// lateReply answers a typed 确认 / 取消 of m that found no pending
+// approval, when the session's last approval has ended and the reply was
+// written for it: after it was created (give or take ReplyClockSkew) and no
+// later than LateReplyWindow after it ended. The answer is how it ended
+// (endedWords), sent as an error notice (the reply decided nothing; a
+// client that waits for its answer stops waiting). It reports whether it
+// answered; if not, the text goes to the agent as any other.
+func (r *Router) lateReply(ctx context.Context, store approval.Store, ch Channel, to Target, m Message, session approval.SessionKey, log *slog.Logger) bool {
+	last, err := store.Latest(ctx, session)
+	if err != nil {
+		log.Warn("looking up the session's last approval failed; the typed reply goes to the agent", "err", err)
+		return false
+	}
+	if last == nil || last.State == approval.StatePending || last.DecidedAt.IsZero() {
+		return false
+	}
+	written := r.writtenAt(m)
+	if !r.replyFor(written, last) || written.After(last.DecidedAt.Add(r.cfg.LateReplyWindow)) {
+		return false
+	}
+	st, text := r.endedWords(last)
+	log.Info("a typed reply came after the session's approval ended; answered with how it ended", "approval_id", last.ID,
+		"status", st, "created_at", written, "decided_at", last.DecidedAt)
+	if err := ch.Send(ctx, to, Outgoing{Kind: string(agent.SayNotice), Text: text, IsError: true}); err != nil {
+		log.Warn("sending a notice failed", "err", err)
+	}
+	return true
+}
+
+// endedWords says how approval a ended, for a typed reply that came too
+// late or lost a race: the words of its status when nothing ran (expired,
+// cancelled, superseded, rejected), else "already decided" with what came
+// of it (executed, failed, frozen, replayed), or "already decided" alone
+// while it runs.
+func (r *Router) endedWords(a *approval.Approval) (approval.Status, string) {
+	if !a.State.Terminal() || a.Outcome == nil || a.Outcome.Status == "" {
+		return approval.StatusAlreadyDecided, r.text.Text(approval.StatusAlreadyDecided)
+	}
+	switch st := a.Outcome.Status; st {
+	case approval.StatusExpired, approval.StatusCancelled, approval.StatusSuperseded, approval.StatusRejected:
+		return st, r.text.Text(st)
+	default:
+		return st, fmt.Sprintf(r.words().decidedFmt, r.text.Text(approval.StatusAlreadyDecided), r.text.Text(st))
+	}
 }
 
 // dedupKey is the de-duplication key of an inbound id: prefix, channel,
@@ -465,6 +617,15 @@ func (r *Router) decideTyped(ctx context.Context, eng *approval.Engine, ch Chann
 		r.metrics.Decision(m.Channel, o.Status)
 		log.Info("typed decision", "status", o.Status)
 		text := r.text.Text(o.Status)
+		if o.Status == approval.StatusAlreadyDecided {
+			// Lost a race (a cancel, another person's decision, an
+			// expiry): say how the approval ended, not only that it did.
+			if a, err := eng.Get(ctx, pending.ID); err == nil {
+				var st approval.Status
+				st, text = r.endedWords(a)
+				log.Info("the typed reply came after the approval ended", "final_status", st)
+			}
+		}
 		if o.Status == approval.StatusUnauthorized {
 			text += r.words().mayApprove(pending.Approvers.Describe())
 		}
@@ -473,7 +634,9 @@ func (r *Router) decideTyped(ctx context.Context, eng *approval.Engine, ch Chann
 }
 
 // HandleCardAction takes one click on a card button (or its equivalent: a
-// web confirmation, an API decision): a click event seen before returns
+// web confirmation, an API decision): a click by a person or in a chat not
+// in the channel's allow-list is unauthorized and decides nothing (before
+// any other check); a click event seen before returns
 // the approval's current outcome (its final one, or already_decided) and
 // never decides twice; a malformed value (bad id → missing; a verb other
 // than approve / reject or no hash → tampered) decides nothing; anything
@@ -491,6 +654,12 @@ func (r *Router) HandleCardAction(ctx context.Context, a CardAction) (approval.O
 	}
 	log := r.log.With("channel", a.Channel, "chat_id", a.ChatID, "user_id", a.UserID, "msg_id", a.MessageID, "approval_id", a.ApprovalID)
 	r.metrics.Inbound(a.Channel)
+	if !r.allowed(a.Channel, a.UserID, a.ChatID) {
+		// Nothing is marked or decided; the clicker reads the sentence
+		// (the toast or the API's error), however often they click.
+		r.refuse(ctx, a.Channel, a.UserID, a.ChatID, log)
+		return approval.Outcome{Status: approval.StatusUnauthorized, Content: r.words().refused, IsError: true}, nil
+	}
 	evtPrefix := "evt:" + a.Channel + ":"
 	if r.duplicate(ctx, log, store, evtPrefix, a.EventID) {
 		r.metrics.Deduplicated(a.Channel)
@@ -515,6 +684,28 @@ func (r *Router) HandleCardAction(ctx context.Context, a CardAction) (approval.O
 	r.metrics.Decision(a.Channel, o.Status)
 	log.Info("card decision", "status", o.Status)
 	return o, nil
+}
+
+// allowed reports whether the channel's allow-list lets user in chat in.
+func (r *Router) allowed(channel string, user approval.UserID, chat string) bool {
+	a, ok := r.allow[channel]
+	return !ok || a.allows(user, chat)
+}
+
+// refuse counts and logs a refused message or click, and reports whether
+// it is the first of its channel, chat and person in RefusalNoticeInterval
+// on this replica: the log line is Info then, Debug otherwise, and a group
+// chat is told only then, so a flood of refused messages floods neither a
+// group nor the log (the counter counts every one).
+func (r *Router) refuse(ctx context.Context, channel string, user approval.UserID, chat string, log *slog.Logger) bool {
+	r.metrics.Refused(channel)
+	tell := r.refused.due(channel+"\x00"+chat+"\x00"+string(user), r.cfg.Clock.Now())
+	level := slog.LevelDebug
+	if tell {
+		level = slog.LevelInfo
+	}
+	log.Log(ctx, level, "refused: the sender or chat is not in the channel's allow-list (channels."+channel+".allow)")
+	return tell
 }
 
 // forgetTimeout bounds the release of a de-duplication mark.
@@ -697,7 +888,9 @@ func (r *Router) waitingNotice(a *approval.Approval) string {
 
 // routerWords are the router's own sentences in one language.
 type routerWords struct {
-	waiting, busy, closing, mayApproveFmt string
+	waiting, busy, closing, mayApproveFmt, refused string
+	// decidedFmt joins "already decided" and what came of it.
+	decidedFmt string
 }
 
 func (w routerWords) mayApprove(who string) string { return fmt.Sprintf(w.mayApproveFmt, who) }
@@ -709,12 +902,16 @@ var (
 		busy:          "Too many messages are waiting in this conversation; please try again shortly.",
 		closing:       "The assistant is shutting down; please try again shortly.",
 		mayApproveFmt: " (who may approve: %s)",
+		refused:       "Sorry, you are not allowed to use this assistant here. Please ask its administrator for access.",
+		decidedFmt:    "%s: %s",
 	}
 	wordsZH = routerWords{
 		waiting:       "有一项操作正在等待确认（%s）。回复「确认」执行，回复「取消」放弃，或使用卡片上的按钮。你的消息已排队交给助手处理。",
 		busy:          "这个会话中排队的消息太多，请稍后再试。",
 		closing:       "助手正在关闭，请稍后再试。",
 		mayApproveFmt: "（可确认人：%s）",
+		refused:       "抱歉，你没有权限在这里使用此助手。如需使用，请联系管理员开通。",
+		decidedFmt:    "%s：%s",
 	}
 )
 

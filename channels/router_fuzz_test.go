@@ -12,6 +12,8 @@ import (
 var negatedOrUnclear = []string{
 	"不确认", "别执行", "不要执行", "没确认", "不同意", "don't approve", "do not confirm", "not ok", "no way",
 	"还没确认", "先别执行", "确认一下再说", "yes please", "ok?? wait", "确认 不", "@bot 不确认", "ＮＯ", "确认了吗",
+	// Questions are never a decision.
+	"确认？", "确认?", "确认吗？", "真的要执行吗", "ok?", "yes?", "Confirm?", "执行吗", "确定吗", "@bot 确认 ?", "ＹＥＳ？",
 }
 
 // fuzzRig builds one replica and returns a function that requests a fresh
@@ -75,6 +77,9 @@ func FuzzHandleMessageText(f *testing.F) {
 		before := g.erase.runs.Load()
 		st := try(t, text)
 		ran := g.erase.runs.Load() - before
+		if strings.ContainsAny(text, "?？") && (st != approval.StatePending || ran != 0) {
+			t.Fatalf("question %q: state %s, runs %d", text, st, ran)
+		}
 		switch parser.Parse(text) {
 		case approval.ReplyConfirm:
 			if st != approval.StateExecuted || ran != 1 {

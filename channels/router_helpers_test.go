@@ -18,6 +18,7 @@ import (
 	"github.com/hitlbot/hitlbot/approval/audit"
 	"github.com/hitlbot/hitlbot/approval/memstore"
 	"github.com/hitlbot/hitlbot/cards"
+	"github.com/hitlbot/hitlbot/internal/clock"
 	"github.com/hitlbot/hitlbot/internal/waitfor"
 )
 
@@ -234,6 +235,13 @@ type rig struct {
 
 func newRig(t testing.TB, store approval.Store, mod ...func(*RouterConfig)) *rig {
 	t.Helper()
+	return newRigClock(t, store, nil, mod...)
+}
+
+// newRigClock is newRig with engClock as the engine's clock (nil: the wall
+// clock), so a test can let approvals expire.
+func newRigClock(t testing.TB, store approval.Store, engClock clock.Clock, mod ...func(*RouterConfig)) *rig {
+	t.Helper()
 	if store == nil {
 		store = memstore.New(memstore.Options{})
 	}
@@ -250,7 +258,8 @@ func newRig(t testing.TB, store approval.Store, mod ...func(*RouterConfig)) *rig
 	if err := reg.Register(g.erase); err != nil {
 		t.Fatal(err)
 	}
-	eng, err := approval.NewEngine(approval.EngineConfig{Store: store, Notifier: r, Dispatcher: reg, Audit: nopAudit{}, Logger: quiet, PollInterval: time.Hour})
+	eng, err := approval.NewEngine(approval.EngineConfig{Store: store, Notifier: r, Dispatcher: reg, Audit: nopAudit{}, Logger: quiet, PollInterval: time.Hour,
+		Clock: engClock})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,12 +75,13 @@ func TestDuplicateEventIDProcessedOnce(t *testing.T) {
 }
 
 type countingMetrics struct {
-	inbound, dedup chan string
-	decisions      chan approval.Status
+	inbound, dedup, refused chan string
+	decisions               chan approval.Status
 }
 
 func (c *countingMetrics) Inbound(ch string)      { c.inbound <- ch }
 func (c *countingMetrics) Deduplicated(ch string) { c.dedup <- ch }
+func (c *countingMetrics) Refused(ch string)      { c.refused <- ch }
 func (c *countingMetrics) Decision(_ string, st approval.Status) {
 	c.decisions <- st
 }
@@ -147,11 +148,13 @@ func TestTypedConfirmByRequesterDecides(t *testing.T) {
 	if s := g.ch.settledCards()[0]; s.v.Status != approval.StatusExecuted || s.ref != g.ch.shownCards()[0].ref {
 		t.Fatalf("settled %+v", s)
 	}
-	// A second 确认 has nothing pending: it goes to the agent.
+	// A second 确认 has nothing pending: it is told that the approval was
+	// decided (it does not go to the agent, which might take it for a new
+	// request), and nothing runs again.
 	g.send(t, msg("alice", "确认"))
 	g.barrier(t, "alice")
-	if g.erase.runs.Load() != 1 || g.model.seen("确认") != 1 {
-		t.Fatalf("runs %d, model saw 确认 %d times", g.erase.runs.Load(), g.model.seen("确认"))
+	if g.erase.runs.Load() != 1 || g.model.seen("确认") != 0 || !g.ch.hasText("notice", "This approval has already been decided: Executed") {
+		t.Fatalf("runs %d, model saw 确认 %d times; texts %v", g.erase.runs.Load(), g.model.seen("确认"), g.ch.texts())
 	}
 }
 

@@ -33,8 +33,8 @@ type Store struct {
 
 	mu      sync.Mutex
 	recs    map[approval.ID]*approval.Approval
-	pending map[approval.SessionKey]approval.ID
-	marks   map[string]time.Time // de-dup marks and grants: key -> expiry
+	latest  map[approval.SessionKey]approval.ID // each session's most recent approval, pending or ended
+	marks   map[string]time.Time                // de-dup marks and grants: key -> expiry
 	cache   map[string]cached
 	subs    map[int]func(approval.ID, approval.Outcome)
 	due     map[approval.ID]time.Time // the expiry index (see Due)
@@ -66,7 +66,7 @@ func New(opts Options) *Store {
 		clk:       opts.Clock,
 		retention: opts.Retention,
 		recs:      map[approval.ID]*approval.Approval{},
-		pending:   map[approval.SessionKey]approval.ID{},
+		latest:    map[approval.SessionKey]approval.ID{},
 		marks:     map[string]time.Time{},
 		cache:     map[string]cached{},
 		subs:      map[int]func(approval.ID, approval.Outcome){},
@@ -120,7 +120,7 @@ func (s *Store) Put(ctx context.Context, a *approval.Approval, supersededOutcome
 	}
 	var old *approval.Approval
 	var pub []published
-	if prev, ok := s.pending[a.Session]; ok {
+	if prev, ok := s.latest[a.Session]; ok {
 		if r := s.recs[prev]; r != nil && r.State == approval.StatePending {
 			o := supersededOutcome.Clone()
 			o.Status = approval.StatusSuperseded
@@ -133,18 +133,22 @@ func (s *Store) Put(ctx context.Context, a *approval.Approval, supersededOutcome
 		}
 	}
 	s.recs[a.ID] = a.Clone()
-	s.pending[a.Session] = a.ID
+	s.latest[a.Session] = a.ID
 	s.due[a.ID] = a.ExpiresAt
 	s.mu.Unlock()
 	s.publish(pub...)
 	return old, nil
 }
 
-// purgeLocked drops ended records older than the retention and expired marks.
+// purgeLocked drops ended records older than the retention (and the
+// session pointers to them) and expired marks.
 func (s *Store) purgeLocked(now time.Time) {
 	for id, r := range s.recs {
 		if r.State.Terminal() && !r.DecidedAt.IsZero() && now.Sub(r.DecidedAt) > s.retention {
 			delete(s.recs, id)
+			if s.latest[r.Session] == id {
+				delete(s.latest, r.Session)
+			}
 		}
 	}
 	wall := s.clk.Now()
@@ -190,7 +194,7 @@ func (s *Store) AddCards(ctx context.Context, id approval.ID, cards []approval.C
 func (s *Store) Pending(ctx context.Context, sk approval.SessionKey) (*approval.Approval, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	id, ok := s.pending[sk]
+	id, ok := s.latest[sk]
 	if !ok {
 		return nil, nil
 	}
@@ -201,15 +205,26 @@ func (s *Store) Pending(ctx context.Context, sk approval.SessionKey) (*approval.
 	return r.Clone(), nil
 }
 
-// endLocked moves r to a terminal state with outcome o and clears its
-// session pointer.
+// Latest implements approval.Store.
+func (s *Store) Latest(ctx context.Context, sk approval.SessionKey) (*approval.Approval, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, approval.E("memstore.Latest", approval.KindUnavailable, "", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.recs[s.latest[sk]]
+	if r == nil {
+		return nil, nil
+	}
+	return r.Clone(), nil
+}
+
+// endLocked moves r to a terminal state with outcome o. Its session
+// pointer stays (Latest): the session's latest approval has ended.
 func (s *Store) endLocked(r *approval.Approval, st approval.State, req approval.ClaimRequest, o approval.Outcome) published {
 	r.State = st
 	r.DecidedAt = req.Now
 	r.Outcome = &o
-	if s.pending[r.Session] == r.ID {
-		delete(s.pending, r.Session)
-	}
 	return published{r.ID, o.Clone()}
 }
 
@@ -256,7 +271,7 @@ func (s *Store) claimLocked(id approval.ID, req approval.ClaimRequest) (approval
 	default:
 		return out(approval.ClaimAlreadyClaimed, false), nil
 	}
-	if s.pending[r.Session] != r.ID {
+	if s.latest[r.Session] != r.ID {
 		// Put supersedes atomically, so this cannot happen; treat it as
 		// superseded rather than let a stale approval run.
 		o := req.OutcomeFor(approval.StatusSuperseded)
@@ -290,7 +305,6 @@ func (s *Store) claimLocked(id approval.ID, req approval.ClaimRequest) (approval
 	}
 	r.State = approval.StateClaimed
 	r.DecidedAt = req.Now
-	delete(s.pending, r.Session)
 	res := out(approval.ClaimOK, false)
 	if r.IdempotencyKey != "" {
 		if c, ok := s.cache[cacheKey(r)]; ok && c.hash == r.PayloadSHA256 && s.clk.Now().Before(c.expires) {

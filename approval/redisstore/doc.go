@@ -14,7 +14,7 @@
 // puts into the id ("ap_<shard>_<32 hex>"):
 //
 //	<prefix>{<shard>}:ap:<id>                         HASH  the record (below)
-//	<prefix>{<shard>}:pending:<session>               STRING the session's pending approval id
+//	<prefix>{<shard>}:pending:<session>               STRING the session's latest approval id (pending or ended)
 //	<prefix>{<shard>}:idem:<len(session)>:<session>:<key>  STRING cached result {"hash":…,"outcome":…}
 //	<prefix>due                                       ZSET  expiry index: id scored by ExpiresAt (unix ms)
 //	<prefix>seen:<key>                                STRING de-duplication mark (SET NX PX)
@@ -94,7 +94,7 @@
 //
 // Every state transition is one Lua script, so it is atomic and one round
 // trip. On Redis Cluster a script may only touch keys of one hash slot. Claim
-// is given only an id, yet must also clear the session's pending pointer and
+// is given only an id, yet must also check the session's pending pointer and
 // read the session's result cache; Put must supersede the session's previous
 // approval, whose id it learns only from the pointer. Because the id carries
 // the session's shard, the script can build all those keys itself, with the
@@ -120,6 +120,7 @@
 //	Complete  1  complete: claimed -> executed | failed | frozen, caches an
 //	             executed outcome (SET PX), publishes
 //	Cancel    1  cancel      AddCards 1  addCards      Pending 1  pending
+//	Latest    1  pending (with "any": whatever the record's state)
 //	Get       1  HGETALL     Seen     1  SET NX PX     Grant, HasGrant 1
 //	Due       1  ZRANGEBYSCORE           Undue    1  ZREM
 //
@@ -145,7 +146,10 @@
 // its record as a listpack of 250–500 bytes plus its key (about 380 B for
 // bot bench's approval by MEMORY USAGE, 440 B with agent mode's card), the
 // session pointer (about 140 B), the expiry-index entry (about 150 B), and
-// the TTL entries and dictionary slots of the two keys.
+// the TTL entries and dictionary slots of the two keys. Once it has ended,
+// its record is kept for the retention, and its session's pointer until a
+// newer approval replaces it or its TTL ends (one pointer per session, not
+// per approval).
 // BenchmarkPendingMemory measures 810 B for bot bench's approval, 865 B with
 // its card and 1.07 KB for the conformance suite's larger approval (longer
 // summary, preview, reason, arguments, approver list); bot bench -pending
@@ -160,7 +164,13 @@
 // (ExpiresAt - Options.Clock.Now() at Put) + Retention. When the approval
 // ends (executed, failed, frozen, rejected, expired, superseded, cancelled)
 // the record's TTL becomes Retention (default 7 days), so a late click gets
-// already_decided or expired, not missing. Whether an approval has expired is
+// already_decided or expired, not missing. The session pointer stays when
+// its approval ends (until its own TTL, or until a newer approval replaces
+// it), so Latest finds the session's last approval and how it ended (a
+// late typed 确认 is answered "expired" as a late click is); Pending reads
+// the record's state and answers nil for an ended one. (Versions before
+// Latest deleted the pointer at the end; a pointer missing so only makes
+// Latest answer nil.) Whether an approval has expired is
 // decided by the caller's clock (ClaimRequest.Now), never by Redis TTLs or
 // the store's clock. De-duplication marks, grants and cached results expire
 // by their own TTLs (millisecond precision, rounded up).

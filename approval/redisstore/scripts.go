@@ -289,12 +289,10 @@ if n == nonce then
   return result(tcode, tonumber(tended), c)
 end
 -- finish ends the approval as st, answering code; more fields (field,
--- value, …) are written in the same HSET
+-- value, …) are written in the same HSET. The session pointer stays: it
+-- names the session's latest approval, pending or ended (Latest).
 local function finish(st, outcome, code, ...)
   setlong(rk, 's', st, 'at', ARGV[10], 'o', outcome, 't', mark(code, 1), ...)
-  if redis.call('GET', pk) == id then
-    redis.call('DEL', pk)
-  end
   redis.call('PEXPIRE', rk, ARGV[15])
   redis.call('PUBLISH', ARGV[14], '{"id":"' .. id .. '","outcome":' .. outcome .. '}')
 end
@@ -372,7 +370,6 @@ if intent == 'reject' then
   return result('claimed', 1)
 end
 setlong(rk, 's', 'claimed', 'at', ARGV[10], 't', mark('claimed', 0), 'by', actor, 'via', ARGV[6], 'cm', ARGV[7])
-redis.call('DEL', pk)
 return result('claimed', 0, cached())
 `
 
@@ -425,10 +422,12 @@ redis.call('PUBLISH', ARGV[6], '{"id":"' .. ARGV[2] .. '","outcome":' .. ARGV[4]
 return ok()
 `
 
-// cancelLua ends a pending approval as cancelled.
+// cancelLua ends a pending approval as cancelled (its session pointer
+// stays, as in claimLua).
 //
 //	KEYS[1]  record key <prefix>{<shard>}:ap:<id>
-//	ARGV[1]  base <prefix>{<shard>}: — the session pointer is built from it
+//	ARGV[1]  base <prefix>{<shard>}: (unused since the pointer stays; kept
+//	         so that the arguments are those of earlier versions)
 //	ARGV[2]  id   ARGV[3] outcome (JSON)   ARGV[4] now as RFC 3339 text
 //	ARGV[5]  outcome channel   ARGV[6] retention of ended records, in ms
 //	ARGV[7]  nonce of this call
@@ -436,22 +435,18 @@ return ok()
 // Returns {"missing"}, {"not_pending", HGETALL} or {"cancelled", HGETALL}.
 const cancelLua = libLua + `
 local rk, id = KEYS[1], ARGV[2]
-local f = record(rk, 'k', 'K', 'ch', 'ci', 't')
+local f = record(rk, 't')
 if not f[1] then
   return {'missing'}
 end
 if f[1] ~= 'pending' then
-  if f[6] == 'cancel ' .. ARGV[7] then
+  if f[2] == 'cancel ' .. ARGV[7] then
     -- this very call, re-sent after a lost reply
     return {'cancelled', redis.call('HGETALL', rk)}
   end
   return {'not_pending', redis.call('HGETALL', rk)}
 end
 setlong(rk, 's', 'cancelled', 'via', 'system', 'at', ARGV[4], 't', 'cancel ' .. ARGV[7], 'o', ARGV[3])
-local pk = ARGV[1] .. 'pending:' .. session(rk, f[2], f[3], f[4], f[5])
-if redis.call('GET', pk) == id then
-  redis.call('DEL', pk)
-end
 redis.call('PEXPIRE', rk, ARGV[6])
 redis.call('PUBLISH', ARGV[5], '{"id":"' .. id .. '","outcome":' .. ARGV[3] .. '}')
 return {'cancelled', redis.call('HGETALL', rk)}
@@ -505,11 +500,13 @@ end
 return redis.call('HGETALL', rk)
 `
 
-// pendingLua reads the session's pending approval in one round trip.
+// pendingLua reads the session's pending approval (or, with ARGV[2]
+// "any", its latest approval whatever its state) in one round trip.
 //
 //	KEYS[1]  pointer key <prefix>{<shard>}:pending:<session>
 //	ARGV[1]  base <prefix>{<shard>}: — the record key base.."ap:"..id is
 //	         built from it (same session, same shard tag, same slot)
+//	ARGV[2]  "any" for Latest; absent for Pending
 //
 // Returns nil when there is none, else {id, the record's HGETALL}.
 const pendingLua = libLua + `
@@ -518,7 +515,8 @@ if not id then
   return false
 end
 local rk = ARGV[1] .. 'ap:' .. id
-if record(rk)[1] ~= 'pending' then
+local st = record(rk)[1]
+if not st or (st ~= 'pending' and ARGV[2] ~= 'any') then
   return false
 end
 return {id, redis.call('HGETALL', rk)}

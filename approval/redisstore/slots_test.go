@@ -155,6 +155,7 @@ func TestScriptsTouchOneSlot(t *testing.T) {
 	run("put fresh", sess, func() error { _, err := s.Put(ctx, a, outcome); return err })
 	run("put duplicate", sess, func() error { _, err := s.Put(ctx, a, outcome); return err })
 	run("pending", sess, func() error { _, err := s.Pending(ctx, sess); return err })
+	run("latest", sess, func() error { _, err := s.Latest(ctx, sess); return err })
 	run("addCards", sess, func() error {
 		return errOf(s.AddCards(ctx, a.ID, []approval.CardRef{{Channel: "web", MessageID: "1"}}))
 	})
@@ -215,8 +216,13 @@ func TestScriptsTouchOneSlot(t *testing.T) {
 	run("cancel missing", missing.Session, func() error { _, _, err := s.Cancel(ctx, missing.ID, outcome, now); return err })
 	run("addCards missing", missing.Session, func() error { return errOf(s.AddCards(ctx, missing.ID, nil)) })
 	run("pending none", missing.Session, func() error { _, err := s.Pending(ctx, missing.Session); return err })
+	run("latest ended", sess, func() error { _, err := s.Latest(ctx, sess); return err })
+	run("latest none", missing.Session, func() error { _, err := s.Latest(ctx, missing.Session); return err })
 
-	for _, cmd := range []string{"HSETNX", "HSET", "HMGET", "HGET", "HGETALL", "GET", "SET", "DEL", "PEXPIRE", "PUBLISH"} {
+	// (No script DELs a key of this layout: session pointers stay when
+	// their approval ends, for Latest; only the upgrade of a first-layout
+	// record does.)
+	for _, cmd := range []string{"HSETNX", "HSET", "HMGET", "HGET", "HGETALL", "GET", "SET", "PEXPIRE", "PUBLISH"} {
 		if !touched[cmd] {
 			t.Errorf("no script path ran %s", cmd)
 		}

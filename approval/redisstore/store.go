@@ -156,7 +156,8 @@ func (s *Store) recordKey(shard string, id approval.ID) string {
 	return s.base(shard) + "ap:" + string(id)
 }
 
-// pointerKey returns the key that names the session's pending approval.
+// pointerKey returns the key that names the session's latest approval
+// (pending or ended; see Pending and Latest).
 func (s *Store) pointerKey(sess approval.SessionKey) string {
 	return s.base(approval.Shard(sess)) + "pending:" + string(sess)
 }
@@ -393,12 +394,19 @@ func (s *Store) AddCards(ctx context.Context, id approval.ID, cards []approval.C
 
 // Pending implements approval.Store in one round trip.
 func (s *Store) Pending(ctx context.Context, sess approval.SessionKey) (*approval.Approval, error) {
-	return s.pendingReply(s.pending.Run(ctx, s.c, []string{s.pointerKey(sess)}, s.base(approval.Shard(sess))).Result())
+	v, err := s.pending.Run(ctx, s.c, []string{s.pointerKey(sess)}, s.base(approval.Shard(sess))).Result()
+	return s.pendingReply("redisstore.Pending", v, err)
+}
+
+// Latest implements approval.Store in one round trip (the pending script,
+// taking any state).
+func (s *Store) Latest(ctx context.Context, sess approval.SessionKey) (*approval.Approval, error) {
+	v, err := s.pending.Run(ctx, s.c, []string{s.pointerKey(sess)}, s.base(approval.Shard(sess)), "any").Result()
+	return s.pendingReply("redisstore.Latest", v, err)
 }
 
 // pendingReply decodes the reply of the pending script.
-func (s *Store) pendingReply(v any, err error) (*approval.Approval, error) {
-	const op = "redisstore.Pending"
+func (s *Store) pendingReply(op string, v any, err error) (*approval.Approval, error) {
 	if errors.Is(err, redis.Nil) {
 		return nil, nil
 	}
@@ -706,7 +714,7 @@ func (s *Store) SeenAndPending(ctx context.Context, keys []string, ttl time.Dura
 		c.Pending, c.PendingErr = s.Pending(ctx, sess)
 		return c
 	}
-	c.Pending, c.PendingErr = s.pendingReply(v, err)
+	c.Pending, c.PendingErr = s.pendingReply("redisstore.Pending", v, err)
 	return c
 }
 

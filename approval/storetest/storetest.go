@@ -54,6 +54,7 @@ var tests = []storeTest{
 	{"CompleteAndCache", testCompleteAndCache},
 	{"CompleteErrors", testCompleteErrors},
 	{"Cancel", testCancel},
+	{"Latest", testLatest},
 	{"Seen", testSeen},
 	{"Forget", testForget},
 	{"SeenAndPending", testSeenAndPending},
@@ -521,6 +522,88 @@ func testCancel(t *testing.T, s approval.Store, _ func(time.Duration)) {
 	if _, _, err := s.Cancel(ctx(t), approval.NewID("x"), approval.Outcome{}, T0); approval.KindOf(err) != approval.KindNotFound {
 		t.Fatalf("Cancel(missing) = %v", err)
 	}
+}
+
+// testLatest: the session's most recent approval is found whatever its
+// state, also once it has ended (however it ended), until a newer one
+// replaces it; a session that never had one has none.
+func testLatest(t *testing.T, s approval.Store, _ func(time.Duration)) {
+	latest := func(sess approval.SessionKey, wantID approval.ID, wantState approval.State) {
+		t.Helper()
+		got, err := s.Latest(ctx(t), sess)
+		if err != nil {
+			t.Fatalf("Latest(%s): %v", sess, err)
+		}
+		if wantID == "" {
+			if got != nil {
+				t.Fatalf("Latest(%s) = %s (%s), want none", sess, got.ID, got.State)
+			}
+			return
+		}
+		if got == nil || got.ID != wantID || got.State != wantState || got.Session != sess {
+			t.Fatalf("Latest(%s) = %+v, want %s in state %s", sess, got, wantID, wantState)
+		}
+		if wantState.Terminal() && (got.Outcome == nil || got.DecidedAt.IsZero()) {
+			t.Fatalf("Latest(%s): an ended approval without its outcome or end: %+v", sess, got)
+		}
+	}
+	a := NewApproval(t)
+	latest(a.Session, "", "")
+	put(t, s, a)
+	latest(a.Session, a.ID, approval.StatePending)
+
+	// Expired.
+	claim(t, s, a.ID, approval.ClaimRequest{Intent: approval.IntentExpire, Now: a.ExpiresAt})
+	latest(a.Session, a.ID, approval.StateExpired)
+	if p, _ := s.Pending(ctx(t), a.Session); p != nil {
+		t.Fatalf("Pending after expiry = %s", p.ID)
+	}
+	// Cancelled.
+	b := NewApproval(t, a.Session)
+	put(t, s, b)
+	latest(a.Session, b.ID, approval.StatePending)
+	if _, ok, err := s.Cancel(ctx(t), b.ID, approval.Outcome{Content: "withdrawn"}, T0.Add(time.Second)); !ok || err != nil {
+		t.Fatalf("Cancel = %v, %v", ok, err)
+	}
+	latest(a.Session, b.ID, approval.StateCancelled)
+	// Rejected.
+	c := NewApproval(t, a.Session)
+	put(t, s, c)
+	rej := approve(c)
+	rej.Intent = approval.IntentReject
+	claim(t, s, c.ID, rej)
+	latest(a.Session, c.ID, approval.StateRejected)
+	// Claimed, then executed.
+	d := NewApproval(t, a.Session)
+	put(t, s, d)
+	claim(t, s, d.ID, approve(d))
+	latest(a.Session, d.ID, approval.StateClaimed)
+	if p, _ := s.Pending(ctx(t), a.Session); p != nil {
+		t.Fatalf("Pending of a claimed approval = %s", p.ID)
+	}
+	if _, err := s.Complete(ctx(t), d.ID, approval.StateExecuted, approval.Outcome{Status: approval.StatusExecuted, Content: "1 row"}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	latest(a.Session, d.ID, approval.StateExecuted)
+	// Superseded: the newer one is the latest; the superseded one, found
+	// through the newer one's claim, is not.
+	e, f := NewApproval(t, a.Session), NewApproval(t, a.Session)
+	put(t, s, e)
+	put(t, s, f)
+	latest(a.Session, f.ID, approval.StatePending)
+	wantState(t, s, e.ID, approval.StateSuperseded)
+	// An ended approval's pointer does not make it pending again, nor does
+	// it stop a new one from being put and decided.
+	claim(t, s, f.ID, approval.ClaimRequest{Intent: approval.IntentExpire, Now: f.ExpiresAt})
+	g := NewApproval(t, a.Session)
+	if old := put(t, s, g); old != nil {
+		t.Fatalf("Put after an ended approval superseded %s", old.ID)
+	}
+	if r := claim(t, s, g.ID, approve(g)); r.Code != approval.ClaimOK {
+		t.Fatalf("claim of a new approval after an ended one = %s", r.Code)
+	}
+	// Other sessions are not touched.
+	latest(NewApproval(t).Session, "", "")
 }
 
 func testSeen(t *testing.T, s approval.Store, advance func(time.Duration)) {

@@ -33,7 +33,7 @@ func cmdChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintf(stderr, "bot: %v\n", err)
 		return 1
 	}
-	ccfg := cfg.Channels.CLI
+	ccfg := cfg.Channels.CLI.Config
 	if ccfg.Lang == "" {
 		ccfg.Lang = cfg.Approval.Lang
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -201,6 +202,10 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 		Text:     cfg.Approval.OutcomeText,
 		Logger:   log,
 		Metrics:  c.metrics,
+		// Who may use each channel (channels.<name>.allow), and the clock
+		// allowance of typed replies (approval.reply_clock_skew).
+		Allow:          maps.Collect(cfg.Channels.Allow()),
+		ReplyClockSkew: cfg.Approval.ReplyClockSkew,
 	})
 	if err != nil {
 		return c, err

@@ -1,12 +1,14 @@
 package config
 
 import (
+	"iter"
 	"strings"
 	"time"
 
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/redisstore"
+	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/channels/cli"
 	"github.com/hitlbot/hitlbot/channels/dingtalk"
 	"github.com/hitlbot/hitlbot/channels/feishu"
@@ -180,6 +182,13 @@ type Approval struct {
 	// approval of the same call replays it instead of running twice.
 	// Default 24h.
 	ResultTTL time.Duration `mapstructure:"result_ttl"`
+	// ReplyClockSkew is the allowance between the platform's clock and
+	// this server's when a typed 确认 / 取消 is matched with the pending
+	// approval: a reply written (by the platform's create time of the
+	// message) more than this before the approval was created is not a
+	// decision for it and goes to the agent as text, so that a replayed or
+	// long-delayed old reply never decides a newer approval. Default 5s.
+	ReplyClockSkew time.Duration `mapstructure:"reply_clock_skew"`
 	// ExecTimeout bounds one approved tool run. Default 2m.
 	ExecTimeout time.Duration `mapstructure:"exec_timeout"`
 	// SweepInterval is how often one replica expires approvals that passed
@@ -291,11 +300,26 @@ type Channels struct {
 	API API `mapstructure:"api"`
 	// CLI is the terminal chat of `bot chat`. Its lang, when empty, is
 	// approval.lang.
-	CLI cli.Config `mapstructure:"cli"`
+	CLI CLI `mapstructure:"cli"`
 	// DingTalk is the DingTalk robot (stream mode by default).
 	DingTalk DingTalk `mapstructure:"dingtalk"`
 	// Feishu is the Feishu (Lark) bot (long connection by default).
 	Feishu Feishu `mapstructure:"feishu"`
+}
+
+// Allow returns the allow-list of each channel, by the channel's name, in
+// the order web, api, cli, dingtalk, feishu.
+func (c Channels) Allow() iter.Seq2[string, channels.Allow] {
+	return func(yield func(string, channels.Allow) bool) {
+		for _, e := range []struct {
+			name  string
+			allow channels.Allow
+		}{{"web", c.Web.Allow}, {"api", c.API.Allow}, {cli.Name, c.CLI.Allow}, {dingtalk.Name, c.DingTalk.Allow}, {feishu.Name, c.Feishu.Allow}} {
+			if !yield(e.name, e.allow) {
+				return
+			}
+		}
+	}
 }
 
 // Feishu is the YAML section channels.feishu: the channel's own config (see
@@ -313,6 +337,9 @@ type Feishu struct {
 	EncryptKeyFile string `mapstructure:"encrypt_key_file"`
 	// VerificationTokenFile is a file holding verification_token.
 	VerificationTokenFile string `mapstructure:"verification_token_file"`
+	// Allow is who may use the bot on Feishu (users: open_ids ou_…;
+	// chats: chat_ids oc_…). Empty: everyone who can reach the app.
+	Allow channels.Allow `mapstructure:"allow"`
 }
 
 // DingTalk is the YAML section channels.dingtalk: the channel's own config
@@ -325,6 +352,20 @@ type DingTalk struct {
 	dingtalk.Config `mapstructure:",squash"`
 	// ClientSecretFile is a file holding client_secret (a mounted secret).
 	ClientSecretFile string `mapstructure:"client_secret_file"`
+	// Allow is who may use the robot (users: staff ids, or the sender id
+	// of external members; chats: conversationIds cid…). Empty: everyone
+	// who can reach the robot.
+	Allow channels.Allow `mapstructure:"allow"`
+}
+
+// CLI is the YAML section channels.cli: the channel's own config (see
+// channels/cli) and its allow-list.
+type CLI struct {
+	// Config is the channel's configuration.
+	cli.Config `mapstructure:",squash"`
+	// Allow is who may use `bot chat` (users: channels.cli.user, or the OS
+	// user name when that is empty). Empty: everyone.
+	Allow channels.Allow `mapstructure:"allow"`
 }
 
 // Auth holds the bearer tokens of an HTTP channel.
@@ -345,6 +386,9 @@ type Web struct {
 	// Enabled serves the chat page at / and the WebSocket at /ws. Default true.
 	Enabled bool `mapstructure:"enabled"`
 	Auth    `mapstructure:",squash"`
+	// Allow is who may use the chat page (users: the users the tokens map
+	// to; "local" for the anonymous local user). Empty: every token.
+	Allow channels.Allow `mapstructure:"allow"`
 }
 
 // API is the YAML section channels.api.
@@ -359,6 +403,10 @@ type API struct {
 	// before it answers with what it has ("incomplete": true); the turn
 	// itself goes on. Default 60s.
 	TurnTimeout time.Duration `mapstructure:"turn_timeout"`
+	// Allow is who may use the API (users: "tenant/user" as the tokens map
+	// them; "local/local" for the anonymous local user). Empty: every
+	// token.
+	Allow channels.Allow `mapstructure:"allow"`
 }
 
 // Metrics is the YAML section metrics.

@@ -61,6 +61,9 @@ func TestDefaults(t *testing.T) {
 		{"high_rows", c.Approval.Policy.HighRows, int64(approval.DefaultHighRows)},
 		{"timeout", c.Approval.Timeout, 5 * time.Minute},
 		{"scope", c.Approval.SessionScope, "per_chat"},
+		{"reply_clock_skew", c.Approval.ReplyClockSkew, 5 * time.Second},
+		{"allow", c.Channels.Feishu.Allow.Empty() && c.Channels.DingTalk.Allow.Empty() && c.Channels.Web.Allow.Empty() &&
+			c.Channels.API.Allow.Empty() && c.Channels.CLI.Allow.Empty(), true},
 		{"audit file", c.Audit.File, filepath.Join("data", "audit.jsonl")},
 		{"web", c.Channels.Web.Enabled, true},
 		{"api", c.Channels.API.Enabled, true},
@@ -104,6 +107,56 @@ type loadTest struct {
 }
 
 var loadTests = []loadTest{
+	{
+		name: "allow-lists and the reply clock skew",
+		file: `approval:
+  reply_clock_skew: 2s
+channels:
+  feishu:
+    allow:
+      users: [ou_Alice, ou_bob]
+      chats: [oc_ops]
+  dingtalk:
+    allow: {users: [manager4711]}
+  web:
+    allow: {users: [alice]}
+  api:
+    allow:
+      users: [acme/alice]
+  cli:
+    user: alice
+    allow: {users: [alice]}
+`,
+		env: map[string]string{"HITLBOT_CHANNELS_API_ALLOW_CHATS": "acme/alice/c1,acme/alice/c2", "HITLBOT_WEB_ALLOW_USERS": "bob,carol"},
+		check: func(t *testing.T, c *Config) {
+			ch := c.Channels
+			if !slices.Equal(ch.Feishu.Allow.Users, []string{"ou_Alice", "ou_bob"}) || !slices.Equal(ch.Feishu.Allow.Chats, []string{"oc_ops"}) {
+				t.Errorf("feishu allow %+v (ids keep their case)", ch.Feishu.Allow)
+			}
+			if !slices.Equal(ch.DingTalk.Allow.Users, []string{"manager4711"}) || len(ch.DingTalk.Allow.Chats) != 0 {
+				t.Errorf("dingtalk allow %+v", ch.DingTalk.Allow)
+			}
+			if !slices.Equal(ch.Web.Allow.Users, []string{"bob", "carol"}) {
+				t.Errorf("web allow %+v, want the environment's", ch.Web.Allow)
+			}
+			if !slices.Equal(ch.API.Allow.Users, []string{"acme/alice"}) || !slices.Equal(ch.API.Allow.Chats, []string{"acme/alice/c1", "acme/alice/c2"}) {
+				t.Errorf("api allow %+v", ch.API.Allow)
+			}
+			if ch.CLI.User != "alice" || !slices.Equal(ch.CLI.Allow.Users, []string{"alice"}) {
+				t.Errorf("cli user %q allow %+v", ch.CLI.User, ch.CLI.Allow)
+			}
+			if c.Approval.ReplyClockSkew != 2*time.Second {
+				t.Errorf("reply_clock_skew %v", c.Approval.ReplyClockSkew)
+			}
+			names := []string{}
+			for name := range ch.Allow() {
+				names = append(names, name)
+			}
+			if !slices.Equal(names, []string{"web", "api", "cli", "dingtalk", "feishu"}) {
+				t.Errorf("Channels.Allow names %q", names)
+			}
+		},
+	},
 	{
 		name: "file overrides defaults",
 		file: "server:\n  listen: 127.0.0.1:9999\napproval:\n  lang: zh\n  policy:\n    strict: true\n    timeouts: {HIGH: 10m}\n",
@@ -436,6 +489,26 @@ var validateTests = []validateTest{
 			c.Approval.Policy.Tools = map[string]approval.ToolPolicy{"restart_app": {Risk: "HIGH", Confirm: "always"}}
 		},
 		want: nil,
+	},
+	{
+		name: "allow-lists with empty entries",
+		change: func(c *Config) {
+			c.Channels.Feishu.Allow.Users = []string{"ou_a", ""}
+			c.Channels.CLI.Allow.Chats = []string{" cli"}
+		},
+		want: []string{"channels.cli.allow.chats[0]", "channels.feishu.allow.users[1]"},
+		word: "spaces around it",
+	},
+	{
+		name:   "reply clock skew out of bounds",
+		change: func(c *Config) { c.Approval.ReplyClockSkew = 2 * time.Minute },
+		want:   []string{"approval.reply_clock_skew"},
+		word:   "not between 0 and 1m0s",
+	},
+	{
+		name:   "no reply clock skew",
+		change: func(c *Config) { c.Approval.ReplyClockSkew = 0 },
+		want:   []string{"approval.reply_clock_skew"},
 	},
 	{
 		name:   "one web user in two tenants",

@@ -148,10 +148,16 @@ func (c *Config) validateApproval(ps *Problems) {
 	}
 	positive(ps, "approval.timeout", a.Timeout)
 	positive(ps, "approval.dedup_ttl", a.DedupTTL)
+	if a.ReplyClockSkew <= 0 || a.ReplyClockSkew > maxReplyClockSkew {
+		ps.add("approval.reply_clock_skew", fmt.Sprintf("%v is not between 0 and %v (a larger allowance would let an older typed reply decide a newer approval)", a.ReplyClockSkew, maxReplyClockSkew))
+	}
 	positive(ps, "approval.result_ttl", a.ResultTTL)
 	positive(ps, "approval.exec_timeout", a.ExecTimeout)
 	positive(ps, "approval.sweep_interval", a.SweepInterval)
 }
+
+// maxReplyClockSkew bounds approval.reply_clock_skew.
+const maxReplyClockSkew = time.Minute
 
 func statusList() string {
 	names := make([]string, len(approval.AllStatuses))
@@ -345,6 +351,9 @@ func (c *Config) validateChannels(ps *Problems) {
 		ps.add("channels.cli.lang", fmt.Sprintf("%q is not zh or en (empty: approval.lang)", c.Channels.CLI.Lang))
 	}
 	notNegative(ps, "channels.cli.turn_timeout", c.Channels.CLI.TurnTimeout)
+	for name, a := range c.Channels.Allow() {
+		ps.addErr("channels."+name, a.Validate())
+	}
 	if d := c.Channels.DingTalk; d.Enabled {
 		if d.ClientID == "" {
 			ps.add("channels.dingtalk.client_id", "the DingTalk channel needs the app's AppKey (Client ID)")

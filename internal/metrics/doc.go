@@ -10,6 +10,7 @@
 //	approval_decision_seconds{risk,status}         request to end (histogram)
 //	messages_inbound_total{channel}                inbound events, before de-duplication
 //	messages_deduplicated_total{channel}           redeliveries dropped
+//	inbound_refused_total{channel}                 refused by channels.<name>.allow
 //	decisions_total{channel,status}                decisions taken through a channel
 //	tool_duration_seconds{tool}                    tool runs (histogram)
 //	tool_errors_total{tool,kind}                   kind: failed | not_run | unknown
@@ -19,8 +20,8 @@
 //	build_info{version,go_version}
 //
 // The other packages know nothing of Prometheus. The router calls the small
-// methods Inbound, Deduplicated and Decision through an interface of its
-// own; cmd/bot wraps the rest: the engine's notifier (Notifier: requests,
+// methods Inbound, Deduplicated, Refused and Decision through an interface
+// of its own; cmd/bot wraps the rest: the engine's notifier (Notifier: requests,
 // ends, latency), each tool (Tool: duration, errors, on both the immediate
 // and the approved path) and the model (Model). A nil *Metrics records
 // nothing.

@@ -29,6 +29,7 @@ type Metrics struct {
 	latency     *prometheus.HistogramVec // risk, status
 	inbound     *prometheus.CounterVec   // channel
 	deduped     *prometheus.CounterVec   // channel
+	refused     *prometheus.CounterVec   // channel
 	decisions   *prometheus.CounterVec   // channel, status
 	toolSeconds *prometheus.HistogramVec // tool
 	toolErrors  *prometheus.CounterVec   // tool, kind
@@ -69,6 +70,10 @@ func New(version string) *Metrics {
 			Namespace: Namespace, Name: "messages_deduplicated_total",
 			Help: "Inbound events dropped as redeliveries, by channel.",
 		}, []string{"channel"}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "inbound_refused_total",
+			Help: "Inbound messages and card actions refused because the sender or chat is not in the channel's allow-list (channels.<name>.allow), by channel.",
+		}, []string{"channel"}),
 		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "decisions_total",
 			Help: "Decisions taken through a channel (a click, a typed reply, an API call), by channel and the status they got (including unauthorized, tampered, already_decided).",
@@ -105,7 +110,7 @@ func New(version string) *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		build,
-		m.requested, m.decided, m.pending, m.latency, m.inbound, m.deduped, m.decisions,
+		m.requested, m.decided, m.pending, m.latency, m.inbound, m.deduped, m.refused, m.decisions,
 		m.toolSeconds, m.toolErrors, m.modelSecs, m.modelErrors, m.reloads,
 	)
 	return m
@@ -130,6 +135,14 @@ func (m *Metrics) Inbound(channel string) {
 func (m *Metrics) Deduplicated(channel string) {
 	if m != nil {
 		m.deduped.WithLabelValues(channel).Inc()
+	}
+}
+
+// Refused counts one message or card action refused by a channel's
+// allow-list.
+func (m *Metrics) Refused(channel string) {
+	if m != nil {
+		m.refused.WithLabelValues(channel).Inc()
 	}
 }
 

@@ -76,6 +76,8 @@ func TestMetrics(t *testing.T) {
 	m.Inbound("web")
 	m.Inbound("web")
 	m.Deduplicated("web")
+	m.Refused("feishu")
+	m.Refused("feishu")
 	m.Decision("api", approval.StatusExecuted)
 	m.Reload("ok")
 
@@ -119,6 +121,7 @@ func TestMetrics(t *testing.T) {
 	wantLines(t, text,
 		`hitlbot_messages_inbound_total{channel="web"} 2`,
 		`hitlbot_messages_deduplicated_total{channel="web"} 1`,
+		`hitlbot_inbound_refused_total{channel="feishu"} 2`,
 		`hitlbot_decisions_total{channel="api",status="executed"} 1`,
 		`hitlbot_config_reloads_total{result="ok"} 1`,
 		`hitlbot_approvals_requested_total{risk="HIGH",tool="sql_execute"} 2`,
@@ -146,6 +149,7 @@ func TestNilMetrics(t *testing.T) {
 	var m *Metrics
 	m.Inbound("web")
 	m.Deduplicated("web")
+	m.Refused("web")
 	m.Decision("web", approval.StatusRejected)
 	m.Reload("failed")
 	if _, ok := m.Tool(fakeTool{}).(fakeTool); !ok {
