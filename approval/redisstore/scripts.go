@@ -432,6 +432,8 @@ return ok()
 //	ARGV[2]  id   ARGV[3] outcome (JSON)   ARGV[4] now as RFC 3339 text
 //	ARGV[5]  outcome channel   ARGV[6] retention of ended records, in ms
 //	ARGV[7]  nonce of this call
+//	ARGV[8]  decided_via (the source of the cancellation)
+//	ARGV[9]  decided_by ("" when the process cancels: not written)
 //
 // Returns {"missing"}, {"not_pending", HGETALL} or {"cancelled", HGETALL}.
 const cancelLua = libLua + `
@@ -447,7 +449,10 @@ if f[1] ~= 'pending' then
   end
   return {'not_pending', redis.call('HGETALL', rk)}
 end
-setlong(rk, 's', 'cancelled', 'via', 'system', 'at', ARGV[4], 't', 'cancel ' .. ARGV[7], 'o', ARGV[3])
+setlong(rk, 's', 'cancelled', 'via', ARGV[8], 'at', ARGV[4], 't', 'cancel ' .. ARGV[7], 'o', ARGV[3])
+if ARGV[9] ~= '' then
+  setlong(rk, 'by', ARGV[9])
+end
 local pk = ARGV[1] .. 'pending:' .. session(rk, f[2], f[3], f[4], f[5])
 if redis.call('GET', pk) == id then
   redis.call('DEL', pk)

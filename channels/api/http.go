@@ -839,7 +839,7 @@ func (a *API) serveCancel(w http.ResponseWriter, r *http.Request) {
 		a.writeError(w, aerr)
 		return
 	}
-	o, err := a.engine.Cancel(r.Context(), rec.ID, approval.UserID(u.UserID()), "cancelled through the API")
+	o, err := a.engine.Cancel(r.Context(), rec.ID, approval.UserID(u.UserID()), approval.SourceAPI, "cancelled through the API")
 	if err != nil {
 		a.writeError(w, storeFailure(err))
 		return
