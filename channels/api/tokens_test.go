@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"reflect"
 	"testing"
 	"time"
 
@@ -55,14 +56,14 @@ func tokenStoreSuite(t *testing.T, s api.TokenStore, advance func(time.Duration)
 		}
 	}
 	got, err := s.Get(ctx, e1.Token)
-	if err != nil || got != e1 {
+	if err != nil || !reflect.DeepEqual(got, e1) {
 		t.Fatalf("get: %+v, %v", got, err)
 	}
 	if _, err := s.Get(ctx, api.NewToken()); approval.KindOf(err) != approval.KindNotFound {
 		t.Fatalf("unknown token: %v", err)
 	}
 	list, err := s.List(ctx, "acme", "alice")
-	if err != nil || len(list) != 2 || list[0] != e1 || list[1] != e2 {
+	if err != nil || len(list) != 2 || !reflect.DeepEqual(list[0], e1) || !reflect.DeepEqual(list[1], e2) {
 		t.Fatalf("list: %+v, %v", list, err)
 	}
 	if list, _ := s.List(ctx, "globex", "alice"); len(list) != 0 {
@@ -77,7 +78,7 @@ func tokenStoreSuite(t *testing.T, s api.TokenStore, advance func(time.Duration)
 	if _, err := s.Get(ctx, e1.Token); approval.KindOf(err) != approval.KindNotFound {
 		t.Fatalf("deleted token: %v", err)
 	}
-	if list, _ := s.List(ctx, "acme", "alice"); len(list) != 1 || list[0] != e2 {
+	if list, _ := s.List(ctx, "acme", "alice"); len(list) != 1 || !reflect.DeepEqual(list[0], e2) {
 		t.Fatalf("after delete: %+v", list)
 	}
 
@@ -98,6 +99,32 @@ func tokenStoreSuite(t *testing.T, s api.TokenStore, advance func(time.Duration)
 	}
 	if _, err := s.Get(ctx, e2.Token); err != nil {
 		t.Fatalf("a live token lapsed with it: %v", err)
+	}
+
+	// A shared token is listed for its owner, for each user it is shared
+	// with, and (shared with a whole tenant) in the tenant's index; a
+	// delete removes it from all of them.
+	shared := entry("dave", 5)
+	shared.SharedWith = []api.User{{Tenant: "acme"}, {Tenant: "globex", ID: "erin"}}
+	if err := s.Put(ctx, shared, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	for _, who := range [][2]string{{"acme", "dave"}, {"acme", ""}, {"globex", "erin"}} {
+		list, err := s.List(ctx, who[0], who[1])
+		if err != nil || len(list) != 1 || !reflect.DeepEqual(list[0], shared) {
+			t.Fatalf("list of %s/%s: %+v, %v", who[0], who[1], list, err)
+		}
+	}
+	if list, _ := s.List(ctx, "globex", ""); len(list) != 0 {
+		t.Fatalf("globex's tenant index: %+v", list)
+	}
+	if err := s.Delete(ctx, shared.Token); err != nil {
+		t.Fatal(err)
+	}
+	for _, who := range [][2]string{{"acme", "dave"}, {"acme", ""}, {"globex", "erin"}} {
+		if list, _ := s.List(ctx, who[0], who[1]); len(list) != 0 {
+			t.Fatalf("list of %s/%s after the delete: %+v", who[0], who[1], list)
+		}
 	}
 }
 
