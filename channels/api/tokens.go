@@ -253,6 +253,17 @@ func redisUnavailable(op string, err error) error {
 	return approval.E(op, approval.KindUnavailable, "", fmt.Errorf("%w: %w", approval.ErrUnavailable, err))
 }
 
+// extendTTL sets the TTL of KEYS[1] to ARGV[1] ms unless it is longer
+// already (PEXPIRE … GT, which needs Redis 7, on any version; a key without
+// a TTL gets one).
+var extendTTL = redis.NewScript(`
+local t = redis.call('PTTL', KEYS[1])
+if t < tonumber(ARGV[1]) then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+end
+return 0
+`)
+
 // Put implements TokenStore.
 func (r *RedisTokens) Put(ctx context.Context, e TokenEntry, ttl time.Duration) error {
 	const op = "api.RedisTokens.Put"
@@ -269,13 +280,13 @@ func (r *RedisTokens) Put(ctx context.Context, e TokenEntry, ttl time.Duration) 
 		for _, k := range e.owners() {
 			idx := r.prefix + "apiuser:" + k
 			p.ZAdd(ctx, idx, redis.Z{Score: float64(lapse), Member: e.Token})
-			// The index outlives its tokens: each Put extends it to twice
-			// the new token's TTL, longer than any other token's TTL
-			// unless approval timeouts differ by more than
-			// TokenRetention. Lapsed members are trimmed by List; the
+			// The index outlives its tokens: each Put extends it to at
+			// least twice the new token's TTL, and never shortens it, so
+			// a short-lived token does not take longer-lived ones out of
+			// the index with it. Lapsed members are trimmed by List; the
 			// key's TTL only bounds the garbage of users who stopped
 			// calling.
-			p.PExpire(ctx, idx, 2*ttl)
+			extendTTL.Eval(ctx, p, []string{idx}, (2 * ttl).Milliseconds())
 		}
 		return nil
 	})
