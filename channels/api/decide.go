@@ -58,6 +58,16 @@ func refusal(u User, rec *approval.Approval) *apiError {
 	}
 }
 
+// decided reports the statuses of a decision that took effect: the
+// approval ran (or its result was replayed), or was rejected.
+func decided(st approval.Status) bool {
+	switch st {
+	case approval.StatusExecuted, approval.StatusReplayed, approval.StatusFailed, approval.StatusFrozen, approval.StatusRejected:
+		return true
+	}
+	return false
+}
+
 // ---- POST /agent/chat {confirmationToken, confirmed}
 
 // decide takes a confirmation or cancellation by token. The requester's
@@ -143,13 +153,14 @@ func (a *API) decideToken(ctx context.Context, u User, token string, confirmed b
 		a.log.Warn("deciding failed; nothing was run", "approval_id", rec.ID, "user_id", u.UserID(), "msg_id", eventID, "err", err)
 		return nil, storeFailure(err)
 	}
-	switch o.Status {
-	case approval.StatusExecuted, approval.StatusReplayed, approval.StatusFailed, approval.StatusFrozen, approval.StatusRejected:
-	case approval.StatusExpired:
-		return nil, fail(CodeExpired, "This pending action expired; nothing was run.")
-	case approval.StatusUnauthorized:
+	switch {
+	case decided(o.Status):
+	case o.Status == approval.StatusUnauthorized, !permitted:
+		// Says nothing of the state to one who may not decide it.
 		return nil, refusal(u, rec)
-	case approval.StatusTampered:
+	case o.Status == approval.StatusExpired:
+		return nil, fail(CodeExpired, "This pending action expired; nothing was run.")
+	case o.Status == approval.StatusTampered:
 		return nil, fail(CodeInternal, o.Content)
 	default: // already_decided, superseded, cancelled, missing
 		return nil, fail(CodeNotFound, "This pending action was already decided ("+string(o.Status)+").")
@@ -322,18 +333,18 @@ func (a *API) serveDecision(w http.ResponseWriter, r *http.Request) {
 		a.writeError(w, storeFailure(err))
 		return
 	}
-	switch o.Status {
-	case approval.StatusExecuted, approval.StatusReplayed, approval.StatusFailed, approval.StatusFrozen, approval.StatusRejected:
-	case approval.StatusExpired:
-		a.writeError(w, fail(CodeExpired, "This approval expired; nothing was run."))
-		return
-	case approval.StatusUnauthorized:
+	switch {
+	case decided(o.Status):
+	case o.Status == approval.StatusUnauthorized, !permitted:
 		a.writeError(w, refusal(u, rec))
 		return
-	case approval.StatusTampered:
+	case o.Status == approval.StatusExpired:
+		a.writeError(w, fail(CodeExpired, "This approval expired; nothing was run."))
+		return
+	case o.Status == approval.StatusTampered:
 		a.writeError(w, fail(CodeTampered, "payloadSha256 is not the hash of this approval's payload; nothing was run. Read it again with GET /api/approvals/{id} and decide on what it shows."))
 		return
-	case approval.StatusMissing:
+	case o.Status == approval.StatusMissing:
 		a.writeError(w, fail(CodeNotFound, "No such approval."))
 		return
 	default: // already_decided, superseded, cancelled
