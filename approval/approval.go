@@ -375,6 +375,10 @@ type Outcome struct {
 	Results []Result `json:"results,omitempty"`
 	// DecidedBy is who decided, when someone did.
 	DecidedBy UserID `json:"decided_by,omitempty"`
+	// DecidedVia is where a cancellation came from (Engine.Cancel sets it
+	// with DecidedBy, and Store.Cancel records both on the approval);
+	// other outcomes leave it empty: the approval's DecidedVia says it.
+	DecidedVia Source `json:"decided_via,omitempty"`
 }
 
 // Clone returns a deep copy.

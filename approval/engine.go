@@ -12,6 +12,7 @@ import (
 
 	"github.com/hitlbot/hitlbot/approval/audit"
 	"github.com/hitlbot/hitlbot/internal/clock"
+	"github.com/hitlbot/hitlbot/internal/redact"
 )
 
 // Auditor receives the audit records of the engine. *audit.Log implements it.
@@ -365,13 +366,22 @@ func (e *Engine) forget(id ID) {
 // claimTimeout bounds the store round trip of one claim.
 const claimTimeout = 10 * time.Second
 
+// MaxNoteRunes bounds what a person writes with a decision (a rejection's
+// comment, a cancellation's reason) as the record, the outcome and the
+// audit trail keep it.
+const MaxNoteRunes = 500
+
 // Decide takes one person's decision on an approval. The returned Outcome
 // says what happened; an error means the store could not be reached and
-// nothing was run (fail closed).
+// nothing was run (fail closed). The decision's comment is cleaned first
+// (redact.Clean: no control characters, secrets redacted, at most
+// MaxNoteRunes runes): that is what the record, the outcome and the audit
+// trail keep.
 func (e *Engine) Decide(ctx context.Context, id ID, d Decision) (Outcome, error) {
 	if !id.Valid() {
 		return e.outcome(StatusMissing, ""), nil
 	}
+	d.Comment = redact.Clean(d.Comment, MaxNoteRunes)
 	intent := IntentApprove
 	switch d.Verb {
 	case Approve:
@@ -436,12 +446,12 @@ func (e *Engine) Decide(ctx context.Context, id ID, d Decision) (Outcome, error)
 		return Outcome{}, E("approval.Decide", KindInternal, id, fmt.Errorf("unknown claim code %q", res.Code))
 	}
 	if intent == IntentReject {
-		e.audit(a, audit.EventReject, d.Actor, d.Source, StatusRejected, "")
+		e.auditNote(a, audit.EventReject, d.Actor, d.Source, StatusRejected, "", d.Comment)
 		e.log.Info("approval rejected", "approval_id", id, "user_id", d.Actor, "status", StatusRejected)
 		e.settle(a, *a.Outcome)
 		return *a.Outcome, nil
 	}
-	e.audit(a, audit.EventConfirm, d.Actor, d.Source, "", "")
+	e.auditNote(a, audit.EventConfirm, d.Actor, d.Source, "", "", d.Comment)
 	if res.Unreplicated {
 		// The claim may not survive a failover of the store: running the
 		// tool now could run it twice. Nothing runs; the approval fails.
@@ -891,14 +901,23 @@ func (e *Engine) RunSweeper(ctx context.Context, interval time.Duration) {
 	}
 }
 
-// Cancel withdraws a pending approval (by its requester, an operator, or the
-// process). It reports the outcome; already_decided if it was not pending.
-func (e *Engine) Cancel(ctx context.Context, id ID, actor UserID, reason string) (Outcome, error) {
+// Cancel withdraws a pending approval: by its requester or an operator
+// (actor, and the source it came through, e.g. SourceAPI), or by the
+// process (actor empty, source SourceSystem or empty). The record keeps the
+// actor and source as decided_by and decided_via; reason (cleaned like a
+// decision's comment, see Decide) goes into the outcome and, with the
+// actor and source, into the audit record. It reports the outcome;
+// already_decided if the approval was not pending.
+func (e *Engine) Cancel(ctx context.Context, id ID, actor UserID, src Source, reason string) (Outcome, error) {
 	if !id.Valid() {
 		return e.outcome(StatusMissing, ""), nil
 	}
+	if src == "" {
+		src = SourceSystem
+	}
+	reason = redact.Clean(reason, MaxNoteRunes)
 	o := e.outcome(StatusCancelled, reason)
-	o.DecidedBy = actor
+	o.DecidedBy, o.DecidedVia = actor, src
 	a, ok, err := e.cfg.Store.Cancel(ctx, id, o, e.cfg.Clock.Now().UTC())
 	if err != nil {
 		if KindOf(err) == KindNotFound {
@@ -909,7 +928,7 @@ func (e *Engine) Cancel(ctx context.Context, id ID, actor UserID, reason string)
 	if !ok {
 		return e.outcome(StatusAlreadyDecided, ""), nil
 	}
-	e.audit(a, audit.EventCancel, actor, SourceSystem, StatusCancelled, "")
+	e.auditNote(a, audit.EventCancel, actor, src, StatusCancelled, "", reason)
 	e.settle(a, *a.Outcome)
 	return *a.Outcome, nil
 }
@@ -939,6 +958,11 @@ func (e *Engine) settle(a *Approval, o Outcome) {
 }
 
 func (e *Engine) audit(a *Approval, ev audit.Event, actor UserID, src Source, st Status, errText string) {
+	e.auditNote(a, ev, actor, src, st, errText, "")
+}
+
+// auditNote is audit with what the actor wrote (already cleaned).
+func (e *Engine) auditNote(a *Approval, ev audit.Event, actor UserID, src Source, st Status, errText, note string) {
 	if a == nil {
 		return
 	}
@@ -953,5 +977,6 @@ func (e *Engine) audit(a *Approval, ev audit.Event, actor UserID, src Source, st
 		Source:        string(src),
 		Outcome:       string(st),
 		Error:         errText,
+		Reason:        note,
 	})
 }

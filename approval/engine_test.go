@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/audit"
@@ -643,6 +644,90 @@ func TestSupersede(t *testing.T) {
 	})
 }
 
+// of returns the records of one approval and event.
+func (r *recorder) of(id approval.ID, ev audit.Event) []audit.Record {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []audit.Record
+	for _, rec := range r.recs {
+		if rec.ApprovalID == string(id) && rec.Event == ev {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
+
+// TestCancelByAPerson: the record and the audit trail name who cancelled,
+// where, and why (cleaned and bounded); a cancel by the process names
+// nobody and says system.
+func TestCancelByAPerson(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, be backend) {
+		f := newFixture(t, be)
+		a := request(t, f.a)
+		reason := "wrong table\x07 password=hunter2 " + strings.Repeat("x", 2000)
+		o, err := f.b.Cancel(context.Background(), a.ID, "alice", approval.SourceAPI, reason)
+		if err != nil || o.Status != approval.StatusCancelled || o.DecidedBy != "alice" {
+			t.Fatalf("Cancel = %+v, %v", o, err)
+		}
+		rec, err := f.a.Get(context.Background(), a.ID)
+		if err != nil || rec.DecidedBy != "alice" || rec.DecidedVia != approval.SourceAPI {
+			t.Fatalf("record %+v, %v", rec, err)
+		}
+		recs := f.audit.of(a.ID, audit.EventCancel)
+		if len(recs) != 1 || recs[0].Actor != "alice" || recs[0].Source != string(approval.SourceAPI) {
+			t.Fatalf("cancel audit %+v", recs)
+		}
+		got := recs[0].Reason
+		if !strings.HasPrefix(got, "wrong table password=[REDACTED] xxx") || strings.Contains(got, "hunter2") ||
+			utf8.RuneCountInString(got) != approval.MaxNoteRunes+1 || strings.ContainsRune(got, '\x07') {
+			t.Fatalf("cancel reason %q", got)
+		}
+		if strings.Contains(rec.Outcome.Content, "hunter2") {
+			t.Fatalf("outcome %q", rec.Outcome.Content)
+		}
+
+		// The process cancels: system, nobody.
+		b := request(t, f.a)
+		if o, err := f.a.Cancel(context.Background(), b.ID, "", "", ""); err != nil || o.Status != approval.StatusCancelled {
+			t.Fatalf("Cancel by the process = %+v, %v", o, err)
+		}
+		if rec, _ := f.a.Get(context.Background(), b.ID); rec.DecidedBy != "" || rec.DecidedVia != approval.SourceSystem {
+			t.Fatalf("record %+v", rec)
+		}
+		if recs := f.audit.of(b.ID, audit.EventCancel); len(recs) != 1 || recs[0].Actor != "" || recs[0].Source != "system" {
+			t.Fatalf("cancel audit %+v", recs)
+		}
+	})
+}
+
+// TestRejectCommentAudited: a rejection's comment is in the audit record,
+// cleaned of control characters and secrets and bounded; the record and
+// the outcome keep the same cleaned text.
+func TestRejectCommentAudited(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, be backend) {
+		f := newFixture(t, be)
+		a := request(t, f.a)
+		d := decision(a, approval.Reject, "bob")
+		d.Comment = "not now\x1b[2J\nAuthorization: Bearer abcdefghijklmnop " + strings.Repeat("长", 900)
+		o := decide(t, f.b, a.ID, d)
+		if o.Status != approval.StatusRejected {
+			t.Fatalf("reject = %+v", o)
+		}
+		recs := f.audit.of(a.ID, audit.EventReject)
+		if len(recs) != 1 || recs[0].Actor != "bob" {
+			t.Fatalf("reject audit %+v", recs)
+		}
+		got := recs[0].Reason
+		if !strings.HasPrefix(got, "not now[2J Authorization: Bearer [REDACTED] 长长") || strings.Contains(got, "abcdefghijklmnop") ||
+			utf8.RuneCountInString(got) != approval.MaxNoteRunes+1 {
+			t.Fatalf("reject reason %q (%d runes)", got, utf8.RuneCountInString(got))
+		}
+		if rec, _ := f.a.Get(context.Background(), a.ID); rec.Comment != got || strings.Contains(o.Content, "abcdefghijklmnop") {
+			t.Fatalf("record comment %q, outcome %q", rec.Comment, o.Content)
+		}
+	})
+}
+
 func TestExpiredWithoutWaiter(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, be backend) {
 		f := newFixture(t, be)
@@ -665,13 +750,13 @@ func TestCancelAndShowFailure(t *testing.T) {
 		f := newFixture(t, be)
 		a := request(t, f.a)
 		ch := waitAsync(t, f.a, a.ID)
-		if o, err := f.b.Cancel(context.Background(), a.ID, "alice", "changed my mind"); err != nil || o.Status != approval.StatusCancelled {
+		if o, err := f.b.Cancel(context.Background(), a.ID, "alice", approval.SourceAPI, "changed my mind"); err != nil || o.Status != approval.StatusCancelled {
 			t.Fatalf("Cancel = %+v, %v", o, err)
 		}
 		if w := recv(t, ch); w.Status != approval.StatusCancelled {
 			t.Fatalf("Wait = %+v", w)
 		}
-		if o, _ := f.b.Cancel(context.Background(), a.ID, "alice", ""); o.Status != approval.StatusAlreadyDecided {
+		if o, _ := f.b.Cancel(context.Background(), a.ID, "alice", approval.SourceAPI, ""); o.Status != approval.StatusAlreadyDecided {
 			t.Fatalf("second Cancel = %+v", o)
 		}
 		// A card that cannot be shown leaves no approval behind.

@@ -60,7 +60,9 @@ type Store interface {
 	Complete(ctx context.Context, id ID, state State, o Outcome, cacheTTL time.Duration) ([]CardRef, error)
 
 	// Cancel ends a pending approval as cancelled and publishes the outcome.
-	// It reports false if the approval was no longer pending.
+	// The outcome's DecidedBy and DecidedVia are recorded as the approval's
+	// DecidedBy and DecidedVia (an empty DecidedVia as SourceSystem). It
+	// reports false if the approval was no longer pending.
 	Cancel(ctx context.Context, id ID, o Outcome, now time.Time) (*Approval, bool, error)
 
 	// Seen marks key as processed for ttl. It reports true the first time

@@ -78,7 +78,7 @@ func TestLateReplyWords(t *testing.T) {
 		want       string
 	}{
 		{"cancelled", "en", func(g *rig, a *approval.Approval) {
-			if _, err := g.engine.Cancel(context.Background(), a.ID, "alice", "not needed"); err != nil {
+			if _, err := g.engine.Cancel(context.Background(), a.ID, "alice", approval.SourceAPI, "not needed"); err != nil {
 				t.Fatal(err)
 			}
 		}, "The approval was withdrawn; nothing was run"},

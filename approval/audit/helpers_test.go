@@ -58,6 +58,9 @@ func sample(i int) Record {
 		Source:        "card",
 		Outcome:       "executed",
 	}
+	if r.Event == EventConfirm {
+		r.Reason = `looks right — "ok" 好`
+	}
 	if r.Event == EventExecuteFailed {
 		r.Outcome = "failed"
 		r.Error = `timeout after 5s: <db> & "orders" — 超时`

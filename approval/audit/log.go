@@ -233,7 +233,7 @@ func (l *Log) dropped(r Record, msg string) {
 // sanitize makes every string valid UTF-8, so that JSON carries it exactly.
 func sanitize(r *Record) {
 	for _, p := range []*string{&r.ApprovalID, &r.Session, &r.Tool, &r.PayloadSHA256,
-		&r.Actor, &r.Source, &r.Outcome, &r.Error, &r.Writer} {
+		&r.Actor, &r.Source, &r.Outcome, &r.Error, &r.Reason, &r.Writer} {
 		*p = strings.ToValidUTF8(*p, "\uFFFD")
 	}
 	r.Event = Event(strings.ToValidUTF8(string(r.Event), "\uFFFD"))

@@ -50,8 +50,9 @@ func (e Event) Valid() bool {
 // Seq, Time (when zero), Prev and Hash.
 //
 // A Record never carries a tool's arguments: only PayloadSHA256, the hash of
-// the tool name and its canonical arguments. Error must be sanitised by the
-// caller (no secrets, tokens, connection strings or argument values): it is
+// the tool name and its canonical arguments. Error and Reason must be
+// sanitised by the caller (no secrets, tokens, connection strings or
+// argument values; the engine passes Reason through redact.Clean): they are
 // stored as given and kept for as long as the trail is.
 type Record struct {
 	Writer        string    `json:"writer"`                   // the process that wrote it (hostname-pid-random); each writer has its own chain
@@ -66,6 +67,7 @@ type Record struct {
 	Source        string    `json:"source,omitempty"`         // where the decision came from (card, reply, api…)
 	Outcome       string    `json:"outcome,omitempty"`        // the outcome status
 	Error         string    `json:"error,omitempty"`          // sanitised error text; never secrets
+	Reason        string    `json:"reason,omitempty"`         // what the actor wrote: a rejection's comment, a cancellation's reason (sanitised, bounded)
 	Prev          string    `json:"prev"`                     // Hash of this writer's previous record; "" for its first
 	Hash          string    `json:"hash"`                     // hex sha256 of the record's canonical encoding (see ComputeHash)
 }
@@ -78,11 +80,13 @@ const canonVersion = "hitlbot-audit-v1\n"
 // which covers every field except Hash. The encoding is simple enough to
 // reproduce in any language: the line "hitlbot-audit-v1", then for each
 // field in this order — writer, seq, time, event, approval_id, session,
-// tool, payload_sha256, actor, source, outcome, error, prev — its name, ':',
-// the decimal byte length of its value, ':', the value's bytes and '\n'.
-// seq is written in decimal; time as RFC 3339 with nanoseconds in UTC
-// (time.RFC3339Nano, trailing zeros dropped); empty fields are written
-// with length 0.
+// tool, payload_sha256, actor, source, outcome, error, reason, prev — its
+// name, ':', the decimal byte length of its value, ':', the value's bytes
+// and '\n'. seq is written in decimal; time as RFC 3339 with nanoseconds
+// in UTC (time.RFC3339Nano, trailing zeros dropped); empty fields are
+// written with length 0, except reason, which is left out entirely when
+// empty: the field came later, and records written before it (which have
+// none) keep their hashes.
 func (r Record) ComputeHash() string {
 	var buf [512]byte
 	sum := sha256.Sum256(r.appendCanonical(buf[:0]))
@@ -105,6 +109,9 @@ func (r *Record) appendCanonical(b []byte) []byte {
 	b = canonField(b, "source", r.Source)
 	b = canonField(b, "outcome", r.Outcome)
 	b = canonField(b, "error", r.Error)
+	if r.Reason != "" {
+		b = canonField(b, "reason", r.Reason)
+	}
 	b = canonField(b, "prev", r.Prev)
 	return b
 }

@@ -227,6 +227,39 @@ func TestComputeHashPinned(t *testing.T) {
 	if r.ComputeHash() != got {
 		t.Error("the hash depends on the time zone")
 	}
+	// A reason is encoded between error and prev (pinned the same way);
+	// without one the encoding is the one above, so that records written
+	// before the field existed keep their hashes.
+	r.Reason = "looks right — 好"
+	const withReason = "e49fd1c89064be06e29b62ba4f219d1bdfe5130a4a64186d1eba08d8f966d4fc"
+	if got := r.ComputeHash(); got != withReason {
+		t.Logf("canonical encoding:\n%s", r.appendCanonical(nil))
+		t.Errorf("ComputeHash with a reason = %s, want %s", got, withReason)
+	}
+}
+
+// TestVerifyReason: a chain whose records carry reasons verifies, and an
+// edited, added or removed reason breaks it.
+func TestVerifyReason(t *testing.T) {
+	a := buildChain(t, "w", 3)
+	if a[1].Reason == "" {
+		t.Fatal("the sample chain has no reason")
+	}
+	if err := Verify(a); err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
+	for name, edit := range map[string]func(r []Record){
+		"edited":  func(r []Record) { r[1].Reason = "looks wrong" },
+		"removed": func(r []Record) { r[1].Reason = "" },
+		"added":   func(r []Record) { r[2].Reason = "by the way" },
+	} {
+		c := slices.Clone(a)
+		edit(c)
+		var b *Break
+		if err := Verify(c); !errors.As(err, &b) {
+			t.Errorf("%s reason: Verify = %v, want a *Break", name, err)
+		}
+	}
 }
 
 // chainJSON returns the JSON lines of a small two-writer chain and its

@@ -366,7 +366,10 @@ func (s *Store) Cancel(ctx context.Context, id approval.ID, o approval.Outcome, 
 	}
 	o = o.Clone()
 	o.Status = approval.StatusCancelled
-	r.DecidedVia = approval.SourceSystem
+	r.DecidedBy, r.DecidedVia = o.DecidedBy, o.DecidedVia
+	if r.DecidedVia == "" {
+		r.DecidedVia = approval.SourceSystem
+	}
 	p := s.endLocked(r, approval.StateCancelled, approval.ClaimRequest{Now: now}, o)
 	c := r.Clone()
 	s.mu.Unlock()

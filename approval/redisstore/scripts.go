@@ -431,6 +431,8 @@ return ok()
 //	ARGV[2]  id   ARGV[3] outcome (JSON)   ARGV[4] now as RFC 3339 text
 //	ARGV[5]  outcome channel   ARGV[6] retention of ended records, in ms
 //	ARGV[7]  nonce of this call
+//	ARGV[8]  decided_via (the source of the cancellation)
+//	ARGV[9]  decided_by ("" when the process cancels: not written)
 //
 // Returns {"missing"}, {"not_pending", HGETALL} or {"cancelled", HGETALL}.
 const cancelLua = libLua + `
@@ -446,7 +448,10 @@ if f[1] ~= 'pending' then
   end
   return {'not_pending', redis.call('HGETALL', rk)}
 end
-setlong(rk, 's', 'cancelled', 'via', 'system', 'at', ARGV[4], 't', 'cancel ' .. ARGV[7], 'o', ARGV[3])
+setlong(rk, 's', 'cancelled', 'via', ARGV[8], 'at', ARGV[4], 't', 'cancel ' .. ARGV[7], 'o', ARGV[3])
+if ARGV[9] ~= '' then
+  setlong(rk, 'by', ARGV[9])
+end
 redis.call('PEXPIRE', rk, ARGV[6])
 redis.call('PUBLISH', ARGV[5], '{"id":"' .. id .. '","outcome":' .. ARGV[3] .. '}')
 return {'cancelled', redis.call('HGETALL', rk)}

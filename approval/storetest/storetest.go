@@ -522,6 +522,22 @@ func testCancel(t *testing.T, s approval.Store, _ func(time.Duration)) {
 	if _, _, err := s.Cancel(ctx(t), approval.NewID("x"), approval.Outcome{}, T0); approval.KindOf(err) != approval.KindNotFound {
 		t.Fatalf("Cancel(missing) = %v", err)
 	}
+	// The process cancels: the record says system and names nobody.
+	if got.DecidedVia != approval.SourceSystem || got.DecidedBy != "" {
+		t.Fatalf("a cancel by the process is recorded as by %q via %q", got.DecidedBy, got.DecidedVia)
+	}
+	// A person cancels: the record names them and where they cancelled.
+	b := NewApproval(t)
+	put(t, s, b)
+	o := approval.Outcome{Content: "withdrawn", DecidedBy: "acme/alice", DecidedVia: approval.SourceAPI}
+	got, ok, err = s.Cancel(ctx(t), b.ID, o, T0.Add(time.Second))
+	if err != nil || !ok || got.DecidedBy != "acme/alice" || got.DecidedVia != approval.SourceAPI {
+		t.Fatalf("Cancel by a person = %+v, %v, %v", got, ok, err)
+	}
+	if rec, err := s.Get(ctx(t), b.ID); err != nil || rec.DecidedBy != "acme/alice" || rec.DecidedVia != approval.SourceAPI ||
+		rec.Outcome == nil || rec.Outcome.DecidedBy != "acme/alice" {
+		t.Fatalf("Get after a person's cancel = %+v, %v", rec, err)
+	}
 }
 
 // testLatest: the session's most recent approval is found whatever its

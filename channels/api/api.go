@@ -73,17 +73,35 @@ func New(cfg Config, engine *approval.Engine, logger *slog.Logger) (*API, error)
 //	POST /agent/chat
 //	GET  /api/approvals
 //	GET  /api/approvals/{id}
+//	POST /api/approvals/{id}/decision
 //	POST /api/approvals/{id}/cancel
 //
 // Mount it on a server's mux for these paths, or call Mount.
 func (a *API) Handler() http.Handler { return a.mux }
 
-// Mount registers the API's routes on mux (Go 1.22 method patterns).
+// routes are the API's paths and the methods each takes.
+var routes = []struct{ path, allow string }{
+	{"/agent/chat", "POST"},
+	{"/api/approvals", "GET, HEAD"},
+	{"/api/approvals/{id}", "GET, HEAD"},
+	{"/api/approvals/{id}/decision", "POST"},
+	{"/api/approvals/{id}/cancel", "POST"},
+}
+
+// Mount registers the API's routes on mux (Go 1.22 method patterns), and
+// for each path a pattern without a method that answers any other method
+// with 405 and Allow. Without those, a catch-all "/" on the same mux (the
+// web chat's) would match a wrong method and answer 404: the mux answers
+// 405 by itself only when no pattern matches the path for any method.
 func (a *API) Mount(mux *http.ServeMux) {
 	mux.HandleFunc("POST /agent/chat", a.serveChat)
 	mux.HandleFunc("GET /api/approvals", a.serveList)
 	mux.HandleFunc("GET /api/approvals/{id}", a.serveGet)
+	mux.HandleFunc("POST /api/approvals/{id}/decision", a.serveDecision)
 	mux.HandleFunc("POST /api/approvals/{id}/cancel", a.serveCancel)
+	for _, r := range routes {
+		mux.Handle(r.path, a.methodNotAllowed(r.allow))
+	}
 }
 
 // ---- channels.Channel
@@ -148,6 +166,15 @@ func (a *API) ShowApproval(ctx context.Context, to channels.Target, v cards.View
 	now := a.cfg.Clock.Now()
 	e := TokenEntry{Token: NewToken(), Approval: v.ApprovalID, Tenant: tenant, User: user, Conversation: convID,
 		CreatedAt: now.UTC(), ExpiresAt: v.ExpiresAt.UTC()}
+	turn := ""
+	if rec, err := a.engine.Get(ctx, v.ApprovalID); err == nil {
+		turn = turnOf(rec)
+		e.SharedWith = sharedWith(rec.Approvers, User{ID: user, Tenant: tenant})
+	} else {
+		// The approval stays decidable by id; only the lists of other
+		// deciders miss it.
+		a.log.Warn("reading the approval to show failed; it is listed for its requester only", "approval_id", v.ApprovalID, "err", err)
+	}
 	ttl := v.ExpiresAt.Sub(now) + a.cfg.TokenRetention
 	if err := a.cfg.TokenStore.Put(ctx, e, ttl); err != nil {
 		return approval.CardRef{}, err
@@ -161,10 +188,6 @@ func (a *API) ShowApproval(ctx context.Context, to channels.Target, v cards.View
 	a.local[v.ApprovalID] = localTurn{chatID: to.ChatID, expiresAt: v.ExpiresAt}
 	a.mu.Unlock()
 	pa := pendingAction(v, e.Token)
-	turn := ""
-	if rec, err := a.engine.Get(ctx, v.ApprovalID); err == nil {
-		turn = turnOf(rec)
-	}
 	a.publish(to.ChatID, event{turn: turn, shown: &pa})
 	return approval.CardRef{Channel: Name, ChatID: to.ChatID, MessageID: e.Token}, nil
 }
@@ -179,6 +202,29 @@ func (a *API) SettleApproval(ctx context.Context, ref approval.CardRef, v cards.
 	delete(a.local, v.ApprovalID)
 	a.mu.Unlock()
 	a.publish(ref.ChatID, event{settled: &settled{view: v, local: local}})
+	return nil
+}
+
+// sharedWith returns whom besides its requester an approval is listed for,
+// by its approver rule: the requester's whole tenant for "chat" (the API's
+// chat is the tenant), each listed "tenant/user" for "users".
+func sharedWith(rule approval.ApproverRule, requester User) []User {
+	switch rule.Mode {
+	case approval.ApproverChat:
+		return []User{{Tenant: requester.Tenant}}
+	case approval.ApproverUsers:
+		var out []User
+		for _, id := range rule.Users {
+			parts := strings.Split(string(id), "/")
+			if len(parts) != 2 || parts[0] == "" || parts[1] == "" {
+				continue // not an API user (a Feishu open_id, say)
+			}
+			if u := (User{ID: parts[1], Tenant: parts[0]}); u != requester {
+				out = append(out, u)
+			}
+		}
+		return out
+	}
 	return nil
 }
 

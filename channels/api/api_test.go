@@ -47,8 +47,8 @@ func TestConfirmRunsOnce(t *testing.T) {
 	if !tokenRE.MatchString(pa.Token) || pa.ToolName != "erase" || !pa.IsDestructive || r.ConversationID != "c1" {
 		t.Fatalf("pending action %+v", pa)
 	}
-	if pa.InputPreview != "erase orders (password=<redacted>)" || pa.Description == "" || pa.Risk != "HIGH" {
-		t.Fatalf("preview %q", pa.InputPreview)
+	if len(pa.InputPreview) != 1 || pa.InputPreview["target"] != "orders" || pa.Description == "" || pa.Risk != "HIGH" {
+		t.Fatalf("preview %v", pa.InputPreview)
 	}
 	exp, err := time.Parse(time.RFC3339, pa.ExpiresAt)
 	if err != nil || !exp.Equal(h.clk.Now().Add(approval.DefaultTimeout)) {
@@ -156,7 +156,7 @@ func TestMismatch(t *testing.T) {
 	if st, e := h.chatError(tokBob, map[string]any{"confirmationToken": pa.Token, "confirmed": true}); st != http.StatusForbidden || e.Error != "user_mismatch" {
 		t.Fatalf("bob: %d %+v", st, e)
 	}
-	if st, e := h.chatError(tokCarol, map[string]any{"confirmationToken": pa.Token, "confirmed": true}); st != http.StatusForbidden || e.Error != "tenant_mismatch" {
+	if st, e := h.chatError(tokCarol, map[string]any{"confirmationToken": pa.Token, "confirmed": true}); st != http.StatusForbidden || e.Error != "family_mismatch" {
 		t.Fatalf("carol: %d %+v", st, e)
 	}
 	// Nor can they see or cancel it.

@@ -1,6 +1,8 @@
 // Package api is the HTTP API of hitlbot: a channels.Channel named "api"
-// whose conversations are HTTP requests, plus endpoints to list, inspect
-// and cancel the caller's approvals.
+// whose conversations are HTTP requests, plus endpoints to list, inspect,
+// decide and cancel approvals. Its wire format follows the seed document
+// "Confirmation Guardrail Layer" (POST /agent/chat, pendingAction, the
+// validation errors, batch confirmation); a client written from it works.
 //
 // # Wiring (cmd/bot)
 //
@@ -11,20 +13,61 @@
 //
 // # Routes
 //
-//	POST /agent/chat                  {message, conversationId?, confirmationToken?, confirmed?}
-//	GET  /api/approvals?state=pending the caller's approvals (state: pending (default), all, or any state name)
-//	GET  /api/approvals/{id}          one of them, with its audit trail
-//	POST /api/approvals/{id}/cancel   withdraw a pending one
+//	POST /agent/chat                    {message, conversationId?, confirmationToken? | confirmationTokens?, confirmed?}
+//	GET  /api/approvals?state=pending   the approvals the caller may see (state: pending (default), all, or any state name)
+//	GET  /api/approvals/{id}            one of them, with its payloadSha256 and its audit trail
+//	POST /api/approvals/{id}/decision   {decision: approve|reject, comment?, payloadSha256}
+//	POST /api/approvals/{id}/cancel     {reason?}: the requester withdraws a pending one
+//
+// Any other method on these paths is 405 method_not_allowed with an Allow
+// header (Mount registers a method-less pattern per path, so that a
+// catch-all "/" beside the API, the web chat's, does not answer 404).
 //
 // Every request carries "Authorization: Bearer <token>" (Config.Tokens maps
 // it to a user and a tenant); with AllowAnonymousLocal, a request without
 // the header from a loopback address is the user "local" of tenant
-// "local". Errors are JSON {error, message}: invalid_request 400,
-// unauthorized 401, user_mismatch / tenant_mismatch / forbidden 403,
-// not_found 404, already_decided 409, expired 410, rate_limited 429,
-// internal 500, unavailable 503. Clients that know the older name
-// family_mismatch should treat it like tenant_mismatch; the server sends
-// tenant_mismatch.
+// "local". A body must be one JSON object of valid UTF-8: invalid UTF-8 or
+// a \u escape of a lone surrogate is 400 before decoding (encoding/json
+// would turn either into U+FFFD silently). Errors are JSON {error,
+// message}:
+//
+//	invalid_request    400  malformed body, a missing or wrong field
+//	unauthorized       401  missing or unknown bearer token
+//	user_mismatch      403  another user's action, which the approver rule does not let the caller decide
+//	family_mismatch    403  another tenant's action, likewise (the seed's name; the tenant is its family)
+//	forbidden          403  the caller's own action, which the rule needs someone else to approve (four eyes)
+//	not_found          404  unknown or used token, unknown or invisible approval
+//	method_not_allowed 405  see Allow
+//	already_decided    409  the approval is no longer pending (decision route, cancel)
+//	tampered           409  payloadSha256 is not the approval's; nothing ran
+//	expired            410
+//	rate_limited       429
+//	internal           500
+//	unavailable        503  the store is down or the API is not running
+//
+// # Who may decide
+//
+// The approval's approver rule, judged by the store's claim exactly as for
+// a click on a card (approval.ApproverRule): the requester (default);
+// with "chat", anyone in the approval's chat, and the API's chat is the
+// tenant (every user of the requester's tenant); with "users", the listed
+// "tenant/user" ids (of any tenant); with four eyes (high_needs_other) not
+// the requester, who may still reject. Those the rule lets decide see the
+// approval in GET /api/approvals (ShowApproval shares its token with the
+// tenant or the listed users) and in GET /api/approvals/{id}, and decide it
+// with the decision route or its token on /agent/chat. Others get 404 for
+// GET and, for a decision, the 403 that names why (family_mismatch,
+// user_mismatch, forbidden); their attempt on a pending approval goes
+// through the claim, which audits it as unauthorized. Only the requester
+// may cancel (withdraw); the others reject.
+//
+// The decision route binds the decision to what the decider saw:
+// payloadSha256 (from GET /api/approvals/{id}) is required to approve
+// (400 when missing) and a different one is 409 tampered, as the hash in a
+// card's button. A rejection without it rejects the approval as it is. The
+// answer is the outcome {status, text, actions, approval}; a turn waiting
+// for the approval goes on in the background (its later text is in the
+// conversation's history).
 //
 // # A message
 //
@@ -49,24 +92,46 @@
 //     request with requiresConfirmation and pendingAction {token, …}; the
 //     turn goes on waiting in the background.
 //
+// pendingAction is {token, approvalId, description, toolName, inputPreview,
+// risk, expiresAt, isDestructive}; inputPreview is the call's arguments as
+// an object, sanitised (values of secret-looking keys and secret-looking
+// text redacted, strings cut to 200 runes, arrays to 20 elements), or
+// {"calls": [{tool, input}, …]} for a batch approval.
+//
 // # A decision
 //
 // {confirmationToken, confirmed} decides the pending action: through the
 // router's HandleCardAction, as the caller, so the audit trail records the
-// source "api". If a turn of this process waits for the approval, the
-// request then waits for the rest of that turn and returns its answer,
-// with the decided calls first among the actions; otherwise (the turn runs
-// on another replica, or died in a restart) the outcome is the answer. A
-// typed 确认 / 取消 message in the conversation decides it as well (the
-// router recognises it); the request then returns the rest of the turn the
-// same way.
+// source "api". If the caller asked for it and a turn of this process
+// waits for the approval, the request then waits for the rest of that turn
+// and returns its answer, with the decided calls first among the actions;
+// otherwise (another decider, the turn runs on another replica, or died in
+// a restart) the outcome is the answer. A typed 确认 / 取消 message in the
+// conversation decides it as well (the router recognises it); the request
+// then returns the rest of the turn the same way.
+//
+// {confirmationTokens: [...], confirmed} decides up to MaxBatchTokens
+// pending actions in one request (the seed's first enhancement), one
+// after the other in the order given, each exactly as a single
+// confirmation would be. The answer is 200 with "results": one {token,
+// status, text, actions} or {token, error, message} per token, in order
+// (error and message as a single confirmation would have got them; a
+// token listed twice is invalid_request at its second place), "actions":
+// all decided calls, and "text" counting the decided ones. A batch that is
+// empty, too long, without confirmed or beside confirmationToken is 400.
+//
+// A cancel or a decision records who took it and through which channel
+// (decidedBy, decidedVia "api"); a comment or reason is kept on the record
+// and in the audit trail, cleaned (control characters dropped, secrets
+// redacted, at most 500 runes).
 //
 // Tokens are "pa_" + 32 hex digits. They live in a TokenStore shared by
 // the replicas (Redis) until TokenRetention after the approval's expiry, so
 // a confirmation works on any replica, and a reused token reads the
 // approval's state: decided → 404 not_found, expired → 410 expired. The
-// store also keeps each user's index of tokens: it lists the caller's
-// approvals and counts them for the per-user cap (MaxPendingPerUser; a
+// store also keeps each user's index of tokens (their own, and those
+// shared with them or their tenant): it lists the approvals the caller may
+// see and counts the caller's own for the per-user cap (MaxPendingPerUser; a
 // message that could open one more gets 429 rate_limited, except in a
 // conversation that already has one, where a new approval would replace
 // it and a typed 确认 / 取消 must get through). The cap is per replica: a

@@ -61,8 +61,35 @@ func (t *opTool) Run(_ context.Context, args json.RawMessage) (agent.Output, err
 	return agent.Output{Content: fmt.Sprintf("%s %s done (run %d)", t.name, a.Target, n)}, nil
 }
 
-// script is the model: "erase X" / "look X" call the tool on X, a tool
-// result is summarised, "wait" blocks until release is closed, anything
+// connectTool is a destructive tool whose arguments hold a secret and a
+// long note, for the pending action's inputPreview.
+type connectTool struct{}
+
+type connectArgs struct {
+	Host     string `json:"host" jsonschema:"the host"`
+	Password string `json:"password" jsonschema:"the password"`
+	Note     string `json:"note" jsonschema:"a note"`
+}
+
+func (connectTool) Name() string        { return "connect" }
+func (connectTool) Description() string { return "connects" }
+func (connectTool) Schema() *jsonschema.Schema {
+	s, err := jsonschema.For[connectArgs](nil)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+func (connectTool) Kind(json.RawMessage) approval.Kind { return approval.KindDestructive }
+func (connectTool) Preview(_ context.Context, args json.RawMessage) (string, error) {
+	return "connect (password hidden)", nil
+}
+func (connectTool) Run(_ context.Context, args json.RawMessage) (agent.Output, error) {
+	return agent.Output{Content: "connected"}, nil
+}
+
+// script is the model: "erase X" / "look X" call the tool on X, "connect
+// HOST PASSWORD NOTE" calls connect, a tool result is summarised, "wait" blocks until release is closed, anything
 // else is echoed.
 type script struct{ release chan struct{} }
 
@@ -81,6 +108,16 @@ func (s script) Complete(ctx context.Context, req agent.Request) (agent.Response
 			parts = append([]string{req.Messages[i].Content}, parts...)
 		}
 		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "summary: " + strings.Join(parts, " | ")}}, nil
+	}
+	if rest, ok := strings.CutPrefix(last.Content, "connect "); ok {
+		// "connect HOST PASSWORD NOTE"
+		f := strings.SplitN(rest, " ", 3)
+		for len(f) < 3 {
+			f = append(f, "")
+		}
+		args, _ := json.Marshal(connectArgs{Host: f[0], Password: f[1], Note: f[2]})
+		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{
+			Name: "connect", Args: args, Confidence: 1}}}}, nil
 	}
 	for _, tool := range []string{"erase", "look"} {
 		if target, ok := strings.CutPrefix(last.Content, tool+" "); ok {
@@ -141,6 +178,8 @@ type setup struct {
 	// replica).
 	clk   *clock.Fake
 	store approval.Store
+	// policy, when set, replaces the default approval policy.
+	policy *approval.PolicyConfig
 }
 
 // newHarness wires the real parts: memory store, engine, agent loop with
@@ -167,7 +206,7 @@ func newHarness(t testing.TB, mod ...func(*setup)) *harness {
 	h := &harness{t: t, clk: s.clk, audit: &auditTrail{}, release: make(chan struct{}),
 		erase: &opTool{name: "erase", kind: approval.KindDestructive}, look: &opTool{name: "look", kind: approval.KindRead}}
 	reg := agent.NewRegistry()
-	if err := reg.Register(h.erase, h.look); err != nil {
+	if err := reg.Register(h.erase, h.look, connectTool{}); err != nil {
 		t.Fatal(err)
 	}
 	store := s.store
@@ -180,7 +219,11 @@ func newHarness(t testing.TB, mod ...func(*setup)) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pol, err := approval.NewPolicy(approval.DefaultPolicyConfig())
+	pc := approval.DefaultPolicyConfig()
+	if s.policy != nil {
+		pc = *s.policy
+	}
+	pol, err := approval.NewPolicy(pc)
 	if err != nil {
 		t.Fatal(err)
 	}

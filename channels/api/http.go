@@ -19,6 +19,7 @@ import (
 	"github.com/hitlbot/hitlbot/approval/audit"
 	"github.com/hitlbot/hitlbot/cards"
 	"github.com/hitlbot/hitlbot/channels"
+	"github.com/hitlbot/hitlbot/internal/redact"
 )
 
 // ChatRequest is the body of POST /agent/chat.
@@ -32,6 +33,11 @@ type ChatRequest struct {
 	// it, false cancels it.
 	ConfirmationToken string `json:"confirmationToken,omitempty"`
 	Confirmed         *bool  `json:"confirmed,omitempty"`
+	// ConfirmationTokens decides several pending actions at once (1 to
+	// MaxBatchTokens, in order), each the same way (Confirmed); the
+	// response's Results has one entry per token. Not with
+	// ConfirmationToken.
+	ConfirmationTokens []string `json:"confirmationTokens,omitempty"`
 }
 
 // ChatResponse is the answer of POST /agent/chat.
@@ -56,6 +62,21 @@ type ChatResponse struct {
 	// Incomplete reports that TurnTimeout passed before the turn ended;
 	// the turn goes on, and its answer is not delivered to this request.
 	Incomplete bool `json:"incomplete,omitempty"`
+	// Results answers a batch (ConfirmationTokens): one per token, in
+	// the order given.
+	Results []BatchResult `json:"results,omitempty"`
+}
+
+// BatchResult is the result of one token of a batch confirmation: either
+// Status (executed, rejected, failed, …) with Text and Actions, or Error
+// and Message, the code and words a single confirmation would have got.
+type BatchResult struct {
+	Token   string   `json:"token"`
+	Status  string   `json:"status,omitempty"`
+	Text    string   `json:"text,omitempty"`
+	Actions []Action `json:"actions,omitempty"`
+	Error   string   `json:"error,omitempty"`
+	Message string   `json:"message,omitempty"`
 }
 
 // Action is one tool call and its result.
@@ -72,19 +93,23 @@ type PendingAction struct {
 	// Token decides it: POST /agent/chat {confirmationToken, confirmed}.
 	Token      string `json:"token"`
 	ApprovalID string `json:"approvalId"`
-	// Description says in a line what will happen; InputPreview shows the
-	// detail, secrets redacted.
-	Description  string `json:"description"`
-	ToolName     string `json:"toolName"`
-	InputPreview string `json:"inputPreview"`
-	Risk         string `json:"risk"`
+	// Description says in a line what will happen. InputPreview is the
+	// call's arguments as an object, sanitised: the values of
+	// secret-looking keys and secret-looking text redacted, strings cut
+	// to 200 runes, arrays to 20 elements; a batch approval shows
+	// {"calls": [{"tool", "input"}, …]}.
+	Description  string         `json:"description"`
+	ToolName     string         `json:"toolName"`
+	InputPreview map[string]any `json:"inputPreview"`
+	Risk         string         `json:"risk"`
 	// ExpiresAt is RFC 3339.
 	ExpiresAt     string `json:"expiresAt"`
 	IsDestructive bool   `json:"isDestructive"`
 }
 
 // ApprovalInfo is one approval as GET /api/approvals shows it. Tool
-// arguments are not shown, only the sanitised preview.
+// arguments are not shown, only the sanitised previews. PayloadSHA256 is
+// the hash a decision must name (POST /api/approvals/{id}/decision).
 type ApprovalInfo struct {
 	ID             approval.ID    `json:"id"`
 	State          approval.State `json:"state"`
@@ -117,31 +142,35 @@ type ErrorResponse struct {
 
 // Error codes, each with its HTTP status.
 const (
-	CodeInvalidRequest = "invalid_request" // 400
-	CodeUnauthorized   = "unauthorized"    // 401: missing or unknown bearer token
-	CodeUserMismatch   = "user_mismatch"   // 403: the token belongs to another user
-	CodeTenantMismatch = "tenant_mismatch" // 403: the token belongs to another tenant (clients also accept family_mismatch)
-	CodeForbidden      = "forbidden"       // 403: the policy does not let this user decide
-	CodeNotFound       = "not_found"       // 404: unknown, already used, or not visible
-	CodeConflict       = "already_decided" // 409: cancel of an approval that is no longer pending
-	CodeExpired        = "expired"         // 410
-	CodeRateLimited    = "rate_limited"    // 429
-	CodeInternal       = "internal"        // 500
-	CodeUnavailable    = "unavailable"     // 503: the store is down or the API is not running
+	CodeInvalidRequest   = "invalid_request"    // 400: malformed body (bad JSON, invalid UTF-8, a missing field)
+	CodeUnauthorized     = "unauthorized"       // 401: missing or unknown bearer token
+	CodeUserMismatch     = "user_mismatch"      // 403: another user's action, and its approver rule does not let the caller decide it
+	CodeFamilyMismatch   = "family_mismatch"    // 403: another tenant's action, and its approver rule does not let the caller decide it
+	CodeForbidden        = "forbidden"          // 403: the caller's own action, which the approver rule needs someone else to approve (four eyes)
+	CodeNotFound         = "not_found"          // 404: unknown, already used, or not visible
+	CodeMethodNotAllowed = "method_not_allowed" // 405: the route takes other methods (the Allow header names them)
+	CodeConflict         = "already_decided"    // 409: a decision or cancel of an approval that is no longer pending
+	CodeTampered         = "tampered"           // 409: payloadSha256 names another payload than the approval's; nothing ran
+	CodeExpired          = "expired"            // 410
+	CodeRateLimited      = "rate_limited"       // 429
+	CodeInternal         = "internal"           // 500
+	CodeUnavailable      = "unavailable"        // 503: the store is down or the API is not running
 )
 
 var codeStatus = map[string]int{
-	CodeInvalidRequest: http.StatusBadRequest,
-	CodeUnauthorized:   http.StatusUnauthorized,
-	CodeUserMismatch:   http.StatusForbidden,
-	CodeTenantMismatch: http.StatusForbidden,
-	CodeForbidden:      http.StatusForbidden,
-	CodeNotFound:       http.StatusNotFound,
-	CodeConflict:       http.StatusConflict,
-	CodeExpired:        http.StatusGone,
-	CodeRateLimited:    http.StatusTooManyRequests,
-	CodeInternal:       http.StatusInternalServerError,
-	CodeUnavailable:    http.StatusServiceUnavailable,
+	CodeInvalidRequest:   http.StatusBadRequest,
+	CodeUnauthorized:     http.StatusUnauthorized,
+	CodeUserMismatch:     http.StatusForbidden,
+	CodeFamilyMismatch:   http.StatusForbidden,
+	CodeForbidden:        http.StatusForbidden,
+	CodeNotFound:         http.StatusNotFound,
+	CodeMethodNotAllowed: http.StatusMethodNotAllowed,
+	CodeConflict:         http.StatusConflict,
+	CodeTampered:         http.StatusConflict,
+	CodeExpired:          http.StatusGone,
+	CodeRateLimited:      http.StatusTooManyRequests,
+	CodeInternal:         http.StatusInternalServerError,
+	CodeUnavailable:      http.StatusServiceUnavailable,
 }
 
 // apiError is an error answer.
@@ -232,20 +261,17 @@ func (a *API) serveChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req ChatRequest
-	body := http.MaxBytesReader(w, r.Body, a.cfg.MaxMessageBytes)
-	dec := json.NewDecoder(body)
-	if err := dec.Decode(&req); err != nil {
-		a.writeError(w, fail(CodeInvalidRequest, "The body must be a JSON object {message, conversationId?, confirmationToken?, confirmed?}: "+jsonProblem(err)))
-		return
-	}
-	if dec.More() {
-		a.writeError(w, fail(CodeInvalidRequest, "The body must hold one JSON object."))
+	if aerr := a.readJSON(w, r, &req, "{message, conversationId?, confirmationToken? | confirmationTokens?, confirmed?}", true); aerr != nil {
+		a.writeError(w, aerr)
 		return
 	}
 	var resp *ChatResponse
-	if req.ConfirmationToken != "" {
+	switch {
+	case req.ConfirmationTokens != nil:
+		resp, aerr = a.batch(r.Context(), u, req, reqID)
+	case req.ConfirmationToken != "":
 		resp, aerr = a.decide(r.Context(), u, req, reqID)
-	} else {
+	default:
 		resp, aerr = a.message(r.Context(), u, req, reqID)
 	}
 	if aerr != nil {
@@ -360,108 +386,6 @@ func (a *API) message(ctx context.Context, u User, req ChatRequest, reqID string
 	}
 	res.ConversationID = convID
 	return res, nil
-}
-
-// decide takes a confirmation or cancellation by token.
-func (a *API) decide(ctx context.Context, u User, req ChatRequest, reqID string) (*ChatResponse, *apiError) {
-	if req.Confirmed == nil {
-		return nil, fail(CodeInvalidRequest, "confirmed (true or false) is required with a confirmationToken.")
-	}
-	if !ValidToken(req.ConfirmationToken) {
-		return nil, fail(CodeNotFound, "Unknown pending-action token.")
-	}
-	e, err := a.cfg.TokenStore.Get(ctx, req.ConfirmationToken)
-	if approval.KindOf(err) == approval.KindNotFound {
-		return nil, fail(CodeNotFound, "Unknown or already used pending-action token.")
-	}
-	if err != nil {
-		return nil, storeFailure(err)
-	}
-	if e.Tenant != u.Tenant {
-		return nil, fail(CodeTenantMismatch, "This pending action belongs to another tenant.")
-	}
-	if e.User != u.ID {
-		return nil, fail(CodeUserMismatch, "This pending action belongs to another user.")
-	}
-	id := chatID(u, e.Conversation)
-	c := a.join(id)
-	defer a.leave(id, c)
-	if err := c.lock(ctx); err != nil {
-		return nil, nil
-	}
-	defer c.unlock()
-
-	rec, err := a.engine.Get(ctx, e.Approval)
-	if approval.KindOf(err) == approval.KindNotFound {
-		a.retire(ctx, e.Token)
-		return nil, fail(CodeNotFound, "Unknown or already used pending-action token.")
-	}
-	if err != nil {
-		return nil, storeFailure(err)
-	}
-	switch rec.State {
-	case approval.StatePending:
-	case approval.StateExpired:
-		return nil, fail(CodeExpired, "This pending action expired at "+rec.ExpiresAt.UTC().Format(time.RFC3339)+"; nothing was run.")
-	default:
-		return nil, fail(CodeNotFound, "This pending action was already decided ("+string(rec.State)+").")
-	}
-
-	verb := approval.Reject
-	if *req.Confirmed {
-		verb = approval.Approve
-	}
-	h := a.handler()
-	if h == nil {
-		return nil, fail(CodeUnavailable, "The API is not running.")
-	}
-	wt := a.subscribe(c)
-	defer a.unsubscribe(c, wt)
-	local := a.isLocal(rec.ID)
-	// Through the router, like a click on a card: it decides as the
-	// caller, records the source "api" in the audit trail, and counts the
-	// decision in the metrics.
-	o, err := h.HandleCardAction(ctx, channels.CardAction{Channel: Name, ChatID: id, MessageID: e.Token, EventID: reqID,
-		UserID: approval.UserID(u.UserID()), ApprovalID: rec.ID, Verb: verb, PayloadSHA256: rec.PayloadSHA256,
-		Comment: strings.TrimSpace(req.Message)})
-	if err != nil {
-		a.log.Warn("deciding failed; nothing was run", "approval_id", rec.ID, "user_id", u.UserID(), "msg_id", reqID, "err", err)
-		return nil, storeFailure(err)
-	}
-	switch o.Status {
-	case approval.StatusExecuted, approval.StatusReplayed, approval.StatusFailed, approval.StatusFrozen, approval.StatusRejected:
-	case approval.StatusExpired:
-		return nil, fail(CodeExpired, "This pending action expired; nothing was run.")
-	case approval.StatusUnauthorized:
-		return nil, fail(CodeForbidden, o.Content)
-	case approval.StatusTampered:
-		return nil, fail(CodeInternal, o.Content)
-	default: // already_decided, superseded, cancelled, missing
-		return nil, fail(CodeNotFound, "This pending action was already decided ("+string(o.Status)+").")
-	}
-
-	decided := decidedActions(rec, o)
-	resp := &ChatResponse{Text: o.Content, Actions: decided, ConversationID: e.Conversation, Status: string(o.Status)}
-	if !local {
-		// No turn of this process waits for the approval (it was
-		// requested on another replica, or before a restart): the
-		// outcome is the answer.
-		return resp, nil
-	}
-	var skip []approval.Call
-	if o.Status == approval.StatusExecuted || o.Status == approval.StatusReplayed {
-		skip = rec.Calls // their tool_result messages are the decided actions
-	}
-	rest := a.await(ctx, wt, u, e.Conversation, "", []string{turnOf(rec)}, skip)
-	if rest == nil {
-		return nil, nil
-	}
-	if !rest.Incomplete {
-		resp.Text = rest.Text
-	}
-	resp.Actions = append(resp.Actions, rest.Actions...)
-	resp.RequiresConfirmation, resp.PendingAction = rest.RequiresConfirmation, rest.PendingAction
-	return resp, nil
 }
 
 // retire forgets a used token.
@@ -623,18 +547,51 @@ func domainOf(r *ChatResponse) string {
 
 // pendingAction turns a pending card view into the API's form.
 func pendingAction(v cards.View, token string) PendingAction {
-	preview := v.Preview
-	if preview == "" {
-		preview = v.Summary
-	}
 	return PendingAction{Token: token, ApprovalID: string(v.ApprovalID), Description: v.Summary, ToolName: v.Tool,
-		InputPreview: preview, Risk: v.Risk.String(), ExpiresAt: v.ExpiresAt.UTC().Format(time.RFC3339),
+		InputPreview: inputPreview(v.Calls), Risk: v.Risk.String(), ExpiresAt: v.ExpiresAt.UTC().Format(time.RFC3339),
 		IsDestructive: v.Risk >= approval.RiskHigh}
+}
+
+// Bounds of an inputPreview.
+const (
+	previewStringRunes = 200
+	previewItems       = 20
+)
+
+// inputPreview shows the arguments of the calls as an object, sanitised
+// (redact.Value): one call's arguments, or {"calls": [{tool, input}, …]}
+// for a batch.
+func inputPreview(calls []cards.CallView) map[string]any {
+	if len(calls) == 1 {
+		return argsPreview(calls[0].Args)
+	}
+	list := make([]any, 0, len(calls))
+	for _, c := range calls {
+		list = append(list, map[string]any{"tool": c.Tool, "input": argsPreview(c.Args)})
+	}
+	return map[string]any{"calls": list}
+}
+
+func argsPreview(raw json.RawMessage) map[string]any {
+	var v any
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	if len(raw) == 0 || d.Decode(&v) != nil {
+		return map[string]any{}
+	}
+	switch x := redact.Value(v, previewStringRunes, previewItems).(type) {
+	case map[string]any:
+		return x
+	case nil:
+		return map[string]any{}
+	default:
+		return map[string]any{"value": x}
+	}
 }
 
 // ---- the caller's approvals
 
-// owned is one of the caller's approvals, with its token.
+// owned is an approval the caller may see, with its token.
 type owned struct {
 	entry TokenEntry
 	rec   *approval.Approval
@@ -646,8 +603,11 @@ type pendingEntry struct {
 	turn string // the turn that waits for it
 }
 
-// approvalsOf returns the caller's approvals that the token index still
-// holds (those requested within TokenRetention plus their timeout),
+// ownedBy reports whether u asked for the approval of e.
+func ownedBy(e TokenEntry, u User) bool { return e.Tenant == u.Tenant && e.User == u.ID }
+
+// approvalsOf returns the caller's own approvals that the token index
+// still holds (those requested within TokenRetention plus their timeout),
 // retiring tokens whose approvals are gone. pendingOnly reads only the
 // approvals whose expiry has not passed, so that the per-user cap costs a
 // store read per live approval, not per remembered one.
@@ -656,6 +616,17 @@ func (a *API) approvalsOf(ctx context.Context, u User, pendingOnly bool) ([]owne
 	if err != nil {
 		return nil, err
 	}
+	var own []TokenEntry
+	for _, e := range es {
+		if ownedBy(e, u) { // the index also holds approvals shared with u
+			own = append(own, e)
+		}
+	}
+	return a.records(ctx, own, pendingOnly)
+}
+
+// records reads the approvals of entries (see approvalsOf).
+func (a *API) records(ctx context.Context, es []TokenEntry, pendingOnly bool) ([]owned, error) {
 	now := a.cfg.Clock.Now()
 	var out []owned
 	for _, e := range es {
@@ -674,6 +645,41 @@ func (a *API) approvalsOf(ctx context.Context, u User, pendingOnly bool) ([]owne
 			continue
 		}
 		out = append(out, owned{e, rec})
+	}
+	return out, nil
+}
+
+// visibleApprovals returns the approvals the caller may see: the caller's
+// own, and those whose approver rule lets the caller decide them (shared
+// with the caller's tenant or with the caller by ShowApproval), oldest
+// first.
+func (a *API) visibleApprovals(ctx context.Context, u User, pendingOnly bool) ([]owned, error) {
+	mine, err := a.cfg.TokenStore.List(ctx, u.Tenant, u.ID)
+	if err != nil {
+		return nil, err
+	}
+	tenant, err := a.cfg.TokenStore.List(ctx, u.Tenant, "")
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var es []TokenEntry
+	for _, e := range append(mine, tenant...) {
+		if !seen[e.Token] {
+			seen[e.Token] = true
+			es = append(es, e)
+		}
+	}
+	sortEntries(es)
+	recs, err := a.records(ctx, es, pendingOnly)
+	if err != nil {
+		return nil, err
+	}
+	out := recs[:0]
+	for _, o := range recs {
+		if ownedBy(o.entry, u) || mayDecide(u, o.rec) {
+			out = append(out, o)
+		}
 	}
 	return out, nil
 }
@@ -729,31 +735,44 @@ func (a *API) info(rec *approval.Approval, token string) ApprovalInfo {
 	return in
 }
 
-// visible returns the caller's approval id with its token, or an error
-// answer: approvals of other users and of other channels are not found.
-func (a *API) visible(ctx context.Context, u User, id string) (*approval.Approval, string, *apiError) {
+// lookup returns an approval of the API channel with its token, and
+// whether the caller asked for it; any other id is not found.
+func (a *API) lookup(ctx context.Context, u User, id string) (rec *approval.Approval, token string, owner bool, aerr *apiError) {
 	aid := approval.ID(id)
 	if !aid.Valid() {
-		return nil, "", fail(CodeNotFound, "No such approval.")
+		return nil, "", false, fail(CodeNotFound, "No such approval.")
 	}
 	rec, err := a.engine.Get(ctx, aid)
 	if approval.KindOf(err) == approval.KindNotFound {
-		return nil, "", fail(CodeNotFound, "No such approval.")
+		return nil, "", false, fail(CodeNotFound, "No such approval.")
 	}
 	if err != nil {
-		return nil, "", storeFailure(err)
+		return nil, "", false, storeFailure(err)
 	}
 	tenant, user, _, ok := splitChatID(rec.ChatID)
-	if rec.Channel != Name || !ok || tenant != u.Tenant || user != u.ID {
-		return nil, "", fail(CodeNotFound, "No such approval.")
+	if rec.Channel != Name || !ok {
+		return nil, "", false, fail(CodeNotFound, "No such approval.")
 	}
-	token := ""
 	for _, c := range rec.Cards {
 		if c.Channel == Name && ValidToken(c.MessageID) {
 			token = c.MessageID
 		}
 	}
-	return rec, token, nil
+	return rec, token, tenant == u.Tenant && user == u.ID, nil
+}
+
+// visible returns an approval the caller may see (their own, or one its
+// approver rule lets them decide) with its token, and whether the caller
+// asked for it; others are not found.
+func (a *API) visible(ctx context.Context, u User, id string) (*approval.Approval, string, bool, *apiError) {
+	rec, token, owner, aerr := a.lookup(ctx, u, id)
+	if aerr != nil {
+		return nil, "", false, aerr
+	}
+	if !owner && !mayDecide(u, rec) {
+		return nil, "", false, fail(CodeNotFound, "No such approval.")
+	}
+	return rec, token, owner, nil
 }
 
 // ---- GET /api/approvals
@@ -772,7 +791,7 @@ func (a *API) serveList(w http.ResponseWriter, r *http.Request) {
 		a.writeError(w, fail(CodeInvalidRequest, "state must be all or an approval state (pending, executed, rejected, expired, …)."))
 		return
 	}
-	own, err := a.approvalsOf(r.Context(), u, state == string(approval.StatePending))
+	own, err := a.visibleApprovals(r.Context(), u, state == string(approval.StatePending))
 	if err != nil {
 		a.writeError(w, storeFailure(err))
 		return
@@ -803,7 +822,7 @@ func (a *API) serveGet(w http.ResponseWriter, r *http.Request) {
 		a.writeError(w, aerr)
 		return
 	}
-	rec, token, aerr := a.visible(r.Context(), u, r.PathValue("id"))
+	rec, token, _, aerr := a.visible(r.Context(), u, r.PathValue("id"))
 	if aerr != nil {
 		a.writeError(w, aerr)
 		return
@@ -828,18 +847,34 @@ func (a *API) serveGet(w http.ResponseWriter, r *http.Request) {
 
 // ---- POST /api/approvals/{id}/cancel
 
+// CancelRequest is the optional body of POST /api/approvals/{id}/cancel.
+type CancelRequest struct {
+	// Reason says why; the record's outcome and the audit trail keep it
+	// (control characters dropped, secrets redacted, at most 500 runes).
+	Reason string `json:"reason,omitempty"`
+}
+
 func (a *API) serveCancel(w http.ResponseWriter, r *http.Request) {
 	u, aerr := a.authenticate(r)
 	if aerr != nil {
 		a.writeError(w, aerr)
 		return
 	}
-	rec, _, aerr := a.visible(r.Context(), u, r.PathValue("id"))
+	var req CancelRequest
+	if aerr := a.readJSON(w, r, &req, "{reason?}", false); aerr != nil {
+		a.writeError(w, aerr)
+		return
+	}
+	rec, _, owner, aerr := a.visible(r.Context(), u, r.PathValue("id"))
 	if aerr != nil {
 		a.writeError(w, aerr)
 		return
 	}
-	o, err := a.engine.Cancel(r.Context(), rec.ID, approval.UserID(u.UserID()), "cancelled through the API")
+	if !owner {
+		a.writeError(w, fail(CodeUserMismatch, "Only the person who asked can withdraw this action; reject it instead (POST /api/approvals/{id}/decision)."))
+		return
+	}
+	o, err := a.engine.Cancel(r.Context(), rec.ID, approval.UserID(u.UserID()), approval.SourceAPI, req.Reason)
 	if err != nil {
 		a.writeError(w, storeFailure(err))
 		return

@@ -34,6 +34,20 @@ type TokenEntry struct {
 	// CreatedAt and ExpiresAt copy the approval's.
 	CreatedAt time.Time `json:"created_at"`
 	ExpiresAt time.Time `json:"expires_at"`
+	// SharedWith are the others whose lists show the token, because the
+	// approval's rule lets them decide it: a User with an empty ID stands
+	// for the whole tenant.
+	SharedWith []User `json:"shared_with,omitempty"`
+}
+
+// owners returns the index keys of e: its owner's and those it is shared
+// with ("tenant/" for a whole tenant).
+func (e TokenEntry) owners() []string {
+	keys := []string{ownerKey(e.Tenant, e.User)}
+	for _, u := range e.SharedWith {
+		keys = append(keys, ownerKey(u.Tenant, u.ID))
+	}
+	return keys
 }
 
 // TokenStore maps pending-action tokens to approvals and keeps, per user,
@@ -46,14 +60,17 @@ type TokenEntry struct {
 // unknown or lapsed token; a store that cannot be reached returns an error
 // of kind approval.KindUnavailable.
 type TokenStore interface {
-	// Put records e under e.Token for ttl and adds it to its owner's index.
+	// Put records e under e.Token for ttl and adds it to its owner's index
+	// and to the index of each of e.SharedWith.
 	Put(ctx context.Context, e TokenEntry, ttl time.Duration) error
 	// Get returns the entry of a token.
 	Get(ctx context.Context, token string) (TokenEntry, error)
-	// Delete forgets a token and removes it from its owner's index.
+	// Delete forgets a token and removes it from every index it is in.
 	// Deleting an unknown token is not an error.
 	Delete(ctx context.Context, token string) error
-	// List returns the live entries of one owner, oldest first.
+	// List returns the live entries of one index, oldest first: a user's
+	// (their own tokens and those shared with them) or, with user "", a
+	// tenant's (the tokens shared with the whole tenant).
 	List(ctx context.Context, tenant, user string) ([]TokenEntry, error)
 }
 
@@ -122,11 +139,12 @@ func (m *MemoryTokens) Put(ctx context.Context, e TokenEntry, ttl time.Duration)
 	now := m.clk.Now()
 	m.purgeLocked(now)
 	m.tokens[e.Token] = memToken{e: e, expires: now.Add(ttl)}
-	k := ownerKey(e.Tenant, e.User)
-	if m.owners[k] == nil {
-		m.owners[k] = map[string]struct{}{}
+	for _, k := range e.owners() {
+		if m.owners[k] == nil {
+			m.owners[k] = map[string]struct{}{}
+		}
+		m.owners[k][e.Token] = struct{}{}
 	}
-	m.owners[k][e.Token] = struct{}{}
 	return nil
 }
 
@@ -158,10 +176,11 @@ func (m *MemoryTokens) deleteLocked(token string) {
 		return
 	}
 	delete(m.tokens, token)
-	k := ownerKey(t.e.Tenant, t.e.User)
-	delete(m.owners[k], token)
-	if len(m.owners[k]) == 0 {
-		delete(m.owners, k)
+	for _, k := range t.e.owners() {
+		delete(m.owners[k], token)
+		if len(m.owners[k]) == 0 {
+			delete(m.owners, k)
+		}
 	}
 }
 
@@ -205,7 +224,8 @@ func sortEntries(es []TokenEntry) {
 
 // RedisTokens is a TokenStore on Redis, shared by every replica. Keys:
 // Prefix+"apitok:"+token holds the entry as JSON with the token's TTL;
-// Prefix+"apiuser:"+tenant+"/"+user is a sorted set of the owner's tokens
+// Prefix+"apiuser:"+tenant+"/"+user is a sorted set of the tokens of one
+// index (a user's, or with an empty user a tenant's; see TokenStore.List)
 // scored by their lapse time (unix ms), trimmed as it is read. No command
 // touches two keys, so it runs unchanged on Redis Cluster.
 type RedisTokens struct {
@@ -233,6 +253,17 @@ func redisUnavailable(op string, err error) error {
 	return approval.E(op, approval.KindUnavailable, "", fmt.Errorf("%w: %w", approval.ErrUnavailable, err))
 }
 
+// extendTTL sets the TTL of KEYS[1] to ARGV[1] ms unless it is longer
+// already (PEXPIRE … GT, which needs Redis 7, on any version; a key without
+// a TTL gets one).
+var extendTTL = redis.NewScript(`
+local t = redis.call('PTTL', KEYS[1])
+if t < tonumber(ARGV[1]) then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+end
+return 0
+`)
+
 // Put implements TokenStore.
 func (r *RedisTokens) Put(ctx context.Context, e TokenEntry, ttl time.Duration) error {
 	const op = "api.RedisTokens.Put"
@@ -244,16 +275,19 @@ func (r *RedisTokens) Put(ctx context.Context, e TokenEntry, ttl time.Duration) 
 		ttl = time.Millisecond
 	}
 	lapse := r.clk.Now().Add(ttl).UnixMilli()
-	idx := r.ownerIndex(e.Tenant, e.User)
 	_, err = r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		p.Set(ctx, r.tokenKey(e.Token), b, ttl)
-		p.ZAdd(ctx, idx, redis.Z{Score: float64(lapse), Member: e.Token})
-		// The index outlives its tokens: each Put extends it to twice the
-		// new token's TTL, longer than any other token's TTL unless
-		// approval timeouts differ by more than TokenRetention. Lapsed
-		// members are trimmed by List; the key's TTL only bounds the
-		// garbage of users who stopped calling.
-		p.PExpire(ctx, idx, 2*ttl)
+		for _, k := range e.owners() {
+			idx := r.prefix + "apiuser:" + k
+			p.ZAdd(ctx, idx, redis.Z{Score: float64(lapse), Member: e.Token})
+			// The index outlives its tokens: each Put extends it to at
+			// least twice the new token's TTL, and never shortens it, so
+			// a short-lived token does not take longer-lived ones out of
+			// the index with it. Lapsed members are trimmed by List; the
+			// key's TTL only bounds the garbage of users who stopped
+			// calling.
+			extendTTL.Eval(ctx, p, []string{idx}, (2 * ttl).Milliseconds())
+		}
 		return nil
 	})
 	if err != nil {
@@ -291,7 +325,9 @@ func (r *RedisTokens) Delete(ctx context.Context, token string) error {
 	}
 	_, err = r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		p.Del(ctx, r.tokenKey(token))
-		p.ZRem(ctx, r.ownerIndex(e.Tenant, e.User), token)
+		for _, k := range e.owners() {
+			p.ZRem(ctx, r.prefix+"apiuser:"+k, token)
+		}
 		return nil
 	})
 	if err != nil {

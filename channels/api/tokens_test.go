@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"reflect"
 	"testing"
 	"time"
 
@@ -29,19 +30,20 @@ func TestNewToken(t *testing.T) {
 
 func TestMemoryTokens(t *testing.T) {
 	clk := clock.NewFake(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC))
-	tokenStoreSuite(t, api.NewMemoryTokens(clk), clk.Advance)
+	tokenStoreSuite(t, api.NewMemoryTokens(clk), clk.Advance, false)
 }
 
 func TestRedisTokens(t *testing.T) {
 	client, prefix := testredis.Start(t)
 	// A real server cannot be fast-forwarded: lapses are tested with
 	// millisecond TTLs and a real sleep past them.
-	tokenStoreSuite(t, api.NewRedisTokens(client, prefix, nil), func(d time.Duration) { time.Sleep(d) })
+	tokenStoreSuite(t, api.NewRedisTokens(client, prefix, nil), func(d time.Duration) { time.Sleep(d) }, true)
 }
 
 // tokenStoreSuite is what every TokenStore must do. advance moves the
-// store's time forward.
-func tokenStoreSuite(t *testing.T, s api.TokenStore, advance func(time.Duration)) {
+// store's time forward; realTime says it sleeps rather than moving a fake
+// clock.
+func tokenStoreSuite(t *testing.T, s api.TokenStore, advance func(time.Duration), realTime bool) {
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Second)
 	entry := func(user string, n int) api.TokenEntry {
@@ -55,14 +57,14 @@ func tokenStoreSuite(t *testing.T, s api.TokenStore, advance func(time.Duration)
 		}
 	}
 	got, err := s.Get(ctx, e1.Token)
-	if err != nil || got != e1 {
+	if err != nil || !reflect.DeepEqual(got, e1) {
 		t.Fatalf("get: %+v, %v", got, err)
 	}
 	if _, err := s.Get(ctx, api.NewToken()); approval.KindOf(err) != approval.KindNotFound {
 		t.Fatalf("unknown token: %v", err)
 	}
 	list, err := s.List(ctx, "acme", "alice")
-	if err != nil || len(list) != 2 || list[0] != e1 || list[1] != e2 {
+	if err != nil || len(list) != 2 || !reflect.DeepEqual(list[0], e1) || !reflect.DeepEqual(list[1], e2) {
 		t.Fatalf("list: %+v, %v", list, err)
 	}
 	if list, _ := s.List(ctx, "globex", "alice"); len(list) != 0 {
@@ -77,27 +79,63 @@ func tokenStoreSuite(t *testing.T, s api.TokenStore, advance func(time.Duration)
 	if _, err := s.Get(ctx, e1.Token); approval.KindOf(err) != approval.KindNotFound {
 		t.Fatalf("deleted token: %v", err)
 	}
-	if list, _ := s.List(ctx, "acme", "alice"); len(list) != 1 || list[0] != e2 {
+	if list, _ := s.List(ctx, "acme", "alice"); len(list) != 1 || !reflect.DeepEqual(list[0], e2) {
 		t.Fatalf("after delete: %+v", list)
 	}
 
-	// Tokens lapse after their TTL, from Get and from the index.
-	short := entry("carol", 4)
+	// Tokens lapse after their TTL, from Get and from the index; a live
+	// token of the same owner stays. (Whether the short token is listed
+	// before it lapses is checked on a fake clock only: on a real one, a
+	// loaded machine may take longer than its TTL between two calls.)
+	short, long := entry("carol", 4), entry("carol", 5)
+	if err := s.Put(ctx, long, time.Hour); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.Put(ctx, short, 30*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	if list, _ := s.List(ctx, "acme", "carol"); len(list) != 1 {
-		t.Fatalf("carol before the lapse: %+v", list)
+	if !realTime {
+		if list, _ := s.List(ctx, "acme", "carol"); len(list) != 2 {
+			t.Fatalf("carol before the lapse: %+v", list)
+		}
 	}
-	advance(60 * time.Millisecond)
+	// Past twice the short TTL: an index whose TTL the short token had
+	// shortened to that would be gone, and the live token with it.
+	advance(100 * time.Millisecond)
 	if _, err := s.Get(ctx, short.Token); approval.KindOf(err) != approval.KindNotFound {
 		t.Fatalf("lapsed token: %v", err)
 	}
-	if list, _ := s.List(ctx, "acme", "carol"); len(list) != 0 {
+	if list, _ := s.List(ctx, "acme", "carol"); len(list) != 1 || list[0].Token != long.Token {
 		t.Fatalf("carol after the lapse: %+v", list)
 	}
 	if _, err := s.Get(ctx, e2.Token); err != nil {
 		t.Fatalf("a live token lapsed with it: %v", err)
+	}
+
+	// A shared token is listed for its owner, for each user it is shared
+	// with, and (shared with a whole tenant) in the tenant's index; a
+	// delete removes it from all of them.
+	shared := entry("dave", 5)
+	shared.SharedWith = []api.User{{Tenant: "acme"}, {Tenant: "globex", ID: "erin"}}
+	if err := s.Put(ctx, shared, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	for _, who := range [][2]string{{"acme", "dave"}, {"acme", ""}, {"globex", "erin"}} {
+		list, err := s.List(ctx, who[0], who[1])
+		if err != nil || len(list) != 1 || !reflect.DeepEqual(list[0], shared) {
+			t.Fatalf("list of %s/%s: %+v, %v", who[0], who[1], list, err)
+		}
+	}
+	if list, _ := s.List(ctx, "globex", ""); len(list) != 0 {
+		t.Fatalf("globex's tenant index: %+v", list)
+	}
+	if err := s.Delete(ctx, shared.Token); err != nil {
+		t.Fatal(err)
+	}
+	for _, who := range [][2]string{{"acme", "dave"}, {"acme", ""}, {"globex", "erin"}} {
+		if list, _ := s.List(ctx, who[0], who[1]); len(list) != 0 {
+			t.Fatalf("list of %s/%s after the delete: %+v", who[0], who[1], list)
+		}
 	}
 }
 

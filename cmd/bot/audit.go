@@ -157,7 +157,7 @@ func (p recordPrinter) print(r audit.Record) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %-15s %s", r.Time.UTC().Format(time.RFC3339), r.Event, r.ApprovalID)
-	for _, kv := range [][2]string{{"tool", r.Tool}, {"actor", r.Actor}, {"source", r.Source}, {"outcome", r.Outcome}, {"error", r.Error}} {
+	for _, kv := range [][2]string{{"tool", r.Tool}, {"actor", r.Actor}, {"source", r.Source}, {"outcome", r.Outcome}, {"error", r.Error}, {"reason", r.Reason}} {
 		if kv[1] != "" {
 			fmt.Fprintf(&b, " %s=%q", kv[0], kv[1])
 		}

@@ -1,0 +1,360 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/channels"
+)
+
+// Who may decide an approval of the API is its approver rule's business,
+// judged by the store's claim exactly as for a click on a card
+// (approval.ApproverRule.Allows): the requester; anyone in the approval's
+// chat for the rule "chat", where the API's chat is the tenant (a user of
+// the approval's tenant decides "in its chat"); the listed "tenant/user"
+// ids for the rule "users"; and with four eyes (not_requester) not the
+// requester, who may still reject. The API does not refuse in advance what
+// the rule allows: it reads the rule only to show an approval to those who
+// may decide it and to name a refusal (refusal).
+
+// mayDecide reports whether u may approve rec, as the claim judges it (a
+// user other than the requester may reject exactly when they may approve).
+func mayDecide(u User, rec *approval.Approval) bool {
+	tenant, _, _, ok := splitChatID(rec.ChatID)
+	if rec.Channel != Name || !ok {
+		return false
+	}
+	return rec.Approvers.Allows(approval.UserID(u.UserID()), rec.Requester, approval.Approve, tenant == u.Tenant)
+}
+
+// decisionChat is the chat a decision of u on rec is taken in: the
+// approval's own chat when u is of its tenant (the API's chat is the
+// tenant), the caller's own otherwise.
+func decisionChat(u User, rec *approval.Approval) string {
+	if tenant, _, _, ok := splitChatID(rec.ChatID); ok && tenant == u.Tenant {
+		return rec.ChatID
+	}
+	return chatID(u, "decisions")
+}
+
+// refusal names the refusal of u's decision on rec, which the approver
+// rule does not allow: family_mismatch for a user of another tenant,
+// forbidden for the requester (the rule needs someone else to approve),
+// user_mismatch for another user.
+func refusal(u User, rec *approval.Approval) *apiError {
+	tenant, _, _, _ := splitChatID(rec.ChatID)
+	who := rec.Approvers.Describe()
+	switch {
+	case tenant != u.Tenant:
+		return fail(CodeFamilyMismatch, "This pending action belongs to another tenant, and its approver rule does not let you decide it (who may: "+who+").")
+	case approval.UserID(u.UserID()) == rec.Requester:
+		return fail(CodeForbidden, "You asked for this action, and its approver rule needs someone else to approve it (who may: "+who+"); you may still reject it.")
+	default:
+		return fail(CodeUserMismatch, "This pending action belongs to another user, and its approver rule does not let you decide it (who may: "+who+").")
+	}
+}
+
+// decided reports the statuses of a decision that took effect: the
+// approval ran (or its result was replayed), or was rejected.
+func decided(st approval.Status) bool {
+	switch st {
+	case approval.StatusExecuted, approval.StatusReplayed, approval.StatusFailed, approval.StatusFrozen, approval.StatusRejected:
+		return true
+	}
+	return false
+}
+
+// ---- POST /agent/chat {confirmationToken, confirmed}
+
+// decide takes a confirmation or cancellation by token. The requester's
+// decision then waits for the rest of the turn (see the package doc).
+func (a *API) decide(ctx context.Context, u User, req ChatRequest, reqID string) (*ChatResponse, *apiError) {
+	if req.Confirmed == nil {
+		return nil, fail(CodeInvalidRequest, "confirmed (true or false) is required with a confirmationToken.")
+	}
+	return a.decideToken(ctx, u, req.ConfirmationToken, *req.Confirmed, strings.TrimSpace(req.Message), reqID, true)
+}
+
+// decideToken decides the pending action of one token as u: through the
+// router's HandleCardAction, as a click on a card, so that the claim
+// judges the approver rule and the audit trail records the source "api".
+// With await, a decision of the requester whose turn runs in this process
+// waits for the rest of that turn; otherwise the outcome is the answer.
+func (a *API) decideToken(ctx context.Context, u User, token string, confirmed bool, comment, eventID string, await bool) (*ChatResponse, *apiError) {
+	if !ValidToken(token) {
+		return nil, fail(CodeNotFound, "Unknown pending-action token.")
+	}
+	e, err := a.cfg.TokenStore.Get(ctx, token)
+	if approval.KindOf(err) == approval.KindNotFound {
+		return nil, fail(CodeNotFound, "Unknown or already used pending-action token.")
+	}
+	if err != nil {
+		return nil, storeFailure(err)
+	}
+	owner := ownedBy(e, u)
+	await = await && owner
+	var c *conv
+	if await {
+		// The requester's requests in the conversation take turns, so
+		// that what the turn says next is this request's answer.
+		id := chatID(u, e.Conversation)
+		c = a.join(id)
+		defer a.leave(id, c)
+		if err := c.lock(ctx); err != nil {
+			return nil, nil
+		}
+		defer c.unlock()
+	}
+
+	rec, err := a.engine.Get(ctx, e.Approval)
+	if approval.KindOf(err) == approval.KindNotFound {
+		a.retire(ctx, e.Token)
+		return nil, fail(CodeNotFound, "Unknown or already used pending-action token.")
+	}
+	if err != nil {
+		return nil, storeFailure(err)
+	}
+	permitted := owner || mayDecide(u, rec)
+	switch {
+	case !permitted && rec.State != approval.StatePending:
+		// Says nothing of the state to one who may not decide it.
+		return nil, refusal(u, rec)
+	case !permitted, rec.State == approval.StatePending:
+		// One who may not decide is refused by the claim, which audits
+		// the attempt as for a card.
+	case rec.State == approval.StateExpired:
+		return nil, fail(CodeExpired, "This pending action expired at "+rec.ExpiresAt.UTC().Format(time.RFC3339)+"; nothing was run.")
+	default:
+		return nil, fail(CodeNotFound, "This pending action was already decided ("+string(rec.State)+").")
+	}
+
+	verb := approval.Reject
+	if confirmed {
+		verb = approval.Approve
+	}
+	h := a.handler()
+	if h == nil {
+		return nil, fail(CodeUnavailable, "The API is not running.")
+	}
+	var wt *waiter
+	if await {
+		wt = a.subscribe(c)
+		defer a.unsubscribe(c, wt)
+	}
+	local := await && a.isLocal(rec.ID)
+	o, err := h.HandleCardAction(ctx, channels.CardAction{Channel: Name, ChatID: decisionChat(u, rec), MessageID: e.Token,
+		EventID: eventID, UserID: approval.UserID(u.UserID()), ApprovalID: rec.ID, Verb: verb, PayloadSHA256: rec.PayloadSHA256,
+		Comment: comment})
+	if err != nil {
+		a.log.Warn("deciding failed; nothing was run", "approval_id", rec.ID, "user_id", u.UserID(), "msg_id", eventID, "err", err)
+		return nil, storeFailure(err)
+	}
+	switch {
+	case decided(o.Status):
+	case o.Status == approval.StatusUnauthorized, !permitted:
+		// Says nothing of the state to one who may not decide it.
+		return nil, refusal(u, rec)
+	case o.Status == approval.StatusExpired:
+		return nil, fail(CodeExpired, "This pending action expired; nothing was run.")
+	case o.Status == approval.StatusTampered:
+		return nil, fail(CodeInternal, o.Content)
+	default: // already_decided, superseded, cancelled, missing
+		return nil, fail(CodeNotFound, "This pending action was already decided ("+string(o.Status)+").")
+	}
+
+	resp := &ChatResponse{Text: o.Content, Actions: decidedActions(rec, o), Status: string(o.Status)}
+	if owner {
+		resp.ConversationID = e.Conversation
+	}
+	if !local {
+		// No turn of this process waits for the approval (it was
+		// requested on another replica, or before a restart), or the
+		// decider is not the requester, whose turn it is: the outcome is
+		// the answer.
+		return resp, nil
+	}
+	var skip []approval.Call
+	if o.Status == approval.StatusExecuted || o.Status == approval.StatusReplayed {
+		skip = rec.Calls // their tool_result messages are the decided actions
+	}
+	rest := a.await(ctx, wt, u, e.Conversation, "", []string{turnOf(rec)}, skip)
+	if rest == nil {
+		return nil, nil
+	}
+	if !rest.Incomplete {
+		resp.Text = rest.Text
+	}
+	resp.Actions = append(resp.Actions, rest.Actions...)
+	resp.RequiresConfirmation, resp.PendingAction = rest.RequiresConfirmation, rest.PendingAction
+	return resp, nil
+}
+
+// MaxBatchTokens is the most tokens one batch confirmation may hold.
+const MaxBatchTokens = 20
+
+// batch decides several pending actions ({confirmationTokens, confirmed}),
+// one after the other in the order given, each exactly as a single
+// confirmation by token would be but answered with its outcome (the rest
+// of a turn is not awaited). A token that fails gets its own error in
+// Results; the others go on.
+func (a *API) batch(ctx context.Context, u User, req ChatRequest, reqID string) (*ChatResponse, *apiError) {
+	n := len(req.ConfirmationTokens)
+	switch {
+	case req.ConfirmationToken != "":
+		return nil, fail(CodeInvalidRequest, "Send confirmationToken or confirmationTokens, not both.")
+	case req.Confirmed == nil:
+		return nil, fail(CodeInvalidRequest, "confirmed (true or false) is required with confirmationTokens.")
+	case n == 0:
+		return nil, fail(CodeInvalidRequest, "confirmationTokens is empty.")
+	case n > MaxBatchTokens:
+		return nil, fail(CodeInvalidRequest, fmt.Sprintf("confirmationTokens holds %d tokens; at most %d are decided in one request.", n, MaxBatchTokens))
+	}
+	comment := strings.TrimSpace(req.Message)
+	resp := &ChatResponse{Actions: []Action{}, Results: make([]BatchResult, 0, n)}
+	seen := make(map[string]bool, n)
+	decided := 0
+	for i, tok := range req.ConfirmationTokens {
+		res := BatchResult{Token: tok}
+		if seen[tok] {
+			res.Error, res.Message = CodeInvalidRequest, "This token is listed twice; it was decided at its first place."
+			resp.Results = append(resp.Results, res)
+			continue
+		}
+		seen[tok] = true
+		r, aerr := a.decideToken(ctx, u, tok, *req.Confirmed, comment, fmt.Sprintf("%s/%d", reqID, i), false)
+		switch {
+		case aerr != nil:
+			res.Error, res.Message = aerr.code, aerr.msg
+		case r == nil:
+			return nil, nil // the client went away
+		default:
+			res.Status, res.Text, res.Actions = r.Status, r.Text, r.Actions
+			resp.Actions = append(resp.Actions, r.Actions...)
+			decided++
+		}
+		resp.Results = append(resp.Results, res)
+	}
+	resp.Text = fmt.Sprintf("Decided %d of %d pending actions.", decided, n)
+	return resp, nil
+}
+
+// ---- POST /api/approvals/{id}/decision
+
+// DecisionRequest is the body of POST /api/approvals/{id}/decision.
+type DecisionRequest struct {
+	// Decision is "approve" or "reject".
+	Decision string `json:"decision"`
+	// Comment is an optional note; the record and the audit trail keep it
+	// (control characters dropped, secrets redacted, at most 500 runes).
+	Comment string `json:"comment,omitempty"`
+	// PayloadSHA256 is the payloadSha256 GET /api/approvals/{id} showed:
+	// the decision binds to what the decider saw. Required to approve; a
+	// rejection without it rejects whatever the approval holds.
+	PayloadSHA256 string `json:"payloadSha256,omitempty"`
+}
+
+// DecisionResponse is the answer of POST /api/approvals/{id}/decision.
+type DecisionResponse struct {
+	// Status is the outcome: executed, replayed, failed, frozen or
+	// rejected.
+	Status string `json:"status"`
+	// Text is the outcome in words (the tool's result when it ran).
+	Text string `json:"text"`
+	// Actions are the decided calls and their results.
+	Actions []Action `json:"actions"`
+	// Approval is the approval after the decision.
+	Approval ApprovalInfo `json:"approval"`
+}
+
+func (a *API) serveDecision(w http.ResponseWriter, r *http.Request) {
+	reqID := "req_" + randomHex(12)
+	w.Header().Set("X-Request-Id", reqID)
+	u, aerr := a.authenticate(r)
+	if aerr != nil {
+		a.writeError(w, aerr)
+		return
+	}
+	var req DecisionRequest
+	if aerr := a.readJSON(w, r, &req, "{decision: approve|reject, comment?, payloadSha256}", true); aerr != nil {
+		a.writeError(w, aerr)
+		return
+	}
+	var verb approval.Verb
+	switch req.Decision {
+	case "approve":
+		verb = approval.Approve
+	case "reject":
+		verb = approval.Reject
+	default:
+		a.writeError(w, fail(CodeInvalidRequest, `decision must be "approve" or "reject".`))
+		return
+	}
+	hash := strings.TrimSpace(req.PayloadSHA256)
+	if verb == approval.Approve && hash == "" {
+		a.writeError(w, fail(CodeInvalidRequest, "payloadSha256 is required to approve: send the payloadSha256 that GET /api/approvals/{id} showed you."))
+		return
+	}
+	ctx := r.Context()
+	rec, token, owner, aerr := a.lookup(ctx, u, r.PathValue("id"))
+	if aerr != nil {
+		a.writeError(w, aerr)
+		return
+	}
+	permitted := owner || mayDecide(u, rec)
+	switch {
+	case !permitted && rec.State != approval.StatePending:
+		a.writeError(w, refusal(u, rec))
+		return
+	case !permitted, rec.State == approval.StatePending:
+	case rec.State == approval.StateExpired:
+		a.writeError(w, fail(CodeExpired, "This approval expired at "+rec.ExpiresAt.UTC().Format(time.RFC3339)+"; nothing was run."))
+		return
+	default:
+		a.writeError(w, fail(CodeConflict, "This approval is no longer pending ("+string(rec.State)+")."))
+		return
+	}
+	if hash == "" {
+		hash = rec.PayloadSHA256 // a rejection that names no payload
+	}
+	h := a.handler()
+	if h == nil {
+		a.writeError(w, fail(CodeUnavailable, "The API is not running."))
+		return
+	}
+	o, err := h.HandleCardAction(ctx, channels.CardAction{Channel: Name, ChatID: decisionChat(u, rec), MessageID: token,
+		EventID: reqID, UserID: approval.UserID(u.UserID()), ApprovalID: rec.ID, Verb: verb, PayloadSHA256: hash,
+		Comment: req.Comment})
+	if err != nil {
+		a.log.Warn("deciding failed; nothing was run", "approval_id", rec.ID, "user_id", u.UserID(), "msg_id", reqID, "err", err)
+		a.writeError(w, storeFailure(err))
+		return
+	}
+	switch {
+	case decided(o.Status):
+	case o.Status == approval.StatusUnauthorized, !permitted:
+		a.writeError(w, refusal(u, rec))
+		return
+	case o.Status == approval.StatusExpired:
+		a.writeError(w, fail(CodeExpired, "This approval expired; nothing was run."))
+		return
+	case o.Status == approval.StatusTampered:
+		a.writeError(w, fail(CodeTampered, "payloadSha256 is not the hash of this approval's payload; nothing was run. Read it again with GET /api/approvals/{id} and decide on what it shows."))
+		return
+	case o.Status == approval.StatusMissing:
+		a.writeError(w, fail(CodeNotFound, "No such approval."))
+		return
+	default: // already_decided, superseded, cancelled
+		a.writeError(w, fail(CodeConflict, "This approval is no longer pending ("+string(o.Status)+")."))
+		return
+	}
+	resp := DecisionResponse{Status: string(o.Status), Text: o.Content, Actions: decidedActions(rec, o)}
+	if cur, err := a.engine.Get(ctx, rec.ID); err == nil {
+		rec = cur
+	}
+	resp.Approval = a.info(rec, "")
+	writeJSON(w, http.StatusOK, resp)
+}
