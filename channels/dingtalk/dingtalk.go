@@ -20,6 +20,7 @@ import (
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/cards"
 	"github.com/hitlbot/hitlbot/channels"
+	"github.com/hitlbot/hitlbot/channels/internal/marks"
 	"github.com/hitlbot/hitlbot/internal/background"
 )
 
@@ -179,7 +180,7 @@ func New(cfg Config, logger *slog.Logger) (*Channel, error) {
 	}
 	logger = logger.With("channel", Name)
 	c := &Channel{cfg: cfg, log: logger, hook: hook, now: time.Now, chats: map[string]chatInfo{}, lease: LocalLease{}}
-	c.marks = newLocalMarks(func() time.Time { return c.now() })
+	c.marks = marks.NewLocal(func() time.Time { return c.now() })
 	c.api = &apiClient{base: cfg.APIBaseURL, key: cfg.ClientID, secret: cfg.ClientSecret,
 		http: &http.Client{Timeout: cfg.HTTPTimeout}, now: c.now}
 	return c, nil
@@ -199,10 +200,7 @@ func (c *Channel) UseLease(l Lease) {
 
 // Marks is where HTTP mode remembers the (timestamp, sign) pairs it
 // accepted. approval.Store implements it.
-type Marks interface {
-	// Seen marks key for ttl; it reports true the first time.
-	Seen(ctx context.Context, key string, ttl time.Duration) (first bool, err error)
-}
+type Marks = marks.Store
 
 // UseStore makes HTTP mode remember the (timestamp, sign) pair of every
 // request it accepted in s, the store the replicas share (approval.Store),

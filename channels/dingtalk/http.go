@@ -10,7 +10,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/open-dingtalk/dingtalk-stream-sdk-go/chatbot"
@@ -127,40 +126,4 @@ func (c *Channel) HTTPHandler() http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{}`))
 	})
-}
-
-// localMarks is the store of marks of one process (the default of
-// UseStore): keys with an expiry, pruned as they pile up.
-type localMarks struct {
-	now func() time.Time
-
-	mu      sync.Mutex
-	m       map[string]time.Time
-	pruneAt int
-}
-
-const minMarksPrune = 1024
-
-func newLocalMarks(now func() time.Time) *localMarks {
-	return &localMarks{now: now, m: map[string]time.Time{}, pruneAt: minMarksPrune}
-}
-
-// Seen implements Marks.
-func (l *localMarks) Seen(_ context.Context, key string, ttl time.Duration) (bool, error) {
-	now := l.now()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if exp, ok := l.m[key]; ok && now.Before(exp) {
-		return false, nil
-	}
-	l.m[key] = now.Add(ttl)
-	if len(l.m) >= l.pruneAt {
-		for k, exp := range l.m {
-			if !now.Before(exp) {
-				delete(l.m, k)
-			}
-		}
-		l.pruneAt = max(minMarksPrune, 2*len(l.m))
-	}
-	return true, nil
 }

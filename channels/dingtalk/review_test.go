@@ -475,3 +475,7 @@ func TestMarkdownSettleKeepsChatType(t *testing.T) {
 		t.Fatalf("refs %+v %+v", direct, group)
 	}
 }
+
+func (failingMarks) Forget(context.Context, string) error { return nil }
+
+func (r *recordingMarks) Forget(context.Context, string) error { return nil }

@@ -17,6 +17,7 @@ import (
 	larkws "github.com/larksuite/oapi-sdk-go/v3/ws"
 
 	"github.com/hitlbot/hitlbot/channels"
+	"github.com/hitlbot/hitlbot/channels/internal/marks"
 	"github.com/hitlbot/hitlbot/internal/background"
 )
 
@@ -76,7 +77,7 @@ func New(cfg Config, logger *slog.Logger) (*Channel, error) {
 		cards: map[string]*shownCard{},
 		now:   time.Now,
 	}
-	c.marks = newLocalMarks(func() time.Time { return c.now() })
+	c.marks = marks.NewLocal(func() time.Time { return c.now() })
 	c.warns = newLimitedLog(func() time.Time { return c.now() })
 	c.client = lark.NewClient(cfg.AppID, cfg.AppSecret,
 		lark.WithOpenBaseUrl(cfg.BaseURL),

@@ -201,12 +201,8 @@ func (c *Channel) webhook(ctx context.Context, w http.ResponseWriter, r *http.Re
 	status, body, ref := c.dispatch(ctx, plain)
 	if ref != nil && ref.status >= 500 {
 		// Feishu delivers a failed request again: let the same one in.
-		if f, ok := marks.(interface {
-			Forget(context.Context, string) error
-		}); ok {
-			if err := f.Forget(context.WithoutCancel(ctx), key); err != nil {
-				c.log.Warn("could not remove the mark of a failed webhook request; Feishu's retry with the same headers will be refused", "err", err)
-			}
+		if err := marks.Forget(context.WithoutCancel(ctx), key); err != nil {
+			c.log.Warn("could not remove the mark of a failed webhook request; Feishu's retry with the same headers will be refused", "err", err)
 		}
 	}
 	return status, body, ref

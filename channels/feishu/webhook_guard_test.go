@@ -412,3 +412,5 @@ func TestWebhookFailedRequestMayBeRetried(t *testing.T) {
 		t.Fatalf("%d messages delivered", n)
 	}
 }
+
+func (downMarks) Forget(context.Context, string) error { return nil }
