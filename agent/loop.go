@@ -18,7 +18,7 @@ import (
 
 // Inbound is one user message for the agent.
 type Inbound struct {
-	// Session is the conversation (see DESIGN.md: session key).
+	// Session is the conversation (see docs/ARCHITECTURE.md: session key).
 	Session approval.SessionKey
 	// Channel, ChatID and ThreadID locate it on its platform.
 	Channel  string

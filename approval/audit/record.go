@@ -15,7 +15,7 @@ import (
 )
 
 // Event names what happened to an approval. The words follow the states
-// and outcomes of DESIGN.md.
+// and outcomes of docs/ARCHITECTURE.md.
 type Event string
 
 // Events.
