@@ -737,7 +737,7 @@ func (l *Loop) applyOutcome(ts *turnState, batch []*prepared, o approval.Outcome
 	for i, p := range batch {
 		calls[i] = approval.Call{Tool: p.call.Name, CallID: p.call.ID}
 	}
-	for i, co := range callOutcomes(o, calls, false) {
+	for i, co := range callOutcomes(o, calls, false, l.cfg.Engine.Text()) {
 		p := batch[i]
 		p.reply, p.status, p.isError = co.reply, co.status, co.isError
 		if o.Status == approval.StatusRejected {
@@ -762,8 +762,10 @@ type callOutcome struct {
 // gets its own result: a batch can hold a call that ran beside one that
 // failed. An approval that ended without running (rejected, expired,
 // superseded, cancelled) applies to every call. late words the replies for
-// an update recorded after the turn that asked.
-func callOutcomes(o approval.Outcome, calls []approval.Call, late bool) []callOutcome {
+// an update recorded after the turn that asked. text is the engine's words:
+// a reply says the status in its own words, then only what the engine's
+// content adds to its status sentence (see detail).
+func callOutcomes(o approval.Outcome, calls []approval.Call, late bool, text approval.OutcomeText) []callOutcome {
 	byID := map[string]approval.Result{}
 	for _, r := range o.Results {
 		if r.CallID != "" {
@@ -799,8 +801,7 @@ func callOutcomes(o approval.Outcome, calls []approval.Call, late bool) []callOu
 						reply: "Not run: an earlier call of this batch has an unknown effect, so this one was stopped; do not retry it automatically."}
 				} else {
 					frozenSeen = true
-					out[i] = callOutcome{status: string(st), isError: true,
-						reply: "The result is unknown and the action is frozen (it may or may not have taken effect); do not retry it. " + r.Content}
+					out[i] = callOutcome{status: string(st), isError: true, reply: frozenReply(detail(r.Content, st, text))}
 				}
 			default:
 				out[i] = callOutcome{status: string(st), reply: "Not run: " + r.Content, isError: true}
@@ -812,16 +813,16 @@ func callOutcomes(o approval.Outcome, calls []approval.Call, late bool) []callOu
 		case approval.StatusExecuted, approval.StatusReplayed:
 			co.reply, co.ran = o.Content, !o.IsError
 		case approval.StatusRejected:
-			co.reply = "Not run: the user declined it (" + o.Content + ")."
+			co.reply = "Not run: the user declined it (" + detail(o.Content, o.Status, text) + ")."
 			if !late {
 				co.reply += " Do not propose the same call again in this turn."
 			}
 		case approval.StatusExpired:
 			co.reply = "Not run: the approval expired before anyone decided."
 		case approval.StatusFrozen:
-			co.reply = "The result is unknown and the action is frozen (it may or may not have taken effect); do not retry it. " + o.Content
+			co.reply = frozenReply(detail(o.Content, o.Status, text))
 		case approval.StatusFailed:
-			co.reply = "Failed: " + o.Content
+			co.reply = "Failed: " + detail(o.Content, o.Status, text)
 		case approval.StatusSuperseded:
 			co.reply = "Not run: a newer request in this conversation replaced it."
 		case approval.StatusCancelled:
@@ -832,6 +833,31 @@ func callOutcomes(o approval.Outcome, calls []approval.Call, late bool) []callOu
 		out[i] = co
 	}
 	return out
+}
+
+// frozenReply tells the model that a call's effect is unknown, once, and
+// why (the engine's cause, in words safe to show), when known.
+func frozenReply(cause string) string {
+	reply := "The result is unknown and the action is frozen (it may or may not have taken effect); do not retry it."
+	if cause != "" {
+		reply += " Cause: " + cause
+	}
+	return reply
+}
+
+// detail is what content adds to the status sentence of st in the engine's
+// words: the engine words an outcome that did not execute "<sentence>:
+// <detail>" (a frozen one "The result is unknown; …: timed out after 2m0s"),
+// and the model is told the status once, in the loop's words.
+func detail(content string, st approval.Status, text approval.OutcomeText) string {
+	rest, ok := strings.CutPrefix(content, text.Text(st))
+	switch {
+	case ok && rest == "":
+		return ""
+	case ok && strings.HasPrefix(rest, ":"):
+		return strings.TrimSpace(rest[1:])
+	}
+	return content
 }
 
 // resolveAwaiting settles the approvals conv awaits (see
@@ -865,7 +891,7 @@ func (l *Loop) resolveAwaiting(ctx context.Context, conv *Conversation, known ma
 			keep = append(keep, id) // still open, or the store is unreachable
 			continue
 		}
-		conv.Messages = append(conv.Messages, Message{Role: RoleSystem, Content: describeEnded(id, a, o)})
+		conv.Messages = append(conv.Messages, Message{Role: RoleSystem, Content: describeEnded(id, a, o, l.cfg.Engine.Text())})
 		changed = true
 	}
 	if changed {
@@ -876,7 +902,7 @@ func (l *Loop) resolveAwaiting(ctx context.Context, conv *Conversation, known ma
 
 // describeEnded words an update on an approval that ended after its turn:
 // the tool replies of that turn were placeholders.
-func describeEnded(id approval.ID, a *approval.Approval, o approval.Outcome) string {
+func describeEnded(id approval.ID, a *approval.Approval, o approval.Outcome, text approval.OutcomeText) string {
 	var calls []approval.Call
 	if a != nil {
 		calls = a.Calls
@@ -893,7 +919,7 @@ func describeEnded(id approval.ID, a *approval.Approval, o approval.Outcome) str
 		}
 		return b.String()
 	}
-	for i, co := range callOutcomes(o, calls, true) {
+	for i, co := range callOutcomes(o, calls, true, text) {
 		fmt.Fprintf(&b, "\n- %s", calls[i].Tool)
 		if calls[i].CallID != "" {
 			fmt.Fprintf(&b, " (call %s)", calls[i].CallID)

@@ -14,9 +14,12 @@ import (
 //
 // Keys: title, summary, preview, risk, tool, reason, requester, approvers,
 // expires_at, approval_id, payload_sha256, short_hash, status ("pending",
-// "processing" or a final approval.Status), status_text, decided_by,
-// result, final ("true"/"false"), buttons ("true"/"false") and markdown (the
-// whole view as Markdown, for a template with a single markdown block).
+// "processing" or a final approval.Status), status_text (the status
+// sentence), decided_by, comment (the decider's), result (what follows the
+// status sentence: the tool's result, or why it failed or froze; never the
+// sentence again), final ("true"/"false"), buttons ("true"/"false") and
+// markdown (the whole view as Markdown, for a template with a single
+// markdown block).
 
 // DingTalkStatusPending and DingTalkStatusProcessing are the card's status
 // while it waits and between a click and its outcome.
@@ -49,6 +52,7 @@ func DingTalkCardData(v View, lang string) map[string]string {
 		m["status"] = string(v.Status)
 		m["status_text"] = statusWords(v)
 		m["decided_by"] = string(v.DecidedBy)
+		m["comment"] = v.Comment
 		m["result"] = v.Result
 		m["final"] = "true"
 		m["buttons"] = "false"
@@ -56,6 +60,7 @@ func DingTalkCardData(v View, lang string) map[string]string {
 		m["status"] = DingTalkStatusPending
 		m["status_text"] = dingTalkWords(lang).pending
 		m["decided_by"] = ""
+		m["comment"] = ""
 		m["result"] = ""
 		m["final"] = "false"
 		m["buttons"] = "true"
@@ -93,7 +98,7 @@ func DingTalkOutcomeData(o approval.Outcome, text approval.OutcomeText, lang str
 	}
 	switch o.Status {
 	case approval.StatusExecuted, approval.StatusReplayed, approval.StatusFailed, approval.StatusFrozen:
-		m["result"] = excerpt(o.Content, MaxResultExcerpt)
+		m["result"] = excerpt(Detail(o, text), MaxResultExcerpt)
 	case approval.StatusAlreadyDecided, approval.StatusUnauthorized, approval.StatusTampered, approval.StatusMissing:
 		// The approval itself may still be pending (someone else's click is
 		// being decided, or this user may not decide): say so without

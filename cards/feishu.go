@@ -59,17 +59,11 @@ func FeishuOutcomeCard(pending View, o approval.Outcome, text approval.OutcomeTe
 }
 
 // ApplyOutcome turns a pending view into the final view of outcome o (what
-// Final builds from the approval record, built from the view alone).
+// Final builds from the approval record, built from the view alone: the
+// outcome holds no comment of the decider's, so none is shown).
 func ApplyOutcome(v View, o approval.Outcome, text approval.OutcomeText, lang string) View {
-	v.Final = true
-	v.Status = o.Status
-	v.StatusText = text.With(lang).Text(o.Status)
-	v.DecidedBy = o.DecidedBy
-	v.Result = ""
-	if o.Status == approval.StatusExecuted || o.Status == approval.StatusReplayed || o.Status == approval.StatusFailed || o.Status == approval.StatusFrozen {
-		v.Result = excerpt(o.Content, MaxResultExcerpt)
-	}
-	v.Approve, v.Reject = nil, nil
+	v = finish(v, o, text, lang)
+	v.Comment = ""
 	return v
 }
 
@@ -169,6 +163,9 @@ func feishuFacts(v View, lang string) []any {
 		if v.DecidedBy != "" {
 			fmt.Fprintf(&b, "\n%s: %s", l.decidedBy, v.DecidedBy)
 		}
+		if v.Comment != "" {
+			fmt.Fprintf(&b, "\n%s: %s", l.comment, v.Comment)
+		}
 	} else {
 		fmt.Fprintf(&b, "\n%s: %s", l.approvers, v.Approvers)
 		if !v.ExpiresAt.IsZero() {
@@ -222,7 +219,7 @@ func feishuFinal(v View, lang string) map[string]any {
 	l := labelsFor(lang)
 	els := feishuFacts(v, lang)
 	if v.Result != "" {
-		els = append(els, map[string]any{"tag": "hr"}, plainDiv(l.result+":"), markdownEl(fenced(v.Result)))
+		els = append(els, map[string]any{"tag": "hr"}, plainDiv(l.resultOf(v)+":"), markdownEl(fenced(v.Result)))
 	}
 	return feishuCard(feishuHeader(statusMark(v.Status)+" "+statusWords(v), v.Risk.String()+" · "+v.Tool, feishuStatusTemplate(v.Status)), els)
 }

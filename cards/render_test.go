@@ -58,27 +58,31 @@ type golden struct {
 func goldenCases(t *testing.T) []golden {
 	one, batch := sample(t, false), sample(t, true)
 	zh, en := approval.DefaultOutcomeText("zh"), approval.DefaultOutcomeText("en")
-	final := func(name, lang string, st approval.Status, by approval.UserID, content string) golden {
+	// Contents as the engine words them: a status that did not execute is
+	// "<status sentence>: <detail>"; the card says the sentence once.
+	final := func(name, lang string, st approval.Status, by approval.UserID, content, comment string) golden {
 		text := en
 		if lang == "zh" {
 			text = zh
 		}
 		a := one.Clone()
+		a.DecidedBy, a.Comment = by, comment
 		return golden{name, lang, cards.Final(a, approval.Outcome{Status: st, DecidedBy: by, Content: content}, text, lang)}
 	}
 	return []golden{
 		{"pending_high_zh", "zh", cards.Pending(one, zh, "zh")},
 		{"pending_high_en", "en", cards.Pending(one, en, "en")},
 		{"pending_batch_en", "en", cards.Pending(batch, en, "en")},
-		final("final_executed_zh", "zh", approval.StatusExecuted, "bob", "DELETE 37\n37 rows deleted from orders"),
-		final("final_executed_en", "en", approval.StatusExecuted, "bob", "DELETE 37\n37 rows deleted from orders"),
-		final("final_rejected_en", "en", approval.StatusRejected, "carol", "Declined; nothing was run: carol"),
-		final("final_expired_en", "en", approval.StatusExpired, "", "The approval expired; nothing was run"),
-		final("final_frozen_en", "en", approval.StatusFrozen, "bob", "connection reset during COMMIT"),
-		final("final_failed_zh", "zh", approval.StatusFailed, "bob", "ERROR: permission denied for table orders"),
-		final("final_superseded_en", "en", approval.StatusSuperseded, "", ""),
-		final("final_already_decided_zh", "zh", approval.StatusAlreadyDecided, "bob", ""),
-		final("final_cancelled_en", "en", approval.StatusCancelled, "alice", "withdrawn"),
+		final("final_executed_zh", "zh", approval.StatusExecuted, "bob", "DELETE 37\n37 rows deleted from orders", ""),
+		final("final_executed_en", "en", approval.StatusExecuted, "bob", "DELETE 37\n37 rows deleted from orders", ""),
+		final("final_rejected_en", "en", approval.StatusRejected, "carol", en[approval.StatusRejected]+`: carol ("not during business hours")`, "not during business hours"),
+		final("final_expired_en", "en", approval.StatusExpired, "", en[approval.StatusExpired], ""),
+		final("final_frozen_en", "en", approval.StatusFrozen, "bob", en[approval.StatusFrozen]+": timed out after 2m0s", ""),
+		final("final_frozen_zh", "zh", approval.StatusFrozen, "bob", zh[approval.StatusFrozen]+": 执行超时（2m0s）", ""),
+		final("final_failed_zh", "zh", approval.StatusFailed, "bob", zh[approval.StatusFailed]+": ERROR: permission denied for table orders", ""),
+		final("final_superseded_en", "en", approval.StatusSuperseded, "", en[approval.StatusSuperseded], ""),
+		final("final_already_decided_zh", "zh", approval.StatusAlreadyDecided, "bob", zh[approval.StatusAlreadyDecided]+" (executed)", ""),
+		final("final_cancelled_en", "en", approval.StatusCancelled, "alice", en[approval.StatusCancelled]+": cancelled through the API", ""),
 	}
 }
 

@@ -13,7 +13,8 @@ import (
 // use it. A pending view shows the title, risk, tool, summary, the preview
 // in a code block, who asked, who may approve, the expiry time and the
 // short payload hash, then how to answer; a final view shows its status
-// words, who decided and an excerpt of the result.
+// sentence once, who decided (and their comment) and then what follows the
+// sentence: an excerpt of the result, or why it failed or froze.
 //
 // Only what the view holds is shown: the preview is already sanitised and
 // the arguments are never printed beyond it. Text from the tool or the
@@ -56,6 +57,9 @@ func Markdown(v View, lang string) string {
 		if v.DecidedBy != "" {
 			fmt.Fprintf(&b, "- %s: %s\n", l.decidedBy, escapeMD(string(v.DecidedBy)))
 		}
+		if v.Comment != "" {
+			fmt.Fprintf(&b, "- %s: %s\n", l.comment, escapeMD(v.Comment))
+		}
 	} else {
 		fmt.Fprintf(&b, "- %s: %s\n", l.approvers, escapeMD(v.Approvers))
 		if !v.ExpiresAt.IsZero() {
@@ -70,7 +74,7 @@ func Markdown(v View, lang string) string {
 	}
 	if v.Final {
 		if v.Result != "" {
-			fmt.Fprintf(&b, "\n%s:\n\n%s", l.result, fenced(v.Result))
+			fmt.Fprintf(&b, "\n%s:\n\n%s", l.resultOf(v), fenced(v.Result))
 		}
 	} else {
 		b.WriteString("\n" + l.howMD + "\n")
@@ -113,6 +117,9 @@ func Text(v View, lang string) string {
 		if v.DecidedBy != "" {
 			fmt.Fprintf(&b, "%s: %s\n", l.decidedBy, v.DecidedBy)
 		}
+		if v.Comment != "" {
+			fmt.Fprintf(&b, "%s: %s\n", l.comment, v.Comment)
+		}
 	} else {
 		fmt.Fprintf(&b, "%s: %s\n", l.approvers, v.Approvers)
 		if !v.ExpiresAt.IsZero() {
@@ -124,7 +131,7 @@ func Text(v View, lang string) string {
 	}
 	if v.Final {
 		if v.Result != "" {
-			fmt.Fprintf(&b, "%s:\n%s", l.result, indent(v.Result))
+			fmt.Fprintf(&b, "%s:\n%s", l.resultOf(v), indent(v.Result))
 		}
 	} else {
 		b.WriteString(l.howText + "\n")
@@ -134,20 +141,21 @@ func Text(v View, lang string) string {
 
 // labels are the field names of one language.
 type labels struct {
-	tool, batchOf, reason, requester, approvers, expires, hash, decidedBy, result string
-	howMD, howText                                                                string
+	tool, batchOf, reason, requester, approvers, expires, hash, decidedBy, comment string
+	result, details                                                                string
+	howMD, howText                                                                 string
 }
 
 var (
 	labelsEN = labels{
 		tool: "Tool", batchOf: " (%d calls)", reason: "Why", requester: "Requested by", approvers: "Who may approve",
-		expires: "Expires", hash: "Payload", decidedBy: "Decided by", result: "Result",
+		expires: "Expires", hash: "Payload", decidedBy: "Decided by", comment: "Comment", result: "Result", details: "Details",
 		howMD:   "Reply **确认** (confirm) to run it or **取消** (cancel) to decline, or use the card's buttons.",
 		howText: "Reply 确认 (confirm) to run it or 取消 (cancel) to decline.",
 	}
 	labelsZH = labels{
 		tool: "工具", batchOf: "（%d 个操作）", reason: "原因", requester: "申请人", approvers: "可确认人",
-		expires: "过期时间", hash: "校验", decidedBy: "处理人", result: "结果",
+		expires: "过期时间", hash: "校验", decidedBy: "处理人", comment: "备注", result: "结果", details: "详情",
 		howMD:   "回复 **确认** 执行，回复 **取消** 放弃；也可以点击卡片上的按钮。",
 		howText: "回复「确认」执行，回复「取消」放弃。",
 	}
@@ -158,6 +166,16 @@ func labelsFor(lang string) labels {
 		return labelsZH
 	}
 	return labelsEN
+}
+
+// resultOf names what follows a final view's status sentence: the result
+// of the tools, or for a frozen view the details of why it froze (the
+// sentence already says that the result is unknown).
+func (l labels) resultOf(v View) string {
+	if v.Status == approval.StatusFrozen {
+		return l.details
+	}
+	return l.result
 }
 
 // statusWords is the status text of a final view, or its status name.

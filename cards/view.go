@@ -6,6 +6,7 @@ package cards
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/hitlbot/hitlbot/approval"
@@ -43,12 +44,16 @@ type View struct {
 	PayloadSHA256 string          `json:"payload_sha256"`
 	ShortHash     string          `json:"short_hash"`
 	// Final is false while the approval waits; then Status, StatusText,
-	// DecidedBy and Result describe how it ended, and there are no buttons.
+	// DecidedBy, Comment and Result describe how it ended, and there are
+	// no buttons. StatusText is the status sentence, said once; Result is
+	// only what follows it: the tool's result, or why the approval failed
+	// or froze ("timed out after 2m0s"), never the sentence again.
 	Final      bool            `json:"final"`
 	Status     approval.Status `json:"status,omitempty"`
 	StatusText string          `json:"status_text,omitempty"`
 	DecidedBy  approval.UserID `json:"decided_by,omitempty"`
-	Result     string          `json:"result,omitempty"` // an excerpt of the tool's result
+	Comment    string          `json:"comment,omitempty"` // what the decider wrote, on one line
+	Result     string          `json:"result,omitempty"`  // an excerpt of the tool's result, or the cause
 	// Buttons are the approve and reject values while pending.
 	Approve *ButtonValue `json:"approve,omitempty"`
 	Reject  *ButtonValue `json:"reject,omitempty"`
@@ -56,6 +61,10 @@ type View struct {
 
 // MaxResultExcerpt bounds the result shown on a final card, in runes.
 const MaxResultExcerpt = 600
+
+// MaxCommentExcerpt bounds the decider's comment shown on a final card, in
+// runes.
+const MaxCommentExcerpt = 300
 
 // Pending builds the view of a waiting approval.
 func Pending(a *approval.Approval, text approval.OutcomeText, lang string) View {
@@ -68,18 +77,59 @@ func Pending(a *approval.Approval, text approval.OutcomeText, lang string) View 
 // Final builds the view of an ended approval (or of the status a decision
 // attempt got, for already_decided and the like).
 func Final(a *approval.Approval, o approval.Outcome, text approval.OutcomeText, lang string) View {
-	v := base(a, lang)
-	v.Final = true
-	v.Status = o.Status
-	v.StatusText = text.Text(o.Status)
-	v.DecidedBy = o.DecidedBy
+	v := finish(base(a, lang), o, text, lang)
 	if v.DecidedBy == "" {
 		v.DecidedBy = a.DecidedBy
 	}
-	if o.Status == approval.StatusExecuted || o.Status == approval.StatusReplayed || o.Status == approval.StatusFailed || o.Status == approval.StatusFrozen {
-		v.Result = excerpt(o.Content, MaxResultExcerpt)
-	}
+	v.Comment = excerpt(oneLine(a.Comment), MaxCommentExcerpt)
 	return v
+}
+
+// finish makes v the final view of outcome o: the status sentence in
+// StatusText, and in Result only what the outcome says beyond it (see
+// Detail), for the outcomes whose tools were dispatched.
+func finish(v View, o approval.Outcome, text approval.OutcomeText, lang string) View {
+	v.Final = true
+	v.Status = o.Status
+	v.StatusText = text.With(lang).Text(o.Status)
+	v.DecidedBy = o.DecidedBy
+	v.Result = ""
+	switch o.Status {
+	case approval.StatusExecuted, approval.StatusReplayed, approval.StatusFailed, approval.StatusFrozen:
+		v.Result = excerpt(Detail(o, text), MaxResultExcerpt)
+	}
+	v.Approve, v.Reject = nil, nil
+	return v
+}
+
+// Detail is what outcome o says beyond its status sentence. The engine
+// words an outcome that did not execute "<status sentence>: <detail>" (a
+// failed call's error, why a call froze: "The result is unknown; …
+// Please check by hand: timed out after 2m0s"), and a card says the
+// sentence once, as its status: Detail drops it, whether in the words of
+// text or in the default words of either language (a channel's cards may
+// be in another language than the engine). An executed or replayed
+// outcome's content is the tool's own result and is returned as it is.
+func Detail(o approval.Outcome, text approval.OutcomeText) string {
+	c := strings.TrimSpace(o.Content)
+	if o.Status == approval.StatusExecuted || o.Status == approval.StatusReplayed {
+		return o.Content
+	}
+	for _, s := range []string{text.Text(o.Status), approval.DefaultOutcomeText("en")[o.Status], approval.DefaultOutcomeText("zh")[o.Status]} {
+		rest, ok := strings.CutPrefix(c, s)
+		if s == "" || !ok {
+			continue
+		}
+		if rest == "" {
+			return ""
+		}
+		for _, sep := range []string{":", "："} {
+			if r, ok := strings.CutPrefix(rest, sep); ok {
+				return strings.TrimSpace(r)
+			}
+		}
+	}
+	return c
 }
 
 func base(a *approval.Approval, lang string) View {
@@ -105,6 +155,12 @@ func base(a *approval.Approval, lang string) View {
 		v.Calls = append(v.Calls, CallView{Tool: c.Tool, Args: c.Args, Summary: c.Summary})
 	}
 	return v
+}
+
+// oneLine folds line breaks into spaces: text from a person (a comment)
+// cannot fake further lines of a card.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
 }
 
 func excerpt(s string, n int) string {
