@@ -426,6 +426,14 @@ func (l *Loop) turn(in Inbound) TurnResult {
 			msgs = append([]Message{{Role: RoleSystem, Content: l.cfg.SystemPrompt}}, msgs...)
 		}
 		resp, err := l.cfg.Model.Complete(ctx, Request{Messages: msgs, Tools: specs})
+		if err != nil && l.ctx.Err() != nil {
+			// The loop is closing (shutdown, the end of `bot chat`): the
+			// turn was stopped, the model did not fail. As at any
+			// shutdown, the turn says nothing.
+			log.Info("turn stopped by shutdown while the model was answering", "err", err)
+			ts.result.Err, ts.result.Text = err, l.words.shuttingDown
+			break
+		}
 		if err != nil {
 			log.Warn("model request failed", "err", err)
 			public := l.words.modelFailed

@@ -60,8 +60,9 @@ type Chat struct {
 	cfg    Config
 	in     io.Reader
 	out    io.Writer
-	styled bool // both ends are terminals: a little bold and colour
-	echo   bool // the input is not a terminal: print each line read, so the output reads as a transcript
+	styled bool             // both ends are terminals: a little bold and colour
+	echo   bool             // the input is not a terminal: print each line read, so the output reads as a transcript
+	intr   <-chan os.Signal // interrupts (Ctrl+C); nil: none
 
 	mu      sync.Mutex
 	h       channels.Handler
@@ -80,8 +81,21 @@ type event struct {
 	settled *cards.View
 }
 
+// Option configures a Chat.
+type Option func(*Chat)
+
+// WithInterrupts makes every value received on ch an interrupt, as Ctrl+C
+// is (cmd/bot passes the channel it gets SIGINT on): at the approval
+// prompt it rejects the approval and the chat goes on; at the input
+// prompt it ends the chat (a goodbye, Run returns nil); while a turn runs
+// it gives the prompt back (the turn goes on; what it says is printed
+// when it comes). An interrupt never cancels a turn or a decision.
+func WithInterrupts(ch <-chan os.Signal) Option {
+	return func(c *Chat) { c.intr = ch }
+}
+
 // New returns a chat on in and out. It does no I/O.
-func New(cfg Config, in io.Reader, out io.Writer) (*Chat, error) {
+func New(cfg Config, in io.Reader, out io.Writer, opts ...Option) (*Chat, error) {
 	if cfg.User == "" {
 		cfg.User = osUser()
 	}
@@ -98,8 +112,12 @@ func New(cfg Config, in io.Reader, out io.Writer) (*Chat, error) {
 	if cfg.TurnTimeout == 0 {
 		cfg.TurnTimeout = DefaultTurnTimeout
 	}
-	return &Chat{cfg: cfg, in: in, out: out, styled: isTerminal(in) && isTerminal(out), echo: !isTerminal(in),
-		sig: make(chan struct{}, 1), started: make(chan struct{})}, nil
+	c := &Chat{cfg: cfg, in: in, out: out, styled: isTerminal(in) && isTerminal(out), echo: !isTerminal(in),
+		sig: make(chan struct{}, 1), started: make(chan struct{})}
+	for _, o := range opts {
+		o(c)
+	}
+	return c, nil
 }
 
 func osUser() string {
@@ -122,8 +140,8 @@ func isTerminal(f any) bool {
 // to wire, runs the REPL, then calls the shutdown function wire returned.
 // wire must register ch with the router and start the router (so that ch
 // gets the router as its Handler) and the engine.
-func Run(ctx context.Context, cfg Config, in io.Reader, out io.Writer, wire func(ch channels.Channel) (shutdown func(context.Context) error, err error)) error {
-	c, err := New(cfg, in, out)
+func Run(ctx context.Context, cfg Config, in io.Reader, out io.Writer, wire func(ch channels.Channel) (shutdown func(context.Context) error, err error), opts ...Option) error {
+	c, err := New(cfg, in, out, opts...)
 	if err != nil {
 		return err
 	}
@@ -216,12 +234,14 @@ func (c *Chat) pop() (event, bool) {
 
 // ---- the REPL
 
-// Run reads lines from the input and chats until the input ends or ctx
-// does; both are a normal end (nil). Start must have been called (the
-// router's Start does it). Each line is a message to the agent; the chat
-// prints what the agent says and waits for the turn to end before the next
-// prompt. An approval prompts "确认执行? [y/N]": y, yes or 确认 approves,
-// anything else (and the end of the input, and ctx ending) rejects.
+// Run reads lines from the input and chats until the input ends, an
+// interrupt comes at the input prompt, or ctx ends; each is a normal end
+// (nil, after a goodbye). Start must have been called (the router's Start
+// does it). Each line is a message to the agent; the chat prints what the
+// agent says and waits for the turn to end before the next prompt. An
+// approval prompts "确认执行? [y/N]": y, yes or 确认 approves, anything else
+// rejects, and so do an interrupt (the chat then goes on), the end of the
+// input and ctx ending.
 //
 // A goroutine reads the input; if the input never ends, it stays blocked
 // in Read after Run returns (stdin: until the process exits).
@@ -269,12 +289,17 @@ type repl struct {
 	eof   bool
 }
 
-// errQuit ends the REPL: the input ended or ctx did.
-var errQuit = errors.New("quit")
+// errQuit ends the REPL: the input ended or ctx did. errInterrupt is an
+// interrupt (Ctrl+C) while a line was asked for.
+var (
+	errQuit      = errors.New("quit")
+	errInterrupt = errors.New("interrupt")
+)
 
 func (r *repl) run(ctx context.Context) error {
 	err := r.loop(ctx)
-	if errors.Is(err, errQuit) {
+	if errors.Is(err, errQuit) || errors.Is(err, errInterrupt) {
+		r.printf("%s\n", r.words().bye)
 		return nil
 	}
 	return err
@@ -310,7 +335,7 @@ func (r *repl) loop(ctx context.Context) error {
 
 // readLine returns the next input line. While it waits at the main prompt
 // (idle), it prints what arrives and takes approvals. It returns errQuit
-// at the end of the input or of ctx.
+// at the end of the input or of ctx, errInterrupt on an interrupt.
 func (r *repl) readLine(ctx context.Context, idle bool) (string, error) {
 	if r.eof {
 		return "", errQuit
@@ -351,13 +376,16 @@ func (r *repl) readLine(ctx context.Context, idle bool) (string, error) {
 			return line, nil
 		case <-ctx.Done():
 			return "", errQuit
+		case <-r.c.intr:
+			return "", errInterrupt
 		case <-sig:
 		}
 	}
 }
 
 // awaitTurn prints what the turn says until it ends (an answer or an error
-// notice of the turn), the turn timeout passes, or ctx ends.
+// notice of the turn), the turn timeout passes, an interrupt comes (both
+// give the prompt back; the turn goes on), or ctx ends.
 func (r *repl) awaitTurn(ctx context.Context, turn string) error {
 	timer := time.NewTimer(r.c.cfg.TurnTimeout)
 	defer timer.Stop()
@@ -380,7 +408,10 @@ func (r *repl) awaitTurn(ctx context.Context, turn string) error {
 		case <-ctx.Done():
 			return errQuit
 		case <-timer.C:
-			r.printf("(no answer yet; it will be printed when it comes)\n")
+			r.printf("%s\n", r.words().noAnswerYet)
+			return nil
+		case <-r.c.intr:
+			r.printf("\n%s\n", r.words().turnGoesOn)
 			return nil
 		}
 	}
@@ -434,9 +465,11 @@ func (r *repl) offerPending(ctx context.Context) error {
 	return r.confirm(ctx, *v, "cli-"+string(v.ApprovalID))
 }
 
-// confirm shows an approval and asks for the decision. The end of the
-// input and the end of ctx reject it; the end of ctx also ends the REPL,
-// while after the end of the input the rest of the turn is still printed.
+// confirm shows an approval and asks for the decision. An interrupt, the
+// end of the input and the end of ctx reject it; after an interrupt the
+// chat goes on (the outcome and the rest of the turn are printed), the end
+// of ctx ends the REPL, and after the end of the input the rest of the
+// turn is still printed.
 func (r *repl) confirm(ctx context.Context, v cards.View, ref string) error {
 	card := cards.Text(v, r.c.cfg.Lang)
 	if r.c.styled && v.Risk >= approval.RiskHigh {
@@ -447,6 +480,8 @@ func (r *repl) confirm(ctx context.Context, v cards.View, ref string) error {
 	line, err := r.readLine(ctx, false)
 	verb := approval.Reject
 	switch {
+	case errors.Is(err, errInterrupt):
+		r.printf("\n%s\n", r.words().interruptRejects)
 	case err != nil:
 		r.printf("\n")
 	case isYes(line):
@@ -467,6 +502,28 @@ func (r *repl) confirm(ctx context.Context, v cards.View, ref string) error {
 		return errQuit
 	}
 	return nil
+}
+
+// words are the chat's own sentences in one language.
+type words struct {
+	bye, interruptRejects, turnGoesOn, noAnswerYet string
+}
+
+func (r *repl) words() words {
+	if r.c.cfg.Lang == "zh" {
+		return words{
+			bye:              "再见。",
+			interruptRejects: "Ctrl+C：拒绝此操作。",
+			turnGoesOn:       "（Ctrl+C：本轮仍在进行，结果到达时会显示；在输入提示处按 Ctrl+C 或 Ctrl+D 退出。）",
+			noAnswerYet:      "（还没有回答；到达时会显示。）",
+		}
+	}
+	return words{
+		bye:              "Bye.",
+		interruptRejects: "Ctrl+C: declining it.",
+		turnGoesOn:       "(Ctrl+C: the turn goes on; what it says is printed when it comes. Ctrl+C or Ctrl+D at the prompt ends the chat.)",
+		noAnswerYet:      "(no answer yet; it will be printed when it comes)",
+	}
 }
 
 func isYes(s string) bool {

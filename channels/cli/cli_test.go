@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -56,13 +57,26 @@ func (t *opTool) Run(_ context.Context, args json.RawMessage) (agent.Output, err
 }
 
 // script is the model: "erase X" calls the tool on X, a tool result is
-// summarised, anything else is echoed.
-type script struct{}
+// summarised, "slow" is answered once the test sends on gate (asked is
+// told when it waits), anything else is echoed.
+type script struct {
+	asked chan struct{}
+	gate  chan struct{}
+}
 
-func (script) Complete(_ context.Context, req agent.Request) (agent.Response, error) {
+func (s script) Complete(ctx context.Context, req agent.Request) (agent.Response, error) {
 	last := req.Messages[len(req.Messages)-1]
 	if last.Role == agent.RoleTool {
 		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "summary: " + last.Content}}, nil
+	}
+	if last.Content == "slow" {
+		s.asked <- struct{}{}
+		select {
+		case <-s.gate:
+			return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "slow answer"}}, nil
+		case <-ctx.Done():
+			return agent.Response{}, &agent.ModelError{Public: "The language model failed; please try again.", Err: ctx.Err()}
+		}
 	}
 	if target, ok := strings.CutPrefix(last.Content, "erase "); ok {
 		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{
@@ -133,13 +147,16 @@ type harness struct {
 	out    *output
 	done   chan error
 	cancel context.CancelFunc
+	intr   chan os.Signal // Ctrl+C
+	model  script
 }
 
 // start wires the real parts the way cmd/bot does, through cli.Run, and
 // runs the chat on in in the background.
 func start(t *testing.T, in io.Reader) *harness {
 	t.Helper()
-	h := &harness{erase: &opTool{name: "erase", kind: approval.KindDestructive}, out: &output{}, done: make(chan error, 1), audit: &auditTrail{}}
+	h := &harness{erase: &opTool{name: "erase", kind: approval.KindDestructive}, out: &output{}, done: make(chan error, 1), audit: &auditTrail{},
+		intr: make(chan os.Signal, 1), model: script{asked: make(chan struct{}, 1), gate: make(chan struct{})}}
 	wire := func(ch channels.Channel) (func(context.Context) error, error) {
 		reg := agent.NewRegistry()
 		if err := reg.Register(h.erase); err != nil {
@@ -158,7 +175,7 @@ func start(t *testing.T, in io.Reader) *harness {
 		if err != nil {
 			return nil, err
 		}
-		loop, err := agent.NewLoop(agent.LoopConfig{Model: script{}, Tools: reg, Engine: h.engine, Policy: func() *approval.Policy { return pol },
+		loop, err := agent.NewLoop(agent.LoopConfig{Model: h.model, Tools: reg, Engine: h.engine, Policy: func() *approval.Policy { return pol },
 			History: agent.NewMemoryHistory(), Speaker: router, Logger: quiet, SlowNotice: time.Hour})
 		if err != nil {
 			return nil, err
@@ -186,7 +203,7 @@ func start(t *testing.T, in io.Reader) *harness {
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
 	t.Cleanup(cancel)
-	go func() { h.done <- cli.Run(ctx, cli.Config{User: "alice"}, in, h.out, wire) }()
+	go func() { h.done <- cli.Run(ctx, cli.Config{User: "alice"}, in, h.out, wire, cli.WithInterrupts(h.intr)) }()
 	return h
 }
 
@@ -238,7 +255,7 @@ func TestQuestionAnswered(t *testing.T) {
 	}
 	// The input is a pipe, not a terminal: each line read is echoed, so
 	// the output reads as a transcript.
-	if got := h.out.String(); got != "> hello there\necho: hello there\n> \n" {
+	if got := h.out.String(); got != "> hello there\necho: hello there\n> \nBye.\n" {
 		t.Fatalf("output %q", got)
 	}
 }
@@ -316,13 +333,15 @@ func TestEOFAtApprovalRejects(t *testing.T) {
 	}
 }
 
-func TestInterruptAtApprovalRejects(t *testing.T) {
+// TestCtxEndAtApprovalRejects: the end of ctx (SIGTERM) at the approval
+// prompt rejects the approval and ends the chat.
+func TestCtxEndAtApprovalRejects(t *testing.T) {
 	in, w := io.Pipe()
 	defer w.Close()
 	h := start(t, in)
 	fmt.Fprintln(w, "erase orders")
 	h.out.waitFor(t, cli.ConfirmPrompt, 1)
-	h.cancel() // Ctrl+C
+	h.cancel() // SIGTERM
 	if err := h.ended(t); err != nil {
 		t.Fatal(err)
 	}
@@ -362,5 +381,75 @@ func TestRunBeforeStart(t *testing.T) {
 	}
 	if _, err := cli.New(cli.Config{Lang: "fr"}, nil, nil); err == nil {
 		t.Fatal("an unknown language was accepted")
+	}
+}
+
+// TestInterruptAtApprovalRejects: Ctrl+C at the approval prompt is a
+// rejection (seeds/002): the outcome is printed, the tool never runs, and
+// the chat goes on with the next line.
+func TestInterruptAtApprovalRejects(t *testing.T) {
+	in, w := io.Pipe()
+	defer w.Close()
+	h := start(t, in)
+	fmt.Fprintln(w, "erase orders")
+	h.out.waitFor(t, cli.ConfirmPrompt, 1)
+	h.intr <- os.Interrupt
+	h.out.waitFor(t, "Ctrl+C: declining it.\n", 1)
+	h.out.waitFor(t, "[Declined; nothing was run]\n", 1)
+	h.out.waitFor(t, "summary: Not run: the user declined", 1)
+	h.out.waitFor(t, cli.Prompt, 2)
+	if st := h.only(t).State; st != approval.StateRejected || h.erase.runs.Load() != 0 {
+		t.Fatalf("state %s, runs %d", st, h.erase.runs.Load())
+	}
+	fmt.Fprintln(w, "still here?")
+	h.out.waitFor(t, "echo: still here?\n", 1)
+	w.Close()
+	if err := h.ended(t); err != nil {
+		t.Fatal(err)
+	}
+	if out := h.out.String(); strings.Contains(out, "language model failed") || strings.Contains(out, "! ") {
+		t.Fatalf("an error in:\n%s", out)
+	}
+}
+
+// TestInterruptAtPromptEnds: Ctrl+C at the input prompt ends the chat
+// cleanly with a goodbye.
+func TestInterruptAtPromptEnds(t *testing.T) {
+	in, w := io.Pipe()
+	defer w.Close()
+	h := start(t, in)
+	fmt.Fprintln(w, "hello")
+	h.out.waitFor(t, "echo: hello\n", 1)
+	h.out.waitFor(t, cli.Prompt, 2)
+	h.intr <- os.Interrupt
+	if err := h.ended(t); err != nil {
+		t.Fatalf("Ctrl+C at the prompt: %v", err)
+	}
+	if got := h.out.String(); got != "> hello\necho: hello\n> \nBye.\n" {
+		t.Fatalf("output %q", got)
+	}
+}
+
+// TestInterruptDuringTurn: Ctrl+C while a turn runs gives the prompt back
+// and does not stop the turn: its answer comes, and no model failure is
+// reported; Ctrl+C at the prompt then ends the chat.
+func TestInterruptDuringTurn(t *testing.T) {
+	in, w := io.Pipe()
+	defer w.Close()
+	h := start(t, in)
+	fmt.Fprintln(w, "slow")
+	<-h.model.asked
+	h.intr <- os.Interrupt
+	h.out.waitFor(t, "(Ctrl+C: the turn goes on", 1)
+	h.out.waitFor(t, cli.Prompt, 2)
+	h.model.gate <- struct{}{}
+	h.out.waitFor(t, "slow answer\n", 1)
+	h.out.waitFor(t, cli.Prompt, 3)
+	h.intr <- os.Interrupt
+	if err := h.ended(t); err != nil {
+		t.Fatal(err)
+	}
+	if out := h.out.String(); strings.Contains(out, "language model failed") || !strings.HasSuffix(out, "Bye.\n") {
+		t.Fatalf("output:\n%s", out)
 	}
 }

@@ -13,10 +13,17 @@
 //			return func(ctx context.Context) error { return errors.Join(router.Close(ctx), loop.Close(ctx)) }, nil
 //		})
 //
-// ctx should end on SIGINT (signal.NotifyContext): Ctrl+C at the
-// confirmation prompt rejects the approval, then the chat ends. Run
-// returns nil when the input or ctx ends. The same steps by hand: New,
-// Register, start the router, Chat.Run.
+// Ctrl+C is given to the chat with WithInterrupts (a channel fed by
+// signal.Notify for os.Interrupt), not by ending ctx: ending ctx would
+// stop the engine and every turn, and a turn cut short reports a failure
+// of the model that did not fail. An interrupt at the confirmation prompt
+// rejects the approval (as the seed's "Y/n with Ctrl+C as a rejection"):
+// the outcome is printed and the chat goes on. At the input prompt it ends
+// the chat ("Bye.", Run returns nil), as the end of the input (Ctrl+D)
+// does. While a turn runs it gives the prompt back; the turn goes on and
+// what it says is printed when it comes. ctx should end on SIGTERM: at the
+// confirmation prompt that rejects too, then the chat ends. The same steps
+// by hand: New, Register, start the router, Chat.Run.
 //
 // # The REPL
 //
@@ -31,7 +38,7 @@
 // An approval prints its card (cards.Text: risk, tool, summary, the
 // sanitised preview of the arguments, who may approve, expiry) and asks
 // "确认执行? [y/N]". y, yes or 确认 approves; anything else rejects, and so
-// do the end of the input and the end of ctx. The decision goes through
+// do Ctrl+C, the end of the input and the end of ctx. The decision goes through
 // the router's HandleCardAction as the terminal user, so the audit trail
 // records the source "cli". An approval of this chat that waits with
 // nobody asking (left by an earlier run on a shared Redis store) is asked

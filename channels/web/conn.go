@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gorilla/websocket"
 
@@ -113,29 +114,41 @@ func (c *conn) detach() {
 }
 
 func (c *conn) fail(code, msg, sid, stepID string) {
-	c.enqueue(mustJSON(errorFrame{Type: typeError, Code: code, Message: msg, SessionID: sid, StepID: stepID}))
+	c.enqueue(mustJSON(errorFrame{Type: typeError, Event: typeError, Code: code, Error: code, Message: msg,
+		SessionID: sid, StepID: stepID, Timestamp: c.w.now()}))
 }
 
 func (c *conn) log() *slog.Logger { return c.w.log.With("user_id", c.user) }
 
-// handle takes one frame.
+// handle takes one frame. A frame that is not valid UTF-8 is refused
+// before it is decoded (decoding would turn the bad bytes into U+FFFD and
+// a decision or a message would go on with text nobody wrote).
 func (c *conn) handle(data []byte) {
+	if !utf8.Valid(data) {
+		c.fail(CodeInvalidMessage, c.w.words().badUTF8, "", "")
+		return
+	}
 	var f inFrame
 	if err := json.Unmarshal(data, &f); err != nil {
 		c.fail(CodeInvalidMessage, "the frame is not a JSON object: "+err.Error(), "", "")
 		return
 	}
-	switch f.Type {
+	kind, ok := f.kind()
+	if !ok {
+		c.fail(CodeInvalidMessage, c.w.words().typeEventDiffer, f.SessionID, "")
+		return
+	}
+	switch kind {
 	case typeHello, typeUserMessage, typeUserResponse:
 	default:
-		c.fail(CodeInvalidMessage, "unknown frame type "+quote(f.Type), f.SessionID, "")
+		c.fail(CodeInvalidMessage, "unknown frame type (type or event) "+quote(kind), f.SessionID, "")
 		return
 	}
 	if !validID.MatchString(f.SessionID) {
 		c.fail(CodeInvalidMessage, "session_id must be 1 to 64 characters of A-Z a-z 0-9 _ -", "", "")
 		return
 	}
-	switch f.Type {
+	switch kind {
 	case typeHello:
 		c.join(f.SessionID, true)
 	case typeUserMessage:
@@ -157,7 +170,7 @@ func (c *conn) join(sid string, hello bool) {
 	ch := w.chatLocked(id, c.user, sid)
 	ch.conns[c] = struct{}{}
 	if hello {
-		c.enqueue(mustJSON(helloFrame{Type: typeHello, SessionID: sid, User: c.user}))
+		c.enqueue(mustJSON(helloFrame{Type: typeHello, Event: typeHello, SessionID: sid, User: c.user, Timestamp: w.now()}))
 	}
 	if first {
 		for _, k := range fresh(ch.backlog, w.clk.Now()) {
@@ -190,13 +203,8 @@ func (c *conn) resendPending(id, sid string) {
 	}
 	w := c.w
 	w.mu.Lock()
-	var st *step
-	for _, stepID := range w.byApproval[v.ApprovalID] {
-		if s := w.steps[stepID]; s != nil && s.chatID == id && s.state != stepResolved {
-			st = s
-		}
-	}
-	if st == nil {
+	st := w.steps[stepIDOf(*v)]
+	if st == nil || st.chatID != id || st.state == stepResolved {
 		w.mu.Unlock()
 		ns, err := w.newStep(id, c.user, sid, *v)
 		if err != nil {
@@ -204,11 +212,40 @@ func (c *conn) resendPending(id, sid string) {
 			return
 		}
 		w.mu.Lock()
-		w.recordStepLocked(ns)
-		st = ns
+		st = w.adoptStepLocked(ns)
 	}
 	c.enqueue(st.frame)
 	w.mu.Unlock()
+}
+
+// recoverStep returns the step stepID names when this process does not
+// know it (shown before a restart, or by another replica) but it is the
+// session's pending approval: the step id names its approval. Else nil.
+func (c *conn) recoverStep(sid, stepID string) *step {
+	apID, ok := approvalOfStep(stepID)
+	pv, isPV := c.h.(channels.PendingViewer)
+	if !ok || !isPV {
+		return nil
+	}
+	id := chatID(c.user, sid)
+	ctx, cancel := context.WithTimeout(c.w.ctx, handleTimeout)
+	defer cancel()
+	v, err := pv.PendingView(ctx, channels.Target{Channel: Name, ChatID: id, UserID: c.user})
+	if err != nil {
+		c.log().Warn("looking up the pending confirmation failed", "chat_id", id, "err", err)
+		return nil
+	}
+	if v == nil || v.ApprovalID != apID || stepIDOf(*v) != stepID {
+		return nil
+	}
+	ns, err := c.w.newStep(id, c.user, sid, *v)
+	if err != nil {
+		c.log().Error("rendering the pending confirmation failed", "approval_id", v.ApprovalID, "err", err)
+		return nil
+	}
+	c.w.mu.Lock()
+	defer c.w.mu.Unlock()
+	return c.w.adoptStepLocked(ns)
 }
 
 // message hands a chat message to the router.
@@ -246,6 +283,9 @@ func (c *conn) respond(f inFrame) {
 	if err := json.Unmarshal(f.Content, &rc); err != nil || rc.Confirmed == nil {
 		c.fail(CodeInvalidMessage, `user.response needs content {"confirmed": true|false, "message": "…"}`, sid, f.StepID)
 		return
+	}
+	if w.stepOf(f.StepID) == nil {
+		c.recoverStep(sid, f.StepID)
 	}
 	w.mu.Lock()
 	st := w.steps[f.StepID]
@@ -343,6 +383,7 @@ func quote(s string) string {
 // webWords are the channel's own sentences in one language.
 type webWords struct {
 	invalidStep, alreadyDecided, expired, unavailable string
+	badUTF8, typeEventDiffer                          string
 	lang                                              string
 }
 
@@ -353,18 +394,22 @@ func (ww webWords) status(st approval.Status) string {
 func (w *Web) words() webWords {
 	if w.cfg.Lang == "zh" {
 		return webWords{
-			invalidStep:    "没有这个待确认的步骤（可能已过期、属于别的会话，或服务已重启）。",
-			alreadyDecided: "此审批已被处理，不会重复执行。",
-			expired:        "审批已过期，未执行。",
-			unavailable:    "暂时无法处理，未执行任何操作，请稍后再试。",
-			lang:           "zh",
+			invalidStep:     "没有这个待确认的步骤（可能已过期、属于别的会话，或服务已重启）。",
+			alreadyDecided:  "此审批已被处理，不会重复执行。",
+			expired:         "审批已过期，未执行。",
+			unavailable:     "暂时无法处理，未执行任何操作，请稍后再试。",
+			badUTF8:         "帧不是有效的 UTF-8 文本，已拒绝，未做任何处理。",
+			typeEventDiffer: "帧的 type 与 event 不一致，已拒绝（只写其中一个即可）。",
+			lang:            "zh",
 		}
 	}
 	return webWords{
-		invalidStep:    "No such confirmation step in this session (it may have ended, belong to another session, or predate a restart).",
-		alreadyDecided: "This approval has already been decided; nothing runs twice.",
-		expired:        "This approval has expired; nothing was run.",
-		unavailable:    "Temporarily unavailable; nothing was run. Please try again shortly.",
-		lang:           "en",
+		invalidStep:     "No such confirmation step in this session (it may have ended, belong to another session, or predate a restart).",
+		alreadyDecided:  "This approval has already been decided; nothing runs twice.",
+		expired:         "This approval has expired; nothing was run.",
+		unavailable:     "Temporarily unavailable; nothing was run. Please try again shortly.",
+		badUTF8:         "The frame is not valid UTF-8 text; it was refused and nothing was done.",
+		typeEventDiffer: "The frame's type and event differ; it was refused (send one of them).",
+		lang:            "en",
 	}
 }

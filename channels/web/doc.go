@@ -38,9 +38,31 @@
 //
 // # Protocol
 //
-// Every frame is one JSON object with a "type" field; the other fields sit
-// beside it (flat, no "data" envelope). Unknown fields are ignored.
+// Every frame is one JSON object whose kind is in "type"; the other fields
+// sit beside it (flat, no "data" envelope). Unknown fields are ignored.
 // Timestamps are RFC 3339 (UTC, milliseconds).
+//
+// The seed protocol (the WebSocket confirmation protocol hitlbot was built
+// from) names a frame's kind "event" instead: the server accepts a client
+// frame with "type", with "event", or with both when they are equal (two
+// different kinds are INVALID_MESSAGE), and every server frame carries
+// both, with the same value. A client written from the seed document
+// works unchanged: it sends
+//
+//	{"event":"user.message","session_id":"sess_abc123","timestamp":"2024-01-01T12:00:00.000Z","content":"删除重要文件"}
+//	{"session_id":"sess_abc123","event":"user.response","step_id":"confirm_ap_…_delete_file","timestamp":"…",
+//	 "content":{"confirmed":true,"message":"确认删除文件"}}
+//
+// (a client "timestamp" is ignored: a message's time is when the server
+// received it) and reads agent.user_confirm and agent.tool_result by their
+// "event", and errors as {"error":"INVALID_STEP_ID","message":"…"}. It
+// needs no hello: a user.message joins its session. The seed's batch
+// confirmation answers several confirmations with one user.response each,
+// sent back to back; each is decided on its own. The seed's client-side
+// timeout sends confirmed:false with a message, a rejection like any other.
+//
+// A frame that is not valid UTF-8 is refused (INVALID_MESSAGE) before it
+// is decoded: nothing in it is decided or said.
 //
 // Client → server:
 //
@@ -61,19 +83,20 @@
 //	{"type":"user.response","session_id":"s1","step_id":"confirm_6f1c…_sql_exec","content":{"confirmed":true,"message":"checked the rows"}}
 //
 // Answers a confirmation: confirmed true runs the action, false declines
-// it; message is an optional comment recorded with the decision.
+// it; message is an optional comment recorded with the decision (with
+// false: the reason of the rejection).
 //
 // Server → client:
 //
-//	{"type":"hello","session_id":"s1","user":"alice"}
+//	{"type":"hello","event":"hello","session_id":"s1","user":"alice","timestamp":"…"}
 //
-//	{"type":"agent.message","session_id":"s1","kind":"answer","content":"已删除 37 行。","reply_to":"alice/s1/c-17","is_error":false,"timestamp":"2026-11-22T09:00:01.250Z"}
+//	{"type":"agent.message","event":"agent.message","session_id":"s1","kind":"answer","content":"已删除 37 行。","reply_to":"alice/s1/c-17","is_error":false,"timestamp":"2026-11-22T09:00:01.250Z"}
 //
 // kind is "answer" (the assistant's reply) or "notice" (progress, a
 // problem, the outcome of a typed decision, "an approval is waiting").
 //
-//	{"type":"agent.user_confirm","event":"user_confirm","session_id":"s1",
-//	 "step_id":"confirm_6f1c2a9e-0b7d-4c1e-9a55-2f8d3e4b5c6a_sql_exec","timestamp":"2026-11-22T09:00:00.500Z",
+//	{"type":"agent.user_confirm","event":"agent.user_confirm","session_id":"s1",
+//	 "step_id":"confirm_ap_0123abcd_6f1c2a9e0b7d4c1e9a552f8d3e4b5c6a_sql_exec","timestamp":"2026-11-22T09:00:00.500Z",
 //	 "content":"[HIGH] Approval needed: sql_exec\n…",
 //	 "metadata":{"tool_name":"sql_exec","tool_description":"Run a SQL statement on a configured database",
 //	   "tool_args":{"database":"demo","sql":"DELETE FROM orders WHERE status = 'cancelled'"},
@@ -82,28 +105,42 @@
 //	   "reason":"destructive statement","requester":"alice","approvers":"only the person who asked"},
 //	 "card":{…cards.WebJSON of the view…}}
 //
-// A confirmation to show. step_id is "confirm_<uuid>_<tool>" (tool is
-// "batch" for several calls; then tool_args is an array of {"tool","args"}).
-// content is the card as plain text, for clients that only print.
+// A confirmation to show. step_id is "confirm_<approval id>_<tool>", the
+// seed's confirm_{id}_{tool_name} with the approval's id (metadata
+// approval_id) as the id: one approval is one step, with the same id on
+// every showing, after a reconnect, on another replica and after a
+// restart, and an answer to it is taken as long as the approval is the
+// session's pending one (tool is "batch" for several calls; then tool_args
+// is an array of {"tool","args"}). content is the card as plain text, for
+// clients that only print.
 //
-//	{"type":"agent.tool_result","session_id":"s1","tool_name":"sql_exec","tool_args":{…},"content":"DELETE 37","is_error":false,"timestamp":"…"}
+//	{"type":"agent.tool_result","event":"agent.tool_result","session_id":"s1","step_id":"confirm_ap_…_sql_exec",
+//	 "tool_name":"sql_exec","tool_args":{…},"content":"DELETE 37","is_error":false,"timestamp":"…",
+//	 "metadata":{"tool_name":"sql_exec","tool_args":{…},"is_error":false}}
 //
-//	{"type":"agent.confirm_resolved","session_id":"s1","step_id":"confirm_6f1c…_sql_exec","status":"executed",
-//	 "status_text":"Executed","decided_by":"alice","result":"DELETE 37","timestamp":"…"}
+// A tool ran. step_id names the confirmation the call was approved in
+// (each call of a batch gets its own frame with the batch's step); it is
+// absent for a call that needed no confirmation.
+//
+//	{"type":"agent.confirm_resolved","event":"agent.confirm_resolved","session_id":"s1","step_id":"confirm_ap_…_sql_exec",
+//	 "content":"Executed","status":"executed","status_text":"Executed","decided_by":"alice","result":"DELETE 37","timestamp":"…"}
 //
 // The confirmation ended, whoever decided it (a button, a typed reply, the
 // expiry, a newer request): status is one of executed, replayed, rejected,
 // failed, frozen, expired, superseded, cancelled.
 //
-//	{"type":"error","code":"ALREADY_DECIDED","message":"This approval has already been decided.","session_id":"s1","step_id":"confirm_6f1c…_sql_exec"}
+//	{"type":"error","event":"error","code":"ALREADY_DECIDED","error":"ALREADY_DECIDED","message":"This approval has already been decided.",
+//	 "session_id":"s1","step_id":"confirm_ap_…_sql_exec","timestamp":"…"}
+//
+// error repeats code under the seed's name for it.
 //
 // Error codes:
 //
-//   - INVALID_MESSAGE: not JSON, an unknown type, a bad session_id or
-//     message_id, an empty or oversized message.
+//   - INVALID_MESSAGE: not UTF-8, not JSON, an unknown type or event, a
+//     type and an event that differ, a bad session_id or message_id, an
+//     empty or oversized message.
 //   - INVALID_STEP_ID: no such step in this session (unknown, of another
-//     user, or from before a server restart: send hello to get the current
-//     one).
+//     user, or whose approval is no longer the session's pending one).
 //   - ALREADY_DECIDED: the step was answered already (a second response,
 //     another tab, a typed reply); nothing runs a second time.
 //   - EXPIRED: the approval expired before the response; nothing ran.
@@ -112,13 +149,16 @@
 //     step can be answered again.
 //
 // A frame larger than Config.MaxMessageBytes closes the socket (close code
-// 1009); the page reconnects.
+// 1009); the page reconnects. /ws answers GET only (405 with "Allow: GET"
+// otherwise); the page and its assets answer GET and HEAD.
 //
 // # Replicas
 //
 // Sockets live on one replica. A decision taken elsewhere (a replica that
 // got the API call) settles the cards through its own web channel, which
 // has no socket for the chat: the page learns the outcome on its next
-// hello (the confirmation is no longer re-sent). Use sticky sessions for
-// the web chat when running several replicas.
+// hello (the confirmation is no longer re-sent). An answer to a step sent
+// to a replica that did not show it is still taken (the step id names the
+// approval). Use sticky sessions for the web chat when running several
+// replicas.
 package web

@@ -56,14 +56,23 @@ func (t *opTool) Run(_ context.Context, _ json.RawMessage) (agent.Output, error)
 	return agent.Output{Content: fmt.Sprintf("%s done (run %d)", t.name, n)}, nil
 }
 
-// model: "erase X" calls the erase tool on X; a tool result is summarised;
-// anything else is echoed.
+// model: "erase X" calls the erase tool on X; "erase-both X Y" calls it on
+// X and on Y in one answer (one approval for both: a batch); a tool result
+// is summarised; anything else is echoed.
 type model struct{}
 
 func (model) Complete(_ context.Context, req agent.Request) (agent.Response, error) {
 	last := req.Messages[len(req.Messages)-1]
 	if last.Role == agent.RoleTool {
 		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "summary: " + last.Content}}, nil
+	}
+	if targets, ok := strings.CutPrefix(last.Content, "erase-both "); ok {
+		var calls []agent.ToolCall
+		for i, target := range strings.Fields(targets) {
+			calls = append(calls, agent.ToolCall{ID: fmt.Sprintf("c%d", i+1), Name: "erase",
+				Args: json.RawMessage(`{"target":"` + target + `"}`), Confidence: 1})
+		}
+		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, ToolCalls: calls}}, nil
 	}
 	if target, ok := strings.CutPrefix(last.Content, "erase "); ok {
 		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{

@@ -29,13 +29,31 @@ const (
 	CodeUnavailable    = "UNAVAILABLE"
 )
 
-// inFrame is any frame a client sends.
+// inFrame is any frame a client sends. The frame's kind is in "type"
+// (hitlbot's own clients) or "event" (the seed protocol's clients, as in
+// seeds/003); a frame may carry both when they agree.
 type inFrame struct {
 	Type      string          `json:"type"`
+	Event     string          `json:"event"`
 	SessionID string          `json:"session_id"`
 	MessageID string          `json:"message_id,omitempty"`
 	StepID    string          `json:"step_id,omitempty"`
 	Content   json.RawMessage `json:"content,omitempty"` // a string (user.message) or a response object
+	// Timestamp is the client's clock (the seed's clients send it); it is
+	// not trusted: a message's time is when the server received it.
+	Timestamp string `json:"timestamp,omitempty"`
+}
+
+// kind returns the frame's kind from "type" or "event", and false when
+// the two are both set and differ.
+func (f inFrame) kind() (string, bool) {
+	switch {
+	case f.Type == "":
+		return f.Event, true
+	case f.Event == "" || f.Event == f.Type:
+		return f.Type, true
+	}
+	return "", false
 }
 
 // responseContent is the content of a user.response.
@@ -44,14 +62,20 @@ type responseContent struct {
 	Message   string `json:"message"`
 }
 
+// Every server frame carries its kind twice: "type" (hitlbot's clients,
+// the page) and "event" (the seed protocol's clients), with the same value.
+
 type helloFrame struct {
 	Type      string          `json:"type"`
+	Event     string          `json:"event"`
 	SessionID string          `json:"session_id"`
 	User      approval.UserID `json:"user"`
+	Timestamp string          `json:"timestamp"`
 }
 
 type messageFrame struct {
 	Type      string `json:"type"`
+	Event     string `json:"event"`
 	SessionID string `json:"session_id"`
 	Kind      string `json:"kind"`
 	Content   string `json:"content"`
@@ -89,18 +113,31 @@ type confirmMetadata struct {
 
 type toolResultFrame struct {
 	Type      string          `json:"type"`
+	Event     string          `json:"event"`
 	SessionID string          `json:"session_id"`
+	StepID    string          `json:"step_id,omitempty"` // the confirmation whose call this is; absent for calls that needed none
 	ToolName  string          `json:"tool_name"`
 	ToolArgs  json.RawMessage `json:"tool_args,omitempty"`
 	Content   string          `json:"content"`
 	IsError   bool            `json:"is_error"`
 	Timestamp string          `json:"timestamp"`
+	Metadata  resultMetadata  `json:"metadata"`
+}
+
+// resultMetadata is agent.tool_result's metadata, shaped like the
+// metadata of agent.user_confirm (seeds/003).
+type resultMetadata struct {
+	ToolName string          `json:"tool_name"`
+	ToolArgs json.RawMessage `json:"tool_args,omitempty"`
+	IsError  bool            `json:"is_error"`
 }
 
 type resolvedFrame struct {
 	Type       string          `json:"type"`
+	Event      string          `json:"event"`
 	SessionID  string          `json:"session_id"`
 	StepID     string          `json:"step_id"`
+	Content    string          `json:"content"` // the outcome in words, as status_text
 	Status     approval.Status `json:"status"`
 	StatusText string          `json:"status_text"`
 	DecidedBy  approval.UserID `json:"decided_by,omitempty"`
@@ -109,11 +146,16 @@ type resolvedFrame struct {
 }
 
 type errorFrame struct {
-	Type      string `json:"type"`
-	Code      string `json:"code"`
+	Type  string `json:"type"`
+	Event string `json:"event"`
+	Code  string `json:"code"`
+	// Error repeats Code under the name the seed's error objects use
+	// ({"error":"INVALID_STEP_ID","message":"…"}).
+	Error     string `json:"error"`
 	Message   string `json:"message"`
 	SessionID string `json:"session_id,omitempty"`
 	StepID    string `json:"step_id,omitempty"`
+	Timestamp string `json:"timestamp"`
 }
 
 // validID matches session and message ids chosen by clients.

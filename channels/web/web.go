@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -14,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -112,6 +114,7 @@ type Web struct {
 	chats      map[string]*chat         // by chat id "<user>/<session_id>"
 	steps      map[string]*step         // by step id
 	byApproval map[approval.ID][]string // approval → its step ids on this process
+	stepSeq    uint64                   // orders steps by when they were recorded
 }
 
 // chat is one user's session and the sockets watching it.
@@ -136,9 +139,13 @@ const (
 	stepResolved                  // ended (status says how)
 )
 
-// step is one confirmation shown in a chat.
+// step is one confirmation shown in a chat. Its id is
+// "confirm_<approval id>_<tool>" (the seed's confirm_{id}_{tool_name} with
+// the approval's id as the id): the same approval has the same step id on
+// every showing, every replica and after a restart.
 type step struct {
 	id         string
+	seq        uint64 // when it was recorded (newer steps win result matching)
 	approvalID approval.ID
 	chatID     string
 	user       approval.UserID
@@ -149,6 +156,7 @@ type step struct {
 	state      stepState
 	status     approval.Status
 	resolvedAt time.Time
+	reported   []bool // per call of view.Calls: an agent.tool_result named this step for it
 }
 
 // New checks cfg and returns the channel. It does no I/O.
@@ -189,8 +197,8 @@ func New(cfg Config) (*Web, error) {
 		return nil, err
 	}
 	w.mux = http.NewServeMux()
-	w.mux.HandleFunc("GET /ws", w.serveWS)
-	w.mux.Handle("GET /", pageHeaders(http.FileServerFS(sub)))
+	w.mux.HandleFunc("/ws", w.serveWS) // any method: serveWS answers 405 to all but GET
+	w.mux.Handle("/", pageHeaders(http.FileServerFS(sub)))
 	return w, nil
 }
 
@@ -275,20 +283,70 @@ func (w *Web) Send(_ context.Context, to channels.Target, out channels.Outgoing)
 		if len(args) > 0 && !json.Valid(args) {
 			args = nil
 		}
-		frame = mustJSON(toolResultFrame{Type: typeToolResult, SessionID: sid, ToolName: out.Tool, ToolArgs: args,
-			Content: out.Text, IsError: out.IsError, Timestamp: w.now()})
-	} else {
-		kind := out.Kind
-		if kind == "" {
-			kind = string(agent.SayNotice)
-		}
-		frame = mustJSON(messageFrame{Type: typeAgentMessage, SessionID: sid, Kind: kind, Content: out.Text,
-			ReplyTo: to.ReplyTo, IsError: out.IsError, Timestamp: w.now()})
+		w.mu.Lock()
+		stepID := w.resultStepLocked(to.ChatID, out.Tool, args)
+		frame = mustJSON(toolResultFrame{Type: typeToolResult, Event: typeToolResult, SessionID: sid, StepID: stepID,
+			ToolName: out.Tool, ToolArgs: args, Content: out.Text, IsError: out.IsError, Timestamp: w.now(),
+			Metadata: resultMetadata{ToolName: out.Tool, ToolArgs: args, IsError: out.IsError}})
+		w.deliverLocked(w.chatLocked(to.ChatID, user, sid), frame)
+		w.mu.Unlock()
+		return nil
 	}
+	kind := out.Kind
+	if kind == "" {
+		kind = string(agent.SayNotice)
+	}
+	frame = mustJSON(messageFrame{Type: typeAgentMessage, Event: typeAgentMessage, SessionID: sid, Kind: kind, Content: out.Text,
+		ReplyTo: to.ReplyTo, IsError: out.IsError, Timestamp: w.now()})
 	w.mu.Lock()
 	w.deliverLocked(w.chatLocked(to.ChatID, user, sid), frame)
 	w.mu.Unlock()
 	return nil
+}
+
+// resultStepLocked returns the step a tool result belongs to: the newest
+// step of the chat with a call of that tool and those arguments that ran
+// or may still run (open, being decided, or ended executed, replayed,
+// failed or frozen) and whose result was not reported yet; "" when the
+// call needed no confirmation. The call is marked reported.
+func (w *Web) resultStepLocked(chatID, tool string, args json.RawMessage) string {
+	var best *step
+	bestCall := -1
+	for _, st := range w.steps {
+		if st.chatID != chatID || best != nil && st.seq < best.seq {
+			continue
+		}
+		if st.state == stepResolved {
+			switch st.status {
+			case approval.StatusExecuted, approval.StatusReplayed, approval.StatusFailed, approval.StatusFrozen:
+			default:
+				continue
+			}
+		}
+		for i, c := range st.view.Calls {
+			if i < len(st.reported) && !st.reported[i] && c.Tool == tool && sameJSON(c.Args, args) {
+				best, bestCall = st, i
+				break
+			}
+		}
+	}
+	if best == nil {
+		return ""
+	}
+	best.reported[bestCall] = true
+	return best.id
+}
+
+// sameJSON reports whether two JSON texts hold the same value.
+func sameJSON(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
 }
 
 // ShowApproval sends agent.user_confirm to the session's sockets and
@@ -303,7 +361,7 @@ func (w *Web) ShowApproval(_ context.Context, to channels.Target, v cards.View) 
 		return approval.CardRef{}, err
 	}
 	w.mu.Lock()
-	w.recordStepLocked(st)
+	st = w.adoptStepLocked(st)
 	w.deliverLocked(w.chatLocked(to.ChatID, user, sid), st.frame)
 	w.mu.Unlock()
 	w.log.Info("confirmation shown", "chat_id", to.ChatID, "user_id", user, "approval_id", v.ApprovalID, "msg_id", st.id)
@@ -335,8 +393,9 @@ func (w *Web) SettleApproval(_ context.Context, ref approval.CardRef, v cards.Vi
 		if err != nil {
 			return err
 		}
-		w.deliverLocked(w.chatLocked(ref.ChatID, user, sid), mustJSON(resolvedFrame{Type: typeConfirmResolved, SessionID: sid, StepID: id,
-			Status: v.Status, StatusText: statusText(v), DecidedBy: v.DecidedBy, Result: v.Result, Timestamp: w.now()}))
+		w.deliverLocked(w.chatLocked(ref.ChatID, user, sid), mustJSON(resolvedFrame{Type: typeConfirmResolved, Event: typeConfirmResolved,
+			SessionID: sid, StepID: id, Content: statusText(v), Status: v.Status, StatusText: statusText(v), DecidedBy: v.DecidedBy,
+			Result: v.Result, Timestamp: w.now()}))
 	}
 	return nil
 }
@@ -354,8 +413,8 @@ func (w *Web) newStep(chatID string, user approval.UserID, sid string, v cards.V
 	if err != nil {
 		return nil, err
 	}
-	st := &step{id: "confirm_" + newUUID() + "_" + stepTool(v.Tool), approvalID: v.ApprovalID, chatID: chatID, user: user,
-		sessionID: sid, hash: v.PayloadSHA256, view: v}
+	st := &step{id: stepIDOf(v), approvalID: v.ApprovalID, chatID: chatID, user: user,
+		sessionID: sid, hash: v.PayloadSHA256, view: v, reported: make([]bool, len(v.Calls))}
 	var args json.RawMessage
 	switch len(v.Calls) {
 	case 0:
@@ -385,7 +444,7 @@ func (w *Web) newStep(chatID string, user approval.UserID, sid string, v cards.V
 		desc = firstLine(v.Summary)
 	}
 	frame, err := json.Marshal(confirmFrame{
-		Type: typeUserConfirm, Event: "user_confirm", SessionID: sid, StepID: st.id, Timestamp: w.now(),
+		Type: typeUserConfirm, Event: typeUserConfirm, SessionID: sid, StepID: st.id, Timestamp: w.now(),
 		Content: cards.Text(v, w.cfg.Lang),
 		Metadata: confirmMetadata{ToolName: v.Tool, ToolDescription: desc, ToolArgs: args, RequiresConfirmation: true,
 			Risk: v.Risk.String(), ExpiresAt: v.ExpiresAt.UTC().Format(time.RFC3339), PayloadSHA256: v.PayloadSHA256,
@@ -399,9 +458,44 @@ func (w *Web) newStep(chatID string, user approval.UserID, sid string, v cards.V
 	return st, nil
 }
 
-func (w *Web) recordStepLocked(st *step) {
+// adoptStepLocked records a step built by newStep and returns the step to
+// use: the one already recorded under the same id while it has not ended
+// (two showings of one approval are one step), else the new one.
+func (w *Web) adoptStepLocked(st *step) *step {
+	old := w.steps[st.id]
+	if old != nil && old.state != stepResolved && old.chatID == st.chatID {
+		return old
+	}
+	w.stepSeq++
+	st.seq = w.stepSeq
 	w.steps[st.id] = st
-	w.byApproval[st.approvalID] = append(w.byApproval[st.approvalID], st.id)
+	if old == nil {
+		w.byApproval[st.approvalID] = append(w.byApproval[st.approvalID], st.id)
+	}
+	return st
+}
+
+// stepOf returns the recorded step with that id, or nil.
+func (w *Web) stepOf(id string) *step {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.steps[id]
+}
+
+// stepIDOf is the step id of an approval's confirmation.
+func stepIDOf(v cards.View) string {
+	return "confirm_" + string(v.ApprovalID) + "_" + stepTool(v.Tool)
+}
+
+// approvalOfStep returns the approval id in a step id.
+func approvalOfStep(stepID string) (approval.ID, bool) {
+	rest, ok := strings.CutPrefix(stepID, "confirm_")
+	const n = len("ap_") + 8 + 1 + 32
+	if !ok || len(rest) < n+2 || rest[n] != '_' {
+		return "", false
+	}
+	id := approval.ID(rest[:n])
+	return id, id.Valid()
 }
 
 // resolveLocked ends a step once and tells its chat.
@@ -410,8 +504,8 @@ func (w *Web) resolveLocked(st *step, status approval.Status, text string, by ap
 		return
 	}
 	st.state, st.status, st.resolvedAt = stepResolved, status, w.clk.Now()
-	w.deliverLocked(w.chatLocked(st.chatID, st.user, st.sessionID), mustJSON(resolvedFrame{Type: typeConfirmResolved,
-		SessionID: st.sessionID, StepID: st.id, Status: status, StatusText: text, DecidedBy: by, Result: result, Timestamp: w.now()}))
+	w.deliverLocked(w.chatLocked(st.chatID, st.user, st.sessionID), mustJSON(resolvedFrame{Type: typeConfirmResolved, Event: typeConfirmResolved,
+		SessionID: st.sessionID, StepID: st.id, Content: text, Status: status, StatusText: text, DecidedBy: by, Result: result, Timestamp: w.now()}))
 }
 
 // chatLocked returns the chat, creating it.
@@ -495,8 +589,14 @@ func fresh(b []kept, now time.Time) []kept {
 
 func (w *Web) now() string { return w.clk.Now().UTC().Format("2006-01-02T15:04:05.000Z07:00") }
 
-// serveWS authenticates and upgrades a socket.
+// serveWS authenticates and upgrades a socket. A method other than GET
+// gets 405 with "Allow: GET" (HEAD included: there is nothing to show).
 func (w *Web) serveWS(rw http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		rw.Header().Set("Allow", http.MethodGet)
+		http.Error(rw, "the web chat socket answers GET (a WebSocket upgrade) only", http.StatusMethodNotAllowed)
+		return
+	}
 	w.mu.Lock()
 	h, ok := w.h, w.started && !w.closed
 	w.mu.Unlock()
@@ -574,9 +674,15 @@ func sameHost(r *http.Request) bool {
 }
 
 // pageHeaders adds a strict content security policy to the page: its own
-// scripts and styles only, sockets to its own host.
+// scripts and styles only, sockets to its own host. The page and its
+// assets answer GET and HEAD; another method gets 405.
 func pageHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			rw.Header().Set("Allow", "GET, HEAD")
+			http.Error(rw, "the web chat page answers GET and HEAD only", http.StatusMethodNotAllowed)
+			return
+		}
 		h := rw.Header()
 		h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "+
 			"connect-src 'self' ws://"+r.Host+" wss://"+r.Host+"; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
@@ -613,18 +719,6 @@ func stepTool(tool string) string {
 		return "tool"
 	}
 	return string(b)
-}
-
-// newUUID returns a random (version 4) UUID.
-func newUUID() string {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic("web: crypto/rand failed: " + err.Error())
-	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
 func randomHex(n int) string {

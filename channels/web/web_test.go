@@ -16,7 +16,8 @@ import (
 	"github.com/hitlbot/hitlbot/internal/waitfor"
 )
 
-var stepRE = regexp.MustCompile(`^confirm_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}_erase$`)
+// stepRE is a step id: "confirm_" + the approval id + "_" + the tool.
+var stepRE = regexp.MustCompile(`^confirm_(ap_[0-9a-f]{8}_[0-9a-f]{32})_erase$`)
 
 func TestMessageGetsAnswer(t *testing.T) {
 	s := newServer(t)
@@ -40,7 +41,7 @@ func TestConfirmFlow(t *testing.T) {
 	c.message("s1", "erase orders")
 	conf := c.expect("agent.user_confirm", nil)
 	step := conf.str("step_id")
-	if !stepRE.MatchString(step) || conf.str("event") != "user_confirm" || conf.str("session_id") != "s1" || conf.str("timestamp") == "" {
+	if m := stepRE.FindStringSubmatch(step); m == nil || m[1] != conf.meta("approval_id") || conf.str("event") != "agent.user_confirm" || conf.str("session_id") != "s1" || conf.str("timestamp") == "" {
 		t.Fatalf("confirm = %v", conf)
 	}
 	args, _ := conf.meta("tool_args").(map[string]any)
@@ -152,7 +153,7 @@ func TestTypedConfirmResolvesTheStep(t *testing.T) {
 func TestUnknownStep(t *testing.T) {
 	s := newServer(t)
 	c := s.connect(t, "", "s1")
-	c.respond("s1", "confirm_00000000-0000-4000-8000-000000000000_erase", true, "")
+	c.respond("s1", "confirm_ap_00000000_00000000000000000000000000000000_erase", true, "")
 	if e := c.expect("error", nil); e.str("code") != web.CodeInvalidStepID || e.str("step_id") == "" {
 		t.Fatalf("error = %v", e)
 	}

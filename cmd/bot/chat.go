@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 
 	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/channels/cli"
@@ -13,11 +15,44 @@ import (
 // the server, with the terminal as its only channel. It works with a pipe
 // as stdin; the end of the input ends the chat (a pending approval prompt
 // is then rejected).
+//
+// Ctrl+C (SIGINT) belongs to the chat, not to ctx: at the approval prompt
+// it rejects the approval and the chat goes on, at the input prompt it
+// ends the chat (exit 0), while a turn runs it gives the prompt back. It
+// never cancels the agent, so no turn is cut short and reported as a
+// failure of the model. SIGTERM still ends ctx and the chat.
 func cmdChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs, c := newFlags("chat", stderr)
 	if st := parse(fs, args); st >= 0 {
 		return st
 	}
+	// main's signal.NotifyContext would end ctx on SIGINT (and with it the
+	// engine and every turn): take SIGINT away from it, for the chat alone.
+	signal.Reset(os.Interrupt)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt)
+	defer signal.Stop(sigs)
+	interrupts := make(chan os.Signal, 1)
+	relayDone := make(chan struct{})
+	defer close(relayDone)
+	go func() {
+		for {
+			select {
+			case s := <-sigs:
+				select {
+				case interrupts <- s:
+				default:
+					// The chat has not taken the last Ctrl+C yet (a tool
+					// is running, or it is shutting down): another one
+					// ends the process at once, as a second one does in serve.
+					fmt.Fprintln(stderr, "bot chat: interrupted again while busy; exiting now")
+					os.Exit(130)
+				}
+			case <-relayDone:
+				return
+			}
+		}
+	}()
 	cfg := loadConfig(c.options(), stderr)
 	if cfg == nil {
 		return 1
@@ -50,7 +85,7 @@ func cmdChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			core.shutdown(sctx)
 			return nil
 		}, nil
-	})
+	}, cli.WithInterrupts(interrupts))
 	if err != nil {
 		core.shutdown(context.Background())
 		fmt.Fprintf(stderr, "bot chat: %v\n", err)
