@@ -3,13 +3,15 @@ package demodb
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite" // also registers the "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // FileName is the name of the demo database file inside the directory given to Open.
@@ -122,11 +124,42 @@ func Open(ctx context.Context, dir string) (*sql.DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("demodb: %w", err)
 	}
-	if err := initialise(ctx, db); err != nil {
+	if err := initialiseRetrying(ctx, db); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("demodb: %s: %w", filepath.Join(dir, FileName), err)
 	}
 	return db, nil
+}
+
+// busyRetries bounds how often Open tries again after SQLITE_BUSY.
+const busyRetries = 20
+
+// initialiseRetrying runs initialise, again after a short pause when
+// SQLite answers SQLITE_BUSY at once. busy_timeout makes most lock waits
+// block, but not all: SQLite returns BUSY without calling the busy
+// handler where waiting could deadlock, and while another connection is
+// switching a new file to WAL (several Opens of a new file at once, from
+// this process or others). Each try is one transaction, so a retry is safe.
+func initialiseRetrying(ctx context.Context, db *sql.DB) error {
+	for try := 1; ; try++ {
+		err := initialise(ctx, db)
+		if err == nil || !isBusy(err) || try == busyRetries {
+			return err
+		}
+		t := time.NewTimer(time.Duration(try) * 10 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
+}
+
+// isBusy reports whether err is SQLITE_BUSY (or one of its extended codes).
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
 }
 
 // initialise creates the tables and, on a database that was never seeded,
