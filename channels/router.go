@@ -626,6 +626,15 @@ func (r *Router) decideTyped(ctx context.Context, eng *approval.Engine, ch Chann
 				log.Info("the typed reply came after the approval ended", "final_status", st)
 			}
 		}
+		if o.Status == approval.StatusFailed || o.Status == approval.StatusFrozen {
+			// Why, once: the sentence is the status's, the detail the
+			// engine's (a failed call's result, a frozen call's cause).
+			// Where no card is shown (DingTalk without a card template),
+			// this is all a person reads.
+			if d := cards.Detail(o, r.text); d != "" {
+				text += ": " + d
+			}
+		}
 		if o.Status == approval.StatusUnauthorized {
 			text += r.words().mayApprove(pending.Approvers.Describe())
 		}

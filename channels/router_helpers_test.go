@@ -158,6 +158,8 @@ type opTool struct {
 	name string
 	kind approval.Kind
 	runs atomic.Int64
+	// fails, when set, is the result of a run that reports a failure.
+	fails string
 }
 
 type opArgs struct {
@@ -179,6 +181,9 @@ func (t *opTool) Preview(_ context.Context, args json.RawMessage) (string, error
 }
 func (t *opTool) Run(_ context.Context, _ json.RawMessage) (agent.Output, error) {
 	n := t.runs.Add(1)
+	if t.fails != "" {
+		return agent.Output{Content: t.fails, IsError: true}, nil
+	}
 	return agent.Output{Content: fmt.Sprintf("%s done (run %d)", t.name, n)}, nil
 }
 

@@ -480,3 +480,28 @@ func TestApprovalView(t *testing.T) {
 		t.Fatalf("view of an ended approval: %+v, %v", v, err)
 	}
 }
+
+// TestTypedDecisionSaysWhyItFailed: the notice of a typed decision whose
+// call failed says the failure's sentence once and what failed (where no
+// card is shown, it is all a person reads).
+func TestTypedDecisionSaysWhyItFailed(t *testing.T) {
+	g := newRig(t, nil)
+	g.erase.fails = "disk full on /var"
+	a := g.pendingApproval(t, "orders")
+	g.send(t, msg("alice", "确认"))
+	g.drain()
+	if st := g.state(t, a.ID); st != approval.StateFailed {
+		t.Fatalf("state %s, want failed", st)
+	}
+	sentence := approval.DefaultOutcomeText("en")[approval.StatusFailed]
+	for _, s := range g.ch.texts() {
+		if !strings.HasPrefix(s, "notice:") || !strings.Contains(s, sentence) {
+			continue
+		}
+		if n := strings.Count(s, sentence); n != 1 || !strings.Contains(s, "disk full on /var") {
+			t.Fatalf("notice %q: says the sentence %d times, want once, with what failed", s, n)
+		}
+		return
+	}
+	t.Fatalf("no failure notice; texts %v", g.ch.texts())
+}
