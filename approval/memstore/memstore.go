@@ -40,6 +40,16 @@ type Store struct {
 	due     map[approval.ID]time.Time // the expiry index (see Due)
 	nextSub int
 	puts    int
+	// decided lists records in the order they were decided (claimed or
+	// ended), so a purge reads only those old enough to go, not every
+	// record.
+	decided []decidedRec
+}
+
+// decidedRec is a record's id and when it was decided.
+type decidedRec struct {
+	id approval.ID
+	at time.Time
 }
 
 // cacheKey scopes an idempotency key to its session, as the Redis store does.
@@ -126,6 +136,7 @@ func (s *Store) Put(ctx context.Context, a *approval.Approval, supersededOutcome
 			o.Status = approval.StatusSuperseded
 			r.State = approval.StateSuperseded
 			r.DecidedAt = a.CreatedAt
+			s.decided = append(s.decided, decidedRec{r.ID, r.DecidedAt})
 			r.DecidedVia = approval.SourceSystem
 			r.Outcome = &o
 			old = r.Clone()
@@ -141,15 +152,30 @@ func (s *Store) Put(ctx context.Context, a *approval.Approval, supersededOutcome
 }
 
 // purgeLocked drops ended records older than the retention (and the
-// session pointers to them) and expired marks.
+// session pointers to them) and expired marks. It reads the records in the
+// order they were decided and stops at the first one too young to go; one
+// decided that long ago but still claimed (its run never completed) goes
+// to the back, to be read again.
 func (s *Store) purgeLocked(now time.Time) {
-	for id, r := range s.recs {
-		if r.State.Terminal() && !r.DecidedAt.IsZero() && now.Sub(r.DecidedAt) > s.retention {
-			delete(s.recs, id)
-			if s.latest[r.Session] == id {
+	n := len(s.decided)
+	for i := 0; i < n && now.Sub(s.decided[0].at) > s.retention; i++ {
+		d := s.decided[0]
+		s.decided = s.decided[1:]
+		r := s.recs[d.id]
+		switch {
+		case r == nil || !r.DecidedAt.Equal(d.at):
+			// Gone, or listed again since.
+		case !r.State.Terminal():
+			s.decided = append(s.decided, d)
+		default:
+			delete(s.recs, d.id)
+			if s.latest[r.Session] == d.id {
 				delete(s.latest, r.Session)
 			}
 		}
+	}
+	if cap(s.decided) > 1024 && len(s.decided) < cap(s.decided)/4 {
+		s.decided = append([]decidedRec(nil), s.decided...)
 	}
 	wall := s.clk.Now()
 	for k, exp := range s.marks {
@@ -224,6 +250,7 @@ func (s *Store) Latest(ctx context.Context, sk approval.SessionKey) (*approval.A
 func (s *Store) endLocked(r *approval.Approval, st approval.State, req approval.ClaimRequest, o approval.Outcome) published {
 	r.State = st
 	r.DecidedAt = req.Now
+	s.decided = append(s.decided, decidedRec{r.ID, r.DecidedAt})
 	r.Outcome = &o
 	return published{r.ID, o.Clone()}
 }
@@ -305,6 +332,7 @@ func (s *Store) claimLocked(id approval.ID, req approval.ClaimRequest) (approval
 	}
 	r.State = approval.StateClaimed
 	r.DecidedAt = req.Now
+	s.decided = append(s.decided, decidedRec{r.ID, r.DecidedAt})
 	res := out(approval.ClaimOK, false)
 	if r.IdempotencyKey != "" {
 		if c, ok := s.cache[cacheKey(r)]; ok && c.hash == r.PayloadSHA256 && s.clk.Now().Before(c.expires) {
