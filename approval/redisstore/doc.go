@@ -151,7 +151,7 @@
 // newer approval replaces it or its TTL ends (one pointer per session, not
 // per approval).
 // BenchmarkPendingMemory measures 810 B for bot bench's approval, 865 B with
-// its card and 1.07 KB for the conformance suite's larger approval (longer
+// its card and 1.2 KB for the conformance suite's larger approval (longer
 // summary, preview, reason, arguments, approver list); bot bench -pending
 // reads 850–890 B in engine mode (its used_memory also moves with client
 // buffers and dictionary rehashing). The same approvals took 2.0, 2.2 and
