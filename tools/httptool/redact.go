@@ -4,17 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/url"
-	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/hitlbot/hitlbot/internal/redact"
 )
 
 // Redacted replaces a hidden value.
-const Redacted = "[REDACTED]"
-
-// secretKey matches names of JSON keys and query parameters whose values
-// look secret; their values are hidden in previews.
-var secretKey = regexp.MustCompile(`(?i)(passw|pwd|secret|token|api[-_]?key|apikey|auth|credential|private[-_]?key|signature|cookie|session|^key$)`)
+const Redacted = redact.Mark
 
 // minSecretLen is the shortest environment value scrubbed from outputs and
 // errors; shorter values would blank out ordinary text (they are still never
@@ -60,7 +57,7 @@ func redactURL(u *url.URL) string {
 		if err != nil {
 			name = k
 		}
-		if hasVal && secretKey.MatchString(name) {
+		if hasVal && redact.SecretKey(name) {
 			parts[i] = k + "=" + Redacted
 		}
 	}
@@ -69,7 +66,8 @@ func redactURL(u *url.URL) string {
 }
 
 // redactJSON hides the values of secret-looking keys anywhere in a JSON
-// document and returns it compact. Text that is not JSON is returned as a
+// document, and secrets in its strings (redact.Value), and returns it
+// compact. Text that is not JSON is returned as a
 // note, never as it is.
 func redactJSON(body []byte) string {
 	d := json.NewDecoder(bytes.NewReader(body))
@@ -78,7 +76,7 @@ func redactJSON(body []byte) string {
 	if err := d.Decode(&v); err != nil {
 		return "(not valid JSON)"
 	}
-	v = redactValue(v)
+	v = redact.Value(v, 0, 0)
 	var b bytes.Buffer
 	e := json.NewEncoder(&b)
 	e.SetEscapeHTML(false)
@@ -86,22 +84,4 @@ func redactJSON(body []byte) string {
 		return "(not valid JSON)"
 	}
 	return strings.TrimSuffix(b.String(), "\n")
-}
-
-func redactValue(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			if secretKey.MatchString(k) && e != nil {
-				x[k] = Redacted
-			} else {
-				x[k] = redactValue(e)
-			}
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = redactValue(e)
-		}
-	}
-	return v
 }
