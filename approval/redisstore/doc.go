@@ -62,34 +62,6 @@
 // never re-encode a JSON document (Redis's cjson turns an empty array into
 // {}); they store and publish the JSON built in Go.
 //
-// # The first layout
-//
-// Records written by earlier versions of this package kept the whole
-// approval's JSON in one field "rec", with long field names (state, hash,
-// session, exp, expns, idem, req, amode, anr, ausers, chat, by, at, via,
-// comment, outcome, ncards, card:<n>, tok, ctok), as a hashtable of about
-// 1.8 KB. Such records may be in a Redis when a deployment is upgraded
-// (pending ones for minutes, ended ones for the retention, 7 days by
-// default). Get reads them as they are. Every script upgrades a record of
-// that layout before it works on it (it notices one by its missing field s,
-// so records of this layout pay nothing for it), in place and keeping its
-// TTL: "rec" becomes "L" (the Go side then reads the unchanging part from
-// that JSON), the other fields are renamed, the payload hash re-encoded,
-// the nonces dropped. So an approval pending across the upgrade can still
-// be decided, a late click on an old card still gets already_decided, and a
-// cached result still replays (its format has not changed). An upgraded
-// record keeps its long JSON and stays a hashtable until it expires.
-// Session pointers, result caches and the expiry index have not changed.
-// TestFirstLayout writes records as that layout did and checks all this
-// against the memory store.
-//
-// During a rolling upgrade, a replica still running the first layout's code
-// cannot read a record of this layout: its Get fails (KindInternal), its
-// claim answers missing and its complete not found, so it fails closed —
-// nothing runs on its side, and a run it had claimed before a newer replica
-// upgraded the record is frozen by the sweeper rather than run again. Keep
-// old and new replicas side by side only for the rollout.
-//
 // # Why the ids carry a shard
 //
 // Every state transition is one Lua script, so it is atomic and one round
@@ -154,9 +126,10 @@
 // its card and 1.2 KB for the conformance suite's larger approval (longer
 // summary, preview, reason, arguments, approver list); bot bench -pending
 // reads 850–890 B in engine mode (its used_memory also moves with client
-// buffers and dictionary rehashing). The same approvals took 2.0, 2.2 and
-// 2.4 KB in the first layout, whose record was a hashtable; raising
-// hash-max-listpack-value no longer changes anything (every value is short).
+// buffers and dictionary rehashing). (Before it was a listpack, when it kept
+// the approval's JSON whole with long field names, the record was a
+// hashtable and the same approvals took 2.0, 2.2 and 2.4 KB.) Raising
+// hash-max-listpack-value changes nothing (every value is short).
 //
 // # TTLs
 //

@@ -244,22 +244,16 @@ func cardValue(c approval.CardRef, ch, ci string) (string, error) {
 	return cardJSON(c)
 }
 
-// decodeCard undoes cardValue; it also reads the JSON object a record of the
-// first layout holds.
+// decodeCard undoes cardValue.
 func decodeCard(v, ch, ci string) (approval.CardRef, error) {
-	switch {
-	case strings.HasPrefix(v, "="):
-		return approval.CardRef{Channel: ch, ChatID: ci, MessageID: v[1:]}, nil
-	case strings.HasPrefix(v, "["):
-		var s [3]string
-		if err := json.Unmarshal([]byte(v), &s); err != nil {
-			return approval.CardRef{}, err
-		}
-		return approval.CardRef{Channel: s[0], ChatID: s[1], MessageID: s[2]}, nil
+	if m, ok := strings.CutPrefix(v, "="); ok {
+		return approval.CardRef{Channel: ch, ChatID: ci, MessageID: m}, nil
 	}
-	var c approval.CardRef
-	err := json.Unmarshal([]byte(v), &c)
-	return c, err
+	var s [3]string
+	if err := json.Unmarshal([]byte(v), &s); err != nil {
+		return approval.CardRef{}, err
+	}
+	return approval.CardRef{Channel: s[0], ChatID: s[1], MessageID: s[2]}, nil
 }
 
 // withZone returns t at the UTC offset off as the JSON decoding of the
@@ -305,16 +299,8 @@ func decodeReply(id approval.ID, v any) (*approval.Approval, error) {
 
 // decodeRecord builds the approval id from its record's fields.
 func decodeRecord(id approval.ID, f record) (*approval.Approval, error) {
-	if _, ok := f["rec"]; ok {
-		return decodeFirstLayout(f) // not yet upgraded by a script
-	}
 	a := &approval.Approval{ID: id}
-	if l, ok := f.get("L"); ok {
-		// upgraded from the first layout: its JSON says what never changes
-		if err := json.Unmarshal([]byte(l), a); err != nil {
-			return nil, fmt.Errorf("record JSON: %w", err)
-		}
-	} else if err := decodeFixed(a, f); err != nil {
+	if err := decodeFixed(a, f); err != nil {
 		return nil, err
 	}
 	a.State = approval.State(f["s"])
@@ -414,53 +400,4 @@ func decodeFixed(a *approval.Approval, f record) error {
 	}
 	a.Risk, a.Summary, a.Preview, a.Reason, a.ReasonZH, a.GrantWindow = fr.Risk, fr.Summary, fr.Preview, fr.Reason, fr.ReasonZH, fr.Grant
 	return nil
-}
-
-// decodeFirstLayout reads a record of the first layout (field "rec"; see
-// doc.go) that no script has upgraded yet: Get reads it without writing.
-func decodeFirstLayout(f record) (*approval.Approval, error) {
-	var a approval.Approval
-	if err := json.Unmarshal([]byte(f["rec"]), &a); err != nil {
-		return nil, fmt.Errorf("record JSON: %w", err)
-	}
-	if v, ok := f["state"]; ok {
-		a.State = approval.State(v)
-	}
-	if v, ok := f["by"]; ok {
-		a.DecidedBy = approval.UserID(v)
-	}
-	if v, ok := f["via"]; ok {
-		a.DecidedVia = approval.Source(v)
-	}
-	if v, ok := f["comment"]; ok {
-		a.Comment = v
-	}
-	if v, ok := f["at"]; ok {
-		t, err := time.Parse(time.RFC3339Nano, v)
-		if err != nil {
-			return nil, fmt.Errorf("record field at: %w", err)
-		}
-		a.DecidedAt = t
-	}
-	if v, ok := f["outcome"]; ok {
-		var o approval.Outcome
-		if err := json.Unmarshal([]byte(v), &o); err != nil {
-			return nil, fmt.Errorf("record field outcome: %w", err)
-		}
-		a.Outcome = &o
-	}
-	if v, ok := f["ncards"]; ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return nil, fmt.Errorf("record field ncards %q", v)
-		}
-		for i := 1; i <= n; i++ {
-			var c approval.CardRef
-			if err := json.Unmarshal([]byte(f["card:"+strconv.Itoa(i)]), &c); err != nil {
-				return nil, fmt.Errorf("record field card:%d: %w", i, err)
-			}
-			a.Cards = append(a.Cards, c)
-		}
-	}
-	return &a, nil
 }

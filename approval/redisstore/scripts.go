@@ -48,13 +48,8 @@ package redisstore
 // the 32 bytes of a lowercase hex SHA-256, or "=" followed by any other text
 // as it was given.
 //
-// upgrade rewrites a record of the first layout (a HASH whose field "rec"
-// holds the approval's JSON, with long field names; see doc.go) into this
-// one, in place and keeping its TTL, so that every script below sees only
-// this layout. Its JSON is kept whole in "L", the store's Go side reads the
-// immutable part of such a record from there. record reads a record's
-// fields and upgrades it first when it is of the first layout: the check
-// costs nothing for a record of this layout, whose field s is always there.
+// record reads a record's fields: HMGET of s (the state, always there) and
+// the fields named; a missing record has no s.
 const libLua = `
 local function long(rk, name, v)
   if v and string.len(v) == 64 then
@@ -109,58 +104,8 @@ local function hashtext(h)
   end
   return string.sub(h, 2)
 end
-local function upgrade(rk)
-  if redis.call('HEXISTS', rk, 'rec') == 0 then
-    return
-  end
-  local names = {rec = 'L', state = 's', session = 'k', exp = 'e', expns = 'n', idem = 'i', req = 'r',
-    amode = 'm', anr = 'x', ausers = 'u', by = 'by', at = 'at', via = 'via', comment = 'cm', outcome = 'o'}
-  local old = redis.call('HGETALL', rk)
-  local ttl = redis.call('PTTL', rk)
-  local new = {}
-  local function add(k, v)
-    new[#new + 1] = k
-    new[#new + 1] = v
-  end
-  for i = 1, #old, 2 do
-    local k, v = old[i], old[i + 1]
-    if names[k] then
-      add(names[k], v)
-    elseif k == 'hash' then
-      -- as the Go side encodes it (encodeHash), which the claim compares
-      if string.len(v) == 64 and string.match(v, '^[0-9a-f]*$') then
-        add('h', 'h' .. string.gsub(v, '..', function(x) return string.char(tonumber(x, 16)) end))
-      else
-        add('h', '=' .. v)
-      end
-    elseif k == 'chat' then
-      -- channel.."\n"..chat_id, for the approver rule "chat"
-      local ch, ci = string.match(v, '^([^\n]*)\n(.*)$')
-      if ch then
-        add('ch', ch)
-        add('ci', ci)
-      end
-    elseif string.sub(k, 1, 5) == 'card:' then
-      add('c' .. string.sub(k, 6), v)
-    end
-    -- "tok", "ctok" (nonces of calls made before the upgrade) and
-    -- "ncards" (cards are counted by probing c1, c2, …) are dropped
-  end
-  redis.call('DEL', rk)
-  redis.call('HSET', rk, unpack(new))
-  if ttl > 0 then
-    redis.call('PEXPIRE', rk, ttl)
-  end
-end
--- record returns HMGET rk 's', … after upgrading a record of the first
--- layout (which has no field s); a missing record has no s either.
 local function record(rk, ...)
-  local f = redis.call('HMGET', rk, 's', ...)
-  if not f[1] and redis.call('HEXISTS', rk, 'rec') == 1 then
-    upgrade(rk)
-    f = redis.call('HMGET', rk, 's', ...)
-  end
-  return f
+  return redis.call('HMGET', rk, 's', ...)
 end
 -- session returns the record's session: field k, or else ch..":"..ci..K.
 local function session(rk, k, K, ch, ci)
@@ -189,9 +134,6 @@ end
 // Returns {"conflict"}, {"ok"} or {"superseded", HGETALL of the old record,
 // old id}.
 const putLua = libLua + `
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  upgrade(KEYS[1])
-end
 if redis.call('HSETNX', KEYS[1], 's', 'pending') == 0 then
   local n, old = string.match(redis.call('HGET', KEYS[1], 't') or '', '^put (%S+) (%S*)$')
   if n == ARGV[8] then
@@ -426,34 +368,32 @@ return ok()
 // stays, as in claimLua).
 //
 //	KEYS[1]  record key <prefix>{<shard>}:ap:<id>
-//	ARGV[1]  base <prefix>{<shard>}: (unused since the pointer stays; kept
-//	         so that the arguments are those of earlier versions)
-//	ARGV[2]  id   ARGV[3] outcome (JSON)   ARGV[4] now as RFC 3339 text
-//	ARGV[5]  outcome channel   ARGV[6] retention of ended records, in ms
-//	ARGV[7]  nonce of this call
-//	ARGV[8]  decided_via (the source of the cancellation)
-//	ARGV[9]  decided_by ("" when the process cancels: not written)
+//	ARGV[1]  id   ARGV[2] outcome (JSON)   ARGV[3] now as RFC 3339 text
+//	ARGV[4]  outcome channel   ARGV[5] retention of ended records, in ms
+//	ARGV[6]  nonce of this call
+//	ARGV[7]  decided_via (the source of the cancellation)
+//	ARGV[8]  decided_by ("" when the process cancels: not written)
 //
 // Returns {"missing"}, {"not_pending", HGETALL} or {"cancelled", HGETALL}.
 const cancelLua = libLua + `
-local rk, id = KEYS[1], ARGV[2]
+local rk, id = KEYS[1], ARGV[1]
 local f = record(rk, 't')
 if not f[1] then
   return {'missing'}
 end
 if f[1] ~= 'pending' then
-  if f[2] == 'cancel ' .. ARGV[7] then
+  if f[2] == 'cancel ' .. ARGV[6] then
     -- this very call, re-sent after a lost reply
     return {'cancelled', redis.call('HGETALL', rk)}
   end
   return {'not_pending', redis.call('HGETALL', rk)}
 end
-setlong(rk, 's', 'cancelled', 'via', ARGV[8], 'at', ARGV[4], 't', 'cancel ' .. ARGV[7], 'o', ARGV[3])
-if ARGV[9] ~= '' then
-  setlong(rk, 'by', ARGV[9])
+setlong(rk, 's', 'cancelled', 'via', ARGV[7], 'at', ARGV[3], 't', 'cancel ' .. ARGV[6], 'o', ARGV[2])
+if ARGV[8] ~= '' then
+  setlong(rk, 'by', ARGV[8])
 end
-redis.call('PEXPIRE', rk, ARGV[6])
-redis.call('PUBLISH', ARGV[5], '{"id":"' .. id .. '","outcome":' .. ARGV[3] .. '}')
+redis.call('PEXPIRE', rk, ARGV[5])
+redis.call('PUBLISH', ARGV[4], '{"id":"' .. id .. '","outcome":' .. ARGV[2] .. '}')
 return {'cancelled', redis.call('HGETALL', rk)}
 `
 
@@ -476,7 +416,7 @@ return {'cancelled', redis.call('HGETALL', rk)}
 // claimed, else its HGETALL.
 const addCardsLua = libLua + `
 local rk = KEYS[1]
-local f = record(rk, 'q', 'ch', 'ci', 'L')
+local f = record(rk, 'q', 'ch', 'ci')
 if not f[1] then
   return false
 end
@@ -489,8 +429,7 @@ if f[2] ~= ARGV[1] then
   local kv = {'q', ARGV[1]}
   for i = 2, #ARGV, 4 do
     local v = ARGV[i + 3]
-    -- ("L": a record of the first layout, whose own chat is in its JSON)
-    if not f[5] and ARGV[i] == ch and ARGV[i + 1] == ci then
+    if ARGV[i] == ch and ARGV[i + 1] == ci then
       v = '=' .. ARGV[i + 2]
     end
     kv[#kv + 1] = 'c' .. n

@@ -219,9 +219,8 @@ func TestScriptsTouchOneSlot(t *testing.T) {
 	run("latest ended", sess, func() error { _, err := s.Latest(ctx, sess); return err })
 	run("latest none", missing.Session, func() error { _, err := s.Latest(ctx, missing.Session); return err })
 
-	// (No script DELs a key of this layout: session pointers stay when
-	// their approval ends, for Latest; only the upgrade of a first-layout
-	// record does.)
+	// (No script DELs a key: session pointers stay when their approval
+	// ends, for Latest.)
 	for _, cmd := range []string{"HSETNX", "HSET", "HMGET", "HGET", "HGETALL", "GET", "SET", "PEXPIRE", "PUBLISH"} {
 		if !touched[cmd] {
 			t.Errorf("no script path ran %s", cmd)

@@ -629,7 +629,7 @@ func (s *Store) Cancel(ctx context.Context, id approval.ID, o approval.Outcome, 
 	}
 	base := s.base(shard)
 	res, err := s.cancel.Run(ctx, s.c, []string{base + "ap:" + string(id)},
-		base, string(id), oj, fmtTime(now), s.channel, durMS(s.retention), s.nonce(), string(via), string(o.DecidedBy)).Slice()
+		string(id), oj, fmtTime(now), s.channel, durMS(s.retention), s.nonce(), string(via), string(o.DecidedBy)).Slice()
 	if err != nil {
 		return nil, false, unavailable(op, id, err)
 	}
