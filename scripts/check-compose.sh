@@ -52,7 +52,7 @@ def ignored(path):
     prefixes = ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
     return any(fnmatch.fnmatch(p, pat) or fnmatch.fnmatch(p, pat.replace("**/", "")) for pat in pats for p in prefixes)
 bad = ["%s must be ignored" % p for p in ["deploy/hitlbot.env", ".env", "config.yaml", "data/demo.db", ".git/HEAD", "bin/bot", "bot"] if not ignored(p)]
-bad += ["%s must stay in the build context (the build or the image uses it), but is ignored" % p for p in ["go.mod", "go.sum", "cmd/bot/main.go", "internal/config/defaults.yaml",
+bad += ["%s must stay in the build context (the build or the image uses it), but is ignored" % p for p in ["go.mod", "go.sum", "cmd/bot/main.go", "cmd/bot/internal/config/defaults.yaml",
         "channels/web/static/index.html", "config.yaml.example", "deploy/config.yaml", "Dockerfile"] if ignored(p)]
 for b in bad:
     print("check-compose: .dockerignore: " + b, file=sys.stderr)

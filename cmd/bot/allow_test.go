@@ -11,7 +11,7 @@ import (
 	"github.com/hitlbot/hitlbot/channels/dingtalk"
 	"github.com/hitlbot/hitlbot/channels/feishu"
 	"github.com/hitlbot/hitlbot/channels/web"
-	"github.com/hitlbot/hitlbot/internal/config"
+	"github.com/hitlbot/hitlbot/cmd/bot/internal/config"
 )
 
 // TestServeAllowList: channels.api.allow.users set from the environment

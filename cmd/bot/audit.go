@@ -16,7 +16,7 @@ import (
 
 	"github.com/hitlbot/hitlbot/approval/audit"
 	"github.com/hitlbot/hitlbot/approval/redisstore"
-	"github.com/hitlbot/hitlbot/internal/config"
+	"github.com/hitlbot/hitlbot/cmd/bot/internal/config"
 )
 
 const auditUsage = `usage: bot audit verify|tail [FLAGS]

@@ -8,7 +8,7 @@ import (
 	"os"
 	"runtime/pprof"
 
-	"github.com/hitlbot/hitlbot/internal/bench"
+	"github.com/hitlbot/hitlbot/cmd/bot/internal/bench"
 )
 
 // cmdBench runs `bot bench`: the real engine (or agent loop and router) on

@@ -14,7 +14,7 @@
 // Flags: -config PATH (default ./config.yaml when present, else the
 // embedded defaults), -listen ADDR (overrides server.listen), -data DIR
 // (overrides server.data_dir). Environment variables HITLBOT_<PATH> set any
-// key (see internal/config); config.yaml.example at the repository root
+// key (see cmd/bot/internal/config); config.yaml.example at the repository root
 // documents every key.
 //
 // With no config at all, `go run ./cmd/bot` listens on 127.0.0.1:8080 with

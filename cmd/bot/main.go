@@ -17,7 +17,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/hitlbot/hitlbot/approval/redisstore"
-	"github.com/hitlbot/hitlbot/internal/config"
+	"github.com/hitlbot/hitlbot/cmd/bot/internal/config"
 )
 
 // version is set at build time: go build -ldflags "-X main.version=v1.2.3".

@@ -13,7 +13,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/hitlbot/hitlbot/approval"
-	"github.com/hitlbot/hitlbot/internal/config"
+	"github.com/hitlbot/hitlbot/cmd/bot/internal/config"
 )
 
 // reloadDebounce lets an editor finish writing (several events) before

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/hitlbot/hitlbot/internal/config"
+	"github.com/hitlbot/hitlbot/cmd/bot/internal/config"
 )
 
 // TestReloadAndShutdownExclusive reloads the tools (which swaps the SQL

@@ -8,7 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/hitlbot/hitlbot/internal/bench"
+	"github.com/hitlbot/hitlbot/cmd/bot/internal/bench"
 	"github.com/hitlbot/hitlbot/internal/testredis"
 )
 
