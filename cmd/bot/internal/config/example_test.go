@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-const exampleFile = "../../config.yaml.example"
+const exampleFile = "../../../../config.yaml.example"
 
 // allKeys lists every key name under t, in lists and maps too.
 func allKeys(t reflect.Type, prefix string, out map[string]string) {
