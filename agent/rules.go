@@ -11,6 +11,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/hitlbot/hitlbot/approval"
 )
 
 // RulesConfig is the YAML section model.rules: the deterministic model used
@@ -112,13 +114,10 @@ type RulePattern struct {
 // When the last message is a tool result, the answer is a short text that
 // reports the results of this turn (the tool messages since the last user
 // message), saying plainly when a call was rejected, expired, cancelled or
-// superseded (or is still waiting for approval), so that the loop ends. A
-// result counts as such when it is a JSON object whose "status" is that
-// word, when its text starts with it (e.g. "rejected by alice", "The
-// approval expired", "已拒绝"), or when it starts with "Not run" and its
-// first sentence says why (declined, expired, replaced, withdrawn, waiting
-// — the loop's wording). Other results are quoted, shortened to 1500
-// characters.
+// superseded (or is still waiting for approval), so that the loop ends. It
+// knows that from the tool message's Status, which the loop sets; it never
+// reads the reply's words for it. Other results are quoted, shortened to
+// 1500 characters.
 type Rules struct {
 	patterns []rulePattern
 }
@@ -717,7 +716,7 @@ func summarise(msgs []Message, zh bool) string {
 					name = "工具"
 				}
 			}
-			lines = append(lines, resultLine(name, msg.Content, zh))
+			lines = append(lines, resultLine(name, msg, zh))
 		}
 	}
 	if len(lines) == 0 {
@@ -729,76 +728,35 @@ func summarise(msgs []Message, zh bool) string {
 	return strings.Join(lines, "\n")
 }
 
-var (
-	reStatusEn = regexp.MustCompile(`(?i)^[\s\p{P}\p{S}]*(?:status[\s\p{P}]+)?(?:(?:the|this|your|tool|call|request|approval|action)\s+)*(?:was\s+|has\s+been\s+|is\s+)?(rejected|declined|denied|expired|timed out|cancell?ed|superseded)\b`)
-	reStatusZh = regexp.MustCompile(`^[\s\p{P}\p{S}]*(?:审批|请求|操作|调用)?\s*(?:已被|已|被)?(拒绝|驳回|过期|超时|取消|取代)`)
-)
-
-var reNotRun = regexp.MustCompile(`(?i)^[\s\p{P}\p{S}]*not run(?: yet)?\b[^.\n]*?\b(declined|rejected|denied|expired|timed out|replaced|superseded|withdrawn|cancell?ed|waiting)\b`)
-
-// outcome classifies a tool result as rejected, expired, cancelled,
-// superseded, pending or "" (anything else: reported as is).
-func outcome(content string) string {
-	var obj struct {
-		Status string `json:"status"`
-	}
-	if json.Unmarshal([]byte(content), &obj) == nil {
-		switch s := strings.ToLower(obj.Status); s {
-		case "rejected", "expired", "cancelled", "canceled", "superseded", "pending":
-			return strings.Replace(s, "canceled", "cancelled", 1)
-		}
-	}
-	word := ""
-	if sm := reNotRun.FindStringSubmatch(content); sm != nil {
-		word = sm[1] // the loop's "Not run: the user declined it (…)"
-	} else if sm := reStatusEn.FindStringSubmatch(content); sm != nil {
-		word = sm[1]
-	}
-	switch strings.ToLower(word) {
-	case "":
-	case "rejected", "declined", "denied":
-		return "rejected"
-	case "expired", "timed out":
-		return "expired"
-	case "superseded", "replaced":
-		return "superseded"
-	case "waiting":
-		return "pending"
-	default:
-		return "cancelled"
-	}
-	if sm := reStatusZh.FindStringSubmatch(content); sm != nil {
-		switch sm[1] {
-		case "拒绝", "驳回":
-			return "rejected"
-		case "过期", "超时":
-			return "expired"
-		case "取代":
-			return "superseded"
-		default:
-			return "cancelled"
-		}
+// outcome says which of the statuses the summary words itself a tool
+// message has: rejected, expired, cancelled, superseded, pending, or ""
+// (anything else: its content is reported as is). It reads the message's
+// Status, never its words.
+func outcome(msg Message) approval.Status {
+	switch msg.Status {
+	case approval.StatusRejected, approval.StatusExpired, approval.StatusCancelled, approval.StatusSuperseded, statusPending:
+		return msg.Status
 	}
 	return ""
 }
 
-func resultLine(name, content string, zh bool) string {
-	content = strings.TrimSpace(content)
-	en := map[string]string{
+func resultLine(name string, msg Message, zh bool) string {
+	content := strings.TrimSpace(msg.Content)
+	en := map[approval.Status]string{
 		"rejected":   "%s was rejected, so it did not run.",
 		"expired":    "%s was not approved in time (the approval expired), so it did not run.",
 		"cancelled":  "%s was cancelled, so it did not run.",
 		"superseded": "%s was replaced by a newer request, so it did not run.",
 		"pending":    "%s is still waiting for a person's approval.",
 	}
-	cn := map[string]string{
+	cn := map[approval.Status]string{
 		"rejected":   "%s 已被拒绝，未执行。",
 		"expired":    "%s 的审批已过期，未执行。",
 		"cancelled":  "%s 已取消，未执行。",
 		"superseded": "%s 已被新的请求取代，未执行。",
 		"pending":    "%s 仍在等待审批。",
 	}
-	if o := outcome(content); o != "" {
+	if o := outcome(msg); o != "" {
 		if zh {
 			return fmt.Sprintf(cn[o], name)
 		}
