@@ -673,7 +673,7 @@ func TestNoticesInTheConfiguredLanguage(t *testing.T) {
 func TestRulesModelReadsTheLoopsStatus(t *testing.T) {
 	rules, err := agent.NewRules(agent.RulesConfig{Patterns: []agent.RulePattern{
 		{Name: "erase", Regexp: `^erase (?P<t>\w+)$`, Tool: "erase", Args: map[string]string{"target": "${t}"}},
-	}})
+	}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,14 +65,12 @@ type RulePattern struct {
 //
 // Built-in rules, tried after the configured patterns, first match wins:
 //
-//   - "/sql <statement>": a read statement (starting with SELECT, WITH,
-//     EXPLAIN, SHOW or VALUES, case-insensitive) calls sql_query, anything
-//     else sql_execute, with {"statement"}; confidence 1. As a safety net a
-//     statement that starts like a read but contains a second statement or
-//     a data-changing keyword outside quotes (INSERT, UPDATE, DELETE, MERGE,
-//     UPSERT, CREATE, DROP, ALTER, TRUNCATE, GRANT, REVOKE, INTO — e.g.
-//     "WITH d AS (DELETE …)", "EXPLAIN ANALYZE DELETE …", "SELECT … INTO t",
-//     "SELECT 1; DROP …") goes to sql_execute, which asks for approval.
+//   - "/sql <statement>": sql_query with {"statement"} when the tools say
+//     it takes the statement as a read and sql_execute does not take it,
+//     otherwise sql_execute (which asks a person first, and refuses what
+//     it will not run); confidence 1. The rules model holds no SQL of its
+//     own: it asks the tools (see CallChecker). With no tools to ask, every
+//     statement goes to sql_execute.
 //   - "list tasks", "show tasks", "show my tasks", "my tasks", "tasks",
 //     "what are my tasks", 任务列表, 查看任务, 我的任务: task_list {};
 //     confidence 1.
@@ -120,6 +118,15 @@ type RulePattern struct {
 // 1500 characters.
 type Rules struct {
 	patterns []rulePattern
+	tools    CallChecker // nil: nothing to ask
+}
+
+// CallChecker answers, without running anything, whether a tool would take
+// a call and what kind of call it is; *Registry is one (see
+// Registry.Check). The rules model asks it which tool a "/sql" command is
+// for.
+type CallChecker interface {
+	Check(tool string, args json.RawMessage) (approval.Kind, error)
 }
 
 type rulePattern struct {
@@ -142,11 +149,12 @@ type tmplPart struct {
 	group int
 }
 
-// NewRules compiles cfg. A pattern with a bad regexp, no tool, a confidence
+// NewRules compiles cfg; tools (may be nil) is asked which tool a "/sql"
+// command is for. A pattern with a bad regexp, no tool, a confidence
 // outside [0, 1] or a template naming an unknown group is an error that
 // names the pattern.
-func NewRules(cfg RulesConfig) (*Rules, error) {
-	m := &Rules{}
+func NewRules(cfg RulesConfig, tools CallChecker) (*Rules, error) {
+	m := &Rules{tools: tools}
 	for i, p := range cfg.Patterns {
 		label := fmt.Sprintf("model.rules.patterns[%d]", i)
 		if p.Name != "" {
@@ -413,7 +421,7 @@ func (m *Rules) interpret(raw string) intent {
 			return intent{tool: p.tool, args: args, confidence: p.confidence}
 		}
 	}
-	if in, ok := sqlIntent(trimmed); ok {
+	if in, ok := m.sqlIntent(trimmed); ok {
 		return in
 	}
 
@@ -483,7 +491,7 @@ func (m *Rules) interpret(raw string) intent {
 }
 
 // sqlIntent handles "/sql <statement>" on the message as written.
-func sqlIntent(s string) (intent, bool) {
+func (m *Rules) sqlIntent(s string) (intent, bool) {
 	if len(s) < 4 || !strings.EqualFold(s[:4], "/sql") {
 		return intent{}, false
 	}
@@ -498,34 +506,30 @@ func sqlIntent(s string) (intent, bool) {
 	if stmt == "" {
 		return intent{text: "Usage: /sql <statement>, e.g. /sql SELECT count(*) FROM orders\n用法：/sql <语句>"}, true
 	}
+	args := map[string]any{"statement": stmt}
 	tool := "sql_execute"
-	if isReadStatement(stmt) {
+	if m.isRead(args) {
 		tool = "sql_query"
 	}
-	return intent{tool: tool, args: map[string]any{"statement": stmt}, confidence: 1}, true
+	return intent{tool: tool, args: args, confidence: 1}, true
 }
 
-var (
-	reFirstWord  = regexp.MustCompile(`^[\s(]*([A-Za-z]+)`)
-	reQuoted     = regexp.MustCompile(`'(?:[^']|'')*'|"(?:[^"]|"")*"|` + "`[^`]*`")
-	reWriteWord  = regexp.MustCompile(`(?i)\b(?:INSERT|UPDATE|DELETE|MERGE|UPSERT|CREATE|DROP|ALTER|TRUNCATE|GRANT|REVOKE|INTO)\b`)
-	reTwoQueries = regexp.MustCompile(`;\s*\S`)
-)
-
-// isReadStatement reports whether stmt starts with a read keyword and has
-// no second statement or data-changing keyword outside quotes.
-func isReadStatement(stmt string) bool {
-	sm := reFirstWord.FindStringSubmatch(stmt)
-	if sm == nil {
+// isRead asks the tools whether sql_query takes args as a read and
+// sql_execute does not take them (so that a pair of tools that cannot
+// tell says no).
+func (m *Rules) isRead(args map[string]any) bool {
+	if m.tools == nil {
 		return false
 	}
-	switch strings.ToUpper(sm[1]) {
-	case "SELECT", "WITH", "EXPLAIN", "SHOW", "VALUES":
-	default:
+	raw, err := json.Marshal(args)
+	if err != nil {
 		return false
 	}
-	bare := reQuoted.ReplaceAllString(stmt, "''")
-	return !reWriteWord.MatchString(bare) && !reTwoQueries.MatchString(bare)
+	if k, err := m.tools.Check("sql_query", raw); err != nil || k != approval.KindRead {
+		return false
+	}
+	_, err = m.tools.Check("sql_execute", raw)
+	return err != nil
 }
 
 // trailingPunct is stripped from the end of a message before matching.
@@ -665,7 +669,7 @@ func uncertain(title string) bool {
 }
 
 const helpText = `I understand these commands:
-• /sql <statement> — run SQL (SELECT, WITH, EXPLAIN, SHOW, VALUES read; anything else may change data)
+• /sql <statement> — run SQL (a read with sql_query; anything else with sql_execute, which asks first)
 • create a task: <title> — or "task: <title>", "remind me to <title>", "I need to <title>", "add <title> to my tasks"
 • list tasks — or "show tasks"
 • complete task <n> · delete task <n>

@@ -32,25 +32,7 @@ type rulesTest struct {
 const helpMarker = "I understand these commands"
 
 var rulesTests = []rulesTest{
-	// /sql: reads go to sql_query, everything else to sql_execute.
-	{in: "/sql SELECT * FROM orders", tool: "sql_query", args: `{"statement":"SELECT * FROM orders"}`, conf: 1},
-	{in: "/sql select count(*) from t", tool: "sql_query", args: `{"statement":"select count(*) from t"}`, conf: 1},
-	{in: "/SQL  with x as (select 1) select * from x", tool: "sql_query", args: `{"statement":"with x as (select 1) select * from x"}`, conf: 1},
-	{in: "/sql EXPLAIN SELECT 1", tool: "sql_query", args: `{"statement":"EXPLAIN SELECT 1"}`, conf: 1},
-	{in: "/sql show tables", tool: "sql_query", args: `{"statement":"show tables"}`, conf: 1},
-	{in: "/sql VALUES (1), (2)", tool: "sql_query", args: `{"statement":"VALUES (1), (2)"}`, conf: 1},
-	{in: "/sql (SELECT 1)", tool: "sql_query", args: `{"statement":"(SELECT 1)"}`, conf: 1},
-	{in: "/sql select 1;", tool: "sql_query", args: `{"statement":"select 1;"}`, conf: 1},
-	{in: "/sql SELECT * FROM notes WHERE body = 'please delete me'", tool: "sql_query", args: `{"statement":"SELECT * FROM notes WHERE body = 'please delete me'"}`, conf: 1},
-	{in: "/sql SELECT updated_at FROM t", tool: "sql_query", args: `{"statement":"SELECT updated_at FROM t"}`, conf: 1},
-	{in: "/sql\nSELECT 1\nFROM t", tool: "sql_query", args: `{"statement":"SELECT 1\nFROM t"}`, conf: 1},
-	{in: "/sql DELETE FROM orders WHERE id = 3", tool: "sql_execute", args: `{"statement":"DELETE FROM orders WHERE id = 3"}`, conf: 1},
-	{in: "/sql update t set a=1", tool: "sql_execute", args: `{"statement":"update t set a=1"}`, conf: 1},
-	{in: "/sql SELECT 1; DROP TABLE t", tool: "sql_execute", args: `{"statement":"SELECT 1; DROP TABLE t"}`, conf: 1},
-	{in: "/sql WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d", tool: "sql_execute", args: `{"statement":"WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d"}`, conf: 1},
-	{in: "/sql EXPLAIN ANALYZE DELETE FROM t", tool: "sql_execute", args: `{"statement":"EXPLAIN ANALYZE DELETE FROM t"}`, conf: 1},
-	{in: "/sql SELECT * INTO backup FROM t", tool: "sql_execute", args: `{"statement":"SELECT * INTO backup FROM t"}`, conf: 1},
-	{in: "/sql -- comment\nSELECT 1", tool: "sql_execute", args: `{"statement":"-- comment\nSELECT 1"}`, conf: 1},
+	// /sql: which tool is asked in rules_sql_test.go, with the real SQL tools.
 	{in: "/sql", text: "Usage: /sql"},
 	{in: "/sqlite foo", text: helpMarker},
 
@@ -131,7 +113,7 @@ var rulesTests = []rulesTest{
 
 func mustRules(t testing.TB, cfg RulesConfig) *Rules {
 	t.Helper()
-	m, err := NewRules(cfg)
+	m, err := NewRules(cfg, nil)
 	if err != nil {
 		t.Fatalf("NewRules: %v", err)
 	}
@@ -297,7 +279,7 @@ var newRulesErrorTests = []struct {
 func TestNewRulesErrors(t *testing.T) {
 	ok := RulePattern{Name: "fine", Regexp: "^fine$", Tool: "x"}
 	for _, test := range newRulesErrorTests {
-		_, err := NewRules(RulesConfig{Patterns: []RulePattern{ok, test.p}})
+		_, err := NewRules(RulesConfig{Patterns: []RulePattern{ok, test.p}}, nil)
 		if err == nil {
 			t.Errorf("%+v: no error", test.p)
 			continue
