@@ -631,7 +631,7 @@ func (l *Loop) handleCalls(ctx context.Context, ts *turnState, calls []ToolCall,
 		held = l.approve(ctx, ts, batch, log)
 	}
 	for _, p := range ps {
-		ts.conv.Messages = append(ts.conv.Messages, Message{Role: RoleTool, ToolCallID: p.call.ID, Name: p.call.Name, Content: p.reply})
+		ts.conv.Messages = append(ts.conv.Messages, Message{Role: RoleTool, ToolCallID: p.call.ID, Name: p.call.Name, Content: p.reply, Status: approval.Status(p.status)})
 		ts.result.Actions = append(ts.result.Actions, Action{Tool: p.call.Name, Input: p.args, Result: p.reply, Status: p.status, IsError: p.isError})
 	}
 	return held
@@ -733,7 +733,7 @@ func withPlaceholders(conv Conversation, batch []*prepared, id approval.ID) Conv
 	c.Messages = append([]Message(nil), conv.Messages...)
 	for _, p := range batch {
 		c.Messages = append(c.Messages, Message{Role: RoleTool, ToolCallID: p.call.ID, Name: p.call.Name,
-			Content: "Not run yet: waiting for a person's approval (" + string(id) + ")."})
+			Content: "Not run yet: waiting for a person's approval (" + string(id) + ").", Status: statusPending})
 	}
 	return c
 }

@@ -667,3 +667,33 @@ func TestNoticesInTheConfiguredLanguage(t *testing.T) {
 		}
 	}
 }
+
+// The rules model words a call's fate from the Status the loop puts on the
+// tool message, not from the reply's words.
+func TestRulesModelReadsTheLoopsStatus(t *testing.T) {
+	rules, err := agent.NewRules(agent.RulesConfig{Patterns: []agent.RulePattern{
+		{Name: "erase", Regexp: `^erase (?P<t>\w+)$`, Tool: "erase", Args: map[string]string{"target": "${t}"}},
+	}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, test := range []struct {
+		verb approval.Verb
+		want string
+	}{
+		{approval.Reject, "erase was rejected, so it did not run."},
+		{approval.Approve, "erase: erase done (run 1)"},
+	} {
+		h := newHarness(t, rules)
+		ch := h.submit(t, "s1", "erase orders")
+		h.decide(t, h.nextApproval(t), test.verb)
+		if r := result(t, ch); r.Text != test.want {
+			t.Errorf("%s: answer %q, want %q", test.verb, r.Text, test.want)
+		}
+		conv, _ := h.history.Load(context.Background(), "s1")
+		last := conv.Messages[len(conv.Messages)-2]
+		if last.Role != agent.RoleTool || last.Status == "" {
+			t.Errorf("%s: the tool message carries no status: %+v", test.verb, last)
+		}
+	}
+}

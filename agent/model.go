@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/hitlbot/hitlbot/approval"
 )
 
 // Model turns a conversation into the next assistant message: text, tool
@@ -35,7 +37,18 @@ type Message struct {
 	ToolCallID string `json:"tool_call_id,omitempty"`
 	// Name is the tool's name on a tool message.
 	Name string `json:"name,omitempty"`
+	// Status, on a tool message, is what became of the call in the
+	// outcome vocabulary (executed, failed, rejected, expired, superseded,
+	// cancelled, frozen…; "invalid" when its arguments were refused, and
+	// statusPending while a person has not decided). The loop sets it
+	// where it writes the reply, so a model need not read the reply's
+	// words to know; the OpenAI model does not send it.
+	Status approval.Status `json:"status,omitempty"`
 }
+
+// statusPending is the Status of a tool message whose call waits for a
+// person's decision: nothing ran yet.
+const statusPending approval.Status = "pending"
 
 // ToolCall is one call the model asks for.
 type ToolCall struct {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/hitlbot/hitlbot/approval"
 )
 
 // RulesConfig is the YAML section model.rules: the deterministic model used
@@ -63,14 +65,12 @@ type RulePattern struct {
 //
 // Built-in rules, tried after the configured patterns, first match wins:
 //
-//   - "/sql <statement>": a read statement (starting with SELECT, WITH,
-//     EXPLAIN, SHOW or VALUES, case-insensitive) calls sql_query, anything
-//     else sql_execute, with {"statement"}; confidence 1. As a safety net a
-//     statement that starts like a read but contains a second statement or
-//     a data-changing keyword outside quotes (INSERT, UPDATE, DELETE, MERGE,
-//     UPSERT, CREATE, DROP, ALTER, TRUNCATE, GRANT, REVOKE, INTO — e.g.
-//     "WITH d AS (DELETE …)", "EXPLAIN ANALYZE DELETE …", "SELECT … INTO t",
-//     "SELECT 1; DROP …") goes to sql_execute, which asks for approval.
+//   - "/sql <statement>": sql_query with {"statement"} when the tools say
+//     it takes the statement as a read and sql_execute does not take it,
+//     otherwise sql_execute (which asks a person first, and refuses what
+//     it will not run); confidence 1. The rules model holds no SQL of its
+//     own: it asks the tools (see CallChecker). With no tools to ask, every
+//     statement goes to sql_execute.
 //   - "list tasks", "show tasks", "show my tasks", "my tasks", "tasks",
 //     "what are my tasks", 任务列表, 查看任务, 我的任务: task_list {};
 //     confidence 1.
@@ -112,15 +112,21 @@ type RulePattern struct {
 // When the last message is a tool result, the answer is a short text that
 // reports the results of this turn (the tool messages since the last user
 // message), saying plainly when a call was rejected, expired, cancelled or
-// superseded (or is still waiting for approval), so that the loop ends. A
-// result counts as such when it is a JSON object whose "status" is that
-// word, when its text starts with it (e.g. "rejected by alice", "The
-// approval expired", "已拒绝"), or when it starts with "Not run" and its
-// first sentence says why (declined, expired, replaced, withdrawn, waiting
-// — the loop's wording). Other results are quoted, shortened to 1500
-// characters.
+// superseded (or is still waiting for approval), so that the loop ends. It
+// knows that from the tool message's Status, which the loop sets; it never
+// reads the reply's words for it. Other results are quoted, shortened to
+// 1500 characters.
 type Rules struct {
 	patterns []rulePattern
+	tools    CallChecker // nil: nothing to ask
+}
+
+// CallChecker answers, without running anything, whether a tool would take
+// a call and what kind of call it is; *Registry is one (see
+// Registry.Check). The rules model asks it which tool a "/sql" command is
+// for.
+type CallChecker interface {
+	Check(tool string, args json.RawMessage) (approval.Kind, error)
 }
 
 type rulePattern struct {
@@ -143,11 +149,12 @@ type tmplPart struct {
 	group int
 }
 
-// NewRules compiles cfg. A pattern with a bad regexp, no tool, a confidence
+// NewRules compiles cfg; tools (may be nil) is asked which tool a "/sql"
+// command is for. A pattern with a bad regexp, no tool, a confidence
 // outside [0, 1] or a template naming an unknown group is an error that
 // names the pattern.
-func NewRules(cfg RulesConfig) (*Rules, error) {
-	m := &Rules{}
+func NewRules(cfg RulesConfig, tools CallChecker) (*Rules, error) {
+	m := &Rules{tools: tools}
 	for i, p := range cfg.Patterns {
 		label := fmt.Sprintf("model.rules.patterns[%d]", i)
 		if p.Name != "" {
@@ -414,7 +421,7 @@ func (m *Rules) interpret(raw string) intent {
 			return intent{tool: p.tool, args: args, confidence: p.confidence}
 		}
 	}
-	if in, ok := sqlIntent(trimmed); ok {
+	if in, ok := m.sqlIntent(trimmed); ok {
 		return in
 	}
 
@@ -484,7 +491,7 @@ func (m *Rules) interpret(raw string) intent {
 }
 
 // sqlIntent handles "/sql <statement>" on the message as written.
-func sqlIntent(s string) (intent, bool) {
+func (m *Rules) sqlIntent(s string) (intent, bool) {
 	if len(s) < 4 || !strings.EqualFold(s[:4], "/sql") {
 		return intent{}, false
 	}
@@ -499,34 +506,30 @@ func sqlIntent(s string) (intent, bool) {
 	if stmt == "" {
 		return intent{text: "Usage: /sql <statement>, e.g. /sql SELECT count(*) FROM orders\n用法：/sql <语句>"}, true
 	}
+	args := map[string]any{"statement": stmt}
 	tool := "sql_execute"
-	if isReadStatement(stmt) {
+	if m.isRead(args) {
 		tool = "sql_query"
 	}
-	return intent{tool: tool, args: map[string]any{"statement": stmt}, confidence: 1}, true
+	return intent{tool: tool, args: args, confidence: 1}, true
 }
 
-var (
-	reFirstWord  = regexp.MustCompile(`^[\s(]*([A-Za-z]+)`)
-	reQuoted     = regexp.MustCompile(`'(?:[^']|'')*'|"(?:[^"]|"")*"|` + "`[^`]*`")
-	reWriteWord  = regexp.MustCompile(`(?i)\b(?:INSERT|UPDATE|DELETE|MERGE|UPSERT|CREATE|DROP|ALTER|TRUNCATE|GRANT|REVOKE|INTO)\b`)
-	reTwoQueries = regexp.MustCompile(`;\s*\S`)
-)
-
-// isReadStatement reports whether stmt starts with a read keyword and has
-// no second statement or data-changing keyword outside quotes.
-func isReadStatement(stmt string) bool {
-	sm := reFirstWord.FindStringSubmatch(stmt)
-	if sm == nil {
+// isRead asks the tools whether sql_query takes args as a read and
+// sql_execute does not take them (so that a pair of tools that cannot
+// tell says no).
+func (m *Rules) isRead(args map[string]any) bool {
+	if m.tools == nil {
 		return false
 	}
-	switch strings.ToUpper(sm[1]) {
-	case "SELECT", "WITH", "EXPLAIN", "SHOW", "VALUES":
-	default:
+	raw, err := json.Marshal(args)
+	if err != nil {
 		return false
 	}
-	bare := reQuoted.ReplaceAllString(stmt, "''")
-	return !reWriteWord.MatchString(bare) && !reTwoQueries.MatchString(bare)
+	if k, err := m.tools.Check("sql_query", raw); err != nil || k != approval.KindRead {
+		return false
+	}
+	_, err = m.tools.Check("sql_execute", raw)
+	return err != nil
 }
 
 // trailingPunct is stripped from the end of a message before matching.
@@ -666,7 +669,7 @@ func uncertain(title string) bool {
 }
 
 const helpText = `I understand these commands:
-• /sql <statement> — run SQL (SELECT, WITH, EXPLAIN, SHOW, VALUES read; anything else may change data)
+• /sql <statement> — run SQL (a read with sql_query; anything else with sql_execute, which asks first)
 • create a task: <title> — or "task: <title>", "remind me to <title>", "I need to <title>", "add <title> to my tasks"
 • list tasks — or "show tasks"
 • complete task <n> · delete task <n>
@@ -717,7 +720,7 @@ func summarise(msgs []Message, zh bool) string {
 					name = "工具"
 				}
 			}
-			lines = append(lines, resultLine(name, msg.Content, zh))
+			lines = append(lines, resultLine(name, msg, zh))
 		}
 	}
 	if len(lines) == 0 {
@@ -729,76 +732,35 @@ func summarise(msgs []Message, zh bool) string {
 	return strings.Join(lines, "\n")
 }
 
-var (
-	reStatusEn = regexp.MustCompile(`(?i)^[\s\p{P}\p{S}]*(?:status[\s\p{P}]+)?(?:(?:the|this|your|tool|call|request|approval|action)\s+)*(?:was\s+|has\s+been\s+|is\s+)?(rejected|declined|denied|expired|timed out|cancell?ed|superseded)\b`)
-	reStatusZh = regexp.MustCompile(`^[\s\p{P}\p{S}]*(?:审批|请求|操作|调用)?\s*(?:已被|已|被)?(拒绝|驳回|过期|超时|取消|取代)`)
-)
-
-var reNotRun = regexp.MustCompile(`(?i)^[\s\p{P}\p{S}]*not run(?: yet)?\b[^.\n]*?\b(declined|rejected|denied|expired|timed out|replaced|superseded|withdrawn|cancell?ed|waiting)\b`)
-
-// outcome classifies a tool result as rejected, expired, cancelled,
-// superseded, pending or "" (anything else: reported as is).
-func outcome(content string) string {
-	var obj struct {
-		Status string `json:"status"`
-	}
-	if json.Unmarshal([]byte(content), &obj) == nil {
-		switch s := strings.ToLower(obj.Status); s {
-		case "rejected", "expired", "cancelled", "canceled", "superseded", "pending":
-			return strings.Replace(s, "canceled", "cancelled", 1)
-		}
-	}
-	word := ""
-	if sm := reNotRun.FindStringSubmatch(content); sm != nil {
-		word = sm[1] // the loop's "Not run: the user declined it (…)"
-	} else if sm := reStatusEn.FindStringSubmatch(content); sm != nil {
-		word = sm[1]
-	}
-	switch strings.ToLower(word) {
-	case "":
-	case "rejected", "declined", "denied":
-		return "rejected"
-	case "expired", "timed out":
-		return "expired"
-	case "superseded", "replaced":
-		return "superseded"
-	case "waiting":
-		return "pending"
-	default:
-		return "cancelled"
-	}
-	if sm := reStatusZh.FindStringSubmatch(content); sm != nil {
-		switch sm[1] {
-		case "拒绝", "驳回":
-			return "rejected"
-		case "过期", "超时":
-			return "expired"
-		case "取代":
-			return "superseded"
-		default:
-			return "cancelled"
-		}
+// outcome says which of the statuses the summary words itself a tool
+// message has: rejected, expired, cancelled, superseded, pending, or ""
+// (anything else: its content is reported as is). It reads the message's
+// Status, never its words.
+func outcome(msg Message) approval.Status {
+	switch msg.Status {
+	case approval.StatusRejected, approval.StatusExpired, approval.StatusCancelled, approval.StatusSuperseded, statusPending:
+		return msg.Status
 	}
 	return ""
 }
 
-func resultLine(name, content string, zh bool) string {
-	content = strings.TrimSpace(content)
-	en := map[string]string{
+func resultLine(name string, msg Message, zh bool) string {
+	content := strings.TrimSpace(msg.Content)
+	en := map[approval.Status]string{
 		"rejected":   "%s was rejected, so it did not run.",
 		"expired":    "%s was not approved in time (the approval expired), so it did not run.",
 		"cancelled":  "%s was cancelled, so it did not run.",
 		"superseded": "%s was replaced by a newer request, so it did not run.",
 		"pending":    "%s is still waiting for a person's approval.",
 	}
-	cn := map[string]string{
+	cn := map[approval.Status]string{
 		"rejected":   "%s 已被拒绝，未执行。",
 		"expired":    "%s 的审批已过期，未执行。",
 		"cancelled":  "%s 已取消，未执行。",
 		"superseded": "%s 已被新的请求取代，未执行。",
 		"pending":    "%s 仍在等待审批。",
 	}
-	if o := outcome(content); o != "" {
+	if o := outcome(msg); o != "" {
 		if zh {
 			return fmt.Sprintf(cn[o], name)
 		}

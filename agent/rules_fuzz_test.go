@@ -22,7 +22,7 @@ func FuzzRules(f *testing.F) {
 	f.Add("/sql '", "")
 	f.Add("remind me to", "status: cancelled")
 
-	m, err := NewRules(RulesConfig{Patterns: configPatterns})
+	m, err := NewRules(RulesConfig{Patterns: configPatterns}, nil)
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/hitlbot/hitlbot/approval"
 )
 
 // builtinToolSpecs offers every tool the built-in rules call.
@@ -30,25 +32,7 @@ type rulesTest struct {
 const helpMarker = "I understand these commands"
 
 var rulesTests = []rulesTest{
-	// /sql: reads go to sql_query, everything else to sql_execute.
-	{in: "/sql SELECT * FROM orders", tool: "sql_query", args: `{"statement":"SELECT * FROM orders"}`, conf: 1},
-	{in: "/sql select count(*) from t", tool: "sql_query", args: `{"statement":"select count(*) from t"}`, conf: 1},
-	{in: "/SQL  with x as (select 1) select * from x", tool: "sql_query", args: `{"statement":"with x as (select 1) select * from x"}`, conf: 1},
-	{in: "/sql EXPLAIN SELECT 1", tool: "sql_query", args: `{"statement":"EXPLAIN SELECT 1"}`, conf: 1},
-	{in: "/sql show tables", tool: "sql_query", args: `{"statement":"show tables"}`, conf: 1},
-	{in: "/sql VALUES (1), (2)", tool: "sql_query", args: `{"statement":"VALUES (1), (2)"}`, conf: 1},
-	{in: "/sql (SELECT 1)", tool: "sql_query", args: `{"statement":"(SELECT 1)"}`, conf: 1},
-	{in: "/sql select 1;", tool: "sql_query", args: `{"statement":"select 1;"}`, conf: 1},
-	{in: "/sql SELECT * FROM notes WHERE body = 'please delete me'", tool: "sql_query", args: `{"statement":"SELECT * FROM notes WHERE body = 'please delete me'"}`, conf: 1},
-	{in: "/sql SELECT updated_at FROM t", tool: "sql_query", args: `{"statement":"SELECT updated_at FROM t"}`, conf: 1},
-	{in: "/sql\nSELECT 1\nFROM t", tool: "sql_query", args: `{"statement":"SELECT 1\nFROM t"}`, conf: 1},
-	{in: "/sql DELETE FROM orders WHERE id = 3", tool: "sql_execute", args: `{"statement":"DELETE FROM orders WHERE id = 3"}`, conf: 1},
-	{in: "/sql update t set a=1", tool: "sql_execute", args: `{"statement":"update t set a=1"}`, conf: 1},
-	{in: "/sql SELECT 1; DROP TABLE t", tool: "sql_execute", args: `{"statement":"SELECT 1; DROP TABLE t"}`, conf: 1},
-	{in: "/sql WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d", tool: "sql_execute", args: `{"statement":"WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d"}`, conf: 1},
-	{in: "/sql EXPLAIN ANALYZE DELETE FROM t", tool: "sql_execute", args: `{"statement":"EXPLAIN ANALYZE DELETE FROM t"}`, conf: 1},
-	{in: "/sql SELECT * INTO backup FROM t", tool: "sql_execute", args: `{"statement":"SELECT * INTO backup FROM t"}`, conf: 1},
-	{in: "/sql -- comment\nSELECT 1", tool: "sql_execute", args: `{"statement":"-- comment\nSELECT 1"}`, conf: 1},
+	// /sql: which tool is asked in rules_sql_test.go, with the real SQL tools.
 	{in: "/sql", text: "Usage: /sql"},
 	{in: "/sqlite foo", text: helpMarker},
 
@@ -129,7 +113,7 @@ var rulesTests = []rulesTest{
 
 func mustRules(t testing.TB, cfg RulesConfig) *Rules {
 	t.Helper()
-	m, err := NewRules(cfg)
+	m, err := NewRules(cfg, nil)
 	if err != nil {
 		t.Fatalf("NewRules: %v", err)
 	}
@@ -295,7 +279,7 @@ var newRulesErrorTests = []struct {
 func TestNewRulesErrors(t *testing.T) {
 	ok := RulePattern{Name: "fine", Regexp: "^fine$", Tool: "x"}
 	for _, test := range newRulesErrorTests {
-		_, err := NewRules(RulesConfig{Patterns: []RulePattern{ok, test.p}})
+		_, err := NewRules(RulesConfig{Patterns: []RulePattern{ok, test.p}}, nil)
 		if err == nil {
 			t.Errorf("%+v: no error", test.p)
 			continue
@@ -327,24 +311,24 @@ var summaryTests = []struct {
 		msgs: []Message{
 			{Role: RoleUser, Content: "delete task 3"},
 			{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "rules-1", Name: "task_delete"}}},
-			{Role: RoleTool, ToolCallID: "rules-1", Name: "task_delete", Content: "Rejected by alice."},
+			{Role: RoleTool, ToolCallID: "rules-1", Name: "task_delete", Content: "Rejected by alice.", Status: approval.StatusRejected},
 		},
 		want: "task_delete was rejected, so it did not run.",
 	},
 	{
-		name: "expired as JSON",
+		name: "expired, the reply in JSON",
 		msgs: []Message{
 			{Role: RoleUser, Content: "/sql delete from t"},
 			{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "c1", Name: "sql_execute"}}},
-			{Role: RoleTool, ToolCallID: "c1", Content: `{"status":"expired","approval_id":"abc"}`},
+			{Role: RoleTool, ToolCallID: "c1", Content: `{"status":"expired","approval_id":"abc"}`, Status: approval.StatusExpired},
 		},
 		want: "sql_execute was not approved in time (the approval expired), so it did not run.",
 	},
 	{
-		name: "expired as text",
+		name: "expired, the reply in words",
 		msgs: []Message{
 			{Role: RoleUser, Content: "delete task 3"},
-			{Role: RoleTool, ToolCallID: "x", Name: "task_delete", Content: "The approval expired before anyone decided."},
+			{Role: RoleTool, ToolCallID: "x", Name: "task_delete", Content: "The approval expired before anyone decided.", Status: approval.StatusExpired},
 		},
 		want: "task_delete was not approved in time (the approval expired), so it did not run.",
 	},
@@ -353,7 +337,7 @@ var summaryTests = []struct {
 		msgs: []Message{
 			{Role: RoleUser, Content: "删除任务 3"},
 			{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "rules-1", Name: "task_delete"}}},
-			{Role: RoleTool, ToolCallID: "rules-1", Content: "已拒绝（张三）"},
+			{Role: RoleTool, ToolCallID: "rules-1", Content: "已拒绝（张三）", Status: approval.StatusRejected},
 		},
 		want: "task_delete 已被拒绝，未执行。",
 	},
@@ -364,8 +348,8 @@ var summaryTests = []struct {
 			{Role: RoleTool, ToolCallID: "old", Name: "task_list", Content: "old result"},
 			{Role: RoleUser, Content: "new"},
 			{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "a", Name: "task_create"}, {ID: "b", Name: "task_list"}}},
-			{Role: RoleTool, ToolCallID: "a", Content: "cancelled by the requester"},
-			{Role: RoleTool, ToolCallID: "b", Content: ""},
+			{Role: RoleTool, ToolCallID: "a", Content: "cancelled by the requester", Status: approval.StatusCancelled},
+			{Role: RoleTool, ToolCallID: "b", Content: "", Status: approval.StatusExecuted},
 		},
 		want: "task_create was cancelled, so it did not run.\ntask_list finished.",
 	},
@@ -374,12 +358,12 @@ var summaryTests = []struct {
 		msgs: []Message{
 			{Role: RoleUser, Content: "do five things"},
 			{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "1", Name: "a"}, {ID: "2", Name: "b"}, {ID: "3", Name: "c"}, {ID: "4", Name: "d"}, {ID: "5", Name: "e"}, {ID: "6", Name: "f"}}},
-			{Role: RoleTool, ToolCallID: "1", Content: "Not run: the user declined it (rejected by bob). Do not propose the same call again in this turn."},
-			{Role: RoleTool, ToolCallID: "2", Content: "Not run: the approval expired before anyone decided."},
-			{Role: RoleTool, ToolCallID: "3", Content: "Not run: a newer request in this conversation replaced it."},
-			{Role: RoleTool, ToolCallID: "4", Content: "Not run: the approval was withdrawn."},
-			{Role: RoleTool, ToolCallID: "5", Content: "Not run yet: still waiting for a person's approval (ab12)."},
-			{Role: RoleTool, ToolCallID: "6", Content: "Failed: table t does not exist"},
+			{Role: RoleTool, ToolCallID: "1", Content: "Not run: the user declined it (rejected by bob). Do not propose the same call again in this turn.", Status: approval.StatusRejected},
+			{Role: RoleTool, ToolCallID: "2", Content: "Not run: the approval expired before anyone decided.", Status: approval.StatusExpired},
+			{Role: RoleTool, ToolCallID: "3", Content: "Not run: a newer request in this conversation replaced it.", Status: approval.StatusSuperseded},
+			{Role: RoleTool, ToolCallID: "4", Content: "Not run: the approval was withdrawn.", Status: approval.StatusCancelled},
+			{Role: RoleTool, ToolCallID: "5", Content: "Not run yet: still waiting for a person's approval (ab12).", Status: statusPending},
+			{Role: RoleTool, ToolCallID: "6", Content: "Failed: table t does not exist", Status: approval.StatusFailed},
 		},
 		want: "a was rejected, so it did not run.\n" +
 			"b was not approved in time (the approval expired), so it did not run.\n" +
@@ -392,9 +376,17 @@ var summaryTests = []struct {
 		name: "rejected in content is not a status",
 		msgs: []Message{
 			{Role: RoleUser, Content: "/sql select * from orders where state = 'rejected'"},
-			{Role: RoleTool, ToolCallID: "a", Name: "sql_query", Content: "2 rows: 17 rejected, 18 rejected"},
+			{Role: RoleTool, ToolCallID: "a", Name: "sql_query", Content: "2 rows: 17 rejected, 18 rejected", Status: approval.StatusExecuted},
 		},
 		want: "sql_query: 2 rows: 17 rejected, 18 rejected",
+	},
+	{
+		name: "the reply's words are not a status",
+		msgs: []Message{
+			{Role: RoleUser, Content: "delete task 3"},
+			{Role: RoleTool, ToolCallID: "a", Name: "task_delete", Content: "Not run: the user declined it (rejected by bob).", Status: approval.StatusFailed},
+		},
+		want: "task_delete: Not run: the user declined it (rejected by bob).",
 	},
 }
 

@@ -50,6 +50,15 @@ type Assessor interface {
 	Assess(ctx context.Context, args json.RawMessage) (approval.Blast, string)
 }
 
+// Checker is a Tool that can tell, without running anything or touching
+// the world, whether Run would refuse a call (sql_query refuses what is not
+// a read). The registry asks it in Check.
+type Checker interface {
+	// Check returns why Run would refuse args, or nil when Run would
+	// take them.
+	Check(args json.RawMessage) error
+}
+
 // Output is what a tool run produced.
 type Output struct {
 	// Content is the result text shown to the model and the user.
@@ -152,6 +161,23 @@ func (r *Registry) Validate(name string, args json.RawMessage) (Tool, error) {
 		return nil, fmt.Errorf("invalid arguments for %s: %v", name, err)
 	}
 	return e.tool, nil
+}
+
+// Check asks the named tool, without running anything, whether it would
+// take args and what kind of call they make: the error says why not (an
+// unknown tool, arguments its schema refuses, or the tool's own refusal
+// when it is a Checker); otherwise the kind is the tool's Kind for args.
+func (r *Registry) Check(name string, args json.RawMessage) (approval.Kind, error) {
+	t, err := r.Validate(name, args)
+	if err != nil {
+		return "", err
+	}
+	if c, ok := t.(Checker); ok {
+		if err := c.Check(args); err != nil {
+			return "", err
+		}
+	}
+	return t.Kind(args), nil
 }
 
 // Dispatch validates and runs one approved call. Validation failures wrap

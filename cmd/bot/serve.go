@@ -173,7 +173,7 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 		}
 		model = m
 	default:
-		m, err := agent.NewRules(cfg.Model.Rules)
+		m, err := agent.NewRules(cfg.Model.Rules, c.tools)
 		if err != nil {
 			return c, err
 		}

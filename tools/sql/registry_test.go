@@ -132,3 +132,30 @@ func TestSchemaAndDescription(t *testing.T) {
 		t.Errorf("description: %s", d)
 	}
 }
+
+// Registry.Check asks the tools without running anything: sql_query takes
+// only reads, sql_execute only changes.
+func TestRegistryCheck(t *testing.T) {
+	r := registry(t, demoDatabases(t))
+	for _, test := range []struct {
+		tool, stmt string
+		ok         bool
+		kind       approval.Kind
+	}{
+		{"sql_query", "PRAGMA table_info(orders)", true, approval.KindRead},
+		{"sql_query", "DELETE FROM orders", false, ""},
+		{"sql_query", "SELECT 1; DROP TABLE orders", false, ""},
+		{"sql_execute", "SELECT 1", false, ""},
+		{"sql_execute", "DELETE FROM orders", true, approval.KindDestructive},
+		{"sql_execute", "INSERT INTO orders (customer) VALUES ('x')", true, approval.KindWrite},
+	} {
+		args, _ := json.Marshal(map[string]string{"statement": test.stmt})
+		k, err := r.Check(test.tool, args)
+		if (err == nil) != test.ok || k != test.kind {
+			t.Errorf("Check(%s, %q) = %q, %v; want ok %v, kind %q", test.tool, test.stmt, k, err, test.ok, test.kind)
+		}
+	}
+	if _, err := r.Check("sql_query", json.RawMessage(`{"statement": "SELECT 1", "extra": true}`)); err == nil {
+		t.Error("Check took arguments its schema refuses")
+	}
+}

@@ -175,6 +175,13 @@ func (t *queryTool) check(raw json.RawMessage) (call, error) {
 	return k, nil
 }
 
+// Check says why Run would refuse the call, or nil (agent.Checker): it
+// only reads the statement, never the database.
+func (t *queryTool) Check(raw json.RawMessage) error {
+	_, err := t.check(raw)
+	return err
+}
+
 // Preview says what will run; it does not touch the database.
 func (t *queryTool) Preview(_ context.Context, raw json.RawMessage) (string, error) {
 	k, err := t.check(raw)
@@ -385,6 +392,13 @@ func (t *executeTool) check(raw json.RawMessage) (call, error) {
 	return k, nil
 }
 
+// Check says why Run would refuse the call, or nil (agent.Checker): it
+// only reads the statement, never the database.
+func (t *executeTool) Check(raw json.RawMessage) error {
+	_, err := t.check(raw)
+	return err
+}
+
 // Preview returns the statement verbatim, the database and the blast radius:
 // "DELETE FROM orders WHERE status = 'cancelled' — affects 7 rows in demo".
 // It never changes anything: INSERT, UPDATE and DELETE (and, on SQLite and
@@ -445,6 +459,11 @@ func (t *executeTool) measure(ctx context.Context, raw json.RawMessage) (string,
 }
 
 var _ agent.Assessor = (*executeTool)(nil)
+
+var (
+	_ agent.Checker = (*queryTool)(nil)
+	_ agent.Checker = (*executeTool)(nil)
+)
 
 var dmlVerbs = set("INSERT", "UPDATE", "DELETE", "REPLACE", "MERGE")
 

@@ -194,7 +194,7 @@ func (c *Config) validateModel(ps *Problems) {
 	default:
 		ps.add("model.provider", fmt.Sprintf("%q is not rules or openai", m.Provider))
 	}
-	if _, err := agent.NewRules(m.Rules); err != nil {
+	if _, err := agent.NewRules(m.Rules, nil); err != nil {
 		ps.addErr("model.rules", err)
 	}
 	if m.MaxToolRounds < 0 {

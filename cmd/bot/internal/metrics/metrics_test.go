@@ -192,3 +192,26 @@ func TestToolKeepsAssess(t *testing.T) {
 		t.Error("a tool without Assess became an agent.Assessor")
 	}
 }
+
+// checkTool is a fakeTool that refuses every call.
+type checkTool struct{ fakeTool }
+
+func (checkTool) Check(json.RawMessage) error { return errors.New("refused") }
+
+// TestToolKeepsCheck: the metrics wrapper must not hide a tool's refusal
+// from Registry.Check (the rules model asks it which SQL tool to call).
+func TestToolKeepsCheck(t *testing.T) {
+	m := New("test")
+	for _, test := range []struct {
+		tool    agent.Tool
+		refuses bool
+	}{{checkTool{}, true}, {fakeTool{}, false}, {assessTool{}, false}} {
+		r := agent.NewRegistry()
+		if err := r.Register(m.Tool(test.tool)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Check("fake", json.RawMessage(`{}`)); (err != nil) != test.refuses {
+			t.Errorf("%T: Check through the wrapper = %v, want refused %v", test.tool, err, test.refuses)
+		}
+	}
+}

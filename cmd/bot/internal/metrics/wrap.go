@@ -88,6 +88,15 @@ func (t *tool) Run(ctx context.Context, args json.RawMessage) (agent.Output, err
 // Unwrap returns the wrapped tool.
 func (t *tool) Unwrap() agent.Tool { return t.Tool }
 
+// Check asks the wrapped tool when it is an agent.Checker; one that is not
+// refuses nothing beyond its schema, as the registry assumes.
+func (t *tool) Check(args json.RawMessage) error {
+	if c, ok := t.Tool.(agent.Checker); ok {
+		return c.Check(args)
+	}
+	return nil
+}
+
 // assessingTool is a wrapped tool that is an agent.Assessor.
 type assessingTool struct {
 	tool
@@ -129,6 +138,7 @@ func (md *model) Complete(ctx context.Context, req agent.Request) (agent.Respons
 var (
 	_ approval.Notifier = (*notifier)(nil)
 	_ agent.Tool        = (*tool)(nil)
+	_ agent.Checker     = (*tool)(nil)
 	_ agent.Assessor    = (*assessingTool)(nil)
 	_ agent.Model       = (*model)(nil)
 )
