@@ -603,7 +603,7 @@ func (l *Loop) handleCalls(ctx context.Context, ts *turnState, calls []ToolCall,
 			blast, p.preview = as.Assess(ctx, args)
 			p.assessed = true
 		}
-		v, err := l.cfg.Engine.Evaluate(ctx, policy, approval.CallInfo{Session: ts.in.Session, User: ts.in.User, Tool: c.Name, Kind: t.Kind(args), Hash: hash, Confidence: conf, Blast: blast})
+		v, err := l.cfg.Engine.Evaluate(ctx, policy, approval.CallInfo{Session: ts.in.Session, User: ts.in.User, Tool: c.Name, Effect: t.Effect(args), Hash: hash, Confidence: conf, Blast: blast})
 		if err != nil {
 			log.Error("policy evaluation failed; not running the call", "tool", c.Name, "err", err)
 			p.reply, p.status, p.isError = l.words.notRun+approval.UserMessageIn(err, l.cfg.Lang), "failed", true

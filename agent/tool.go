@@ -27,9 +27,9 @@ type Tool interface {
 	Description() string
 	// Schema is the JSON schema of the arguments object.
 	Schema() *jsonschema.Schema
-	// Kind classifies one call (read, write or destructive); it may look at
+	// Effect classifies one call (read, write or destructive); it may look at
 	// the arguments (a DELETE is destructive, a SELECT is a read).
-	Kind(args json.RawMessage) approval.Kind
+	Effect(args json.RawMessage) approval.Effect
 	// Preview summarises one call for a person, e.g. "DELETE FROM orders
 	// WHERE … affects 37 rows". It must not change anything.
 	Preview(ctx context.Context, args json.RawMessage) (string, error)

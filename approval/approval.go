@@ -107,22 +107,23 @@ func (r *Risk) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// Kind is what a tool call does to the world; it gives the default risk.
-type Kind string
+// Effect is what a tool call does to the world (read, write or destroy);
+// it gives the default risk. It is not an error kind (see ErrorKind).
+type Effect string
 
-// Tool kinds.
+// Tool effects.
 const (
-	KindRead        Kind = "read"        // observes only: LOW
-	KindWrite       Kind = "write"       // changes state that can be changed back: MEDIUM
-	KindDestructive Kind = "destructive" // deletes or overwrites: HIGH
+	EffectRead        Effect = "read"        // observes only: LOW
+	EffectWrite       Effect = "write"       // changes state that can be changed back: MEDIUM
+	EffectDestructive Effect = "destructive" // deletes or overwrites: HIGH
 )
 
-// Risk returns the default risk of the kind; unknown kinds are HIGH.
-func (k Kind) Risk() Risk {
-	switch k {
-	case KindRead:
+// Risk returns the default risk of the effect; unknown effects are HIGH.
+func (e Effect) Risk() Risk {
+	switch e {
+	case EffectRead:
 		return RiskLow
-	case KindWrite:
+	case EffectWrite:
 		return RiskMedium
 	default:
 		return RiskHigh

@@ -10,7 +10,7 @@
 //   - PayloadHash and Canonicalize fix what a person approves: the sha256 of
 //     the tool name and the canonical JSON of its arguments. Buttons carry
 //     the hash; a decision for another payload is "tampered".
-//   - Policy turns a call's kind, confidence and the session's grants into a
+//   - Policy turns a call's effect, confidence and the session's grants into a
 //     Verdict: run now, or ask whom, for how long, and why.
 //   - ReplyParser reads typed answers (确认 / 取消) without ever taking a
 //     negation for a confirmation.

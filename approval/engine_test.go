@@ -820,7 +820,7 @@ func TestGrants(t *testing.T) {
 		}
 		sess := approval.SessionKey(fmt.Sprintf("test:grant-%d", time.Now().UnixNano()))
 		args, hash, _ := approval.HashCall("task_create", []byte(`{"title":"buy milk"}`))
-		ci := approval.CallInfo{Session: sess, User: "alice", Tool: "task_create", Kind: approval.KindWrite, Hash: hash, Confidence: 1}
+		ci := approval.CallInfo{Session: sess, User: "alice", Tool: "task_create", Effect: approval.EffectWrite, Hash: hash, Confidence: 1}
 		v, err := f.a.Evaluate(context.Background(), p, ci)
 		if err != nil || !v.NeedsApproval || !v.Grantable {
 			t.Fatalf("first verdict = %+v, %v", v, err)

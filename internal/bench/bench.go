@@ -123,7 +123,7 @@ func (t *counterTool) Description() string { return "a counter" }
 func (t *counterTool) Schema() *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"n": {Type: "integer"}}}
 }
-func (t *counterTool) Kind(json.RawMessage) approval.Kind { return approval.KindDestructive }
+func (t *counterTool) Effect(json.RawMessage) approval.Effect { return approval.EffectDestructive }
 func (t *counterTool) Preview(context.Context, json.RawMessage) (string, error) {
 	return "increment the counter", nil
 }
