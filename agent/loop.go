@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/internal/clock"
 )
 
@@ -884,7 +885,7 @@ func (l *Loop) resolveAwaiting(ctx context.Context, conv *Conversation, known ma
 		switch {
 		case err == nil && a.State.Terminal() && a.Outcome != nil:
 			o, ok = *a.Outcome, true
-		case err != nil && approval.KindOf(err) == approval.KindNotFound:
+		case err != nil && approval.KindOf(err) == errkind.NotFound:
 			a = nil
 			if !ok {
 				conv.Messages = append(conv.Messages, Message{Role: RoleSystem, Content: fmt.Sprintf(

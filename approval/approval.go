@@ -108,7 +108,7 @@ func (r *Risk) UnmarshalText(b []byte) error {
 }
 
 // Effect is what a tool call does to the world (read, write or destroy);
-// it gives the default risk. It is not an error kind (see ErrorKind).
+// it gives the default risk. It is not an error kind (see errkind.Kind).
 type Effect string
 
 // Tool effects.

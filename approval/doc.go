@@ -25,7 +25,7 @@
 //     expires the approval through the same claim gate.
 //
 // Fail closed: no tool runs without a successful claim. If the store cannot
-// be reached, Decide returns an error of kind KindUnavailable and nothing
+// be reached, Decide returns an error of kind errkind.Unavailable and nothing
 // runs; a tool whose effect is unknown (a panic, an error after it started,
 // a result that could not be recorded) freezes its approval, which is never
 // re-run by itself.

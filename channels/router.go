@@ -13,6 +13,7 @@ import (
 
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/cards"
 	"github.com/hitlbot/hitlbot/internal/clock"
 )
@@ -744,7 +745,7 @@ func (r *Router) currentOutcome(ctx context.Context, eng *approval.Engine, id ap
 	}
 	a, err := eng.Get(ctx, id)
 	if err != nil {
-		if approval.KindOf(err) == approval.KindNotFound {
+		if approval.KindOf(err) == errkind.NotFound {
 			return r.outcome(approval.StatusMissing), nil
 		}
 		return approval.Outcome{}, err
@@ -865,7 +866,7 @@ func (r *Router) ApprovalView(ctx context.Context, channel string, id approval.I
 	}
 	a, err := eng.Get(ctx, id)
 	if err != nil {
-		if approval.KindOf(err) == approval.KindNotFound {
+		if approval.KindOf(err) == errkind.NotFound {
 			return nil, nil
 		}
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/channels"
 )
 
@@ -89,7 +90,7 @@ func (a *API) decideToken(ctx context.Context, u User, token string, confirmed b
 		return nil, fail(CodeNotFound, "Unknown pending-action token.")
 	}
 	e, err := a.cfg.TokenStore.Get(ctx, token)
-	if approval.KindOf(err) == approval.KindNotFound {
+	if approval.KindOf(err) == errkind.NotFound {
 		return nil, fail(CodeNotFound, "Unknown or already used pending-action token.")
 	}
 	if err != nil {
@@ -111,7 +112,7 @@ func (a *API) decideToken(ctx context.Context, u User, token string, confirmed b
 	}
 
 	rec, err := a.engine.Get(ctx, e.Approval)
-	if approval.KindOf(err) == approval.KindNotFound {
+	if approval.KindOf(err) == errkind.NotFound {
 		a.retire(ctx, e.Token)
 		return nil, fail(CodeNotFound, "Unknown or already used pending-action token.")
 	}

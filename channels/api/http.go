@@ -17,6 +17,7 @@ import (
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/audit"
+	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/cards"
 	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/internal/redact"
@@ -185,9 +186,9 @@ func fail(code, msg string) *apiError { return &apiError{code, msg} }
 // storeFailure turns an error of the engine or a store into an answer.
 func storeFailure(err error) *apiError {
 	switch approval.KindOf(err) {
-	case approval.KindUnavailable:
+	case errkind.Unavailable:
 		return fail(CodeUnavailable, approval.UserMessage(err))
-	case approval.KindNotFound:
+	case errkind.NotFound:
 		return fail(CodeNotFound, "No such pending action.")
 	}
 	return fail(CodeInternal, "Something went wrong; nothing was run.")
@@ -634,7 +635,7 @@ func (a *API) records(ctx context.Context, es []TokenEntry, pendingOnly bool) ([
 			continue
 		}
 		rec, err := a.engine.Get(ctx, e.Approval)
-		if approval.KindOf(err) == approval.KindNotFound {
+		if approval.KindOf(err) == errkind.NotFound {
 			a.retire(ctx, e.Token)
 			continue
 		}
@@ -743,7 +744,7 @@ func (a *API) lookup(ctx context.Context, u User, id string) (rec *approval.Appr
 		return nil, "", false, fail(CodeNotFound, "No such approval.")
 	}
 	rec, err := a.engine.Get(ctx, aid)
-	if approval.KindOf(err) == approval.KindNotFound {
+	if approval.KindOf(err) == errkind.NotFound {
 		return nil, "", false, fail(CodeNotFound, "No such approval.")
 	}
 	if err != nil {
