@@ -111,7 +111,7 @@ func (f *fakeChannel) texts() []string {
 	defer f.mu.Unlock()
 	var out []string
 	for _, s := range f.sent {
-		out = append(out, s.out.Kind+": "+s.out.Text)
+		out = append(out, string(s.out.Kind)+": "+s.out.Text)
 	}
 	return out
 }

@@ -469,8 +469,8 @@ func (a *API) await(ctx context.Context, wt *waiter, u User, convID string, wait
 				}
 			case ev.out != nil:
 				out := ev.out
-				switch agent.SayKind(out.Kind) {
-				case agent.SayToolResult:
+				switch out.Kind {
+				case channels.OutToolResult:
 					if i := matchCall(skip, out); i >= 0 {
 						skip = append(skip[:i:i], skip[i+1:]...)
 						continue
@@ -480,7 +480,7 @@ func (a *API) await(ctx context.Context, wt *waiter, u User, convID string, wait
 						st = string(approval.StatusFailed)
 					}
 					res.Actions = append(res.Actions, Action{Tool: out.Tool, Input: json.RawMessage(out.Args), Result: out.Text, Status: st, IsError: out.IsError})
-				case agent.SayAnswer:
+				case channels.OutAnswer:
 					res.Text = out.Text
 					return res
 				default: // notice

@@ -512,7 +512,7 @@ func (c *benchChannel) Start(context.Context, channels.Handler) error { return n
 func (c *benchChannel) Close(context.Context) error                   { return nil }
 func (c *benchChannel) Ready() error                                  { return nil }
 func (c *benchChannel) Send(_ context.Context, to channels.Target, out channels.Outgoing) error {
-	if out.Kind != string(agent.SayAnswer) {
+	if out.Kind != channels.OutAnswer {
 		return nil
 	}
 	c.mu.Lock()
