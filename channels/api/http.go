@@ -59,7 +59,7 @@ type ChatResponse struct {
 	RequiresConfirmation bool           `json:"requiresConfirmation,omitempty"`
 	PendingAction        *PendingAction `json:"pendingAction,omitempty"`
 	// Status is the outcome status of a decision (executed, rejected, …).
-	Status string `json:"status,omitempty"`
+	Status approval.Status `json:"status,omitempty"`
 	// Incomplete reports that TurnTimeout passed before the turn ended;
 	// the turn goes on, and its answer is not delivered to this request.
 	Incomplete bool `json:"incomplete,omitempty"`
@@ -72,12 +72,12 @@ type ChatResponse struct {
 // Status (executed, rejected, failed, …) with Text and Actions, or Error
 // and Message, the code and words a single confirmation would have got.
 type BatchResult struct {
-	Token   string   `json:"token"`
-	Status  string   `json:"status,omitempty"`
-	Text    string   `json:"text,omitempty"`
-	Actions []Action `json:"actions,omitempty"`
-	Error   string   `json:"error,omitempty"`
-	Message string   `json:"message,omitempty"`
+	Token   string          `json:"token"`
+	Status  approval.Status `json:"status,omitempty"`
+	Text    string          `json:"text,omitempty"`
+	Actions []Action        `json:"actions,omitempty"`
+	Error   string          `json:"error,omitempty"`
+	Message string          `json:"message,omitempty"`
 }
 
 // Action is one tool call and its result.
@@ -85,7 +85,7 @@ type Action struct {
 	Tool    string          `json:"tool"`
 	Input   json.RawMessage `json:"input"`
 	Result  string          `json:"result"`
-	Status  string          `json:"status,omitempty"`
+	Status  approval.Status `json:"status,omitempty"`
 	IsError bool            `json:"isError,omitempty"`
 }
 
@@ -129,8 +129,8 @@ type ApprovalInfo struct {
 	DecidedVia     string         `json:"decidedVia,omitempty"`
 	Comment        string         `json:"comment,omitempty"`
 	// Status and Result describe the outcome once the approval has ended.
-	Status string `json:"status,omitempty"`
-	Result string `json:"result,omitempty"`
+	Status approval.Status `json:"status,omitempty"`
+	Result string          `json:"result,omitempty"`
 	// PendingAction is set while the approval waits.
 	PendingAction *PendingAction `json:"pendingAction,omitempty"`
 }
@@ -404,13 +404,13 @@ func decidedActions(rec *approval.Approval, o approval.Outcome) []Action {
 	}
 	out := make([]Action, 0, len(rec.Calls))
 	for i, c := range rec.Calls {
-		act := Action{Tool: c.Tool, Input: c.Args, Result: o.Content, Status: string(o.Status), IsError: o.IsError}
+		act := Action{Tool: c.Tool, Input: c.Args, Result: o.Content, Status: o.Status, IsError: o.IsError}
 		r, ok := byID[c.CallID]
 		if !ok && i < len(o.Results) {
 			r, ok = o.Results[i], true
 		}
 		if ok {
-			act.Result, act.Status, act.IsError = r.Content, string(r.Status), r.IsError
+			act.Result, act.Status, act.IsError = r.Content, r.Status, r.IsError
 		}
 		out = append(out, act)
 	}
@@ -464,7 +464,7 @@ func (a *API) await(ctx context.Context, wt *waiter, u User, convID string, wait
 					if v.Result != "" {
 						res.Text += ": " + v.Result
 					}
-					res.Status = string(v.Status)
+					res.Status = v.Status
 					return res
 				}
 			case ev.out != nil:
@@ -475,9 +475,9 @@ func (a *API) await(ctx context.Context, wt *waiter, u User, convID string, wait
 						skip = append(skip[:i:i], skip[i+1:]...)
 						continue
 					}
-					st := string(approval.StatusExecuted)
+					st := approval.StatusExecuted
 					if out.IsError {
-						st = string(approval.StatusFailed)
+						st = approval.StatusFailed
 					}
 					res.Actions = append(res.Actions, Action{Tool: out.Tool, Input: json.RawMessage(out.Args), Result: out.Text, Status: st, IsError: out.IsError})
 				case channels.OutAnswer:
@@ -727,7 +727,7 @@ func (a *API) info(rec *approval.Approval, token string) ApprovalInfo {
 		in.DecidedAt = &t
 	}
 	if rec.Outcome != nil {
-		in.Status, in.Result = string(rec.Outcome.Status), rec.Outcome.Content
+		in.Status, in.Result = rec.Outcome.Status, rec.Outcome.Content
 	}
 	if rec.State == approval.StatePending && token != "" {
 		pa := pendingAction(cards.Pending(rec, a.engine.Text(), ""), token)
