@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/internal/clock"
 )
 
@@ -63,7 +64,7 @@ type Action struct {
 	Tool    string          `json:"tool"`
 	Input   json.RawMessage `json:"input"`
 	Result  string          `json:"result"`
-	Status  string          `json:"status"` // executed, failed, rejected, expired, invalid, …
+	Status  approval.Status `json:"status"` // an outcome status (executed, failed, rejected, …), or invalid or pending
 	IsError bool            `json:"is_error,omitempty"`
 }
 
@@ -561,10 +562,18 @@ type prepared struct {
 	hash     string
 	verdict  approval.Verdict
 	preview  string
-	assessed bool   // preview was made by the tool's Assess
-	reply    string // set when the call is answered without waiting
-	status   string
-	isError  bool
+	assessed bool // preview was made by the tool's Assess
+	// reply (what the model is told), status and isError are the call's
+	// answer, set by answer.
+	reply   string
+	status  approval.Status
+	isError bool
+}
+
+// answer records the call's answer: the action's status, whether it is an
+// error, and what the model is told.
+func (p *prepared) answer(st approval.Status, isError bool, reply string) {
+	p.status, p.isError, p.reply = st, isError, reply
 }
 
 // handleCalls answers every tool call of one assistant message, in order:
@@ -580,18 +589,18 @@ func (l *Loop) handleCalls(ctx context.Context, ts *turnState, calls []ToolCall,
 		ps[i] = p
 		t, err := l.cfg.Tools.Validate(c.Name, c.Args)
 		if err != nil {
-			p.reply, p.status, p.isError = "Error: "+err.Error()+". The call was not run; fix the arguments and try again.", "invalid", true
+			p.answer(approval.StatusInvalid, true, "Error: "+err.Error()+". The call was not run; fix the arguments and try again.")
 			continue
 		}
 		p.tool = t
 		args, hash, err := approval.HashCall(c.Name, c.Args)
 		if err != nil {
-			p.reply, p.status, p.isError = "Error: "+err.Error(), "invalid", true
+			p.answer(approval.StatusInvalid, true, "Error: "+err.Error())
 			continue
 		}
 		p.args, p.hash = args, hash
 		if ts.declined[c.Name+"\x00"+hash] {
-			p.reply, p.status, p.isError = "Not run: the user already declined this exact call in this turn. Do not propose it again; ask what they want instead.", "rejected", true
+			p.answer(approval.StatusRejected, true, "Not run: the user already declined this exact call in this turn. Do not propose it again; ask what they want instead.")
 			continue
 		}
 		conf := c.Confidence
@@ -603,10 +612,10 @@ func (l *Loop) handleCalls(ctx context.Context, ts *turnState, calls []ToolCall,
 			blast, p.preview = as.Assess(ctx, args)
 			p.assessed = true
 		}
-		v, err := l.cfg.Engine.Evaluate(ctx, policy, approval.CallInfo{Session: ts.in.Session, User: ts.in.User, Tool: c.Name, Kind: t.Kind(args), Hash: hash, Confidence: conf, Blast: blast})
+		v, err := l.cfg.Engine.Evaluate(ctx, policy, approval.CallInfo{Session: ts.in.Session, User: ts.in.User, Tool: c.Name, Effect: t.Effect(args), Hash: hash, Confidence: conf, Blast: blast})
 		if err != nil {
 			log.Error("policy evaluation failed; not running the call", "tool", c.Name, "err", err)
-			p.reply, p.status, p.isError = l.words.notRun+approval.UserMessageIn(err, l.cfg.Lang), "failed", true
+			p.answer(approval.StatusFailed, true, l.words.notRun+approval.UserMessageIn(err, l.cfg.Lang))
 			continue
 		}
 		p.verdict = v
@@ -614,12 +623,12 @@ func (l *Loop) handleCalls(ctx context.Context, ts *turnState, calls []ToolCall,
 			res, err := l.cfg.Tools.Dispatch(ctx, approval.Call{Tool: c.Name, Args: args, CallID: c.ID})
 			switch {
 			case err != nil && errors.Is(err, approval.ErrNotRun):
-				p.reply, p.status, p.isError = "Error: "+err.Error(), "failed", true
+				p.answer(approval.StatusFailed, true, "Error: "+err.Error())
 			case err != nil:
 				log.Error("tool failed with an unknown effect", "tool", c.Name, "err", err)
-				p.reply, p.status, p.isError = "The tool failed and its effect is unknown; do not retry it automatically.", "frozen", true
+				p.answer(approval.StatusFrozen, true, "The tool failed and its effect is unknown; do not retry it automatically.")
 			default:
-				p.reply, p.status, p.isError = res.Content, string(res.Status), res.IsError
+				p.answer(res.Status, res.IsError, res.Content)
 			}
 			l.say(ctx, ts.in, Say{Kind: SayToolResult, Tool: c.Name, Args: args, Text: p.reply, IsError: p.isError})
 			continue
@@ -631,7 +640,7 @@ func (l *Loop) handleCalls(ctx context.Context, ts *turnState, calls []ToolCall,
 		held = l.approve(ctx, ts, batch, log)
 	}
 	for _, p := range ps {
-		ts.conv.Messages = append(ts.conv.Messages, Message{Role: RoleTool, ToolCallID: p.call.ID, Name: p.call.Name, Content: p.reply, Status: approval.Status(p.status)})
+		ts.conv.Messages = append(ts.conv.Messages, Message{Role: RoleTool, ToolCallID: p.call.ID, Name: p.call.Name, Content: p.reply, Status: p.status})
 		ts.result.Actions = append(ts.result.Actions, Action{Tool: p.call.Name, Input: p.args, Result: p.reply, Status: p.status, IsError: p.isError})
 	}
 	return held
@@ -678,7 +687,7 @@ func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared, lo
 	if err != nil {
 		log.Error("requesting approval failed; not running the calls", "err", err)
 		for _, p := range batch {
-			p.reply, p.status, p.isError = l.words.notRun+approval.UserMessageIn(err, l.cfg.Lang), "failed", true
+			p.answer(approval.StatusFailed, true, l.words.notRun+approval.UserMessageIn(err, l.cfg.Lang))
 		}
 		l.say(ctx, ts.in, Say{Kind: SayNotice, Text: approval.UserMessageIn(err, l.cfg.Lang), IsError: true})
 		return true
@@ -700,7 +709,7 @@ func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared, lo
 	if werr != nil {
 		log.Warn("stopped waiting for the approval", "approval_id", a.ID, "err", werr)
 		for _, p := range batch {
-			p.reply, p.status, p.isError = "Not run yet: still waiting for a person's approval ("+string(a.ID)+"). The outcome will be recorded when it comes.", "pending", true
+			p.answer(approval.StatusPending, true, "Not run yet: still waiting for a person's approval ("+string(a.ID)+"). The outcome will be recorded when it comes.")
 		}
 		if l.ctx.Err() == nil {
 			// Not a shutdown: the turn ran out of time. Keep following
@@ -733,7 +742,7 @@ func withPlaceholders(conv Conversation, batch []*prepared, id approval.ID) Conv
 	c.Messages = append([]Message(nil), conv.Messages...)
 	for _, p := range batch {
 		c.Messages = append(c.Messages, Message{Role: RoleTool, ToolCallID: p.call.ID, Name: p.call.Name,
-			Content: "Not run yet: waiting for a person's approval (" + string(id) + ").", Status: statusPending})
+			Content: "Not run yet: waiting for a person's approval (" + string(id) + ").", Status: approval.StatusPending})
 	}
 	return c
 }
@@ -747,7 +756,7 @@ func (l *Loop) applyOutcome(ts *turnState, batch []*prepared, o approval.Outcome
 	}
 	for i, co := range callOutcomes(o, calls, false, l.cfg.Engine.Text()) {
 		p := batch[i]
-		p.reply, p.status, p.isError = co.reply, co.status, co.isError
+		p.answer(co.status, co.isError, co.reply)
 		if o.Status == approval.StatusRejected {
 			ts.declined[p.call.Name+"\x00"+p.hash] = true
 		}
@@ -759,7 +768,7 @@ func (l *Loop) applyOutcome(ts *turnState, batch []*prepared, o approval.Outcome
 
 // callOutcome is what became of one call of an ended approval.
 type callOutcome struct {
-	status  string
+	status  approval.Status
 	reply   string // what the model is told
 	isError bool
 	ran     bool // the tool ran and succeeded (executed or replayed)
@@ -799,24 +808,24 @@ func callOutcomes(o approval.Outcome, calls []approval.Call, late bool, text app
 			}
 			switch st {
 			case approval.StatusExecuted, approval.StatusReplayed:
-				out[i] = callOutcome{status: string(st), reply: r.Content, isError: r.IsError, ran: !r.IsError}
+				out[i] = callOutcome{status: st, reply: r.Content, isError: r.IsError, ran: !r.IsError}
 			case approval.StatusFailed:
-				out[i] = callOutcome{status: string(st), reply: "Failed: " + r.Content, isError: true}
+				out[i] = callOutcome{status: st, reply: "Failed: " + r.Content, isError: true}
 			case approval.StatusFrozen:
 				if frozenSeen {
 					// The engine stops a batch at its first call of unknown effect.
-					out[i] = callOutcome{status: string(st), isError: true,
+					out[i] = callOutcome{status: st, isError: true,
 						reply: "Not run: an earlier call of this batch has an unknown effect, so this one was stopped; do not retry it automatically."}
 				} else {
 					frozenSeen = true
-					out[i] = callOutcome{status: string(st), isError: true, reply: frozenReply(detail(r.Content, st, text))}
+					out[i] = callOutcome{status: st, isError: true, reply: frozenReply(detail(r.Content, st, text))}
 				}
 			default:
-				out[i] = callOutcome{status: string(st), reply: "Not run: " + r.Content, isError: true}
+				out[i] = callOutcome{status: st, reply: "Not run: " + r.Content, isError: true}
 			}
 			continue
 		}
-		co := callOutcome{status: string(o.Status), isError: o.IsError}
+		co := callOutcome{status: o.Status, isError: o.IsError}
 		switch o.Status {
 		case approval.StatusExecuted, approval.StatusReplayed:
 			co.reply, co.ran = o.Content, !o.IsError
@@ -884,7 +893,7 @@ func (l *Loop) resolveAwaiting(ctx context.Context, conv *Conversation, known ma
 		switch {
 		case err == nil && a.State.Terminal() && a.Outcome != nil:
 			o, ok = *a.Outcome, true
-		case err != nil && approval.KindOf(err) == approval.KindNotFound:
+		case err != nil && approval.KindOf(err) == errkind.NotFound:
 			a = nil
 			if !ok {
 				conv.Messages = append(conv.Messages, Message{Role: RoleSystem, Content: fmt.Sprintf(

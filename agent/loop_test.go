@@ -23,11 +23,11 @@ import (
 
 var quiet = slog.New(slog.DiscardHandler)
 
-// opTool is a tool of a given kind that counts its runs.
+// opTool is a tool of a given effect that counts its runs.
 type opTool struct {
-	name string
-	kind approval.Kind
-	runs atomic.Int64
+	name   string
+	effect approval.Effect
+	runs   atomic.Int64
 }
 
 type opArgs struct {
@@ -43,7 +43,7 @@ func (t *opTool) Schema() *jsonschema.Schema {
 	}
 	return s
 }
-func (t *opTool) Kind(json.RawMessage) approval.Kind { return t.kind }
+func (t *opTool) Effect(json.RawMessage) approval.Effect { return t.effect }
 func (t *opTool) Preview(_ context.Context, args json.RawMessage) (string, error) {
 	return t.name + " " + string(args), nil
 }
@@ -66,7 +66,7 @@ func (t *dropTool) Schema() *jsonschema.Schema {
 	}
 	return s
 }
-func (t *dropTool) Kind(json.RawMessage) approval.Kind { return approval.KindDestructive }
+func (t *dropTool) Effect(json.RawMessage) approval.Effect { return approval.EffectDestructive }
 func (t *dropTool) Preview(_ context.Context, args json.RawMessage) (string, error) {
 	return "drop " + string(args), nil
 }
@@ -166,8 +166,8 @@ func newHarness(t *testing.T, model agent.Model, mod ...func(*agent.LoopConfig))
 	t.Helper()
 	h := &harness{clk: clock.NewFake(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)), speak: &speaker{},
 		shown: make(chan *approval.Approval, 16), history: agent.NewMemoryHistory(),
-		read: &opTool{name: "look", kind: approval.KindRead}, del: &opTool{name: "erase", kind: approval.KindDestructive},
-		write: &opTool{name: "note", kind: approval.KindWrite}, drop: &dropTool{}}
+		read: &opTool{name: "look", effect: approval.EffectRead}, del: &opTool{name: "erase", effect: approval.EffectDestructive},
+		write: &opTool{name: "note", effect: approval.EffectWrite}, drop: &dropTool{}}
 	reg := agent.NewRegistry()
 	if err := reg.Register(h.read, h.del, h.write, h.drop); err != nil {
 		t.Fatal(err)
@@ -420,7 +420,7 @@ func (t *bulkTool) Preview(ctx context.Context, args json.RawMessage) (string, e
 // call to HIGH through the loop, the record says why in both languages,
 // and the card shows the preview of that same measurement.
 func TestBlastRadiusReachesTheCard(t *testing.T) {
-	bulk := &bulkTool{opTool: opTool{name: "bulk", kind: approval.KindWrite}, rows: 29}
+	bulk := &bulkTool{opTool: opTool{name: "bulk", effect: approval.EffectWrite}, rows: 29}
 	h := newHarness(t, callThenSummarise(call("c1", "bulk", "orders")), func(c *agent.LoopConfig) {
 		if err := c.Tools.Register(bulk); err != nil {
 			t.Fatal(err)
@@ -624,7 +624,7 @@ func TestSlowTurnSaysSo(t *testing.T) {
 
 func TestRegistryReplace(t *testing.T) {
 	reg := agent.NewRegistry()
-	a, b := &opTool{name: "a", kind: approval.KindRead}, &opTool{name: "b", kind: approval.KindRead}
+	a, b := &opTool{name: "a", effect: approval.EffectRead}, &opTool{name: "b", effect: approval.EffectRead}
 	if err := reg.Register(a); err != nil {
 		t.Fatal(err)
 	}

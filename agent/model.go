@@ -39,16 +39,12 @@ type Message struct {
 	Name string `json:"name,omitempty"`
 	// Status, on a tool message, is what became of the call in the
 	// outcome vocabulary (executed, failed, rejected, expired, superseded,
-	// cancelled, frozen…; "invalid" when its arguments were refused, and
-	// statusPending while a person has not decided). The loop sets it
+	// cancelled, frozen…; invalid when its arguments were refused, and
+	// pending while a person has not decided). The loop sets it
 	// where it writes the reply, so a model need not read the reply's
 	// words to know; the OpenAI model does not send it.
 	Status approval.Status `json:"status,omitempty"`
 }
-
-// statusPending is the Status of a tool message whose call waits for a
-// person's decision: nothing ran yet.
-const statusPending approval.Status = "pending"
 
 // ToolCall is one call the model asks for.
 type ToolCall struct {

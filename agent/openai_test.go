@@ -285,7 +285,7 @@ type schemaTool struct{ spec ToolSpec }
 func (s schemaTool) Name() string                                             { return s.spec.Name }
 func (s schemaTool) Description() string                                      { return s.spec.Description }
 func (s schemaTool) Schema() *jsonschema.Schema                               { return s.spec.Schema }
-func (s schemaTool) Kind(json.RawMessage) approval.Kind                       { return approval.KindWrite }
+func (s schemaTool) Effect(json.RawMessage) approval.Effect                   { return approval.EffectWrite }
 func (s schemaTool) Preview(context.Context, json.RawMessage) (string, error) { return "", nil }
 func (s schemaTool) Run(context.Context, json.RawMessage) (Output, error) {
 	return Output{Content: "ok"}, nil

@@ -126,7 +126,7 @@ type Rules struct {
 // Registry.Check). The rules model asks it which tool a "/sql" command is
 // for.
 type CallChecker interface {
-	Check(tool string, args json.RawMessage) (approval.Kind, error)
+	Check(tool string, args json.RawMessage) (approval.Effect, error)
 }
 
 type rulePattern struct {
@@ -525,7 +525,7 @@ func (m *Rules) isRead(args map[string]any) bool {
 	if err != nil {
 		return false
 	}
-	if k, err := m.tools.Check("sql_query", raw); err != nil || k != approval.KindRead {
+	if k, err := m.tools.Check("sql_query", raw); err != nil || k != approval.EffectRead {
 		return false
 	}
 	_, err = m.tools.Check("sql_execute", raw)
@@ -738,7 +738,7 @@ func summarise(msgs []Message, zh bool) string {
 // Status, never its words.
 func outcome(msg Message) approval.Status {
 	switch msg.Status {
-	case approval.StatusRejected, approval.StatusExpired, approval.StatusCancelled, approval.StatusSuperseded, statusPending:
+	case approval.StatusRejected, approval.StatusExpired, approval.StatusCancelled, approval.StatusSuperseded, approval.StatusPending:
 		return msg.Status
 	}
 	return ""

@@ -362,7 +362,7 @@ var summaryTests = []struct {
 			{Role: RoleTool, ToolCallID: "2", Content: "Not run: the approval expired before anyone decided.", Status: approval.StatusExpired},
 			{Role: RoleTool, ToolCallID: "3", Content: "Not run: a newer request in this conversation replaced it.", Status: approval.StatusSuperseded},
 			{Role: RoleTool, ToolCallID: "4", Content: "Not run: the approval was withdrawn.", Status: approval.StatusCancelled},
-			{Role: RoleTool, ToolCallID: "5", Content: "Not run yet: still waiting for a person's approval (ab12).", Status: statusPending},
+			{Role: RoleTool, ToolCallID: "5", Content: "Not run yet: still waiting for a person's approval (ab12).", Status: approval.StatusPending},
 			{Role: RoleTool, ToolCallID: "6", Content: "Failed: table t does not exist", Status: approval.StatusFailed},
 		},
 		want: "a was rejected, so it did not run.\n" +

@@ -27,9 +27,9 @@ type Tool interface {
 	Description() string
 	// Schema is the JSON schema of the arguments object.
 	Schema() *jsonschema.Schema
-	// Kind classifies one call (read, write or destructive); it may look at
+	// Effect classifies one call (read, write or destructive); it may look at
 	// the arguments (a DELETE is destructive, a SELECT is a read).
-	Kind(args json.RawMessage) approval.Kind
+	Effect(args json.RawMessage) approval.Effect
 	// Preview summarises one call for a person, e.g. "DELETE FROM orders
 	// WHERE … affects 37 rows". It must not change anything.
 	Preview(ctx context.Context, args json.RawMessage) (string, error)
@@ -164,10 +164,10 @@ func (r *Registry) Validate(name string, args json.RawMessage) (Tool, error) {
 }
 
 // Check asks the named tool, without running anything, whether it would
-// take args and what kind of call they make: the error says why not (an
+// take args and what effect the call has: the error says why not (an
 // unknown tool, arguments its schema refuses, or the tool's own refusal
-// when it is a Checker); otherwise the kind is the tool's Kind for args.
-func (r *Registry) Check(name string, args json.RawMessage) (approval.Kind, error) {
+// when it is a Checker); otherwise the tool's Effect for args.
+func (r *Registry) Check(name string, args json.RawMessage) (approval.Effect, error) {
 	t, err := r.Validate(name, args)
 	if err != nil {
 		return "", err
@@ -177,7 +177,7 @@ func (r *Registry) Check(name string, args json.RawMessage) (approval.Kind, erro
 			return "", err
 		}
 	}
-	return t.Kind(args), nil
+	return t.Effect(args), nil
 }
 
 // Dispatch validates and runs one approved call. Validation failures wrap

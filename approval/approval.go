@@ -107,22 +107,23 @@ func (r *Risk) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// Kind is what a tool call does to the world; it gives the default risk.
-type Kind string
+// Effect is what a tool call does to the world (read, write or destroy);
+// it gives the default risk. It is not an error kind (see errkind.Kind).
+type Effect string
 
-// Tool kinds.
+// Tool effects.
 const (
-	KindRead        Kind = "read"        // observes only: LOW
-	KindWrite       Kind = "write"       // changes state that can be changed back: MEDIUM
-	KindDestructive Kind = "destructive" // deletes or overwrites: HIGH
+	EffectRead        Effect = "read"        // observes only: LOW
+	EffectWrite       Effect = "write"       // changes state that can be changed back: MEDIUM
+	EffectDestructive Effect = "destructive" // deletes or overwrites: HIGH
 )
 
-// Risk returns the default risk of the kind; unknown kinds are HIGH.
-func (k Kind) Risk() Risk {
-	switch k {
-	case KindRead:
+// Risk returns the default risk of the effect; unknown effects are HIGH.
+func (e Effect) Risk() Risk {
+	switch e {
+	case EffectRead:
 		return RiskLow
-	case KindWrite:
+	case EffectWrite:
 		return RiskMedium
 	default:
 		return RiskHigh
@@ -177,7 +178,17 @@ const (
 	StatusCancelled      Status = "cancelled"       // withdrawn (by the requester, an operator or a failed card)
 )
 
-// AllStatuses lists every status, in a fixed order.
+// Action statuses. An agent's action (one tool call of a turn, agent.Action,
+// shown by the HTTP API) ends in an outcome status above, or in one of these
+// two, which are never an approval's outcome: no approval ends with them, so
+// they are not in AllStatuses, have no outcome_text and no card.
+const (
+	StatusInvalid Status = "invalid" // the call was malformed (unknown tool, arguments against the schema): nothing ran, nobody was asked
+	StatusPending Status = "pending" // the turn stopped waiting for the call's approval, which lives on; its outcome is recorded when it comes
+)
+
+// AllStatuses lists every outcome status, in a fixed order (not the action
+// statuses StatusInvalid and StatusPending).
 var AllStatuses = []Status{
 	StatusExecuted, StatusReplayed, StatusRejected, StatusTampered, StatusAlreadyDecided,
 	StatusSuperseded, StatusFrozen, StatusExpired, StatusMissing, StatusFailed,
@@ -188,7 +199,7 @@ var AllStatuses = []Status{
 // statuses that describe a refused attempt on an approval that lives on).
 func (s Status) Final() bool {
 	switch s {
-	case StatusUnauthorized, StatusTampered, StatusMissing, StatusAlreadyDecided:
+	case StatusUnauthorized, StatusTampered, StatusMissing, StatusAlreadyDecided, StatusPending:
 		return false
 	}
 	return true

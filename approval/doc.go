@@ -10,7 +10,7 @@
 //   - PayloadHash and Canonicalize fix what a person approves: the sha256 of
 //     the tool name and the canonical JSON of its arguments. Buttons carry
 //     the hash; a decision for another payload is "tampered".
-//   - Policy turns a call's kind, confidence and the session's grants into a
+//   - Policy turns a call's effect, confidence and the session's grants into a
 //     Verdict: run now, or ask whom, for how long, and why.
 //   - ReplyParser reads typed answers (确认 / 取消) without ever taking a
 //     negation for a confirmation.
@@ -25,7 +25,7 @@
 //     expires the approval through the same claim gate.
 //
 // Fail closed: no tool runs without a successful claim. If the store cannot
-// be reached, Decide returns an error of kind KindUnavailable and nothing
+// be reached, Decide returns an error of kind errkind.Unavailable and nothing
 // runs; a tool whose effect is unknown (a panic, an error after it started,
 // a result that could not be recorded) freezes its approval, which is never
 // re-run by itself.

@@ -13,6 +13,8 @@ import (
 	"github.com/hitlbot/hitlbot/approval/audit"
 	"github.com/hitlbot/hitlbot/internal/clock"
 	"github.com/hitlbot/hitlbot/internal/redact"
+
+	"github.com/hitlbot/hitlbot/approval/errkind"
 )
 
 // Auditor receives the audit records of the engine. *audit.Log implements it.
@@ -243,16 +245,16 @@ type Request struct {
 func (e *Engine) Request(ctx context.Context, r Request) (*Approval, error) {
 	const op = "approval.Request"
 	if len(r.Calls) == 0 {
-		return nil, E(op, KindInvalid, "", errors.New("no calls"))
+		return nil, E(op, errkind.Invalid, "", errors.New("no calls"))
 	}
 	if r.Session == "" {
-		return nil, E(op, KindInvalid, "", errors.New("no session"))
+		return nil, E(op, errkind.Invalid, "", errors.New("no session"))
 	}
 	calls := make([]Call, len(r.Calls))
 	for i, c := range r.Calls {
 		args, hash, err := HashCall(c.Tool, c.Args)
 		if err != nil {
-			return nil, E(op, KindInvalid, "", fmt.Errorf("call %d (%s): %w", i, c.Tool, err))
+			return nil, E(op, errkind.Invalid, "", fmt.Errorf("call %d (%s): %w", i, c.Tool, err))
 		}
 		c.Args, c.PayloadSHA256 = args, hash
 		calls[i] = c
@@ -309,7 +311,7 @@ func (e *Engine) Request(ctx context.Context, r Request) (*Approval, error) {
 		if c, ok, cerr := e.cfg.Store.Cancel(context.WithoutCancel(ctx), a.ID, o, e.cfg.Clock.Now().UTC()); cerr == nil && ok {
 			e.audit(c, audit.EventCancel, "", SourceSystem, StatusCancelled, "card could not be shown")
 		}
-		return nil, E(op, KindUnavailable, a.ID, fmt.Errorf("show approval: %w", err))
+		return nil, E(op, errkind.Unavailable, a.ID, fmt.Errorf("show approval: %w", err))
 	}
 	if len(cards) > 0 {
 		rec, err := e.cfg.Store.AddCards(ctx, a.ID, cards)
@@ -388,7 +390,7 @@ func (e *Engine) Decide(ctx context.Context, id ID, d Decision) (Outcome, error)
 	case Reject:
 		intent = IntentReject
 	default:
-		return Outcome{}, E("approval.Decide", KindInvalid, id, fmt.Errorf("unknown verb %q", d.Verb))
+		return Outcome{}, E("approval.Decide", errkind.Invalid, id, fmt.Errorf("unknown verb %q", d.Verb))
 	}
 	// The claim does not end with the caller (a click's HTTP request may
 	// be cancelled): a claim that ran but whose caller went away would
@@ -443,7 +445,7 @@ func (e *Engine) Decide(ctx context.Context, id ID, d Decision) (Outcome, error)
 		return e.outcome(st, ""), nil
 	case ClaimOK:
 	default:
-		return Outcome{}, E("approval.Decide", KindInternal, id, fmt.Errorf("unknown claim code %q", res.Code))
+		return Outcome{}, E("approval.Decide", errkind.Internal, id, fmt.Errorf("unknown claim code %q", res.Code))
 	}
 	if intent == IntentReject {
 		e.auditNote(a, audit.EventReject, d.Actor, d.Source, StatusRejected, "", d.Comment)
@@ -572,7 +574,7 @@ func (e *Engine) complete(ctx context.Context, a *Approval, state State, o Outco
 		ttl = e.cfg.ResultTTL
 	}
 	cards, err := e.cfg.Store.Complete(ctx, a.ID, state, o, ttl)
-	if err != nil && KindOf(err) == KindConflict {
+	if err != nil && KindOf(err) == errkind.Conflict {
 		// The sweeper froze this claim as stale (staleAfter) while the
 		// tool was still running: the cards already say frozen. Record
 		// in the audit trail what the run did after all.
@@ -694,7 +696,7 @@ func (e *Engine) Wait(ctx context.Context, id ID) (Outcome, error) {
 	e.mu.Lock()
 	if !e.started {
 		e.mu.Unlock()
-		return Outcome{}, E("approval.Wait", KindInternal, id, errors.New("engine not started"))
+		return Outcome{}, E("approval.Wait", errkind.Internal, id, errors.New("engine not started"))
 	}
 	// The first Wait on an approval this engine requested takes its early
 	// entry: every outcome since the Put is either in it or comes to ch.
@@ -729,7 +731,7 @@ func (e *Engine) Wait(ctx context.Context, id ID) (Outcome, error) {
 		// ch.
 		a, err := e.cfg.Store.Get(ctx, id)
 		if err != nil {
-			if KindOf(err) == KindNotFound {
+			if KindOf(err) == errkind.NotFound {
 				return e.outcome(StatusMissing, ""), nil
 			}
 			return Outcome{}, err
@@ -828,7 +830,7 @@ func (e *Engine) freezeStale(ctx context.Context, a *Approval) bool {
 	o.DecidedBy = a.DecidedBy
 	cards, err := e.cfg.Store.Complete(ctx, a.ID, StateFrozen, o, 0)
 	if err != nil {
-		if KindOf(err) == KindConflict || KindOf(err) == KindNotFound {
+		if KindOf(err) == errkind.Conflict || KindOf(err) == errkind.NotFound {
 			return true // its executor completed it after all
 		}
 		e.log.Warn("freezing a stale claim failed; retrying at the next sweep", "approval_id", a.ID, "err", err)
@@ -920,7 +922,7 @@ func (e *Engine) Cancel(ctx context.Context, id ID, actor UserID, src Source, re
 	o.DecidedBy, o.DecidedVia = actor, src
 	a, ok, err := e.cfg.Store.Cancel(ctx, id, o, e.cfg.Clock.Now().UTC())
 	if err != nil {
-		if KindOf(err) == KindNotFound {
+		if KindOf(err) == errkind.NotFound {
 			return e.outcome(StatusMissing, ""), nil
 		}
 		return Outcome{}, err

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/approval/redisstore"
 	"github.com/hitlbot/hitlbot/internal/clock"
 	"github.com/hitlbot/hitlbot/internal/testredis"
@@ -83,11 +84,11 @@ func TestRedisDown(t *testing.T) {
 	}
 	a := request(t, e)
 	srv.Stop()
-	if _, err := e.Decide(ctx, a.ID, decision(a, approval.Approve, "bob")); approval.KindOf(err) != approval.KindUnavailable {
-		t.Fatalf("Decide with Redis down = %v, want KindUnavailable", err)
+	if _, err := e.Decide(ctx, a.ID, decision(a, approval.Approve, "bob")); approval.KindOf(err) != errkind.Unavailable {
+		t.Fatalf("Decide with Redis down = %v, want errkind.Unavailable", err)
 	}
-	if _, err := e.Request(ctx, approval.Request{Session: "test:down", Requester: "alice", Calls: a.Calls}); approval.KindOf(err) != approval.KindUnavailable {
-		t.Fatalf("Request with Redis down = %v, want KindUnavailable", err)
+	if _, err := e.Request(ctx, approval.Request{Session: "test:down", Requester: "alice", Calls: a.Calls}); approval.KindOf(err) != errkind.Unavailable {
+		t.Fatalf("Request with Redis down = %v, want errkind.Unavailable", err)
 	}
 	if tool.runs.Load() != 0 {
 		t.Fatal("a tool ran while Redis was down")

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/audit"
+	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/approval/memstore"
 	"github.com/hitlbot/hitlbot/internal/clock"
 )
@@ -551,7 +552,7 @@ type failingComplete struct{ approval.Store }
 
 func (s failingComplete) Complete(ctx context.Context, id approval.ID, st approval.State, o approval.Outcome, ttl time.Duration) ([]approval.CardRef, error) {
 	if st == approval.StateExecuted {
-		return nil, approval.E("test.Complete", approval.KindUnavailable, id, approval.ErrUnavailable)
+		return nil, approval.E("test.Complete", errkind.Unavailable, id, approval.ErrUnavailable)
 	}
 	return s.Store.Complete(ctx, id, st, o, ttl)
 }
@@ -820,7 +821,7 @@ func TestGrants(t *testing.T) {
 		}
 		sess := approval.SessionKey(fmt.Sprintf("test:grant-%d", time.Now().UnixNano()))
 		args, hash, _ := approval.HashCall("task_create", []byte(`{"title":"buy milk"}`))
-		ci := approval.CallInfo{Session: sess, User: "alice", Tool: "task_create", Kind: approval.KindWrite, Hash: hash, Confidence: 1}
+		ci := approval.CallInfo{Session: sess, User: "alice", Tool: "task_create", Effect: approval.EffectWrite, Hash: hash, Confidence: 1}
 		v, err := f.a.Evaluate(context.Background(), p, ci)
 		if err != nil || !v.NeedsApproval || !v.Grantable {
 			t.Fatalf("first verdict = %+v, %v", v, err)
@@ -854,7 +855,7 @@ func TestGrants(t *testing.T) {
 // brokenStore fails every operation, as a store whose Redis is gone.
 type brokenStore struct{ approval.Store }
 
-var errDown = approval.E("test", approval.KindUnavailable, "", approval.ErrUnavailable)
+var errDown = approval.E("test", errkind.Unavailable, "", approval.ErrUnavailable)
 
 func (brokenStore) Put(context.Context, *approval.Approval, approval.Outcome) (*approval.Approval, error) {
 	return nil, errDown
@@ -871,10 +872,10 @@ func TestStoreDownFailsClosed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := broken.Decide(context.Background(), a.ID, decision(a, approval.Approve, "bob")); approval.KindOf(err) != approval.KindUnavailable {
-			t.Fatalf("Decide with the store down = %v, want KindUnavailable", err)
+		if _, err := broken.Decide(context.Background(), a.ID, decision(a, approval.Approve, "bob")); approval.KindOf(err) != errkind.Unavailable {
+			t.Fatalf("Decide with the store down = %v, want errkind.Unavailable", err)
 		}
-		if _, err := broken.Request(context.Background(), approval.Request{Session: "s:x", Calls: a.Calls}); approval.KindOf(err) != approval.KindUnavailable {
+		if _, err := broken.Request(context.Background(), approval.Request{Session: "s:x", Calls: a.Calls}); approval.KindOf(err) != errkind.Unavailable {
 			t.Fatalf("Request with the store down = %v", err)
 		}
 		if f.tool.runs.Load() != 0 {

@@ -2,42 +2,19 @@ package approval
 
 import (
 	"errors"
-	"fmt"
+
+	"github.com/hitlbot/hitlbot/approval/errkind"
 )
-
-// ErrorKind classifies an error so callers can decide what to tell a user
-// and whether to retry. Do not reorder: new kinds go at the end.
-type ErrorKind uint8
-
-// Error kinds.
-const (
-	KindOther       ErrorKind = iota // unclassified
-	KindInvalid                      // the input is malformed
-	KindNotFound                     // no such approval
-	KindPermission                   // the actor may not do this
-	KindConflict                     // the state does not allow it (already decided, superseded)
-	KindExpired                      // too late
-	KindUnavailable                  // a dependency (the store) is down; may succeed later
-	KindInternal                     // a bug or an unexpected state
-)
-
-var kindNames = [...]string{"other", "invalid", "not_found", "permission", "conflict", "expired", "unavailable", "internal"}
-
-func (k ErrorKind) String() string {
-	if int(k) < len(kindNames) {
-		return kindNames[k]
-	}
-	return fmt.Sprintf("kind(%d)", k)
-}
 
 // Error is the error type of the approval package: the operation that
-// failed, its kind, and the underlying error. Err is internal detail; the
-// text safe to show a chat user comes from UserMessage.
+// failed, its kind (one of package errkind's, shared with audit.Error), and
+// the underlying error. Err is internal detail; the text safe to show a chat
+// user comes from UserMessage.
 type Error struct {
-	Op   string    // the operation, e.g. "redisstore.Claim"
-	Kind ErrorKind // what kind of failure
-	ID   ID        // the approval, when there is one
-	Err  error     // the underlying error
+	Op   string       // the operation, e.g. "redisstore.Claim"
+	Kind errkind.Kind // what kind of failure
+	ID   ID           // the approval, when there is one
+	Err  error        // the underlying error
 }
 
 func (e *Error) Error() string {
@@ -45,7 +22,7 @@ func (e *Error) Error() string {
 	if e.ID != "" {
 		s += " " + string(e.ID)
 	}
-	if e.Kind != KindOther {
+	if e.Kind != errkind.Other {
 		s += ": " + e.Kind.String()
 	}
 	if e.Err != nil {
@@ -57,20 +34,20 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 // E builds an *Error.
-func E(op string, kind ErrorKind, id ID, err error) error {
+func E(op string, kind errkind.Kind, id ID, err error) error {
 	return &Error{Op: op, Kind: kind, ID: id, Err: err}
 }
 
-// KindOf returns the kind of the first *Error in err's chain, or KindOther.
-func KindOf(err error) ErrorKind {
+// KindOf returns the kind of the first *Error in err's chain, or errkind.Other.
+func KindOf(err error) errkind.Kind {
 	var e *Error
 	if errors.As(err, &e) {
-		if e.Kind == KindOther && e.Err != nil {
+		if e.Kind == errkind.Other && e.Err != nil {
 			return KindOf(e.Err)
 		}
 		return e.Kind
 	}
-	return KindOther
+	return errkind.Other
 }
 
 // ErrNotFound is returned (wrapped) when an approval does not exist.
@@ -96,18 +73,18 @@ func UserMessageIn(err error, lang string) string {
 		return en
 	}
 	switch KindOf(err) {
-	case KindNotFound:
+	case errkind.NotFound:
 		return say("That approval does not exist (or has been removed).", "找不到此审批（可能已被删除）。")
-	case KindPermission:
+	case errkind.Permission:
 		return say("You may not decide this approval.", "你无权处理此审批。")
-	case KindConflict:
+	case errkind.Conflict:
 		return say("This approval has already been decided.", "此审批已被处理。")
-	case KindExpired:
+	case errkind.Expired:
 		return say("This approval has expired.", "此审批已过期。")
-	case KindUnavailable:
+	case errkind.Unavailable:
 		return say("Approvals are temporarily unavailable; nothing was run. Please try again shortly.",
 			"审批服务暂时不可用，未执行任何操作，请稍后再试。")
-	case KindInvalid:
+	case errkind.Invalid:
 		return say("The request was not understood.", "无法理解此请求。")
 	}
 	return say("Something went wrong; nothing was run.", "出现了问题，未执行任何操作。")

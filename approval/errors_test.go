@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/hitlbot/hitlbot/approval/errkind"
 )
 
 func hasHan(s string) bool {
@@ -22,9 +24,9 @@ func hasHan(s string) bool {
 // kinds say different things, and none leaks the error's detail.
 func TestUserMessageIn(t *testing.T) {
 	secret := errors.New("dial tcp 10.0.0.7:6379: redis://:hunter2@cache")
-	kinds := []ErrorKind{KindOther, KindInvalid, KindNotFound, KindPermission, KindConflict, KindExpired, KindUnavailable, KindInternal}
+	kinds := []errkind.Kind{errkind.Other, errkind.Invalid, errkind.NotFound, errkind.Permission, errkind.Conflict, errkind.Expired, errkind.Unavailable, errkind.Internal}
 	for _, lang := range []string{"en", "zh"} {
-		seen := map[string]ErrorKind{}
+		seen := map[string]errkind.Kind{}
 		for _, k := range kinds {
 			err := fmt.Errorf("wrapped: %w", E("test.Op", k, "ap_1", secret))
 			msg := UserMessageIn(err, lang)
@@ -37,13 +39,13 @@ func TestUserMessageIn(t *testing.T) {
 				t.Errorf("%s, %v: %q leaks detail", lang, k, msg)
 			}
 			// Other and Internal share the generic sentence.
-			if prev, dup := seen[msg]; dup && !(k == KindInternal && prev == KindOther) {
+			if prev, dup := seen[msg]; dup && !(k == errkind.Internal && prev == errkind.Other) {
 				t.Errorf("%s: %v and %v both say %q", lang, prev, k, msg)
 			}
 			seen[msg] = k
 		}
 	}
-	down := E("test", KindUnavailable, "", ErrUnavailable)
+	down := E("test", errkind.Unavailable, "", ErrUnavailable)
 	if got := UserMessageIn(down, "zh"); got != "审批服务暂时不可用，未执行任何操作，请稍后再试。" {
 		t.Errorf("zh unavailable: %q", got)
 	}

@@ -88,7 +88,7 @@ type ApproverConfig struct {
 // ToolPolicy overrides the policy for one tool.
 type ToolPolicy struct {
 	// Risk forces the tool's risk (LOW, MEDIUM, HIGH) instead of the one
-	// derived from its kind. Empty keeps the derived risk.
+	// derived from its effect. Empty keeps the derived risk.
 	Risk string `json:"risk" mapstructure:"risk"`
 	// Confirm is "always" (every call asks), "never" (no call asks; for
 	// trusted read tools) or empty (decide by risk and confidence).
@@ -114,7 +114,7 @@ type ToolPolicy struct {
 //	MEDIUM, live grant                runs
 //	MEDIUM                            asks (the first time)
 //
-// A call's risk is its kind's (read LOW, write MEDIUM, destructive HIGH),
+// A call's risk is its effect's (read LOW, write MEDIUM, destructive HIGH),
 // or tools.<name>.risk; then its blast radius can raise it to HIGH: a
 // write whose dry run affects more than HighRows rows, or what the tool
 // says is HIGH (any DDL, UPDATE or DELETE without WHERE).
@@ -283,7 +283,7 @@ type Blast struct {
 	Measured bool
 	// AtMost reports that Rows is an upper bound, not what a dry run did.
 	AtMost bool
-	// High, when set, makes the call HIGH whatever its kind and says why:
+	// High, when set, makes the call HIGH whatever its effect and says why:
 	// a DDL, an UPDATE or DELETE without WHERE, a dry run that timed out.
 	High Words
 }
@@ -293,7 +293,7 @@ type CallInfo struct {
 	Session SessionKey
 	User    UserID
 	Tool    string
-	Kind    Kind
+	Effect  Effect
 	Hash    string // PayloadHash of the call
 	// Confidence is the model's confidence in the call, 0..1. Models that
 	// give none (LLMs) report 1.
@@ -328,8 +328,8 @@ func GrantKey(c CallInfo) string {
 	return string(c.Session) + "\x00" + string(c.User) + "\x00" + c.Tool + "\x00" + c.Hash
 }
 
-// kindWords names a kind in Chinese for a reason.
-var kindWords = map[Kind]string{KindRead: "读取", KindWrite: "写入", KindDestructive: "破坏性操作"}
+// effectWords names an effect in Chinese for a reason.
+var effectWords = map[Effect]string{EffectRead: "读取", EffectWrite: "写入", EffectDestructive: "破坏性操作"}
 
 // Evaluate decides whether c needs approval; the table is in the
 // documentation of PolicyConfig. hasGrant reports whether the session
@@ -337,7 +337,7 @@ var kindWords = map[Kind]string{KindRead: "读取", KindWrite: "写入", KindDes
 // that would otherwise ask, and may be nil.
 func (p *Policy) Evaluate(c CallInfo, hasGrant func() (bool, error)) (Verdict, error) {
 	tp := p.cfg.Tools[c.Tool]
-	risk := c.Kind.Risk()
+	risk := c.Effect.Risk()
 	if tp.Risk != "" {
 		r, err := ParseRisk(tp.Risk)
 		if err != nil {
@@ -390,8 +390,8 @@ func (p *Policy) Evaluate(c CallInfo, hasGrant func() (bool, error)) (Verdict, e
 		}
 		return say(true, w)
 	case risk == RiskHigh:
-		return say(true, Words{fmt.Sprintf("%s risk (%s)", risk, c.Kind), "高风险（" + zhKind(c.Kind) + "）"})
-	case risk == RiskLow && c.Kind == KindRead:
+		return say(true, Words{fmt.Sprintf("%s risk (%s)", risk, c.Effect), "高风险（" + zhEffect(c.Effect) + "）"})
+	case risk == RiskLow && c.Effect == EffectRead:
 		return say(false, Words{"LOW risk (a read)", "低风险（只读）"})
 	case c.Confidence < threshold:
 		return say(true, lowConfidence)
@@ -429,12 +429,12 @@ func shortDuration(d time.Duration) string {
 	return s
 }
 
-// zhKind names a kind in Chinese, or as it is.
-func zhKind(k Kind) string {
-	if w, ok := kindWords[k]; ok {
+// zhEffect names an effect in Chinese, or as it is.
+func zhEffect(e Effect) string {
+	if w, ok := effectWords[e]; ok {
 		return w
 	}
-	return string(k)
+	return string(e)
 }
 
 func (p *Policy) approvers(r Risk) ApproverRule {

@@ -27,9 +27,9 @@ func cfgWith(mod func(*PolicyConfig)) PolicyConfig {
 }
 
 var (
-	readCall   = CallInfo{Session: "s", User: "u", Tool: "sql_query", Kind: KindRead, Hash: "h", Confidence: 1}
-	writeCall  = CallInfo{Session: "s", User: "u", Tool: "task_create", Kind: KindWrite, Hash: "h", Confidence: 1}
-	deleteCall = CallInfo{Session: "s", User: "u", Tool: "sql_execute", Kind: KindDestructive, Hash: "h", Confidence: 1}
+	readCall   = CallInfo{Session: "s", User: "u", Tool: "sql_query", Effect: EffectRead, Hash: "h", Confidence: 1}
+	writeCall  = CallInfo{Session: "s", User: "u", Tool: "task_create", Effect: EffectWrite, Hash: "h", Confidence: 1}
+	deleteCall = CallInfo{Session: "s", User: "u", Tool: "sql_execute", Effect: EffectDestructive, Hash: "h", Confidence: 1}
 	strict     = cfgWith(func(c *PolicyConfig) { c.Strict = true })
 	ddl        = Words{EN: "CREATE TABLE changes the schema (DDL)", ZH: "CREATE TABLE 会修改数据库结构（DDL）"}
 )
@@ -76,7 +76,7 @@ var policyTests = []policyTest{
 	// HIGH always asks.
 	{"destructive asks", cfgWith(nil), deleteCall, false, true, RiskHigh, "HIGH risk (destructive)", "高风险（破坏性操作）"},
 	{"destructive asks even when granted", cfgWith(nil), deleteCall, true, true, RiskHigh, "HIGH", ""},
-	{"unknown kind is HIGH", cfgWith(nil), CallInfo{Tool: "x", Kind: "weird", Confidence: 1}, false, true, RiskHigh, "HIGH", ""},
+	{"unknown kind is HIGH", cfgWith(nil), CallInfo{Tool: "x", Effect: "weird", Confidence: 1}, false, true, RiskHigh, "HIGH", ""},
 	{"override risk HIGH", tool("task_create", ToolPolicy{Risk: "high"}), writeCall, false, true, RiskHigh, "HIGH", ""},
 	{"override risk LOW", tool("sql_execute", ToolPolicy{Risk: "LOW"}), deleteCall, false, false, RiskLow, "LOW", ""},
 	// The blast radius raises the risk, and the reason says why.
@@ -85,7 +85,7 @@ var policyTests = []policyTest{
 	{"high_rows itself is not more", cfgWith(nil), withRows(writeCall, 20, false), false, true, RiskMedium, "first time", ""},
 	{"high_rows itself, granted", cfgWith(nil), withRows(writeCall, 20, false), true, false, RiskMedium, "approved earlier", ""},
 	{"an upper bound counts", cfgWith(nil), withRows(writeCall, 40, true), false, true, RiskHigh, "may affect up to 40 rows, more than 20", "最多影响 40 行，超过 20 行"},
-	{"unmeasured rows do not count", cfgWith(nil), CallInfo{Tool: "t", Kind: KindWrite, Confidence: 1, Blast: Blast{Rows: 99}}, false, true, RiskMedium, "first time", ""},
+	{"unmeasured rows do not count", cfgWith(nil), CallInfo{Tool: "t", Effect: EffectWrite, Confidence: 1, Blast: Blast{Rows: 99}}, false, true, RiskMedium, "first time", ""},
 	{"high_rows 0 turns the row rule off", cfgWith(func(c *PolicyConfig) { c.HighRows = 0 }), withRows(writeCall, 1000, false), false, true, RiskMedium, "first time", ""},
 	{"custom high_rows", cfgWith(func(c *PolicyConfig) { c.HighRows = 5 }), withRows(writeCall, 6, false), false, true, RiskHigh, "affects 6 rows, more than 5", "超过 5 行"},
 	{"a DDL is HIGH", cfgWith(nil), withHigh(writeCall, ddl), true, true, RiskHigh, "CREATE TABLE changes the schema", "修改数据库结构"},
@@ -96,7 +96,7 @@ var policyTests = []policyTest{
 	// Configuration first.
 	{"confirm always", tool("sql_query", ToolPolicy{Confirm: "always"}), readCall, false, true, RiskLow, "always", "每次"},
 	{"confirm never", tool("sql_execute", ToolPolicy{Confirm: "never"}), deleteCall, false, false, RiskHigh, "without confirmation", ""},
-	{"confirm never and many rows", tool("sql_execute", ToolPolicy{Confirm: "never"}), withRows(CallInfo{Tool: "sql_execute", Kind: KindWrite, Confidence: 1}, 29, false), false, false, RiskHigh, "without confirmation", ""},
+	{"confirm never and many rows", tool("sql_execute", ToolPolicy{Confirm: "never"}), withRows(CallInfo{Tool: "sql_execute", Effect: EffectWrite, Confidence: 1}, 29, false), false, false, RiskHigh, "without confirmation", ""},
 	{"disabled runs everything", cfgWith(func(c *PolicyConfig) { c.Enabled = false }), deleteCall, false, false, RiskHigh, "turned off", "已关闭"},
 }
 

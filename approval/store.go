@@ -19,7 +19,7 @@ type Store interface {
 	// given outcome, and it is returned so the caller can settle it.
 	Put(ctx context.Context, a *Approval, supersededOutcome Outcome) (superseded *Approval, err error)
 
-	// Get returns the approval with id, or an error of kind KindNotFound.
+	// Get returns the approval with id, or an error of kind errkind.NotFound.
 	Get(ctx context.Context, id ID) (*Approval, error)
 
 	// AddCards records the cards that show the approval. A decision may

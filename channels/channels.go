@@ -63,10 +63,22 @@ type Target struct {
 	UserID approval.UserID
 }
 
+// OutKind is what kind of thing the bot says; a channel may show each
+// differently (a tool result as a step, a notice in grey). The values are the
+// wire names the web channel sends in a frame's "kind".
+type OutKind string
+
+// Kinds of Outgoing.
+const (
+	OutAnswer     OutKind = "answer"      // the model's reply
+	OutNotice     OutKind = "notice"      // progress or a problem, in plain words
+	OutToolResult OutKind = "tool_result" // a tool ran; Text is its result, Tool and Args name the call
+)
+
 // Outgoing is something the bot says.
 type Outgoing struct {
-	// Kind is "answer", "notice" or "tool_result" (agent.SayKind values).
-	Kind string
+	// Kind is what it is; empty is taken as OutNotice.
+	Kind OutKind
 	// Text is plain text or light Markdown.
 	Text string
 	// Tool and Args describe a tool result.

@@ -240,7 +240,7 @@ func (t *chaosTool) Description() string { return "counts its runs" }
 func (t *chaosTool) Schema() *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"n": {Type: "integer"}}, Required: []string{"n"}}
 }
-func (t *chaosTool) Kind(json.RawMessage) approval.Kind { return approval.KindDestructive }
+func (t *chaosTool) Effect(json.RawMessage) approval.Effect { return approval.EffectDestructive }
 func (t *chaosTool) Preview(_ context.Context, args json.RawMessage) (string, error) {
 	return "count " + string(args), nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/cards"
 	"github.com/hitlbot/hitlbot/internal/clock"
 )
@@ -423,7 +424,7 @@ func (r *Router) HandleMessage(ctx context.Context, m Message) error {
 		if r.refuse(ctx, m.Channel, m.UserID, m.ChatID, log) || m.ChatType == "p2p" {
 			to := Target{Channel: m.Channel, ChatID: m.ChatID, ThreadID: m.ThreadID, ReplyTo: m.MessageID, UserID: m.UserID}
 			// IsError: the message's turn ends here, with this answer.
-			if err := ch.Send(ctx, to, Outgoing{Kind: string(agent.SayNotice), Text: r.words().refused, IsError: true}); err != nil {
+			if err := ch.Send(ctx, to, Outgoing{Kind: OutNotice, Text: r.words().refused, IsError: true}); err != nil {
 				log.Warn("sending a notice failed", "err", err)
 			}
 		}
@@ -541,7 +542,7 @@ func (r *Router) lateReply(ctx context.Context, store approval.Store, ch Channel
 	st, text := r.endedWords(last)
 	log.Info("a typed reply came after the session's approval ended; answered with how it ended", "approval_id", last.ID,
 		"status", st, "created_at", written, "decided_at", last.DecidedAt)
-	if err := ch.Send(ctx, to, Outgoing{Kind: string(agent.SayNotice), Text: text, IsError: true}); err != nil {
+	if err := ch.Send(ctx, to, Outgoing{Kind: OutNotice, Text: text, IsError: true}); err != nil {
 		log.Warn("sending a notice failed", "err", err)
 	}
 	return true
@@ -744,7 +745,7 @@ func (r *Router) currentOutcome(ctx context.Context, eng *approval.Engine, id ap
 	}
 	a, err := eng.Get(ctx, id)
 	if err != nil {
-		if approval.KindOf(err) == approval.KindNotFound {
+		if approval.KindOf(err) == errkind.NotFound {
 			return r.outcome(approval.StatusMissing), nil
 		}
 		return approval.Outcome{}, err
@@ -835,7 +836,19 @@ func (r *Router) Say(ctx context.Context, in agent.Inbound, s agent.Say) error {
 		return err
 	}
 	return ch.Send(ctx, Target{Channel: in.Channel, ChatID: in.ChatID, ThreadID: in.ThreadID, ReplyTo: in.MessageID, UserID: in.User},
-		Outgoing{Kind: string(s.Kind), Text: s.Text, Tool: s.Tool, Args: s.Args, IsError: s.IsError})
+		Outgoing{Kind: outKind(s.Kind), Text: s.Text, Tool: s.Tool, Args: s.Args, IsError: s.IsError})
+}
+
+// outKind maps what the agent says to what a channel sends; anything the
+// agent adds later is a notice until it is mapped here.
+func outKind(k agent.SayKind) OutKind {
+	switch k {
+	case agent.SayAnswer:
+		return OutAnswer
+	case agent.SayToolResult:
+		return OutToolResult
+	}
+	return OutNotice
 }
 
 // PendingView returns the card of the pending approval of to's session,
@@ -865,7 +878,7 @@ func (r *Router) ApprovalView(ctx context.Context, channel string, id approval.I
 	}
 	a, err := eng.Get(ctx, id)
 	if err != nil {
-		if approval.KindOf(err) == approval.KindNotFound {
+		if approval.KindOf(err) == errkind.NotFound {
 			return nil, nil
 		}
 		return nil, err
@@ -881,7 +894,7 @@ func (r *Router) ApprovalView(ctx context.Context, channel string, id approval.I
 
 // notice says a short text in the chat; a failure is logged.
 func (r *Router) notice(ctx context.Context, ch Channel, to Target, log *slog.Logger, text string) {
-	if err := ch.Send(ctx, to, Outgoing{Kind: string(agent.SayNotice), Text: text}); err != nil {
+	if err := ch.Send(ctx, to, Outgoing{Kind: OutNotice, Text: text}); err != nil {
 		log.Warn("sending a notice failed", "err", err)
 	}
 }

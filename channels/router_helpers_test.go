@@ -111,7 +111,7 @@ func (f *fakeChannel) texts() []string {
 	defer f.mu.Unlock()
 	var out []string
 	for _, s := range f.sent {
-		out = append(out, s.out.Kind+": "+s.out.Text)
+		out = append(out, string(s.out.Kind)+": "+s.out.Text)
 	}
 	return out
 }
@@ -153,11 +153,11 @@ func eventually(t testing.TB, what string, cond func() bool) {
 	waitfor.True(t, what, cond)
 }
 
-// opTool is a tool of a given kind that counts its runs.
+// opTool is a tool of a given effect that counts its runs.
 type opTool struct {
-	name string
-	kind approval.Kind
-	runs atomic.Int64
+	name   string
+	effect approval.Effect
+	runs   atomic.Int64
 	// fails, when set, is the result of a run that reports a failure.
 	fails string
 }
@@ -175,7 +175,7 @@ func (t *opTool) Schema() *jsonschema.Schema {
 	}
 	return s
 }
-func (t *opTool) Kind(json.RawMessage) approval.Kind { return t.kind }
+func (t *opTool) Effect(json.RawMessage) approval.Effect { return t.effect }
 func (t *opTool) Preview(_ context.Context, args json.RawMessage) (string, error) {
 	return t.name + " " + string(args), nil
 }
@@ -250,7 +250,7 @@ func newRigClock(t testing.TB, store approval.Store, engClock clock.Clock, mod .
 	if store == nil {
 		store = memstore.New(memstore.Options{})
 	}
-	g := &rig{store: store, ch: newFake("fake"), erase: &opTool{name: "erase", kind: approval.KindDestructive}, model: &model{}}
+	g := &rig{store: store, ch: newFake("fake"), erase: &opTool{name: "erase", effect: approval.EffectDestructive}, model: &model{}}
 	cfg := RouterConfig{Store: store, Lang: "en", Logger: quiet}
 	for _, m := range mod {
 		m(&cfg)

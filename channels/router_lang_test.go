@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/approval/memstore"
 )
 
@@ -13,7 +14,7 @@ import (
 type pendingFails struct{ approval.Store }
 
 func (pendingFails) Pending(context.Context, approval.SessionKey) (*approval.Approval, error) {
-	return nil, approval.E("test.Pending", approval.KindUnavailable, "", approval.ErrUnavailable)
+	return nil, approval.E("test.Pending", errkind.Unavailable, "", approval.ErrUnavailable)
 }
 
 // TestStoreFailureSaidInTheConfiguredLanguage: a typed 确认 whose pending

@@ -15,7 +15,7 @@ func (f *fakeChannel) lastNotice() (string, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for i := len(f.sent) - 1; i >= 0; i-- {
-		if f.sent[i].out.Kind == "notice" {
+		if f.sent[i].out.Kind == OutNotice {
 			return f.sent[i].out.Text, f.sent[i].out.IsError
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/approval/memstore"
 	"github.com/hitlbot/hitlbot/approval/redisstore"
 	"github.com/hitlbot/hitlbot/internal/clock"
@@ -100,7 +101,7 @@ func TestMetrics(t *testing.T) {
 type seenFails struct{ approval.Store }
 
 func (seenFails) Seen(context.Context, string, time.Duration) (bool, error) {
-	return false, approval.E("test.Seen", approval.KindUnavailable, "", approval.ErrUnavailable)
+	return false, approval.E("test.Seen", errkind.Unavailable, "", approval.ErrUnavailable)
 }
 
 func TestSeenErrorProcessesTheMessage(t *testing.T) {
@@ -310,7 +311,7 @@ func TestShowOnUnregisteredChannelCancels(t *testing.T) {
 		t.Fatal("Request succeeded with no channel to show the card")
 	}
 	id := approval.KindOf(err)
-	if id != approval.KindUnavailable {
+	if id != errkind.Unavailable {
 		t.Fatalf("kind %v (%v)", id, err)
 	}
 	if p, _ := g.engine.Pending(context.Background(), "nowhere:c9"); p != nil {

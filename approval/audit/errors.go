@@ -3,38 +3,19 @@ package audit
 import (
 	"errors"
 	"fmt"
+
+	"github.com/hitlbot/hitlbot/approval/errkind"
 )
-
-// ErrorKind classifies an error of this package. Do not reorder: new kinds go
-// at the end.
-type ErrorKind uint8
-
-// Error kinds. The names match the kinds of the approval package.
-const (
-	KindOther       ErrorKind = iota // unclassified
-	KindInvalid                      // a stored record or line is malformed
-	KindUnavailable                  // a sink (file, Redis) failed or timed out; may succeed later
-	KindClosed                       // the log or sink has been closed
-)
-
-var kindNames = [...]string{"other", "invalid", "unavailable", "closed"}
-
-func (k ErrorKind) String() string {
-	if int(k) < len(kindNames) {
-		return kindNames[k]
-	}
-	return fmt.Sprintf("kind(%d)", k)
-}
 
 // Error is the error type of the audit package: the operation that failed,
-// its kind, where (a file line or a stream entry, when there is one), and
-// the underlying error. A broken chain is not an Error but a *Break.
+// its kind (one of package errkind's, shared with approval.Error), where (a
+// file line or a stream entry, when there is one), and the underlying error. A broken chain is not an Error but a *Break.
 type Error struct {
-	Op    string    // the operation, e.g. "audit.ReadFile"
-	Kind  ErrorKind // what kind of failure
-	Line  int       // 1-based line of a file, when the error is about one
-	Where string    // the file path or stream key (and entry id), when there is one
-	Err   error     // the underlying error
+	Op    string       // the operation, e.g. "audit.ReadFile"
+	Kind  errkind.Kind // what kind of failure
+	Line  int          // 1-based line of a file, when the error is about one
+	Where string       // the file path or stream key (and entry id), when there is one
+	Err   error        // the underlying error
 }
 
 func (e *Error) Error() string {
@@ -45,7 +26,7 @@ func (e *Error) Error() string {
 	if e.Line > 0 {
 		s += fmt.Sprintf(" line %d", e.Line)
 	}
-	if e.Kind != KindOther {
+	if e.Kind != errkind.Other {
 		s += ": " + e.Kind.String()
 	}
 	if e.Err != nil {
@@ -57,20 +38,20 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 // E builds an *Error.
-func E(op string, kind ErrorKind, err error) error {
+func E(op string, kind errkind.Kind, err error) error {
 	return &Error{Op: op, Kind: kind, Err: err}
 }
 
-// KindOf returns the kind of the first *Error in err's chain, or KindOther.
-func KindOf(err error) ErrorKind {
+// KindOf returns the kind of the first *Error in err's chain, or errkind.Other.
+func KindOf(err error) errkind.Kind {
 	var e *Error
 	if errors.As(err, &e) {
-		if e.Kind == KindOther && e.Err != nil {
+		if e.Kind == errkind.Other && e.Err != nil {
 			return KindOf(e.Err)
 		}
 		return e.Kind
 	}
-	return KindOther
+	return errkind.Other
 }
 
 // ErrClosed is returned (wrapped) by a sink written after Close.

@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"sync"
+
+	"github.com/hitlbot/hitlbot/approval/errkind"
 )
 
 // FileSink appends records to a file as JSON lines, one record per line.
@@ -28,7 +30,7 @@ type FileSink struct {
 func NewFileSink(path string, fsync bool) (*FileSink, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, &Error{Op: "audit.NewFileSink", Kind: KindUnavailable, Where: path, Err: err}
+		return nil, &Error{Op: "audit.NewFileSink", Kind: errkind.Unavailable, Where: path, Err: err}
 	}
 	return &FileSink{path: path, fsync: fsync, f: f}, nil
 }
@@ -42,25 +44,25 @@ func (s *FileSink) String() string { return "file:" + s.path }
 func (s *FileSink) Write(ctx context.Context, recs []Record) error {
 	const op = "audit.FileSink.Write"
 	if err := ctx.Err(); err != nil {
-		return &Error{Op: op, Kind: KindUnavailable, Where: s.path, Err: err}
+		return &Error{Op: op, Kind: errkind.Unavailable, Where: s.path, Err: err}
 	}
 	var buf []byte
 	var err error
 	for i := range recs {
 		if buf, err = encodeRecord(buf, &recs[i]); err != nil {
-			return &Error{Op: op, Kind: KindInvalid, Where: s.path, Err: err}
+			return &Error{Op: op, Kind: errkind.Invalid, Where: s.path, Err: err}
 		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.f == nil {
-		return &Error{Op: op, Kind: KindClosed, Where: s.path, Err: ErrClosed}
+		return &Error{Op: op, Kind: errkind.Closed, Where: s.path, Err: ErrClosed}
 	}
 	if s.partial {
 		// End the fragment a failed write left, so that it stands alone
 		// as one malformed line and the records after it stay readable.
 		if _, err := s.f.Write([]byte{'\n'}); err != nil {
-			return &Error{Op: op, Kind: KindUnavailable, Where: s.path, Err: err}
+			return &Error{Op: op, Kind: errkind.Unavailable, Where: s.path, Err: err}
 		}
 		s.partial = false
 	}
@@ -73,11 +75,11 @@ func (s *FileSink) Write(ctx context.Context, recs []Record) error {
 		if n > 0 {
 			s.undo(size, n)
 		}
-		return &Error{Op: op, Kind: KindUnavailable, Where: s.path, Err: err}
+		return &Error{Op: op, Kind: errkind.Unavailable, Where: s.path, Err: err}
 	}
 	if s.fsync {
 		if err := s.f.Sync(); err != nil {
-			return &Error{Op: op, Kind: KindUnavailable, Where: s.path, Err: err}
+			return &Error{Op: op, Kind: errkind.Unavailable, Where: s.path, Err: err}
 		}
 	}
 	return nil
@@ -100,7 +102,7 @@ func (s *FileSink) undo(size int64, n int) {
 // excludes this sink's writes while it reads.
 func (s *FileSink) Read(ctx context.Context) ([]Record, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, &Error{Op: "audit.FileSink.Read", Kind: KindUnavailable, Where: s.path, Err: err}
+		return nil, &Error{Op: "audit.FileSink.Read", Kind: errkind.Unavailable, Where: s.path, Err: err}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -117,20 +119,20 @@ func (s *FileSink) Close() error {
 	err := s.f.Close()
 	s.f = nil
 	if err != nil {
-		return &Error{Op: "audit.FileSink.Close", Kind: KindUnavailable, Where: s.path, Err: err}
+		return &Error{Op: "audit.FileSink.Close", Kind: errkind.Unavailable, Where: s.path, Err: err}
 	}
 	return nil
 }
 
 // ReadFile reads a file of JSON lines written by FileSink, oldest first.
 // Blank lines are skipped. A line that is not exactly one record (malformed
-// JSON, an unknown field, trailing data) is an *Error of kind KindInvalid
+// JSON, an unknown field, trailing data) is an *Error of kind errkind.Invalid
 // whose Line names it.
 func ReadFile(path string) ([]Record, error) {
 	const op = "audit.ReadFile"
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, &Error{Op: op, Kind: KindUnavailable, Where: path, Err: err}
+		return nil, &Error{Op: op, Kind: errkind.Unavailable, Where: path, Err: err}
 	}
 	defer f.Close()
 	recs, err := readRecords(f)
@@ -140,7 +142,7 @@ func ReadFile(path string) ([]Record, error) {
 			e.Op, e.Where = op, path
 			return nil, e
 		}
-		return nil, &Error{Op: op, Kind: KindUnavailable, Where: path, Err: err}
+		return nil, &Error{Op: op, Kind: errkind.Unavailable, Where: path, Err: err}
 	}
 	return recs, nil
 }
@@ -154,7 +156,7 @@ func readRecords(r io.Reader) ([]Record, error) {
 		if len(bytes.TrimSpace(b)) > 0 {
 			rec, derr := decodeRecord(b)
 			if derr != nil {
-				return nil, &Error{Op: "audit.readRecords", Kind: KindInvalid, Line: line, Err: fmt.Errorf("not a record: %w", derr)}
+				return nil, &Error{Op: "audit.readRecords", Kind: errkind.Invalid, Line: line, Err: fmt.Errorf("not a record: %w", derr)}
 			}
 			recs = append(recs, rec)
 		}

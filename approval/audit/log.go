@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hitlbot/hitlbot/approval/errkind"
 )
 
 // LogConfig configures a Log. It is the `audit` section of the YAML file.
@@ -281,7 +283,7 @@ func (l *Log) flush(ctx context.Context, op string, all bool) error {
 			l.mu.Lock()
 			n := l.seq - l.base
 			l.mu.Unlock()
-			return E(op, KindUnavailable, fmt.Errorf("%d record(s) not yet written by every sink: %w", n, ctx.Err()))
+			return E(op, errkind.Unavailable, fmt.Errorf("%d record(s) not yet written by every sink: %w", n, ctx.Err()))
 		}
 		l.mu.Lock()
 	}
@@ -314,7 +316,7 @@ func (l *Log) Close(ctx context.Context) error {
 	errs := []error{err}
 	for _, w := range l.sinks {
 		if cerr := w.sink.Close(); cerr != nil {
-			errs = append(errs, E("audit.Close", KindUnavailable, fmt.Errorf("sink %s: %w", w.name, cerr)))
+			errs = append(errs, E("audit.Close", errkind.Unavailable, fmt.Errorf("sink %s: %w", w.name, cerr)))
 		}
 	}
 	l.closeErr = errors.Join(errs...)

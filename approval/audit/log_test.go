@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hitlbot/hitlbot/approval/errkind"
 )
 
 // roundTripSinks are the sinks a chain must survive.
@@ -379,11 +381,11 @@ func TestFlushTimeoutAndClose(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	err := l.Flush(ctx)
-	if KindOf(err) != KindUnavailable || !strings.Contains(err.Error(), "2 record(s) not yet written") {
+	if KindOf(err) != errkind.Unavailable || !strings.Contains(err.Error(), "2 record(s) not yet written") {
 		t.Errorf("Flush with an ended context = %v", err)
 	}
 	err = l.Close(ctx)
-	if KindOf(err) != KindUnavailable || !errors.Is(err, context.Canceled) {
+	if KindOf(err) != errkind.Unavailable || !errors.Is(err, context.Canceled) {
 		t.Errorf("Close with an ended context = %v", err)
 	}
 	if err2 := l.Close(testCtx(t)); err2 == nil || err2.Error() != err.Error() {

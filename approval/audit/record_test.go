@@ -3,6 +3,8 @@ package audit
 import (
 	"strings"
 	"testing"
+
+	"github.com/hitlbot/hitlbot/approval/errkind"
 )
 
 var eventCases = []struct {
@@ -44,9 +46,9 @@ var errorCases = []struct {
 	err  *Error
 	want string
 }{
-	{&Error{Op: "audit.ReadFile", Kind: KindInvalid, Where: "/x.jsonl", Line: 3, Err: errString("bad")},
+	{&Error{Op: "audit.ReadFile", Kind: errkind.Invalid, Where: "/x.jsonl", Line: 3, Err: errString("bad")},
 		"audit.ReadFile /x.jsonl line 3: invalid: bad"},
-	{&Error{Op: "audit.Flush", Kind: KindUnavailable}, "audit.Flush: unavailable"},
+	{&Error{Op: "audit.Flush", Kind: errkind.Unavailable}, "audit.Flush: unavailable"},
 	{&Error{Op: "audit.Op"}, "audit.Op"},
 }
 
@@ -60,7 +62,7 @@ func TestErrorMessage(t *testing.T) {
 			t.Errorf("Error() = %q, want %q", got, tc.want)
 		}
 	}
-	if KindOf(E("outer", KindOther, E("inner", KindClosed, nil))) != KindClosed {
-		t.Error("KindOf does not look through KindOther")
+	if KindOf(E("outer", errkind.Other, E("inner", errkind.Closed, nil))) != errkind.Closed {
+		t.Error("KindOf does not look through errkind.Other")
 	}
 }

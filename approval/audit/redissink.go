@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/hitlbot/hitlbot/approval/errkind"
 )
 
 // streamField is the one field of a stream entry; its value is the record's JSON.
@@ -52,7 +54,7 @@ func (s *RedisSink) Write(ctx context.Context, recs []Record) error {
 	for i := range recs {
 		j, err := encodeRecord(nil, &recs[i])
 		if err != nil {
-			return &Error{Op: op, Kind: KindInvalid, Where: s.key, Err: err}
+			return &Error{Op: op, Kind: errkind.Invalid, Where: s.key, Err: err}
 		}
 		pipe.XAdd(ctx, &redis.XAddArgs{
 			Stream: s.key,
@@ -62,7 +64,7 @@ func (s *RedisSink) Write(ctx context.Context, recs []Record) error {
 		})
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
-		return &Error{Op: op, Kind: KindUnavailable, Where: s.key, Err: err}
+		return &Error{Op: op, Kind: errkind.Unavailable, Where: s.key, Err: err}
 	}
 	return nil
 }
@@ -77,13 +79,13 @@ func (s *RedisSink) Close() error { return nil }
 
 // ReadStream returns the newest count records of the stream key (0 means
 // all), oldest first. An entry that does not hold a record is an *Error of
-// kind KindInvalid naming the entry id.
+// kind errkind.Invalid naming the entry id.
 func ReadStream(ctx context.Context, client redis.UniversalClient, key string, count int64) ([]Record, error) {
 	const op = "audit.ReadStream"
 	if count > 0 {
 		msgs, err := client.XRevRangeN(ctx, key, "+", "-", count).Result()
 		if err != nil {
-			return nil, &Error{Op: op, Kind: KindUnavailable, Where: key, Err: err}
+			return nil, &Error{Op: op, Kind: errkind.Unavailable, Where: key, Err: err}
 		}
 		slices.Reverse(msgs)
 		return decodeMessages(op, key, msgs)
@@ -93,7 +95,7 @@ func ReadStream(ctx context.Context, client redis.UniversalClient, key string, c
 	for {
 		msgs, err := client.XRangeN(ctx, key, start, "+", readPage).Result()
 		if err != nil {
-			return nil, &Error{Op: op, Kind: KindUnavailable, Where: key, Err: err}
+			return nil, &Error{Op: op, Kind: errkind.Unavailable, Where: key, Err: err}
 		}
 		page, err := decodeMessages(op, key, msgs)
 		if err != nil {
@@ -121,7 +123,7 @@ func Tail(ctx context.Context, client redis.UniversalClient, key, fromID string,
 	case "$":
 		last, err := client.XRevRangeN(ctx, key, "+", "-", 1).Result()
 		if err != nil {
-			return nil, fromID, &Error{Op: op, Kind: KindUnavailable, Where: key, Err: err}
+			return nil, fromID, &Error{Op: op, Kind: errkind.Unavailable, Where: key, Err: err}
 		}
 		fromID = "0-0"
 		if len(last) > 0 {
@@ -137,7 +139,7 @@ func Tail(ctx context.Context, client redis.UniversalClient, key, fromID string,
 		return nil, fromID, nil
 	}
 	if err != nil {
-		return nil, fromID, &Error{Op: op, Kind: KindUnavailable, Where: key, Err: err}
+		return nil, fromID, &Error{Op: op, Kind: errkind.Unavailable, Where: key, Err: err}
 	}
 	var msgs []redis.XMessage
 	for _, st := range streams {
@@ -158,12 +160,12 @@ func decodeMessages(op, key string, msgs []redis.XMessage) ([]Record, error) {
 	for _, m := range msgs {
 		v, ok := m.Values[streamField].(string)
 		if !ok {
-			return nil, &Error{Op: op, Kind: KindInvalid, Where: key + " entry " + m.ID,
+			return nil, &Error{Op: op, Kind: errkind.Invalid, Where: key + " entry " + m.ID,
 				Err: fmt.Errorf("no %q field", streamField)}
 		}
 		r, err := decodeRecord([]byte(v))
 		if err != nil {
-			return nil, &Error{Op: op, Kind: KindInvalid, Where: key + " entry " + m.ID,
+			return nil, &Error{Op: op, Kind: errkind.Invalid, Where: key + " entry " + m.ID,
 				Err: fmt.Errorf("not a record: %w", err)}
 		}
 		recs = append(recs, r)

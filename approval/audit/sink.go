@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 	"sync"
+
+	"github.com/hitlbot/hitlbot/approval/errkind"
 )
 
 // Sink stores audit records. Log calls Write from one goroutine per sink,
@@ -39,7 +41,7 @@ func NewMemorySink() *MemorySink { return &MemorySink{} }
 // Write appends copies of recs.
 func (m *MemorySink) Write(ctx context.Context, recs []Record) error {
 	if err := ctx.Err(); err != nil {
-		return E("audit.MemorySink.Write", KindUnavailable, err)
+		return E("audit.MemorySink.Write", errkind.Unavailable, err)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/hitlbot/hitlbot/approval/errkind"
 )
 
 // validLines returns n JSON lines of a valid chain, without newlines.
@@ -63,7 +65,7 @@ func TestReadFileMalformed(t *testing.T) {
 			if !errors.As(err, &e) {
 				t.Fatalf("ReadFile = %d records, %v; want an *Error", len(recs), err)
 			}
-			if e.Line != tc.wantLine || e.Kind != KindInvalid {
+			if e.Line != tc.wantLine || e.Kind != errkind.Invalid {
 				t.Errorf("error names line %d kind %v, want line %d kind invalid: %v", e.Line, e.Kind, tc.wantLine, err)
 			}
 			if want := fmt.Sprintf("%s line %d", path, tc.wantLine); !strings.Contains(err.Error(), want) {
@@ -87,7 +89,7 @@ func TestFileSink(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Write(testCtx(t), chain[4:]); KindOf(err) != KindClosed || !errors.Is(err, ErrClosed) {
+	if err := s.Write(testCtx(t), chain[4:]); KindOf(err) != errkind.Closed || !errors.Is(err, ErrClosed) {
 		t.Errorf("Write after Close = %v, want ErrClosed", err)
 	}
 	fi, err := os.Stat(path)
@@ -126,7 +128,7 @@ func TestFileSink(t *testing.T) {
 	if n := strings.Count(string(data), "\n"); n != len(chain) {
 		t.Errorf("%d lines, want %d", n, len(chain))
 	}
-	if _, err := NewFileSink(filepath.Join(path, "nope"), false); KindOf(err) != KindUnavailable {
+	if _, err := NewFileSink(filepath.Join(path, "nope"), false); KindOf(err) != errkind.Unavailable {
 		t.Errorf("NewFileSink under a file = %v", err)
 	}
 }
@@ -286,7 +288,7 @@ func TestReadStreamMalformedEntry(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = ReadStream(ctx, c, key, 0)
-	if KindOf(err) != KindInvalid || !strings.Contains(err.Error(), "entry "+id) {
+	if KindOf(err) != errkind.Invalid || !strings.Contains(err.Error(), "entry "+id) {
 		t.Errorf("ReadStream = %v, want an invalid-entry error naming %s", err, id)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/internal/clock"
 )
 
@@ -111,18 +112,18 @@ func (s *Store) publish(ps ...published) {
 func (s *Store) Put(ctx context.Context, a *approval.Approval, supersededOutcome approval.Outcome) (*approval.Approval, error) {
 	const op = "memstore.Put"
 	if err := ctx.Err(); err != nil {
-		return nil, approval.E(op, approval.KindUnavailable, a.ID, err)
+		return nil, approval.E(op, errkind.Unavailable, a.ID, err)
 	}
 	if !a.ID.Valid() {
-		return nil, approval.E(op, approval.KindInvalid, a.ID, fmt.Errorf("malformed approval id"))
+		return nil, approval.E(op, errkind.Invalid, a.ID, fmt.Errorf("malformed approval id"))
 	}
 	if a.State != approval.StatePending {
-		return nil, approval.E(op, approval.KindInvalid, a.ID, fmt.Errorf("state %q, want pending", a.State))
+		return nil, approval.E(op, errkind.Invalid, a.ID, fmt.Errorf("state %q, want pending", a.State))
 	}
 	s.mu.Lock()
 	if _, dup := s.recs[a.ID]; dup {
 		s.mu.Unlock()
-		return nil, approval.E(op, approval.KindConflict, a.ID, fmt.Errorf("approval exists"))
+		return nil, approval.E(op, errkind.Conflict, a.ID, fmt.Errorf("approval exists"))
 	}
 	s.puts++
 	if s.puts%256 == 0 {
@@ -196,7 +197,7 @@ func (s *Store) Get(ctx context.Context, id approval.ID) (*approval.Approval, er
 	defer s.mu.Unlock()
 	r := s.recs[id]
 	if r == nil {
-		return nil, approval.E("memstore.Get", approval.KindNotFound, id, approval.ErrNotFound)
+		return nil, approval.E("memstore.Get", errkind.NotFound, id, approval.ErrNotFound)
 	}
 	return r.Clone(), nil
 }
@@ -207,7 +208,7 @@ func (s *Store) AddCards(ctx context.Context, id approval.ID, cards []approval.C
 	defer s.mu.Unlock()
 	r := s.recs[id]
 	if r == nil {
-		return nil, approval.E("memstore.AddCards", approval.KindNotFound, id, approval.ErrNotFound)
+		return nil, approval.E("memstore.AddCards", errkind.NotFound, id, approval.ErrNotFound)
 	}
 	r.Cards = append(r.Cards, cards...)
 	if !r.State.Terminal() {
@@ -234,7 +235,7 @@ func (s *Store) Pending(ctx context.Context, sk approval.SessionKey) (*approval.
 // Latest implements approval.Store.
 func (s *Store) Latest(ctx context.Context, sk approval.SessionKey) (*approval.Approval, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, approval.E("memstore.Latest", approval.KindUnavailable, "", err)
+		return nil, approval.E("memstore.Latest", errkind.Unavailable, "", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -258,7 +259,7 @@ func (s *Store) endLocked(r *approval.Approval, st approval.State, req approval.
 // Claim implements approval.Store.
 func (s *Store) Claim(ctx context.Context, id approval.ID, req approval.ClaimRequest) (approval.ClaimResult, error) {
 	if err := ctx.Err(); err != nil {
-		return approval.ClaimResult{}, approval.E("memstore.Claim", approval.KindUnavailable, id, err)
+		return approval.ClaimResult{}, approval.E("memstore.Claim", errkind.Unavailable, id, err)
 	}
 	s.mu.Lock()
 	res, pub := s.claimLocked(id, req)
@@ -347,22 +348,22 @@ func (s *Store) claimLocked(id approval.ID, req approval.ClaimRequest) (approval
 func (s *Store) Complete(ctx context.Context, id approval.ID, st approval.State, o approval.Outcome, cacheTTL time.Duration) ([]approval.CardRef, error) {
 	const op = "memstore.Complete"
 	if err := ctx.Err(); err != nil {
-		return nil, approval.E(op, approval.KindUnavailable, id, err)
+		return nil, approval.E(op, errkind.Unavailable, id, err)
 	}
 	switch st {
 	case approval.StateExecuted, approval.StateFailed, approval.StateFrozen:
 	default:
-		return nil, approval.E(op, approval.KindInvalid, id, fmt.Errorf("state %q is not executed, failed or frozen", st))
+		return nil, approval.E(op, errkind.Invalid, id, fmt.Errorf("state %q is not executed, failed or frozen", st))
 	}
 	s.mu.Lock()
 	r := s.recs[id]
 	if r == nil {
 		s.mu.Unlock()
-		return nil, approval.E(op, approval.KindNotFound, id, approval.ErrNotFound)
+		return nil, approval.E(op, errkind.NotFound, id, approval.ErrNotFound)
 	}
 	if r.State != approval.StateClaimed {
 		s.mu.Unlock()
-		return nil, approval.E(op, approval.KindConflict, id, fmt.Errorf("state %q, want claimed", r.State))
+		return nil, approval.E(op, errkind.Conflict, id, fmt.Errorf("state %q, want claimed", r.State))
 	}
 	if st == approval.StateExecuted && r.IdempotencyKey != "" && cacheTTL > 0 {
 		s.cache[cacheKey(r)] = cached{hash: r.PayloadSHA256, outcome: o.Clone(), expires: s.clk.Now().Add(cacheTTL)}
@@ -379,13 +380,13 @@ func (s *Store) Complete(ctx context.Context, id approval.ID, st approval.State,
 // Cancel implements approval.Store.
 func (s *Store) Cancel(ctx context.Context, id approval.ID, o approval.Outcome, now time.Time) (*approval.Approval, bool, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, false, approval.E("memstore.Cancel", approval.KindUnavailable, id, err)
+		return nil, false, approval.E("memstore.Cancel", errkind.Unavailable, id, err)
 	}
 	s.mu.Lock()
 	r := s.recs[id]
 	if r == nil {
 		s.mu.Unlock()
-		return nil, false, approval.E("memstore.Cancel", approval.KindNotFound, id, approval.ErrNotFound)
+		return nil, false, approval.E("memstore.Cancel", errkind.NotFound, id, approval.ErrNotFound)
 	}
 	if r.State != approval.StatePending {
 		c := r.Clone()
@@ -408,7 +409,7 @@ func (s *Store) Cancel(ctx context.Context, id approval.ID, o approval.Outcome, 
 // Seen implements approval.Store.
 func (s *Store) Seen(ctx context.Context, key string, ttl time.Duration) (bool, error) {
 	if err := ctx.Err(); err != nil {
-		return false, approval.E("memstore.Seen", approval.KindUnavailable, "", err)
+		return false, approval.E("memstore.Seen", errkind.Unavailable, "", err)
 	}
 	return s.setNX("seen\x00"+key, ttl), nil
 }
@@ -416,7 +417,7 @@ func (s *Store) Seen(ctx context.Context, key string, ttl time.Duration) (bool, 
 // Forget implements approval.Store.
 func (s *Store) Forget(ctx context.Context, key string) error {
 	if err := ctx.Err(); err != nil {
-		return approval.E("memstore.Forget", approval.KindUnavailable, "", err)
+		return approval.E("memstore.Forget", errkind.Unavailable, "", err)
 	}
 	s.mu.Lock()
 	delete(s.marks, "seen\x00"+key)
@@ -438,7 +439,7 @@ func (s *Store) setNX(key string, ttl time.Duration) bool {
 // Grant implements approval.Store.
 func (s *Store) Grant(ctx context.Context, key string, ttl time.Duration) error {
 	if err := ctx.Err(); err != nil {
-		return approval.E("memstore.Grant", approval.KindUnavailable, "", err)
+		return approval.E("memstore.Grant", errkind.Unavailable, "", err)
 	}
 	s.mu.Lock()
 	s.marks["grant\x00"+key] = s.clk.Now().Add(ttl)
@@ -449,7 +450,7 @@ func (s *Store) Grant(ctx context.Context, key string, ttl time.Duration) error 
 // HasGrant implements approval.Store.
 func (s *Store) HasGrant(ctx context.Context, key string) (bool, error) {
 	if err := ctx.Err(); err != nil {
-		return false, approval.E("memstore.HasGrant", approval.KindUnavailable, "", err)
+		return false, approval.E("memstore.HasGrant", errkind.Unavailable, "", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -475,7 +476,7 @@ func (s *Store) Subscribe(ctx context.Context, fn func(approval.ID, approval.Out
 // Due implements approval.Store.
 func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]approval.ID, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, approval.E("memstore.Due", approval.KindUnavailable, "", err)
+		return nil, approval.E("memstore.Due", errkind.Unavailable, "", err)
 	}
 	s.mu.Lock()
 	type entry struct {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/approval/memstore"
 	"github.com/hitlbot/hitlbot/approval/storetest"
 	"github.com/hitlbot/hitlbot/internal/clock"
@@ -37,7 +38,7 @@ func TestRetention(t *testing.T) {
 	}
 	exists := func(id approval.ID) bool {
 		_, err := s.Get(ctx, id)
-		if err != nil && approval.KindOf(err) != approval.KindNotFound {
+		if err != nil && approval.KindOf(err) != errkind.NotFound {
 			t.Fatal(err)
 		}
 		return err == nil

@@ -79,7 +79,7 @@
 //
 // # Scripts and round trips
 //
-//	Put       1  put: HSETNX guard on s (an existing id is KindConflict),
+//	Put       1  put: HSETNX guard on s (an existing id is errkind.Conflict),
 //	             fields, TTL, pointer; the pointer's previous approval, if
 //	             still pending, becomes superseded and is published and
 //	             returned; pipelined with the ZADD of the expiry index
@@ -109,7 +109,7 @@
 // its nonce and answer on the record, and a re-sent call that finds its own
 // nonce gets the first run's answer (a claim that won stays won, a Put is not
 // a conflict with itself, cards are not added twice). Without MaxRetries a
-// lost reply is an error of kind KindUnavailable, and a claim may then be
+// lost reply is an error of kind errkind.Unavailable, and a claim may then be
 // left claimed with nobody to run it (never run twice).
 //
 // # Memory
@@ -151,7 +151,7 @@
 // # Failing closed
 //
 // Every Redis or network error (redis.Nil, a normal "no such key", aside)
-// becomes an *approval.Error of kind KindUnavailable wrapping
+// becomes an *approval.Error of kind errkind.Unavailable wrapping
 // approval.ErrUnavailable and the cause. A Claim that cannot reach Redis
 // returns such an error, never a claim, so nothing runs; a Seen that cannot
 // reach Redis returns an error rather than guessing. Errors never contain a

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/approval/redisstore"
 	"github.com/hitlbot/hitlbot/approval/storetest"
 	"github.com/hitlbot/hitlbot/internal/testredis"
@@ -16,13 +17,13 @@ import (
 
 func wantUnavailable(t *testing.T, what string, err error) {
 	t.Helper()
-	if approval.KindOf(err) != approval.KindUnavailable || !errors.Is(err, approval.ErrUnavailable) {
-		t.Errorf("%s with Redis down = %v, want KindUnavailable wrapping ErrUnavailable", what, err)
+	if approval.KindOf(err) != errkind.Unavailable || !errors.Is(err, approval.ErrUnavailable) {
+		t.Errorf("%s with Redis down = %v, want errkind.Unavailable wrapping ErrUnavailable", what, err)
 	}
 }
 
 // TestRedisDown stops Redis in the middle of a flow: every operation fails
-// closed with KindUnavailable (a Claim never claims), and once Redis is back
+// closed with errkind.Unavailable (a Claim never claims), and once Redis is back
 // the same Store works again, subscriptions included.
 func TestRedisDown(t *testing.T) {
 	srv := testredis.StartServer(t)
@@ -87,7 +88,7 @@ func TestRedisDown(t *testing.T) {
 	restarted := time.Now()
 	// go-redis's pool, after failed dials, probes the server once a second
 	// in the background and answers with the last dial error until a probe
-	// succeeds; so the first Put may still fail, with KindUnavailable.
+	// succeeds; so the first Put may still fail, with errkind.Unavailable.
 	var a *approval.Approval
 	waitFor(t, 15*time.Second, "a Put to succeed after the restart", func() bool {
 		a = storetest.NewApproval(t)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/approval/redisstore"
 	"github.com/hitlbot/hitlbot/approval/storetest"
 	"github.com/hitlbot/hitlbot/internal/testredis"
@@ -37,7 +38,7 @@ func TestSeenAndPendingFaults(t *testing.T) {
 	}
 	srv.Stop()
 	r = s.SeenAndPending(ctx, []string{"msg:t:2", "evt:t:2"}, time.Minute, a.Session)
-	if approval.KindOf(r.SeenErr) != approval.KindUnavailable || approval.KindOf(r.PendingErr) != approval.KindUnavailable ||
+	if approval.KindOf(r.SeenErr) != errkind.Unavailable || approval.KindOf(r.PendingErr) != errkind.Unavailable ||
 		!r.First[0] || !r.First[1] || r.Pending != nil {
 		t.Fatalf("server gone: %+v", r)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/approval/redisstore"
 	"github.com/hitlbot/hitlbot/approval/storetest"
 	"github.com/hitlbot/hitlbot/internal/testredis"
@@ -198,8 +199,8 @@ func TestLostReply(t *testing.T) {
 		return err
 	})
 	// A different call still sees the conflict.
-	if _, err := s.Put(ctx, b, approval.Outcome{}); approval.KindOf(err) != approval.KindConflict {
-		t.Errorf("a second Put of %s = %v, want KindConflict", b.ID, err)
+	if _, err := s.Put(ctx, b, approval.Outcome{}); approval.KindOf(err) != errkind.Conflict {
+		t.Errorf("a second Put of %s = %v, want errkind.Conflict", b.ID, err)
 	}
 	if r, _ := s.Claim(ctx, b.ID, approve(b)); r.Code != approval.ClaimAlreadyClaimed {
 		t.Errorf("a second Claim = %s, want already_claimed", r.Code)

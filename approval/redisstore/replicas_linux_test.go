@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/approval/redisstore"
 	"github.com/hitlbot/hitlbot/approval/storetest"
 	"github.com/hitlbot/hitlbot/internal/testredis"
@@ -76,7 +77,7 @@ func TestReplicaAcks(t *testing.T) {
 // Negative acknowledgements are refused at New.
 func TestReplicaAcksInvalid(t *testing.T) {
 	c, _ := testredis.Start(t)
-	if _, err := redisstore.New(c, redisstore.Options{ReplicaAcks: -1}); approval.KindOf(err) != approval.KindInvalid {
+	if _, err := redisstore.New(c, redisstore.Options{ReplicaAcks: -1}); approval.KindOf(err) != errkind.Invalid {
 		t.Fatalf("New with -1 replica acks: %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/approval/redisstore"
 	"github.com/hitlbot/hitlbot/approval/storetest"
 	"github.com/hitlbot/hitlbot/internal/testredis"
@@ -90,11 +91,11 @@ func TestKeysShareSlot(t *testing.T) {
 	// its pointer: refused.
 	a := storetest.NewApproval(t)
 	a.ID = approval.NewID("another:session")
-	if _, err := s.Put(context.Background(), a, approval.Outcome{}); approval.KindOf(err) != approval.KindInvalid {
-		t.Fatalf("Put with a foreign shard = %v, want KindInvalid", err)
+	if _, err := s.Put(context.Background(), a, approval.Outcome{}); approval.KindOf(err) != errkind.Invalid {
+		t.Fatalf("Put with a foreign shard = %v, want errkind.Invalid", err)
 	}
-	if _, err := redisstore.New(c, redisstore.Options{Prefix: "hitl{x}:"}); approval.KindOf(err) != approval.KindInvalid {
-		t.Fatalf("New with a braced prefix = %v, want KindInvalid", err)
+	if _, err := redisstore.New(c, redisstore.Options{Prefix: "hitl{x}:"}); approval.KindOf(err) != errkind.Invalid {
+		t.Fatalf("New with a braced prefix = %v, want errkind.Invalid", err)
 	}
 }
 
@@ -118,7 +119,7 @@ func TestScriptsTouchOneSlot(t *testing.T) {
 	run := func(name string, shardOf approval.SessionKey, op func() error) {
 		t.Helper()
 		c.Del(ctx, logKey)
-		if err := op(); err != nil && approval.KindOf(err) == approval.KindUnavailable {
+		if err := op(); err != nil && approval.KindOf(err) == errkind.Unavailable {
 			t.Fatalf("%s: %v", name, err)
 		}
 		calls, err := c.LRange(ctx, logKey, 0, -1).Result()

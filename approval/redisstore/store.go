@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/internal/clock"
 )
 
@@ -95,13 +96,13 @@ var _ approval.Store = (*Store)(nil)
 func New(client redis.UniversalClient, opts Options) (*Store, error) {
 	const op = "redisstore.New"
 	if client == nil {
-		return nil, approval.E(op, approval.KindInvalid, "", errors.New("nil redis client"))
+		return nil, approval.E(op, errkind.Invalid, "", errors.New("nil redis client"))
 	}
 	if opts.Prefix == "" {
 		opts.Prefix = DefaultPrefix
 	}
 	if strings.ContainsAny(opts.Prefix, "{}") {
-		return nil, approval.E(op, approval.KindInvalid, "", fmt.Errorf("prefix %q contains '{' or '}'", opts.Prefix))
+		return nil, approval.E(op, errkind.Invalid, "", fmt.Errorf("prefix %q contains '{' or '}'", opts.Prefix))
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.Real{}
@@ -113,14 +114,14 @@ func New(client redis.UniversalClient, opts Options) (*Store, error) {
 		opts.Logger = slog.Default()
 	}
 	if opts.ReplicaAcks < 0 {
-		return nil, approval.E(op, approval.KindInvalid, "", fmt.Errorf("replica acks %d is negative", opts.ReplicaAcks))
+		return nil, approval.E(op, errkind.Invalid, "", fmt.Errorf("replica acks %d is negative", opts.ReplicaAcks))
 	}
 	if opts.ReplicaAckTimeout <= 0 {
 		opts.ReplicaAckTimeout = time.Second
 	}
 	var nb [8]byte
 	if _, err := rand.Read(nb[:]); err != nil {
-		return nil, approval.E(op, approval.KindInternal, "", err)
+		return nil, approval.E(op, errkind.Internal, "", err)
 	}
 	return &Store{
 		nonceBase: base64.RawURLEncoding.EncodeToString(nb[:]),
@@ -175,10 +176,10 @@ func (s *Store) grantKey(key string) string { return s.prefix + "grant:" + key }
 
 // ---- errors
 
-// unavailable maps a Redis or network error to KindUnavailable. The error
+// unavailable maps a Redis or network error to errkind.Unavailable. The error
 // text comes from go-redis (an address at most), never a password.
 func unavailable(op string, id approval.ID, err error) error {
-	return approval.E(op, approval.KindUnavailable, id, fmt.Errorf("%w: %w", approval.ErrUnavailable, err))
+	return approval.E(op, errkind.Unavailable, id, fmt.Errorf("%w: %w", approval.ErrUnavailable, err))
 }
 
 func ctxErr(ctx context.Context, op string, id approval.ID) error {
@@ -189,11 +190,11 @@ func ctxErr(ctx context.Context, op string, id approval.ID) error {
 }
 
 func notFound(op string, id approval.ID) error {
-	return approval.E(op, approval.KindNotFound, id, approval.ErrNotFound)
+	return approval.E(op, errkind.NotFound, id, approval.ErrNotFound)
 }
 
 func internal(op string, id approval.ID, format string, args ...any) error {
-	return approval.E(op, approval.KindInternal, id, fmt.Errorf(format, args...))
+	return approval.E(op, errkind.Internal, id, fmt.Errorf(format, args...))
 }
 
 // ---- encoding
@@ -268,24 +269,24 @@ func (s *Store) Put(ctx context.Context, a *approval.Approval, supersededOutcome
 	}
 	shard, ok := a.ID.Shard()
 	if !ok {
-		return nil, approval.E(op, approval.KindInvalid, a.ID, errors.New("malformed approval id"))
+		return nil, approval.E(op, errkind.Invalid, a.ID, errors.New("malformed approval id"))
 	}
 	if a.State != approval.StatePending {
-		return nil, approval.E(op, approval.KindInvalid, a.ID, fmt.Errorf("state %q, want pending", a.State))
+		return nil, approval.E(op, errkind.Invalid, a.ID, fmt.Errorf("state %q, want pending", a.State))
 	}
 	if shard != approval.Shard(a.Session) {
 		// The record and its session's pointer must share a hash slot.
-		return nil, approval.E(op, approval.KindInvalid, a.ID, errors.New("the id's shard does not match its session (create ids with approval.NewID)"))
+		return nil, approval.E(op, errkind.Invalid, a.ID, errors.New("the id's shard does not match its session (create ids with approval.NewID)"))
 	}
 	fs, err := encodeRecord(a)
 	if err != nil {
-		return nil, approval.E(op, approval.KindInvalid, a.ID, err)
+		return nil, approval.E(op, errkind.Invalid, a.ID, err)
 	}
 	o := supersededOutcome.Clone()
 	o.Status = approval.StatusSuperseded
 	oj, err := outcomeJSON(o)
 	if err != nil {
-		return nil, approval.E(op, approval.KindInvalid, a.ID, err)
+		return nil, approval.E(op, errkind.Invalid, a.ID, err)
 	}
 	life := min(max(a.ExpiresAt.Sub(s.clk.Now()), 0), maxLife)
 	expMS, _ := splitTime(a.ExpiresAt)
@@ -322,7 +323,7 @@ func (s *Store) Put(ctx context.Context, a *approval.Approval, supersededOutcome
 	code := replyCode(res)
 	switch {
 	case code == "conflict":
-		return nil, approval.E(op, approval.KindConflict, a.ID, errors.New("approval exists"))
+		return nil, approval.E(op, errkind.Conflict, a.ID, errors.New("approval exists"))
 	case code == "ok":
 		return nil, nil
 	case code == "superseded" && len(res) == 3:
@@ -371,7 +372,7 @@ func (s *Store) AddCards(ctx context.Context, id approval.ID, cards []approval.C
 		// approval's own chat, else the JSON.
 		j, err := cardJSON(c)
 		if err != nil {
-			return nil, approval.E(op, approval.KindInvalid, id, err)
+			return nil, approval.E(op, errkind.Invalid, id, err)
 		}
 		args = append(args, c.Channel, c.ChatID, c.MessageID, j)
 	}
@@ -427,7 +428,7 @@ func (s *Store) pendingReply(op string, v any, err error) (*approval.Approval, e
 
 // Claim implements approval.Store in one round trip (the claim script). It
 // fails closed: when Redis cannot be reached it returns an error of kind
-// KindUnavailable, never a claim.
+// errkind.Unavailable, never a claim.
 func (s *Store) Claim(ctx context.Context, id approval.ID, req approval.ClaimRequest) (approval.ClaimResult, error) {
 	const op = "redisstore.Claim"
 	if err := ctxErr(ctx, op, id); err != nil {
@@ -452,7 +453,7 @@ func (s *Store) Claim(ctx context.Context, id approval.ID, req approval.ClaimReq
 		rej, err = outcomeJSON(o)
 	}
 	if err != nil {
-		return approval.ClaimResult{}, approval.E(op, approval.KindInvalid, id, err)
+		return approval.ClaimResult{}, approval.E(op, errkind.Invalid, id, err)
 	}
 	nowMS, nowNS := splitTime(req.Now)
 	base := s.base(shard)
@@ -564,7 +565,7 @@ func (s *Store) Complete(ctx context.Context, id approval.ID, st approval.State,
 	switch st {
 	case approval.StateExecuted, approval.StateFailed, approval.StateFrozen:
 	default:
-		return nil, approval.E(op, approval.KindInvalid, id, fmt.Errorf("state %q is not executed, failed or frozen", st))
+		return nil, approval.E(op, errkind.Invalid, id, fmt.Errorf("state %q is not executed, failed or frozen", st))
 	}
 	shard, ok := id.Shard()
 	if !ok {
@@ -572,7 +573,7 @@ func (s *Store) Complete(ctx context.Context, id approval.ID, st approval.State,
 	}
 	oj, err := outcomeJSON(o)
 	if err != nil {
-		return nil, approval.E(op, approval.KindInvalid, id, err)
+		return nil, approval.E(op, errkind.Invalid, id, err)
 	}
 	var ttl int64
 	if cacheTTL > 0 {
@@ -604,7 +605,7 @@ func (s *Store) Complete(ctx context.Context, id approval.ID, st approval.State,
 	case "missing":
 		return nil, notFound(op, id)
 	}
-	return nil, approval.E(op, approval.KindConflict, id, fmt.Errorf("state %q, want claimed", res[0]))
+	return nil, approval.E(op, errkind.Conflict, id, fmt.Errorf("state %q, want claimed", res[0]))
 }
 
 // Cancel implements approval.Store in one round trip.
@@ -621,7 +622,7 @@ func (s *Store) Cancel(ctx context.Context, id approval.ID, o approval.Outcome, 
 	o.Status = approval.StatusCancelled
 	oj, err := outcomeJSON(o)
 	if err != nil {
-		return nil, false, approval.E(op, approval.KindInvalid, id, err)
+		return nil, false, approval.E(op, errkind.Invalid, id, err)
 	}
 	via := o.DecidedVia
 	if via == "" {

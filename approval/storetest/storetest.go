@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/errkind"
 )
 
 // Harness builds stores for the suite.
@@ -182,8 +183,8 @@ func testPutGet(t *testing.T, s approval.Store, _ func(time.Duration)) {
 
 func testGetMissing(t *testing.T, s approval.Store, _ func(time.Duration)) {
 	_, err := s.Get(ctx(t), approval.NewID("nowhere"))
-	if approval.KindOf(err) != approval.KindNotFound || !errors.Is(err, approval.ErrNotFound) {
-		t.Fatalf("Get(missing) = %v, want KindNotFound wrapping ErrNotFound", err)
+	if approval.KindOf(err) != errkind.NotFound || !errors.Is(err, approval.ErrNotFound) {
+		t.Fatalf("Get(missing) = %v, want errkind.NotFound wrapping ErrNotFound", err)
 	}
 	p, err := s.Pending(ctx(t), "nowhere:at-all")
 	if p != nil || err != nil {
@@ -194,8 +195,8 @@ func testGetMissing(t *testing.T, s approval.Store, _ func(time.Duration)) {
 func testPutDuplicate(t *testing.T, s approval.Store, _ func(time.Duration)) {
 	a := NewApproval(t)
 	put(t, s, a)
-	if _, err := s.Put(ctx(t), a, approval.Outcome{}); approval.KindOf(err) != approval.KindConflict {
-		t.Fatalf("second Put of %s = %v, want KindConflict", a.ID, err)
+	if _, err := s.Put(ctx(t), a, approval.Outcome{}); approval.KindOf(err) != errkind.Conflict {
+		t.Fatalf("second Put of %s = %v, want errkind.Conflict", a.ID, err)
 	}
 }
 
@@ -485,21 +486,21 @@ func testCompleteAndCache(t *testing.T, s approval.Store, _ func(time.Duration))
 func testCompleteErrors(t *testing.T, s approval.Store, _ func(time.Duration)) {
 	a := NewApproval(t)
 	put(t, s, a)
-	if _, err := s.Complete(ctx(t), a.ID, approval.StateExecuted, approval.Outcome{}, 0); approval.KindOf(err) != approval.KindConflict {
-		t.Fatalf("Complete(pending) = %v, want KindConflict", err)
+	if _, err := s.Complete(ctx(t), a.ID, approval.StateExecuted, approval.Outcome{}, 0); approval.KindOf(err) != errkind.Conflict {
+		t.Fatalf("Complete(pending) = %v, want errkind.Conflict", err)
 	}
-	if _, err := s.Complete(ctx(t), approval.NewID("x"), approval.StateExecuted, approval.Outcome{}, 0); approval.KindOf(err) != approval.KindNotFound {
-		t.Fatalf("Complete(missing) = %v, want KindNotFound", err)
+	if _, err := s.Complete(ctx(t), approval.NewID("x"), approval.StateExecuted, approval.Outcome{}, 0); approval.KindOf(err) != errkind.NotFound {
+		t.Fatalf("Complete(missing) = %v, want errkind.NotFound", err)
 	}
 	claim(t, s, a.ID, approve(a))
-	if _, err := s.Complete(ctx(t), a.ID, approval.StateRejected, approval.Outcome{}, 0); approval.KindOf(err) != approval.KindInvalid {
-		t.Fatalf("Complete(claimed -> rejected) = %v, want KindInvalid", err)
+	if _, err := s.Complete(ctx(t), a.ID, approval.StateRejected, approval.Outcome{}, 0); approval.KindOf(err) != errkind.Invalid {
+		t.Fatalf("Complete(claimed -> rejected) = %v, want errkind.Invalid", err)
 	}
 	if _, err := s.Complete(ctx(t), a.ID, approval.StateFrozen, approval.Outcome{Status: approval.StatusFrozen}, 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Complete(ctx(t), a.ID, approval.StateExecuted, approval.Outcome{}, 0); approval.KindOf(err) != approval.KindConflict {
-		t.Fatalf("Complete twice = %v, want KindConflict", err)
+	if _, err := s.Complete(ctx(t), a.ID, approval.StateExecuted, approval.Outcome{}, 0); approval.KindOf(err) != errkind.Conflict {
+		t.Fatalf("Complete twice = %v, want errkind.Conflict", err)
 	}
 }
 
@@ -519,7 +520,7 @@ func testCancel(t *testing.T, s approval.Store, _ func(time.Duration)) {
 	if r := claim(t, s, a.ID, approve(a)); r.Code != approval.ClaimAlreadyClaimed {
 		t.Fatalf("claim after cancel = %s", r.Code)
 	}
-	if _, _, err := s.Cancel(ctx(t), approval.NewID("x"), approval.Outcome{}, T0); approval.KindOf(err) != approval.KindNotFound {
+	if _, _, err := s.Cancel(ctx(t), approval.NewID("x"), approval.Outcome{}, T0); approval.KindOf(err) != errkind.NotFound {
 		t.Fatalf("Cancel(missing) = %v", err)
 	}
 	// The process cancels: the record says system and names nobody.
@@ -847,7 +848,7 @@ func testAddCards(t *testing.T, s approval.Store, _ func(time.Duration)) {
 	if len(got.Cards) != 2 || got.Cards[0] != cards[0] || got.Cards[1] != cards[1] {
 		t.Fatalf("cards = %+v, want %+v", got.Cards, cards)
 	}
-	if _, err := s.AddCards(ctx(t), approval.NewID("x"), cards); approval.KindOf(err) != approval.KindNotFound {
+	if _, err := s.AddCards(ctx(t), approval.NewID("x"), cards); approval.KindOf(err) != errkind.NotFound {
 		t.Fatalf("AddCards(missing) = %v", err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/approval/memstore"
 	"github.com/hitlbot/hitlbot/channels/api"
 	"github.com/hitlbot/hitlbot/internal/clock"
@@ -352,7 +353,7 @@ func TestOtherReplica(t *testing.T) {
 type downTokens struct{ api.TokenStore }
 
 func (downTokens) List(context.Context, string, string) ([]api.TokenEntry, error) {
-	return nil, approval.E("test", approval.KindUnavailable, "", approval.ErrUnavailable)
+	return nil, approval.E("test", errkind.Unavailable, "", approval.ErrUnavailable)
 }
 
 func TestStoreDown(t *testing.T) {

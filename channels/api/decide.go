@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/channels"
 )
 
@@ -89,7 +90,7 @@ func (a *API) decideToken(ctx context.Context, u User, token string, confirmed b
 		return nil, fail(CodeNotFound, "Unknown pending-action token.")
 	}
 	e, err := a.cfg.TokenStore.Get(ctx, token)
-	if approval.KindOf(err) == approval.KindNotFound {
+	if approval.KindOf(err) == errkind.NotFound {
 		return nil, fail(CodeNotFound, "Unknown or already used pending-action token.")
 	}
 	if err != nil {
@@ -111,7 +112,7 @@ func (a *API) decideToken(ctx context.Context, u User, token string, confirmed b
 	}
 
 	rec, err := a.engine.Get(ctx, e.Approval)
-	if approval.KindOf(err) == approval.KindNotFound {
+	if approval.KindOf(err) == errkind.NotFound {
 		a.retire(ctx, e.Token)
 		return nil, fail(CodeNotFound, "Unknown or already used pending-action token.")
 	}
@@ -166,7 +167,7 @@ func (a *API) decideToken(ctx context.Context, u User, token string, confirmed b
 		return nil, fail(CodeNotFound, "This pending action was already decided ("+string(o.Status)+").")
 	}
 
-	resp := &ChatResponse{Text: o.Content, Actions: decidedActions(rec, o), Status: string(o.Status)}
+	resp := &ChatResponse{Text: o.Content, Actions: decidedActions(rec, o), Status: o.Status}
 	if owner {
 		resp.ConversationID = e.Conversation
 	}
@@ -261,7 +262,7 @@ type DecisionRequest struct {
 type DecisionResponse struct {
 	// Status is the outcome: executed, replayed, failed, frozen or
 	// rejected.
-	Status string `json:"status"`
+	Status approval.Status `json:"status"`
 	// Text is the outcome in words (the tool's result when it ran).
 	Text string `json:"text"`
 	// Actions are the decided calls and their results.
@@ -351,7 +352,7 @@ func (a *API) serveDecision(w http.ResponseWriter, r *http.Request) {
 		a.writeError(w, fail(CodeConflict, "This approval is no longer pending ("+string(o.Status)+")."))
 		return
 	}
-	resp := DecisionResponse{Status: string(o.Status), Text: o.Content, Actions: decidedActions(rec, o)}
+	resp := DecisionResponse{Status: o.Status, Text: o.Content, Actions: decidedActions(rec, o)}
 	if cur, err := a.engine.Get(ctx, rec.ID); err == nil {
 		rec = cur
 	}

@@ -28,11 +28,11 @@ import (
 
 var quiet = slog.New(slog.DiscardHandler)
 
-// opTool is a tool of a given kind that counts its runs.
+// opTool is a tool of a given effect that counts its runs.
 type opTool struct {
-	name string
-	kind approval.Kind
-	runs atomic.Int64
+	name   string
+	effect approval.Effect
+	runs   atomic.Int64
 }
 
 type opArgs struct {
@@ -48,7 +48,7 @@ func (t *opTool) Schema() *jsonschema.Schema {
 	}
 	return s
 }
-func (t *opTool) Kind(json.RawMessage) approval.Kind { return t.kind }
+func (t *opTool) Effect(json.RawMessage) approval.Effect { return t.effect }
 func (t *opTool) Preview(_ context.Context, args json.RawMessage) (string, error) {
 	var a opArgs
 	_ = json.Unmarshal(args, &a)
@@ -80,7 +80,7 @@ func (connectTool) Schema() *jsonschema.Schema {
 	}
 	return s
 }
-func (connectTool) Kind(json.RawMessage) approval.Kind { return approval.KindDestructive }
+func (connectTool) Effect(json.RawMessage) approval.Effect { return approval.EffectDestructive }
 func (connectTool) Preview(_ context.Context, args json.RawMessage) (string, error) {
 	return "connect (password hidden)", nil
 }
@@ -204,7 +204,7 @@ func newHarness(t testing.TB, mod ...func(*setup)) *harness {
 		s.store = memstore.New(memstore.Options{Clock: s.clk})
 	}
 	h := &harness{t: t, clk: s.clk, audit: &auditTrail{}, release: make(chan struct{}),
-		erase: &opTool{name: "erase", kind: approval.KindDestructive}, look: &opTool{name: "look", kind: approval.KindRead}}
+		erase: &opTool{name: "erase", effect: approval.EffectDestructive}, look: &opTool{name: "look", effect: approval.EffectRead}}
 	reg := agent.NewRegistry()
 	if err := reg.Register(h.erase, h.look, connectTool{}); err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/audit"
+	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/cards"
 	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/internal/redact"
@@ -58,7 +59,7 @@ type ChatResponse struct {
 	RequiresConfirmation bool           `json:"requiresConfirmation,omitempty"`
 	PendingAction        *PendingAction `json:"pendingAction,omitempty"`
 	// Status is the outcome status of a decision (executed, rejected, …).
-	Status string `json:"status,omitempty"`
+	Status approval.Status `json:"status,omitempty"`
 	// Incomplete reports that TurnTimeout passed before the turn ended;
 	// the turn goes on, and its answer is not delivered to this request.
 	Incomplete bool `json:"incomplete,omitempty"`
@@ -71,12 +72,12 @@ type ChatResponse struct {
 // Status (executed, rejected, failed, …) with Text and Actions, or Error
 // and Message, the code and words a single confirmation would have got.
 type BatchResult struct {
-	Token   string   `json:"token"`
-	Status  string   `json:"status,omitempty"`
-	Text    string   `json:"text,omitempty"`
-	Actions []Action `json:"actions,omitempty"`
-	Error   string   `json:"error,omitempty"`
-	Message string   `json:"message,omitempty"`
+	Token   string          `json:"token"`
+	Status  approval.Status `json:"status,omitempty"`
+	Text    string          `json:"text,omitempty"`
+	Actions []Action        `json:"actions,omitempty"`
+	Error   string          `json:"error,omitempty"`
+	Message string          `json:"message,omitempty"`
 }
 
 // Action is one tool call and its result.
@@ -84,7 +85,7 @@ type Action struct {
 	Tool    string          `json:"tool"`
 	Input   json.RawMessage `json:"input"`
 	Result  string          `json:"result"`
-	Status  string          `json:"status,omitempty"`
+	Status  approval.Status `json:"status,omitempty"`
 	IsError bool            `json:"isError,omitempty"`
 }
 
@@ -128,8 +129,8 @@ type ApprovalInfo struct {
 	DecidedVia     string         `json:"decidedVia,omitempty"`
 	Comment        string         `json:"comment,omitempty"`
 	// Status and Result describe the outcome once the approval has ended.
-	Status string `json:"status,omitempty"`
-	Result string `json:"result,omitempty"`
+	Status approval.Status `json:"status,omitempty"`
+	Result string          `json:"result,omitempty"`
 	// PendingAction is set while the approval waits.
 	PendingAction *PendingAction `json:"pendingAction,omitempty"`
 }
@@ -185,9 +186,9 @@ func fail(code, msg string) *apiError { return &apiError{code, msg} }
 // storeFailure turns an error of the engine or a store into an answer.
 func storeFailure(err error) *apiError {
 	switch approval.KindOf(err) {
-	case approval.KindUnavailable:
+	case errkind.Unavailable:
 		return fail(CodeUnavailable, approval.UserMessage(err))
-	case approval.KindNotFound:
+	case errkind.NotFound:
 		return fail(CodeNotFound, "No such pending action.")
 	}
 	return fail(CodeInternal, "Something went wrong; nothing was run.")
@@ -403,13 +404,13 @@ func decidedActions(rec *approval.Approval, o approval.Outcome) []Action {
 	}
 	out := make([]Action, 0, len(rec.Calls))
 	for i, c := range rec.Calls {
-		act := Action{Tool: c.Tool, Input: c.Args, Result: o.Content, Status: string(o.Status), IsError: o.IsError}
+		act := Action{Tool: c.Tool, Input: c.Args, Result: o.Content, Status: o.Status, IsError: o.IsError}
 		r, ok := byID[c.CallID]
 		if !ok && i < len(o.Results) {
 			r, ok = o.Results[i], true
 		}
 		if ok {
-			act.Result, act.Status, act.IsError = r.Content, string(r.Status), r.IsError
+			act.Result, act.Status, act.IsError = r.Content, r.Status, r.IsError
 		}
 		out = append(out, act)
 	}
@@ -463,23 +464,23 @@ func (a *API) await(ctx context.Context, wt *waiter, u User, convID string, wait
 					if v.Result != "" {
 						res.Text += ": " + v.Result
 					}
-					res.Status = string(v.Status)
+					res.Status = v.Status
 					return res
 				}
 			case ev.out != nil:
 				out := ev.out
-				switch agent.SayKind(out.Kind) {
-				case agent.SayToolResult:
+				switch out.Kind {
+				case channels.OutToolResult:
 					if i := matchCall(skip, out); i >= 0 {
 						skip = append(skip[:i:i], skip[i+1:]...)
 						continue
 					}
-					st := string(approval.StatusExecuted)
+					st := approval.StatusExecuted
 					if out.IsError {
-						st = string(approval.StatusFailed)
+						st = approval.StatusFailed
 					}
 					res.Actions = append(res.Actions, Action{Tool: out.Tool, Input: json.RawMessage(out.Args), Result: out.Text, Status: st, IsError: out.IsError})
-				case agent.SayAnswer:
+				case channels.OutAnswer:
 					res.Text = out.Text
 					return res
 				default: // notice
@@ -634,7 +635,7 @@ func (a *API) records(ctx context.Context, es []TokenEntry, pendingOnly bool) ([
 			continue
 		}
 		rec, err := a.engine.Get(ctx, e.Approval)
-		if approval.KindOf(err) == approval.KindNotFound {
+		if approval.KindOf(err) == errkind.NotFound {
 			a.retire(ctx, e.Token)
 			continue
 		}
@@ -726,7 +727,7 @@ func (a *API) info(rec *approval.Approval, token string) ApprovalInfo {
 		in.DecidedAt = &t
 	}
 	if rec.Outcome != nil {
-		in.Status, in.Result = string(rec.Outcome.Status), rec.Outcome.Content
+		in.Status, in.Result = rec.Outcome.Status, rec.Outcome.Content
 	}
 	if rec.State == approval.StatePending && token != "" {
 		pa := pendingAction(cards.Pending(rec, a.engine.Text(), ""), token)
@@ -743,7 +744,7 @@ func (a *API) lookup(ctx context.Context, u User, id string) (rec *approval.Appr
 		return nil, "", false, fail(CodeNotFound, "No such approval.")
 	}
 	rec, err := a.engine.Get(ctx, aid)
-	if approval.KindOf(err) == approval.KindNotFound {
+	if approval.KindOf(err) == errkind.NotFound {
 		return nil, "", false, fail(CodeNotFound, "No such approval.")
 	}
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/internal/clock"
 )
 
@@ -56,9 +57,9 @@ func (e TokenEntry) owners() []string {
 // deployment with several replicas uses RedisTokens; MemoryTokens serves
 // one process.
 //
-// Errors: Get returns an error of kind approval.KindNotFound for an
+// Errors: Get returns an error of kind errkind.NotFound for an
 // unknown or lapsed token; a store that cannot be reached returns an error
-// of kind approval.KindUnavailable.
+// of kind errkind.Unavailable.
 type TokenStore interface {
 	// Put records e under e.Token for ttl and adds it to its owner's index
 	// and to the index of each of e.SharedWith.
@@ -98,7 +99,7 @@ func ValidToken(s string) bool {
 }
 
 func tokenNotFound(op string) error {
-	return approval.E(op, approval.KindNotFound, "", errors.New("unknown pending-action token"))
+	return approval.E(op, errkind.NotFound, "", errors.New("unknown pending-action token"))
 }
 
 // ---- memory
@@ -132,7 +133,7 @@ func ownerKey(tenant, user string) string { return tenant + "/" + user }
 // Put implements TokenStore.
 func (m *MemoryTokens) Put(ctx context.Context, e TokenEntry, ttl time.Duration) error {
 	if err := ctx.Err(); err != nil {
-		return approval.E("api.MemoryTokens.Put", approval.KindUnavailable, e.Approval, err)
+		return approval.E("api.MemoryTokens.Put", errkind.Unavailable, e.Approval, err)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -151,7 +152,7 @@ func (m *MemoryTokens) Put(ctx context.Context, e TokenEntry, ttl time.Duration)
 // Get implements TokenStore.
 func (m *MemoryTokens) Get(ctx context.Context, token string) (TokenEntry, error) {
 	if err := ctx.Err(); err != nil {
-		return TokenEntry{}, approval.E("api.MemoryTokens.Get", approval.KindUnavailable, "", err)
+		return TokenEntry{}, approval.E("api.MemoryTokens.Get", errkind.Unavailable, "", err)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -187,7 +188,7 @@ func (m *MemoryTokens) deleteLocked(token string) {
 // List implements TokenStore.
 func (m *MemoryTokens) List(ctx context.Context, tenant, user string) ([]TokenEntry, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, approval.E("api.MemoryTokens.List", approval.KindUnavailable, "", err)
+		return nil, approval.E("api.MemoryTokens.List", errkind.Unavailable, "", err)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -250,7 +251,7 @@ func (r *RedisTokens) ownerIndex(tenant, user string) string {
 }
 
 func redisUnavailable(op string, err error) error {
-	return approval.E(op, approval.KindUnavailable, "", fmt.Errorf("%w: %w", approval.ErrUnavailable, err))
+	return approval.E(op, errkind.Unavailable, "", fmt.Errorf("%w: %w", approval.ErrUnavailable, err))
 }
 
 // extendTTL sets the TTL of KEYS[1] to ARGV[1] ms unless it is longer
@@ -269,7 +270,7 @@ func (r *RedisTokens) Put(ctx context.Context, e TokenEntry, ttl time.Duration) 
 	const op = "api.RedisTokens.Put"
 	b, err := json.Marshal(e)
 	if err != nil {
-		return approval.E(op, approval.KindInternal, e.Approval, err)
+		return approval.E(op, errkind.Internal, e.Approval, err)
 	}
 	if ttl < time.Millisecond {
 		ttl = time.Millisecond
@@ -308,7 +309,7 @@ func (r *RedisTokens) Get(ctx context.Context, token string) (TokenEntry, error)
 	}
 	var e TokenEntry
 	if err := json.Unmarshal(b, &e); err != nil {
-		return TokenEntry{}, approval.E(op, approval.KindInternal, "", err)
+		return TokenEntry{}, approval.E(op, errkind.Internal, "", err)
 	}
 	return e, nil
 }
@@ -317,7 +318,7 @@ func (r *RedisTokens) Get(ctx context.Context, token string) (TokenEntry, error)
 func (r *RedisTokens) Delete(ctx context.Context, token string) error {
 	const op = "api.RedisTokens.Delete"
 	e, err := r.Get(ctx, token)
-	if approval.KindOf(err) == approval.KindNotFound {
+	if approval.KindOf(err) == errkind.NotFound {
 		return nil
 	}
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/channels/api"
 	"github.com/hitlbot/hitlbot/internal/clock"
 	"github.com/hitlbot/hitlbot/internal/testredis"
@@ -60,7 +61,7 @@ func tokenStoreSuite(t *testing.T, s api.TokenStore, advance func(time.Duration)
 	if err != nil || !reflect.DeepEqual(got, e1) {
 		t.Fatalf("get: %+v, %v", got, err)
 	}
-	if _, err := s.Get(ctx, api.NewToken()); approval.KindOf(err) != approval.KindNotFound {
+	if _, err := s.Get(ctx, api.NewToken()); approval.KindOf(err) != errkind.NotFound {
 		t.Fatalf("unknown token: %v", err)
 	}
 	list, err := s.List(ctx, "acme", "alice")
@@ -76,7 +77,7 @@ func tokenStoreSuite(t *testing.T, s api.TokenStore, advance func(time.Duration)
 	if err := s.Delete(ctx, e1.Token); err != nil {
 		t.Fatalf("second delete: %v", err)
 	}
-	if _, err := s.Get(ctx, e1.Token); approval.KindOf(err) != approval.KindNotFound {
+	if _, err := s.Get(ctx, e1.Token); approval.KindOf(err) != errkind.NotFound {
 		t.Fatalf("deleted token: %v", err)
 	}
 	if list, _ := s.List(ctx, "acme", "alice"); len(list) != 1 || !reflect.DeepEqual(list[0], e2) {
@@ -102,7 +103,7 @@ func tokenStoreSuite(t *testing.T, s api.TokenStore, advance func(time.Duration)
 	// Past twice the short TTL: an index whose TTL the short token had
 	// shortened to that would be gone, and the live token with it.
 	advance(100 * time.Millisecond)
-	if _, err := s.Get(ctx, short.Token); approval.KindOf(err) != approval.KindNotFound {
+	if _, err := s.Get(ctx, short.Token); approval.KindOf(err) != errkind.NotFound {
 		t.Fatalf("lapsed token: %v", err)
 	}
 	if list, _ := s.List(ctx, "acme", "carol"); len(list) != 1 || list[0].Token != long.Token {
@@ -147,13 +148,13 @@ func TestRedisTokensUnavailable(t *testing.T) {
 	srv.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := s.Get(ctx, api.NewToken()); approval.KindOf(err) != approval.KindUnavailable {
+	if _, err := s.Get(ctx, api.NewToken()); approval.KindOf(err) != errkind.Unavailable {
 		t.Fatalf("get: %v", err)
 	}
-	if err := s.Put(ctx, api.TokenEntry{Token: api.NewToken(), Tenant: "a", User: "b"}, time.Minute); approval.KindOf(err) != approval.KindUnavailable {
+	if err := s.Put(ctx, api.TokenEntry{Token: api.NewToken(), Tenant: "a", User: "b"}, time.Minute); approval.KindOf(err) != errkind.Unavailable {
 		t.Fatalf("put: %v", err)
 	}
-	if _, err := s.List(ctx, "a", "b"); approval.KindOf(err) != approval.KindUnavailable {
+	if _, err := s.List(ctx, "a", "b"); approval.KindOf(err) != errkind.Unavailable {
 		t.Fatalf("list: %v", err)
 	}
 }

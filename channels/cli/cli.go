@@ -16,7 +16,6 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/cards"
 	"github.com/hitlbot/hitlbot/channels"
@@ -428,14 +427,14 @@ func (r *repl) handle(ctx context.Context, ev event, turn string) (end bool, err
 	case ev.out != nil:
 		o := ev.out
 		mine := turn != "" && (ev.turn == turn || ev.turn == "")
-		switch agent.SayKind(o.Kind) {
-		case agent.SayToolResult:
+		switch o.Kind {
+		case channels.OutToolResult:
 			mark := "✓"
 			if o.IsError {
 				mark = "✗"
 			}
 			r.printf("%s %s: %s\n", mark, o.Tool, o.Text)
-		case agent.SayAnswer:
+		case channels.OutAnswer:
 			r.printf("%s\n", o.Text)
 			return mine, nil
 		default:

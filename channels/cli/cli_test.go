@@ -26,11 +26,11 @@ import (
 
 var quiet = slog.New(slog.DiscardHandler)
 
-// opTool is a tool of a given kind that counts its runs.
+// opTool is a tool of a given effect that counts its runs.
 type opTool struct {
-	name string
-	kind approval.Kind
-	runs atomic.Int64
+	name   string
+	effect approval.Effect
+	runs   atomic.Int64
 }
 
 type opArgs struct {
@@ -46,7 +46,7 @@ func (t *opTool) Schema() *jsonschema.Schema {
 	}
 	return s
 }
-func (t *opTool) Kind(json.RawMessage) approval.Kind { return t.kind }
+func (t *opTool) Effect(json.RawMessage) approval.Effect { return t.effect }
 func (t *opTool) Preview(_ context.Context, args json.RawMessage) (string, error) {
 	return t.name + " " + string(args), nil
 }
@@ -155,7 +155,7 @@ type harness struct {
 // runs the chat on in in the background.
 func start(t *testing.T, in io.Reader) *harness {
 	t.Helper()
-	h := &harness{erase: &opTool{name: "erase", kind: approval.KindDestructive}, out: &output{}, done: make(chan error, 1), audit: &auditTrail{},
+	h := &harness{erase: &opTool{name: "erase", effect: approval.EffectDestructive}, out: &output{}, done: make(chan error, 1), audit: &auditTrail{},
 		intr: make(chan os.Signal, 1), model: script{asked: make(chan struct{}, 1), gate: make(chan struct{})}}
 	wire := func(ch channels.Channel) (func(context.Context) error, error) {
 		reg := agent.NewRegistry()

@@ -167,7 +167,7 @@ func TestSendFallsBackToRobotAPI(t *testing.T) {
 	g.ch.mu.Lock()
 	g.ch.chats[msg.ChatID] = info
 	g.ch.mu.Unlock()
-	if err := g.ch.Send(ctx, channels.Target{ChatID: "cid4", UserID: "carol"}, channels.Outgoing{Kind: "answer", Text: "hi"}); err != nil {
+	if err := g.ch.Send(ctx, channels.Target{ChatID: "cid4", UserID: "carol"}, channels.Outgoing{Kind: channels.OutAnswer, Text: "hi"}); err != nil {
 		t.Fatal(err)
 	}
 	calls := g.fake.Calls("/v1.0/robot/oToMessages/batchSend")
@@ -181,7 +181,7 @@ func TestSendFallsBackToRobotAPI(t *testing.T) {
 	if info.webhook != "" {
 		t.Fatalf("foreign webhook kept: %q", info.webhook)
 	}
-	if err := g.ch.Send(ctx, channels.Target{ChatID: "cid-unknown"}, channels.Outgoing{Kind: "notice", Text: "yo"}); err != nil {
+	if err := g.ch.Send(ctx, channels.Target{ChatID: "cid-unknown"}, channels.Outgoing{Kind: channels.OutNotice, Text: "yo"}); err != nil {
 		t.Fatal(err)
 	}
 	if calls := g.fake.Calls("/v1.0/robot/groupMessages/send"); len(calls) != 1 || calls[0].Body["openConversationId"] != "cid-unknown" {

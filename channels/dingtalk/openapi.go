@@ -184,7 +184,7 @@ func (c *Channel) chat(id string, kind chatKind) (chatInfo, bool) {
 // through the robot send API.
 func (c *Channel) Send(ctx context.Context, to channels.Target, out channels.Outgoing) error {
 	text := out.Text
-	if out.Kind == "tool_result" && out.Tool != "" {
+	if out.Kind == channels.OutToolResult && out.Tool != "" {
 		text = out.Tool + ": " + text
 	}
 	return c.post(ctx, to, kindUnknown, "sampleText", map[string]string{"content": text},

@@ -16,6 +16,7 @@ import (
 	"github.com/open-dingtalk/dingtalk-stream-sdk-go/payload"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/approval/memstore"
 	"github.com/hitlbot/hitlbot/cards"
 	"github.com/hitlbot/hitlbot/channels"
@@ -23,7 +24,7 @@ import (
 	"github.com/hitlbot/hitlbot/internal/testredis"
 )
 
-var errStoreDown = approval.E("test", approval.KindUnavailable, "", approval.ErrUnavailable)
+var errStoreDown = approval.E("test", errkind.Unavailable, "", approval.ErrUnavailable)
 
 // ackCard decodes the public and private card data of a card callback's ACK.
 func ackCard(t *testing.T, ack map[string]any) (public, private map[string]any) {

@@ -40,7 +40,7 @@ func (t *eraseTool) Schema() *jsonschema.Schema {
 	}
 	return s
 }
-func (t *eraseTool) Kind(json.RawMessage) approval.Kind { return approval.KindDestructive }
+func (t *eraseTool) Effect(json.RawMessage) approval.Effect { return approval.EffectDestructive }
 func (t *eraseTool) Preview(_ context.Context, args json.RawMessage) (string, error) {
 	return "erase " + string(args), nil
 }

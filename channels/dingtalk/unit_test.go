@@ -12,6 +12,7 @@ import (
 	"github.com/open-dingtalk/dingtalk-stream-sdk-go/card"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/cards"
 	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/channels/dingtalk/dingtalktest"
@@ -84,7 +85,7 @@ func TestClickAnswers(t *testing.T) {
 	}
 	// A store failure: the card is left alone for everyone; the clicker is
 	// told that nothing happened.
-	down := approval.E("test", approval.KindUnavailable, "", approval.ErrUnavailable)
+	down := approval.E("test", errkind.Unavailable, "", approval.ErrUnavailable)
 	c3, _ := newUnit(t, &scriptedHandler{err: down}, nil)
 	if r, _ = c3.onCardCallback(ctx, cardRequest("bob", "confirm")); r.CardData != nil || r.UserPrivateData == nil ||
 		r.UserPrivateData.CardParamMap["status_text"] != approval.UserMessage(down) || !r.CardUpdateOptions.UpdatePrivateDataByKey {
@@ -222,7 +223,7 @@ func FuzzCallbackParsing(f *testing.F) {
 // TestFailedClickInTheConfiguredLanguage: the sentence a clicker sees when
 // the decision could not be taken is in the channel's language.
 func TestFailedClickInTheConfiguredLanguage(t *testing.T) {
-	down := approval.E("test", approval.KindUnavailable, "", approval.ErrUnavailable)
+	down := approval.E("test", errkind.Unavailable, "", approval.ErrUnavailable)
 	for _, lang := range []string{"en", "zh"} {
 		c, _ := newUnit(t, &scriptedHandler{err: down}, func(cfg *Config) { cfg.Lang = lang })
 		r, _ := c.onCardCallback(context.Background(), cardRequest("bob", "confirm"))

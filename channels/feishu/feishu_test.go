@@ -263,7 +263,7 @@ func TestRateLimitGivesUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	fake.Throttle("create", 10, "0")
-	err = ch.Send(context.Background(), channels.Target{ChatID: "oc_1"}, channels.Outgoing{Kind: "notice", Text: `say "hi"` + "\n"})
+	err = ch.Send(context.Background(), channels.Target{ChatID: "oc_1"}, channels.Outgoing{Kind: channels.OutNotice, Text: `say "hi"` + "\n"})
 	var ae *APIError
 	if err == nil || !asAPIError(err, &ae) || !ae.Throttled() {
 		t.Fatalf("err %v", err)
@@ -296,7 +296,7 @@ func TestSendBuildsJSONContent(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := "quote \" backslash \\ newline\n<at user_id=\"all\"></at>"
-	if err := ch.Send(context.Background(), channels.Target{ChatID: "oc_1", ReplyTo: "om_1", ThreadID: "omt_1"}, channels.Outgoing{Kind: "answer", Text: text}); err != nil {
+	if err := ch.Send(context.Background(), channels.Target{ChatID: "oc_1", ReplyTo: "om_1", ThreadID: "omt_1"}, channels.Outgoing{Kind: channels.OutAnswer, Text: text}); err != nil {
 		t.Fatal(err)
 	}
 	calls := fake.Calls()

@@ -70,7 +70,7 @@ func (t *opTool) Schema() *jsonschema.Schema {
 	}
 	return s
 }
-func (t *opTool) Kind(json.RawMessage) approval.Kind { return approval.KindDestructive }
+func (t *opTool) Effect(json.RawMessage) approval.Effect { return approval.EffectDestructive }
 func (t *opTool) Preview(_ context.Context, args json.RawMessage) (string, error) {
 	return t.name + " " + string(args), nil
 }

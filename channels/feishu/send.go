@@ -19,7 +19,6 @@ import (
 	larkcore "github.com/larksuite/oapi-sdk-go/v3/core"
 	larkim "github.com/larksuite/oapi-sdk-go/v3/service/im/v1"
 
-	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/cards"
 	"github.com/hitlbot/hitlbot/channels"
@@ -189,7 +188,7 @@ func textContent(s string) (string, error) {
 
 // outgoingText is what an Outgoing says as plain text.
 func outgoingText(out channels.Outgoing) string {
-	if out.Kind != string(agent.SayToolResult) {
+	if out.Kind != channels.OutToolResult {
 		return out.Text
 	}
 	mark := "🔧"
@@ -215,7 +214,7 @@ func (c *Channel) Send(ctx context.Context, to channels.Target, out channels.Out
 	}
 	uuid := randomUUID()
 	if to.ReplyTo != "" {
-		uuid = hashUUID("say", to.ChatID, to.ReplyTo, out.Kind, out.Tool, text)
+		uuid = hashUUID("say", to.ChatID, to.ReplyTo, string(out.Kind), out.Tool, text)
 	}
 	_, err = c.post(ctx, to, larkim.MsgTypeText, content, uuid)
 	return err

@@ -19,14 +19,14 @@ func TestStaleTokenRefreshed(t *testing.T) {
 		t.Fatal(err)
 	}
 	to := channels.Target{ChatID: "oc_1"}
-	if err := ch.Send(context.Background(), to, channels.Outgoing{Kind: "notice", Text: "one"}); err != nil {
+	if err := ch.Send(context.Background(), to, channels.Outgoing{Kind: channels.OutNotice, Text: "one"}); err != nil {
 		t.Fatal(err)
 	}
 	fake.RotateToken()
-	if err := ch.Send(context.Background(), to, channels.Outgoing{Kind: "notice", Text: "two"}); err != nil {
+	if err := ch.Send(context.Background(), to, channels.Outgoing{Kind: channels.OutNotice, Text: "two"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := ch.Send(context.Background(), to, channels.Outgoing{Kind: "notice", Text: "three"}); err != nil {
+	if err := ch.Send(context.Background(), to, channels.Outgoing{Kind: channels.OutNotice, Text: "three"}); err != nil {
 		t.Fatal(err)
 	}
 	n := 0
@@ -112,7 +112,7 @@ func TestRateLimitResetHonoured(t *testing.T) {
 	}
 	fake.Throttle("reply", 1, "1")
 	to := channels.Target{ChatID: "oc_rl", ReplyTo: "om_rl"}
-	if err := ch.Send(context.Background(), to, channels.Outgoing{Kind: "answer", Text: "later"}); err != nil {
+	if err := ch.Send(context.Background(), to, channels.Outgoing{Kind: channels.OutAnswer, Text: "later"}); err != nil {
 		t.Fatal(err)
 	}
 	calls := fake.Calls()

@@ -27,11 +27,11 @@ import (
 
 var quiet = slog.New(slog.DiscardHandler)
 
-// opTool is a tool of a given kind that counts its runs.
+// opTool is a tool of a given effect that counts its runs.
 type opTool struct {
-	name string
-	kind approval.Kind
-	runs atomic.Int64
+	name   string
+	effect approval.Effect
+	runs   atomic.Int64
 }
 
 type opArgs struct {
@@ -47,7 +47,7 @@ func (t *opTool) Schema() *jsonschema.Schema {
 	}
 	return s
 }
-func (t *opTool) Kind(json.RawMessage) approval.Kind { return t.kind }
+func (t *opTool) Effect(json.RawMessage) approval.Effect { return t.effect }
 func (t *opTool) Preview(_ context.Context, args json.RawMessage) (string, error) {
 	return t.name + " " + string(args), nil
 }
@@ -100,7 +100,7 @@ type option func(*web.Config)
 
 func newServer(t testing.TB, opts ...option) *server {
 	t.Helper()
-	s := &server{erase: &opTool{name: "erase", kind: approval.KindDestructive}, clk: clock.NewFake(time.Now())}
+	s := &server{erase: &opTool{name: "erase", effect: approval.EffectDestructive}, clk: clock.NewFake(time.Now())}
 	store := memstore.New(memstore.Options{})
 	r, err := channels.NewRouter(channels.RouterConfig{Store: store, Lang: "en", Logger: quiet})
 	if err != nil {

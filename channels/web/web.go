@@ -278,7 +278,7 @@ func (w *Web) Send(_ context.Context, to channels.Target, out channels.Outgoing)
 		return err
 	}
 	var frame []byte
-	if out.Kind == string(agent.SayToolResult) {
+	if out.Kind == channels.OutToolResult {
 		args := json.RawMessage(out.Args)
 		if len(args) > 0 && !json.Valid(args) {
 			args = nil
@@ -294,9 +294,9 @@ func (w *Web) Send(_ context.Context, to channels.Target, out channels.Outgoing)
 	}
 	kind := out.Kind
 	if kind == "" {
-		kind = string(agent.SayNotice)
+		kind = channels.OutNotice
 	}
-	frame = mustJSON(messageFrame{Type: typeAgentMessage, Event: typeAgentMessage, SessionID: sid, Kind: kind, Content: out.Text,
+	frame = mustJSON(messageFrame{Type: typeAgentMessage, Event: typeAgentMessage, SessionID: sid, Kind: string(kind), Content: out.Text,
 		ReplyTo: to.ReplyTo, IsError: out.IsError, Timestamp: w.now()})
 	w.mu.Lock()
 	w.deliverLocked(w.chatLocked(to.ChatID, user, sid), frame)

@@ -245,7 +245,7 @@ func build(cfg ToolConfig, client *http.Client, getenv func(string) string) (*to
 	sort.Strings(t.headerNames)
 	t.scrub = newScrubber(secrets)
 
-	if t.kind, err = parseKind(cfg.Kind, t.method); err != nil {
+	if t.effect, err = parseKind(cfg.Kind, t.method); err != nil {
 		return nil, fmt.Errorf("kind: %w", err)
 	}
 	switch {
@@ -309,22 +309,22 @@ func expandEnv(v string, getenv func(string) string) (string, []string, error) {
 	return out, used, nil
 }
 
-func parseKind(s, method string) (approval.Kind, error) {
+func parseKind(s, method string) (approval.Effect, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "":
 		switch method {
 		case http.MethodGet, http.MethodHead:
-			return approval.KindRead, nil
+			return approval.EffectRead, nil
 		case http.MethodDelete:
-			return approval.KindDestructive, nil
+			return approval.EffectDestructive, nil
 		}
-		return approval.KindWrite, nil
-	case string(approval.KindRead):
-		return approval.KindRead, nil
-	case string(approval.KindWrite):
-		return approval.KindWrite, nil
-	case string(approval.KindDestructive):
-		return approval.KindDestructive, nil
+		return approval.EffectWrite, nil
+	case string(approval.EffectRead):
+		return approval.EffectRead, nil
+	case string(approval.EffectWrite):
+		return approval.EffectWrite, nil
+	case string(approval.EffectDestructive):
+		return approval.EffectDestructive, nil
 	}
 	return "", fmt.Errorf("%q is not read, write or destructive", s)
 }

@@ -241,8 +241,8 @@ func TestPreview(t *testing.T) {
 	if strings.Contains(got, secretToken) || strings.Contains(got, "plain") || strings.Contains(got, "abc123") {
 		t.Error("preview shows a secret")
 	}
-	if tl.Kind(nil) != approval.KindWrite {
-		t.Errorf("kind %s", tl.Kind(nil))
+	if tl.Effect(nil) != approval.EffectWrite {
+		t.Errorf("effect %s", tl.Effect(nil))
 	}
 }
 
@@ -406,23 +406,23 @@ func contains(s []string, v string) bool {
 
 var kindCases = []struct {
 	method, kind string
-	want         approval.Kind
+	want         approval.Effect
 }{
-	{"", "", approval.KindRead},
-	{"GET", "", approval.KindRead},
-	{"head", "", approval.KindRead},
-	{"POST", "", approval.KindWrite},
-	{"PUT", "", approval.KindWrite},
-	{"PATCH", "", approval.KindWrite},
-	{"DELETE", "", approval.KindDestructive},
-	{"POST", "read", approval.KindRead},
-	{"GET", "Destructive", approval.KindDestructive},
+	{"", "", approval.EffectRead},
+	{"GET", "", approval.EffectRead},
+	{"head", "", approval.EffectRead},
+	{"POST", "", approval.EffectWrite},
+	{"PUT", "", approval.EffectWrite},
+	{"PATCH", "", approval.EffectWrite},
+	{"DELETE", "", approval.EffectDestructive},
+	{"POST", "read", approval.EffectRead},
+	{"GET", "Destructive", approval.EffectDestructive},
 }
 
 func TestKinds(t *testing.T) {
 	for _, c := range kindCases {
 		tl, _ := one(t, ToolConfig{Name: "x", Method: c.method, Kind: c.kind, URL: "https://a.example/x"})
-		if got := tl.Kind(nil); got != c.want {
+		if got := tl.Effect(nil); got != c.want {
 			t.Errorf("%s/%s: %s, want %s", c.method, c.kind, got, c.want)
 		}
 	}

@@ -42,7 +42,7 @@ type tool struct {
 	headerNames []string // sorted; previews show these, never the values
 	scrub       scrubber
 	schema      *jsonschema.Schema
-	kind        approval.Kind
+	effect      approval.Effect
 	timeout     time.Duration
 	maxBytes    int64
 	client      *http.Client
@@ -55,10 +55,10 @@ type queryParam struct {
 
 var _ agent.Tool = (*tool)(nil)
 
-func (t *tool) Name() string                       { return t.name }
-func (t *tool) Description() string                { return t.desc }
-func (t *tool) Schema() *jsonschema.Schema         { return t.schema }
-func (t *tool) Kind(json.RawMessage) approval.Kind { return t.kind }
+func (t *tool) Name() string                           { return t.name }
+func (t *tool) Description() string                    { return t.desc }
+func (t *tool) Schema() *jsonschema.Schema             { return t.schema }
+func (t *tool) Effect(json.RawMessage) approval.Effect { return t.effect }
 
 // request is one call rendered: what would be sent.
 type request struct {

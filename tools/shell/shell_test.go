@@ -336,8 +336,8 @@ func TestDir(t *testing.T) {
 func TestPreview(t *testing.T) {
 	tl, _ := one(t, CommandConfig{Name: "restart", Argv: []string{"/bin/echo", "restart", "--unit={{.svc}}", "{{.note}}"},
 		Parameters: str("svc", "note")})
-	if tl.Kind(nil) != approval.KindDestructive || tl.Kind(nil).Risk() != approval.RiskHigh {
-		t.Errorf("kind %s", tl.Kind(nil))
+	if tl.Effect(nil) != approval.EffectDestructive || tl.Effect(nil).Risk() != approval.RiskHigh {
+		t.Errorf("effect %s", tl.Effect(nil))
 	}
 	got, err := tl.Preview(context.Background(), json.RawMessage(`{"svc":"nginx; rm -rf /","note":"it's\nok"}`))
 	if err != nil {

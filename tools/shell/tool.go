@@ -45,7 +45,7 @@ func (t *tool) Description() string        { return t.desc }
 func (t *tool) Schema() *jsonschema.Schema { return t.schema }
 
 // Kind is always destructive: a command can do anything its program can.
-func (t *tool) Kind(json.RawMessage) approval.Kind { return approval.KindDestructive }
+func (t *tool) Effect(json.RawMessage) approval.Effect { return approval.EffectDestructive }
 
 // argv decodes the arguments and renders the command line: one element per
 // template element, whatever the values hold.

@@ -65,7 +65,7 @@ func (b *backend) assess(t *testing.T, stmt string, granted bool) (approval.Blas
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := pol.Evaluate(approval.CallInfo{Session: "s", User: "u", Tool: exec.Name(), Kind: exec.Kind(args), Hash: "h", Confidence: 1, Blast: blast},
+	v, err := pol.Evaluate(approval.CallInfo{Session: "s", User: "u", Tool: exec.Name(), Effect: exec.Effect(args), Hash: "h", Confidence: 1, Blast: blast},
 		func() (bool, error) { return granted, nil })
 	if err != nil {
 		t.Fatal(err)

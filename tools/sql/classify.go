@@ -55,16 +55,16 @@ type Classification struct {
 	names []string
 }
 
-// Kind is the approval kind of the statement; a refused one is destructive
+// Effect is the statement's effect for approval; a refused one is destructive
 // so that it is never run without a person, even by mistake.
-func (c Classification) Kind() approval.Kind {
+func (c Classification) Effect() approval.Effect {
 	switch c.Class {
 	case ClassRead:
-		return approval.KindRead
+		return approval.EffectRead
 	case ClassWrite:
-		return approval.KindWrite
+		return approval.EffectWrite
 	}
-	return approval.KindDestructive
+	return approval.EffectDestructive
 }
 
 // dialectOf maps a driver name (see DatabaseConfig.Driver) to its dialect.

@@ -188,12 +188,12 @@ func TestClassifyTargets(t *testing.T) {
 	}
 }
 
-func TestClassificationKind(t *testing.T) {
+func TestClassificationEffect(t *testing.T) {
 	for class, want := range map[Class]string{
 		ClassRead: "read", ClassWrite: "write", ClassDestructive: "destructive", ClassRefused: "destructive",
 	} {
-		if got := (Classification{Class: class}).Kind(); string(got) != want {
-			t.Errorf("Kind of %v = %s, want %s", class, got, want)
+		if got := (Classification{Class: class}).Effect(); string(got) != want {
+			t.Errorf("Effect of %v = %s, want %s", class, got, want)
 		}
 	}
 	if got := Classify("oracle", "SELECT 1"); got.Class != ClassRefused {

@@ -18,7 +18,7 @@
 //
 // # sql_query
 //
-// Kind read, so it runs without asking. It accepts only a statement the
+// Effect read, so it runs without asking. It accepts only a statement the
 // classifier (Classify) calls a read: SELECT, VALUES, TABLE, WITH … SELECT,
 // EXPLAIN, SHOW, DESCRIBE and, on SQLite, the PRAGMAs that only report
 // (PRAGMA table_info(t), PRAGMA user_version; never PRAGMA x = y or x(y)
@@ -47,7 +47,7 @@
 //
 // # sql_execute
 //
-// Its kind comes from the statement: DELETE, DROP, TRUNCATE, REPLACE,
+// Its effect comes from the statement: DELETE, DROP, TRUNCATE, REPLACE,
 // UPDATE without WHERE, ALTER … DROP, CREATE OR REPLACE, CALL/DO are
 // destructive; other INSERT, UPDATE, CREATE, ALTER and DDL are writes.
 // Reads are refused (use sql_query), and so are several statements,

@@ -82,8 +82,8 @@ func TestRunWithUndecodableArgs(t *testing.T) {
 		if _, err := tool.Run(context.Background(), json.RawMessage(`{"statement": 1}`)); !errors.Is(err, approval.ErrNotRun) {
 			t.Errorf("%s.Run: %v, want ErrNotRun", tool.Name(), err)
 		}
-		if k := tool.Kind(json.RawMessage(`nonsense`)); tool.Name() == "sql_execute" && k != approval.KindDestructive {
-			t.Errorf("%s.Kind(nonsense) = %s, want destructive", tool.Name(), k)
+		if k := tool.Effect(json.RawMessage(`nonsense`)); tool.Name() == "sql_execute" && k != approval.EffectDestructive {
+			t.Errorf("%s.Effect(nonsense) = %s, want destructive", tool.Name(), k)
 		}
 	}
 }
@@ -91,26 +91,26 @@ func TestRunWithUndecodableArgs(t *testing.T) {
 // kindCases are the kinds sql_execute reports for the approval policy.
 var kindCases = []struct {
 	args string
-	want approval.Kind
+	want approval.Effect
 }{
-	{`{"statement": "INSERT INTO tasks (title, created_at) VALUES ('x', 'now')"}`, approval.KindWrite},
-	{`{"statement": "UPDATE tasks SET done = 1 WHERE id = 1"}`, approval.KindWrite},
-	{`{"statement": "UPDATE tasks SET done = 1"}`, approval.KindDestructive},
-	{`{"statement": "DELETE FROM tasks WHERE id = 1"}`, approval.KindDestructive},
-	{`{"statement": "DROP TABLE tasks"}`, approval.KindDestructive},
-	{`{"statement": "SELECT 1"}`, approval.KindDestructive}, // refused: never without a person
-	{`{"statement": "DELETE FROM tasks", "database": "nope"}`, approval.KindDestructive},
+	{`{"statement": "INSERT INTO tasks (title, created_at) VALUES ('x', 'now')"}`, approval.EffectWrite},
+	{`{"statement": "UPDATE tasks SET done = 1 WHERE id = 1"}`, approval.EffectWrite},
+	{`{"statement": "UPDATE tasks SET done = 1"}`, approval.EffectDestructive},
+	{`{"statement": "DELETE FROM tasks WHERE id = 1"}`, approval.EffectDestructive},
+	{`{"statement": "DROP TABLE tasks"}`, approval.EffectDestructive},
+	{`{"statement": "SELECT 1"}`, approval.EffectDestructive}, // refused: never without a person
+	{`{"statement": "DELETE FROM tasks", "database": "nope"}`, approval.EffectDestructive},
 }
 
-func TestKinds(t *testing.T) {
+func TestEffects(t *testing.T) {
 	dbs := demoDatabases(t)
 	exec, query := NewExecuteTool(dbs), NewQueryTool(dbs)
 	for _, tc := range kindCases {
-		if got := exec.Kind(json.RawMessage(tc.args)); got != tc.want {
-			t.Errorf("sql_execute.Kind(%s) = %s, want %s", tc.args, got, tc.want)
+		if got := exec.Effect(json.RawMessage(tc.args)); got != tc.want {
+			t.Errorf("sql_execute.Effect(%s) = %s, want %s", tc.args, got, tc.want)
 		}
-		if got := query.Kind(json.RawMessage(tc.args)); got != approval.KindRead {
-			t.Errorf("sql_query.Kind(%s) = %s, want read", tc.args, got)
+		if got := query.Effect(json.RawMessage(tc.args)); got != approval.EffectRead {
+			t.Errorf("sql_query.Effect(%s) = %s, want read", tc.args, got)
 		}
 	}
 }
@@ -140,14 +140,14 @@ func TestRegistryCheck(t *testing.T) {
 	for _, test := range []struct {
 		tool, stmt string
 		ok         bool
-		kind       approval.Kind
+		kind       approval.Effect
 	}{
-		{"sql_query", "PRAGMA table_info(orders)", true, approval.KindRead},
+		{"sql_query", "PRAGMA table_info(orders)", true, approval.EffectRead},
 		{"sql_query", "DELETE FROM orders", false, ""},
 		{"sql_query", "SELECT 1; DROP TABLE orders", false, ""},
 		{"sql_execute", "SELECT 1", false, ""},
-		{"sql_execute", "DELETE FROM orders", true, approval.KindDestructive},
-		{"sql_execute", "INSERT INTO orders (customer) VALUES ('x')", true, approval.KindWrite},
+		{"sql_execute", "DELETE FROM orders", true, approval.EffectDestructive},
+		{"sql_execute", "INSERT INTO orders (customer) VALUES ('x')", true, approval.EffectWrite},
 	} {
 		args, _ := json.Marshal(map[string]string{"statement": test.stmt})
 		k, err := r.Check(test.tool, args)

@@ -158,7 +158,7 @@ func (t *queryTool) Description() string {
 
 func (t *queryTool) Schema() *jsonschema.Schema { return t.schema() }
 
-func (t *queryTool) Kind(json.RawMessage) approval.Kind { return approval.KindRead }
+func (t *queryTool) Effect(json.RawMessage) approval.Effect { return approval.EffectRead }
 
 func (t *queryTool) check(raw json.RawMessage) (call, error) {
 	k, err := t.parse(raw)
@@ -367,15 +367,15 @@ func (t *executeTool) Description() string {
 
 func (t *executeTool) Schema() *jsonschema.Schema { return t.schema() }
 
-// Kind is the statement's class; arguments that cannot be read, and
+// Effect is the statement's class; arguments that cannot be read, and
 // statements Run would refuse (reads included), are destructive so that
 // nothing runs without a person by mistake.
-func (t *executeTool) Kind(raw json.RawMessage) approval.Kind {
+func (t *executeTool) Effect(raw json.RawMessage) approval.Effect {
 	k, err := t.check(raw)
 	if err != nil {
-		return approval.KindDestructive
+		return approval.EffectDestructive
 	}
-	return k.c.Kind()
+	return k.c.Effect()
 }
 
 func (t *executeTool) check(raw json.RawMessage) (call, error) {

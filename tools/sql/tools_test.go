@@ -116,8 +116,8 @@ func TestPreviewMatchesRun(t *testing.T) {
 		if n := b.count(t, "SELECT COUNT(*) FROM "+b.orders); n != demodb.OrderCount {
 			t.Fatalf("after the preview: %d orders, want %d", n, demodb.OrderCount)
 		}
-		if k := exec.Kind(b.args(t, stmt)); k != approval.KindDestructive {
-			t.Errorf("Kind = %s, want destructive", k)
+		if k := exec.Effect(b.args(t, stmt)); k != approval.EffectDestructive {
+			t.Errorf("Effect = %s, want destructive", k)
 		}
 		out := b.run(t, exec, stmt)
 		if out.IsError || !strings.Contains(out.Content, fmt.Sprintf("%d rows affected", demodb.CancelledCount)) {

@@ -129,10 +129,10 @@ func createSchema() *jsonschema.Schema {
 	}
 }
 
-func (*createTool) Name() string                       { return "task_create" }
-func (*createTool) Description() string                { return "Add a task to the demo to-do list." }
-func (t *createTool) Schema() *jsonschema.Schema       { return t.schema }
-func (*createTool) Kind(json.RawMessage) approval.Kind { return approval.KindWrite }
+func (*createTool) Name() string                           { return "task_create" }
+func (*createTool) Description() string                    { return "Add a task to the demo to-do list." }
+func (t *createTool) Schema() *jsonschema.Schema           { return t.schema }
+func (*createTool) Effect(json.RawMessage) approval.Effect { return approval.EffectWrite }
 func (t *createTool) parse(raw json.RawMessage) (title, due string, err error) {
 	var a createArgs
 	if err := decode(raw, &a); err != nil {
@@ -211,10 +211,10 @@ func listSchema() *jsonschema.Schema {
 	}
 }
 
-func (*listTool) Name() string                       { return "task_list" }
-func (*listTool) Description() string                { return "Show the demo to-do list (open tasks, or all)." }
-func (t *listTool) Schema() *jsonschema.Schema       { return t.schema }
-func (*listTool) Kind(json.RawMessage) approval.Kind { return approval.KindRead }
+func (*listTool) Name() string                           { return "task_list" }
+func (*listTool) Description() string                    { return "Show the demo to-do list (open tasks, or all)." }
+func (t *listTool) Schema() *jsonschema.Schema           { return t.schema }
+func (*listTool) Effect(json.RawMessage) approval.Effect { return approval.EffectRead }
 
 func (t *listTool) Preview(_ context.Context, raw json.RawMessage) (string, error) {
 	var a listArgs
@@ -344,10 +344,10 @@ type completeTool struct {
 	schema *jsonschema.Schema
 }
 
-func (*completeTool) Name() string                       { return "task_complete" }
-func (*completeTool) Description() string                { return "Mark a task of the demo to-do list as done." }
-func (t *completeTool) Schema() *jsonschema.Schema       { return t.schema }
-func (*completeTool) Kind(json.RawMessage) approval.Kind { return approval.KindWrite }
+func (*completeTool) Name() string                           { return "task_complete" }
+func (*completeTool) Description() string                    { return "Mark a task of the demo to-do list as done." }
+func (t *completeTool) Schema() *jsonschema.Schema           { return t.schema }
+func (*completeTool) Effect(json.RawMessage) approval.Effect { return approval.EffectWrite }
 
 func (t *completeTool) Preview(ctx context.Context, raw json.RawMessage) (string, error) {
 	id, err := parseID(raw)
@@ -396,10 +396,10 @@ type deleteTool struct {
 	schema *jsonschema.Schema
 }
 
-func (*deleteTool) Name() string                       { return "task_delete" }
-func (*deleteTool) Description() string                { return "Delete a task from the demo to-do list." }
-func (t *deleteTool) Schema() *jsonschema.Schema       { return t.schema }
-func (*deleteTool) Kind(json.RawMessage) approval.Kind { return approval.KindDestructive }
+func (*deleteTool) Name() string                           { return "task_delete" }
+func (*deleteTool) Description() string                    { return "Delete a task from the demo to-do list." }
+func (t *deleteTool) Schema() *jsonschema.Schema           { return t.schema }
+func (*deleteTool) Effect(json.RawMessage) approval.Effect { return approval.EffectDestructive }
 
 func (t *deleteTool) Preview(ctx context.Context, raw json.RawMessage) (string, error) {
 	id, err := parseID(raw)

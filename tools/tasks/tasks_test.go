@@ -85,12 +85,12 @@ var seed = []task{
 
 var kindCases = []struct {
 	tool string
-	want approval.Kind
+	want approval.Effect
 }{
-	{"task_create", approval.KindWrite},
-	{"task_list", approval.KindRead},
-	{"task_complete", approval.KindWrite},
-	{"task_delete", approval.KindDestructive},
+	{"task_create", approval.EffectWrite},
+	{"task_list", approval.EffectRead},
+	{"task_complete", approval.EffectWrite},
+	{"task_delete", approval.EffectDestructive},
 }
 
 func TestKinds(t *testing.T) {
@@ -103,7 +103,7 @@ func TestKinds(t *testing.T) {
 		if !ok {
 			t.Fatalf("missing %s", c.tool)
 		}
-		if got := tl.Kind(nil); got != c.want {
+		if got := tl.Effect(nil); got != c.want {
 			t.Errorf("%s: kind %s, want %s", c.tool, got, c.want)
 		}
 	}

@@ -123,7 +123,7 @@ func (t *counterTool) Description() string { return "a counter" }
 func (t *counterTool) Schema() *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"n": {Type: "integer"}}}
 }
-func (t *counterTool) Kind(json.RawMessage) approval.Kind { return approval.KindDestructive }
+func (t *counterTool) Effect(json.RawMessage) approval.Effect { return approval.EffectDestructive }
 func (t *counterTool) Preview(context.Context, json.RawMessage) (string, error) {
 	return "increment the counter", nil
 }
@@ -512,7 +512,7 @@ func (c *benchChannel) Start(context.Context, channels.Handler) error { return n
 func (c *benchChannel) Close(context.Context) error                   { return nil }
 func (c *benchChannel) Ready() error                                  { return nil }
 func (c *benchChannel) Send(_ context.Context, to channels.Target, out channels.Outgoing) error {
-	if out.Kind != string(agent.SayAnswer) {
+	if out.Kind != channels.OutAnswer {
 		return nil
 	}
 	c.mu.Lock()

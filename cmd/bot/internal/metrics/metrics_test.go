@@ -54,10 +54,10 @@ type fakeTool struct {
 	err error
 }
 
-func (fakeTool) Name() string                       { return "fake" }
-func (fakeTool) Description() string                { return "" }
-func (fakeTool) Schema() *jsonschema.Schema         { return &jsonschema.Schema{Type: "object"} }
-func (fakeTool) Kind(json.RawMessage) approval.Kind { return approval.KindWrite }
+func (fakeTool) Name() string                           { return "fake" }
+func (fakeTool) Description() string                    { return "" }
+func (fakeTool) Schema() *jsonschema.Schema             { return &jsonschema.Schema{Type: "object"} }
+func (fakeTool) Effect(json.RawMessage) approval.Effect { return approval.EffectWrite }
 func (fakeTool) Preview(context.Context, json.RawMessage) (string, error) {
 	return "", nil
 }
@@ -102,7 +102,7 @@ func TestMetrics(t *testing.T) {
 		{err: errors.New("connection reset")},
 	} {
 		w := m.Tool(tt)
-		if w.Name() != "fake" || w.Kind(nil) != approval.KindWrite {
+		if w.Name() != "fake" || w.Effect(nil) != approval.EffectWrite {
 			t.Fatal("the tool wrapper does not forward")
 		}
 		out, err := w.Run(ctx, nil)
