@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,7 +16,6 @@ import (
 
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
-	"github.com/hitlbot/hitlbot/approval/audit"
 	"github.com/hitlbot/hitlbot/approval/memstore"
 	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/channels/api"
@@ -95,30 +93,6 @@ func opTool(name string, effect approval.Effect) *hitltest.Tool {
 	return t
 }
 
-// auditTrail records the engine's audit records and serves them per approval.
-type auditTrail struct {
-	mu   sync.Mutex
-	recs []audit.Record
-}
-
-func (a *auditTrail) Append(r audit.Record) {
-	a.mu.Lock()
-	a.recs = append(a.recs, r)
-	a.mu.Unlock()
-}
-
-func (a *auditTrail) Records(_ context.Context, id string) ([]audit.Record, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	var out []audit.Record
-	for _, r := range a.recs {
-		if r.ApprovalID == id {
-			out = append(out, r)
-		}
-	}
-	return out, nil
-}
-
 type harness struct {
 	t       testing.TB
 	clk     *clock.Fake
@@ -127,7 +101,7 @@ type harness struct {
 	srv     *httptest.Server
 	erase   *hitltest.Tool
 	look    *hitltest.Tool
-	audit   *auditTrail
+	audit   *hitltest.Trail
 	release chan struct{} // ends the model's "wait" turns
 }
 
@@ -170,7 +144,7 @@ func newHarness(t testing.TB, mod ...func(*setup)) *harness {
 	if s.store == nil {
 		s.store = memstore.New(memstore.Options{Clock: s.clk})
 	}
-	h := &harness{t: t, clk: s.clk, audit: &auditTrail{}, release: make(chan struct{}),
+	h := &harness{t: t, clk: s.clk, audit: &hitltest.Trail{}, release: make(chan struct{}),
 		erase: opTool("erase", approval.EffectDestructive), look: opTool("look", approval.EffectRead)}
 	store := s.store
 	router, err := channels.NewRouter(channels.RouterConfig{Store: store, Logger: quiet, Clock: h.clk})

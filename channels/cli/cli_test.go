@@ -14,7 +14,6 @@ import (
 
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
-	"github.com/hitlbot/hitlbot/approval/audit"
 	"github.com/hitlbot/hitlbot/approval/memstore"
 	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/channels/cli"
@@ -40,31 +39,6 @@ func script(asked, gate chan struct{}) *hitltest.Model {
 			return agent.Response{}, true, &agent.ModelError{Public: "The language model failed; please try again.", Err: ctx.Err()}
 		}
 	}}
-}
-
-// auditTrail records the engine's audit records.
-type auditTrail struct {
-	mu   sync.Mutex
-	recs []audit.Record
-}
-
-func (a *auditTrail) Append(r audit.Record) {
-	a.mu.Lock()
-	a.recs = append(a.recs, r)
-	a.mu.Unlock()
-}
-
-// requested returns the ids of the approvals requested so far.
-func (a *auditTrail) requested() []approval.ID {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	var ids []approval.ID
-	for _, r := range a.recs {
-		if r.Event == audit.EventWriteRequest {
-			ids = append(ids, approval.ID(r.ApprovalID))
-		}
-	}
-	return ids
 }
 
 // output is a writer the test can read while the chat writes.
@@ -99,7 +73,7 @@ func (o *output) waitFor(t *testing.T, s string, n int) {
 
 type harness struct {
 	engine *approval.Engine
-	audit  *auditTrail
+	audit  *hitltest.Trail
 	erase  *hitltest.Tool
 	out    *output
 	done   chan error
@@ -112,7 +86,7 @@ type harness struct {
 // runs the chat on in in the background.
 func start(t *testing.T, in io.Reader) *harness {
 	t.Helper()
-	h := &harness{erase: hitltest.NewTool("erase", approval.EffectDestructive), out: &output{}, done: make(chan error, 1), audit: &auditTrail{},
+	h := &harness{erase: hitltest.NewTool("erase", approval.EffectDestructive), out: &output{}, done: make(chan error, 1), audit: &hitltest.Trail{},
 		intr: make(chan os.Signal, 1)}
 	h.erase.Result = hitltest.TargetResult
 	h.model.asked, h.model.gate = make(chan struct{}, 1), make(chan struct{})
@@ -190,7 +164,7 @@ func (h *harness) ended(t *testing.T) error {
 // only returns the one approval the chat asked for.
 func (h *harness) only(t *testing.T) *approval.Approval {
 	t.Helper()
-	ids := h.audit.requested()
+	ids := h.audit.Requested()
 	if len(ids) != 1 {
 		t.Fatalf("approvals requested: %v", ids)
 	}

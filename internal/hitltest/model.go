@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"github.com/hitlbot/hitlbot/agent"
-	"github.com/hitlbot/hitlbot/approval/audit"
 )
 
 // Model is a scripted agent.Model. For the last message of a request:
@@ -94,8 +93,3 @@ func (m *Model) Seen(text string) int {
 	}
 	return n
 }
-
-// NopAudit is an approval.Auditor that drops every record.
-type NopAudit struct{}
-
-func (NopAudit) Append(audit.Record) {}
