@@ -72,8 +72,8 @@ func TestSupersededAwaitingIsResolved(t *testing.T) {
 	if len(conv.Awaiting) != 0 {
 		t.Fatalf("still awaiting %v", conv.Awaiting)
 	}
-	if h.del.runs.Load() != 1 {
-		t.Fatalf("erase ran %d times", h.del.runs.Load())
+	if h.del.Runs.Load() != 1 {
+		t.Fatalf("erase ran %d times", h.del.Runs.Load())
 	}
 }
 

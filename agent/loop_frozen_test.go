@@ -64,7 +64,7 @@ func TestFrozenWithoutResultsToldOnce(t *testing.T) {
 		}
 		checkFrozenNote(t, h, toolReplies(reqs.last())["c1"])
 		checkFrozenNote(t, h, r.Actions[0].Result)
-		if h.del.runs.Load() != 0 {
+		if h.del.Runs.Load() != 0 {
 			t.Fatal("the tool ran")
 		}
 	})

@@ -89,8 +89,8 @@ func TestBatchMixedSuccessAndFailure(t *testing.T) {
 		t.Fatalf("decision = %+v", o)
 	}
 	r := result(t, ch)
-	if h.del.runs.Load() != 1 || h.drop.runs.Load() != 1 {
-		t.Fatalf("runs erase=%d drop=%d", h.del.runs.Load(), h.drop.runs.Load())
+	if h.del.Runs.Load() != 1 || h.drop.runs.Load() != 1 {
+		t.Fatalf("runs erase=%d drop=%d", h.del.Runs.Load(), h.drop.runs.Load())
 	}
 	if len(r.Actions) != 2 {
 		t.Fatalf("actions = %+v", r.Actions)
@@ -126,8 +126,8 @@ func TestBatchMixedSuccessAndFrozen(t *testing.T) {
 		t.Fatalf("decision = %+v", o)
 	}
 	r := result(t, ch)
-	if h.del.runs.Load() != 1 || h.drop.runs.Load() != 1 {
-		t.Fatalf("runs erase=%d drop=%d", h.del.runs.Load(), h.drop.runs.Load())
+	if h.del.Runs.Load() != 1 || h.drop.runs.Load() != 1 {
+		t.Fatalf("runs erase=%d drop=%d", h.del.Runs.Load(), h.drop.runs.Load())
 	}
 	if got := r.Actions[0]; got.Status != "executed" || got.IsError || got.Result != "erase done (run 1)" {
 		t.Fatalf("the call that ran is reported as %+v", got)
@@ -170,7 +170,7 @@ func TestBatchRejectAll(t *testing.T) {
 		t.Fatalf("decision = %+v", o)
 	}
 	r := result(t, ch)
-	if h.del.runs.Load() != 0 || h.drop.runs.Load() != 0 {
+	if h.del.Runs.Load() != 0 || h.drop.runs.Load() != 0 {
 		t.Fatal("a rejected call ran")
 	}
 	select {

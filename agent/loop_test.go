@@ -16,41 +16,14 @@ import (
 
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
-	"github.com/hitlbot/hitlbot/approval/audit"
 	"github.com/hitlbot/hitlbot/approval/memstore"
 	"github.com/hitlbot/hitlbot/internal/clock"
+	"github.com/hitlbot/hitlbot/internal/hitltest"
 )
 
 var quiet = slog.New(slog.DiscardHandler)
 
-// opTool is a tool of a given effect that counts its runs.
-type opTool struct {
-	name   string
-	effect approval.Effect
-	runs   atomic.Int64
-}
-
-type opArgs struct {
-	Target string `json:"target" jsonschema:"what to act on"`
-}
-
-func (t *opTool) Name() string        { return t.name }
-func (t *opTool) Description() string { return "does " + t.name }
-func (t *opTool) Schema() *jsonschema.Schema {
-	s, err := jsonschema.For[opArgs](nil)
-	if err != nil {
-		panic(err)
-	}
-	return s
-}
-func (t *opTool) Effect(json.RawMessage) approval.Effect { return t.effect }
-func (t *opTool) Preview(_ context.Context, args json.RawMessage) (string, error) {
-	return t.name + " " + string(args), nil
-}
-func (t *opTool) Run(_ context.Context, args json.RawMessage) (agent.Output, error) {
-	n := t.runs.Add(1)
-	return agent.Output{Content: fmt.Sprintf("%s done (run %d)", t.name, n)}, nil
-}
+type opArgs = hitltest.Args
 
 // dropTool is a destructive tool whose target decides how it ends: "bad"
 // is a failure the tool knows about, "boom" an error of unknown effect,
@@ -144,10 +117,6 @@ func (n *shower) Show(_ context.Context, a *approval.Approval) ([]approval.CardR
 }
 func (n *shower) Settle(context.Context, *approval.Approval, approval.Outcome) error { return nil }
 
-type nopAudit struct{}
-
-func (nopAudit) Append(audit.Record) {}
-
 type harness struct {
 	loop    *agent.Loop
 	engine  *approval.Engine
@@ -155,9 +124,9 @@ type harness struct {
 	speak   *speaker
 	shown   chan *approval.Approval
 	history *agent.MemoryHistory
-	read    *opTool
-	del     *opTool
-	write   *opTool
+	read    *hitltest.Tool
+	del     *hitltest.Tool
+	write   *hitltest.Tool
 	drop    *dropTool
 	cfg     agent.LoopConfig
 }
@@ -166,14 +135,14 @@ func newHarness(t *testing.T, model agent.Model, mod ...func(*agent.LoopConfig))
 	t.Helper()
 	h := &harness{clk: clock.NewFake(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)), speak: &speaker{},
 		shown: make(chan *approval.Approval, 16), history: agent.NewMemoryHistory(),
-		read: &opTool{name: "look", effect: approval.EffectRead}, del: &opTool{name: "erase", effect: approval.EffectDestructive},
-		write: &opTool{name: "note", effect: approval.EffectWrite}, drop: &dropTool{}}
+		read: hitltest.NewTool("look", approval.EffectRead), del: hitltest.NewTool("erase", approval.EffectDestructive),
+		write: hitltest.NewTool("note", approval.EffectWrite), drop: &dropTool{}}
 	reg := agent.NewRegistry()
 	if err := reg.Register(h.read, h.del, h.write, h.drop); err != nil {
 		t.Fatal(err)
 	}
 	eng, err := approval.NewEngine(approval.EngineConfig{Store: memstore.New(memstore.Options{}), Notifier: &shower{h.shown},
-		Dispatcher: reg, Audit: nopAudit{}, Clock: h.clk, Logger: quiet, PollInterval: time.Hour})
+		Dispatcher: reg, Audit: hitltest.NopAudit{}, Clock: h.clk, Logger: quiet, PollInterval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,8 +240,8 @@ func TestApprovedRunsOnce(t *testing.T) {
 		t.Fatalf("decision = %+v", o)
 	}
 	r := result(t, ch)
-	if h.del.runs.Load() != 1 || r.Text != "summary: erase done (run 1)" {
-		t.Fatalf("runs %d, result %+v", h.del.runs.Load(), r)
+	if h.del.Runs.Load() != 1 || r.Text != "summary: erase done (run 1)" {
+		t.Fatalf("runs %d, result %+v", h.del.Runs.Load(), r)
 	}
 	if len(r.Actions) != 1 || r.Actions[0].Status != "executed" {
 		t.Fatalf("actions = %+v", r.Actions)
@@ -302,7 +271,7 @@ func TestRejectedNeverRuns(t *testing.T) {
 		t.Fatalf("decision = %+v", o)
 	}
 	r := result(t, ch)
-	if h.del.runs.Load() != 0 {
+	if h.del.Runs.Load() != 0 {
 		t.Fatal("a rejected call ran")
 	}
 	select {
@@ -324,8 +293,8 @@ func TestExpiredNeverRuns(t *testing.T) {
 	}
 	h.clk.Advance(approval.DefaultTimeout)
 	r := result(t, ch)
-	if h.del.runs.Load() != 0 || !strings.Contains(r.Text, "expired") || r.Actions[0].Status != "expired" {
-		t.Fatalf("runs %d, result %+v", h.del.runs.Load(), r)
+	if h.del.Runs.Load() != 0 || !strings.Contains(r.Text, "expired") || r.Actions[0].Status != "expired" {
+		t.Fatalf("runs %d, result %+v", h.del.Runs.Load(), r)
 	}
 }
 
@@ -337,12 +306,12 @@ func TestLowRiskRunsAtOnce(t *testing.T) {
 	h := newHarness(t, callThenSummarise(unsure, call("c2", "note", "x")))
 	ch := h.submit(t, "s1", "look")
 	a := h.nextApproval(t)
-	if h.read.runs.Load() != 1 || h.write.runs.Load() != 0 || a.Tool() != "note" || a.Risk != approval.RiskMedium {
-		t.Fatalf("read %d write %d, approval %+v", h.read.runs.Load(), h.write.runs.Load(), a)
+	if h.read.Runs.Load() != 1 || h.write.Runs.Load() != 0 || a.Tool() != "note" || a.Risk != approval.RiskMedium {
+		t.Fatalf("read %d write %d, approval %+v", h.read.Runs.Load(), h.write.Runs.Load(), a)
 	}
 	h.decide(t, a, approval.Approve)
 	r := result(t, ch)
-	if !strings.Contains(r.Text, "look done") || !strings.Contains(r.Text, "note done") || h.write.runs.Load() != 1 {
+	if !strings.Contains(r.Text, "look done") || !strings.Contains(r.Text, "note done") || h.write.Runs.Load() != 1 {
 		t.Fatalf("result = %+v", r)
 	}
 }
@@ -369,12 +338,12 @@ func TestMediumAsksFirstThenGrant(t *testing.T) {
 		t.Fatalf("first approval = %+v", a)
 	}
 	h.decide(t, a, approval.Approve)
-	if r := result(t, ch); r.Actions[0].Status != "executed" || h.write.runs.Load() != 1 {
+	if r := result(t, ch); r.Actions[0].Status != "executed" || h.write.Runs.Load() != 1 {
 		t.Fatalf("first turn = %+v", r)
 	}
 	// The same call again, in the window: it runs without a card.
-	if r := result(t, h.submit(t, "s1", "note x")); r.Actions[0].Status != "executed" || h.write.runs.Load() != 2 || len(h.shown) != 0 {
-		t.Fatalf("second identical call: %+v, %d runs, %d cards", r, h.write.runs.Load(), len(h.shown))
+	if r := result(t, h.submit(t, "s1", "note x")); r.Actions[0].Status != "executed" || h.write.Runs.Load() != 2 || len(h.shown) != 0 {
+		t.Fatalf("second identical call: %+v, %d runs, %d cards", r, h.write.Runs.Load(), len(h.shown))
 	}
 	for _, tc := range []struct {
 		name, session string
@@ -394,14 +363,14 @@ func TestMediumAsksFirstThenGrant(t *testing.T) {
 			t.Fatalf("%s: %+v", tc.name, r)
 		}
 	}
-	if h.write.runs.Load() != 2 {
-		t.Fatalf("%d runs, want 2", h.write.runs.Load())
+	if h.write.Runs.Load() != 2 {
+		t.Fatalf("%d runs, want 2", h.write.Runs.Load())
 	}
 }
 
 // bulkTool is a write whose Assess reports a dry run of rows rows.
 type bulkTool struct {
-	opTool
+	*hitltest.Tool
 	rows              int64
 	assessed, preview atomic.Int64
 }
@@ -420,7 +389,7 @@ func (t *bulkTool) Preview(ctx context.Context, args json.RawMessage) (string, e
 // call to HIGH through the loop, the record says why in both languages,
 // and the card shows the preview of that same measurement.
 func TestBlastRadiusReachesTheCard(t *testing.T) {
-	bulk := &bulkTool{opTool: opTool{name: "bulk", effect: approval.EffectWrite}, rows: 29}
+	bulk := &bulkTool{Tool: hitltest.NewTool("bulk", approval.EffectWrite), rows: 29}
 	h := newHarness(t, callThenSummarise(call("c1", "bulk", "orders")), func(c *agent.LoopConfig) {
 		if err := c.Tools.Register(bulk); err != nil {
 			t.Fatal(err)
@@ -435,7 +404,7 @@ func TestBlastRadiusReachesTheCard(t *testing.T) {
 		t.Fatalf("preview %q, assessed %d times, Preview called %d times", a.Preview, bulk.assessed.Load(), bulk.preview.Load())
 	}
 	h.decide(t, a, approval.Approve)
-	if r := result(t, ch); r.Actions[0].Status != "executed" || bulk.runs.Load() != 1 {
+	if r := result(t, ch); r.Actions[0].Status != "executed" || bulk.Runs.Load() != 1 {
 		t.Fatalf("result = %+v", r)
 	}
 }
@@ -446,7 +415,7 @@ func TestInvalidArgumentsNeverRun(t *testing.T) {
 	unknown := agent.ToolCall{ID: "c3", Name: "format_disk", Args: json.RawMessage(`{}`)}
 	h := newHarness(t, callThenSummarise(bad, malformed, unknown))
 	r := result(t, h.submit(t, "s1", "do it"))
-	if h.del.runs.Load() != 0 || len(h.shown) != 0 {
+	if h.del.Runs.Load() != 0 || len(h.shown) != 0 {
 		t.Fatal("an invalid call ran or asked for approval")
 	}
 	for _, a := range r.Actions {
@@ -473,8 +442,8 @@ func TestBatchApproval(t *testing.T) {
 	}
 	h.decide(t, a, approval.Approve)
 	r := result(t, ch)
-	if h.del.runs.Load() != 2 || h.read.runs.Load() != 1 || len(r.Actions) != 3 {
-		t.Fatalf("runs erase=%d look=%d, actions %+v", h.del.runs.Load(), h.read.runs.Load(), r.Actions)
+	if h.del.Runs.Load() != 2 || h.read.Runs.Load() != 1 || len(r.Actions) != 3 {
+		t.Fatalf("runs erase=%d look=%d, actions %+v", h.del.Runs.Load(), h.read.Runs.Load(), r.Actions)
 	}
 	// Replies stay in the model's call order.
 	if r.Actions[0].Tool != "erase" || r.Actions[1].Tool != "look" || r.Actions[2].Status != "executed" {
@@ -564,7 +533,7 @@ func TestOutcomeAfterTurnEndedIsRemembered(t *testing.T) {
 		t.Fatalf("turn that ran out of time = %+v", r)
 	}
 	// The person decides after the turn gave up; the tool runs on the decision path.
-	if o := h.decide(t, a, approval.Approve); o.Status != approval.StatusExecuted || h.del.runs.Load() != 1 {
+	if o := h.decide(t, a, approval.Approve); o.Status != approval.StatusExecuted || h.del.Runs.Load() != 1 {
 		t.Fatalf("late decision = %+v", o)
 	}
 	result(t, h.submit(t, "s1", "what happened?"))
@@ -624,7 +593,7 @@ func TestSlowTurnSaysSo(t *testing.T) {
 
 func TestRegistryReplace(t *testing.T) {
 	reg := agent.NewRegistry()
-	a, b := &opTool{name: "a", effect: approval.EffectRead}, &opTool{name: "b", effect: approval.EffectRead}
+	a, b := hitltest.NewTool("a", approval.EffectRead), hitltest.NewTool("b", approval.EffectRead)
 	if err := reg.Register(a); err != nil {
 		t.Fatal(err)
 	}

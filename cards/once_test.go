@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/hitlbot/hitlbot/approval"
-	"github.com/hitlbot/hitlbot/approval/audit"
 	"github.com/hitlbot/hitlbot/approval/memstore"
 	"github.com/hitlbot/hitlbot/cards"
 	"github.com/hitlbot/hitlbot/internal/clock"
+	"github.com/hitlbot/hitlbot/internal/hitltest"
 )
 
 // toolFunc is a Dispatcher of one function.
@@ -21,10 +21,6 @@ type toolFunc func(context.Context, approval.Call) (approval.Result, error)
 func (f toolFunc) Dispatch(ctx context.Context, c approval.Call) (approval.Result, error) {
 	return f(ctx, c)
 }
-
-type nopAudit struct{}
-
-func (nopAudit) Append(audit.Record) {}
 
 // secretErr is what a tool's own error may hold; no card shows it.
 const secretErr = "dial tcp 10.1.2.3:5432: password=hunter2"
@@ -35,7 +31,7 @@ const secretErr = "dial tcp 10.1.2.3:5432: password=hunter2"
 func ended(t *testing.T, lang string, tool toolFunc, verb approval.Verb, comment string) (pending, done *approval.Approval) {
 	t.Helper()
 	clk := clock.NewFake(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC))
-	e, err := approval.NewEngine(approval.EngineConfig{Store: memstore.New(memstore.Options{Clock: clk}), Dispatcher: tool, Audit: nopAudit{},
+	e, err := approval.NewEngine(approval.EngineConfig{Store: memstore.New(memstore.Options{Clock: clk}), Dispatcher: tool, Audit: hitltest.NopAudit{},
 		Clock: clk, PollInterval: time.Hour, Text: approval.DefaultOutcomeText(lang), Lang: lang})
 	if err != nil {
 		t.Fatal(err)

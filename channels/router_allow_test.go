@@ -43,7 +43,7 @@ func TestAllowListRefusesMessages(t *testing.T) {
 	eventually(t, "bob is answered", func() bool { return g.ch.hasText("answer", "echo: from bob in c2") })
 
 	for _, text := range []string{"hello from mallory", "again", "from an unlisted chat"} {
-		if g.model.seen(text) != 0 {
+		if g.model.Seen(text) != 0 {
 			t.Errorf("the agent saw %q", text)
 		}
 	}
@@ -121,8 +121,8 @@ func TestAllowListRefusesDecisions(t *testing.T) {
 	}
 	g.send(t, msg("mallory", "确认"))
 	g.drain()
-	if st := g.state(t, a.ID); st != approval.StatePending || g.erase.runs.Load() != 0 {
-		t.Fatalf("after mallory: state %s, runs %d", st, g.erase.runs.Load())
+	if st := g.state(t, a.ID); st != approval.StatePending || g.erase.Runs.Load() != 0 {
+		t.Fatalf("after mallory: state %s, runs %d", st, g.erase.Runs.Load())
 	}
 	if len(m.decisions) != 0 || len(m.refused) != 2 {
 		t.Fatalf("decisions %d, refusals %d", len(m.decisions), len(m.refused))
@@ -132,8 +132,8 @@ func TestAllowListRefusesDecisions(t *testing.T) {
 		t.Fatalf("the refused click's event was marked: first %v, %v", fresh, err)
 	}
 	click.UserID, click.EventID = "bob", "click-b"
-	if o, err := g.router.HandleCardAction(ctx, click); err != nil || o.Status != approval.StatusExecuted || g.erase.runs.Load() != 1 {
-		t.Fatalf("bob's click: %+v, %v, runs %d", o, err, g.erase.runs.Load())
+	if o, err := g.router.HandleCardAction(ctx, click); err != nil || o.Status != approval.StatusExecuted || g.erase.Runs.Load() != 1 {
+		t.Fatalf("bob's click: %+v, %v, runs %d", o, err, g.erase.Runs.Load())
 	}
 }
 

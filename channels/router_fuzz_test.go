@@ -47,7 +47,7 @@ func TestNegatedRepliesNeverConfirm(t *testing.T) {
 			t.Errorf("%q approved the call (state %s)", text, st)
 		}
 	}
-	if n := g.erase.runs.Load(); n != 0 {
+	if n := g.erase.Runs.Load(); n != 0 {
 		t.Fatalf("the tool ran %d times", n)
 	}
 	if st := try(t, "不确认"); st != approval.StateRejected {
@@ -74,9 +74,9 @@ func FuzzHandleMessageText(f *testing.F) {
 		if strings.HasPrefix(text, "erase ") {
 			t.Skip("the scripted model would request an approval of its own")
 		}
-		before := g.erase.runs.Load()
+		before := g.erase.Runs.Load()
 		st := try(t, text)
-		ran := g.erase.runs.Load() - before
+		ran := g.erase.Runs.Load() - before
 		if strings.ContainsAny(text, "?？") && (st != approval.StatePending || ran != 0) {
 			t.Fatalf("question %q: state %s, runs %d", text, st, ran)
 		}

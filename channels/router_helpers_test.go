@@ -2,7 +2,6 @@ package channels
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -11,14 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
-
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
-	"github.com/hitlbot/hitlbot/approval/audit"
 	"github.com/hitlbot/hitlbot/approval/memstore"
 	"github.com/hitlbot/hitlbot/cards"
 	"github.com/hitlbot/hitlbot/internal/clock"
+	"github.com/hitlbot/hitlbot/internal/hitltest"
 	"github.com/hitlbot/hitlbot/internal/waitfor"
 )
 
@@ -153,79 +150,6 @@ func eventually(t testing.TB, what string, cond func() bool) {
 	waitfor.True(t, what, cond)
 }
 
-// opTool is a tool of a given effect that counts its runs.
-type opTool struct {
-	name   string
-	effect approval.Effect
-	runs   atomic.Int64
-	// fails, when set, is the result of a run that reports a failure.
-	fails string
-}
-
-type opArgs struct {
-	Target string `json:"target" jsonschema:"what to act on"`
-}
-
-func (t *opTool) Name() string        { return t.name }
-func (t *opTool) Description() string { return "does " + t.name }
-func (t *opTool) Schema() *jsonschema.Schema {
-	s, err := jsonschema.For[opArgs](nil)
-	if err != nil {
-		panic(err)
-	}
-	return s
-}
-func (t *opTool) Effect(json.RawMessage) approval.Effect { return t.effect }
-func (t *opTool) Preview(_ context.Context, args json.RawMessage) (string, error) {
-	return t.name + " " + string(args), nil
-}
-func (t *opTool) Run(_ context.Context, _ json.RawMessage) (agent.Output, error) {
-	n := t.runs.Add(1)
-	if t.fails != "" {
-		return agent.Output{Content: t.fails, IsError: true}, nil
-	}
-	return agent.Output{Content: fmt.Sprintf("%s done (run %d)", t.name, n)}, nil
-}
-
-// model is a scripted agent.Model: "erase X" asks for the erase tool on X,
-// a tool result is summarised, anything else is echoed. It records the
-// user texts it saw.
-type model struct {
-	mu  sync.Mutex
-	saw []string
-}
-
-func (m *model) Complete(_ context.Context, req agent.Request) (agent.Response, error) {
-	last := req.Messages[len(req.Messages)-1]
-	if last.Role == agent.RoleTool {
-		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "summary: " + last.Content}}, nil
-	}
-	m.mu.Lock()
-	m.saw = append(m.saw, last.Content)
-	m.mu.Unlock()
-	if target, ok := strings.CutPrefix(last.Content, "erase "); ok {
-		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{
-			ID: "c1", Name: "erase", Args: json.RawMessage(`{"target":"` + target + `"}`), Confidence: 1}}}}, nil
-	}
-	return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "echo: " + last.Content}}, nil
-}
-
-func (m *model) seen(text string) int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	n := 0
-	for _, s := range m.saw {
-		if s == text {
-			n++
-		}
-	}
-	return n
-}
-
-type nopAudit struct{}
-
-func (nopAudit) Append(audit.Record) {}
-
 // rig is one replica: a router with a fake channel, a real engine and a
 // real agent loop on a (possibly shared) store.
 type rig struct {
@@ -234,8 +158,8 @@ type rig struct {
 	loop   *agent.Loop
 	router *Router
 	ch     *fakeChannel
-	erase  *opTool
-	model  *model
+	erase  *hitltest.Tool
+	model  *hitltest.Model
 }
 
 func newRig(t testing.TB, store approval.Store, mod ...func(*RouterConfig)) *rig {
@@ -250,7 +174,7 @@ func newRigClock(t testing.TB, store approval.Store, engClock clock.Clock, mod .
 	if store == nil {
 		store = memstore.New(memstore.Options{})
 	}
-	g := &rig{store: store, ch: newFake("fake"), erase: &opTool{name: "erase", effect: approval.EffectDestructive}, model: &model{}}
+	g := &rig{ch: newFake("fake"), erase: hitltest.NewTool("erase", approval.EffectDestructive), model: &hitltest.Model{}}
 	cfg := RouterConfig{Store: store, Lang: "en", Logger: quiet}
 	for _, m := range mod {
 		m(&cfg)
@@ -259,30 +183,8 @@ func newRigClock(t testing.TB, store approval.Store, engClock clock.Clock, mod .
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := agent.NewRegistry()
-	if err := reg.Register(g.erase); err != nil {
-		t.Fatal(err)
-	}
-	eng, err := approval.NewEngine(approval.EngineConfig{Store: store, Notifier: r, Dispatcher: reg, Audit: nopAudit{}, Logger: quiet, PollInterval: time.Hour,
-		Clock: engClock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	if err := eng.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	pol, err := approval.NewPolicy(approval.DefaultPolicyConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	loop, err := agent.NewLoop(agent.LoopConfig{Model: g.model, Tools: reg, Engine: eng, Policy: func() *approval.Policy { return pol },
-		History: agent.NewMemoryHistory(), Speaker: r, Logger: quiet, SlowNotice: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { loop.Close(context.Background()) })
+	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: r, Speaker: r, Model: g.model, Tools: []agent.Tool{g.erase}, Clock: engClock})
+	eng, loop := st.Engine, st.Loop
 	if err := r.Bind(eng, loop); err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ func TestStoreFailureSaidInTheConfiguredLanguage(t *testing.T) {
 			g := newRig(t, store, func(c *RouterConfig) { c.Lang = tc.lang })
 			g.send(t, msg("alice", "确认"))
 			eventually(t, "the notice", func() bool { return g.ch.hasText("notice", tc.want) })
-			if g.model.seen("确认") != 0 {
+			if g.model.Seen("确认") != 0 {
 				t.Fatal("the typed reply reached the model")
 			}
 		})

@@ -53,8 +53,8 @@ func TestLateReplyAfterExpiry(t *testing.T) {
 			}
 		}
 		g.barrier(t, "alice")
-		if g.model.seen("确认") != 0 || g.model.seen("取消") != 0 || g.erase.runs.Load() != 0 {
-			t.Fatalf("the late replies reached the agent (%d, %d) or ran the tool (%d)", g.model.seen("确认"), g.model.seen("取消"), g.erase.runs.Load())
+		if g.model.Seen("确认") != 0 || g.model.Seen("取消") != 0 || g.erase.Runs.Load() != 0 {
+			t.Fatalf("the late replies reached the agent (%d, %d) or ran the tool (%d)", g.model.Seen("确认"), g.model.Seen("取消"), g.erase.Runs.Load())
 		}
 		// Long after the end it is a message like any other.
 		ended, err := g.engine.Get(context.Background(), a.ID)
@@ -64,7 +64,7 @@ func TestLateReplyAfterExpiry(t *testing.T) {
 		later := msg("alice", "确认")
 		later.CreatedAt = ended.DecidedAt.Add(DefaultLateReplyWindow + time.Second)
 		g.send(t, later)
-		eventually(t, "the agent reads the 确认", func() bool { return g.model.seen("确认") == 1 })
+		eventually(t, "the agent reads the 确认", func() bool { return g.model.Seen("确认") == 1 })
 	})
 }
 
@@ -97,7 +97,7 @@ func TestLateReplyWords(t *testing.T) {
 				t.Fatalf("a late ok was answered %q (error %v), want %q", got, isErr, tt.want)
 			}
 			g.barrier(t, "alice")
-			if g.model.seen("ok") != 0 {
+			if g.model.Seen("ok") != 0 {
 				t.Fatal("the late ok reached the agent")
 			}
 		})
@@ -110,7 +110,7 @@ func TestLateReplyWords(t *testing.T) {
 func TestReplyWithoutApprovalGoesToAgent(t *testing.T) {
 	g := newRig(t, nil)
 	g.send(t, msg("alice", "确认"))
-	eventually(t, "the agent reads the 确认", func() bool { return g.model.seen("确认") == 1 })
+	eventually(t, "the agent reads the 确认", func() bool { return g.model.Seen("确认") == 1 })
 
 	a := g.pendingApproval(t, "orders")
 	g.send(t, msg("alice", "取消"))
@@ -119,7 +119,7 @@ func TestReplyWithoutApprovalGoesToAgent(t *testing.T) {
 	old := msg("alice", "确认")
 	old.CreatedAt = a.CreatedAt.Add(-time.Minute)
 	g.send(t, old)
-	eventually(t, "the agent reads the old 确认", func() bool { return g.model.seen("确认") == 2 })
+	eventually(t, "the agent reads the old 确认", func() bool { return g.model.Seen("确认") == 2 })
 }
 
 // cancelFirst cancels the approval just before the claim of a decision:
@@ -144,8 +144,8 @@ func TestTypedReplyLosesRaceWithCancel(t *testing.T) {
 		a := g.pendingApproval(t, "orders")
 		g.send(t, msg("alice", "确认"))
 		g.drain()
-		if st := g.state(t, a.ID); st != approval.StateCancelled || g.erase.runs.Load() != 0 {
-			t.Fatalf("state %s, runs %d", st, g.erase.runs.Load())
+		if st := g.state(t, a.ID); st != approval.StateCancelled || g.erase.Runs.Load() != 0 {
+			t.Fatalf("state %s, runs %d", st, g.erase.Runs.Load())
 		}
 		if got, _ := g.ch.lastNotice(); !strings.HasPrefix(got, "The approval was withdrawn; nothing was run") {
 			t.Fatalf("the losing 确认 was told %q; texts %v", got, g.ch.texts())

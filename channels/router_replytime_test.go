@@ -28,8 +28,8 @@ func TestReplyOlderThanApprovalIsNotADecision(t *testing.T) {
 	old.CreatedAt = a.CreatedAt.Add(-24 * time.Hour)
 	g.send(t, old)
 	g.drain()
-	if st := g.state(t, a.ID); st != approval.StatePending || g.erase.runs.Load() != 0 {
-		t.Fatalf("an old 确认 decided: state %s, runs %d", st, g.erase.runs.Load())
+	if st := g.state(t, a.ID); st != approval.StatePending || g.erase.Runs.Load() != 0 {
+		t.Fatalf("an old 确认 decided: state %s, runs %d", st, g.erase.Runs.Load())
 	}
 	if !g.ch.hasText("notice", "An approval is waiting") {
 		t.Fatalf("texts %v", g.ch.texts())
@@ -42,10 +42,10 @@ func TestReplyOlderThanApprovalIsNotADecision(t *testing.T) {
 	// queued behind the turn that waited for the approval).
 	g.send(t, msg("alice", "确认"))
 	g.drain()
-	if st := g.state(t, a.ID); st != approval.StateExecuted || g.erase.runs.Load() != 1 {
-		t.Fatalf("state %s, runs %d", st, g.erase.runs.Load())
+	if st := g.state(t, a.ID); st != approval.StateExecuted || g.erase.Runs.Load() != 1 {
+		t.Fatalf("state %s, runs %d", st, g.erase.Runs.Load())
 	}
-	eventually(t, "the old 确认 reaches the agent", func() bool { return g.model.seen("确认") == 1 })
+	eventually(t, "the old 确认 reaches the agent", func() bool { return g.model.Seen("确认") == 1 })
 }
 
 // TestReplyWithinClockSkewDecides: the platform's clock may be behind

@@ -50,7 +50,7 @@ func TestDuplicateMessageIDProcessedOnce(t *testing.T) {
 		m2.Text = "hello again" // a re-delivery with the same id, whatever it says
 		g.send(t, m2)
 		g.barrier(t, "alice")
-		if n := g.model.seen("hello"); n != 1 || g.model.seen("hello again") != 0 {
+		if n := g.model.Seen("hello"); n != 1 || g.model.Seen("hello again") != 0 {
 			t.Fatalf("model saw hello %d times, texts %v", n, g.ch.texts())
 		}
 	})
@@ -69,8 +69,8 @@ func TestDuplicateEventIDProcessedOnce(t *testing.T) {
 		g.send(t, m3)
 		g.send(t, m3)
 		g.barrier(t, "alice")
-		if g.model.seen("first") != 1 || g.model.seen("second") != 0 || g.model.seen("no ids") != 2 {
-			t.Fatalf("model saw first %d, second %d, no ids %d", g.model.seen("first"), g.model.seen("second"), g.model.seen("no ids"))
+		if g.model.Seen("first") != 1 || g.model.Seen("second") != 0 || g.model.Seen("no ids") != 2 {
+			t.Fatalf("model saw first %d, second %d, no ids %d", g.model.Seen("first"), g.model.Seen("second"), g.model.Seen("no ids"))
 		}
 	})
 }
@@ -121,7 +121,7 @@ func TestOldMessageDropped(t *testing.T) {
 	recent.CreatedAt = start.Add(-time.Minute)
 	g.send(t, recent)
 	g.barrier(t, "alice")
-	if g.model.seen("from yesterday") != 0 || g.model.seen("within grace") != 1 {
+	if g.model.Seen("from yesterday") != 0 || g.model.Seen("within grace") != 1 {
 		t.Fatalf("texts %v", g.ch.texts())
 	}
 }
@@ -135,10 +135,10 @@ func TestTypedConfirmByRequesterDecides(t *testing.T) {
 		t.Fatalf("state %s", st)
 	}
 	eventually(t, "the summary", func() bool { return g.ch.hasText("answer", "summary: erase done (run 1)") })
-	if g.erase.runs.Load() != 1 {
-		t.Fatalf("runs %d", g.erase.runs.Load())
+	if g.erase.Runs.Load() != 1 {
+		t.Fatalf("runs %d", g.erase.Runs.Load())
 	}
-	if g.model.seen(" 确认！") != 0 || g.model.seen("确认") != 0 {
+	if g.model.Seen(" 确认！") != 0 || g.model.Seen("确认") != 0 {
 		t.Fatal("the typed decision reached the model")
 	}
 	if !g.ch.hasText("notice", "Executed") || !g.ch.hasText("tool_result", "erase done (run 1)") {
@@ -154,8 +154,8 @@ func TestTypedConfirmByRequesterDecides(t *testing.T) {
 	// request), and nothing runs again.
 	g.send(t, msg("alice", "确认"))
 	g.barrier(t, "alice")
-	if g.erase.runs.Load() != 1 || g.model.seen("确认") != 0 || !g.ch.hasText("notice", "This approval has already been decided: Executed") {
-		t.Fatalf("runs %d, model saw 确认 %d times; texts %v", g.erase.runs.Load(), g.model.seen("确认"), g.ch.texts())
+	if g.erase.Runs.Load() != 1 || g.model.Seen("确认") != 0 || !g.ch.hasText("notice", "This approval has already been decided: Executed") {
+		t.Fatalf("runs %d, model saw 确认 %d times; texts %v", g.erase.Runs.Load(), g.model.Seen("确认"), g.ch.texts())
 	}
 }
 
@@ -170,7 +170,7 @@ func TestTypedConfirmByOtherIsUnauthorized(t *testing.T) {
 	if !g.ch.hasText("notice", "You may not decide this approval (who may approve: only the person who asked)") {
 		t.Fatalf("texts %v", g.ch.texts())
 	}
-	if g.erase.runs.Load() != 0 || g.model.seen("确认") != 0 {
+	if g.erase.Runs.Load() != 0 || g.model.Seen("确认") != 0 {
 		t.Fatal("an unauthorized confirm ran the tool or reached the model")
 	}
 }
@@ -192,9 +192,9 @@ func TestNonDecisionWhilePendingGoesToAgent(t *testing.T) {
 	if st := g.state(t, a.ID); st != approval.StateRejected {
 		t.Fatalf("state %s", st)
 	}
-	eventually(t, "the queued message reaches the model", func() bool { return g.model.seen("yes please") == 1 })
-	if g.erase.runs.Load() != 0 || !g.ch.hasText("notice", "Declined; nothing was run") {
-		t.Fatalf("runs %d, texts %v", g.erase.runs.Load(), g.ch.texts())
+	eventually(t, "the queued message reaches the model", func() bool { return g.model.Seen("yes please") == 1 })
+	if g.erase.Runs.Load() != 0 || !g.ch.hasText("notice", "Declined; nothing was run") {
+		t.Fatalf("runs %d, texts %v", g.erase.Runs.Load(), g.ch.texts())
 	}
 }
 
@@ -207,8 +207,8 @@ func TestCardActionApproveSettlesEveryCard(t *testing.T) {
 	if err != nil || o.Status != approval.StatusExecuted {
 		t.Fatalf("outcome %+v, %v", o, err)
 	}
-	if st := g.state(t, a.ID); st != approval.StateExecuted || g.erase.runs.Load() != 1 {
-		t.Fatalf("state %s, runs %d", st, g.erase.runs.Load())
+	if st := g.state(t, a.ID); st != approval.StateExecuted || g.erase.Runs.Load() != 1 {
+		t.Fatalf("state %s, runs %d", st, g.erase.Runs.Load())
 	}
 	if s := g.ch.settledCards(); len(s) != 1 || s[0].ref != card.ref || s[0].v.Status != approval.StatusExecuted || !s[0].v.Final {
 		t.Fatalf("settled %+v", s)
@@ -216,14 +216,14 @@ func TestCardActionApproveSettlesEveryCard(t *testing.T) {
 	// The same click event again: the final outcome, no second run.
 	o2, err := g.router.HandleCardAction(context.Background(), CardAction{Channel: "fake", EventID: "click-1", UserID: "alice",
 		ApprovalID: a.ID, Verb: approval.Approve, PayloadSHA256: a.PayloadSHA256})
-	if err != nil || o2.Status != approval.StatusExecuted || g.erase.runs.Load() != 1 {
-		t.Fatalf("duplicate event: %+v, %v, runs %d", o2, err, g.erase.runs.Load())
+	if err != nil || o2.Status != approval.StatusExecuted || g.erase.Runs.Load() != 1 {
+		t.Fatalf("duplicate event: %+v, %v, runs %d", o2, err, g.erase.Runs.Load())
 	}
 	// Another click (new event id) on the ended approval: already decided.
 	o3, err := g.router.HandleCardAction(context.Background(), CardAction{Channel: "fake", EventID: "click-2", UserID: "alice",
 		ApprovalID: a.ID, Verb: approval.Approve, PayloadSHA256: a.PayloadSHA256})
-	if err != nil || o3.Status != approval.StatusAlreadyDecided || g.erase.runs.Load() != 1 {
-		t.Fatalf("second click: %+v, %v, runs %d", o3, err, g.erase.runs.Load())
+	if err != nil || o3.Status != approval.StatusAlreadyDecided || g.erase.Runs.Load() != 1 {
+		t.Fatalf("second click: %+v, %v, runs %d", o3, err, g.erase.Runs.Load())
 	}
 }
 
@@ -239,8 +239,8 @@ func TestDuplicateCardEventWhilePending(t *testing.T) {
 	if err != nil || o.Status != approval.StatusAlreadyDecided {
 		t.Fatalf("outcome %+v, %v", o, err)
 	}
-	if st := g.state(t, a.ID); st != approval.StatePending || g.erase.runs.Load() != 0 {
-		t.Fatalf("state %s, runs %d", st, g.erase.runs.Load())
+	if st := g.state(t, a.ID); st != approval.StatePending || g.erase.Runs.Load() != 0 {
+		t.Fatalf("state %s, runs %d", st, g.erase.Runs.Load())
 	}
 }
 
@@ -266,8 +266,8 @@ func TestMalformedCardActionDecidesNothing(t *testing.T) {
 			t.Errorf("%+v: outcome %+v, %v; want %s", c.act, o, err, c.want)
 		}
 	}
-	if st := g.state(t, a.ID); st != approval.StatePending || g.erase.runs.Load() != 0 {
-		t.Fatalf("state %s, runs %d", st, g.erase.runs.Load())
+	if st := g.state(t, a.ID); st != approval.StatePending || g.erase.Runs.Load() != 0 {
+		t.Fatalf("state %s, runs %d", st, g.erase.Runs.Load())
 	}
 }
 
@@ -291,14 +291,14 @@ func TestOtherReplicaDecides(t *testing.T) {
 		t.Fatal("A settled the card too")
 	}
 	// The tool ran once, on B's registry; A's turn ends with the result.
-	if a.erase.runs.Load() != 0 || b.erase.runs.Load() != 1 {
-		t.Fatalf("runs A %d, B %d", a.erase.runs.Load(), b.erase.runs.Load())
+	if a.erase.Runs.Load() != 0 || b.erase.Runs.Load() != 1 {
+		t.Fatalf("runs A %d, B %d", a.erase.Runs.Load(), b.erase.Runs.Load())
 	}
 	eventually(t, "A's turn finishes", func() bool { return a.ch.hasText("answer", "summary: erase done (run 1)") })
 	// The same click event delivered to A as well: de-duplicated, no second run.
 	o2, err := a.router.HandleCardAction(context.Background(), CardAction{Channel: "fake", EventID: "click-b", UserID: "alice",
 		ApprovalID: ap.ID, Verb: approval.Approve, PayloadSHA256: ap.PayloadSHA256})
-	if err != nil || o2.Status != approval.StatusExecuted || a.erase.runs.Load()+b.erase.runs.Load() != 1 {
+	if err != nil || o2.Status != approval.StatusExecuted || a.erase.Runs.Load()+b.erase.Runs.Load() != 1 {
 		t.Fatalf("duplicate on A: %+v, %v", o2, err)
 	}
 }
@@ -324,8 +324,8 @@ func TestShowErrorCancels(t *testing.T) {
 	g.ch.showErr = errors.New("platform down")
 	g.send(t, msg("alice", "erase orders"))
 	eventually(t, "the failure is said", func() bool { return g.ch.hasText("notice", "temporarily unavailable") })
-	if p, _ := g.engine.Pending(context.Background(), "fake:c1"); p != nil || g.erase.runs.Load() != 0 {
-		t.Fatalf("pending %+v, runs %d", p, g.erase.runs.Load())
+	if p, _ := g.engine.Pending(context.Background(), "fake:c1"); p != nil || g.erase.Runs.Load() != 0 {
+		t.Fatalf("pending %+v, runs %d", p, g.erase.Runs.Load())
 	}
 }
 
@@ -409,7 +409,7 @@ func TestPerThreadShowsInThread(t *testing.T) {
 	other.ThreadID = "t-8"
 	g.send(t, other)
 	g.drain()
-	if g.erase.runs.Load() != 0 {
+	if g.erase.Runs.Load() != 0 {
 		t.Fatal("a reply in another thread decided")
 	}
 }
@@ -441,11 +441,11 @@ func TestChatRuleNeedsTheApprovalsChat(t *testing.T) {
 			t.Fatalf("click from chat %q: %s", chat, o.Status)
 		}
 	}
-	if st := g.state(t, a.ID); st != approval.StatePending || g.erase.runs.Load() != 0 {
-		t.Fatalf("state %s, runs %d", st, g.erase.runs.Load())
+	if st := g.state(t, a.ID); st != approval.StatePending || g.erase.Runs.Load() != 0 {
+		t.Fatalf("state %s, runs %d", st, g.erase.Runs.Load())
 	}
-	if o := click("c1", "in-chat"); o.Status != approval.StatusExecuted || g.erase.runs.Load() != 1 {
-		t.Fatalf("click in the chat: %s, runs %d", o.Status, g.erase.runs.Load())
+	if o := click("c1", "in-chat"); o.Status != approval.StatusExecuted || g.erase.Runs.Load() != 1 {
+		t.Fatalf("click in the chat: %s, runs %d", o.Status, g.erase.Runs.Load())
 	}
 }
 
@@ -487,7 +487,7 @@ func TestApprovalView(t *testing.T) {
 // card is shown, it is all a person reads).
 func TestTypedDecisionSaysWhyItFailed(t *testing.T) {
 	g := newRig(t, nil)
-	g.erase.fails = "disk full on /var"
+	g.erase.Fails = "disk full on /var"
 	a := g.pendingApproval(t, "orders")
 	g.send(t, msg("alice", "确认"))
 	g.drain()

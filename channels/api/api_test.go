@@ -55,7 +55,7 @@ func TestConfirmRunsOnce(t *testing.T) {
 	if err != nil || !exp.Equal(h.clk.Now().Add(approval.DefaultTimeout)) {
 		t.Fatalf("expiresAt %q (%v)", pa.ExpiresAt, err)
 	}
-	if h.erase.runs.Load() != 0 {
+	if h.erase.Runs.Load() != 0 {
 		t.Fatal("ran before the confirmation")
 	}
 
@@ -66,8 +66,8 @@ func TestConfirmRunsOnce(t *testing.T) {
 	if len(c.Actions) != 1 || c.Actions[0].Tool != "erase" || c.Actions[0].Result != "erase orders done (run 1)" || c.Actions[0].Status != "executed" {
 		t.Fatalf("actions %+v", c.Actions)
 	}
-	if h.erase.runs.Load() != 1 {
-		t.Fatalf("runs = %d", h.erase.runs.Load())
+	if h.erase.Runs.Load() != 1 {
+		t.Fatalf("runs = %d", h.erase.Runs.Load())
 	}
 
 	// The token is used: a second confirmation is not found and runs nothing.
@@ -75,8 +75,8 @@ func TestConfirmRunsOnce(t *testing.T) {
 	if st != http.StatusNotFound || e.Error != "not_found" {
 		t.Fatalf("reuse: %d %+v", st, e)
 	}
-	if h.erase.runs.Load() != 1 {
-		t.Fatalf("runs = %d after reuse", h.erase.runs.Load())
+	if h.erase.Runs.Load() != 1 {
+		t.Fatalf("runs = %d after reuse", h.erase.Runs.Load())
 	}
 
 	// The record and its audit trail say it was confirmed through the API.
@@ -111,7 +111,7 @@ func TestCancelWithConfirmedFalse(t *testing.T) {
 	if len(c.Actions) != 1 || c.Actions[0].Status != "rejected" {
 		t.Fatalf("actions %+v", c.Actions)
 	}
-	if h.erase.runs.Load() != 0 {
+	if h.erase.Runs.Load() != 0 {
 		t.Fatal("a rejected action ran")
 	}
 	st, e := h.chatError(tokAlice, map[string]any{"confirmationToken": pa.Token, "confirmed": true})
@@ -132,7 +132,7 @@ func TestExpired(t *testing.T) {
 	if st != http.StatusGone || e.Error != "expired" {
 		t.Fatalf("status %d, %+v", st, e)
 	}
-	if h.erase.runs.Load() != 0 {
+	if h.erase.Runs.Load() != 0 {
 		t.Fatal("an expired action ran")
 	}
 	// Still expired (not "not found") when asked again.
@@ -171,7 +171,7 @@ func TestMismatch(t *testing.T) {
 	if h.do("GET", "/api/approvals", tokBob, nil, &list); len(list.Approvals) != 0 {
 		t.Fatalf("bob sees %+v", list.Approvals)
 	}
-	if h.erase.runs.Load() != 0 {
+	if h.erase.Runs.Load() != 0 {
 		t.Fatal("ran")
 	}
 	// The owner still can.
@@ -273,8 +273,8 @@ func TestTypedConfirmAndCancel(t *testing.T) {
 	if st != http.StatusOK || r.Text != "summary: erase orders done (run 1)" || len(r.Actions) != 1 || r.Actions[0].Tool != "erase" {
 		t.Fatalf("确认: %d %+v", st, r)
 	}
-	if h.erase.runs.Load() != 1 {
-		t.Fatalf("runs = %d", h.erase.runs.Load())
+	if h.erase.Runs.Load() != 1 {
+		t.Fatalf("runs = %d", h.erase.Runs.Load())
 	}
 	// The queued message gets its turn now; the token of the decided
 	// action is used up.
@@ -286,8 +286,8 @@ func TestTypedConfirmAndCancel(t *testing.T) {
 	if st, e := h.chatError(tokAlice, map[string]any{"confirmationToken": pa.Token, "confirmed": true}); st != http.StatusNotFound {
 		t.Fatalf("token after 取消: %d %+v", st, e)
 	}
-	if h.erase.runs.Load() != 1 {
-		t.Fatalf("runs = %d", h.erase.runs.Load())
+	if h.erase.Runs.Load() != 1 {
+		t.Fatalf("runs = %d", h.erase.Runs.Load())
 	}
 }
 
@@ -312,7 +312,7 @@ func TestCancelEndpoint(t *testing.T) {
 	if h.do("GET", "/api/approvals?state=cancelled", tokAlice, nil, &list); len(list.Approvals) != 1 {
 		t.Fatalf("cancelled: %+v", list.Approvals)
 	}
-	if h.erase.runs.Load() != 0 {
+	if h.erase.Runs.Load() != 0 {
 		t.Fatal("a cancelled action ran")
 	}
 }
@@ -339,8 +339,8 @@ func TestOtherReplica(t *testing.T) {
 	if st != http.StatusOK || c.Status != "executed" || c.Text != "erase orders done (run 1)" || len(c.Actions) != 1 {
 		t.Fatalf("%d %+v", st, c)
 	}
-	if a.erase.runs.Load() != 0 || b.erase.runs.Load() != 1 {
-		t.Fatalf("runs: a %d, b %d", a.erase.runs.Load(), b.erase.runs.Load())
+	if a.erase.Runs.Load() != 0 || b.erase.Runs.Load() != 1 {
+		t.Fatalf("runs: a %d, b %d", a.erase.Runs.Load(), b.erase.Runs.Load())
 	}
 	// The first replica's turn learns the outcome; the next message there
 	// is answered normally.

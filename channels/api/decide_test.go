@@ -128,7 +128,7 @@ func TestFourEyesChatRule(t *testing.T) {
 	if st, r := h.decision(tokBob, id, map[string]any{"decision": "approve", "payloadSha256": strings.Repeat("0", 64)}); st != http.StatusConflict || r["error"] != "tampered" {
 		t.Fatalf("wrong hash: %d %v", st, r)
 	}
-	if h.erase.runs.Load() != 0 {
+	if h.erase.Runs.Load() != 0 {
 		t.Fatal("ran before an allowed approval")
 	}
 
@@ -136,14 +136,14 @@ func TestFourEyesChatRule(t *testing.T) {
 	if st != http.StatusOK || r["status"] != "executed" {
 		t.Fatalf("bob approves: %d %v", st, r)
 	}
-	if h.erase.runs.Load() != 1 {
-		t.Fatalf("runs = %d", h.erase.runs.Load())
+	if h.erase.Runs.Load() != 1 {
+		t.Fatalf("runs = %d", h.erase.Runs.Load())
 	}
 	if st, r := h.decision(tokBob, id, map[string]any{"decision": "approve", "payloadSha256": hash}); st != http.StatusConflict || r["error"] != "already_decided" {
 		t.Fatalf("second approval: %d %v", st, r)
 	}
-	if h.erase.runs.Load() != 1 {
-		t.Fatalf("runs = %d after a second approval", h.erase.runs.Load())
+	if h.erase.Runs.Load() != 1 {
+		t.Fatalf("runs = %d after a second approval", h.erase.Runs.Load())
 	}
 
 	rec, trail := h.auditOf(tokAlice, id)
@@ -171,8 +171,8 @@ func TestFourEyesByToken(t *testing.T) {
 	if st != http.StatusOK || c.Status != "executed" {
 		t.Fatalf("bob by token: %d %+v", st, c)
 	}
-	if h.erase.runs.Load() != 1 {
-		t.Fatalf("runs = %d", h.erase.runs.Load())
+	if h.erase.Runs.Load() != 1 {
+		t.Fatalf("runs = %d", h.erase.Runs.Load())
 	}
 }
 
@@ -199,7 +199,7 @@ func TestFourEyesUsersRule(t *testing.T) {
 	if rec["decidedBy"] != "globex/carol" || rec["state"] != "rejected" {
 		t.Fatalf("record %v", rec)
 	}
-	if h.erase.runs.Load() != 0 {
+	if h.erase.Runs.Load() != 0 {
 		t.Fatal("a rejected action ran")
 	}
 }
@@ -331,7 +331,7 @@ func TestInvalidUTF8(t *testing.T) {
 	if st, _, r := h.raw("POST", "/agent/chat", tokAlice, `{"message":"hi \ud83d\ude00","conversationId":"c3"}`); st != http.StatusOK || r["text"] != "echo: hi \U0001F600" {
 		t.Errorf("escaped pair: %d %v", st, r)
 	}
-	if h.erase.runs.Load() != 0 {
+	if h.erase.Runs.Load() != 0 {
 		t.Fatal("ran")
 	}
 }

@@ -122,9 +122,9 @@ func FuzzDecisionRequest(f *testing.F) {
 		if cancel {
 			route = "/cancel"
 		}
-		before := h.erase.runs.Load()
+		before := h.erase.Runs.Load()
 		st, _ = fuzzPost(t, h.srv.URL+"/api/approvals/"+string(id)+route, token, body, cancel) // a cancel's body is optional
-		ran := h.erase.runs.Load() != before
+		ran := h.erase.Runs.Load() != before
 		if !ran {
 			return
 		}

@@ -4,14 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,47 +16,14 @@ import (
 
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
-	"github.com/hitlbot/hitlbot/approval/audit"
 	"github.com/hitlbot/hitlbot/approval/memstore"
 	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/channels/api"
 	"github.com/hitlbot/hitlbot/internal/clock"
+	"github.com/hitlbot/hitlbot/internal/hitltest"
 )
 
 var quiet = slog.New(slog.DiscardHandler)
-
-// opTool is a tool of a given effect that counts its runs.
-type opTool struct {
-	name   string
-	effect approval.Effect
-	runs   atomic.Int64
-}
-
-type opArgs struct {
-	Target string `json:"target" jsonschema:"what to act on"`
-}
-
-func (t *opTool) Name() string        { return t.name }
-func (t *opTool) Description() string { return "does " + t.name }
-func (t *opTool) Schema() *jsonschema.Schema {
-	s, err := jsonschema.For[opArgs](nil)
-	if err != nil {
-		panic(err)
-	}
-	return s
-}
-func (t *opTool) Effect(json.RawMessage) approval.Effect { return t.effect }
-func (t *opTool) Preview(_ context.Context, args json.RawMessage) (string, error) {
-	var a opArgs
-	_ = json.Unmarshal(args, &a)
-	return t.name + " " + a.Target + " (password=<redacted>)", nil
-}
-func (t *opTool) Run(_ context.Context, args json.RawMessage) (agent.Output, error) {
-	var a opArgs
-	_ = json.Unmarshal(args, &a)
-	n := t.runs.Add(1)
-	return agent.Output{Content: fmt.Sprintf("%s %s done (run %d)", t.name, a.Target, n)}, nil
-}
 
 // connectTool is a destructive tool whose arguments hold a secret and a
 // long note, for the pending action's inputPreview.
@@ -89,67 +53,44 @@ func (connectTool) Run(_ context.Context, args json.RawMessage) (agent.Output, e
 }
 
 // script is the model: "erase X" / "look X" call the tool on X, "connect
-// HOST PASSWORD NOTE" calls connect, a tool result is summarised, "wait" blocks until release is closed, anything
-// else is echoed.
-type script struct{ release chan struct{} }
-
-func (s script) Complete(ctx context.Context, req agent.Request) (agent.Response, error) {
-	last := req.Messages[len(req.Messages)-1]
-	if last.Content == "wait" {
-		select {
-		case <-s.release:
-		case <-ctx.Done():
-		}
-		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "done waiting"}}, nil
-	}
-	if last.Role == agent.RoleTool {
-		var parts []string
-		for i := len(req.Messages) - 1; i >= 0 && req.Messages[i].Role == agent.RoleTool; i-- {
-			parts = append([]string{req.Messages[i].Content}, parts...)
-		}
-		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "summary: " + strings.Join(parts, " | ")}}, nil
-	}
-	if rest, ok := strings.CutPrefix(last.Content, "connect "); ok {
-		// "connect HOST PASSWORD NOTE"
-		f := strings.SplitN(rest, " ", 3)
-		for len(f) < 3 {
-			f = append(f, "")
-		}
-		args, _ := json.Marshal(connectArgs{Host: f[0], Password: f[1], Note: f[2]})
-		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{
-			Name: "connect", Args: args, Confidence: 1}}}}, nil
-	}
-	for _, tool := range []string{"erase", "look"} {
-		if target, ok := strings.CutPrefix(last.Content, tool+" "); ok {
+// HOST PASSWORD NOTE" calls connect, a tool result is summarised, "wait"
+// blocks until release is closed, anything else is echoed.
+func script(release chan struct{}) *hitltest.Model {
+	return &hitltest.Model{Tools: []string{"erase", "look"}, JoinResults: true, NoIDs: true,
+		Hook: func(ctx context.Context, req agent.Request) (agent.Response, bool, error) {
+			last := req.Messages[len(req.Messages)-1]
+			if last.Content == "wait" {
+				select {
+				case <-release:
+				case <-ctx.Done():
+				}
+				return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "done waiting"}}, true, nil
+			}
+			rest, ok := strings.CutPrefix(last.Content, "connect ")
+			if !ok || last.Role == agent.RoleTool {
+				return agent.Response{}, false, nil
+			}
+			// "connect HOST PASSWORD NOTE"
+			f := strings.SplitN(rest, " ", 3)
+			for len(f) < 3 {
+				f = append(f, "")
+			}
+			args, _ := json.Marshal(connectArgs{Host: f[0], Password: f[1], Note: f[2]})
 			return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{
-				Name: tool, Args: json.RawMessage(`{"target":"` + target + `"}`), Confidence: 1}}}}, nil
-		}
+				Name: "connect", Args: args, Confidence: 1}}}}, true, nil
+		}}
+}
+
+// opTool is a counting tool whose preview and result name the target.
+func opTool(name string, effect approval.Effect) *hitltest.Tool {
+	t := hitltest.NewTool(name, effect)
+	t.Result = hitltest.TargetResult
+	t.Show = func(name string, args json.RawMessage) string {
+		var a hitltest.Args
+		_ = json.Unmarshal(args, &a)
+		return name + " " + a.Target + " (password=<redacted>)"
 	}
-	return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "echo: " + last.Content}}, nil
-}
-
-// auditTrail records the engine's audit records and serves them per approval.
-type auditTrail struct {
-	mu   sync.Mutex
-	recs []audit.Record
-}
-
-func (a *auditTrail) Append(r audit.Record) {
-	a.mu.Lock()
-	a.recs = append(a.recs, r)
-	a.mu.Unlock()
-}
-
-func (a *auditTrail) Records(_ context.Context, id string) ([]audit.Record, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	var out []audit.Record
-	for _, r := range a.recs {
-		if r.ApprovalID == id {
-			out = append(out, r)
-		}
-	}
-	return out, nil
+	return t
 }
 
 type harness struct {
@@ -158,9 +99,9 @@ type harness struct {
 	engine  *approval.Engine
 	api     *api.API
 	srv     *httptest.Server
-	erase   *opTool
-	look    *opTool
-	audit   *auditTrail
+	erase   *hitltest.Tool
+	look    *hitltest.Tool
+	audit   *hitltest.Trail
 	release chan struct{} // ends the model's "wait" turns
 }
 
@@ -203,35 +144,17 @@ func newHarness(t testing.TB, mod ...func(*setup)) *harness {
 	if s.store == nil {
 		s.store = memstore.New(memstore.Options{Clock: s.clk})
 	}
-	h := &harness{t: t, clk: s.clk, audit: &auditTrail{}, release: make(chan struct{}),
-		erase: &opTool{name: "erase", effect: approval.EffectDestructive}, look: &opTool{name: "look", effect: approval.EffectRead}}
-	reg := agent.NewRegistry()
-	if err := reg.Register(h.erase, h.look, connectTool{}); err != nil {
-		t.Fatal(err)
-	}
+	h := &harness{t: t, clk: s.clk, audit: &hitltest.Trail{}, release: make(chan struct{}),
+		erase: opTool("erase", approval.EffectDestructive), look: opTool("look", approval.EffectRead)}
 	store := s.store
 	router, err := channels.NewRouter(channels.RouterConfig{Store: store, Logger: quiet, Clock: h.clk})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.engine, err = approval.NewEngine(approval.EngineConfig{Store: store, Notifier: router, Dispatcher: reg, Audit: h.audit,
-		Clock: h.clk, Logger: quiet, PollInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pc := approval.DefaultPolicyConfig()
-	if s.policy != nil {
-		pc = *s.policy
-	}
-	pol, err := approval.NewPolicy(pc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	loop, err := agent.NewLoop(agent.LoopConfig{Model: script{release: h.release}, Tools: reg, Engine: h.engine, Policy: func() *approval.Policy { return pol },
-		History: agent.NewMemoryHistory(), Speaker: router, Logger: quiet, SlowNotice: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: router, Speaker: router, Model: script(h.release),
+		Tools: []agent.Tool{h.erase, h.look, connectTool{}}, Audit: h.audit, Clock: h.clk, Policy: s.policy})
+	h.engine = st.Engine
+	loop := st.Loop
 	if err := router.Bind(h.engine, loop); err != nil {
 		t.Fatal(err)
 	}
@@ -244,11 +167,7 @@ func newHarness(t testing.TB, mod ...func(*setup)) *harness {
 	if err := router.Register(h.api); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	if err := h.engine.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := router.Start(ctx); err != nil {
+	if err := router.Start(st.Ctx); err != nil {
 		t.Fatal(err)
 	}
 	h.srv = httptest.NewServer(h.api.Handler())
@@ -256,8 +175,6 @@ func newHarness(t testing.TB, mod ...func(*setup)) *harness {
 		close(h.release)
 		h.srv.Close()
 		_ = router.Close(context.Background())
-		_ = loop.Close(context.Background())
-		cancel()
 	})
 	return h
 }

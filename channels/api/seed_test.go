@@ -142,7 +142,7 @@ func TestSeedClient(t *testing.T) {
 	wantError(t, "another family", st, r, http.StatusForbidden, "family_mismatch")
 	st, r = alice.post(map[string]any{"message": "yes", "confirmationToken": "pa_a1b2c3d4e5f6789012345678901234ab", "confirmed": true})
 	wantError(t, "unknown token", st, r, http.StatusNotFound, "not_found")
-	if h.erase.runs.Load() != 0 {
+	if h.erase.Runs.Load() != 0 {
 		t.Fatal("ran before the confirmation")
 	}
 
@@ -159,8 +159,8 @@ func TestSeedClient(t *testing.T) {
 	if act["tool"] != "erase" || act["input"].(map[string]any)["target"] != "orders" || act["result"] == nil {
 		t.Fatalf("action %v", act)
 	}
-	if h.erase.runs.Load() != 1 {
-		t.Fatalf("runs = %d", h.erase.runs.Load())
+	if h.erase.Runs.Load() != 1 {
+		t.Fatalf("runs = %d", h.erase.Runs.Load())
 	}
 	// A consumed token is not found.
 	st, r = alice.post(map[string]any{"message": "yes", "confirmationToken": pa["token"], "confirmed": true})
@@ -198,8 +198,8 @@ func TestSeedClient(t *testing.T) {
 			t.Fatalf("result %d: %v, want %s", i, res, want)
 		}
 	}
-	if h.erase.runs.Load() != 3 {
-		t.Fatalf("runs = %d after the batch, want 3", h.erase.runs.Load())
+	if h.erase.Runs.Load() != 3 {
+		t.Fatalf("runs = %d after the batch, want 3", h.erase.Runs.Load())
 	}
 	if acts, _ := r["actions"].([]any); len(acts) != 3 {
 		t.Fatalf("batch actions %v", r["actions"])
@@ -214,8 +214,8 @@ func TestSeedClient(t *testing.T) {
 			t.Fatalf("batch again: %v", res)
 		}
 	}
-	if h.erase.runs.Load() != 3 {
-		t.Fatalf("runs = %d after the repeated batch", h.erase.runs.Load())
+	if h.erase.Runs.Load() != 3 {
+		t.Fatalf("runs = %d after the repeated batch", h.erase.Runs.Load())
 	}
 
 	// A batch that is not a list of tokens, or an empty one, is refused.

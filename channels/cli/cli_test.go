@@ -3,111 +3,42 @@ package cli_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
-
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
-	"github.com/hitlbot/hitlbot/approval/audit"
 	"github.com/hitlbot/hitlbot/approval/memstore"
 	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/channels/cli"
+	"github.com/hitlbot/hitlbot/internal/hitltest"
 )
 
 var quiet = slog.New(slog.DiscardHandler)
 
-// opTool is a tool of a given effect that counts its runs.
-type opTool struct {
-	name   string
-	effect approval.Effect
-	runs   atomic.Int64
-}
-
-type opArgs struct {
-	Target string `json:"target" jsonschema:"what to act on"`
-}
-
-func (t *opTool) Name() string        { return t.name }
-func (t *opTool) Description() string { return "does " + t.name }
-func (t *opTool) Schema() *jsonschema.Schema {
-	s, err := jsonschema.For[opArgs](nil)
-	if err != nil {
-		panic(err)
-	}
-	return s
-}
-func (t *opTool) Effect(json.RawMessage) approval.Effect { return t.effect }
-func (t *opTool) Preview(_ context.Context, args json.RawMessage) (string, error) {
-	return t.name + " " + string(args), nil
-}
-func (t *opTool) Run(_ context.Context, args json.RawMessage) (agent.Output, error) {
-	var a opArgs
-	_ = json.Unmarshal(args, &a)
-	return agent.Output{Content: fmt.Sprintf("%s %s done (run %d)", t.name, a.Target, t.runs.Add(1))}, nil
-}
-
 // script is the model: "erase X" calls the tool on X, a tool result is
 // summarised, "slow" is answered once the test sends on gate (asked is
 // told when it waits), anything else is echoed.
-type script struct {
-	asked chan struct{}
-	gate  chan struct{}
-}
-
-func (s script) Complete(ctx context.Context, req agent.Request) (agent.Response, error) {
-	last := req.Messages[len(req.Messages)-1]
-	if last.Role == agent.RoleTool {
-		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "summary: " + last.Content}}, nil
-	}
-	if last.Content == "slow" {
-		s.asked <- struct{}{}
+func script(asked, gate chan struct{}) *hitltest.Model {
+	return &hitltest.Model{NoIDs: true, Hook: func(ctx context.Context, req agent.Request) (agent.Response, bool, error) {
+		last := req.Messages[len(req.Messages)-1]
+		if last.Role == agent.RoleTool || last.Content != "slow" {
+			return agent.Response{}, false, nil
+		}
+		asked <- struct{}{}
 		select {
-		case <-s.gate:
-			return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "slow answer"}}, nil
+		case <-gate:
+			return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "slow answer"}}, true, nil
 		case <-ctx.Done():
-			return agent.Response{}, &agent.ModelError{Public: "The language model failed; please try again.", Err: ctx.Err()}
+			return agent.Response{}, true, &agent.ModelError{Public: "The language model failed; please try again.", Err: ctx.Err()}
 		}
-	}
-	if target, ok := strings.CutPrefix(last.Content, "erase "); ok {
-		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{
-			Name: "erase", Args: json.RawMessage(`{"target":"` + target + `"}`), Confidence: 1}}}}, nil
-	}
-	return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "echo: " + last.Content}}, nil
-}
-
-// auditTrail records the engine's audit records.
-type auditTrail struct {
-	mu   sync.Mutex
-	recs []audit.Record
-}
-
-func (a *auditTrail) Append(r audit.Record) {
-	a.mu.Lock()
-	a.recs = append(a.recs, r)
-	a.mu.Unlock()
-}
-
-// requested returns the ids of the approvals requested so far.
-func (a *auditTrail) requested() []approval.ID {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	var ids []approval.ID
-	for _, r := range a.recs {
-		if r.Event == audit.EventWriteRequest {
-			ids = append(ids, approval.ID(r.ApprovalID))
-		}
-	}
-	return ids
+	}}
 }
 
 // output is a writer the test can read while the chat writes.
@@ -142,21 +73,23 @@ func (o *output) waitFor(t *testing.T, s string, n int) {
 
 type harness struct {
 	engine *approval.Engine
-	audit  *auditTrail
-	erase  *opTool
+	audit  *hitltest.Trail
+	erase  *hitltest.Tool
 	out    *output
 	done   chan error
 	cancel context.CancelFunc
-	intr   chan os.Signal // Ctrl+C
-	model  script
+	intr   chan os.Signal                      // Ctrl+C
+	model  struct{ asked, gate chan struct{} } // the script's "slow" turn
 }
 
 // start wires the real parts the way cmd/bot does, through cli.Run, and
 // runs the chat on in in the background.
 func start(t *testing.T, in io.Reader) *harness {
 	t.Helper()
-	h := &harness{erase: &opTool{name: "erase", effect: approval.EffectDestructive}, out: &output{}, done: make(chan error, 1), audit: &auditTrail{},
-		intr: make(chan os.Signal, 1), model: script{asked: make(chan struct{}, 1), gate: make(chan struct{})}}
+	h := &harness{erase: hitltest.NewTool("erase", approval.EffectDestructive), out: &output{}, done: make(chan error, 1), audit: &hitltest.Trail{},
+		intr: make(chan os.Signal, 1)}
+	h.erase.Result = hitltest.TargetResult
+	h.model.asked, h.model.gate = make(chan struct{}, 1), make(chan struct{})
 	wire := func(ch channels.Channel) (func(context.Context) error, error) {
 		reg := agent.NewRegistry()
 		if err := reg.Register(h.erase); err != nil {
@@ -175,7 +108,7 @@ func start(t *testing.T, in io.Reader) *harness {
 		if err != nil {
 			return nil, err
 		}
-		loop, err := agent.NewLoop(agent.LoopConfig{Model: h.model, Tools: reg, Engine: h.engine, Policy: func() *approval.Policy { return pol },
+		loop, err := agent.NewLoop(agent.LoopConfig{Model: script(h.model.asked, h.model.gate), Tools: reg, Engine: h.engine, Policy: func() *approval.Policy { return pol },
 			History: agent.NewMemoryHistory(), Speaker: router, Logger: quiet, SlowNotice: time.Hour})
 		if err != nil {
 			return nil, err
@@ -231,7 +164,7 @@ func (h *harness) ended(t *testing.T) error {
 // only returns the one approval the chat asked for.
 func (h *harness) only(t *testing.T) *approval.Approval {
 	t.Helper()
-	ids := h.audit.requested()
+	ids := h.audit.Requested()
 	if len(ids) != 1 {
 		t.Fatalf("approvals requested: %v", ids)
 	}
@@ -272,7 +205,7 @@ func TestApprovedRunsOnce(t *testing.T) {
 			t.Fatalf("the prompt does not show %q:\n%s", want, card)
 		}
 	}
-	if h.erase.runs.Load() != 0 {
+	if h.erase.Runs.Load() != 0 {
 		t.Fatal("ran before the answer")
 	}
 	fmt.Fprintln(w, "y")
@@ -282,8 +215,8 @@ func TestApprovedRunsOnce(t *testing.T) {
 	if err := h.ended(t); err != nil {
 		t.Fatal(err)
 	}
-	if h.erase.runs.Load() != 1 {
-		t.Fatalf("runs = %d", h.erase.runs.Load())
+	if h.erase.Runs.Load() != 1 {
+		t.Fatalf("runs = %d", h.erase.Runs.Load())
 	}
 	out := h.out.String()
 	if !strings.Contains(out, "✓ erase: erase orders done (run 1)") {
@@ -306,7 +239,7 @@ func TestNoRejects(t *testing.T) {
 		if err := h.ended(t); err != nil {
 			t.Fatal(err)
 		}
-		if h.erase.runs.Load() != 0 {
+		if h.erase.Runs.Load() != 0 {
 			t.Fatalf("%q: ran", answer)
 		}
 		if st := h.only(t).State; st != approval.StateRejected {
@@ -325,8 +258,8 @@ func TestEOFAtApprovalRejects(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := h.out.String()
-	if h.erase.runs.Load() != 0 || !strings.Contains(out, "summary: Not run: the user declined") {
-		t.Fatalf("runs %d, output:\n%s", h.erase.runs.Load(), out)
+	if h.erase.Runs.Load() != 0 || !strings.Contains(out, "summary: Not run: the user declined") {
+		t.Fatalf("runs %d, output:\n%s", h.erase.Runs.Load(), out)
 	}
 	if st := h.only(t).State; st != approval.StateRejected {
 		t.Fatalf("state %s", st)
@@ -345,8 +278,8 @@ func TestCtxEndAtApprovalRejects(t *testing.T) {
 	if err := h.ended(t); err != nil {
 		t.Fatal(err)
 	}
-	if st := h.only(t).State; st != approval.StateRejected || h.erase.runs.Load() != 0 {
-		t.Fatalf("state %s, runs %d", st, h.erase.runs.Load())
+	if st := h.only(t).State; st != approval.StateRejected || h.erase.Runs.Load() != 0 {
+		t.Fatalf("state %s, runs %d", st, h.erase.Runs.Load())
 	}
 }
 
@@ -366,8 +299,8 @@ func TestScript(t *testing.T) {
 	if strings.Contains(out, "\x1b[") {
 		t.Fatalf("terminal control sequences in piped output:\n%q", out)
 	}
-	if h.erase.runs.Load() != 2 {
-		t.Fatalf("runs = %d", h.erase.runs.Load())
+	if h.erase.Runs.Load() != 2 {
+		t.Fatalf("runs = %d", h.erase.Runs.Load())
 	}
 }
 
@@ -398,8 +331,8 @@ func TestInterruptAtApprovalRejects(t *testing.T) {
 	h.out.waitFor(t, "[Declined; nothing was run]\n", 1)
 	h.out.waitFor(t, "summary: Not run: the user declined", 1)
 	h.out.waitFor(t, cli.Prompt, 2)
-	if st := h.only(t).State; st != approval.StateRejected || h.erase.runs.Load() != 0 {
-		t.Fatalf("state %s, runs %d", st, h.erase.runs.Load())
+	if st := h.only(t).State; st != approval.StateRejected || h.erase.Runs.Load() != 0 {
+		t.Fatalf("state %s, runs %d", st, h.erase.Runs.Load())
 	}
 	fmt.Fprintln(w, "still here?")
 	h.out.waitFor(t, "echo: still here?\n", 1)

@@ -105,8 +105,8 @@ func TestMessageCardClickAndUpdate(t *testing.T) {
 	eventually(t, "the summary", func() bool { return g.fake.CountText("summary: erase done (run 1)") == 1 })
 	// The same click again (a redelivery): nothing runs twice.
 	resp = ackResponse(t, g.fake.Push(payload.CardInstanceCallbackTopic, click(id, "alice", "confirm", id, sha)))
-	if resp["status"] != "executed" || g.erase.runs.Load() != 1 {
-		t.Fatalf("replayed click %v, runs %d", resp, g.erase.runs.Load())
+	if resp["status"] != "executed" || g.erase.Runs.Load() != 1 {
+		t.Fatalf("replayed click %v, runs %d", resp, g.erase.Runs.Load())
 	}
 	if n := len(g.fake.Calls("/v1.0/oauth2/accessToken")); n != 1 {
 		t.Fatalf("token fetched %d times", n)
@@ -122,8 +122,8 @@ func TestTypedConfirmWithoutTemplate(t *testing.T) {
 	}
 	g.fake.Push(payload.BotMessageCallbackTopic, g.fake.BotMessage(nextID(), "cid2", "alice", "确认", true))
 	eventually(t, "the summary", func() bool { return g.fake.CountText("summary: erase done (run 1)") == 1 })
-	if g.erase.runs.Load() != 1 || g.model.seen("确认") != 0 {
-		t.Fatalf("runs %d, model saw 确认 %d", g.erase.runs.Load(), g.model.seen("确认"))
+	if g.erase.Runs.Load() != 1 || g.model.Seen("确认") != 0 {
+		t.Fatalf("runs %d, model saw 确认 %d", g.erase.Runs.Load(), g.model.Seen("确认"))
 	}
 }
 
@@ -134,8 +134,8 @@ func TestDuplicateMsgIDOneReply(t *testing.T) {
 	g.fake.Push(payload.BotMessageCallbackTopic, m) // a redelivery after a late ACK
 	g.fake.Push(payload.BotMessageCallbackTopic, g.fake.BotMessage(nextID(), "cid3", "bob", "barrier", false))
 	eventually(t, "the barrier", func() bool { return g.fake.CountText("echo: barrier") == 1 })
-	if n := g.fake.CountText("echo: hello"); n != 1 || g.model.seen("hello") != 1 {
-		t.Fatalf("%d replies, model saw %d", n, g.model.seen("hello"))
+	if n := g.fake.CountText("echo: hello"); n != 1 || g.model.Seen("hello") != 1 {
+		t.Fatalf("%d replies, model saw %d", n, g.model.Seen("hello"))
 	}
 }
 
@@ -152,8 +152,8 @@ func TestRedeliveredRequestOneRun(t *testing.T) {
 	g.fake.Push(payload.BotMessageCallbackTopic, m) // much later: still dropped
 	g.fake.Push(payload.BotMessageCallbackTopic, g.fake.BotMessage(nextID(), "cid8", "alice", "barrier", true))
 	eventually(t, "the barrier", func() bool { return g.fake.CountText("echo: barrier") == 1 })
-	if g.erase.runs.Load() != 1 || g.model.seen("erase cache") != 1 || len(g.fake.Calls("/v1.0/card/instances/createAndDeliver")) != 1 {
-		t.Fatalf("runs %d, model saw %d", g.erase.runs.Load(), g.model.seen("erase cache"))
+	if g.erase.Runs.Load() != 1 || g.model.Seen("erase cache") != 1 || len(g.fake.Calls("/v1.0/card/instances/createAndDeliver")) != 1 {
+		t.Fatalf("runs %d, model saw %d", g.erase.Runs.Load(), g.model.Seen("erase cache"))
 	}
 }
 

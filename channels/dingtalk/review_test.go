@@ -91,8 +91,8 @@ func TestHTTPSignReplayRefused(t *testing.T) {
 		t.Fatalf("fresh request: %d", code)
 	}
 	eventually(t, "the barrier", func() bool { return g.fake.CountText("echo: barrier") == 1 })
-	if g.model.seen("forged order") != 0 || g.fake.CountText("echo: hello") != 1 {
-		t.Fatalf("model saw the forged text %d times; texts %v", g.model.seen("forged order"), g.fake.Texts())
+	if g.model.Seen("forged order") != 0 || g.fake.CountText("echo: hello") != 1 {
+		t.Fatalf("model saw the forged text %d times; texts %v", g.model.Seen("forged order"), g.fake.Texts())
 	}
 }
 
@@ -205,12 +205,12 @@ func TestFailedClickCanBeRetried(t *testing.T) {
 	if pub != nil || priv["status_text"] != approval.UserMessage(errStoreDown) || priv["buttons"] != nil {
 		t.Fatalf("failed click: public %v, private %v", pub, priv)
 	}
-	if g.erase.runs.Load() != 0 {
+	if g.erase.Runs.Load() != 0 {
 		t.Fatal("a failed click ran the tool")
 	}
 	pub, _ = ackCard(t, g.fake.Push(payload.CardInstanceCallbackTopic, click(id, "alice", "confirm", id, sha)))
-	if pub["status"] != "executed" || pub["buttons"] != "false" || g.erase.runs.Load() != 1 {
-		t.Fatalf("retried click: %v, runs %d", pub, g.erase.runs.Load())
+	if pub["status"] != "executed" || pub["buttons"] != "false" || g.erase.Runs.Load() != 1 {
+		t.Fatalf("retried click: %v, runs %d", pub, g.erase.Runs.Load())
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/hitlbot/hitlbot/cards"
 	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/channels/feishu/feishutest"
+	"github.com/hitlbot/hitlbot/internal/hitltest"
 )
 
 func TestConfigValidation(t *testing.T) {
@@ -90,8 +91,8 @@ func TestMessageCardClickExecutes(t *testing.T) {
 		}
 		return false
 	})
-	if g.erase.runs.Load() != 1 {
-		t.Fatalf("runs %d", g.erase.runs.Load())
+	if g.erase.Runs.Load() != 1 {
+		t.Fatalf("runs %d", g.erase.Runs.Load())
 	}
 	if n := g.fake.TokenFetches(); n != 1 {
 		t.Errorf("tenant token fetched %d times", n)
@@ -101,9 +102,9 @@ func TestMessageCardClickExecutes(t *testing.T) {
 // A decision slower than the callback window: the click gets the
 // processing card at once, and the final card follows by a patch.
 func TestSlowDecisionAnswersProcessingThenPatches(t *testing.T) {
-	g := newRig(t, func(c *Config, tool *opTool) {
+	g := newRig(t, func(c *Config, tool *hitltest.Tool) {
 		c.CallbackWait = 200 * time.Millisecond
-		tool.gate = make(chan struct{})
+		tool.Gate = make(chan struct{})
 	})
 	a, _ := g.pending(t, "oc_p2p_2", "ou_alice", "slow")
 	resp, took := g.click(t, a, "ou_alice", buttonValue(a, "approve"))
@@ -116,7 +117,7 @@ func TestSlowDecisionAnswersProcessingThenPatches(t *testing.T) {
 	if c := mustJSON(t, resp.Card.Data); !strings.Contains(c, "Processing") || strings.Contains(c, "behaviors") {
 		t.Errorf("processing card %s", c)
 	}
-	close(g.erase.gate)
+	close(g.erase.Gate)
 	eventually(t, "the card is patched to executed, twice (after the processing answer)", func() bool {
 		n := 0
 		for _, c := range g.calls("patch") {
@@ -142,8 +143,8 @@ func TestClickByOtherUserIsRefused(t *testing.T) {
 	if st := g.state(t, a.ID); st != approval.StatePending {
 		t.Fatalf("state %s", st)
 	}
-	if g.erase.runs.Load() != 0 || len(g.calls("patch")) != 0 {
-		t.Fatalf("runs %d, patches %d", g.erase.runs.Load(), len(g.calls("patch")))
+	if g.erase.Runs.Load() != 0 || len(g.calls("patch")) != 0 {
+		t.Fatalf("runs %d, patches %d", g.erase.Runs.Load(), len(g.calls("patch")))
 	}
 }
 
@@ -168,8 +169,8 @@ func TestMalformedClickDecidesNothing(t *testing.T) {
 	if code, _, _ := g.push(t, e.JSON()); code != 500 {
 		t.Errorf("string value acked %d", code)
 	}
-	if st := g.state(t, a.ID); st != approval.StatePending || g.erase.runs.Load() != 0 {
-		t.Fatalf("state %s, runs %d", st, g.erase.runs.Load())
+	if st := g.state(t, a.ID); st != approval.StatePending || g.erase.Runs.Load() != 0 {
+		t.Fatalf("state %s, runs %d", st, g.erase.Runs.Load())
 	}
 }
 
@@ -189,14 +190,14 @@ func TestTypedConfirmInGroup(t *testing.T) {
 		a = p
 		return p != nil && len(p.Cards) > 0
 	})
-	if g.model.seen("erase orders") != 1 {
-		t.Fatalf("the model saw the request %d times", g.model.seen("erase orders"))
+	if g.model.Seen("erase orders") != 1 {
+		t.Fatalf("the model saw the request %d times", g.model.Seen("erase orders"))
 	}
 	confirm := g.say(t, "group", "oc_group_1", "ou_alice", "@_user_1 确认", bot)
 	eventually(t, "executed", func() bool { return g.state(t, a.ID) == approval.StateExecuted })
 	eventually(t, "the outcome is answered to the typed reply", func() bool { return g.replied(confirm.MessageID, "Executed") == 1 })
 	eventually(t, "the card is patched", func() bool { return len(g.calls("patch")) >= 1 })
-	if g.model.seen("确认") != 0 {
+	if g.model.Seen("确认") != 0 {
 		t.Fatal("the typed decision reached the model")
 	}
 }

@@ -7,20 +7,18 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/larksuite/oapi-sdk-go/v3/event/dispatcher/callback"
 
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
-	"github.com/hitlbot/hitlbot/approval/audit"
 	"github.com/hitlbot/hitlbot/approval/memstore"
 	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/channels/feishu/feishutest"
+	"github.com/hitlbot/hitlbot/internal/hitltest"
 	"github.com/hitlbot/hitlbot/internal/waitfor"
 )
 
@@ -49,81 +47,6 @@ func eventually(t testing.TB, what string, cond func() bool) {
 	waitfor.True(t, what, cond)
 }
 
-// opTool is a destructive (HIGH) tool that counts its runs; when gate is
-// set, a run waits for it.
-type opTool struct {
-	name string
-	runs atomic.Int64
-	gate chan struct{}
-}
-
-type opArgs struct {
-	Target string `json:"target" jsonschema:"what to act on"`
-}
-
-func (t *opTool) Name() string        { return t.name }
-func (t *opTool) Description() string { return "does " + t.name }
-func (t *opTool) Schema() *jsonschema.Schema {
-	s, err := jsonschema.For[opArgs](nil)
-	if err != nil {
-		panic(err)
-	}
-	return s
-}
-func (t *opTool) Effect(json.RawMessage) approval.Effect { return approval.EffectDestructive }
-func (t *opTool) Preview(_ context.Context, args json.RawMessage) (string, error) {
-	return t.name + " " + string(args), nil
-}
-func (t *opTool) Run(ctx context.Context, _ json.RawMessage) (agent.Output, error) {
-	if t.gate != nil {
-		select {
-		case <-t.gate:
-		case <-ctx.Done():
-			return agent.Output{}, ctx.Err()
-		}
-	}
-	n := t.runs.Add(1)
-	return agent.Output{Content: fmt.Sprintf("%s done (run %d)", t.name, n)}, nil
-}
-
-// model: "erase X" asks for the erase tool on X, a tool result is
-// summarised, anything else is echoed.
-type model struct {
-	mu  sync.Mutex
-	saw []string
-}
-
-func (m *model) Complete(_ context.Context, req agent.Request) (agent.Response, error) {
-	last := req.Messages[len(req.Messages)-1]
-	if last.Role == agent.RoleTool {
-		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "summary: " + last.Content}}, nil
-	}
-	m.mu.Lock()
-	m.saw = append(m.saw, last.Content)
-	m.mu.Unlock()
-	if target, ok := strings.CutPrefix(last.Content, "erase "); ok {
-		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{
-			ID: "c1", Name: "erase", Args: json.RawMessage(`{"target":"` + target + `"}`), Confidence: 1}}}}, nil
-	}
-	return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "echo: " + last.Content}}, nil
-}
-
-func (m *model) seen(text string) int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	n := 0
-	for _, s := range m.saw {
-		if s == text {
-			n++
-		}
-	}
-	return n
-}
-
-type nopAudit struct{}
-
-func (nopAudit) Append(audit.Record) {}
-
 // rig is the Feishu channel, started, behind a real router, approval
 // engine and agent loop, talking to a fake Feishu.
 type rig struct {
@@ -132,8 +55,8 @@ type rig struct {
 	cfg    Config
 	router *channels.Router
 	engine *approval.Engine
-	erase  *opTool
-	model  *model
+	erase  *hitltest.Tool
+	model  *hitltest.Model
 	scope  channels.Scope
 	// srv serves the channel's WebhookHandler in webhook mode; events are
 	// then posted to it, signed and encrypted, instead of pushed over the
@@ -146,7 +69,7 @@ type rig struct {
 type rigOptions struct {
 	fake    *feishutest.Server // default: a new fake
 	store   approval.Store     // default: a new memstore
-	tool    *opTool            // default: a new erase tool
+	tool    *hitltest.Tool     // default: a new erase tool
 	webhook bool               // webhook mode (default: long connection)
 	scope   channels.Scope     // default per_chat
 	// approvers, when set, is the approver rule of every risk (default:
@@ -162,12 +85,12 @@ type rigOptions struct {
 // webhookKey is the encrypt key of webhook-mode rigs.
 const webhookKey = "ekey"
 
-func newRig(t *testing.T, mod ...func(*Config, *opTool)) *rig {
+func newRig(t *testing.T, mod ...func(*Config, *hitltest.Tool)) *rig {
 	t.Helper()
 	return newRigWith(t, rigOptions{}, mod...)
 }
 
-func newRigWith(t *testing.T, o rigOptions, mod ...func(*Config, *opTool)) *rig {
+func newRigWith(t *testing.T, o rigOptions, mod ...func(*Config, *hitltest.Tool)) *rig {
 	t.Helper()
 	fake := o.fake
 	if fake == nil {
@@ -176,13 +99,13 @@ func newRigWith(t *testing.T, o rigOptions, mod ...func(*Config, *opTool)) *rig 
 	}
 	tool := o.tool
 	if tool == nil {
-		tool = &opTool{name: "erase"}
+		tool = hitltest.NewTool("erase", approval.EffectDestructive)
 	}
 	scope := o.scope
 	if scope == "" {
 		scope = channels.ScopePerChat
 	}
-	g := &rig{fake: fake, erase: tool, model: &model{}, scope: scope}
+	g := &rig{fake: fake, erase: tool, model: &hitltest.Model{}, scope: scope}
 	cfg := testConfig(fake)
 	if o.webhook {
 		cfg.Mode, cfg.EncryptKey, cfg.VerificationToken = ModeWebhook, webhookKey, "vtoken"
@@ -217,35 +140,17 @@ func newRigWith(t *testing.T, o rigOptions, mod ...func(*Config, *opTool)) *rig 
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := agent.NewRegistry()
-	if err := reg.Register(g.erase); err != nil {
-		t.Fatal(err)
-	}
-	eng, err := approval.NewEngine(approval.EngineConfig{Store: store, Notifier: r, Dispatcher: reg, Audit: nopAudit{}, Logger: quiet, PollInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	if err := eng.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	pc := approval.DefaultPolicyConfig()
+	var pc *approval.PolicyConfig
 	if o.approvers != "" {
-		pc.Approvers = map[string]approval.ApproverConfig{}
+		c := approval.DefaultPolicyConfig()
+		c.Approvers = map[string]approval.ApproverConfig{}
 		for _, r := range []string{"LOW", "MEDIUM", "HIGH"} {
-			pc.Approvers[r] = approval.ApproverConfig{Mode: o.approvers}
+			c.Approvers[r] = approval.ApproverConfig{Mode: o.approvers}
 		}
+		pc = &c
 	}
-	pol, err := approval.NewPolicy(pc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	loop, err := agent.NewLoop(agent.LoopConfig{Model: g.model, Tools: reg, Engine: eng, Policy: func() *approval.Policy { return pol },
-		History: agent.NewMemoryHistory(), Speaker: r, Logger: quiet, SlowNotice: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: r, Speaker: r, Model: g.model, Tools: []agent.Tool{g.erase}, Policy: pc})
+	eng, loop, ctx := st.Engine, st.Loop, st.Ctx
 	if err := r.Bind(eng, loop); err != nil {
 		t.Fatal(err)
 	}
@@ -256,11 +161,11 @@ func newRigWith(t *testing.T, o rigOptions, mod ...func(*Config, *opTool)) *rig 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if g.erase.gate != nil {
+		if g.erase.Gate != nil {
 			select {
-			case <-g.erase.gate:
+			case <-g.erase.Gate:
 			default:
-				close(g.erase.gate)
+				close(g.erase.Gate)
 			}
 		}
 		cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -268,7 +173,6 @@ func newRigWith(t *testing.T, o rigOptions, mod ...func(*Config, *opTool)) *rig 
 		if err := r.Close(cctx); err != nil {
 			t.Errorf("close: %v", err)
 		}
-		loop.Close(cctx)
 	})
 	g.router, g.engine = r, eng
 	return g

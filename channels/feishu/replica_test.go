@@ -11,6 +11,7 @@ import (
 	"github.com/hitlbot/hitlbot/cards"
 	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/channels/feishu/feishutest"
+	"github.com/hitlbot/hitlbot/internal/hitltest"
 	"github.com/hitlbot/hitlbot/internal/testredis"
 )
 
@@ -55,7 +56,7 @@ func (g *rig) patchedTo(messageID, sub string) int {
 func TestClickOnAnotherReplicaAnswersWithTheCard(t *testing.T) {
 	fake := feishutest.New()
 	defer fake.Close()
-	opts := rigOptions{fake: fake, store: redisStore(t), tool: &opTool{name: "erase"}, webhook: true}
+	opts := rigOptions{fake: fake, store: redisStore(t), tool: hitltest.NewTool("erase", approval.EffectDestructive), webhook: true}
 	a := newRigWith(t, opts)
 	b := newRigWith(t, opts)
 
@@ -101,7 +102,7 @@ func TestClickOnAnotherReplicaAnswersWithTheCard(t *testing.T) {
 		t.Errorf("answered card %s", card)
 	}
 	eventually(t, "the card is patched to executed", func() bool { return b.patchedTo(msgID, `"template":"green"`) >= 1 })
-	if n := opts.tool.runs.Load(); n != 1 {
+	if n := opts.tool.Runs.Load(); n != 1 {
 		t.Fatalf("tool ran %d times", n)
 	}
 	// Replica A, which waits for the outcome, learns it through the store.
@@ -115,9 +116,9 @@ func TestClickOnAnotherReplicaAnswersWithTheCard(t *testing.T) {
 // from the approval in the store), and the final patch is repeated after
 // it, as on the process that sent the card.
 func TestClickAfterRestartAnswersProcessing(t *testing.T) {
-	g := newRig(t, func(c *Config, tool *opTool) {
+	g := newRig(t, func(c *Config, tool *hitltest.Tool) {
 		c.CallbackWait = 300 * time.Millisecond
-		tool.gate = make(chan struct{})
+		tool.Gate = make(chan struct{})
 	})
 	ap, _ := g.pending(t, "oc_restart_1", "ou_alice", "slow")
 	g.forgetCards()
@@ -131,7 +132,7 @@ func TestClickAfterRestartAnswersProcessing(t *testing.T) {
 	if c := mustJSON(t, resp.Card.Data); !strings.Contains(c, "Processing") || strings.Contains(c, "behaviors") || !strings.Contains(c, "slow") {
 		t.Errorf("processing card %s", c)
 	}
-	close(g.erase.gate)
+	close(g.erase.Gate)
 	eventually(t, "the card is patched to executed, twice (after the processing answer)", func() bool {
 		return g.patchedTo(ap.Cards[0].MessageID, `"template":"green"`) >= 2
 	})

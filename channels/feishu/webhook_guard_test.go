@@ -21,6 +21,7 @@ import (
 	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/channels/feishu/feishutest"
 	"github.com/hitlbot/hitlbot/internal/clock"
+	"github.com/hitlbot/hitlbot/internal/hitltest"
 )
 
 // noErrorLines fails t for every ERROR line.
@@ -80,7 +81,7 @@ func TestWebhookReplayedConfirmationIsRefused(t *testing.T) {
 	if st := g.state(t, second.ID); st != approval.StatePending {
 		t.Fatalf("the newer approval is %s after the replay", st)
 	}
-	if n := g.erase.runs.Load(); n != 1 {
+	if n := g.erase.Runs.Load(); n != 1 {
 		t.Fatalf("the tool ran %d times", n)
 	}
 }
@@ -112,7 +113,7 @@ func TestWebhookStaleOrFutureRequestIsRefused(t *testing.T) {
 	marker := g.say(t, "p2p", "oc_ts_1", "ou_alice", "marker", nil)
 	eventually(t, "the marker is answered", func() bool { return g.replied(marker.MessageID, "echo: marker") == 1 })
 	for text, want := range map[string]int{"two hours old": 0, "two hours ahead": 0, "an hour and a second old": 0, "fifty minutes old": 1} {
-		if n := g.model.seen(text); n != want {
+		if n := g.model.Seen(text); n != want {
 			t.Errorf("%q reached the agent %d times, want %d", text, n, want)
 		}
 	}
@@ -125,8 +126,8 @@ func TestWebhookStaleOrFutureRequestIsRefused(t *testing.T) {
 			t.Errorf("a click signed at %v answered %d %s, want 401", at.Sub(now).Round(time.Minute), code, body)
 		}
 	}
-	if st := g.state(t, ap.ID); st != approval.StatePending || g.erase.runs.Load() != 0 {
-		t.Fatalf("after stale clicks: state %s, runs %d", st, g.erase.runs.Load())
+	if st := g.state(t, ap.ID); st != approval.StatePending || g.erase.Runs.Load() != 0 {
+		t.Fatalf("after stale clicks: state %s, runs %d", st, g.erase.Runs.Load())
 	}
 }
 
@@ -144,7 +145,7 @@ func TestWebhookReplayedClickIsRefused(t *testing.T) {
 	if code, body := post(t, g.srv.URL, captured); code != http.StatusUnauthorized {
 		t.Fatalf("the same click request again answered %d %s, want 401", code, body)
 	}
-	if n := g.erase.runs.Load(); n != 1 {
+	if n := g.erase.Runs.Load(); n != 1 {
 		t.Fatalf("the tool ran %d times", n)
 	}
 }
@@ -154,7 +155,7 @@ func TestWebhookReplayedClickIsRefused(t *testing.T) {
 func TestWebhookReplayOnAnotherReplicaIsRefused(t *testing.T) {
 	fake := feishutest.New()
 	defer fake.Close()
-	opts := rigOptions{fake: fake, store: redisStore(t), tool: &opTool{name: "erase"}, webhook: true}
+	opts := rigOptions{fake: fake, store: redisStore(t), tool: hitltest.NewTool("erase", approval.EffectDestructive), webhook: true}
 	a := newRigWith(t, opts)
 	b := newRigWith(t, opts)
 	ev := feishutest.MessageEvent{EventID: nextID("ev"), MessageID: nextID("om_rep"), ChatID: "oc_rep_1", ChatType: "p2p",
@@ -258,7 +259,7 @@ func TestWebhookMalformedRequests(t *testing.T) {
 	}
 	marker := g.say(t, "p2p", "oc_bad_1", "ou_alice", "marker", nil)
 	eventually(t, "the marker is answered", func() bool { return g.replied(marker.MessageID, "echo: marker") == 1 })
-	if n := g.model.seen("should never arrive") + g.model.seen("should \ufffd arrive"); n != 0 {
+	if n := g.model.Seen("should never arrive") + g.model.Seen("should \ufffd arrive"); n != 0 {
 		t.Fatalf("a malformed request reached the agent %d times", n)
 	}
 	noErrorLines(t, lb)

@@ -54,7 +54,7 @@ func TestWebhookEndToEnd(t *testing.T) {
 	if n := g.replied(dup.MessageID, "echo: hi once"); n != 1 {
 		t.Fatalf("%d replies to the duplicated message", n)
 	}
-	if n := g.model.seen("forged"); n != 0 || g.replied(forged.MessageID, "") != 0 {
+	if n := g.model.Seen("forged"); n != 0 || g.replied(forged.MessageID, "") != 0 {
 		t.Fatalf("a forged message reached the agent (%d) or was answered", n)
 	}
 
@@ -67,8 +67,8 @@ func TestWebhookEndToEnd(t *testing.T) {
 	if code := postPlain(t, url, click.JSON()); code != 400 {
 		t.Fatalf("unencrypted click answered %d", code)
 	}
-	if st := g.state(t, ap.ID); st != approval.StatePending || g.erase.runs.Load() != 0 {
-		t.Fatalf("after forged clicks: state %s, runs %d", st, g.erase.runs.Load())
+	if st := g.state(t, ap.ID); st != approval.StatePending || g.erase.Runs.Load() != 0 {
+		t.Fatalf("after forged clicks: state %s, runs %d", st, g.erase.Runs.Load())
 	}
 
 	answer := func() *callback.CardActionTriggerResponse {
@@ -101,7 +101,7 @@ func TestWebhookEndToEnd(t *testing.T) {
 	if resp.Card != nil && strings.Contains(mustJSON(t, resp.Card.Data), "behaviors") {
 		t.Errorf("retried callback answered a card with buttons")
 	}
-	if n := g.erase.runs.Load(); n != 1 {
+	if n := g.erase.Runs.Load(); n != 1 {
 		t.Fatalf("tool ran %d times", n)
 	}
 }

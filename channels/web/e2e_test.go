@@ -349,7 +349,7 @@ func TestE2EPage(t *testing.T) {
 	}
 	screenshot(t, page, "dialog")
 	page.eval(`document.getElementById('dlg-comment').value = 'looks right'; document.getElementById('dlg-approve').click(); true`)
-	if v, _ := page.eval(`document.getElementById('dlg-approve').disabled`).(bool); !v && s.erase.runs.Load() == 0 {
+	if v, _ := page.eval(`document.getElementById('dlg-approve').disabled`).(bool); !v && s.erase.Runs.Load() == 0 {
 		t.Error("the buttons were not disabled after the click")
 	}
 	page.until("the result", `document.getElementById('log').innerText.includes('erase done (run 1)') && document.getElementById('overlay').hidden && !document.getElementById('input').disabled`)
@@ -372,7 +372,7 @@ func TestE2EPage(t *testing.T) {
 	page.until("the second result", `document.getElementById('log').innerText.includes('erase done (run 2)') && document.getElementById('overlay').hidden`)
 
 	t.Logf("page log:\n%v", page.eval(`document.getElementById('log').innerText`))
-	if n := s.erase.runs.Load(); n != 2 {
+	if n := s.erase.Runs.Load(); n != 2 {
 		t.Fatalf("the tool ran %d times, want 2", n)
 	}
 }

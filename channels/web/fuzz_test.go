@@ -48,7 +48,7 @@ func FuzzFrame(f *testing.F) {
 		c := s.connect(t, "", "fz")
 		step := pendingStep(t, s, c)
 		raw = strings.ReplaceAll(raw, "STEP", step)
-		runs := s.erase.runs.Load()
+		runs := s.erase.Runs.Load()
 		c.sendRaw(raw)
 		c.send(map[string]any{"type": "hello", "session_id": "fuzz-check"})
 		c.expect("hello", func(fr frame) bool { return fr.str("session_id") == "fuzz-check" })
@@ -60,7 +60,7 @@ func FuzzFrame(f *testing.F) {
 			if st := web.StepState(s.web, step); st != "open" {
 				t.Fatalf("not UTF-8: the step is %s", st)
 			}
-			if n := s.erase.runs.Load(); n != runs {
+			if n := s.erase.Runs.Load(); n != runs {
 				t.Fatalf("not UTF-8: the tool ran")
 			}
 		}

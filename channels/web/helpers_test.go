@@ -3,87 +3,26 @@ package web_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/gorilla/websocket"
 
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
-	"github.com/hitlbot/hitlbot/approval/audit"
 	"github.com/hitlbot/hitlbot/approval/memstore"
 	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/channels/web"
 	"github.com/hitlbot/hitlbot/internal/clock"
+	"github.com/hitlbot/hitlbot/internal/hitltest"
 )
 
 var quiet = slog.New(slog.DiscardHandler)
-
-// opTool is a tool of a given effect that counts its runs.
-type opTool struct {
-	name   string
-	effect approval.Effect
-	runs   atomic.Int64
-}
-
-type opArgs struct {
-	Target string `json:"target" jsonschema:"what to act on"`
-}
-
-func (t *opTool) Name() string        { return t.name }
-func (t *opTool) Description() string { return "Erases the named thing for good" }
-func (t *opTool) Schema() *jsonschema.Schema {
-	s, err := jsonschema.For[opArgs](nil)
-	if err != nil {
-		panic(err)
-	}
-	return s
-}
-func (t *opTool) Effect(json.RawMessage) approval.Effect { return t.effect }
-func (t *opTool) Preview(_ context.Context, args json.RawMessage) (string, error) {
-	return t.name + " " + string(args), nil
-}
-func (t *opTool) Run(_ context.Context, _ json.RawMessage) (agent.Output, error) {
-	n := t.runs.Add(1)
-	return agent.Output{Content: fmt.Sprintf("%s done (run %d)", t.name, n)}, nil
-}
-
-// model: "erase X" calls the erase tool on X; "erase-both X Y" calls it on
-// X and on Y in one answer (one approval for both: a batch); a tool result
-// is summarised; anything else is echoed.
-type model struct{}
-
-func (model) Complete(_ context.Context, req agent.Request) (agent.Response, error) {
-	last := req.Messages[len(req.Messages)-1]
-	if last.Role == agent.RoleTool {
-		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "summary: " + last.Content}}, nil
-	}
-	if targets, ok := strings.CutPrefix(last.Content, "erase-both "); ok {
-		var calls []agent.ToolCall
-		for i, target := range strings.Fields(targets) {
-			calls = append(calls, agent.ToolCall{ID: fmt.Sprintf("c%d", i+1), Name: "erase",
-				Args: json.RawMessage(`{"target":"` + target + `"}`), Confidence: 1})
-		}
-		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, ToolCalls: calls}}, nil
-	}
-	if target, ok := strings.CutPrefix(last.Content, "erase "); ok {
-		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{
-			ID: "c1", Name: "erase", Args: json.RawMessage(`{"target":"` + target + `"}`), Confidence: 1}}}}, nil
-	}
-	return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "echo: " + last.Content}}, nil
-}
-
-type nopAudit struct{}
-
-func (nopAudit) Append(audit.Record) {}
 
 // server is the whole stack behind a real HTTP server: memory store, real
 // engine, real agent loop, the router and the web channel.
@@ -92,7 +31,7 @@ type server struct {
 	web    *web.Web
 	router *channels.Router
 	engine *approval.Engine
-	erase  *opTool
+	erase  *hitltest.Tool
 	clk    *clock.Fake // the engine's clock
 }
 
@@ -100,35 +39,16 @@ type option func(*web.Config)
 
 func newServer(t testing.TB, opts ...option) *server {
 	t.Helper()
-	s := &server{erase: &opTool{name: "erase", effect: approval.EffectDestructive}, clk: clock.NewFake(time.Now())}
+	erase := hitltest.NewTool("erase", approval.EffectDestructive)
+	erase.About = "Erases the named thing for good"
+	s := &server{erase: erase, clk: clock.NewFake(time.Now())}
 	store := memstore.New(memstore.Options{})
 	r, err := channels.NewRouter(channels.RouterConfig{Store: store, Lang: "en", Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := agent.NewRegistry()
-	if err := reg.Register(s.erase); err != nil {
-		t.Fatal(err)
-	}
-	eng, err := approval.NewEngine(approval.EngineConfig{Store: store, Notifier: r, Dispatcher: reg, Audit: nopAudit{},
-		Logger: quiet, Clock: s.clk, PollInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	if err := eng.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	pol, err := approval.NewPolicy(approval.DefaultPolicyConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	loop, err := agent.NewLoop(agent.LoopConfig{Model: model{}, Tools: reg, Engine: eng, Policy: func() *approval.Policy { return pol },
-		History: agent.NewMemoryHistory(), Speaker: r, Logger: quiet, SlowNotice: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: r, Speaker: r, Tools: []agent.Tool{s.erase}, Clock: s.clk})
+	eng, loop, reg, ctx := st.Engine, st.Loop, st.Tools, st.Ctx
 	if err := r.Bind(eng, loop); err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +72,6 @@ func newServer(t testing.TB, opts ...option) *server {
 		if err := r.Close(context.Background()); err != nil {
 			t.Error(err)
 		}
-		loop.Close(context.Background())
 	})
 	s.web, s.router, s.engine = w, r, eng
 	return s

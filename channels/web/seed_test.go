@@ -183,7 +183,7 @@ func TestSeedClientConfirms(t *testing.T) {
 	if md["tool_description"] != "Erases the named thing for good" || obj(md["tool_args"])["target"] != "orders" {
 		t.Fatalf("metadata %v", md)
 	}
-	if s.erase.runs.Load() != 0 {
+	if s.erase.Runs.Load() != 0 {
 		t.Fatal("ran before the answer")
 	}
 
@@ -203,7 +203,7 @@ func TestSeedClientConfirms(t *testing.T) {
 	if e["error"] != web.CodeAlreadyDecided || str(e["message"]) == "" || e["step_id"] != step {
 		t.Fatalf("error %v", e)
 	}
-	if n := s.erase.runs.Load(); n != 1 {
+	if n := s.erase.Runs.Load(); n != 1 {
 		t.Fatalf("the tool ran %d times", n)
 	}
 	if a := approvalOf(t, s, step); a.State != approval.StateExecuted || a.DecidedBy != web.LocalUser || a.Comment != "确认删除文件" {
@@ -233,7 +233,7 @@ func TestSeedClientRejects(t *testing.T) {
 			t.Fatalf("a tool result after a rejection: %v", f)
 		}
 	}
-	if n := s.erase.runs.Load(); n != 0 {
+	if n := s.erase.Runs.Load(); n != 0 {
 		t.Fatalf("a rejected call ran %d times", n)
 	}
 }
@@ -289,7 +289,7 @@ func TestSeedClientBatch(t *testing.T) {
 	if a := approvalOf(t, s, stepB); a.State != approval.StateRejected || a.Comment != "批量取消" {
 		t.Fatalf("sess_b approval %+v", a)
 	}
-	if n := s.erase.runs.Load(); n != 3 {
+	if n := s.erase.Runs.Load(); n != 3 {
 		t.Fatalf("the tool ran %d times, want 3 (orders, logs, cache)", n)
 	}
 	for _, f := range c.all {
@@ -312,7 +312,7 @@ func TestStepOutlivesTheProcess(t *testing.T) {
 	if r := c.next("agent.tool_result", nil); r["step_id"] != step {
 		t.Fatalf("result %v", r)
 	}
-	if n := s.erase.runs.Load(); n != 1 {
+	if n := s.erase.Runs.Load(); n != 1 {
 		t.Fatalf("runs %d", n)
 	}
 	// Another session's answer to that step is still refused.
@@ -382,8 +382,8 @@ func TestInvalidUTF8Refused(t *testing.T) {
 	if st := web.StepState(s.web, step); st != "open" {
 		t.Fatalf("step %s after a refused frame", st)
 	}
-	if a := approvalOf(t, s, step); a.State != approval.StatePending || s.erase.runs.Load() != 0 {
-		t.Fatalf("state %s, runs %d", a.State, s.erase.runs.Load())
+	if a := approvalOf(t, s, step); a.State != approval.StatePending || s.erase.Runs.Load() != 0 {
+		t.Fatalf("state %s, runs %d", a.State, s.erase.Runs.Load())
 	}
 	for _, f := range c.seen() {
 		if strings.Contains(f.str("content"), "hi") && f.str("type") == "agent.message" {

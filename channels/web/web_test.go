@@ -76,7 +76,7 @@ func TestConfirmFlow(t *testing.T) {
 	}
 	c.respond("s1", step, false, "") // a late reject changes nothing either
 	c.expect("error", withCode(web.CodeAlreadyDecided))
-	if n := s.erase.runs.Load(); n != 1 {
+	if n := s.erase.Runs.Load(); n != 1 {
 		t.Fatalf("the tool ran %d times", n)
 	}
 }
@@ -115,7 +115,7 @@ func TestConcurrentResponses(t *testing.T) {
 	if n := lost(); n != 1 {
 		t.Fatalf("%d error frames, want 1 (the losing tab's)", n)
 	}
-	if n := s.erase.runs.Load(); n != 1 {
+	if n := s.erase.Runs.Load(); n != 1 {
 		t.Fatalf("the tool ran %d times", n)
 	}
 }
@@ -129,7 +129,7 @@ func TestRejectResponse(t *testing.T) {
 	if f := c.expect("agent.confirm_resolved", withStep(step)); f.str("status") != "rejected" {
 		t.Fatalf("resolved = %v", f)
 	}
-	if s.erase.runs.Load() != 0 {
+	if s.erase.Runs.Load() != 0 {
 		t.Fatal("a rejected call ran")
 	}
 }
@@ -145,8 +145,8 @@ func TestTypedConfirmResolvesTheStep(t *testing.T) {
 	}
 	c.respond("s1", step, true, "")
 	c.expect("error", withCode(web.CodeAlreadyDecided))
-	if s.erase.runs.Load() != 1 {
-		t.Fatalf("runs %d", s.erase.runs.Load())
+	if s.erase.Runs.Load() != 1 {
+		t.Fatalf("runs %d", s.erase.Runs.Load())
 	}
 }
 
@@ -256,8 +256,8 @@ func TestOtherUserCannotSeeOrAnswer(t *testing.T) {
 		}
 	}
 	a, err := s.engine.Get(context.Background(), approval.ID(conf.meta("approval_id").(string)))
-	if err != nil || a.State != approval.StatePending || s.erase.runs.Load() != 0 {
-		t.Fatalf("state %v, err %v, runs %d", a.State, err, s.erase.runs.Load())
+	if err != nil || a.State != approval.StatePending || s.erase.Runs.Load() != 0 {
+		t.Fatalf("state %v, err %v, runs %d", a.State, err, s.erase.Runs.Load())
 	}
 	alice.respond("s1", step, true, "")
 	alice.expect("agent.confirm_resolved", withStep(step))
@@ -333,7 +333,7 @@ func TestExpiredStep(t *testing.T) {
 	if e := c.expect("error", withStep(step)); e.str("code") != web.CodeExpired {
 		t.Fatalf("error = %v", e)
 	}
-	if s.erase.runs.Load() != 0 {
+	if s.erase.Runs.Load() != 0 {
 		t.Fatal("an expired call ran")
 	}
 }
