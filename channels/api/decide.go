@@ -272,16 +272,9 @@ type DecisionResponse struct {
 }
 
 func (a *API) serveDecision(w http.ResponseWriter, r *http.Request) {
-	reqID := "req_" + randomHex(12)
-	w.Header().Set("X-Request-Id", reqID)
-	u, aerr := a.authenticate(r)
-	if aerr != nil {
-		a.writeError(w, aerr)
-		return
-	}
 	var req DecisionRequest
-	if aerr := a.readJSON(w, r, &req, "{decision: approve|reject, comment?, payloadSha256}", true); aerr != nil {
-		a.writeError(w, aerr)
+	u, reqID, ok := a.begin(w, r, &req, "{decision: approve|reject, comment?, payloadSha256}")
+	if !ok {
 		return
 	}
 	var verb approval.Verb

@@ -251,22 +251,33 @@ func loopback(remoteAddr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// begin opens a POST that carries a JSON body: it names the request
+// (X-Request-Id), authenticates the caller and reads the body, of the form
+// shape, into v. When it reports false it has answered the error.
+func (a *API) begin(w http.ResponseWriter, r *http.Request, v any, shape string) (u User, reqID string, ok bool) {
+	reqID = "req_" + randomHex(12)
+	w.Header().Set("X-Request-Id", reqID)
+	u, aerr := a.authenticate(r)
+	if aerr == nil {
+		aerr = a.readJSON(w, r, v, shape, true)
+	}
+	if aerr != nil {
+		a.writeError(w, aerr)
+		return User{}, "", false
+	}
+	return u, reqID, true
+}
+
 // ---- POST /agent/chat
 
 func (a *API) serveChat(w http.ResponseWriter, r *http.Request) {
-	reqID := "req_" + randomHex(12)
-	w.Header().Set("X-Request-Id", reqID)
-	u, aerr := a.authenticate(r)
-	if aerr != nil {
-		a.writeError(w, aerr)
-		return
-	}
 	var req ChatRequest
-	if aerr := a.readJSON(w, r, &req, "{message, conversationId?, confirmationToken? | confirmationTokens?, confirmed?}", true); aerr != nil {
-		a.writeError(w, aerr)
+	u, reqID, ok := a.begin(w, r, &req, "{message, conversationId?, confirmationToken? | confirmationTokens?, confirmed?}")
+	if !ok {
 		return
 	}
 	var resp *ChatResponse
+	var aerr *apiError
 	switch {
 	case req.ConfirmationTokens != nil:
 		resp, aerr = a.batch(r.Context(), u, req, reqID)
