@@ -17,14 +17,13 @@ import (
 type Conversation struct {
 	// Messages is the history, oldest first, without the system prompt.
 	Messages []Message `json:"messages"`
-	// Awaiting lists, oldest first, the approvals whose outcome the history
-	// does not have yet: a turn ended (a restart, a deadline) while one was
-	// open, or a newer approval superseded it. Each is resolved (an update
-	// appended to Messages, the id removed) once it has ended: at the start
-	// or end of a turn, or as soon as its outcome arrives when this process
-	// still follows it. Stored as a list; a single id (the old form) is read
-	// as a list of one.
-	Awaiting []approval.ID `json:"awaiting,omitempty"`
+	// Suspended are the turns of this session that stopped at an approval
+	// still open when they stopped (their replica died or restarted, or the
+	// turn ran out of time), oldest first. Each is taken off when its
+	// approval's outcome is written into Messages: by the turn that resumes
+	// it (Loop.Resume), or by the next turn of the session when no resume
+	// came. At most maxSuspended are kept.
+	Suspended []Suspension `json:"suspended,omitempty"`
 }
 
 // History keeps conversations. MemoryHistory serves one process;
@@ -32,36 +31,6 @@ type Conversation struct {
 type History interface {
 	Load(ctx context.Context, s approval.SessionKey) (Conversation, error)
 	Save(ctx context.Context, s approval.SessionKey, c Conversation) error
-}
-
-// UnmarshalJSON reads a conversation, accepting the older form whose
-// "awaiting" was a single id.
-func (c *Conversation) UnmarshalJSON(b []byte) error {
-	var raw struct {
-		Messages []Message       `json:"messages"`
-		Awaiting json.RawMessage `json:"awaiting"`
-	}
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return err
-	}
-	*c = Conversation{Messages: raw.Messages}
-	a := raw.Awaiting
-	switch {
-	case len(a) == 0 || string(a) == "null":
-	case a[0] == '"':
-		var one approval.ID
-		if err := json.Unmarshal(a, &one); err != nil {
-			return err
-		}
-		if one != "" {
-			c.Awaiting = []approval.ID{one}
-		}
-	default:
-		if err := json.Unmarshal(a, &c.Awaiting); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // Trim caps c to about max messages, dropping the oldest, and never leaves

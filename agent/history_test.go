@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -29,7 +30,7 @@ func TestHistoryRoundTrip(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			empty, err := h.Load(ctx, "web:nobody")
-			if err != nil || len(empty.Messages) != 0 || len(empty.Awaiting) != 0 {
+			if err != nil || len(empty.Messages) != 0 || len(empty.Suspended) != 0 {
 				t.Fatalf("Load(unknown) = %+v, %v", empty, err)
 			}
 			want := agent.Conversation{
@@ -38,7 +39,9 @@ func TestHistoryRoundTrip(t *testing.T) {
 					{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "c1", Name: "sql_execute", Args: json.RawMessage(`{"statement":"DELETE FROM orders WHERE status = 'cancelled'"}`), Confidence: 1}}},
 					{Role: agent.RoleTool, ToolCallID: "c1", Name: "sql_execute", Content: "7 rows affected"},
 				},
-				Awaiting: []approval.ID{approval.NewID("web:s1"), approval.NewID("web:s1")},
+				Suspended: []agent.Suspension{{Approval: approval.NewID("web:s1"), Until: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC),
+					Origin: agent.Origin{Channel: "web", ChatID: "s1", User: "alice", MessageID: "m1"},
+					Calls:  []agent.SuspendedCall{{ID: "c1", Tool: "sql_execute", Hash: strings.Repeat("ab", 32)}}}},
 			}
 			if err := h.Save(ctx, "web:s1", want); err != nil {
 				t.Fatal(err)
@@ -56,29 +59,6 @@ func TestHistoryRoundTrip(t *testing.T) {
 				t.Fatal("sessions share a history")
 			}
 		})
-	}
-}
-
-// A conversation stored by an older version, with a single awaited id,
-// still loads.
-func TestConversationLegacyAwaiting(t *testing.T) {
-	id := approval.NewID("web:s1")
-	for _, tc := range []struct {
-		in   string
-		want []approval.ID
-	}{
-		{`{"messages":[{"role":"user","content":"hi"}],"awaiting":"` + string(id) + `"}`, []approval.ID{id}},
-		{`{"messages":[],"awaiting":""}`, nil},
-		{`{"messages":[],"awaiting":["` + string(id) + `"]}`, []approval.ID{id}},
-		{`{"messages":[]}`, nil},
-	} {
-		var c agent.Conversation
-		if err := json.Unmarshal([]byte(tc.in), &c); err != nil {
-			t.Fatalf("%s: %v", tc.in, err)
-		}
-		if len(c.Awaiting) != len(tc.want) || (len(tc.want) == 1 && c.Awaiting[0] != tc.want[0]) {
-			t.Fatalf("%s: awaiting = %v", tc.in, c.Awaiting)
-		}
 	}
 }
 

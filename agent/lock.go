@@ -224,4 +224,48 @@ func lockToken() string {
 	return hex.EncodeToString(b[:])
 }
 
-var _ SessionLocker = (*RedisLocker)(nil)
+// MemoryLocker is a SessionLocker in process memory: for several loops in
+// one process that share a MemoryHistory the way replicas share a
+// RedisHistory (tests, `bot bench`). Its locks never expire.
+type MemoryLocker struct {
+	mu   sync.Mutex
+	held map[approval.SessionKey]chan struct{} // closed when the lock is given back
+}
+
+// NewMemoryLocker returns a MemoryLocker with no lock held.
+func NewMemoryLocker() *MemoryLocker {
+	return &MemoryLocker{held: map[approval.SessionKey]chan struct{}{}}
+}
+
+// Lock takes the session's lock, waiting while another holder has it.
+func (m *MemoryLocker) Lock(ctx context.Context, s approval.SessionKey) (func(), error) {
+	for {
+		m.mu.Lock()
+		freed, busy := m.held[s]
+		if !busy {
+			freed = make(chan struct{})
+			m.held[s] = freed
+			m.mu.Unlock()
+			var once sync.Once
+			return func() {
+				once.Do(func() {
+					m.mu.Lock()
+					delete(m.held, s)
+					m.mu.Unlock()
+					close(freed)
+				})
+			}, nil
+		}
+		m.mu.Unlock()
+		select {
+		case <-freed:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+var (
+	_ SessionLocker = (*RedisLocker)(nil)
+	_ SessionLocker = (*MemoryLocker)(nil)
+)

@@ -168,7 +168,7 @@ func TestApprovalWaitKeepsTheSessionAcrossReplicas(t *testing.T) {
 	for _, m := range conv.Messages {
 		got = append(got, string(m.Role)+":"+m.Content)
 	}
-	want := []string{"user:erase x", "assistant:", "tool:erase done (run 1)", "assistant:ok", "user:hello", "assistant:ok"}
+	want := []string{"user:erase x", "assistant:", "tool:erase done (run 1)", "assistant:after: erase done (run 1)", "user:hello", "assistant:ok"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("history = %q, want %q", got, want)
 	}
@@ -312,11 +312,8 @@ func TestHistoryIsOnlyTouchedUnderTheLock(t *testing.T) {
 		t.Fatalf("turn that ran out of time = %+v", r)
 	}
 	a := h.nextApproval(t)
-	h.decide(t, a, approval.Approve) // the outcome is recorded by the loop that follows it
-	waitFor(t, "the late outcome in the history", func() bool {
-		conv, err := hist.History.Load(context.Background(), "s1")
-		return err == nil && len(conv.Awaiting) == 0 && len(updates(conv.Messages, a.ID)) == 1
-	})
+	h.decide(t, a, approval.Approve) // the outcome resumes the turn
+	h.nextResumed(t)
 	result(t, h.submit(t, "s1", "what happened?"))
 	if n := hist.unlocked.Load(); n != 0 {
 		t.Fatalf("%d loads or saves of the history without the session's lock", n)
@@ -324,6 +321,6 @@ func TestHistoryIsOnlyTouchedUnderTheLock(t *testing.T) {
 	locker.mu.Lock()
 	defer locker.mu.Unlock()
 	if locker.locks != 3 || locker.held["s1"] != 0 {
-		t.Fatalf("%d locks taken (want 3: two turns and the late outcome), %d still held", locker.locks, locker.held["s1"])
+		t.Fatalf("%d locks taken (want 3: two turns and the resumed one), %d still held", locker.locks, locker.held["s1"])
 	}
 }

@@ -85,17 +85,56 @@ func call(id, name, target string) agent.ToolCall {
 	return agent.ToolCall{ID: id, Name: name, Args: json.RawMessage(`{"target":"` + target + `"}`), Confidence: 1}
 }
 
-// speaker records what the agent says.
+// speaker records what the agent says in the chat (said), every event
+// (events), and hands each turn's result to the channel registered for
+// its message id (or for a resumed turn, its approval id).
 type speaker struct {
-	mu   sync.Mutex
-	said []agent.Say
+	mu      sync.Mutex
+	said    []agent.Say
+	events  []agent.Say
+	results map[string]chan agent.TurnResult
+	resumed chan resumedTurn
 }
 
-func (s *speaker) Say(_ context.Context, _ agent.Inbound, m agent.Say) error {
+// resumedTurn is the end of a resumed turn.
+type resumedTurn struct {
+	to  agent.Inbound
+	res agent.TurnResult
+}
+
+func (s *speaker) Say(_ context.Context, to agent.Inbound, m agent.Say) error {
 	s.mu.Lock()
-	s.said = append(s.said, m)
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	s.events = append(s.events, m)
+	switch m.Kind {
+	case agent.SayTurnEnded:
+		if to.Resumed != "" {
+			if s.resumed != nil {
+				s.resumed <- resumedTurn{to, *m.Result}
+			}
+			return nil
+		}
+		if ch := s.results[to.MessageID]; ch != nil {
+			delete(s.results, to.MessageID)
+			ch <- *m.Result
+		}
+	case agent.SayAwaiting:
+	default:
+		s.said = append(s.said, m)
+	}
 	return nil
+}
+
+// expect registers the channel that receives the result of msgID's turn.
+func (s *speaker) expect(msgID string) chan agent.TurnResult {
+	ch := make(chan agent.TurnResult, 1)
+	s.mu.Lock()
+	if s.results == nil {
+		s.results = map[string]chan agent.TurnResult{}
+	}
+	s.results[msgID] = ch
+	s.mu.Unlock()
+	return ch
 }
 
 func (s *speaker) kinds() []agent.SayKind {
@@ -108,16 +147,27 @@ func (s *speaker) kinds() []agent.SayKind {
 	return k
 }
 
-// shower is a Notifier that hands every new approval to the test.
-type shower struct{ shown chan *approval.Approval }
+// shower is a Notifier that hands every new approval to the test and,
+// as the router does, resumes the turn of every approval that ends.
+type shower struct {
+	shown chan *approval.Approval
+	h     *harness
+}
 
 func (n *shower) Show(_ context.Context, a *approval.Approval) ([]approval.CardRef, error) {
 	n.shown <- a
 	return nil, nil
 }
-func (n *shower) Settle(context.Context, *approval.Approval, approval.Outcome) error { return nil }
+
+func (n *shower) Settle(_ context.Context, a *approval.Approval, o approval.Outcome) error {
+	if l := n.h.current(); l != nil {
+		l.Resume(a, o)
+	}
+	return nil
+}
 
 type harness struct {
+	mu      sync.Mutex
 	loop    *agent.Loop
 	engine  *approval.Engine
 	clk     *clock.Fake
@@ -133,7 +183,7 @@ type harness struct {
 
 func newHarness(t *testing.T, model agent.Model, mod ...func(*agent.LoopConfig)) *harness {
 	t.Helper()
-	h := &harness{clk: clock.NewFake(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)), speak: &speaker{},
+	h := &harness{clk: clock.NewFake(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)), speak: &speaker{resumed: make(chan resumedTurn, 16)},
 		shown: make(chan *approval.Approval, 16), history: agent.NewMemoryHistory(),
 		read: hitltest.NewTool("look", approval.EffectRead), del: hitltest.NewTool("erase", approval.EffectDestructive),
 		write: hitltest.NewTool("note", approval.EffectWrite), drop: &dropTool{}}
@@ -141,7 +191,7 @@ func newHarness(t *testing.T, model agent.Model, mod ...func(*agent.LoopConfig))
 	if err := reg.Register(h.read, h.del, h.write, h.drop); err != nil {
 		t.Fatal(err)
 	}
-	eng, err := approval.NewEngine(approval.EngineConfig{Store: memstore.New(memstore.Options{}), Notifier: &shower{h.shown},
+	eng, err := approval.NewEngine(approval.EngineConfig{Store: memstore.New(memstore.Options{}), Notifier: &shower{shown: h.shown, h: h},
 		Dispatcher: reg, Audit: hitltest.NopAudit{}, Clock: h.clk, Logger: quiet, PollInterval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
@@ -173,8 +223,29 @@ func (h *harness) start(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	h.mu.Lock()
 	h.loop = loop
+	h.mu.Unlock()
 	t.Cleanup(func() { loop.Close(context.Background()) })
+}
+
+// current returns the harness's loop.
+func (h *harness) current() *agent.Loop {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.loop
+}
+
+// nextResumed returns the end of the next resumed turn.
+func (h *harness) nextResumed(t *testing.T) resumedTurn {
+	t.Helper()
+	select {
+	case r := <-h.speak.resumed:
+		return r
+	case <-time.After(10 * time.Second):
+		t.Fatal("no turn was resumed")
+	}
+	return resumedTurn{}
 }
 
 // restart closes the loop (its turns stop waiting; their approvals stay
@@ -189,14 +260,17 @@ func (h *harness) restart(t *testing.T) {
 
 func (h *harness) submit(t *testing.T, session, text string) <-chan agent.TurnResult {
 	t.Helper()
-	ch := make(chan agent.TurnResult, 1)
-	err := h.loop.Submit(agent.Inbound{Session: approval.SessionKey(session), Channel: "test", ChatID: session, User: "alice",
-		MessageID: fmt.Sprintf("m-%d", time.Now().UnixNano()), Text: text, Done: func(r agent.TurnResult) { ch <- r }})
+	id := fmt.Sprintf("m-%d", msgSeq.Add(1))
+	ch := h.speak.expect(id)
+	err := h.current().Submit(agent.Inbound{Session: approval.SessionKey(session), Channel: "test", ChatID: session, User: "alice",
+		MessageID: id, Text: text})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return ch
 }
+
+var msgSeq atomic.Int64
 
 func (h *harness) nextApproval(t *testing.T) *approval.Approval {
 	t.Helper()
@@ -249,8 +323,19 @@ func TestApprovedRunsOnce(t *testing.T) {
 	if k := h.speak.kinds(); len(k) != 2 || k[0] != agent.SayToolResult || k[1] != agent.SayAnswer {
 		t.Fatalf("said %v", k)
 	}
+	// The turn's events, typed: it waited, a tool ran, it answered, it ended.
+	h.speak.mu.Lock()
+	var ev []agent.SayKind
+	for _, e := range h.speak.events {
+		ev = append(ev, e.Kind)
+	}
+	h.speak.mu.Unlock()
+	want := []agent.SayKind{agent.SayAwaiting, agent.SayToolResult, agent.SayAnswer, agent.SayTurnEnded}
+	if fmt.Sprint(ev) != fmt.Sprint(want) {
+		t.Fatalf("events %v, want %v", ev, want)
+	}
 	conv, _ := h.history.Load(context.Background(), "s1")
-	if len(conv.Awaiting) != 0 || len(conv.Messages) != 4 {
+	if len(conv.Suspended) != 0 || len(conv.Messages) != 4 {
 		t.Fatalf("history = %+v", conv)
 	}
 }
@@ -513,43 +598,6 @@ func TestModelErrorIsPublic(t *testing.T) {
 	defer h.speak.mu.Unlock()
 	if len(h.speak.said) != 1 || strings.Contains(h.speak.said[0].Text, "sk-secret") {
 		t.Fatalf("said %+v", h.speak.said)
-	}
-}
-
-func TestOutcomeAfterTurnEndedIsRemembered(t *testing.T) {
-	var lastReq atomic.Value
-	model := scripted(func(req agent.Request) (agent.Response, error) {
-		lastReq.Store(req)
-		last := req.Messages[len(req.Messages)-1]
-		if last.Role == agent.RoleUser && last.Content == "erase" {
-			return agent.Response{Message: agent.Message{ToolCalls: []agent.ToolCall{call("c1", "erase", "x")}}}, nil
-		}
-		return agent.Response{Message: agent.Message{Content: "ok"}}, nil
-	})
-	h := newHarness(t, model, func(c *agent.LoopConfig) { c.TurnTimeout = 300 * time.Millisecond })
-	r := result(t, h.submit(t, "s1", "erase"))
-	a := h.nextApproval(t)
-	if r.Actions[0].Status != "pending" {
-		t.Fatalf("turn that ran out of time = %+v", r)
-	}
-	// The person decides after the turn gave up; the tool runs on the decision path.
-	if o := h.decide(t, a, approval.Approve); o.Status != approval.StatusExecuted || h.del.Runs.Load() != 1 {
-		t.Fatalf("late decision = %+v", o)
-	}
-	result(t, h.submit(t, "s1", "what happened?"))
-	req := lastReq.Load().(agent.Request)
-	found := false
-	for _, m := range req.Messages {
-		if m.Role == agent.RoleSystem && strings.Contains(m.Content, string(a.ID)) && strings.Contains(m.Content, "erase done") {
-			found = true
-		}
-	}
-	if !found {
-		t.Fatalf("the next turn's model request does not carry the outcome: %+v", req.Messages)
-	}
-	conv, _ := h.history.Load(context.Background(), "s1")
-	if len(conv.Awaiting) != 0 {
-		t.Fatal("awaiting not cleared")
 	}
 }
 

@@ -935,6 +935,16 @@ func (e *Engine) Cancel(ctx context.Context, id ID, actor UserID, src Source, re
 	return *a.Outcome, nil
 }
 
+// ClaimResume claims the continuation of the turn that asked for approval
+// id: the first caller, on any replica, gets true, every later one false,
+// for ResultTTL. A turn that waits and wakes with the outcome claims it, and
+// so does a turn resumed elsewhere (its waiter gone): exactly one of them
+// goes on (see docs/ARCHITECTURE.md, "A turn that resumes"). An error means
+// the store could not be reached and nothing was claimed.
+func (e *Engine) ClaimResume(ctx context.Context, id ID) (bool, error) {
+	return e.cfg.Store.Seen(ctx, "resume:"+string(id), e.cfg.ResultTTL)
+}
+
 // Get returns an approval.
 func (e *Engine) Get(ctx context.Context, id ID) (*Approval, error) { return e.cfg.Store.Get(ctx, id) }
 

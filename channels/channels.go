@@ -7,8 +7,10 @@ package channels
 
 import (
 	"context"
+	"errors"
 	"time"
 
+	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/cards"
 )
@@ -85,6 +87,55 @@ type Outgoing struct {
 	Tool    string
 	Args    []byte
 	IsError bool
+}
+
+// TurnEventKind is where a turn stands, for a channel that answers
+// requests by turns (TurnListener).
+type TurnEventKind string
+
+// Turn events.
+const (
+	// TurnAwaiting: the turn waits for a person's decision on Approval
+	// (its card is out).
+	TurnAwaiting TurnEventKind = "awaiting"
+	// TurnEnded: the turn is over. Text is its answer (or the notice that
+	// ended it), Actions its tool calls, Waiting the approval it stopped
+	// waiting for while still open, Err set when it failed, Resumed the
+	// approval whose outcome resumed it (the turn was not this message's).
+	TurnEnded TurnEventKind = "ended"
+	// TurnQueued: the message is queued behind Approval, which waits for a
+	// decision in the session; Text says so in words.
+	TurnQueued TurnEventKind = "queued"
+	// TurnRefused: the message was not taken; Err is ErrBusy or
+	// ErrClosing, Text says so in words.
+	TurnRefused TurnEventKind = "refused"
+)
+
+// ErrBusy and ErrClosing are the Err of a refused message (TurnRefused):
+// too many messages wait in its conversation, or the bot is shutting down.
+var (
+	ErrBusy    = errors.New("channels: too many messages wait in this conversation")
+	ErrClosing = errors.New("channels: shutting down")
+)
+
+// TurnEvent is where the turn of a message stands.
+type TurnEvent struct {
+	Kind     TurnEventKind
+	Approval approval.ID
+	Resumed  approval.ID
+	Text     string
+	Actions  []agent.Action
+	Waiting  approval.ID
+	Err      error
+}
+
+// TurnListener is implemented by a channel that answers each request when
+// its turn ends (the HTTP API). The router hands it the turn's events, to
+// the Target of the message (ReplyTo is the turn's message id), instead of
+// the notices that stand for them in a chat (an approval is waiting, the
+// conversation is busy, the bot is shutting down). It must not block.
+type TurnListener interface {
+	TurnEvent(ctx context.Context, to Target, ev TurnEvent)
 }
 
 // Handler receives what a Channel hears. The Router implements it.

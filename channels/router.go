@@ -485,19 +485,30 @@ func (r *Router) HandleMessage(ctx context.Context, m Message) error {
 
 	err = loop.Submit(agent.Inbound{Session: session, Channel: m.Channel, ChatID: m.ChatID, ThreadID: m.ThreadID,
 		User: m.UserID, MessageID: m.MessageID, Text: m.Text})
+	tl, listens := ch.(TurnListener)
 	switch {
-	case errors.Is(err, agent.ErrBusy):
-		log.Warn("the session's queue is full; message refused")
-		r.notice(ctx, ch, to, log, r.words().busy)
-		return nil
-	case errors.Is(err, agent.ErrClosed):
-		r.notice(ctx, ch, to, log, r.words().closing)
+	case errors.Is(err, agent.ErrBusy), errors.Is(err, agent.ErrClosed):
+		text, refusal := r.words().busy, ErrBusy
+		if errors.Is(err, agent.ErrClosed) {
+			text, refusal = r.words().closing, ErrClosing
+		} else {
+			log.Warn("the session's queue is full; message refused")
+		}
+		if listens {
+			tl.TurnEvent(ctx, to, TurnEvent{Kind: TurnRefused, Text: text, Err: refusal})
+		} else {
+			r.notice(ctx, ch, to, log, text)
+		}
 		return nil
 	case err != nil:
 		return err
 	}
 	if pending != nil {
-		r.notice(ctx, ch, to, log, r.waitingNotice(pending))
+		if listens {
+			tl.TurnEvent(ctx, to, TurnEvent{Kind: TurnQueued, Approval: pending.ID, Text: r.waitingNotice(pending)})
+		} else {
+			r.notice(ctx, ch, to, log, r.waitingNotice(pending))
+		}
 	}
 	return nil
 }
@@ -809,9 +820,14 @@ func (r *Router) threadOf(a *approval.Approval) string {
 }
 
 // Settle updates every card of the approval to its final state, each
-// through the channel that sent it (approval.Notifier). It goes on after a
-// failure and reports them all.
+// through the channel that sent it (approval.Notifier), then hands the
+// outcome to the agent, which resumes the turn that asked for it when no
+// turn of this process waits for it (agent.Loop.Resume). It goes on after
+// a failure and reports them all.
 func (r *Router) Settle(ctx context.Context, a *approval.Approval, o approval.Outcome) error {
+	if _, loop, _, err := r.bound(); err == nil {
+		defer loop.Resume(a, o)
+	}
 	v := cards.Final(a, o, r.text, r.cfg.Lang)
 	var errs []error
 	for _, ref := range a.Cards {
@@ -829,14 +845,29 @@ func (r *Router) Settle(ctx context.Context, a *approval.Approval, o approval.Ou
 }
 
 // Say sends what the agent says to the chat the message came from, as a
-// reply to it (agent.Speaker).
+// reply to it, and hands where the turn stands (awaiting, ended) to a
+// channel that listens for it (TurnListener); other channels say nothing
+// for those (agent.Speaker).
 func (r *Router) Say(ctx context.Context, in agent.Inbound, s agent.Say) error {
 	ch, err := r.channel(in.Channel)
 	if err != nil {
 		return err
 	}
-	return ch.Send(ctx, Target{Channel: in.Channel, ChatID: in.ChatID, ThreadID: in.ThreadID, ReplyTo: in.MessageID, UserID: in.User},
-		Outgoing{Kind: outKind(s.Kind), Text: s.Text, Tool: s.Tool, Args: s.Args, IsError: s.IsError})
+	to := Target{Channel: in.Channel, ChatID: in.ChatID, ThreadID: in.ThreadID, ReplyTo: in.MessageID, UserID: in.User}
+	switch s.Kind {
+	case agent.SayAwaiting:
+		if tl, ok := ch.(TurnListener); ok {
+			tl.TurnEvent(ctx, to, TurnEvent{Kind: TurnAwaiting, Approval: s.Approval})
+		}
+		return nil
+	case agent.SayTurnEnded:
+		if tl, ok := ch.(TurnListener); ok && s.Result != nil {
+			tl.TurnEvent(ctx, to, TurnEvent{Kind: TurnEnded, Resumed: in.Resumed, Text: s.Result.Text, Actions: s.Result.Actions,
+				Waiting: s.Result.Waiting, Err: s.Result.Err})
+		}
+		return nil
+	}
+	return ch.Send(ctx, to, Outgoing{Kind: outKind(s.Kind), Text: s.Text, Tool: s.Tool, Args: s.Args, IsError: s.IsError})
 }
 
 // outKind maps what the agent says to what a channel sends; anything the

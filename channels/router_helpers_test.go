@@ -171,6 +171,22 @@ func newRig(t testing.TB, store approval.Store, mod ...func(*RouterConfig)) *rig
 // clock), so a test can let approvals expire.
 func newRigClock(t testing.TB, store approval.Store, engClock clock.Clock, mod ...func(*RouterConfig)) *rig {
 	t.Helper()
+	return newRigWith(t, store, engClock, nil, mod...)
+}
+
+// newReplicas returns two rigs that are replicas of one deployment: one
+// approval store, one history, one session locker, as Redis gives them.
+func newReplicas(t testing.TB, store approval.Store) (a, b *rig) {
+	t.Helper()
+	hist, locker := agent.NewMemoryHistory(), agent.NewMemoryLocker()
+	shared := func(c *agent.LoopConfig) { c.History, c.Locker = hist, locker }
+	return newRigWith(t, store, nil, shared), newRigWith(t, store, nil, shared)
+}
+
+// newRigWith is newRigClock with loopMod (when set) changing the loop's
+// configuration.
+func newRigWith(t testing.TB, store approval.Store, engClock clock.Clock, loopMod func(*agent.LoopConfig), mod ...func(*RouterConfig)) *rig {
+	t.Helper()
 	if store == nil {
 		store = memstore.New(memstore.Options{})
 	}
@@ -183,7 +199,7 @@ func newRigClock(t testing.TB, store approval.Store, engClock clock.Clock, mod .
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: r, Speaker: r, Model: g.model, Tools: []agent.Tool{g.erase}, Clock: engClock})
+	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: r, Speaker: r, Model: g.model, Tools: []agent.Tool{g.erase}, Clock: engClock, Loop: loopMod})
 	eng, loop := st.Engine, st.Loop
 	if err := r.Bind(eng, loop); err != nil {
 		t.Fatal(err)

@@ -276,7 +276,7 @@ func TestMalformedCardActionDecidesNothing(t *testing.T) {
 // own channel of the same name; A's waiting turn learns the outcome.
 func TestOtherReplicaDecides(t *testing.T) {
 	store := memstore.New(memstore.Options{})
-	a, b := newRig(t, store), newRig(t, store)
+	a, b := newReplicas(t, store)
 	ap := a.pendingApproval(t, "orders")
 	card := a.ch.shownCards()[0]
 	o, err := b.router.HandleCardAction(context.Background(), CardAction{Channel: "fake", ChatID: "c1", MessageID: card.ref.MessageID,

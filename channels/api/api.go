@@ -154,6 +154,91 @@ func (a *API) Send(ctx context.Context, to channels.Target, out channels.Outgoin
 	return nil
 }
 
+// TurnEvent hands where a turn stands to the requests waiting in its
+// conversation, and keeps the answer of a resumed turn with the
+// approval's token, where GET /api/approvals/{id} and the next
+// POST /agent/chat of the conversation find it (channels.TurnListener).
+func (a *API) TurnEvent(ctx context.Context, to channels.Target, ev channels.TurnEvent) {
+	if ev.Kind == channels.TurnEnded && ev.Resumed != "" {
+		a.keepResumed(ctx, ev)
+	}
+	a.publish(to.ChatID, event{turn: to.ReplyTo, turnEv: &ev})
+}
+
+// keepResumed records a resumed turn's answer in its approval's token
+// entry (the store every replica shares). Failures are logged: the answer
+// is in the conversation's history either way.
+func (a *API) keepResumed(ctx context.Context, ev channels.TurnEvent) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	log := a.log.With("approval_id", ev.Resumed)
+	rec, err := a.engine.Get(ctx, ev.Resumed)
+	if err != nil {
+		log.Warn("reading the approval of a resumed turn failed; its answer is not kept for the client", "err", err)
+		return
+	}
+	token := tokenOf(rec)
+	if token == "" {
+		return
+	}
+	e, err := a.cfg.TokenStore.Get(ctx, token)
+	if err != nil {
+		log.Warn("reading the token of a resumed turn failed; its answer is not kept for the client", "err", err)
+		return
+	}
+	now := a.cfg.Clock.Now()
+	acts := make([]Action, len(ev.Actions))
+	for i, x := range ev.Actions {
+		acts[i] = Action{Tool: x.Tool, Input: x.Input, Result: x.Result, Status: x.Status, IsError: x.IsError}
+	}
+	e.Resumed = &Resumed{ApprovalID: ev.Resumed, Text: ev.Text, Actions: acts, At: now.UTC()}
+	e.ResumedTaken = false
+	if err := a.cfg.TokenStore.Put(ctx, e, a.retention(e, now)); err != nil {
+		log.Warn("keeping a resumed turn's answer failed", "err", err)
+	}
+}
+
+// retention is how long a token entry is kept from now: TokenRetention
+// past its approval's expiry, and at least TokenRetention.
+func (a *API) retention(e TokenEntry, now time.Time) time.Duration {
+	return max(e.ExpiresAt.Add(a.cfg.TokenRetention).Sub(now), a.cfg.TokenRetention)
+}
+
+// collectResumed returns the resumed answers of u's conversation convID
+// not given yet, oldest first, and marks them given. A failure to read or
+// mark is logged; the answers stay for a later request.
+func (a *API) collectResumed(ctx context.Context, u User, convID string) []Resumed {
+	es, err := a.cfg.TokenStore.List(ctx, u.Tenant, u.ID)
+	if err != nil {
+		a.log.Warn("listing resumed answers failed", "user_id", u.UserID(), "err", err)
+		return nil
+	}
+	var out []Resumed
+	now := a.cfg.Clock.Now()
+	for _, e := range es {
+		if e.Resumed == nil || e.ResumedTaken || e.Conversation != convID || !ownedBy(e, u) {
+			continue
+		}
+		e.ResumedTaken = true
+		if err := a.cfg.TokenStore.Put(context.WithoutCancel(ctx), e, a.retention(e, now)); err != nil {
+			a.log.Warn("marking a resumed answer as given failed; it is given again later", "approval_id", e.Approval, "err", err)
+		}
+		out = append(out, *e.Resumed)
+	}
+	return out
+}
+
+// tokenOf returns the pending-action token of an approval of the API
+// (the MessageID of its API card), or "".
+func tokenOf(rec *approval.Approval) string {
+	for _, c := range rec.Cards {
+		if c.Channel == Name && ValidToken(c.MessageID) {
+			return c.MessageID
+		}
+	}
+	return ""
+}
+
 // ShowApproval issues a pending-action token for the approval (stored in
 // the TokenStore, so any replica can take the confirmation) and hands it
 // to the requests waiting in the conversation. The card reference's
@@ -265,9 +350,10 @@ func turnOf(rec *approval.Approval) string {
 type event struct {
 	// turn is the message id of the turn it belongs to ("" if unknown).
 	turn    string
-	out     *channels.Outgoing // Send
-	shown   *PendingAction     // ShowApproval
-	settled *settled           // SettleApproval
+	out     *channels.Outgoing  // Send
+	shown   *PendingAction      // ShowApproval
+	settled *settled            // SettleApproval
+	turnEv  *channels.TurnEvent // TurnEvent
 }
 
 type settled struct {
@@ -381,4 +467,7 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-var _ channels.Channel = (*API)(nil)
+var (
+	_ channels.Channel      = (*API)(nil)
+	_ channels.TurnListener = (*API)(nil)
+)

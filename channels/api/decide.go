@@ -182,9 +182,9 @@ func (a *API) decideToken(ctx context.Context, u User, token string, confirmed b
 	if o.Status == approval.StatusExecuted || o.Status == approval.StatusReplayed {
 		skip = rec.Calls // their tool_result messages are the decided actions
 	}
-	rest := a.await(ctx, wt, u, e.Conversation, "", []string{turnOf(rec)}, skip)
+	rest, aerr := a.await(ctx, wt, u, e.Conversation, "", []string{turnOf(rec)}, skip)
 	if rest == nil {
-		return nil, nil
+		return nil, aerr
 	}
 	if !rest.Incomplete {
 		resp.Text = rest.Text

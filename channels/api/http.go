@@ -14,7 +14,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/audit"
 	"github.com/hitlbot/hitlbot/approval/errkind"
@@ -66,6 +65,20 @@ type ChatResponse struct {
 	// Results answers a batch (ConfirmationTokens): one per token, in
 	// the order given.
 	Results []BatchResult `json:"results,omitempty"`
+	// Resumed are the answers of earlier turns of this conversation that
+	// an approval's outcome resumed after their request had returned (the
+	// approval was decided later, elsewhere, or after the replica that
+	// waited stopped), each given once, oldest first.
+	Resumed []Resumed `json:"resumed,omitempty"`
+}
+
+// Resumed is the answer of a turn that an approval's outcome resumed:
+// what the agent said after the decision, and the calls it ran.
+type Resumed struct {
+	ApprovalID approval.ID `json:"approvalId"`
+	Text       string      `json:"text"`
+	Actions    []Action    `json:"actions"`
+	At         time.Time   `json:"at"`
 }
 
 // BatchResult is the result of one token of a batch confirmation: either
@@ -133,6 +146,9 @@ type ApprovalInfo struct {
 	Result string          `json:"result,omitempty"`
 	// PendingAction is set while the approval waits.
 	PendingAction *PendingAction `json:"pendingAction,omitempty"`
+	// Resumed is the answer of the turn the approval's outcome resumed,
+	// once there is one.
+	Resumed *Resumed `json:"resumed,omitempty"`
 }
 
 // ErrorResponse is the body of every error answer.
@@ -374,12 +390,6 @@ func (a *API) message(ctx context.Context, u User, req ChatRequest, reqID string
 		MessageID: reqID, Text: text, CreatedAt: a.cfg.Clock.Now().UTC()}
 	if err := h.HandleMessage(ctx, m); err != nil {
 		a.log.Warn("handling a message failed", "chat_id", id, "user_id", u.UserID(), "msg_id", reqID, "err", err)
-		switch {
-		case errors.Is(err, agent.ErrBusy):
-			return nil, fail(CodeRateLimited, "Too many messages wait in this conversation; try again shortly.")
-		case errors.Is(err, agent.ErrClosed):
-			return nil, fail(CodeUnavailable, "The assistant is shutting down; try again shortly.")
-		}
 		return nil, storeFailure(err)
 	}
 	turns := []string{reqID}
@@ -392,11 +402,12 @@ func (a *API) message(ctx context.Context, u User, req ChatRequest, reqID string
 			turns = append(turns, inConv.turn)
 		}
 	}
-	res := a.await(ctx, wt, u, convID, waitFor, turns, nil)
+	res, aerr := a.await(ctx, wt, u, convID, waitFor, turns, nil)
 	if res == nil {
-		return nil, nil
+		return nil, aerr
 	}
 	res.ConversationID = convID
+	res.Resumed = a.collectResumed(ctx, u, convID)
 	return res, nil
 }
 
@@ -430,19 +441,21 @@ func decidedActions(rec *approval.Approval, o approval.Outcome) []Action {
 
 // await collects what the turns named by turns (their message ids) say in
 // the conversation until one ends, shows an approval, or TurnTimeout
-// passes. It returns nil when ctx ends (the client went away).
+// passes. It returns nil when ctx ends (the client went away), and an
+// error when the router refused the message (429 busy, 503 shutting down).
 //
-// The router does not tell a channel when a turn ends, so the end is read
-// from what is said (see the package documentation): an answer ends it; so
-// does an error notice; a plain notice ends it only while the conversation
-// has a pending action (the router's "an action is waiting" reminder: the
-// message is queued behind the approval); the settling of waitFor ends it
-// when no turn of this process waits for that approval (a typed 确认 / 取消
-// decided here for a turn elsewhere). tool_result messages are actions,
-// except the first one matching each call of skip (already reported).
-// What other turns say (an earlier turn that outlived its request, a
-// message queued behind an approval) is not this request's answer.
-func (a *API) await(ctx context.Context, wt *waiter, u User, convID string, waitFor approval.ID, turns []string, skip []approval.Call) *ChatResponse {
+// It ends on the router's typed turn events (channels.TurnEvent), never on
+// what is said: a turn's end (its answer or the notice that ended it); an
+// approval shown (a new pending action); the message queued behind the
+// conversation's pending approval (its pending action); the message
+// refused; the settling of waitFor when no turn of this process waits for
+// that approval (a typed 确认 / 取消 decided here for a turn elsewhere: its
+// outcome is the answer, and the resumed turn's answer comes with a later
+// request). tool_result messages are actions, except the first one
+// matching each call of skip (already reported). What other turns say (an
+// earlier turn that outlived its request, a resumed turn) is not this
+// request's answer.
+func (a *API) await(ctx context.Context, wt *waiter, u User, convID string, waitFor approval.ID, turns []string, skip []approval.Call) (*ChatResponse, *apiError) {
 	// Measured on the wall clock, not the engine's: it bounds an HTTP
 	// request, and advancing a test's fake clock past an approval's expiry
 	// must not end the requests in flight.
@@ -458,7 +471,7 @@ func (a *API) await(ctx context.Context, wt *waiter, u User, convID string, wait
 			if !ok {
 				break
 			}
-			if ev.turn != "" && ev.settled == nil && filter && !slices.Contains(turns, ev.turn) {
+			if ev.settled == nil && filter && !slices.Contains(turns, ev.turn) {
 				continue
 			}
 			switch {
@@ -467,7 +480,7 @@ func (a *API) await(ctx context.Context, wt *waiter, u User, convID string, wait
 				if res.Text == "" {
 					res.Text = confirmText(ev.shown)
 				}
-				return res
+				return res, nil
 			case ev.settled != nil:
 				if waitFor != "" && ev.settled.view.ApprovalID == waitFor && !ev.settled.local {
 					v := ev.settled.view
@@ -476,7 +489,28 @@ func (a *API) await(ctx context.Context, wt *waiter, u User, convID string, wait
 						res.Text += ": " + v.Result
 					}
 					res.Status = v.Status
-					return res
+					return res, nil
+				}
+			case ev.turnEv != nil:
+				te := ev.turnEv
+				switch te.Kind {
+				case channels.TurnEnded:
+					if te.Resumed != "" {
+						continue // a resumed turn's answer is kept for the next request
+					}
+					res.Text = te.Text
+					return res, nil
+				case channels.TurnQueued:
+					res.Text = te.Text
+					if pa := a.pendingIn(ctx, u, convID); pa != nil {
+						res.RequiresConfirmation, res.PendingAction = true, pa
+					}
+					return res, nil
+				case channels.TurnRefused:
+					if errors.Is(te.Err, channels.ErrBusy) {
+						return nil, fail(CodeRateLimited, "Too many messages wait in this conversation; try again shortly.")
+					}
+					return nil, fail(CodeUnavailable, "The assistant is shutting down; try again shortly.")
 				}
 			case ev.out != nil:
 				out := ev.out
@@ -491,29 +525,17 @@ func (a *API) await(ctx context.Context, wt *waiter, u User, convID string, wait
 						st = approval.StatusFailed
 					}
 					res.Actions = append(res.Actions, Action{Tool: out.Tool, Input: json.RawMessage(out.Args), Result: out.Text, Status: st, IsError: out.IsError})
-				case channels.OutAnswer:
-					res.Text = out.Text
-					return res
-				default: // notice
-					if out.IsError {
-						res.Text = out.Text
-						return res
-					}
+				case channels.OutNotice:
 					notices = append(notices, out.Text)
-					if pa := a.pendingIn(ctx, u, convID); pa != nil {
-						res.Text = out.Text
-						res.RequiresConfirmation, res.PendingAction = true, pa
-						return res
-					}
 				}
 			}
 		}
 		select {
 		case <-wt.sig:
 		case <-ctx.Done():
-			return nil
+			return nil, nil
 		case <-wall.C:
-			return a.timedOut(res, notices)
+			return a.timedOut(res, notices), nil
 		}
 	}
 }
@@ -728,6 +750,12 @@ func (a *API) pendingIn(ctx context.Context, u User, convID string) *PendingActi
 }
 
 func (a *API) info(rec *approval.Approval, token string) ApprovalInfo {
+	return a.infoWith(rec, token, nil)
+}
+
+// infoWith is info with the resumed answer kept in the approval's token
+// entry, when at hand.
+func (a *API) infoWith(rec *approval.Approval, token string, resumed *Resumed) ApprovalInfo {
 	_, _, convID, _ := splitChatID(rec.ChatID)
 	in := ApprovalInfo{ID: rec.ID, State: rec.State, Tool: rec.Tool(), Risk: rec.Risk.String(), Summary: rec.Summary,
 		Preview: rec.Preview, Reason: rec.Reason, ConversationID: convID, Requester: string(rec.Requester),
@@ -744,6 +772,7 @@ func (a *API) info(rec *approval.Approval, token string) ApprovalInfo {
 		pa := pendingAction(cards.Pending(rec, a.engine.Text(), ""), token)
 		in.PendingAction = &pa
 	}
+	in.Resumed = resumed
 	return in
 }
 
@@ -765,12 +794,7 @@ func (a *API) lookup(ctx context.Context, u User, id string) (rec *approval.Appr
 	if rec.Channel != Name || !ok {
 		return nil, "", false, fail(CodeNotFound, "No such approval.")
 	}
-	for _, c := range rec.Cards {
-		if c.Channel == Name && ValidToken(c.MessageID) {
-			token = c.MessageID
-		}
-	}
-	return rec, token, tenant == u.Tenant && user == u.ID, nil
+	return rec, tokenOf(rec), tenant == u.Tenant && user == u.ID, nil
 }
 
 // visible returns an approval the caller may see (their own, or one its
@@ -811,7 +835,7 @@ func (a *API) serveList(w http.ResponseWriter, r *http.Request) {
 	list := []ApprovalInfo{}
 	for _, o := range own {
 		if state == "all" || string(o.rec.State) == state {
-			list = append(list, a.info(o.rec, o.entry.Token))
+			list = append(list, a.infoWith(o.rec, o.entry.Token, o.entry.Resumed))
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"approvals": list})
@@ -839,10 +863,16 @@ func (a *API) serveGet(w http.ResponseWriter, r *http.Request) {
 		a.writeError(w, aerr)
 		return
 	}
+	var resumed *Resumed
+	if token != "" {
+		if e, err := a.cfg.TokenStore.Get(r.Context(), token); err == nil {
+			resumed = e.Resumed
+		}
+	}
 	resp := struct {
 		Approval ApprovalInfo   `json:"approval"`
 		Audit    []audit.Record `json:"audit"`
-	}{Approval: a.info(rec, token), Audit: []audit.Record{}}
+	}{Approval: a.infoWith(rec, token, resumed), Audit: []audit.Record{}}
 	if a.cfg.Audit != nil {
 		recs, err := a.cfg.Audit.Records(r.Context(), string(rec.ID))
 		if err != nil {

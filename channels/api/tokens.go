@@ -39,6 +39,11 @@ type TokenEntry struct {
 	// approval's rule lets them decide it: a User with an empty ID stands
 	// for the whole tenant.
 	SharedWith []User `json:"shared_with,omitempty"`
+	// Resumed is the answer of the turn the approval's outcome resumed
+	// after its request had returned; ResumedTaken is set once a
+	// POST /agent/chat of the conversation has given it.
+	Resumed      *Resumed `json:"resumed,omitempty"`
+	ResumedTaken bool     `json:"resumed_taken,omitempty"`
 }
 
 // owners returns the index keys of e: its owner's and those it is shared

@@ -1,0 +1,148 @@
+package agent
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hitlbot/hitlbot/approval"
+)
+
+// callOutcome is what became of one call of an ended approval.
+type callOutcome struct {
+	status  approval.Status
+	reply   string // what the model is told
+	isError bool
+	ran     bool // the tool ran and succeeded (executed or replayed)
+}
+
+// callOutcomes says what became of each call of an ended approval. When
+// the calls were dispatched (executed, failed, frozen, replayed), each call
+// gets its own result: a batch can hold a call that ran beside one that
+// failed. An approval that ended without running (rejected, expired,
+// superseded, cancelled) applies to every call. late words the replies for
+// an update recorded after the turn that asked. text is the engine's words:
+// a reply says the status in its own words, then only what the engine's
+// content adds to its status sentence (see detail).
+func callOutcomes(o approval.Outcome, calls []approval.Call, late bool, text approval.OutcomeText) []callOutcome {
+	byID := map[string]approval.Result{}
+	for _, r := range o.Results {
+		if r.CallID != "" {
+			byID[r.CallID] = r
+		}
+	}
+	dispatched := false
+	switch o.Status {
+	case approval.StatusExecuted, approval.StatusReplayed, approval.StatusFailed, approval.StatusFrozen:
+		dispatched = true
+	}
+	frozenSeen := false
+	out := make([]callOutcome, len(calls))
+	for i, c := range calls {
+		r, ok := byID[c.CallID]
+		if !ok && len(o.Results) == len(calls) && (o.Results[i].CallID == "" || o.Results[i].CallID == c.CallID) {
+			r, ok = o.Results[i], true
+		}
+		if dispatched && ok {
+			st := r.Status
+			if st == "" {
+				st = o.Status
+			}
+			switch st {
+			case approval.StatusExecuted, approval.StatusReplayed:
+				out[i] = callOutcome{status: st, reply: r.Content, isError: r.IsError, ran: !r.IsError}
+			case approval.StatusFailed:
+				out[i] = callOutcome{status: st, reply: "Failed: " + r.Content, isError: true}
+			case approval.StatusFrozen:
+				if frozenSeen {
+					// The engine stops a batch at its first call of unknown effect.
+					out[i] = callOutcome{status: st, isError: true,
+						reply: "Not run: an earlier call of this batch has an unknown effect, so this one was stopped; do not retry it automatically."}
+				} else {
+					frozenSeen = true
+					out[i] = callOutcome{status: st, isError: true, reply: frozenReply(detail(r.Content, st, text))}
+				}
+			default:
+				out[i] = callOutcome{status: st, reply: "Not run: " + r.Content, isError: true}
+			}
+			continue
+		}
+		co := callOutcome{status: o.Status, isError: o.IsError}
+		switch o.Status {
+		case approval.StatusExecuted, approval.StatusReplayed:
+			co.reply, co.ran = o.Content, !o.IsError
+		case approval.StatusRejected:
+			co.reply = "Not run: the user declined it (" + detail(o.Content, o.Status, text) + ")."
+			if !late {
+				co.reply += " Do not propose the same call again in this turn."
+			}
+		case approval.StatusExpired:
+			co.reply = "Not run: the approval expired before anyone decided."
+		case approval.StatusFrozen:
+			co.reply = frozenReply(detail(o.Content, o.Status, text))
+		case approval.StatusFailed:
+			co.reply = "Failed: " + detail(o.Content, o.Status, text)
+		case approval.StatusSuperseded:
+			co.reply = "Not run: a newer request in this conversation replaced it."
+		case approval.StatusCancelled:
+			co.reply = "Not run: the approval was withdrawn."
+		default:
+			co.reply = "Not run: " + o.Content
+		}
+		out[i] = co
+	}
+	return out
+}
+
+// frozenReply tells the model that a call's effect is unknown, once, and
+// why (the engine's cause, in words safe to show), when known.
+func frozenReply(cause string) string {
+	reply := "The result is unknown and the action is frozen (it may or may not have taken effect); do not retry it."
+	if cause != "" {
+		reply += " Cause: " + cause
+	}
+	return reply
+}
+
+// detail is what content adds to the status sentence of st in the engine's
+// words: the engine words an outcome that did not execute "<sentence>:
+// <detail>" (a frozen one "The result is unknown; …: timed out after 2m0s"),
+// and the model is told the status once, in the loop's words.
+func detail(content string, st approval.Status, text approval.OutcomeText) string {
+	rest, ok := strings.CutPrefix(content, text.Text(st))
+	switch {
+	case ok && rest == "":
+		return ""
+	case ok && strings.HasPrefix(rest, ":"):
+		return strings.TrimSpace(rest[1:])
+	}
+	return content
+}
+
+// describeEnded words an update on an approval that ended after its turn:
+// the tool replies of that turn were placeholders.
+func describeEnded(id approval.ID, a *approval.Approval, o approval.Outcome, text approval.OutcomeText) string {
+	var calls []approval.Call
+	if a != nil {
+		calls = a.Calls
+	} else {
+		for _, r := range o.Results {
+			calls = append(calls, approval.Call{Tool: r.Tool, CallID: r.CallID})
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Update on the earlier approval %s (the tool replies above that said it was waiting are out of date): %s.", id, o.Status)
+	if len(calls) == 0 {
+		if o.Content != "" {
+			b.WriteString(" " + o.Content)
+		}
+		return b.String()
+	}
+	for i, co := range callOutcomes(o, calls, true, text) {
+		fmt.Fprintf(&b, "\n- %s", calls[i].Tool)
+		if calls[i].CallID != "" {
+			fmt.Fprintf(&b, " (call %s)", calls[i].CallID)
+		}
+		fmt.Fprintf(&b, ", %s: %s", co.status, co.reply)
+	}
+	return b.String()
+}

@@ -1,0 +1,269 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/errkind"
+)
+
+// Suspension is a turn that stopped at an approval: what its resumption
+// needs besides the history (which holds the assistant's tool calls and a
+// pending reply for each). It is bounded: a few ids per call.
+type Suspension struct {
+	// Approval is the approval the turn waits for.
+	Approval approval.ID `json:"approval_id"`
+	// Origin is where the turn came from; its resumption speaks there.
+	Origin Origin `json:"origin"`
+	// Calls are the tool calls the approval covers, in order.
+	Calls []SuspendedCall `json:"calls"`
+	// Until is when the suspension is dropped unresumed: the approval's
+	// expiry plus LoopConfig.Retention.
+	Until time.Time `json:"until"`
+}
+
+// Origin is where a turn came from.
+type Origin struct {
+	Channel   string          `json:"channel"`
+	ChatID    string          `json:"chat_id"`
+	ThreadID  string          `json:"thread_id,omitempty"`
+	User      approval.UserID `json:"user"`
+	MessageID string          `json:"message_id,omitempty"`
+}
+
+// SuspendedCall is one tool call of a suspended turn.
+type SuspendedCall struct {
+	ID   string `json:"id"`
+	Tool string `json:"tool"`
+	Hash string `json:"hash"`
+}
+
+// maxSuspended caps Conversation.Suspended. Every new approval of a
+// session supersedes its pending one, so at most one of them is open and
+// the others are written into the history at the next chance; the cap only
+// bounds a store that stays unreachable.
+const maxSuspended = 16
+
+// suspension describes ts, waiting for a over batch.
+func (l *Loop) suspension(ts *turnState, a *approval.Approval, batch []*prepared) Suspension {
+	s := Suspension{Approval: a.ID, Until: a.ExpiresAt.Add(l.cfg.Retention),
+		Origin: Origin{Channel: ts.in.Channel, ChatID: ts.in.ChatID, ThreadID: ts.in.ThreadID, User: ts.in.User, MessageID: ts.in.MessageID}}
+	for _, p := range batch {
+		s.Calls = append(s.Calls, SuspendedCall{ID: p.call.ID, Tool: p.call.Name, Hash: p.hash})
+	}
+	return s
+}
+
+// withoutSuspension returns ss without the suspension of id.
+func withoutSuspension(ss []Suspension, id approval.ID) []Suspension {
+	return slices.DeleteFunc(slices.Clone(ss), func(s Suspension) bool { return s.Approval == id })
+}
+
+// inbound is the Inbound of the resumption of s.
+func (s Suspension) inbound(session approval.SessionKey) Inbound {
+	o := s.Origin
+	return Inbound{Session: session, Channel: o.Channel, ChatID: o.ChatID, ThreadID: o.ThreadID, User: o.User, MessageID: o.MessageID, Resumed: s.Approval}
+}
+
+// resume continues the suspended turn of approval in.Resumed with its
+// outcome o: under the session's lock and a worker, it claims the
+// continuation (Engine.ClaimResume), writes the outcome into the history
+// as the replies of the pending calls, says the results of the calls that
+// ran, and lets the model go on: its answer reaches the chat the turn came
+// from, to (its Inbound). ran reports whether there was a turn to continue (a turn_ended
+// event follows); a resumption that finds its turn already continued (by
+// its waiter, by a turn of the session, by another replica) does nothing.
+// A superseded approval's turn is not continued: a newer turn replaced it,
+// and the outcome is only written into the history.
+func (l *Loop) resume(in Inbound, a *approval.Approval, o approval.Outcome) (to Inbound, res TurnResult, ran bool) {
+	id := in.Resumed
+	log := l.log.With("channel", in.Channel, "chat_id", in.ChatID, "approval_id", id, "status", o.Status)
+	unlock, err := l.lockSession(in.Session)
+	if err != nil {
+		if l.ctx.Err() == nil {
+			log.Warn("taking the conversation's lock to resume a turn failed; its next turn records the outcome", "err", err)
+		}
+		return in, res, false
+	}
+	defer unlock()
+	ctx, cancel := context.WithTimeout(l.ctx, l.cfg.TurnTimeout)
+	defer cancel()
+	if err := l.acquire(ctx); err != nil {
+		return in, res, false
+	}
+	conv, err := l.cfg.History.Load(ctx, in.Session)
+	if err != nil {
+		l.release()
+		log.Warn("loading history to resume a turn failed; its next turn records the outcome", "err", err)
+		return in, res, false
+	}
+	i := slices.IndexFunc(conv.Suspended, func(s Suspension) bool { return s.Approval == id })
+	if i < 0 {
+		l.release()
+		res, ran := l.resumeGone(ctx, in, o, log)
+		return in, res, ran
+	}
+	won, err := l.cfg.Engine.ClaimResume(ctx, id)
+	if err != nil || !won {
+		l.release()
+		if err != nil {
+			log.Warn("claiming the resumption failed; its next turn records the outcome", "err", err)
+		}
+		return in, res, false
+	}
+	s := conv.Suspended[i]
+	conv.Suspended = slices.Delete(slices.Clone(conv.Suspended), i, i+1)
+	ts := l.newTurn(s.inbound(in.Session), log)
+	defer ts.releaseWith(l)
+	ts.conv = conv
+	cos := l.settleSuspension(ctx, &ts.conv, s, a, o)
+	for j, co := range cos {
+		c := s.Calls[j]
+		ts.result.Actions = append(ts.result.Actions, Action{Tool: c.Tool, Input: argsOf(a, c.ID), Result: co.reply, Status: co.status, IsError: co.isError})
+		if o.Status == approval.StatusRejected {
+			ts.declined[c.Tool+"\x00"+c.Hash] = true
+		}
+		if co.ran {
+			l.say(ctx, ts.in, Say{Kind: SayToolResult, Tool: c.Tool, Args: argsOf(a, c.ID), Text: co.reply, IsError: co.isError})
+		}
+	}
+	log.Info("resuming the turn that asked for the approval")
+	if o.Status != approval.StatusSuperseded {
+		l.rounds(ctx, ts)
+	}
+	l.end(ctx, ts)
+	return ts.in, ts.result, !ts.lost
+}
+
+// answered reports whether conv holds a reply to a call of a that is no
+// longer pending: the turn that asked took the outcome.
+func answered(conv Conversation, a *approval.Approval) bool {
+	for _, m := range conv.Messages {
+		if m.Role != RoleTool || m.Status == approval.StatusPending {
+			continue
+		}
+		for _, c := range a.Calls {
+			if c.CallID != "" && c.CallID == m.ToolCallID {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// resumeGone handles a resumption whose turn is not in the history: it was
+// continued already (its waiter, a turn of the session or another replica
+// claimed it: nothing to do), or the history lost it (expired, trimmed,
+// never saved: the chat is told so in one sentence, once).
+func (l *Loop) resumeGone(ctx context.Context, in Inbound, o approval.Outcome, log *slog.Logger) (TurnResult, bool) {
+	if o.Status == approval.StatusSuperseded {
+		return TurnResult{}, false
+	}
+	won, err := l.cfg.Engine.ClaimResume(ctx, in.Resumed)
+	if err != nil || !won {
+		return TurnResult{}, false
+	}
+	log.Warn("the approval ended but the turn that asked for it is no longer in the history; the chat is told")
+	text := fmt.Sprintf(l.words.resumeGone, o.Status)
+	l.say(ctx, in, Say{Kind: SayNotice, Text: text})
+	return TurnResult{Text: text}, true
+}
+
+// argsOf returns the arguments of call id of approval a (nil when a has
+// no such call).
+func argsOf(a *approval.Approval, id string) []byte {
+	for _, c := range a.Calls {
+		if c.CallID == id {
+			return c.Args
+		}
+	}
+	return nil
+}
+
+// settleSuspension writes the outcome o of s's approval (record a, when at
+// hand) into conv, and returns what became of each of its calls. The
+// pending replies of the calls become their real replies (what the model
+// is told). When they end the history (the turn stopped and nothing came
+// after but the loop's own "still waiting" note, which goes), the model
+// reads them as the replies to its calls, as if the wait had not ended;
+// otherwise an update after the newer messages says the replies above
+// changed, or, when the history no longer holds them, what became of each
+// call.
+func (l *Loop) settleSuspension(ctx context.Context, conv *Conversation, s Suspension, a *approval.Approval, o approval.Outcome) []callOutcome {
+	msgs := conv.Messages
+	if n := len(msgs); n > 0 && msgs[n-1].Role == RoleAssistant && msgs[n-1].Status == approval.StatusPending {
+		msgs = msgs[:n-1]
+	}
+	calls := make([]approval.Call, len(s.Calls))
+	pos := map[string]int{}
+	for i, c := range s.Calls {
+		calls[i] = approval.Call{Tool: c.Tool, CallID: c.ID}
+		pos[c.ID] = i
+	}
+	var at []int // indexes of the pending replies in msgs
+	for i, m := range msgs {
+		if _, ok := pos[m.ToolCallID]; ok && m.Role == RoleTool && m.Status == approval.StatusPending {
+			at = append(at, i)
+		}
+	}
+	tail := len(at) > 0 && len(at) == len(calls) && at[0] == len(msgs)-len(calls)
+	cos := callOutcomes(o, calls, !tail, l.cfg.Engine.Text())
+	if tail {
+		conv.Messages = msgs
+	}
+	for _, i := range at {
+		co := cos[pos[msgs[i].ToolCallID]]
+		conv.Messages[i].Content, conv.Messages[i].Status = co.reply, co.status
+	}
+	switch {
+	case tail:
+	case len(at) > 0:
+		conv.Messages = append(conv.Messages, Message{Role: RoleSystem, Content: fmt.Sprintf(
+			"Update on the earlier approval %s: it ended (%s), and the replies of its tool calls above now say what became of them.", s.Approval, o.Status)})
+	default:
+		conv.Messages = append(conv.Messages, Message{Role: RoleSystem, Content: describeEnded(s.Approval, a, o, l.cfg.Engine.Text())})
+	}
+	return cos
+}
+
+// resolveEnded writes into conv the outcomes of the suspended turns whose
+// approvals have ended (or whose records are gone), when no resumption
+// did: the resumption was lost with its replica, or came while this turn
+// held the session. Each is claimed like a resumption, so it is written
+// once. A suspension whose approval is still open stays; one past its
+// Until is dropped with a note that its outcome is unknown.
+func (l *Loop) resolveEnded(ctx context.Context, conv *Conversation, log *slog.Logger) {
+	if len(conv.Suspended) == 0 {
+		return
+	}
+	now := l.cfg.Clock.Now()
+	var keep []Suspension
+	for _, s := range conv.Suspended {
+		a, err := l.cfg.Engine.Get(ctx, s.Approval)
+		gone := err != nil && approval.KindOf(err) == errkind.NotFound || err == nil && a.State.Terminal() && a.Outcome == nil
+		switch {
+		case err == nil && a.State.Terminal() && a.Outcome != nil:
+		case gone || now.After(s.Until):
+			conv.Messages = append(conv.Messages, Message{Role: RoleSystem, Content: fmt.Sprintf(
+				"Update on the earlier approval %s: its record is no longer kept, so its outcome is unknown; do not assume its calls ran.", s.Approval)})
+			continue
+		default:
+			keep = append(keep, s) // still open, or the store is unreachable
+			continue
+		}
+		won, err := l.cfg.Engine.ClaimResume(ctx, s.Approval)
+		if err != nil {
+			log.Warn("claiming an ended approval's outcome failed; kept for later", "approval_id", s.Approval, "err", err)
+			keep = append(keep, s)
+			continue
+		}
+		if won {
+			l.settleSuspension(ctx, conv, s, a, *a.Outcome)
+		}
+	}
+	conv.Suspended = keep
+}

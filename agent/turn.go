@@ -1,0 +1,525 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hitlbot/hitlbot/approval"
+)
+
+// turnState is the working state of one turn.
+type turnState struct {
+	in       Inbound
+	log      *slog.Logger
+	conv     Conversation
+	result   TurnResult
+	declined map[string]bool // tool + "\x00" + payload hash the user declined in this turn
+	id       string
+	waiting  chan bool // tells the slow-notice watcher when an approval wait starts/ends
+	// held reports that the turn holds a worker (it gives it up while it
+	// waits for an approval, and may fail to get it back at shutdown).
+	held bool
+	// lost is set when another replica took over the turn while it waited
+	// (it claimed the approval's outcome first): this turn ends without
+	// saying or saving anything more.
+	lost bool
+}
+
+// signalWaiting tells the slow-notice watcher that an approval wait starts
+// or ends; it never blocks (a watcher that has already spoken has left).
+func (ts *turnState) signalWaiting(w bool) {
+	select {
+	case ts.waiting <- w:
+	default:
+	}
+}
+
+// newTurn returns the state of a turn of in, its id the message's (or a
+// random one).
+func (l *Loop) newTurn(in Inbound, log *slog.Logger) *turnState {
+	ts := &turnState{in: in, log: log, declined: map[string]bool{}, id: in.MessageID, waiting: make(chan bool, 4), held: true}
+	if ts.id == "" {
+		ts.id = randomID()
+	}
+	return ts
+}
+
+// turn handles one message: the session's lock, a worker, the history,
+// the model's rounds, and the history saved.
+func (l *Loop) turn(in Inbound) TurnResult {
+	log := l.log.With("channel", in.Channel, "chat_id", in.ChatID, "user_id", in.User, "msg_id", in.MessageID)
+	// The session's lock first: waiting for another replica's turn
+	// occupies no worker. It is held until the history is saved.
+	unlock, err := l.lockSession(in.Session)
+	if err != nil {
+		return l.lockFailed(in, err, log)
+	}
+	defer unlock()
+	ctx, cancel := context.WithTimeout(l.ctx, l.cfg.TurnTimeout)
+	defer cancel()
+	if err := l.acquire(ctx); err != nil {
+		return TurnResult{Err: err, Text: l.words.shuttingDown}
+	}
+	ts := l.newTurn(in, log)
+	defer ts.releaseWith(l)
+
+	conv, err := l.cfg.History.Load(ctx, in.Session)
+	if err != nil {
+		log.Error("loading history failed", "err", err)
+		return l.fail(ctx, ts, err, "I could not load this conversation; please try again shortly.")
+	}
+	ts.conv = conv
+	// Turns that stopped at an approval which has ended since, and whose
+	// resumption did not come (its replica died in between), are written
+	// into the history first, so the model reads them before the message.
+	l.resolveEnded(ctx, &ts.conv, log)
+	ts.conv.Messages = append(ts.conv.Messages, Message{Role: RoleUser, Content: in.Text})
+	l.rounds(ctx, ts)
+	l.end(ctx, ts)
+	return ts.result
+}
+
+// releaseWith gives back the turn's worker, if it holds one.
+func (ts *turnState) releaseWith(l *Loop) {
+	if ts.held {
+		ts.held = false
+		l.release()
+	}
+}
+
+// rounds asks the model and runs its tool calls until it answers, a
+// round limit, a failure, or an approval the turn stopped waiting for.
+func (l *Loop) rounds(ctx context.Context, ts *turnState) {
+	in, log := ts.in, ts.log
+	stopSlow := l.watchSlow(ctx, ts)
+	defer stopSlow()
+	specs := l.specs()
+	for round := 0; ; round++ {
+		if round == l.cfg.MaxToolRounds {
+			ts.result.Text = fmt.Sprintf(l.words.maxRounds, round)
+			l.say(ctx, in, Say{Kind: SayNotice, Text: ts.result.Text})
+			return
+		}
+		msgs := ts.conv.Messages
+		if l.cfg.SystemPrompt != "" {
+			msgs = append([]Message{{Role: RoleSystem, Content: l.cfg.SystemPrompt}}, msgs...)
+		}
+		resp, err := l.cfg.Model.Complete(ctx, Request{Messages: msgs, Tools: specs})
+		if err != nil && l.ctx.Err() != nil {
+			// The loop is closing (shutdown, the end of `bot chat`): the
+			// turn was stopped, the model did not fail. As at any
+			// shutdown, the turn says nothing.
+			log.Info("turn stopped by shutdown while the model was answering", "err", err)
+			ts.result.Err, ts.result.Text = err, l.words.shuttingDown
+			return
+		}
+		if err != nil {
+			log.Warn("model request failed", "err", err)
+			public := l.words.modelFailed
+			var me *ModelError
+			if errors.As(err, &me) {
+				public = me.Public
+			} else if errors.Is(err, context.DeadlineExceeded) {
+				public = l.words.tooLong
+			}
+			ts.result.Err = err
+			ts.result.Text = public
+			l.say(ctx, in, Say{Kind: SayNotice, Text: public, IsError: true})
+			return
+		}
+		msg := resp.Message
+		msg.Role = RoleAssistant
+		for i := range msg.ToolCalls {
+			if msg.ToolCalls[i].ID == "" {
+				msg.ToolCalls[i].ID = fmt.Sprintf("call_%s_%d_%d", ts.id, round, i)
+			}
+		}
+		ts.conv.Messages = append(ts.conv.Messages, forHistory(msg))
+		if len(msg.ToolCalls) == 0 {
+			ts.result.Text = msg.Content
+			l.say(ctx, in, Say{Kind: SayAnswer, Text: msg.Content})
+			return
+		}
+		l.handleCalls(ctx, ts, msg.ToolCalls)
+		if ts.lost || !ts.held {
+			// Another replica took the turn over, or the turn gave up its
+			// worker and could not get it back (shutdown).
+			return
+		}
+		if ts.result.Waiting != "" {
+			// The deadline passed while an approval was open. It stays
+			// open and may still run; its outcome resumes the turn. Say
+			// so, not that the work stopped. The note is marked pending,
+			// so the resumption can take it back.
+			ts.result.Text = l.words.stillWaiting
+			ts.conv.Messages = append(ts.conv.Messages, Message{Role: RoleAssistant, Content: l.words.stillWaiting, Status: approval.StatusPending})
+			l.say(ctx, in, Say{Kind: SayNotice, Text: l.words.stillWaiting})
+			return
+		}
+	}
+}
+
+// end closes a turn: the approvals that ended meanwhile (those the turn
+// superseded) are written into the history, which is trimmed and saved.
+// A turn another replica took over saves nothing.
+func (l *Loop) end(ctx context.Context, ts *turnState) {
+	if ts.lost {
+		return
+	}
+	if l.ctx.Err() == nil {
+		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		l.resolveEnded(rctx, &ts.conv, ts.log)
+		rcancel()
+	}
+	ts.conv.Trim(l.cfg.MaxHistory)
+	if err := l.cfg.History.Save(context.WithoutCancel(ctx), ts.in.Session, ts.conv); err != nil {
+		ts.log.Error("saving history failed", "err", err)
+	}
+}
+
+// lockFailed ends a turn whose session lock could not be taken: the loop
+// shuts down, another replica kept the session for longer than a turn
+// lasts, or the lock's store failed. Nothing of the turn was done, and the
+// sender is told (except at shutdown, when no turn says anything).
+func (l *Loop) lockFailed(in Inbound, err error, log *slog.Logger) TurnResult {
+	if l.ctx.Err() != nil {
+		return TurnResult{Err: err, Text: l.words.shuttingDown}
+	}
+	public := l.words.unavailable
+	if errors.Is(err, context.DeadlineExceeded) {
+		log.Warn("gave up waiting for the conversation's lock (another replica kept it for longer than a turn lasts)", "err", err)
+		public = l.words.busy
+	} else {
+		log.Error("taking the conversation's lock failed", "err", err)
+	}
+	l.say(l.ctx, in, Say{Kind: SayNotice, Text: public, IsError: true})
+	return TurnResult{Err: err, Text: public}
+}
+
+func (l *Loop) fail(ctx context.Context, ts *turnState, err error, public string) TurnResult {
+	l.say(ctx, ts.in, Say{Kind: SayNotice, Text: public, IsError: true})
+	return TurnResult{Err: err, Text: public}
+}
+
+// watchSlow says once that the turn is still working, unless it ends or
+// waits for an approval first.
+func (l *Loop) watchSlow(ctx context.Context, ts *turnState) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		t := l.cfg.Clock.NewTimer(l.cfg.SlowNotice)
+		defer func() { t.Stop() }()
+		for {
+			select {
+			case <-done:
+				return
+			case w := <-ts.waiting:
+				t.Stop()
+				if !w {
+					t = l.cfg.Clock.NewTimer(l.cfg.SlowNotice)
+				}
+			case <-t.C():
+				l.say(ctx, ts.in, Say{Kind: SayNotice, Text: l.words.stillWorking})
+				return
+			}
+		}
+	}()
+	var once sync.Once
+	return func() { once.Do(func() { close(done) }) }
+}
+
+func (l *Loop) specs() []ToolSpec {
+	tools := l.cfg.Tools.Tools()
+	out := make([]ToolSpec, len(tools))
+	for i, t := range tools {
+		out[i] = ToolSpec{Name: t.Name(), Description: t.Description(), Schema: t.Schema()}
+	}
+	return out
+}
+
+// prepared is one tool call after validation and policy.
+type prepared struct {
+	call     ToolCall
+	tool     Tool
+	args     json.RawMessage
+	hash     string
+	verdict  approval.Verdict
+	preview  string
+	assessed bool // preview was made by the tool's Assess
+	// reply (what the model is told), status and isError are the call's
+	// answer, set by answer.
+	reply   string
+	status  approval.Status
+	isError bool
+}
+
+// answer records the call's answer: the action's status, whether it is an
+// error, and what the model is told.
+func (p *prepared) answer(st approval.Status, isError bool, reply string) {
+	p.status, p.isError, p.reply = st, isError, reply
+}
+
+// handleCalls answers every tool call of one assistant message, in order:
+// invalid and declined calls at once, calls the policy lets through by
+// running them, and the rest as one (batch) approval.
+func (l *Loop) handleCalls(ctx context.Context, ts *turnState, calls []ToolCall) {
+	log := ts.log
+	policy := l.cfg.Policy()
+	ps := make([]*prepared, len(calls))
+	var batch []*prepared
+	for i, c := range calls {
+		p := &prepared{call: c, args: c.Args}
+		ps[i] = p
+		t, err := l.cfg.Tools.Validate(c.Name, c.Args)
+		if err != nil {
+			p.answer(approval.StatusInvalid, true, "Error: "+err.Error()+". The call was not run; fix the arguments and try again.")
+			continue
+		}
+		p.tool = t
+		args, hash, err := approval.HashCall(c.Name, c.Args)
+		if err != nil {
+			p.answer(approval.StatusInvalid, true, "Error: "+err.Error())
+			continue
+		}
+		p.args, p.hash = args, hash
+		if ts.declined[c.Name+"\x00"+hash] {
+			p.answer(approval.StatusRejected, true, "Not run: the user already declined this exact call in this turn. Do not propose it again; ask what they want instead.")
+			continue
+		}
+		conf := c.Confidence
+		if conf <= 0 {
+			conf = 1
+		}
+		var blast approval.Blast
+		if as, ok := t.(Assessor); ok {
+			blast, p.preview = as.Assess(ctx, args)
+			p.assessed = true
+		}
+		v, err := l.cfg.Engine.Evaluate(ctx, policy, approval.CallInfo{Session: ts.in.Session, User: ts.in.User, Tool: c.Name, Effect: t.Effect(args), Hash: hash, Confidence: conf, Blast: blast})
+		if err != nil {
+			log.Error("policy evaluation failed; not running the call", "tool", c.Name, "err", err)
+			p.answer(approval.StatusFailed, true, l.words.notRun+approval.UserMessageIn(err, l.cfg.Lang))
+			continue
+		}
+		p.verdict = v
+		if !v.NeedsApproval {
+			res, err := l.cfg.Tools.Dispatch(ctx, approval.Call{Tool: c.Name, Args: args, CallID: c.ID})
+			switch {
+			case err != nil && errors.Is(err, approval.ErrNotRun):
+				p.answer(approval.StatusFailed, true, "Error: "+err.Error())
+			case err != nil:
+				log.Error("tool failed with an unknown effect", "tool", c.Name, "err", err)
+				p.answer(approval.StatusFrozen, true, "The tool failed and its effect is unknown; do not retry it automatically.")
+			default:
+				p.answer(res.Status, res.IsError, res.Content)
+			}
+			l.say(ctx, ts.in, Say{Kind: SayToolResult, Tool: c.Name, Args: args, Text: p.reply, IsError: p.isError})
+			continue
+		}
+		batch = append(batch, p)
+	}
+	if len(batch) > 0 {
+		l.approve(ctx, ts, batch)
+		if ts.lost {
+			return
+		}
+	}
+	for _, p := range ps {
+		ts.conv.Messages = append(ts.conv.Messages, Message{Role: RoleTool, ToolCallID: p.call.ID, Name: p.call.Name, Content: p.reply, Status: p.status})
+		ts.result.Actions = append(ts.result.Actions, Action{Tool: p.call.Name, Input: p.args, Result: p.reply, Status: p.status, IsError: p.isError})
+	}
+}
+
+// approve asks for one approval covering the batch, waits for it, and
+// turns its outcome into each call's reply.
+func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared) {
+	log := ts.log
+	v := batch[0].verdict
+	calls := make([]approval.Call, len(batch))
+	var summaries, previews, reasons, reasonsZH []string
+	for i, p := range batch {
+		if p.verdict.Risk > v.Risk {
+			v.Risk, v.Approvers, v.Timeout = p.verdict.Risk, p.verdict.Approvers, p.verdict.Timeout
+		}
+		v.Grantable = v.Grantable && p.verdict.Grantable
+		if !p.assessed {
+			preview, err := p.tool.Preview(ctx, p.args)
+			if err != nil {
+				preview = "(no preview: " + err.Error() + ")"
+			}
+			p.preview = preview
+		}
+		preview := p.preview
+		calls[i] = approval.Call{Tool: p.call.Name, Args: p.args, Summary: firstLine(preview), CallID: p.call.ID}
+		summaries = append(summaries, p.call.Name+": "+firstLine(preview))
+		previews = append(previews, preview)
+		reasons = append(reasons, p.verdict.Reason)
+		reasonsZH = append(reasonsZH, p.verdict.ReasonZH)
+	}
+	v.Reason = strings.Join(dedupe(reasons), "; ")
+	v.ReasonZH = strings.Join(dedupe(reasonsZH), "；")
+	keys := make([]string, len(batch))
+	for i, p := range batch {
+		keys[i] = p.call.ID
+	}
+	a, err := l.cfg.Engine.Request(ctx, approval.Request{
+		Session: ts.in.Session, Channel: ts.in.Channel, ChatID: ts.in.ChatID, Requester: ts.in.User,
+		Calls: calls, Verdict: v,
+		Summary:        strings.Join(summaries, "\n"),
+		Preview:        strings.Join(previews, "\n\n"),
+		IdempotencyKey: ts.id + "/" + strings.Join(keys, ","),
+	})
+	if err != nil {
+		log.Error("requesting approval failed; not running the calls", "err", err)
+		for _, p := range batch {
+			p.answer(approval.StatusFailed, true, l.words.notRun+approval.UserMessageIn(err, l.cfg.Lang))
+		}
+		l.say(ctx, ts.in, Say{Kind: SayNotice, Text: approval.UserMessageIn(err, l.cfg.Lang), IsError: true})
+		return
+	}
+	// The turn takes this approval's outcome itself while it waits:
+	// Resume leaves it alone (own), and the history saved before blocking
+	// holds the turn's suspension, so that its outcome resumes it if this
+	// wait ends first (a restart, a deadline, a dead replica).
+	l.own(a.ID)
+	ts.conv.Suspended = append(ts.conv.Suspended, l.suspension(ts, a, batch))
+	if n := len(ts.conv.Suspended); n > maxSuspended {
+		log.Warn("too many suspended turns; forgetting the oldest", "approval_id", ts.conv.Suspended[0].Approval)
+		ts.conv.Suspended = append([]Suspension(nil), ts.conv.Suspended[n-maxSuspended:]...)
+	}
+	saved := withPlaceholders(ts.conv, batch, a.ID)
+	saved.Trim(l.cfg.MaxHistory)
+	if err := l.cfg.History.Save(ctx, ts.in.Session, saved); err != nil {
+		log.Warn("saving history before the approval wait failed", "approval_id", a.ID, "err", err)
+	}
+	l.say(ctx, ts.in, Say{Kind: SayAwaiting, Approval: a.ID})
+	ts.signalWaiting(true)
+	ts.releaseWith(l) // waiting is not work: let other sessions use the worker
+	o, werr := l.cfg.Engine.Wait(ctx, a.ID)
+	if werr != nil && l.ctx.Err() == nil {
+		// The turn ran out of time. From here a Resume takes the outcome
+		// (disown first), and one look at the record catches an outcome
+		// that came in between.
+		l.disown(a.ID)
+		gctx, gcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		if rec, err := l.cfg.Engine.Get(gctx, a.ID); err == nil && rec.State.Terminal() && rec.Outcome != nil {
+			o, werr = *rec.Outcome, nil
+		}
+		gcancel()
+	}
+	if l.acquire(l.ctx) == nil {
+		ts.held = true
+	}
+	ts.signalWaiting(false)
+	if werr != nil {
+		l.disown(a.ID)
+		log.Warn("stopped waiting for the approval; its outcome will resume the turn", "approval_id", a.ID, "err", werr)
+		for _, p := range batch {
+			p.answer(approval.StatusPending, true, "Not run yet: still waiting for a person's approval ("+string(a.ID)+"). The outcome will be recorded when it comes.")
+		}
+		if l.ctx.Err() == nil {
+			ts.result.Waiting = a.ID
+		}
+		return
+	}
+	// The outcome is here: claim the turn's continuation, which a
+	// resumption on another replica may have claimed first (this turn's
+	// session lock was lost while it waited).
+	cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	won, err := l.cfg.Engine.ClaimResume(cctx, a.ID)
+	ccancel()
+	l.disown(a.ID)
+	if err != nil {
+		// No replica can claim it either: this turn goes on.
+		log.Warn("claiming the approval's outcome failed; this turn goes on", "approval_id", a.ID, "err", err)
+	} else if !won {
+		log.Warn("another replica resumed this turn first; this one stops", "approval_id", a.ID)
+		ts.lost = true
+		return
+	}
+	ts.conv.Suspended = withoutSuspension(ts.conv.Suspended, a.ID)
+	l.applyOutcome(ts, batch, o)
+}
+
+// withPlaceholders returns conv with provisional tool replies for the
+// batch, so that a history saved mid-wait is valid on its own.
+func withPlaceholders(conv Conversation, batch []*prepared, id approval.ID) Conversation {
+	c := conv
+	c.Messages = append([]Message(nil), conv.Messages...)
+	for _, p := range batch {
+		c.Messages = append(c.Messages, Message{Role: RoleTool, ToolCallID: p.call.ID, Name: p.call.Name,
+			Content: "Not run yet: waiting for a person's approval (" + string(id) + ").", Status: approval.StatusPending})
+	}
+	return c
+}
+
+// applyOutcome turns an approval's outcome into the replies of its calls.
+// Each call that ran and succeeded is shown in the chat as a tool result.
+func (l *Loop) applyOutcome(ts *turnState, batch []*prepared, o approval.Outcome) {
+	calls := make([]approval.Call, len(batch))
+	for i, p := range batch {
+		calls[i] = approval.Call{Tool: p.call.Name, CallID: p.call.ID}
+	}
+	for i, co := range callOutcomes(o, calls, false, l.cfg.Engine.Text()) {
+		p := batch[i]
+		p.answer(co.status, co.isError, co.reply)
+		if o.Status == approval.StatusRejected {
+			ts.declined[p.call.Name+"\x00"+p.hash] = true
+		}
+		if co.ran {
+			l.say(context.Background(), ts.in, Say{Kind: SayToolResult, Tool: p.call.Name, Args: p.args, Text: p.reply, IsError: p.isError})
+		}
+	}
+}
+
+// forHistory returns msg with tool-call arguments that are not valid JSON
+// replaced by {} (the tool's reply says what was wrong), so the history can
+// be stored and sent back to the model.
+func forHistory(msg Message) Message {
+	copied := false
+	for i, c := range msg.ToolCalls {
+		if !json.Valid(c.Args) {
+			if !copied {
+				msg.ToolCalls = append([]ToolCall(nil), msg.ToolCalls...)
+				copied = true
+			}
+			msg.ToolCalls[i].Args = json.RawMessage(`{}`)
+		}
+	}
+	return msg
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if r := []rune(s); len(r) > 200 {
+		s = string(r[:200]) + "…"
+	}
+	return s
+}
+
+func dedupe(ss []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range ss {
+		if s != "" && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func randomID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
