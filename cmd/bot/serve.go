@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hitlbot/hitlbot/agent"
+	"github.com/hitlbot/hitlbot/agent/model"
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/audit"
 	"github.com/hitlbot/hitlbot/approval/memstore"
@@ -164,22 +165,22 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 	}
 
 	// Model.
-	var model agent.Model
+	var mdl agent.Model
 	switch cfg.Model.Provider {
 	case "openai":
-		m, err := agent.NewOpenAI(cfg.Model.OpenAI, log.With("component", "model"))
+		m, err := model.NewOpenAI(cfg.Model.OpenAI, log.With("component", "model"))
 		if err != nil {
 			return c, err
 		}
-		model = m
+		mdl = m
 	default:
-		m, err := agent.NewRules(cfg.Model.Rules, c.tools)
+		m, err := model.NewRules(cfg.Model.Rules, c.tools)
 		if err != nil {
 			return c, err
 		}
-		model = m
+		mdl = m
 	}
-	model = c.metrics.Model(model, cfg.Model.Provider)
+	mdl = c.metrics.Model(mdl, cfg.Model.Provider)
 
 	// Policy.
 	pol, err := approval.NewPolicy(cfg.Approval.EffectivePolicy())
@@ -238,7 +239,7 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 	}
 	c.loop, err = agent.NewLoop(agent.LoopConfig{
 		Lang:          cfg.Approval.Lang,
-		Model:         model,
+		Model:         mdl,
 		Tools:         c.tools,
 		Engine:        c.engine,
 		Policy:        c.policy.Load,
