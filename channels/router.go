@@ -15,6 +15,7 @@ import (
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/cards"
+	"github.com/hitlbot/hitlbot/internal/clip"
 	"github.com/hitlbot/hitlbot/internal/clock"
 )
 
@@ -901,7 +902,7 @@ func (r *Router) notice(ctx context.Context, ch Channel, to Target, log *slog.Lo
 
 // waitingNotice tells the sender that an approval waits and how to answer.
 func (r *Router) waitingNotice(a *approval.Approval) string {
-	what := firstLine(a.Summary) // the agent's summary names the tool: "erase: …"
+	what := clip.Runes(clip.FirstLine(a.Summary), 120) // the agent's summary names the tool: "erase: …"
 	if what == "" || len(a.Calls) > 1 {
 		what = fmt.Sprintf("%s, %d call(s)", a.Tool(), len(a.Calls))
 	}
@@ -942,16 +943,6 @@ func (r *Router) words() routerWords {
 		return wordsZH
 	}
 	return wordsEN
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	if rs := []rune(s); len(rs) > 120 {
-		s = string(rs[:120]) + "…"
-	}
-	return s
 }
 
 var (

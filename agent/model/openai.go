@@ -18,6 +18,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/hitlbot/hitlbot/agent"
+	"github.com/hitlbot/hitlbot/internal/clip"
 )
 
 // Public texts of the model errors; they are shown to chat users.
@@ -357,12 +358,12 @@ func (m *OpenAI) modelError(ctx context.Context, err error) *agent.ModelError {
 			detail += fmt.Sprintf(" (type %q, code %q)", apiErr.Type, apiErr.Code)
 		}
 		if msg := apiErr.Message; msg != "" {
-			detail += ": " + truncate(msg, 500)
+			detail += ": " + clip.Runes(msg, 500)
 		}
 		return &agent.ModelError{Public: public, Err: &safeError{msg: m.redact(detail)}}
 	}
 
-	detail := fmt.Sprintf("openai: chat completion (model %q): %s", m.cfg.Model, truncate(err.Error(), 500))
+	detail := fmt.Sprintf("openai: chat completion (model %q): %s", m.cfg.Model, clip.Runes(err.Error(), 500))
 	se := &safeError{msg: m.redact(detail)}
 	var netErr net.Error
 	switch {
@@ -386,17 +387,6 @@ func (m *OpenAI) redact(s string) string {
 		return s
 	}
 	return strings.ReplaceAll(s, m.cfg.APIKey, "[redacted]")
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
 }
 
 // safeError is the Err of an OpenAI ModelError: a message already scrubbed

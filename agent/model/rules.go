@@ -14,6 +14,7 @@ import (
 
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/internal/clip"
 )
 
 // RulesConfig is the YAML section model.rules: the deterministic model used
@@ -773,7 +774,7 @@ func resultLine(name string, msg agent.Message, zh bool) string {
 		}
 		return name + " finished."
 	}
-	return name + ": " + truncate(content, 1500)
+	return name + ": " + clip.Runes(content, 1500)
 }
 
 // Interface guard.

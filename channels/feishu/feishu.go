@@ -345,12 +345,4 @@ func (s sdkLogger) Info(ctx context.Context, args ...interface{})  { s.log(ctx, 
 func (s sdkLogger) Warn(ctx context.Context, args ...interface{})  { s.log(ctx, slog.LevelWarn, args) }
 func (s sdkLogger) Error(ctx context.Context, args ...interface{}) { s.log(ctx, slog.LevelError, args) }
 
-func truncate(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
-}
-
 var _ channels.Channel = (*Channel)(nil)

@@ -19,6 +19,8 @@ import (
 
 	larkevent "github.com/larksuite/oapi-sdk-go/v3/event"
 	"github.com/larksuite/oapi-sdk-go/v3/event/dispatcher"
+
+	"github.com/hitlbot/hitlbot/internal/clip"
 )
 
 // maxWebhookBody bounds a webhook request body.
@@ -113,7 +115,7 @@ func (c *Channel) serveWebhook(w http.ResponseWriter, r *http.Request) {
 		}
 		attrs := []any{"status", ref.status}
 		if ref.err != nil {
-			attrs = append(attrs, "err", truncate(ref.err.Error(), 200))
+			attrs = append(attrs, "err", clip.Runes(ref.err.Error(), 200))
 		}
 		c.warns.log(r.Context(), c.log, level, ref.reason, "feishu webhook request refused", attrs...)
 		writeMsg(w, ref.status, ref.reason)
