@@ -21,16 +21,19 @@ import (
 
 // RouterConfig wires a Router.
 type RouterConfig struct {
-	// Engine decides approvals. It is usually nil here and given later
-	// with Bind, because the engine needs the router as its Notifier.
-	Engine *approval.Engine
-	// Loop is the agent that gets every message that is not a decision.
-	// Usually nil here and given later with Bind (it needs the router as
-	// its Speaker).
-	Loop *agent.Loop
-	// Store holds the de-duplication marks (Seen). Share it between
+	// Decider decides approvals: the engine (usually the *approval.Engine
+	// whose Notifier is Relay). Required.
+	Decider Decider
+	// Submitter is the agent that gets every message that is not a
+	// decision (usually the *agent.Loop whose Speaker is Relay). Required.
+	Submitter Submitter
+	// Relay, when set, is the Notifier and Speaker the engine and the loop
+	// were built with; NewRouter makes it this router's (see Relay).
+	Relay *Relay
+	// Store holds the de-duplication marks (Seen) and the session's last
+	// approval (Latest); it is the engine's store. Share it between
 	// replicas (the Redis store) so a message delivered to two replicas is
-	// handled once. Default: the engine's store.
+	// handled once. Required.
 	Store approval.Store
 	// Replies reads typed 确认 / 取消. Default: approval.DefaultReplyConfig().
 	Replies *approval.ReplyParser
@@ -125,28 +128,27 @@ type ApprovalViewer interface {
 	ApprovalView(ctx context.Context, channel string, id approval.ID, messageID string) (*cards.View, error)
 }
 
-// ErrNotBound is returned by the Router's handlers before Bind.
-var ErrNotBound = errors.New("channels: router not bound to an engine and an agent loop (call Bind)")
-
 // Router sits between the channels, the approval engine and the agent. It
 // implements Handler for every channel, approval.Notifier for the engine
 // and agent.Speaker for the loop.
 //
 // The engine needs the router (as its Notifier) and the loop needs it (as
-// its Speaker), while the router needs both: build the router first, then
-// the engine and the loop, then Bind them, then start the channels:
+// its Speaker), while the router needs both (as its Decider and
+// Submitter). They are built in one order, through a Relay made first
+// (see Relay); then the channels are registered and started:
 //
-//	r, _ := channels.NewRouter(channels.RouterConfig{Scope: channels.ScopePerChat, Lang: "zh", Store: store, Logger: log})
-//	eng, _ := approval.NewEngine(approval.EngineConfig{Store: store, Notifier: r, Dispatcher: tools, Audit: auditLog})
-//	loop, _ := agent.NewLoop(agent.LoopConfig{Engine: eng, Speaker: r, Model: model, Tools: tools, Policy: policy, History: history})
-//	_ = r.Bind(eng, loop)
+//	relay := channels.NewRelay()
+//	eng, _ := approval.NewEngine(approval.EngineConfig{Store: store, Notifier: relay, Dispatcher: tools, Audit: auditLog})
+//	loop, _ := agent.NewLoop(agent.LoopConfig{Engine: eng, Speaker: relay, Model: model, Tools: tools, Policy: policy, History: history})
+//	r, _ := channels.NewRouter(channels.RouterConfig{Decider: eng, Submitter: loop, Relay: relay, Store: store, Lang: "zh", Logger: log})
 //	_ = r.Register(webChannel) // and the other channels
 //	_ = eng.Start(ctx)
 //	_ = r.Start(ctx)           // Start every channel with the router as its Handler
 //	...
 //	_ = r.Close(shutdownCtx)   // close the channels, let typed decisions finish
 //
-// Until Bind, HandleMessage and HandleCardAction return ErrNotBound.
+// The router needs neither an engine nor a loop of its own: any Decider
+// and Submitter do (the tests give it fakes).
 type Router struct {
 	cfg     RouterConfig
 	log     *slog.Logger
@@ -157,10 +159,11 @@ type Router struct {
 	allow   map[string]allowSet // channels with a non-empty allow-list
 	refused refusals
 
+	decider   Decider
+	submitter Submitter
+	store     approval.Store
+
 	mu      sync.RWMutex
-	engine  *approval.Engine
-	loop    *agent.Loop
-	store   approval.Store
 	chans   map[string]Channel
 	order   []string // registration order, for Start and Close
 	closing bool
@@ -168,8 +171,18 @@ type Router struct {
 	inflight sync.WaitGroup // typed decisions running (they run tools)
 }
 
-// NewRouter checks cfg and returns a router. It does no I/O.
+// NewRouter checks cfg and returns a router; when cfg.Relay is set, the
+// relay passes the engine's and the loop's calls to it from then on. It
+// does no I/O.
 func NewRouter(cfg RouterConfig) (*Router, error) {
+	switch {
+	case cfg.Decider == nil:
+		return nil, errors.New("channels.NewRouter: a Decider (the approval engine) is required")
+	case cfg.Submitter == nil:
+		return nil, errors.New("channels.NewRouter: a Submitter (the agent loop) is required")
+	case cfg.Store == nil:
+		return nil, errors.New("channels.NewRouter: a Store (the engine's) is required")
+	}
 	switch cfg.Scope {
 	case "":
 		cfg.Scope = ScopePerChat
@@ -235,42 +248,18 @@ func NewRouter(cfg RouterConfig) (*Router, error) {
 		replies: cfg.Replies,
 		metrics: cfg.Metrics,
 		allow:   allow,
-		store:   cfg.Store,
-		chans:   map[string]Channel{},
+
+		decider:   cfg.Decider,
+		submitter: cfg.Submitter,
+		store:     cfg.Store,
+		chans:     map[string]Channel{},
 	}
-	if cfg.Engine != nil || cfg.Loop != nil {
-		if err := r.Bind(cfg.Engine, cfg.Loop); err != nil {
+	if cfg.Relay != nil {
+		if err := cfg.Relay.attach(r); err != nil {
 			return nil, err
 		}
 	}
 	return r, nil
-}
-
-// Bind gives the router its engine and agent loop (see the wiring order on
-// Router). It may be called once.
-func (r *Router) Bind(e *approval.Engine, l *agent.Loop) error {
-	if e == nil || l == nil {
-		return errors.New("channels.Router.Bind: both an engine and a loop are required")
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.engine != nil {
-		return errors.New("channels.Router.Bind: already bound")
-	}
-	r.engine, r.loop = e, l
-	if r.store == nil {
-		r.store = e.Store()
-	}
-	return nil
-}
-
-func (r *Router) bound() (*approval.Engine, *agent.Loop, approval.Store, error) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if r.engine == nil {
-		return nil, nil, nil, ErrNotBound
-	}
-	return r.engine, r.loop, r.store, nil
 }
 
 // Register adds a channel under its Name. A second channel with the same
@@ -405,13 +394,9 @@ func (r *Router) Ready() error {
 //     waiting and how to answer it.
 //
 // It returns an error only for a channel that is not registered or a
-// router that is not bound; problems the sender should know about are
-// answered in the chat.
+// Submitter error other than agent.ErrBusy and agent.ErrClosed; problems
+// the sender should know about are answered in the chat.
 func (r *Router) HandleMessage(ctx context.Context, m Message) error {
-	eng, loop, store, err := r.bound()
-	if err != nil {
-		return err
-	}
 	log := r.log.With("channel", m.Channel, "chat_id", m.ChatID, "user_id", m.UserID, "msg_id", m.MessageID)
 	ch, err := r.channel(m.Channel)
 	if err != nil {
@@ -441,7 +426,7 @@ func (r *Router) HandleMessage(ctx context.Context, m Message) error {
 			keys = append(keys, k)
 		}
 	}
-	c := approval.CheckInbound(ctx, store, keys, r.cfg.DedupTTL, session)
+	c := approval.CheckInbound(ctx, r.store, keys, r.cfg.DedupTTL, session)
 	if c.SeenErr != nil {
 		log.Warn("de-duplication unavailable; processing the event anyway", "err", c.SeenErr)
 	}
@@ -476,15 +461,15 @@ func (r *Router) HandleMessage(ctx context.Context, m Message) error {
 			log.Info("a typed reply written before the pending approval was created is not a decision for it; it goes to the agent",
 				"approval_id", pending.ID, "created_at", written, "approval_created_at", pending.CreatedAt, "reply_clock_skew", r.cfg.ReplyClockSkew)
 		} else {
-			r.decideTyped(ctx, eng, ch, to, m, pending, reply, log)
+			r.decideTyped(ctx, ch, to, m, pending, reply, log)
 			return nil
 		}
 	}
-	if pending == nil && reply != approval.ReplyNone && r.cfg.LateReplyWindow >= 0 && r.lateReply(ctx, store, ch, to, m, session, log) {
+	if pending == nil && reply != approval.ReplyNone && r.cfg.LateReplyWindow >= 0 && r.lateReply(ctx, r.store, ch, to, m, session, log) {
 		return nil
 	}
 
-	err = loop.Submit(agent.Inbound{Session: session, Channel: m.Channel, ChatID: m.ChatID, ThreadID: m.ThreadID,
+	err = r.submitter.Submit(agent.Inbound{Session: session, Channel: m.Channel, ChatID: m.ChatID, ThreadID: m.ThreadID,
 		User: m.UserID, MessageID: m.MessageID, Text: m.Text})
 	switch {
 	case errors.Is(err, agent.ErrBusy):
@@ -592,7 +577,7 @@ func (r *Router) duplicate(ctx context.Context, log *slog.Logger, store approval
 
 // decideTyped applies a typed 确认 / 取消 to the pending approval in the
 // background and answers with the outcome.
-func (r *Router) decideTyped(ctx context.Context, eng *approval.Engine, ch Channel, to Target, m Message, pending *approval.Approval, reply approval.Reply, log *slog.Logger) {
+func (r *Router) decideTyped(ctx context.Context, ch Channel, to Target, m Message, pending *approval.Approval, reply approval.Reply, log *slog.Logger) {
 	verb := approval.Approve
 	if reply == approval.ReplyCancel {
 		verb = approval.Reject
@@ -609,7 +594,7 @@ func (r *Router) decideTyped(ctx context.Context, eng *approval.Engine, ch Chann
 	go func() {
 		defer r.inflight.Done()
 		ctx := context.WithoutCancel(ctx)
-		o, err := eng.Decide(ctx, pending.ID, approval.Decision{Verb: verb, Actor: m.UserID, Source: approval.SourceReply,
+		o, err := r.decider.Decide(ctx, pending.ID, approval.Decision{Verb: verb, Actor: m.UserID, Source: approval.SourceReply,
 			PayloadSHA256: pending.PayloadSHA256, Channel: m.Channel, ChatID: m.ChatID})
 		if err != nil {
 			log.Error("typed decision failed; nothing was run", "err", err)
@@ -622,7 +607,7 @@ func (r *Router) decideTyped(ctx context.Context, eng *approval.Engine, ch Chann
 		if o.Status == approval.StatusAlreadyDecided {
 			// Lost a race (a cancel, another person's decision, an
 			// expiry): say how the approval ended, not only that it did.
-			if a, err := eng.Get(ctx, pending.ID); err == nil {
+			if a, err := r.decider.Get(ctx, pending.ID); err == nil {
 				var st approval.Status
 				st, text = r.endedWords(a)
 				log.Info("the typed reply came after the approval ended", "final_status", st)
@@ -651,18 +636,14 @@ func (r *Router) decideTyped(ctx context.Context, eng *approval.Engine, ch Chann
 // the approval's current outcome (its final one, or already_decided) and
 // never decides twice; a malformed value (bad id → missing; a verb other
 // than approve / reject or no hash → tampered) decides nothing; anything
-// else is Engine.Decide as the clicker. The error is non-nil only when the
-// store could not be reached (nothing was run) or the router is not bound.
+// else is Decider.Decide as the clicker. The error is non-nil only when
+// the store could not be reached (nothing was run).
 //
 // When Decide fails, the click's de-duplication mark is released (Forget):
 // nothing was decided, so the same click tried again must be decided, not
 // answered as a duplicate. (Some platforms, DingTalk among them, give every
 // click of one button by one user the same event id.)
 func (r *Router) HandleCardAction(ctx context.Context, a CardAction) (approval.Outcome, error) {
-	eng, _, store, err := r.bound()
-	if err != nil {
-		return approval.Outcome{}, err
-	}
 	log := r.log.With("channel", a.Channel, "chat_id", a.ChatID, "user_id", a.UserID, "msg_id", a.MessageID, "approval_id", a.ApprovalID)
 	r.metrics.Inbound(a.Channel)
 	if !r.allowed(a.Channel, a.UserID, a.ChatID) {
@@ -672,10 +653,10 @@ func (r *Router) HandleCardAction(ctx context.Context, a CardAction) (approval.O
 		return approval.Outcome{Status: approval.StatusUnauthorized, Content: r.words().refused, IsError: true}, nil
 	}
 	evtPrefix := "evt:" + a.Channel + ":"
-	if r.duplicate(ctx, log, store, evtPrefix, a.EventID) {
+	if r.duplicate(ctx, log, r.store, evtPrefix, a.EventID) {
 		r.metrics.Deduplicated(a.Channel)
 		log.Debug("duplicate card event", "event_id", a.EventID)
-		return r.currentOutcome(ctx, eng, a.ApprovalID)
+		return r.currentOutcome(ctx, a.ApprovalID)
 	}
 	if !a.ApprovalID.Valid() {
 		log.Warn("card action with a malformed approval id", "status", approval.StatusMissing)
@@ -685,11 +666,11 @@ func (r *Router) HandleCardAction(ctx context.Context, a CardAction) (approval.O
 		log.Warn("card action with a malformed value", "verb", a.Verb, "status", approval.StatusTampered)
 		return r.outcome(approval.StatusTampered), nil
 	}
-	o, err := eng.Decide(ctx, a.ApprovalID, approval.Decision{Verb: a.Verb, Actor: a.UserID, Source: sourceOf(a.Channel),
+	o, err := r.decider.Decide(ctx, a.ApprovalID, approval.Decision{Verb: a.Verb, Actor: a.UserID, Source: sourceOf(a.Channel),
 		PayloadSHA256: a.PayloadSHA256, Comment: a.Comment, Channel: a.Channel, ChatID: a.ChatID})
 	if err != nil {
 		log.Error("card decision failed; nothing was run", "err", err)
-		r.release(ctx, log, store, evtPrefix, a.EventID)
+		r.release(ctx, log, r.store, evtPrefix, a.EventID)
 		return approval.Outcome{}, err
 	}
 	r.metrics.Decision(a.Channel, o.Status)
@@ -740,11 +721,11 @@ func (r *Router) release(ctx context.Context, log *slog.Logger, store approval.S
 // currentOutcome is the answer to a repeated click: the final outcome if
 // the approval has ended, else already_decided (the first click is being
 // decided).
-func (r *Router) currentOutcome(ctx context.Context, eng *approval.Engine, id approval.ID) (approval.Outcome, error) {
+func (r *Router) currentOutcome(ctx context.Context, id approval.ID) (approval.Outcome, error) {
 	if !id.Valid() {
 		return r.outcome(approval.StatusMissing), nil
 	}
-	a, err := eng.Get(ctx, id)
+	a, err := r.decider.Get(ctx, id)
 	if err != nil {
 		if approval.KindOf(err) == errkind.NotFound {
 			return r.outcome(approval.StatusMissing), nil
@@ -855,11 +836,7 @@ func outKind(k agent.SayKind) OutKind {
 // PendingView returns the card of the pending approval of to's session,
 // or nil (PendingViewer).
 func (r *Router) PendingView(ctx context.Context, to Target) (*cards.View, error) {
-	eng, _, _, err := r.bound()
-	if err != nil {
-		return nil, err
-	}
-	a, err := eng.Pending(ctx, SessionKey(r.cfg.Scope, to.Channel, to.ChatID, to.UserID, to.ThreadID))
+	a, err := r.decider.Pending(ctx, SessionKey(r.cfg.Scope, to.Channel, to.ChatID, to.UserID, to.ThreadID))
 	if err != nil || a == nil {
 		return nil, err
 	}
@@ -870,14 +847,10 @@ func (r *Router) PendingView(ctx context.Context, to Target) (*cards.View, error
 // ApprovalView returns the card of approval id while it is pending, if
 // messageID of channel shows it (ApprovalViewer).
 func (r *Router) ApprovalView(ctx context.Context, channel string, id approval.ID, messageID string) (*cards.View, error) {
-	eng, _, _, err := r.bound()
-	if err != nil {
-		return nil, err
-	}
 	if !id.Valid() || messageID == "" {
 		return nil, nil
 	}
-	a, err := eng.Get(ctx, id)
+	a, err := r.decider.Get(ctx, id)
 	if err != nil {
 		if approval.KindOf(err) == errkind.NotFound {
 			return nil, nil

@@ -69,7 +69,7 @@ const (
 //   - Fresh: X-Lark-Request-Timestamp (Unix seconds) within
 //     MaxRequestAge of now, either way (401).
 //   - Once: the (timestamp, nonce, signature) is marked in the store of
-//     marks (UseStore: the store the replicas share) until the timestamp
+//     marks (Config.Marks: the store the replicas share) until the timestamp
 //     leaves the bound; one seen before is 401, so a captured request
 //     cannot be posted again, to this replica or another. A store that
 //     cannot say is 503: freshness is not assumed.
@@ -189,8 +189,7 @@ func (c *Channel) webhook(ctx context.Context, w http.ResponseWriter, r *http.Re
 	// store. The mark lasts until the timestamp leaves the bound (up to
 	// twice MaxRequestAge from now for one in the future), plus a second.
 	key := "feishu:req:" + requestKey(ts, nonce, sig)
-	marks := c.store()
-	first, err := marks.Seen(ctx, key, signedAt.Add(c.cfg.MaxRequestAge).Sub(now)+time.Second)
+	first, err := c.marks.Seen(ctx, key, signedAt.Add(c.cfg.MaxRequestAge).Sub(now)+time.Second)
 	if err != nil {
 		return 0, nil, &refusal{status: http.StatusServiceUnavailable, reason: reasonStore, err: err}
 	}
@@ -203,7 +202,7 @@ func (c *Channel) webhook(ctx context.Context, w http.ResponseWriter, r *http.Re
 	status, body, ref := c.dispatch(ctx, plain)
 	if ref != nil && ref.status >= 500 {
 		// Feishu delivers a failed request again: let the same one in.
-		if err := marks.Forget(context.WithoutCancel(ctx), key); err != nil {
+		if err := c.marks.Forget(context.WithoutCancel(ctx), key); err != nil {
 			c.log.Warn("could not remove the mark of a failed webhook request; Feishu's retry with the same headers will be refused", "err", err)
 		}
 	}

@@ -561,11 +561,9 @@ func newInstance(ctx context.Context, s approval.Store, tool *counterTool, log *
 	if err := reg.Register(tool); err != nil {
 		return nil, err
 	}
-	r, err := channels.NewRouter(channels.RouterConfig{Store: s, Logger: log, MaxAge: -1})
-	if err != nil {
-		return nil, err
-	}
-	e, err := approval.NewEngine(approval.EngineConfig{Store: s, Notifier: r, Dispatcher: reg, Audit: nopAudit{}, Logger: log})
+	// The wiring order of cmd/bot/serve.go: relay, engine, loop, router.
+	relay := channels.NewRelay()
+	e, err := approval.NewEngine(approval.EngineConfig{Store: s, Notifier: relay, Dispatcher: reg, Audit: nopAudit{}, Logger: log})
 	if err != nil {
 		return nil, err
 	}
@@ -574,11 +572,12 @@ func newInstance(ctx context.Context, s approval.Store, tool *counterTool, log *
 		return nil, err
 	}
 	loop, err := agent.NewLoop(agent.LoopConfig{Model: scriptedModel{}, Tools: reg, Engine: e, Policy: func() *approval.Policy { return pol },
-		History: agent.NewMemoryHistory(), Speaker: r, Logger: log, Workers: 1024, SlowNotice: time.Hour})
+		History: agent.NewMemoryHistory(), Speaker: relay, Logger: log, Workers: 1024, SlowNotice: time.Hour})
 	if err != nil {
 		return nil, err
 	}
-	if err := r.Bind(e, loop); err != nil {
+	r, err := channels.NewRouter(channels.RouterConfig{Decider: e, Submitter: loop, Relay: relay, Store: s, Logger: log, MaxAge: -1})
+	if err != nil {
 		return nil, err
 	}
 	ch := newBenchChannel()
