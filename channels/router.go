@@ -397,6 +397,7 @@ func (r *Router) Ready() error {
 // Submitter error other than agent.ErrBusy and agent.ErrClosed; problems
 // the sender should know about are answered in the chat.
 func (r *Router) HandleMessage(ctx context.Context, m Message) error {
+	eng, loop, store := r.decider, r.submitter, r.store
 	log := r.log.With("channel", m.Channel, "chat_id", m.ChatID, "user_id", m.UserID, "msg_id", m.MessageID)
 	ch, err := r.channel(m.Channel)
 	if err != nil {
@@ -426,7 +427,7 @@ func (r *Router) HandleMessage(ctx context.Context, m Message) error {
 			keys = append(keys, k)
 		}
 	}
-	c := approval.CheckInbound(ctx, r.store, keys, r.cfg.DedupTTL, session)
+	c := approval.CheckInbound(ctx, store, keys, r.cfg.DedupTTL, session)
 	if c.SeenErr != nil {
 		log.Warn("de-duplication unavailable; processing the event anyway", "err", c.SeenErr)
 	}
@@ -461,15 +462,15 @@ func (r *Router) HandleMessage(ctx context.Context, m Message) error {
 			log.Info("a typed reply written before the pending approval was created is not a decision for it; it goes to the agent",
 				"approval_id", pending.ID, "created_at", written, "approval_created_at", pending.CreatedAt, "reply_clock_skew", r.cfg.ReplyClockSkew)
 		} else {
-			r.decideTyped(ctx, ch, to, m, pending, reply, log)
+			r.decideTyped(ctx, eng, ch, to, m, pending, reply, log)
 			return nil
 		}
 	}
-	if pending == nil && reply != approval.ReplyNone && r.cfg.LateReplyWindow >= 0 && r.lateReply(ctx, r.store, ch, to, m, session, log) {
+	if pending == nil && reply != approval.ReplyNone && r.cfg.LateReplyWindow >= 0 && r.lateReply(ctx, store, ch, to, m, session, log) {
 		return nil
 	}
 
-	err = r.submitter.Submit(agent.Inbound{Session: session, Channel: m.Channel, ChatID: m.ChatID, ThreadID: m.ThreadID,
+	err = loop.Submit(agent.Inbound{Session: session, Channel: m.Channel, ChatID: m.ChatID, ThreadID: m.ThreadID,
 		User: m.UserID, MessageID: m.MessageID, Text: m.Text})
 	switch {
 	case errors.Is(err, agent.ErrBusy):
@@ -577,7 +578,7 @@ func (r *Router) duplicate(ctx context.Context, log *slog.Logger, store approval
 
 // decideTyped applies a typed 确认 / 取消 to the pending approval in the
 // background and answers with the outcome.
-func (r *Router) decideTyped(ctx context.Context, ch Channel, to Target, m Message, pending *approval.Approval, reply approval.Reply, log *slog.Logger) {
+func (r *Router) decideTyped(ctx context.Context, eng Decider, ch Channel, to Target, m Message, pending *approval.Approval, reply approval.Reply, log *slog.Logger) {
 	verb := approval.Approve
 	if reply == approval.ReplyCancel {
 		verb = approval.Reject
@@ -594,7 +595,7 @@ func (r *Router) decideTyped(ctx context.Context, ch Channel, to Target, m Messa
 	go func() {
 		defer r.inflight.Done()
 		ctx := context.WithoutCancel(ctx)
-		o, err := r.decider.Decide(ctx, pending.ID, approval.Decision{Verb: verb, Actor: m.UserID, Source: approval.SourceReply,
+		o, err := eng.Decide(ctx, pending.ID, approval.Decision{Verb: verb, Actor: m.UserID, Source: approval.SourceReply,
 			PayloadSHA256: pending.PayloadSHA256, Channel: m.Channel, ChatID: m.ChatID})
 		if err != nil {
 			log.Error("typed decision failed; nothing was run", "err", err)
@@ -607,7 +608,7 @@ func (r *Router) decideTyped(ctx context.Context, ch Channel, to Target, m Messa
 		if o.Status == approval.StatusAlreadyDecided {
 			// Lost a race (a cancel, another person's decision, an
 			// expiry): say how the approval ended, not only that it did.
-			if a, err := r.decider.Get(ctx, pending.ID); err == nil {
+			if a, err := eng.Get(ctx, pending.ID); err == nil {
 				var st approval.Status
 				st, text = r.endedWords(a)
 				log.Info("the typed reply came after the approval ended", "final_status", st)
@@ -644,6 +645,7 @@ func (r *Router) decideTyped(ctx context.Context, ch Channel, to Target, m Messa
 // answered as a duplicate. (Some platforms, DingTalk among them, give every
 // click of one button by one user the same event id.)
 func (r *Router) HandleCardAction(ctx context.Context, a CardAction) (approval.Outcome, error) {
+	eng, store := r.decider, r.store
 	log := r.log.With("channel", a.Channel, "chat_id", a.ChatID, "user_id", a.UserID, "msg_id", a.MessageID, "approval_id", a.ApprovalID)
 	r.metrics.Inbound(a.Channel)
 	if !r.allowed(a.Channel, a.UserID, a.ChatID) {
@@ -653,10 +655,10 @@ func (r *Router) HandleCardAction(ctx context.Context, a CardAction) (approval.O
 		return approval.Outcome{Status: approval.StatusUnauthorized, Content: r.words().refused, IsError: true}, nil
 	}
 	evtPrefix := "evt:" + a.Channel + ":"
-	if r.duplicate(ctx, log, r.store, evtPrefix, a.EventID) {
+	if r.duplicate(ctx, log, store, evtPrefix, a.EventID) {
 		r.metrics.Deduplicated(a.Channel)
 		log.Debug("duplicate card event", "event_id", a.EventID)
-		return r.currentOutcome(ctx, a.ApprovalID)
+		return r.currentOutcome(ctx, eng, a.ApprovalID)
 	}
 	if !a.ApprovalID.Valid() {
 		log.Warn("card action with a malformed approval id", "status", approval.StatusMissing)
@@ -666,11 +668,11 @@ func (r *Router) HandleCardAction(ctx context.Context, a CardAction) (approval.O
 		log.Warn("card action with a malformed value", "verb", a.Verb, "status", approval.StatusTampered)
 		return r.outcome(approval.StatusTampered), nil
 	}
-	o, err := r.decider.Decide(ctx, a.ApprovalID, approval.Decision{Verb: a.Verb, Actor: a.UserID, Source: sourceOf(a.Channel),
+	o, err := eng.Decide(ctx, a.ApprovalID, approval.Decision{Verb: a.Verb, Actor: a.UserID, Source: sourceOf(a.Channel),
 		PayloadSHA256: a.PayloadSHA256, Comment: a.Comment, Channel: a.Channel, ChatID: a.ChatID})
 	if err != nil {
 		log.Error("card decision failed; nothing was run", "err", err)
-		r.release(ctx, log, r.store, evtPrefix, a.EventID)
+		r.release(ctx, log, store, evtPrefix, a.EventID)
 		return approval.Outcome{}, err
 	}
 	r.metrics.Decision(a.Channel, o.Status)
@@ -721,11 +723,11 @@ func (r *Router) release(ctx context.Context, log *slog.Logger, store approval.S
 // currentOutcome is the answer to a repeated click: the final outcome if
 // the approval has ended, else already_decided (the first click is being
 // decided).
-func (r *Router) currentOutcome(ctx context.Context, id approval.ID) (approval.Outcome, error) {
+func (r *Router) currentOutcome(ctx context.Context, eng Decider, id approval.ID) (approval.Outcome, error) {
 	if !id.Valid() {
 		return r.outcome(approval.StatusMissing), nil
 	}
-	a, err := r.decider.Get(ctx, id)
+	a, err := eng.Get(ctx, id)
 	if err != nil {
 		if approval.KindOf(err) == errkind.NotFound {
 			return r.outcome(approval.StatusMissing), nil
