@@ -47,10 +47,11 @@ var ErrNoRouter = errors.New("channels: the relay has no router yet (give it to 
 //     RouterConfig; NewRouter hands the relay the router
 //
 // After step 4 every call is the router's (Show, Settle and Say, as
-// documented on Router); before it they return ErrNoRouter, which the
-// engine treats as a card nobody could see. Nothing calls them before
-// then in that order: the engine shows a card only for an approval a turn
-// asked for, and turns start from the router's handlers.
+// documented on Router); before it they return ErrNoRouter (for Show the
+// engine then cancels the approval, as for any card nobody could see).
+// Nothing calls them before then in that order: the engine shows a card
+// only for an approval a turn asked for, and turns start from the
+// router's handlers.
 //
 // A Relay is safe for concurrent use and serves one router.
 type Relay struct {
