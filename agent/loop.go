@@ -47,6 +47,12 @@ type LoopConfig struct {
 	MaxHistory int
 	// TurnTimeout bounds one turn, approval waits included. Default 15m.
 	TurnTimeout time.Duration
+	// ResumeGrace is how long an approval's outcome is left to the turn
+	// that waits for it on another replica before it is taken to resume
+	// the turn here (Resume): that waiter takes it within milliseconds of
+	// the decision when it is alive, and a resumption that claims first
+	// makes it stand down. Default 250ms.
+	ResumeGrace time.Duration
 	// Retention is how long after its approval's expiry a suspended turn
 	// is kept for its outcome to resume (store.retention). Default 7 days.
 	Retention time.Duration
@@ -88,6 +94,17 @@ type Loop struct {
 	// is about to take the outcome of): Resume leaves them to that turn.
 	owned  map[approval.ID]struct{}
 	closed bool
+	// delayed are the outcomes handed to Resume, oldest first (so in the
+	// order they are due: the grace is the same for all); the resumer
+	// goroutine takes each when its grace has passed.
+	delayed []delayed
+	wake    chan struct{} // tells the resumer that delayed has a new entry
+}
+
+// delayed is an outcome waiting out ResumeGrace.
+type delayed struct {
+	due time.Time
+	e   ended
 }
 
 // job is an entry of a session's queue: a message, or the outcome of an
@@ -123,6 +140,9 @@ func NewLoop(cfg LoopConfig) (*Loop, error) {
 	if cfg.TurnTimeout <= 0 {
 		cfg.TurnTimeout = 15 * time.Minute
 	}
+	if cfg.ResumeGrace <= 0 {
+		cfg.ResumeGrace = 250 * time.Millisecond
+	}
 	if cfg.Retention <= 0 {
 		cfg.Retention = 7 * 24 * time.Hour
 	}
@@ -136,8 +156,11 @@ func NewLoop(cfg LoopConfig) (*Loop, error) {
 		cfg.QueueSize = 16
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Loop{cfg: cfg, log: cfg.Logger, words: wordsFor(cfg.Lang), sem: make(chan struct{}, cfg.Workers), ctx: ctx, cancel: cancel,
-		queues: map[approval.SessionKey][]job{}, owned: map[approval.ID]struct{}{}}, nil
+	l := &Loop{cfg: cfg, log: cfg.Logger, words: wordsFor(cfg.Lang), sem: make(chan struct{}, cfg.Workers), ctx: ctx, cancel: cancel,
+		queues: map[approval.SessionKey][]job{}, owned: map[approval.ID]struct{}{}, wake: make(chan struct{}, 1)}
+	l.wg.Add(1)
+	go l.resumer()
+	return l, nil
 }
 
 // Submit queues a message for its session's worker.
@@ -151,17 +174,87 @@ func (l *Loop) Submit(in Inbound) error {
 // restarted, the turn ran out of time, or the decision came on another
 // replica. It is called on the replica where the approval ended (the
 // router calls it when it settles the approval's cards), and returns at
-// once: the resumption is queued in the session like a message, so it
-// keeps its order with the messages that came meanwhile, and holds the
-// session's lock like any turn; a turn waiting on another replica holds
-// that lock until it has taken the outcome itself. Exactly one resumption
-// goes on, whichever replicas try (Engine.ClaimResume).
+// once. After ResumeGrace (a waiter alive on another replica takes the
+// outcome first), the resumption claims the continuation
+// (Engine.ClaimResume: exactly one of the waiter and any resumption goes
+// on), then is queued in the session like a message, so it keeps its
+// order with the messages that came meanwhile and holds the session's
+// lock like any turn.
 func (l *Loop) Resume(a *approval.Approval, o approval.Outcome) {
 	l.mu.Lock()
-	_, owned := l.owned[a.ID]
-	l.mu.Unlock()
-	if owned {
+	if _, owned := l.owned[a.ID]; owned || l.closed {
+		l.mu.Unlock()
 		return
+	}
+	l.delayed = append(l.delayed, delayed{due: l.cfg.Clock.Now().Add(l.cfg.ResumeGrace), e: ended{a: a, o: o}})
+	l.mu.Unlock()
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+// resumer hands each delayed outcome to claimResume once its grace has
+// passed, until the loop closes (the outcomes left are written into the
+// history by their sessions' next turns).
+func (l *Loop) resumer() {
+	defer l.wg.Done()
+	for {
+		l.mu.Lock()
+		var next *delayed
+		if len(l.delayed) > 0 {
+			next = &l.delayed[0]
+		}
+		l.mu.Unlock()
+		var due <-chan time.Time
+		var t clock.Timer
+		if next != nil {
+			if wait := next.due.Sub(l.cfg.Clock.Now()); wait > 0 {
+				t = l.cfg.Clock.NewTimer(wait)
+				due = t.C()
+			} else {
+				l.mu.Lock()
+				e := l.delayed[0].e
+				l.delayed = l.delayed[1:]
+				l.mu.Unlock()
+				l.wg.Add(1) // the resumer itself is counted: no race with Close's Wait
+				go func() {
+					defer l.wg.Done()
+					l.claimResume(e.a, e.o)
+				}()
+				continue
+			}
+		}
+		select {
+		case <-due:
+		case <-l.wake:
+		case <-l.ctx.Done():
+			if t != nil {
+				t.Stop()
+			}
+			return
+		}
+		if t != nil {
+			t.Stop()
+		}
+	}
+}
+
+// claimResume claims the continuation of a's turn and, when it wins,
+// queues the resumption in the session.
+func (l *Loop) claimResume(a *approval.Approval, o approval.Outcome) {
+	ctx, cancel := context.WithTimeout(l.ctx, 10*time.Second)
+	won, err := l.cfg.Engine.ClaimResume(ctx, a.ID)
+	cancel()
+	switch {
+	case err != nil:
+		if l.ctx.Err() == nil {
+			l.log.Warn("claiming the resumption of a turn failed; its next turn records the outcome",
+				"channel", a.Channel, "chat_id", a.ChatID, "approval_id", a.ID, "status", o.Status, "err", err)
+		}
+		return
+	case !won:
+		return // its waiter, a turn of the session, or another replica took it
 	}
 	in := Inbound{Session: a.Session, Channel: a.Channel, ChatID: a.ChatID, User: a.Requester, Resumed: a.ID}
 	// Not refused by a queue full of messages: an outcome is not lost to

@@ -15,6 +15,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/hitlbot/hitlbot/agent"
+	"github.com/hitlbot/hitlbot/agent/model"
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/memstore"
 	"github.com/hitlbot/hitlbot/internal/clock"
@@ -688,7 +689,7 @@ func TestNoticesInTheConfiguredLanguage(t *testing.T) {
 // The rules model words a call's fate from the Status the loop puts on the
 // tool message, not from the reply's words.
 func TestRulesModelReadsTheLoopsStatus(t *testing.T) {
-	rules, err := agent.NewRules(agent.RulesConfig{Patterns: []agent.RulePattern{
+	rules, err := model.NewRules(model.RulesConfig{Patterns: []model.RulePattern{
 		{Name: "erase", Regexp: `^erase (?P<t>\w+)$`, Tool: "erase", Args: map[string]string{"target": "${t}"}},
 	}}, nil)
 	if err != nil {

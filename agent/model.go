@@ -10,8 +10,8 @@ import (
 )
 
 // Model turns a conversation into the next assistant message: text, tool
-// calls, or both. Implementations: the OpenAI-compatible client and the
-// deterministic rules model.
+// calls, or both. Implementations (package agent/model): the
+// OpenAI-compatible client and the deterministic rules model.
 type Model interface {
 	Complete(ctx context.Context, req Request) (Response, error)
 }

@@ -69,16 +69,16 @@ func (s Suspension) inbound(session approval.SessionKey) Inbound {
 	return Inbound{Session: session, Channel: o.Channel, ChatID: o.ChatID, ThreadID: o.ThreadID, User: o.User, MessageID: o.MessageID, Resumed: s.Approval}
 }
 
-// resume continues the suspended turn of approval in.Resumed with its
-// outcome o: under the session's lock and a worker, it claims the
-// continuation (Engine.ClaimResume), writes the outcome into the history
+// resume continues the suspended turn of approval in.Resumed, whose
+// continuation it has claimed (see Resume), with its outcome o: under the
+// session's lock and a worker, it writes the outcome into the history
 // as the replies of the pending calls, says the results of the calls that
 // ran, and lets the model go on: its answer reaches the chat the turn came
-// from, to (its Inbound). ran reports whether there was a turn to continue (a turn_ended
-// event follows); a resumption that finds its turn already continued (by
-// its waiter, by a turn of the session, by another replica) does nothing.
-// A superseded approval's turn is not continued: a newer turn replaced it,
-// and the outcome is only written into the history.
+// from (to is its Inbound). ran reports whether anything was said (a
+// turn_ended event follows). A turn the history no longer holds is told
+// in one sentence (resumeGone). A superseded approval's turn is not
+// continued: a newer turn replaced it, and the outcome is only written
+// into the history.
 func (l *Loop) resume(in Inbound, a *approval.Approval, o approval.Outcome) (to Inbound, res TurnResult, ran bool) {
 	id := in.Resumed
 	log := l.log.With("channel", in.Channel, "chat_id", in.ChatID, "approval_id", id, "status", o.Status)
@@ -98,7 +98,7 @@ func (l *Loop) resume(in Inbound, a *approval.Approval, o approval.Outcome) (to 
 	conv, err := l.cfg.History.Load(ctx, in.Session)
 	if err != nil {
 		l.release()
-		log.Warn("loading history to resume a turn failed; its next turn records the outcome", "err", err)
+		log.Error("loading history to resume a turn failed; the outcome stays in the approval's record", "err", err)
 		return in, res, false
 	}
 	i := slices.IndexFunc(conv.Suspended, func(s Suspension) bool { return s.Approval == id })
@@ -106,14 +106,6 @@ func (l *Loop) resume(in Inbound, a *approval.Approval, o approval.Outcome) (to 
 		l.release()
 		res, ran := l.resumeGone(ctx, in, o, log)
 		return in, res, ran
-	}
-	won, err := l.cfg.Engine.ClaimResume(ctx, id)
-	if err != nil || !won {
-		l.release()
-		if err != nil {
-			log.Warn("claiming the resumption failed; its next turn records the outcome", "err", err)
-		}
-		return in, res, false
 	}
 	s := conv.Suspended[i]
 	conv.Suspended = slices.Delete(slices.Clone(conv.Suspended), i, i+1)
@@ -139,32 +131,12 @@ func (l *Loop) resume(in Inbound, a *approval.Approval, o approval.Outcome) (to 
 	return ts.in, ts.result, !ts.lost
 }
 
-// answered reports whether conv holds a reply to a call of a that is no
-// longer pending: the turn that asked took the outcome.
-func answered(conv Conversation, a *approval.Approval) bool {
-	for _, m := range conv.Messages {
-		if m.Role != RoleTool || m.Status == approval.StatusPending {
-			continue
-		}
-		for _, c := range a.Calls {
-			if c.CallID != "" && c.CallID == m.ToolCallID {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// resumeGone handles a resumption whose turn is not in the history: it was
-// continued already (its waiter, a turn of the session or another replica
-// claimed it: nothing to do), or the history lost it (expired, trimmed,
-// never saved: the chat is told so in one sentence, once).
+// resumeGone handles a claimed resumption whose turn is not in the
+// history: the history lost it (expired, trimmed, never saved). The chat
+// is told so in one sentence (once: the resumption was claimed), except
+// for a superseded approval, whose newer turn has said enough.
 func (l *Loop) resumeGone(ctx context.Context, in Inbound, o approval.Outcome, log *slog.Logger) (TurnResult, bool) {
 	if o.Status == approval.StatusSuperseded {
-		return TurnResult{}, false
-	}
-	won, err := l.cfg.Engine.ClaimResume(ctx, in.Resumed)
-	if err != nil || !won {
 		return TurnResult{}, false
 	}
 	log.Warn("the approval ended but the turn that asked for it is no longer in the history; the chat is told")

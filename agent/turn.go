@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/internal/clip"
 )
 
 // turnState is the working state of one turn.
@@ -357,8 +358,8 @@ func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared) {
 			p.preview = preview
 		}
 		preview := p.preview
-		calls[i] = approval.Call{Tool: p.call.Name, Args: p.args, Summary: firstLine(preview), CallID: p.call.ID}
-		summaries = append(summaries, p.call.Name+": "+firstLine(preview))
+		calls[i] = approval.Call{Tool: p.call.Name, Args: p.args, Summary: clip.Runes(clip.FirstLine(preview), 200), CallID: p.call.ID}
+		summaries = append(summaries, p.call.Name+": "+clip.Runes(clip.FirstLine(preview), 200))
 		previews = append(previews, preview)
 		reasons = append(reasons, p.verdict.Reason)
 		reasonsZH = append(reasonsZH, p.verdict.ReasonZH)
@@ -494,16 +495,6 @@ func forHistory(msg Message) Message {
 		}
 	}
 	return msg
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	if r := []rune(s); len(r) > 200 {
-		s = string(r[:200]) + "…"
-	}
-	return s
 }
 
 func dedupe(ss []string) []string {

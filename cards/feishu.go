@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/internal/clip"
 )
 
 // Feishu cards, in card JSON 2.0 ("schema":"2.0"). The SDK's card builders
@@ -151,7 +152,7 @@ func feishuFacts(v View, lang string) []any {
 		for i, c := range v.Calls {
 			fmt.Fprintf(&b, "\n  %d. %s", i+1, c.Tool)
 			if c.Summary != "" {
-				b.WriteString(": " + firstLine(c.Summary))
+				b.WriteString(": " + clip.FirstLine(c.Summary))
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/internal/clip"
 )
 
 // Markdown renders v as light Markdown: the terminal chat and the DingTalk
@@ -44,7 +45,7 @@ func Markdown(v View, lang string) string {
 		for i, c := range v.Calls {
 			fmt.Fprintf(&b, "  %d. `%s`", i+1, codeSpan(c.Tool))
 			if c.Summary != "" {
-				b.WriteString(" — " + escapeMD(firstLine(c.Summary)))
+				b.WriteString(" — " + escapeMD(clip.FirstLine(c.Summary)))
 			}
 			b.WriteString("\n")
 		}
@@ -101,7 +102,7 @@ func Text(v View, lang string) string {
 		for i, c := range v.Calls {
 			fmt.Fprintf(&b, "  %d. %s", i+1, c.Tool)
 			if c.Summary != "" {
-				b.WriteString(": " + firstLine(c.Summary))
+				b.WriteString(": " + clip.FirstLine(c.Summary))
 			}
 			b.WriteString("\n")
 		}
@@ -269,11 +270,4 @@ func indent(s string) string {
 		b.WriteString("  " + line + "\n")
 	}
 	return b.String()
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }

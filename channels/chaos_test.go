@@ -344,13 +344,10 @@ func newChaosReplica(t *testing.T, ctx context.Context, k int, opt *redis.Option
 	if err := reg.Register(tool); err != nil {
 		t.Fatal(err)
 	}
-	r, err := channels.NewRouter(channels.RouterConfig{Store: store, Lang: "zh", Logger: chaosQuiet, MaxAge: -1, DedupTTL: 10 * time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
+	relay := channels.NewRelay()
 	// PollInterval is long: every outcome must reach its waiter through the
 	// store's pub/sub (or the requesting engine's early slot), not by a poll.
-	eng, err := approval.NewEngine(approval.EngineConfig{Store: store, Notifier: r, Dispatcher: reg, Audit: log, Logger: chaosQuiet,
+	eng, err := approval.NewEngine(approval.EngineConfig{Store: store, Notifier: relay, Dispatcher: reg, Audit: log, Logger: chaosQuiet,
 		ResultTTL: 10 * time.Minute, PollInterval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
@@ -360,12 +357,14 @@ func newChaosReplica(t *testing.T, ctx context.Context, k int, opt *redis.Option
 		t.Fatal(err)
 	}
 	loop, err := agent.NewLoop(agent.LoopConfig{Model: chaosModel{}, Tools: reg, Engine: eng, Policy: func() *approval.Policy { return pol },
-		History: agent.NewMemoryHistory(), Speaker: r, Logger: chaosQuiet, SlowNotice: time.Hour})
+		History: agent.NewMemoryHistory(), Speaker: relay, Logger: chaosQuiet, SlowNotice: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { loop.Close(context.Background()) })
-	if err := r.Bind(eng, loop); err != nil {
+	r, err := channels.NewRouter(channels.RouterConfig{Decider: eng, Submitter: loop, Relay: relay, Store: store, Lang: "zh", Logger: chaosQuiet,
+		MaxAge: -1, DedupTTL: 10 * time.Minute})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if err := r.Register(&chaosChannel{w: w, replica: k}); err != nil {

@@ -15,21 +15,25 @@ import (
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/cards"
+	"github.com/hitlbot/hitlbot/internal/clip"
 	"github.com/hitlbot/hitlbot/internal/clock"
 )
 
 // RouterConfig wires a Router.
 type RouterConfig struct {
-	// Engine decides approvals. It is usually nil here and given later
-	// with Bind, because the engine needs the router as its Notifier.
-	Engine *approval.Engine
-	// Loop is the agent that gets every message that is not a decision.
-	// Usually nil here and given later with Bind (it needs the router as
-	// its Speaker).
-	Loop *agent.Loop
-	// Store holds the de-duplication marks (Seen). Share it between
+	// Decider decides approvals: the engine (usually the *approval.Engine
+	// whose Notifier is Relay). Required.
+	Decider Decider
+	// Submitter is the agent that gets every message that is not a
+	// decision (usually the *agent.Loop whose Speaker is Relay). Required.
+	Submitter Submitter
+	// Relay, when set, is the Notifier and Speaker the engine and the loop
+	// were built with; NewRouter makes it this router's (see Relay).
+	Relay *Relay
+	// Store holds the de-duplication marks (Seen) and the session's last
+	// approval (Latest); it is the engine's store. Share it between
 	// replicas (the Redis store) so a message delivered to two replicas is
-	// handled once. Default: the engine's store.
+	// handled once. Required.
 	Store approval.Store
 	// Replies reads typed 确认 / 取消. Default: approval.DefaultReplyConfig().
 	Replies *approval.ReplyParser
@@ -124,28 +128,27 @@ type ApprovalViewer interface {
 	ApprovalView(ctx context.Context, channel string, id approval.ID, messageID string) (*cards.View, error)
 }
 
-// ErrNotBound is returned by the Router's handlers before Bind.
-var ErrNotBound = errors.New("channels: router not bound to an engine and an agent loop (call Bind)")
-
 // Router sits between the channels, the approval engine and the agent. It
 // implements Handler for every channel, approval.Notifier for the engine
 // and agent.Speaker for the loop.
 //
 // The engine needs the router (as its Notifier) and the loop needs it (as
-// its Speaker), while the router needs both: build the router first, then
-// the engine and the loop, then Bind them, then start the channels:
+// its Speaker), while the router needs both (as its Decider and
+// Submitter). They are built in one order, through a Relay made first
+// (see Relay); then the channels are registered and started:
 //
-//	r, _ := channels.NewRouter(channels.RouterConfig{Scope: channels.ScopePerChat, Lang: "zh", Store: store, Logger: log})
-//	eng, _ := approval.NewEngine(approval.EngineConfig{Store: store, Notifier: r, Dispatcher: tools, Audit: auditLog})
-//	loop, _ := agent.NewLoop(agent.LoopConfig{Engine: eng, Speaker: r, Model: model, Tools: tools, Policy: policy, History: history})
-//	_ = r.Bind(eng, loop)
+//	relay := channels.NewRelay()
+//	eng, _ := approval.NewEngine(approval.EngineConfig{Store: store, Notifier: relay, Dispatcher: tools, Audit: auditLog})
+//	loop, _ := agent.NewLoop(agent.LoopConfig{Engine: eng, Speaker: relay, Model: model, Tools: tools, Policy: policy, History: history})
+//	r, _ := channels.NewRouter(channels.RouterConfig{Decider: eng, Submitter: loop, Relay: relay, Store: store, Lang: "zh", Logger: log})
 //	_ = r.Register(webChannel) // and the other channels
 //	_ = eng.Start(ctx)
 //	_ = r.Start(ctx)           // Start every channel with the router as its Handler
 //	...
 //	_ = r.Close(shutdownCtx)   // close the channels, let typed decisions finish
 //
-// Until Bind, HandleMessage and HandleCardAction return ErrNotBound.
+// The router needs neither an engine nor a loop of its own: any Decider
+// and Submitter do (the tests give it fakes).
 type Router struct {
 	cfg     RouterConfig
 	log     *slog.Logger
@@ -156,10 +159,11 @@ type Router struct {
 	allow   map[string]allowSet // channels with a non-empty allow-list
 	refused refusals
 
+	decider   Decider
+	submitter Submitter
+	store     approval.Store
+
 	mu      sync.RWMutex
-	engine  *approval.Engine
-	loop    *agent.Loop
-	store   approval.Store
 	chans   map[string]Channel
 	order   []string // registration order, for Start and Close
 	closing bool
@@ -167,8 +171,18 @@ type Router struct {
 	inflight sync.WaitGroup // typed decisions running (they run tools)
 }
 
-// NewRouter checks cfg and returns a router. It does no I/O.
+// NewRouter checks cfg and returns a router; when cfg.Relay is set, the
+// relay passes the engine's and the loop's calls to it from then on. It
+// does no I/O.
 func NewRouter(cfg RouterConfig) (*Router, error) {
+	switch {
+	case cfg.Decider == nil:
+		return nil, errors.New("channels.NewRouter: a Decider (the approval engine) is required")
+	case cfg.Submitter == nil:
+		return nil, errors.New("channels.NewRouter: a Submitter (the agent loop) is required")
+	case cfg.Store == nil:
+		return nil, errors.New("channels.NewRouter: a Store (the engine's) is required")
+	}
 	switch cfg.Scope {
 	case "":
 		cfg.Scope = ScopePerChat
@@ -234,42 +248,18 @@ func NewRouter(cfg RouterConfig) (*Router, error) {
 		replies: cfg.Replies,
 		metrics: cfg.Metrics,
 		allow:   allow,
-		store:   cfg.Store,
-		chans:   map[string]Channel{},
+
+		decider:   cfg.Decider,
+		submitter: cfg.Submitter,
+		store:     cfg.Store,
+		chans:     map[string]Channel{},
 	}
-	if cfg.Engine != nil || cfg.Loop != nil {
-		if err := r.Bind(cfg.Engine, cfg.Loop); err != nil {
+	if cfg.Relay != nil {
+		if err := cfg.Relay.attach(r); err != nil {
 			return nil, err
 		}
 	}
 	return r, nil
-}
-
-// Bind gives the router its engine and agent loop (see the wiring order on
-// Router). It may be called once.
-func (r *Router) Bind(e *approval.Engine, l *agent.Loop) error {
-	if e == nil || l == nil {
-		return errors.New("channels.Router.Bind: both an engine and a loop are required")
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.engine != nil {
-		return errors.New("channels.Router.Bind: already bound")
-	}
-	r.engine, r.loop = e, l
-	if r.store == nil {
-		r.store = e.Store()
-	}
-	return nil
-}
-
-func (r *Router) bound() (*approval.Engine, *agent.Loop, approval.Store, error) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if r.engine == nil {
-		return nil, nil, nil, ErrNotBound
-	}
-	return r.engine, r.loop, r.store, nil
 }
 
 // Register adds a channel under its Name. A second channel with the same
@@ -404,13 +394,10 @@ func (r *Router) Ready() error {
 //     waiting and how to answer it.
 //
 // It returns an error only for a channel that is not registered or a
-// router that is not bound; problems the sender should know about are
-// answered in the chat.
+// Submitter error other than agent.ErrBusy and agent.ErrClosed; problems
+// the sender should know about are answered in the chat.
 func (r *Router) HandleMessage(ctx context.Context, m Message) error {
-	eng, loop, store, err := r.bound()
-	if err != nil {
-		return err
-	}
+	eng, loop, store := r.decider, r.submitter, r.store
 	log := r.log.With("channel", m.Channel, "chat_id", m.ChatID, "user_id", m.UserID, "msg_id", m.MessageID)
 	ch, err := r.channel(m.Channel)
 	if err != nil {
@@ -602,7 +589,7 @@ func (r *Router) duplicate(ctx context.Context, log *slog.Logger, store approval
 
 // decideTyped applies a typed 确认 / 取消 to the pending approval in the
 // background and answers with the outcome.
-func (r *Router) decideTyped(ctx context.Context, eng *approval.Engine, ch Channel, to Target, m Message, pending *approval.Approval, reply approval.Reply, log *slog.Logger) {
+func (r *Router) decideTyped(ctx context.Context, eng Decider, ch Channel, to Target, m Message, pending *approval.Approval, reply approval.Reply, log *slog.Logger) {
 	verb := approval.Approve
 	if reply == approval.ReplyCancel {
 		verb = approval.Reject
@@ -661,18 +648,15 @@ func (r *Router) decideTyped(ctx context.Context, eng *approval.Engine, ch Chann
 // the approval's current outcome (its final one, or already_decided) and
 // never decides twice; a malformed value (bad id → missing; a verb other
 // than approve / reject or no hash → tampered) decides nothing; anything
-// else is Engine.Decide as the clicker. The error is non-nil only when the
-// store could not be reached (nothing was run) or the router is not bound.
+// else is Decider.Decide as the clicker. The error is non-nil only when
+// the store could not be reached (nothing was run).
 //
 // When Decide fails, the click's de-duplication mark is released (Forget):
 // nothing was decided, so the same click tried again must be decided, not
 // answered as a duplicate. (Some platforms, DingTalk among them, give every
 // click of one button by one user the same event id.)
 func (r *Router) HandleCardAction(ctx context.Context, a CardAction) (approval.Outcome, error) {
-	eng, _, store, err := r.bound()
-	if err != nil {
-		return approval.Outcome{}, err
-	}
+	eng, store := r.decider, r.store
 	log := r.log.With("channel", a.Channel, "chat_id", a.ChatID, "user_id", a.UserID, "msg_id", a.MessageID, "approval_id", a.ApprovalID)
 	r.metrics.Inbound(a.Channel)
 	if !r.allowed(a.Channel, a.UserID, a.ChatID) {
@@ -750,7 +734,7 @@ func (r *Router) release(ctx context.Context, log *slog.Logger, store approval.S
 // currentOutcome is the answer to a repeated click: the final outcome if
 // the approval has ended, else already_decided (the first click is being
 // decided).
-func (r *Router) currentOutcome(ctx context.Context, eng *approval.Engine, id approval.ID) (approval.Outcome, error) {
+func (r *Router) currentOutcome(ctx context.Context, eng Decider, id approval.ID) (approval.Outcome, error) {
 	if !id.Valid() {
 		return r.outcome(approval.StatusMissing), nil
 	}
@@ -825,9 +809,7 @@ func (r *Router) threadOf(a *approval.Approval) string {
 // turn of this process waits for it (agent.Loop.Resume). It goes on after
 // a failure and reports them all.
 func (r *Router) Settle(ctx context.Context, a *approval.Approval, o approval.Outcome) error {
-	if _, loop, _, err := r.bound(); err == nil {
-		defer loop.Resume(a, o)
-	}
+	defer r.submitter.Resume(a, o)
 	v := cards.Final(a, o, r.text, r.cfg.Lang)
 	var errs []error
 	for _, ref := range a.Cards {
@@ -885,11 +867,7 @@ func outKind(k agent.SayKind) OutKind {
 // PendingView returns the card of the pending approval of to's session,
 // or nil (PendingViewer).
 func (r *Router) PendingView(ctx context.Context, to Target) (*cards.View, error) {
-	eng, _, _, err := r.bound()
-	if err != nil {
-		return nil, err
-	}
-	a, err := eng.Pending(ctx, SessionKey(r.cfg.Scope, to.Channel, to.ChatID, to.UserID, to.ThreadID))
+	a, err := r.decider.Pending(ctx, SessionKey(r.cfg.Scope, to.Channel, to.ChatID, to.UserID, to.ThreadID))
 	if err != nil || a == nil {
 		return nil, err
 	}
@@ -900,14 +878,10 @@ func (r *Router) PendingView(ctx context.Context, to Target) (*cards.View, error
 // ApprovalView returns the card of approval id while it is pending, if
 // messageID of channel shows it (ApprovalViewer).
 func (r *Router) ApprovalView(ctx context.Context, channel string, id approval.ID, messageID string) (*cards.View, error) {
-	eng, _, _, err := r.bound()
-	if err != nil {
-		return nil, err
-	}
 	if !id.Valid() || messageID == "" {
 		return nil, nil
 	}
-	a, err := eng.Get(ctx, id)
+	a, err := r.decider.Get(ctx, id)
 	if err != nil {
 		if approval.KindOf(err) == errkind.NotFound {
 			return nil, nil
@@ -932,7 +906,7 @@ func (r *Router) notice(ctx context.Context, ch Channel, to Target, log *slog.Lo
 
 // waitingNotice tells the sender that an approval waits and how to answer.
 func (r *Router) waitingNotice(a *approval.Approval) string {
-	what := firstLine(a.Summary) // the agent's summary names the tool: "erase: …"
+	what := clip.Runes(clip.FirstLine(a.Summary), 120) // the agent's summary names the tool: "erase: …"
 	if what == "" || len(a.Calls) > 1 {
 		what = fmt.Sprintf("%s, %d call(s)", a.Tool(), len(a.Calls))
 	}
@@ -973,16 +947,6 @@ func (r *Router) words() routerWords {
 		return wordsZH
 	}
 	return wordsEN
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	if rs := []rune(s); len(rs) > 120 {
-		s = string(rs[:120]) + "…"
-	}
-	return s
 }
 
 var (

@@ -191,17 +191,15 @@ func newRigWith(t testing.TB, store approval.Store, engClock clock.Clock, loopMo
 		store = memstore.New(memstore.Options{})
 	}
 	g := &rig{ch: newFake("fake"), erase: hitltest.NewTool("erase", approval.EffectDestructive), model: &hitltest.Model{}}
-	cfg := RouterConfig{Store: store, Lang: "en", Logger: quiet}
+	relay := NewRelay()
+	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: relay, Speaker: relay, Model: g.model, Tools: []agent.Tool{g.erase}, Clock: engClock, Loop: loopMod})
+	eng, loop := st.Engine, st.Loop
+	cfg := RouterConfig{Decider: eng, Submitter: loop, Relay: relay, Store: store, Lang: "en", Logger: quiet}
 	for _, m := range mod {
 		m(&cfg)
 	}
 	r, err := NewRouter(cfg)
 	if err != nil {
-		t.Fatal(err)
-	}
-	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: r, Speaker: r, Model: g.model, Tools: []agent.Tool{g.erase}, Clock: engClock, Loop: loopMod})
-	eng, loop := st.Engine, st.Loop
-	if err := r.Bind(eng, loop); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.Register(g.ch); err != nil {

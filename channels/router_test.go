@@ -350,12 +350,13 @@ func TestSettleEveryCard(t *testing.T) {
 }
 
 func TestRegisterAndReady(t *testing.T) {
-	r, err := NewRouter(RouterConfig{Logger: quiet})
+	parts := RouterConfig{Decider: &fakeDecider{}, Submitter: &fakeSubmitter{}, Store: memstore.New(memstore.Options{}), Logger: quiet}
+	r, err := NewRouter(parts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.HandleMessage(context.Background(), msg("alice", "hi")); !errors.Is(err, ErrNotBound) {
-		t.Fatalf("unbound HandleMessage: %v", err)
+	if err := r.HandleMessage(context.Background(), msg("alice", "hi")); err == nil || !strings.Contains(err.Error(), `no channel "fake"`) {
+		t.Fatalf("HandleMessage on an unregistered channel: %v", err)
 	}
 	a, b := newFake("b"), newFake("a")
 	if err := r.Register(a); err != nil {
@@ -383,11 +384,15 @@ func TestRegisterAndReady(t *testing.T) {
 	if err := r.Close(context.Background()); err != nil || !a.closed || !b.closed {
 		t.Fatalf("Close: %v", err)
 	}
-	if _, err := NewRouter(RouterConfig{Scope: "per_galaxy"}); err == nil {
-		t.Fatal("an unknown scope was accepted")
+	bad := parts
+	bad.Scope = "per_galaxy"
+	if _, err := NewRouter(bad); err == nil || !strings.Contains(err.Error(), "per_galaxy") {
+		t.Fatalf("an unknown scope: %v", err)
 	}
-	if _, err := NewRouter(RouterConfig{Lang: "fr"}); err == nil {
-		t.Fatal("an unknown language was accepted")
+	bad = parts
+	bad.Lang = "fr"
+	if _, err := NewRouter(bad); err == nil || !strings.Contains(err.Error(), "fr") {
+		t.Fatalf("an unknown language: %v", err)
 	}
 }
 

@@ -147,15 +147,13 @@ func newHarness(t testing.TB, mod ...func(*setup)) *harness {
 	h := &harness{t: t, clk: s.clk, audit: &hitltest.Trail{}, release: make(chan struct{}),
 		erase: opTool("erase", approval.EffectDestructive), look: opTool("look", approval.EffectRead)}
 	store := s.store
-	router, err := channels.NewRouter(channels.RouterConfig{Store: store, Logger: quiet, Clock: h.clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: router, Speaker: router, Model: script(h.release),
+	relay := channels.NewRelay()
+	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: relay, Speaker: relay, Model: script(h.release),
 		Tools: []agent.Tool{h.erase, h.look, connectTool{}}, Audit: h.audit, Clock: h.clk, Policy: s.policy})
 	h.engine = st.Engine
 	loop := st.Loop
-	if err := router.Bind(h.engine, loop); err != nil {
+	router, err := channels.NewRouter(channels.RouterConfig{Decider: h.engine, Submitter: loop, Relay: relay, Store: store, Logger: quiet, Clock: h.clk})
+	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := s.cfg

@@ -96,11 +96,9 @@ func start(t *testing.T, in io.Reader) *harness {
 			return nil, err
 		}
 		store := memstore.New(memstore.Options{})
-		router, err := channels.NewRouter(channels.RouterConfig{Store: store, Logger: quiet})
-		if err != nil {
-			return nil, err
-		}
-		h.engine, err = approval.NewEngine(approval.EngineConfig{Store: store, Notifier: router, Dispatcher: reg, Audit: h.audit, Logger: quiet})
+		relay := channels.NewRelay()
+		var err error
+		h.engine, err = approval.NewEngine(approval.EngineConfig{Store: store, Notifier: relay, Dispatcher: reg, Audit: h.audit, Logger: quiet})
 		if err != nil {
 			return nil, err
 		}
@@ -109,11 +107,12 @@ func start(t *testing.T, in io.Reader) *harness {
 			return nil, err
 		}
 		loop, err := agent.NewLoop(agent.LoopConfig{Model: script(h.model.asked, h.model.gate), Tools: reg, Engine: h.engine, Policy: func() *approval.Policy { return pol },
-			History: agent.NewMemoryHistory(), Speaker: router, Logger: quiet, SlowNotice: time.Hour})
+			History: agent.NewMemoryHistory(), Speaker: relay, Logger: quiet, SlowNotice: time.Hour})
 		if err != nil {
 			return nil, err
 		}
-		if err := router.Bind(h.engine, loop); err != nil {
+		router, err := channels.NewRouter(channels.RouterConfig{Decider: h.engine, Submitter: loop, Relay: relay, Store: store, Logger: quiet})
+		if err != nil {
 			return nil, err
 		}
 		if err := router.Register(ch); err != nil {

@@ -77,27 +77,38 @@ type Config struct {
 	// accepted once: it is remembered until it could no longer verify.
 	MaxSignAge time.Duration `mapstructure:"max_sign_age"`
 	// LeaseKey is the Redis key of the stream-ownership lease when a lease
-	// is given (UseLease). Default "hitlbot:dingtalk:stream:<client_id>".
+	// is given (Lease). Default "hitlbot:dingtalk:stream:<client_id>".
 	LeaseKey string `mapstructure:"lease_key"`
 	// LeaseTTL is how long a dead owner keeps the stream before another
 	// replica takes it; the owner also checks its stream connection every
 	// third of it. Default 15s; negative is refused.
 	LeaseTTL time.Duration `mapstructure:"lease_ttl"`
+	// Lease, when set, makes the stream connection depend on holding it
+	// (see NewRedisLease on LeaseKey and LeaseTTL): only the replica that
+	// holds it connects. Not a YAML key: the server sets a Redis lease
+	// when the store is Redis. Default LocalLease{}: a lone replica.
+	Lease Lease `mapstructure:"-"`
+	// Marks, when set, is where HTTP mode remembers the (timestamp, sign)
+	// pair of every request it accepted: the store the replicas share
+	// (approval.Store), so a captured pair is refused by every replica,
+	// not only by the one that saw it first. Not a YAML key: the server
+	// sets its approval store. Default: this process only.
+	Marks Marks `mapstructure:"-"`
 }
 
 // Channel is the DingTalk channel (channels.Channel).
 type Channel struct {
-	cfg  Config
-	log  *slog.Logger
-	api  *apiClient
-	hook *url.URL
-	now  func() time.Time
+	cfg   Config
+	log   *slog.Logger
+	api   *apiClient
+	hook  *url.URL
+	now   func() time.Time
+	lease Lease // Config.Lease, or LocalLease
+	marks Marks // HTTP mode: (timestamp, sign) pairs used (Config.Marks, or this process's)
 
 	mu      sync.Mutex
 	h       channels.Handler
 	chats   map[string]chatInfo // conversationId → what replies need
-	lease   Lease
-	marks   Marks // HTTP mode: (timestamp, sign) pairs used
 	started bool
 	closed  bool
 	stream  *stream
@@ -179,41 +190,21 @@ func New(cfg Config, logger *slog.Logger) (*Channel, error) {
 		logger = slog.Default()
 	}
 	logger = logger.With("channel", Name)
-	c := &Channel{cfg: cfg, log: logger, hook: hook, now: time.Now, chats: map[string]chatInfo{}, lease: LocalLease{}}
-	c.marks = marks.NewLocal(func() time.Time { return c.now() })
+	c := &Channel{cfg: cfg, log: logger, hook: hook, now: time.Now, chats: map[string]chatInfo{}, lease: cfg.Lease, marks: cfg.Marks}
+	if c.lease == nil {
+		c.lease = LocalLease{}
+	}
+	if c.marks == nil {
+		c.marks = marks.NewLocal(func() time.Time { return c.now() })
+	}
 	c.api = &apiClient{base: cfg.APIBaseURL, key: cfg.ClientID, secret: cfg.ClientSecret,
 		http: &http.Client{Timeout: cfg.HTTPTimeout}, now: c.now}
 	return c, nil
 }
 
-// UseLease makes the stream connection depend on holding l (see
-// NewRedisLease): only the replica holding it connects. Call before Start.
-// Without it the channel behaves as a lone replica (LocalLease).
-func (c *Channel) UseLease(l Lease) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if l == nil {
-		l = LocalLease{}
-	}
-	c.lease = l
-}
-
 // Marks is where HTTP mode remembers the (timestamp, sign) pairs it
-// accepted. approval.Store implements it.
+// accepted (Config.Marks). approval.Store implements it.
 type Marks = marks.Store
-
-// UseStore makes HTTP mode remember the (timestamp, sign) pair of every
-// request it accepted in s, the store the replicas share (approval.Store),
-// so a captured pair is refused by every replica, not only by the one that
-// saw it first. Call before Start. Without it the pairs are remembered in
-// this process only.
-func (c *Channel) UseStore(s Marks) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if s != nil {
-		c.marks = s
-	}
-}
 
 // Name is "dingtalk".
 func (c *Channel) Name() string { return Name }

@@ -307,11 +307,11 @@ func TestLeaseFailover(t *testing.T) {
 	// Two channels on one lease key: one stream at a time, fail-over on Close.
 	f := dingtalktest.New(t)
 	mk := func() *Channel {
-		ch, err := New(Config{ClientID: "k", ClientSecret: "s", APIBaseURL: f.URL(), LeaseTTL: 600 * time.Millisecond}, quiet)
+		ttl := 600 * time.Millisecond
+		ch, err := New(Config{ClientID: "k", ClientSecret: "s", APIBaseURL: f.URL(), LeaseTTL: ttl, Lease: NewRedisLease(rdb, prefix+"stream", ttl)}, quiet)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ch.UseLease(NewRedisLease(rdb, prefix+"stream", ch.cfg.LeaseTTL))
 		if err := ch.Start(ctx, nopHandler{}); err != nil {
 			t.Fatal(err)
 		}
@@ -364,12 +364,11 @@ func TestLeaseFailoverWhenOwnerCutOff(t *testing.T) {
 	f := dingtalktest.New(t)
 	ttl := 600 * time.Millisecond
 	mk := func() (*Channel, *cutLease) {
-		ch, err := New(Config{ClientID: "k", ClientSecret: "s", APIBaseURL: f.URL(), LeaseTTL: ttl}, quiet)
+		l := &cutLease{Lease: NewRedisLease(rdb, prefix+"stream", ttl)}
+		ch, err := New(Config{ClientID: "k", ClientSecret: "s", APIBaseURL: f.URL(), LeaseTTL: ttl, Lease: l}, quiet)
 		if err != nil {
 			t.Fatal(err)
 		}
-		l := &cutLease{Lease: NewRedisLease(rdb, prefix+"stream", ttl)}
-		ch.UseLease(l)
 		if err := ch.Start(ctx, nopHandler{}); err != nil {
 			t.Fatal(err)
 		}

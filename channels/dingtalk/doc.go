@@ -16,8 +16,8 @@
 // approver rule names).
 //
 // In HTTP mode the sign covers only the timestamp, not the body, so each
-// (timestamp, sign) pair is accepted once: UseStore (the shared store)
-// remembers it until it could no longer verify, and a reused pair is 401
+// (timestamp, sign) pair is accepted once: Config.Marks (the shared
+// store) remembers it until it could no longer verify, and a reused pair is 401
 // (see HTTPHandler for the trade-off).
 //
 // Answers go through the message's sessionWebhook while it is valid (90
@@ -57,7 +57,7 @@
 //
 // DingTalk gives each push to one of the open connections, but what
 // several connections with the same credentials do on reconnect is not
-// documented. With UseLease(NewRedisLease(rdb, cfg.LeaseKey, cfg.LeaseTTL))
+// documented. With Config.Lease = NewRedisLease(rdb, cfg.LeaseKey, cfg.LeaseTTL)
 // only the replica holding a lease in Redis (SET NX PX with a random token,
 // renewed every TTL/3 by a compare-and-pexpire script, released by a
 // compare-and-delete) opens the stream; the others stand by and retry

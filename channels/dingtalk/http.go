@@ -62,10 +62,7 @@ func (c *Channel) freshSign(ctx context.Context, timestamp, sign string, now tim
 		return false, err
 	}
 	ttl := time.UnixMilli(ms).Add(c.cfg.MaxSignAge).Sub(now) + time.Second
-	c.mu.Lock()
-	marks := c.marks
-	c.mu.Unlock()
-	return marks.Seen(ctx, "dingtalk:sign:"+signKey(timestamp, sign), ttl)
+	return c.marks.Seen(ctx, "dingtalk:sign:"+signKey(timestamp, sign), ttl)
 }
 
 // HTTPHandler serves the HTTP (outgoing robot) mode: DingTalk POSTs each
@@ -75,8 +72,8 @@ func (c *Channel) freshSign(ctx context.Context, timestamp, sign string, now tim
 // The body is not signed: the sign covers only the timestamp, so whoever
 // captures one request could send any body (another sender, "确认") with
 // its headers while the timestamp is within MaxSignAge. So each pair is
-// accepted once: it is marked in the store of marks (UseStore: the store
-// the replicas share) until it could no longer verify, and a pair seen
+// accepted once: it is marked in the store of marks (Config.Marks: the
+// store the replicas share) until it could no longer verify, and a pair seen
 // before is 401. The price: a request DingTalk itself sends again with the
 // same headers is refused (its msgId would make it a duplicate anyway),
 // and two requests signed in the same millisecond would be one pair (the

@@ -102,11 +102,10 @@ func TestHTTPSignReplayAcrossReplicas(t *testing.T) {
 	f := dingtalktest.New(t)
 	shared := memstore.New(memstore.Options{})
 	replica := func(m Marks) *httptest.Server {
-		ch, err := New(Config{ClientID: "k", ClientSecret: "s", Mode: ModeHTTP, APIBaseURL: f.URL(), WebhookBaseURL: f.URL()}, quiet)
+		ch, err := New(Config{ClientID: "k", ClientSecret: "s", Mode: ModeHTTP, APIBaseURL: f.URL(), WebhookBaseURL: f.URL(), Marks: m}, quiet)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ch.UseStore(m)
 		if err := ch.Start(context.Background(), nopHandler{}); err != nil {
 			t.Fatal(err)
 		}
@@ -153,12 +152,11 @@ func (r *recordingMarks) Seen(_ context.Context, _ string, ttl time.Duration) (b
 // Item 1: a pair is remembered for as long as it could verify, a
 // timestamp in the future included.
 func TestSignMarkLastsWhileThePairVerifies(t *testing.T) {
-	c, err := New(Config{ClientID: "k", ClientSecret: "s", Mode: ModeHTTP}, quiet)
+	m := &recordingMarks{}
+	c, err := New(Config{ClientID: "k", ClientSecret: "s", Mode: ModeHTTP, Marks: m}, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &recordingMarks{}
-	c.UseStore(m)
 	now := time.Now()
 	for _, at := range []time.Time{now, now.Add(-30 * time.Minute), now.Add(30 * time.Minute)} {
 		ts := strconv.FormatInt(at.UnixMilli(), 10)
@@ -403,11 +401,10 @@ func TestLeaseTTLMustBePositive(t *testing.T) {
 		t.Fatal("a lease key was written")
 	}
 	f := dingtalktest.New(t)
-	ch, err := New(Config{ClientID: "k", ClientSecret: "s", APIBaseURL: f.URL()}, quiet)
+	ch, err := New(Config{ClientID: "k", ClientSecret: "s", APIBaseURL: f.URL(), Lease: NewRedisLease(rdb, prefix+"stream", 0)}, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ch.UseLease(NewRedisLease(rdb, prefix+"stream", 0))
 	if err := ch.Start(ctx, nopHandler{}); !errors.Is(err, ErrLeaseTTL) {
 		t.Fatalf("Start with a zero lease TTL: %v", err)
 	}

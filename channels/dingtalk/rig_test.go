@@ -50,13 +50,11 @@ func newRigStore(t *testing.T, mod func(*Config), store approval.Store) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := channels.NewRouter(channels.RouterConfig{Store: store, Lang: "en", Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: r, Speaker: r, Model: g.model, Tools: []agent.Tool{g.erase}})
+	relay := channels.NewRelay()
+	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: relay, Speaker: relay, Model: g.model, Tools: []agent.Tool{g.erase}})
 	eng, loop, ctx := st.Engine, st.Loop, st.Ctx
-	if err := r.Bind(eng, loop); err != nil {
+	r, err := channels.NewRouter(channels.RouterConfig{Decider: eng, Submitter: loop, Relay: relay, Store: store, Lang: "en", Logger: quiet})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if err := r.Register(ch); err != nil {

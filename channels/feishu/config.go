@@ -50,6 +50,12 @@ type Config struct {
 	// channel answers a click with. Not a YAML key of its own: the server
 	// sets it from approval.outcome_text, so it equals the router's.
 	Text approval.OutcomeText `mapstructure:"-"`
+	// Marks, when set, is where webhook mode remembers every request it
+	// accepted: the store the replicas share (approval.Store), so a
+	// captured request is refused by every replica, not only by the one
+	// that saw it first. Not a YAML key: the server sets its approval
+	// store. Default: this process only.
+	Marks Marks `mapstructure:"-"`
 	// RequestTimeout bounds every HTTP request to Feishu (API calls and the
 	// long connection's bootstrap). Default 10s.
 	RequestTimeout time.Duration `mapstructure:"request_timeout"`

@@ -13,7 +13,7 @@
 // The webhook checks each request itself before the dispatcher sees it
 // (see WebhookHandler): the signature, a timestamp within MaxRequestAge,
 // and that the (timestamp, nonce, signature) was not seen before, in the
-// store the replicas share (UseStore), so a captured request cannot be
+// store the replicas share (Config.Marks), so a captured request cannot be
 // posted again; a malformed body is 400, an unsigned, stale or replayed
 // one 401, logged as WARN at most once per reason per warnEvery.
 //
@@ -95,9 +95,8 @@
 //
 // # Wiring
 //
-//	fs, err := feishu.New(feishu.Config{AppID: …, AppSecret: …}, logger)
+//	fs, err := feishu.New(feishu.Config{AppID: …, AppSecret: …, Marks: store}, logger) // store: the approval store the replicas share
 //	_ = router.Register(fs)
-//	fs.UseStore(store) // the approval store the replicas share
 //	if cfg.Mode == feishu.ModeWebhook { mux.Handle("/webhook/feishu", fs.WebhookHandler()) }
 //	_ = router.Start(ctx) // starts fs with the router as its Handler
 //

@@ -15,6 +15,7 @@ import (
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/cards"
 	"github.com/hitlbot/hitlbot/channels"
+	"github.com/hitlbot/hitlbot/internal/clip"
 )
 
 // messageAckWait is how long the message handler waits for the router
@@ -346,7 +347,7 @@ func (c *Channel) outcomeResponse(o approval.Outcome, view cards.View, haveView 
 }
 
 func toast(kind, text string) *callback.CardActionTriggerResponse {
-	return &callback.CardActionTriggerResponse{Toast: &callback.Toast{Type: kind, Content: truncate(text, 200)}}
+	return &callback.CardActionTriggerResponse{Toast: &callback.Toast{Type: kind, Content: clip.Runes(text, 200)}}
 }
 
 func rawCard(card map[string]any) *callback.Card {

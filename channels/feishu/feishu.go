@@ -55,7 +55,7 @@ type Channel struct {
 	msgLimit  keyLimiter // patches per message
 
 	now   func() time.Time // the clock of the webhook's timestamp bound
-	marks Marks            // webhook requests seen (UseStore)
+	marks Marks            // webhook requests seen (Config.Marks)
 }
 
 // New checks cfg and returns a channel. It does no I/O.
@@ -77,7 +77,10 @@ func New(cfg Config, logger *slog.Logger) (*Channel, error) {
 		cards: map[string]*shownCard{},
 		now:   time.Now,
 	}
-	c.marks = marks.NewLocal(func() time.Time { return c.now() })
+	c.marks = cfg.Marks
+	if c.marks == nil {
+		c.marks = marks.NewLocal(func() time.Time { return c.now() })
+	}
 	c.warns = newLimitedLog(func() time.Time { return c.now() })
 	c.client = lark.NewClient(cfg.AppID, cfg.AppSecret,
 		lark.WithOpenBaseUrl(cfg.BaseURL),
@@ -344,13 +347,5 @@ func (s sdkLogger) Debug(ctx context.Context, args ...interface{}) { s.log(ctx, 
 func (s sdkLogger) Info(ctx context.Context, args ...interface{})  { s.log(ctx, slog.LevelInfo, args) }
 func (s sdkLogger) Warn(ctx context.Context, args ...interface{})  { s.log(ctx, slog.LevelWarn, args) }
 func (s sdkLogger) Error(ctx context.Context, args ...interface{}) { s.log(ctx, slog.LevelError, args) }
-
-func truncate(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
-}
 
 var _ channels.Channel = (*Channel)(nil)

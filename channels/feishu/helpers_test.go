@@ -113,6 +113,12 @@ func newRigWith(t *testing.T, o rigOptions, mod ...func(*Config, *hitltest.Tool)
 	for _, m := range mod {
 		m(&cfg, g.erase)
 	}
+	store := o.store
+	if store == nil {
+		store = memstore.New(memstore.Options{})
+	}
+	// As the server does: the webhook's request marks in the shared store.
+	cfg.Marks = store
 	g.cfg = cfg
 	chLog := quiet
 	if o.log != nil {
@@ -126,20 +132,11 @@ func newRigWith(t *testing.T, o rigOptions, mod ...func(*Config, *hitltest.Tool)
 	if o.now != nil {
 		ch.now = o.now
 	}
-	store := o.store
-	if store == nil {
-		store = memstore.New(memstore.Options{})
-	}
-	// As the server does: the webhook's request marks in the shared store.
-	ch.UseStore(store)
 	if o.webhook {
 		g.srv = httptest.NewServer(ch.WebhookHandler())
 		t.Cleanup(g.srv.Close)
 	}
-	r, err := channels.NewRouter(channels.RouterConfig{Store: store, Lang: "en", Logger: quiet, Scope: scope})
-	if err != nil {
-		t.Fatal(err)
-	}
+	relay := channels.NewRelay()
 	var pc *approval.PolicyConfig
 	if o.approvers != "" {
 		c := approval.DefaultPolicyConfig()
@@ -149,9 +146,10 @@ func newRigWith(t *testing.T, o rigOptions, mod ...func(*Config, *hitltest.Tool)
 		}
 		pc = &c
 	}
-	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: r, Speaker: r, Model: g.model, Tools: []agent.Tool{g.erase}, Policy: pc})
+	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: relay, Speaker: relay, Model: g.model, Tools: []agent.Tool{g.erase}, Policy: pc})
 	eng, loop, ctx := st.Engine, st.Loop, st.Ctx
-	if err := r.Bind(eng, loop); err != nil {
+	r, err := channels.NewRouter(channels.RouterConfig{Decider: eng, Submitter: loop, Relay: relay, Store: store, Lang: "en", Logger: quiet, Scope: scope})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if err := r.Register(ch); err != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/cards"
 	"github.com/hitlbot/hitlbot/channels"
+	"github.com/hitlbot/hitlbot/internal/clip"
 )
 
 // Feishu codes the channel acts on.
@@ -182,7 +183,7 @@ const maxTextRunes = 30000
 
 // textContent is the content of a text message, built with json.Marshal.
 func textContent(s string) (string, error) {
-	b, err := json.Marshal(map[string]string{"text": truncate(s, maxTextRunes)})
+	b, err := json.Marshal(map[string]string{"text": clip.Runes(s, maxTextRunes)})
 	return string(b), err
 }
 

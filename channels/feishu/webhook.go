@@ -19,6 +19,8 @@ import (
 
 	larkevent "github.com/larksuite/oapi-sdk-go/v3/event"
 	"github.com/larksuite/oapi-sdk-go/v3/event/dispatcher"
+
+	"github.com/hitlbot/hitlbot/internal/clip"
 )
 
 // maxWebhookBody bounds a webhook request body.
@@ -67,7 +69,7 @@ const (
 //   - Fresh: X-Lark-Request-Timestamp (Unix seconds) within
 //     MaxRequestAge of now, either way (401).
 //   - Once: the (timestamp, nonce, signature) is marked in the store of
-//     marks (UseStore: the store the replicas share) until the timestamp
+//     marks (Config.Marks: the store the replicas share) until the timestamp
 //     leaves the bound; one seen before is 401, so a captured request
 //     cannot be posted again, to this replica or another. A store that
 //     cannot say is 503: freshness is not assumed.
@@ -113,7 +115,7 @@ func (c *Channel) serveWebhook(w http.ResponseWriter, r *http.Request) {
 		}
 		attrs := []any{"status", ref.status}
 		if ref.err != nil {
-			attrs = append(attrs, "err", truncate(ref.err.Error(), 200))
+			attrs = append(attrs, "err", clip.Runes(ref.err.Error(), 200))
 		}
 		c.warns.log(r.Context(), c.log, level, ref.reason, "feishu webhook request refused", attrs...)
 		writeMsg(w, ref.status, ref.reason)
@@ -187,8 +189,7 @@ func (c *Channel) webhook(ctx context.Context, w http.ResponseWriter, r *http.Re
 	// store. The mark lasts until the timestamp leaves the bound (up to
 	// twice MaxRequestAge from now for one in the future), plus a second.
 	key := "feishu:req:" + requestKey(ts, nonce, sig)
-	marks := c.store()
-	first, err := marks.Seen(ctx, key, signedAt.Add(c.cfg.MaxRequestAge).Sub(now)+time.Second)
+	first, err := c.marks.Seen(ctx, key, signedAt.Add(c.cfg.MaxRequestAge).Sub(now)+time.Second)
 	if err != nil {
 		return 0, nil, &refusal{status: http.StatusServiceUnavailable, reason: reasonStore, err: err}
 	}
@@ -201,7 +202,7 @@ func (c *Channel) webhook(ctx context.Context, w http.ResponseWriter, r *http.Re
 	status, body, ref := c.dispatch(ctx, plain)
 	if ref != nil && ref.status >= 500 {
 		// Feishu delivers a failed request again: let the same one in.
-		if err := marks.Forget(context.WithoutCancel(ctx), key); err != nil {
+		if err := c.marks.Forget(context.WithoutCancel(ctx), key); err != nil {
 			c.log.Warn("could not remove the mark of a failed webhook request; Feishu's retry with the same headers will be refused", "err", err)
 		}
 	}

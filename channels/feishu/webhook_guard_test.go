@@ -328,11 +328,11 @@ func TestWebhookStoreDownRefuses(t *testing.T) {
 	cfg := testConfig(fake)
 	cfg.BotOpenID = "ou_bot"
 	cfg.Mode, cfg.EncryptKey = ModeWebhook, webhookKey
+	cfg.Marks = downMarks{}
 	ch, err := New(cfg, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ch.UseStore(downMarks{})
 	h := &recorder{}
 	if err := ch.Start(context.Background(), h); err != nil {
 		t.Fatal(err)

@@ -43,13 +43,11 @@ func newServer(t testing.TB, opts ...option) *server {
 	erase.About = "Erases the named thing for good"
 	s := &server{erase: erase, clk: clock.NewFake(time.Now())}
 	store := memstore.New(memstore.Options{})
-	r, err := channels.NewRouter(channels.RouterConfig{Store: store, Lang: "en", Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: r, Speaker: r, Tools: []agent.Tool{s.erase}, Clock: s.clk})
+	relay := channels.NewRelay()
+	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: relay, Speaker: relay, Tools: []agent.Tool{s.erase}, Clock: s.clk})
 	eng, loop, reg, ctx := st.Engine, st.Loop, st.Tools, st.Ctx
-	if err := r.Bind(eng, loop); err != nil {
+	r, err := channels.NewRouter(channels.RouterConfig{Decider: eng, Submitter: loop, Relay: relay, Store: store, Lang: "en", Logger: quiet})
+	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := web.Config{AllowAnonymousLocal: true, Tools: reg, Logger: quiet, PingInterval: time.Minute}

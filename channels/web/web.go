@@ -26,6 +26,7 @@ import (
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/cards"
 	"github.com/hitlbot/hitlbot/channels"
+	"github.com/hitlbot/hitlbot/internal/clip"
 	"github.com/hitlbot/hitlbot/internal/clock"
 )
 
@@ -441,7 +442,7 @@ func (w *Web) newStep(chatID string, user approval.UserID, sid string, v cards.V
 		}
 	}
 	if desc == "" {
-		desc = firstLine(v.Summary)
+		desc = clip.FirstLine(v.Summary)
 	}
 	frame, err := json.Marshal(confirmFrame{
 		Type: typeUserConfirm, Event: typeUserConfirm, SessionID: sid, StepID: st.id, Timestamp: w.now(),
@@ -727,13 +728,6 @@ func randomHex(n int) string {
 		panic("web: crypto/rand failed: " + err.Error())
 	}
 	return hex.EncodeToString(b)
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 var _ channels.Channel = (*Web)(nil)

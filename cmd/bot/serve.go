@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hitlbot/hitlbot/agent"
+	"github.com/hitlbot/hitlbot/agent/model"
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/audit"
 	"github.com/hitlbot/hitlbot/approval/memstore"
@@ -66,9 +67,38 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	return 0
 }
 
-// core is everything a running bot is made of, built by newCore in the
-// order the parts need each other: store, audit, tools, model, router,
-// engine, loop, channels. serve adds the HTTP server; chat the terminal.
+// core is everything a running bot is made of. Its lifecycle, in order:
+//
+// Build (newCore), each part from the ones before it:
+//
+//  1. the data directory and the store (memory or Redis);
+//  2. the audit trail (the file, and the Redis stream with Redis);
+//  3. the tools, each wrapped for metrics;
+//  4. the model (OpenAI-compatible or rules), wrapped for metrics;
+//  5. the approval policy, held in an atomic pointer for reloads;
+//  6. the relay (channels.Relay): the router's face to the engine and the
+//     loop, made before all three, because the engine notifies the router
+//     and the loop speaks through it while the router decides with the
+//     engine and submits to the loop;
+//  7. the engine, with the relay (wrapped for metrics) as its Notifier;
+//  8. the history, the session locker (Redis only) and the agent loop,
+//     with the engine and with the relay as its Speaker;
+//  9. the router, with the engine as its Decider, the loop as its
+//     Submitter and the relay, which is the router's from then on.
+//
+// Register: 10. the channels (serve: addHTTPChannels; chat: the
+// terminal), each built with what it needs (the store for replay marks,
+// the DingTalk lease) and registered on the router.
+//
+// Start (start): 11. the engine subscribes to outcomes and its sweeper
+// runs; 12. the router starts every channel with itself as the Handler.
+//
+// Stop (shutdown): 13. the router closes the channels (typed decisions in
+// flight finish) and the loop closes (turns end; pending approvals stay in
+// the store); 14. release ends the engine's subscription, flushes and
+// closes the audit trail, and closes the databases and Redis.
+//
+// serve adds the HTTP server and the config watcher; chat the terminal.
 type core struct {
 	cfg     *config.Config
 	log     *slog.Logger
@@ -120,7 +150,7 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 		return c, fmt.Errorf("server.data_dir: %w", err)
 	}
 
-	// Store.
+	// 1. Store.
 	switch cfg.Store.Backend {
 	case "redis":
 		rc, err := redisstore.NewClient(cfg.Store.Redis.ClientConfig())
@@ -144,7 +174,7 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 		c.store = memstore.New(memstore.Options{Retention: cfg.Store.Retention})
 	}
 
-	// Audit trail: the file always, the Redis stream too when there is Redis.
+	// 2. Audit trail: the file always, the Redis stream too when there is Redis.
 	if err := os.MkdirAll(filepath.Dir(cfg.Audit.File), 0o750); err != nil {
 		return c, fmt.Errorf("audit.file: %w", err)
 	}
@@ -158,61 +188,44 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 	}
 	c.audit = audit.NewLog(audit.LogConfig{}, nil, log.With("component", "audit"), sinks...)
 
-	// Tools.
+	// 3. Tools.
 	if err := c.buildTools(ctx); err != nil {
 		return c, err
 	}
 
-	// Model.
-	var model agent.Model
+	// 4. Model.
+	var mdl agent.Model
 	switch cfg.Model.Provider {
 	case "openai":
-		m, err := agent.NewOpenAI(cfg.Model.OpenAI, log.With("component", "model"))
+		m, err := model.NewOpenAI(cfg.Model.OpenAI, log.With("component", "model"))
 		if err != nil {
 			return c, err
 		}
-		model = m
+		mdl = m
 	default:
-		m, err := agent.NewRules(cfg.Model.Rules, c.tools)
+		m, err := model.NewRules(cfg.Model.Rules, c.tools)
 		if err != nil {
 			return c, err
 		}
-		model = m
+		mdl = m
 	}
-	model = c.metrics.Model(model, cfg.Model.Provider)
+	mdl = c.metrics.Model(mdl, cfg.Model.Provider)
 
-	// Policy.
+	// 5. Policy.
 	pol, err := approval.NewPolicy(cfg.Approval.EffectivePolicy())
 	if err != nil {
 		return c, fmt.Errorf("approval.policy: %w", err)
 	}
 	c.policy.Store(pol)
 
-	// Router, then the engine and the loop that need it, then Bind.
-	replies, err := approval.NewReplyParser(cfg.Approval.Replies)
-	if err != nil {
-		return c, fmt.Errorf("approval.replies: %w", err)
-	}
-	c.router, err = channels.NewRouter(channels.RouterConfig{
-		Store:    c.store,
-		Replies:  replies,
-		Scope:    channels.Scope(cfg.Approval.SessionScope),
-		DedupTTL: cfg.Approval.DedupTTL,
-		Lang:     cfg.Approval.Lang,
-		Text:     cfg.Approval.OutcomeText,
-		Logger:   log,
-		Metrics:  c.metrics,
-		// Who may use each channel (channels.<name>.allow), and the clock
-		// allowance of typed replies (approval.reply_clock_skew).
-		Allow:          maps.Collect(cfg.Channels.Allow()),
-		ReplyClockSkew: cfg.Approval.ReplyClockSkew,
-	})
-	if err != nil {
-		return c, err
-	}
+	// 6. The relay: the router's face to the engine and the loop, before
+	// the router exists.
+	relay := channels.NewRelay()
+
+	// 7. Engine.
 	c.engine, err = approval.NewEngine(approval.EngineConfig{
 		Store:       c.store,
-		Notifier:    c.metrics.Notifier(c.router),
+		Notifier:    c.metrics.Notifier(relay),
 		Dispatcher:  c.tools,
 		Audit:       c.audit,
 		Logger:      log,
@@ -224,6 +237,7 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 	if err != nil {
 		return c, err
 	}
+	// 8. History, session locker, loop.
 	var history agent.History = agent.NewMemoryHistory()
 	var locker agent.SessionLocker // nil: one replica, the loop's queues order each session
 	if c.redis != nil {
@@ -238,13 +252,13 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 	}
 	c.loop, err = agent.NewLoop(agent.LoopConfig{
 		Lang:          cfg.Approval.Lang,
-		Model:         model,
+		Model:         mdl,
 		Tools:         c.tools,
 		Engine:        c.engine,
 		Policy:        c.policy.Load,
 		History:       history,
 		Locker:        locker,
-		Speaker:       c.router,
+		Speaker:       relay,
 		Logger:        log,
 		SystemPrompt:  cfg.Model.SystemPrompt,
 		MaxToolRounds: cfg.Model.MaxToolRounds,
@@ -254,7 +268,31 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 	if err != nil {
 		return c, err
 	}
-	if err := c.router.Bind(c.engine, c.loop); err != nil {
+
+	// 9. Router: decides with the engine, submits to the loop, and takes
+	// the relay.
+	replies, err := approval.NewReplyParser(cfg.Approval.Replies)
+	if err != nil {
+		return c, fmt.Errorf("approval.replies: %w", err)
+	}
+	c.router, err = channels.NewRouter(channels.RouterConfig{
+		Decider:   c.engine,
+		Submitter: c.loop,
+		Relay:     relay,
+		Store:     c.store,
+		Replies:   replies,
+		Scope:     channels.Scope(cfg.Approval.SessionScope),
+		DedupTTL:  cfg.Approval.DedupTTL,
+		Lang:      cfg.Approval.Lang,
+		Text:      cfg.Approval.OutcomeText,
+		Logger:    log,
+		Metrics:   c.metrics,
+		// Who may use each channel (channels.<name>.allow), and the clock
+		// allowance of typed replies (approval.reply_clock_skew).
+		Allow:          maps.Collect(cfg.Channels.Allow()),
+		ReplyClockSkew: cfg.Approval.ReplyClockSkew,
+	})
+	if err != nil {
 		return c, err
 	}
 	return c, nil
@@ -326,20 +364,20 @@ func (c *core) addHTTPChannels() error {
 			dc.Lang = cfg.Approval.Lang
 		}
 		dc.Text = cfg.Approval.OutcomeText.With(dc.Lang)
-		dingtalk.SetSDKLogger(c.log.With("channel", "dingtalk"))
-		ch, err := dingtalk.New(dc, c.log)
-		if err != nil {
-			return fmt.Errorf("channels.dingtalk: %w", err)
-		}
 		// Signature replay marks in the shared store, so a captured
 		// (timestamp, sign) pair is refused by every replica.
-		ch.UseStore(c.store)
+		dc.Marks = c.store
 		if c.redis != nil {
 			key := dc.LeaseKey
 			if key == "" {
 				key = cfg.Store.Redis.Prefix + "dingtalk:stream:" + dc.ClientID
 			}
-			ch.UseLease(dingtalk.NewRedisLease(c.redis, key, dc.LeaseTTL))
+			dc.Lease = dingtalk.NewRedisLease(c.redis, key, dc.LeaseTTL)
+		}
+		dingtalk.SetSDKLogger(c.log.With("channel", "dingtalk"))
+		ch, err := dingtalk.New(dc, c.log)
+		if err != nil {
+			return fmt.Errorf("channels.dingtalk: %w", err)
 		}
 		if err := c.router.Register(ch); err != nil {
 			return err
@@ -352,13 +390,13 @@ func (c *core) addHTTPChannels() error {
 			fc.Lang = cfg.Approval.Lang
 		}
 		fc.Text = cfg.Approval.OutcomeText.With(fc.Lang)
+		// Webhook request marks in the shared store, so a captured request
+		// is refused by every replica.
+		fc.Marks = c.store
 		ch, err := feishu.New(fc, c.log)
 		if err != nil {
 			return fmt.Errorf("channels.feishu: %w", err)
 		}
-		// Webhook request marks in the shared store, so a captured request
-		// is refused by every replica.
-		ch.UseStore(c.store)
 		if err := c.router.Register(ch); err != nil {
 			return err
 		}
@@ -422,7 +460,8 @@ func (c *core) addHTTPChannels() error {
 	return nil
 }
 
-// start subscribes the engine to outcomes and starts the channels.
+// start subscribes the engine to outcomes and starts the channels (steps
+// 11 and 12 on core).
 func (c *core) start(ctx context.Context) error {
 	ectx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c.engineStop = cancel
@@ -434,7 +473,8 @@ func (c *core) start(ctx context.Context) error {
 }
 
 // shutdown stops the parts in reverse order, each bounded by ctx: the
-// channels and the agent (stopAgents), then the rest (release).
+// channels and the agent (stopAgents, step 13 on core), then the rest
+// (release, step 14).
 func (c *core) shutdown(ctx context.Context) {
 	c.stopAgents(ctx)
 	c.release(ctx)

@@ -11,7 +11,12 @@
 //     loop with a scripted model (the first turn asks for one tool call that
 //     needs approval, the second answers "done"); the decision arrives
 //     through instance B's router as a card action; the tool is a counter
-//     that must run exactly N times.
+//     that must run exactly N times. The two instances share one history and
+//     one session lock (in process), as replicas share them in Redis.
+//   - mode resume: the same conversations, but instance A's loop is closed
+//     once every card is out (its waiters are gone, as when a replica dies),
+//     and each decision on B resumes its turn there: the figures are from
+//     the click to the resumed turn's answer in the chat.
 //
 // Each run prints one JSON object: round trips per second, p50 and p99 of
 // the decision-to-wake step, Redis round trips per approval (counted with a
@@ -209,8 +214,10 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 		err = runEngine(ctx, cfg, sa, sb, cnt, info, log, &res)
 	case "agent":
 		err = runAgent(ctx, cfg, sa, sb, cnt, info, log, &res)
+	case "resume":
+		err = runResume(ctx, cfg, sa, sb, cnt, info, log, &res)
 	default:
-		err = fmt.Errorf("-mode %q: want engine or agent", cfg.Mode)
+		err = fmt.Errorf("-mode %q: want engine, agent or resume", cfg.Mode)
 	}
 	if err != nil {
 		return res, err
@@ -553,19 +560,20 @@ func (scriptedModel) Complete(_ context.Context, req agent.Request) (agent.Respo
 type instance struct {
 	router *channels.Router
 	engine *approval.Engine
+	loop   *agent.Loop
 	ch     *benchChannel
 }
 
-func newInstance(ctx context.Context, s approval.Store, tool *counterTool, log *slog.Logger) (*instance, error) {
+// newInstance builds one replica on store s, sharing hist and locker with
+// the other.
+func newInstance(ctx context.Context, s approval.Store, tool *counterTool, hist agent.History, locker agent.SessionLocker, log *slog.Logger) (*instance, error) {
 	reg := agent.NewRegistry()
 	if err := reg.Register(tool); err != nil {
 		return nil, err
 	}
-	r, err := channels.NewRouter(channels.RouterConfig{Store: s, Logger: log, MaxAge: -1})
-	if err != nil {
-		return nil, err
-	}
-	e, err := approval.NewEngine(approval.EngineConfig{Store: s, Notifier: r, Dispatcher: reg, Audit: nopAudit{}, Logger: log})
+	// The wiring order of cmd/bot/serve.go: relay, engine, loop, router.
+	relay := channels.NewRelay()
+	e, err := approval.NewEngine(approval.EngineConfig{Store: s, Notifier: relay, Dispatcher: reg, Audit: nopAudit{}, Logger: log})
 	if err != nil {
 		return nil, err
 	}
@@ -574,11 +582,12 @@ func newInstance(ctx context.Context, s approval.Store, tool *counterTool, log *
 		return nil, err
 	}
 	loop, err := agent.NewLoop(agent.LoopConfig{Model: scriptedModel{}, Tools: reg, Engine: e, Policy: func() *approval.Policy { return pol },
-		History: agent.NewMemoryHistory(), Speaker: r, Logger: log, Workers: 1024, SlowNotice: time.Hour})
+		History: hist, Locker: locker, Speaker: relay, Logger: log, Workers: 1024, SlowNotice: time.Hour})
 	if err != nil {
 		return nil, err
 	}
-	if err := r.Bind(e, loop); err != nil {
+	r, err := channels.NewRouter(channels.RouterConfig{Decider: e, Submitter: loop, Relay: relay, Store: s, Logger: log, MaxAge: -1})
+	if err != nil {
 		return nil, err
 	}
 	ch := newBenchChannel()
@@ -592,16 +601,25 @@ func newInstance(ctx context.Context, s approval.Store, tool *counterTool, log *
 		return nil, err
 	}
 	context.AfterFunc(ctx, func() { _ = loop.Close(context.Background()) })
-	return &instance{router: r, engine: e, ch: ch}, nil
+	return &instance{router: r, engine: e, loop: loop, ch: ch}, nil
+}
+
+// replicas builds instances A and B on stores sa and sb, with one history
+// and one session lock between them.
+func replicas(ctx context.Context, sa, sb approval.Store, tool *counterTool, log *slog.Logger) (a, b *instance, err error) {
+	hist, locker := agent.NewMemoryHistory(), agent.SessionLocker(nil)
+	if a, err = newInstance(ctx, sa, tool, hist, locker, log); err != nil {
+		return nil, nil, err
+	}
+	if b, err = newInstance(ctx, sb, tool, hist, locker, log); err != nil {
+		return nil, nil, err
+	}
+	return a, b, nil
 }
 
 func runAgent(ctx context.Context, cfg Config, sa, sb approval.Store, cnt *counter, info *server, log *slog.Logger, res *Result) error {
 	tool := &counterTool{}
-	a, err := newInstance(ctx, sa, tool, log)
-	if err != nil {
-		return err
-	}
-	b, err := newInstance(ctx, sb, tool, log)
+	a, b, err := replicas(ctx, sa, sb, tool, log)
 	if err != nil {
 		return err
 	}
@@ -650,5 +668,70 @@ func runAgent(ctx context.Context, cfg Config, sa, sb approval.Store, cnt *count
 	if cfg.Pending > 0 {
 		return measurePending(ctx, cfg, a.engine, info, res)
 	}
+	return nil
+}
+
+// runResume measures resumed turns: every conversation asks on A, A's loop
+// closes (its waiters are gone), and each decision on B resumes its turn
+// on B; the latency is from the click to the resumed answer.
+func runResume(ctx context.Context, cfg Config, sa, sb approval.Store, cnt *counter, info *server, log *slog.Logger, res *Result) error {
+	tool := &counterTool{}
+	a, b, err := replicas(ctx, sa, sb, tool, log)
+	if err != nil {
+		return err
+	}
+	run := fmt.Sprint(time.Now().UnixNano())
+	chats := make([]string, cfg.N)
+	views := make([]cards.View, cfg.N)
+	var errs atomic.Int64
+	parallel(cfg.N, cfg.C, func(i int) {
+		chat := "resume-" + run + "-" + strconv.Itoa(i)
+		shown, _ := a.ch.expect(chat)
+		if err := a.router.HandleMessage(ctx, channels.Message{Channel: "bench", ChatID: chat, ChatType: "p2p", UserID: approval.UserID("u" + strconv.Itoa(i)),
+			MessageID: "m-" + chat, Text: "go", CreatedAt: time.Now()}); err != nil {
+			errs.Add(1)
+			return
+		}
+		select {
+		case views[i] = <-shown:
+			chats[i] = chat
+		case <-time.After(time.Minute):
+			errs.Add(1)
+		}
+	})
+	// A's waiters go, as with a replica that died: their turns stay
+	// suspended in the history.
+	if err := a.loop.Close(ctx); err != nil {
+		return err
+	}
+	lat := make([]time.Duration, cfg.N)
+	rt0 := count(cnt)
+	cpu0 := cpuNow(ctx, info)
+	elapsed := parallel(cfg.N, cfg.C, func(i int) {
+		chat := chats[i]
+		if chat == "" {
+			return
+		}
+		_, answers := b.ch.expect(chat)
+		t0 := time.Now()
+		o, err := b.router.HandleCardAction(ctx, channels.CardAction{Channel: "bench", ChatID: chat, MessageID: string(views[i].ApprovalID),
+			EventID: "click-" + chat, UserID: approval.UserID("u" + strconv.Itoa(i)), ApprovalID: views[i].ApprovalID, Verb: approval.Approve,
+			PayloadSHA256: views[i].PayloadSHA256})
+		if err != nil || o.Status != approval.StatusExecuted {
+			errs.Add(1)
+			return
+		}
+		select {
+		case text := <-answers:
+			lat[i] = time.Since(t0)
+			if text != "done" {
+				errs.Add(1)
+			}
+		case <-time.After(time.Minute):
+			errs.Add(1)
+		}
+	})
+	finish(res, cfg, tool.runs.Load(), errs.Load(), elapsed, lat, cnt, rt0)
+	cpuSince(ctx, info, cpu0, cfg.N, res)
 	return nil
 }

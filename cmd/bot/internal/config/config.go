@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hitlbot/hitlbot/agent"
+	"github.com/hitlbot/hitlbot/agent/model"
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/redisstore"
 	"github.com/hitlbot/hitlbot/channels"
@@ -237,9 +237,9 @@ type Model struct {
 	Provider string `mapstructure:"provider"`
 	// OpenAI configures the openai provider. The key is a secret: set
 	// HITLBOT_MODEL_OPENAI_API_KEY or model.openai.api_key_file.
-	OpenAI agent.OpenAIConfig `mapstructure:"openai"`
+	OpenAI model.OpenAIConfig `mapstructure:"openai"`
 	// Rules configures the rules provider: extra command patterns.
-	Rules agent.RulesConfig `mapstructure:"rules"`
+	Rules model.RulesConfig `mapstructure:"rules"`
 	// SystemPrompt is sent first in every model request.
 	SystemPrompt string `mapstructure:"system_prompt"`
 	// MaxToolRounds caps the model calls of one turn that ask for tools.

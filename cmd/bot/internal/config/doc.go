@@ -2,7 +2,7 @@
 // structs document every key), how it is loaded, validated and printed.
 // Only cmd/bot uses it; every other package takes its own typed config
 // struct, which Config reuses where one exists (approval.PolicyConfig,
-// agent.OpenAIConfig, httptool.ToolConfig, …).
+// model.OpenAIConfig, httptool.ToolConfig, …).
 //
 // # Layers
 //

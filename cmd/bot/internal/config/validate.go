@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hitlbot/hitlbot/agent"
+	"github.com/hitlbot/hitlbot/agent/model"
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/redisstore"
 	"github.com/hitlbot/hitlbot/tools/httptool"
@@ -178,7 +178,7 @@ func (c *Config) validateModel(ps *Problems) {
 		}
 		base := o.BaseURL
 		if base == "" {
-			base = agent.DefaultOpenAIBaseURL
+			base = model.DefaultOpenAIBaseURL
 		}
 		if u, err := url.Parse(base); err == nil && strings.EqualFold(u.Hostname(), "api.openai.com") && o.APIKey == "" && o.APIKeyFile == "" {
 			ps.add("model.openai.api_key", "the OpenAI API needs a key: set the environment variable HITLBOT_MODEL_OPENAI_API_KEY, or model.openai.api_key_file to a file that holds it")
@@ -187,14 +187,14 @@ func (c *Config) validateModel(ps *Problems) {
 			ps.add("model.openai.api_key", "set either model.openai.api_key (from the environment) or model.openai.api_key_file, not both")
 		}
 		if o.Model != "" {
-			if _, err := agent.NewOpenAI(o, nil); err != nil {
+			if _, err := model.NewOpenAI(o, nil); err != nil {
 				ps.addErr("", err)
 			}
 		}
 	default:
 		ps.add("model.provider", fmt.Sprintf("%q is not rules or openai", m.Provider))
 	}
-	if _, err := agent.NewRules(m.Rules, nil); err != nil {
+	if _, err := model.NewRules(m.Rules, nil); err != nil {
 		ps.addErr("model.rules", err)
 	}
 	if m.MaxToolRounds < 0 {

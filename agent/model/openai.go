@@ -1,4 +1,4 @@
-package agent
+package model
 
 import (
 	"context"
@@ -16,6 +16,9 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/hitlbot/hitlbot/agent"
+	"github.com/hitlbot/hitlbot/internal/clip"
 )
 
 // Public texts of the model errors; they are shown to chat users.
@@ -221,28 +224,28 @@ func (m *OpenAI) logAttempt(req *http.Request, next option.MiddlewareNext) (*htt
 // endpoint and returns the assistant message. Parallel tool calls are
 // returned in the order the model gave them; a call without an id gets
 // "call-<n>".
-func (m *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
+func (m *OpenAI) Complete(ctx context.Context, req agent.Request) (agent.Response, error) {
 	params, err := m.params(req)
 	if err != nil {
-		return Response{}, &ModelError{Public: publicFailed, Err: err}
+		return agent.Response{}, &agent.ModelError{Public: publicFailed, Err: err}
 	}
 	start := time.Now()
 	cc, err := m.svc.New(ctx, params)
 	if err != nil {
 		merr := m.modelError(ctx, err)
 		m.logger.Warn("model completion failed", "model", m.cfg.Model, "duration", time.Since(start), "err", merr.Err)
-		return Response{}, merr
+		return agent.Response{}, merr
 	}
 	if len(cc.Choices) == 0 {
-		return Response{}, &ModelError{Public: publicFailed, Err: errors.New("openai: the response has no choices")}
+		return agent.Response{}, &agent.ModelError{Public: publicFailed, Err: errors.New("openai: the response has no choices")}
 	}
 	msg := cc.Choices[0].Message
-	out := Message{Role: RoleAssistant, Content: msg.Content}
+	out := agent.Message{Role: agent.RoleAssistant, Content: msg.Content}
 	if out.Content == "" && msg.Refusal != "" {
 		out.Content = msg.Refusal
 	}
 	for i, tc := range msg.ToolCalls {
-		call := ToolCall{ID: tc.ID, Name: tc.Function.Name, Args: toolArgs(tc), Confidence: 1}
+		call := agent.ToolCall{ID: tc.ID, Name: tc.Function.Name, Args: toolArgs(tc), Confidence: 1}
 		if call.ID == "" {
 			call.ID = fmt.Sprintf("call-%d", i+1)
 		}
@@ -253,7 +256,7 @@ func (m *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
 	}
 	m.logger.Debug("model completion", "model", m.cfg.Model, "duration", time.Since(start),
 		"finish_reason", cc.Choices[0].FinishReason, "tool_calls", len(out.ToolCalls))
-	return Response{Message: out}, nil
+	return agent.Response{Message: out}, nil
 }
 
 // toolArgs returns the arguments of a function tool call. The wire format
@@ -276,7 +279,7 @@ func rawArgs(s string) json.RawMessage {
 }
 
 // params maps a Request to chat-completions parameters.
-func (m *OpenAI) params(req Request) (openai.ChatCompletionNewParams, error) {
+func (m *OpenAI) params(req agent.Request) (openai.ChatCompletionNewParams, error) {
 	p := openai.ChatCompletionNewParams{Model: m.cfg.Model}
 	if m.cfg.Temperature != nil {
 		p.Temperature = openai.Float(*m.cfg.Temperature)
@@ -286,11 +289,11 @@ func (m *OpenAI) params(req Request) (openai.ChatCompletionNewParams, error) {
 	}
 	for i, msg := range req.Messages {
 		switch msg.Role {
-		case RoleSystem:
+		case agent.RoleSystem:
 			p.Messages = append(p.Messages, openai.SystemMessage(msg.Content))
-		case RoleUser:
+		case agent.RoleUser:
 			p.Messages = append(p.Messages, openai.UserMessage(msg.Content))
-		case RoleAssistant:
+		case agent.RoleAssistant:
 			a := openai.ChatCompletionAssistantMessageParam{}
 			if msg.Content != "" || len(msg.ToolCalls) == 0 {
 				a.Content.OfString = openai.String(msg.Content)
@@ -308,7 +311,7 @@ func (m *OpenAI) params(req Request) (openai.ChatCompletionNewParams, error) {
 				})
 			}
 			p.Messages = append(p.Messages, openai.ChatCompletionMessageParamUnion{OfAssistant: &a})
-		case RoleTool:
+		case agent.RoleTool:
 			p.Messages = append(p.Messages, openai.ToolMessage(msg.Content, msg.ToolCallID))
 		default:
 			return p, fmt.Errorf("message %d has unknown role %q", i, msg.Role)
@@ -338,7 +341,7 @@ func (m *OpenAI) params(req Request) (openai.ChatCompletionNewParams, error) {
 // modelError classifies err into one of the public sentences. The detail
 // is rebuilt from safe parts (status, error type and code, the provider's
 // message) and scrubbed of the API key.
-func (m *OpenAI) modelError(ctx context.Context, err error) *ModelError {
+func (m *OpenAI) modelError(ctx context.Context, err error) *agent.ModelError {
 	var apiErr *openai.Error
 	if errors.As(err, &apiErr) {
 		public := publicFailed
@@ -355,27 +358,27 @@ func (m *OpenAI) modelError(ctx context.Context, err error) *ModelError {
 			detail += fmt.Sprintf(" (type %q, code %q)", apiErr.Type, apiErr.Code)
 		}
 		if msg := apiErr.Message; msg != "" {
-			detail += ": " + truncate(msg, 500)
+			detail += ": " + clip.Runes(msg, 500)
 		}
-		return &ModelError{Public: public, Err: &safeError{msg: m.redact(detail)}}
+		return &agent.ModelError{Public: public, Err: &safeError{msg: m.redact(detail)}}
 	}
 
-	detail := fmt.Sprintf("openai: chat completion (model %q): %s", m.cfg.Model, truncate(err.Error(), 500))
+	detail := fmt.Sprintf("openai: chat completion (model %q): %s", m.cfg.Model, clip.Runes(err.Error(), 500))
 	se := &safeError{msg: m.redact(detail)}
 	var netErr net.Error
 	switch {
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
 		se.cause = context.DeadlineExceeded
-		return &ModelError{Public: publicTimeout, Err: se}
+		return &agent.ModelError{Public: publicTimeout, Err: se}
 	case errors.Is(err, context.Canceled), ctx.Err() != nil:
 		se.cause = context.Canceled
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			se.cause = context.DeadlineExceeded
-			return &ModelError{Public: publicTimeout, Err: se}
+			return &agent.ModelError{Public: publicTimeout, Err: se}
 		}
-		return &ModelError{Public: publicFailed, Err: se}
+		return &agent.ModelError{Public: publicFailed, Err: se}
 	}
-	return &ModelError{Public: publicFailed, Err: se}
+	return &agent.ModelError{Public: publicFailed, Err: se}
 }
 
 // redact removes the API key from s.
@@ -384,17 +387,6 @@ func (m *OpenAI) redact(s string) string {
 		return s
 	}
 	return strings.ReplaceAll(s, m.cfg.APIKey, "[redacted]")
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
 }
 
 // safeError is the Err of an OpenAI ModelError: a message already scrubbed
@@ -410,4 +402,4 @@ func (e *safeError) Error() string { return e.msg }
 func (e *safeError) Unwrap() error { return e.cause }
 
 // Interface guard.
-var _ Model = (*OpenAI)(nil)
+var _ agent.Model = (*OpenAI)(nil)

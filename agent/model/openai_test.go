@@ -1,4 +1,4 @@
-package agent
+package model
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/internal/fakellm"
 )
@@ -56,15 +57,15 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-func userAsks(text string) Request {
-	return Request{Messages: []Message{
-		{Role: RoleSystem, Content: "You are a test."},
-		{Role: RoleUser, Content: text},
+func userAsks(text string) agent.Request {
+	return agent.Request{Messages: []agent.Message{
+		{Role: agent.RoleSystem, Content: "You are a test."},
+		{Role: agent.RoleUser, Content: text},
 	}}
 }
 
-func taskCreateSpec() ToolSpec {
-	return ToolSpec{
+func taskCreateSpec() agent.ToolSpec {
+	return agent.ToolSpec{
 		Name:        "task_create",
 		Description: "Create a task.",
 		Schema: &jsonschema.Schema{
@@ -78,9 +79,9 @@ func taskCreateSpec() ToolSpec {
 	}
 }
 
-func wantModelError(t *testing.T, err error, public string) *ModelError {
+func wantModelError(t *testing.T, err error, public string) *agent.ModelError {
 	t.Helper()
-	var me *ModelError
+	var me *agent.ModelError
 	if !errors.As(err, &me) {
 		t.Fatalf("error %v (%T) is not a *ModelError", err, err)
 	}
@@ -103,7 +104,7 @@ func TestOpenAIText(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Complete: %v", err)
 	}
-	if got := resp.Message; got.Role != RoleAssistant || got.Content != "Hello there." || len(got.ToolCalls) != 0 {
+	if got := resp.Message; got.Role != agent.RoleAssistant || got.Content != "Hello there." || len(got.ToolCalls) != 0 {
 		t.Errorf("message = %+v, want assistant text %q", got, "Hello there.")
 	}
 	reqs := s.Requests()
@@ -152,7 +153,7 @@ func TestOpenAIOneToolCall(t *testing.T) {
 	s.Enqueue(fakellm.Calls(fakellm.ToolCall{ID: "call_abc", Name: "task_create", Arguments: `{"title":"buy milk"}`}))
 	m, _ := newTestOpenAI(t, s, nil)
 	req := userAsks("add buy milk")
-	req.Tools = []ToolSpec{taskCreateSpec()}
+	req.Tools = []agent.ToolSpec{taskCreateSpec()}
 	resp, err := m.Complete(context.Background(), req)
 	if err != nil {
 		t.Fatalf("Complete: %v", err)
@@ -187,7 +188,7 @@ func TestOpenAIToolWithoutSchema(t *testing.T) {
 	s.Enqueue(fakellm.Text("ok"))
 	m, _ := newTestOpenAI(t, s, nil)
 	req := userAsks("x")
-	req.Tools = []ToolSpec{{Name: "task_list"}}
+	req.Tools = []agent.ToolSpec{{Name: "task_list"}}
 	if _, err := m.Complete(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +214,7 @@ func TestOpenAIParallelToolCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []ToolCall{
+	want := []agent.ToolCall{
 		{ID: "a", Name: "task_create", Args: json.RawMessage(`{"title":"one"}`), Confidence: 1},
 		{ID: "b", Name: "task_list", Args: json.RawMessage(`{}`), Confidence: 1},
 		{ID: "c", Name: "task_complete", Args: json.RawMessage(`{"id":3}`), Confidence: 1},
@@ -237,18 +238,18 @@ func TestOpenAIToolResultRoundTrip(t *testing.T) {
 	s := fakellm.New(t)
 	s.Enqueue(fakellm.Text("Created task 7."))
 	m, _ := newTestOpenAI(t, s, nil)
-	req := Request{
-		Messages: []Message{
-			{Role: RoleSystem, Content: "sys"},
-			{Role: RoleUser, Content: "add buy milk and list"},
-			{Role: RoleAssistant, ToolCalls: []ToolCall{
+	req := agent.Request{
+		Messages: []agent.Message{
+			{Role: agent.RoleSystem, Content: "sys"},
+			{Role: agent.RoleUser, Content: "add buy milk and list"},
+			{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{
 				{ID: "call_1", Name: "task_create", Args: json.RawMessage(`{"title":"buy milk"}`), Confidence: 1},
 				{ID: "call_2", Name: "task_list", Confidence: 1},
 			}},
-			{Role: RoleTool, ToolCallID: "call_1", Name: "task_create", Content: "created task 7"},
-			{Role: RoleTool, ToolCallID: "call_2", Name: "task_list", Content: "7 buy milk"},
+			{Role: agent.RoleTool, ToolCallID: "call_1", Name: "task_create", Content: "created task 7"},
+			{Role: agent.RoleTool, ToolCallID: "call_2", Name: "task_list", Content: "7 buy milk"},
 		},
-		Tools: []ToolSpec{taskCreateSpec()},
+		Tools: []agent.ToolSpec{taskCreateSpec()},
 	}
 	resp, err := m.Complete(context.Background(), req)
 	if err != nil {
@@ -280,15 +281,15 @@ func TestOpenAIToolResultRoundTrip(t *testing.T) {
 }
 
 // schemaTool is a minimal Tool for the registry.
-type schemaTool struct{ spec ToolSpec }
+type schemaTool struct{ spec agent.ToolSpec }
 
 func (s schemaTool) Name() string                                             { return s.spec.Name }
 func (s schemaTool) Description() string                                      { return s.spec.Description }
 func (s schemaTool) Schema() *jsonschema.Schema                               { return s.spec.Schema }
 func (s schemaTool) Effect(json.RawMessage) approval.Effect                   { return approval.EffectWrite }
 func (s schemaTool) Preview(context.Context, json.RawMessage) (string, error) { return "", nil }
-func (s schemaTool) Run(context.Context, json.RawMessage) (Output, error) {
-	return Output{Content: "ok"}, nil
+func (s schemaTool) Run(context.Context, json.RawMessage) (agent.Output, error) {
+	return agent.Output{Content: "ok"}, nil
 }
 
 func TestOpenAIMalformedArgumentsPassedThrough(t *testing.T) {
@@ -308,7 +309,7 @@ func TestOpenAIMalformedArgumentsPassedThrough(t *testing.T) {
 	if calls[0].ID == "" || calls[0].ID == calls[1].ID {
 		t.Errorf("ids %q %q: want distinct, non-empty", calls[0].ID, calls[1].ID)
 	}
-	reg := NewRegistry()
+	reg := agent.NewRegistry()
 	if err := reg.Register(schemaTool{taskCreateSpec()}); err != nil {
 		t.Fatal(err)
 	}
@@ -523,7 +524,7 @@ func TestOpenAIUnknownRole(t *testing.T) {
 	t.Parallel()
 	s := fakellm.New(t)
 	m, _ := newTestOpenAI(t, s, nil)
-	_, err := m.Complete(context.Background(), Request{Messages: []Message{{Role: "robot", Content: "x"}}})
+	_, err := m.Complete(context.Background(), agent.Request{Messages: []agent.Message{{Role: "robot", Content: "x"}}})
 	wantModelError(t, err, publicFailed)
 	if len(s.Requests()) != 0 {
 		t.Errorf("a request was sent")

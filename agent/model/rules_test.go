@@ -1,4 +1,4 @@
-package agent
+package model
 
 import (
 	"context"
@@ -9,11 +9,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
 )
 
 // builtinToolSpecs offers every tool the built-in rules call.
-var builtinToolSpecs = []ToolSpec{
+var builtinToolSpecs = []agent.ToolSpec{
 	{Name: "sql_query"}, {Name: "sql_execute"},
 	{Name: "task_create"}, {Name: "task_list"}, {Name: "task_complete"}, {Name: "task_delete"},
 }
@@ -120,20 +121,20 @@ func mustRules(t testing.TB, cfg RulesConfig) *Rules {
 	return m
 }
 
-func complete(t *testing.T, m Model, tools []ToolSpec, msgs ...Message) Message {
+func complete(t *testing.T, m agent.Model, tools []agent.ToolSpec, msgs ...agent.Message) agent.Message {
 	t.Helper()
-	resp, err := m.Complete(context.Background(), Request{Messages: msgs, Tools: tools})
+	resp, err := m.Complete(context.Background(), agent.Request{Messages: msgs, Tools: tools})
 	if err != nil {
 		t.Fatalf("Complete: %v", err)
 	}
-	if resp.Message.Role != RoleAssistant {
+	if resp.Message.Role != agent.RoleAssistant {
 		t.Errorf("role = %q, want assistant", resp.Message.Role)
 	}
 	return resp.Message
 }
 
 // checkCall compares one call with a rulesTest row.
-func checkCall(t *testing.T, in string, got Message, test rulesTest) {
+func checkCall(t *testing.T, in string, got agent.Message, test rulesTest) {
 	t.Helper()
 	if test.tool == "" {
 		if len(got.ToolCalls) != 0 {
@@ -172,7 +173,7 @@ func checkCall(t *testing.T, in string, got Message, test rulesTest) {
 func TestRulesPhrases(t *testing.T) {
 	m := mustRules(t, RulesConfig{})
 	for _, test := range rulesTests {
-		got := complete(t, m, builtinToolSpecs, Message{Role: RoleSystem, Content: "sys"}, Message{Role: RoleUser, Content: test.in})
+		got := complete(t, m, builtinToolSpecs, agent.Message{Role: agent.RoleSystem, Content: "sys"}, agent.Message{Role: agent.RoleUser, Content: test.in})
 		checkCall(t, test.in, got, test)
 	}
 }
@@ -180,24 +181,24 @@ func TestRulesPhrases(t *testing.T) {
 func TestRulesUsesLastUserMessage(t *testing.T) {
 	m := mustRules(t, RulesConfig{})
 	got := complete(t, m, builtinToolSpecs,
-		Message{Role: RoleUser, Content: "list tasks"},
-		Message{Role: RoleAssistant, Content: "1 buy milk"},
-		Message{Role: RoleUser, Content: "complete task 1"},
+		agent.Message{Role: agent.RoleUser, Content: "list tasks"},
+		agent.Message{Role: agent.RoleAssistant, Content: "1 buy milk"},
+		agent.Message{Role: agent.RoleUser, Content: "complete task 1"},
 	)
 	checkCall(t, "last", got, rulesTest{tool: "task_complete", args: `{"id":1}`, conf: 1})
 }
 
 func TestRulesToolNotOffered(t *testing.T) {
 	m := mustRules(t, RulesConfig{})
-	got := complete(t, m, []ToolSpec{{Name: "sql_query"}}, Message{Role: RoleUser, Content: "list tasks"})
+	got := complete(t, m, []agent.ToolSpec{{Name: "sql_query"}}, agent.Message{Role: agent.RoleUser, Content: "list tasks"})
 	if len(got.ToolCalls) != 0 || !strings.Contains(got.Content, "task_list") || !strings.Contains(got.Content, "not available") {
 		t.Errorf("got %+v, want a text saying task_list is not available", got)
 	}
-	got = complete(t, m, nil, Message{Role: RoleUser, Content: "/sql delete from t"})
+	got = complete(t, m, nil, agent.Message{Role: agent.RoleUser, Content: "/sql delete from t"})
 	if len(got.ToolCalls) != 0 || !strings.Contains(got.Content, "sql_execute") {
 		t.Errorf("got %+v, want a text saying sql_execute is not available", got)
 	}
-	got = complete(t, m, nil, Message{Role: RoleUser, Content: "任务列表"})
+	got = complete(t, m, nil, agent.Message{Role: agent.RoleUser, Content: "任务列表"})
 	if len(got.ToolCalls) != 0 || !strings.Contains(got.Content, "没有这个工具") {
 		t.Errorf("got %+v, want a Chinese not-available text", got)
 	}
@@ -205,7 +206,7 @@ func TestRulesToolNotOffered(t *testing.T) {
 
 func TestRulesHelp(t *testing.T) {
 	m := mustRules(t, RulesConfig{Patterns: []RulePattern{{Name: "deploy", Regexp: "^deploy$", Tool: "deploy"}}})
-	for _, msgs := range [][]Message{nil, {{Role: RoleSystem, Content: "sys"}}, {{Role: RoleUser, Content: "hi there"}}} {
+	for _, msgs := range [][]agent.Message{nil, {{Role: agent.RoleSystem, Content: "sys"}}, {{Role: agent.RoleUser, Content: "hi there"}}} {
 		got := complete(t, m, builtinToolSpecs, msgs...)
 		for _, want := range []string{helpMarker, "/sql", "create a task:", "list tasks", "complete task", "delete task", "创建任务", "任务列表", "完成任务", "删除任务", "deploy"} {
 			if !strings.Contains(got.Content, want) {
@@ -219,8 +220,8 @@ func TestRulesCancelled(t *testing.T) {
 	m := mustRules(t, RulesConfig{})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := m.Complete(ctx, Request{Messages: []Message{{Role: RoleUser, Content: "list tasks"}}})
-	var me *ModelError
+	_, err := m.Complete(ctx, agent.Request{Messages: []agent.Message{{Role: agent.RoleUser, Content: "list tasks"}}})
+	var me *agent.ModelError
 	if !errors.As(err, &me) || !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want a ModelError wrapping context.Canceled", err)
 	}
@@ -251,9 +252,9 @@ var configTests = []rulesTest{
 
 func TestRulesConfigPatterns(t *testing.T) {
 	m := mustRules(t, RulesConfig{Patterns: configPatterns})
-	tools := append([]ToolSpec{{Name: "shout"}, {Name: "deploy"}, {Name: "pay"}, {Name: "flag"}, {Name: "size"}}, builtinToolSpecs...)
+	tools := append([]agent.ToolSpec{{Name: "shout"}, {Name: "deploy"}, {Name: "pay"}, {Name: "flag"}, {Name: "size"}}, builtinToolSpecs...)
 	for _, test := range configTests {
-		got := complete(t, m, tools, Message{Role: RoleUser, Content: test.in})
+		got := complete(t, m, tools, agent.Message{Role: agent.RoleUser, Content: test.in})
 		checkCall(t, test.in, got, test)
 	}
 }
@@ -294,76 +295,76 @@ func TestNewRulesErrors(t *testing.T) {
 
 var summaryTests = []struct {
 	name string
-	msgs []Message
+	msgs []agent.Message
 	want string
 }{
 	{
 		name: "one result",
-		msgs: []Message{
-			{Role: RoleUser, Content: "create a task: buy milk"},
-			{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "rules-1", Name: "task_create", Args: json.RawMessage(`{"title":"buy milk"}`)}}},
-			{Role: RoleTool, ToolCallID: "rules-1", Content: "Created task 7 \"buy milk\"."},
+		msgs: []agent.Message{
+			{Role: agent.RoleUser, Content: "create a task: buy milk"},
+			{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "rules-1", Name: "task_create", Args: json.RawMessage(`{"title":"buy milk"}`)}}},
+			{Role: agent.RoleTool, ToolCallID: "rules-1", Content: "Created task 7 \"buy milk\"."},
 		},
 		want: "task_create: Created task 7 \"buy milk\".",
 	},
 	{
 		name: "rejected",
-		msgs: []Message{
-			{Role: RoleUser, Content: "delete task 3"},
-			{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "rules-1", Name: "task_delete"}}},
-			{Role: RoleTool, ToolCallID: "rules-1", Name: "task_delete", Content: "Rejected by alice.", Status: approval.StatusRejected},
+		msgs: []agent.Message{
+			{Role: agent.RoleUser, Content: "delete task 3"},
+			{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "rules-1", Name: "task_delete"}}},
+			{Role: agent.RoleTool, ToolCallID: "rules-1", Name: "task_delete", Content: "Rejected by alice.", Status: approval.StatusRejected},
 		},
 		want: "task_delete was rejected, so it did not run.",
 	},
 	{
 		name: "expired, the reply in JSON",
-		msgs: []Message{
-			{Role: RoleUser, Content: "/sql delete from t"},
-			{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "c1", Name: "sql_execute"}}},
-			{Role: RoleTool, ToolCallID: "c1", Content: `{"status":"expired","approval_id":"abc"}`, Status: approval.StatusExpired},
+		msgs: []agent.Message{
+			{Role: agent.RoleUser, Content: "/sql delete from t"},
+			{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "c1", Name: "sql_execute"}}},
+			{Role: agent.RoleTool, ToolCallID: "c1", Content: `{"status":"expired","approval_id":"abc"}`, Status: approval.StatusExpired},
 		},
 		want: "sql_execute was not approved in time (the approval expired), so it did not run.",
 	},
 	{
 		name: "expired, the reply in words",
-		msgs: []Message{
-			{Role: RoleUser, Content: "delete task 3"},
-			{Role: RoleTool, ToolCallID: "x", Name: "task_delete", Content: "The approval expired before anyone decided.", Status: approval.StatusExpired},
+		msgs: []agent.Message{
+			{Role: agent.RoleUser, Content: "delete task 3"},
+			{Role: agent.RoleTool, ToolCallID: "x", Name: "task_delete", Content: "The approval expired before anyone decided.", Status: approval.StatusExpired},
 		},
 		want: "task_delete was not approved in time (the approval expired), so it did not run.",
 	},
 	{
 		name: "chinese",
-		msgs: []Message{
-			{Role: RoleUser, Content: "删除任务 3"},
-			{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "rules-1", Name: "task_delete"}}},
-			{Role: RoleTool, ToolCallID: "rules-1", Content: "已拒绝（张三）", Status: approval.StatusRejected},
+		msgs: []agent.Message{
+			{Role: agent.RoleUser, Content: "删除任务 3"},
+			{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "rules-1", Name: "task_delete"}}},
+			{Role: agent.RoleTool, ToolCallID: "rules-1", Content: "已拒绝（张三）", Status: approval.StatusRejected},
 		},
 		want: "task_delete 已被拒绝，未执行。",
 	},
 	{
 		name: "parallel results of this turn only",
-		msgs: []Message{
-			{Role: RoleUser, Content: "old"},
-			{Role: RoleTool, ToolCallID: "old", Name: "task_list", Content: "old result"},
-			{Role: RoleUser, Content: "new"},
-			{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "a", Name: "task_create"}, {ID: "b", Name: "task_list"}}},
-			{Role: RoleTool, ToolCallID: "a", Content: "cancelled by the requester", Status: approval.StatusCancelled},
-			{Role: RoleTool, ToolCallID: "b", Content: "", Status: approval.StatusExecuted},
+		msgs: []agent.Message{
+			{Role: agent.RoleUser, Content: "old"},
+			{Role: agent.RoleTool, ToolCallID: "old", Name: "task_list", Content: "old result"},
+			{Role: agent.RoleUser, Content: "new"},
+			{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "a", Name: "task_create"}, {ID: "b", Name: "task_list"}}},
+			{Role: agent.RoleTool, ToolCallID: "a", Content: "cancelled by the requester", Status: approval.StatusCancelled},
+			{Role: agent.RoleTool, ToolCallID: "b", Content: "", Status: approval.StatusExecuted},
 		},
 		want: "task_create was cancelled, so it did not run.\ntask_list finished.",
 	},
 	{
 		name: "the loop's wording",
-		msgs: []Message{
-			{Role: RoleUser, Content: "do five things"},
-			{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "1", Name: "a"}, {ID: "2", Name: "b"}, {ID: "3", Name: "c"}, {ID: "4", Name: "d"}, {ID: "5", Name: "e"}, {ID: "6", Name: "f"}}},
-			{Role: RoleTool, ToolCallID: "1", Content: "Not run: the user declined it (rejected by bob). Do not propose the same call again in this turn.", Status: approval.StatusRejected},
-			{Role: RoleTool, ToolCallID: "2", Content: "Not run: the approval expired before anyone decided.", Status: approval.StatusExpired},
-			{Role: RoleTool, ToolCallID: "3", Content: "Not run: a newer request in this conversation replaced it.", Status: approval.StatusSuperseded},
-			{Role: RoleTool, ToolCallID: "4", Content: "Not run: the approval was withdrawn.", Status: approval.StatusCancelled},
-			{Role: RoleTool, ToolCallID: "5", Content: "Not run yet: still waiting for a person's approval (ab12).", Status: approval.StatusPending},
-			{Role: RoleTool, ToolCallID: "6", Content: "Failed: table t does not exist", Status: approval.StatusFailed},
+		msgs: []agent.Message{
+			{Role: agent.RoleUser, Content: "do five things"},
+			{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "1", Name: "a"}, {ID: "2", Name: "b"}, {ID: "3", Name: "c"}, {ID: "4", Name: "d"}, {ID: "5", Name: "e"}, {ID: "6", Name: "f"}}},
+			{Role: agent.RoleTool, ToolCallID: "1", Content: "Not run: the user declined it (rejected by bob). Do not propose the same call again in this turn.", Status: approval.StatusRejected},
+			{Role: agent.RoleTool, ToolCallID: "2", Content: "Not run: the approval expired before anyone decided.", Status: approval.StatusExpired},
+			{Role: agent.RoleTool, ToolCallID: "3", Content: "Not run: a newer request in this conversation replaced it.", Status: approval.StatusSuperseded},
+			{Role: agent.RoleTool, ToolCallID: "4", Content: "Not run: the approval was withdrawn.", Status: approval.StatusCancelled},
+			{Role: agent.RoleTool, ToolCallID: "5", Content: "Not run yet: still waiting for a person's approval (ab12).", Status: approval.StatusPending},
+			{Role: agent.RoleTool, ToolCallID: "6", Content: "Failed: table t does not exist", Status: approval.StatusFailed},
 		},
 		want: "a was rejected, so it did not run.\n" +
 			"b was not approved in time (the approval expired), so it did not run.\n" +
@@ -374,17 +375,17 @@ var summaryTests = []struct {
 	},
 	{
 		name: "rejected in content is not a status",
-		msgs: []Message{
-			{Role: RoleUser, Content: "/sql select * from orders where state = 'rejected'"},
-			{Role: RoleTool, ToolCallID: "a", Name: "sql_query", Content: "2 rows: 17 rejected, 18 rejected", Status: approval.StatusExecuted},
+		msgs: []agent.Message{
+			{Role: agent.RoleUser, Content: "/sql select * from orders where state = 'rejected'"},
+			{Role: agent.RoleTool, ToolCallID: "a", Name: "sql_query", Content: "2 rows: 17 rejected, 18 rejected", Status: approval.StatusExecuted},
 		},
 		want: "sql_query: 2 rows: 17 rejected, 18 rejected",
 	},
 	{
 		name: "the reply's words are not a status",
-		msgs: []Message{
-			{Role: RoleUser, Content: "delete task 3"},
-			{Role: RoleTool, ToolCallID: "a", Name: "task_delete", Content: "Not run: the user declined it (rejected by bob).", Status: approval.StatusFailed},
+		msgs: []agent.Message{
+			{Role: agent.RoleUser, Content: "delete task 3"},
+			{Role: agent.RoleTool, ToolCallID: "a", Name: "task_delete", Content: "Not run: the user declined it (rejected by bob).", Status: approval.StatusFailed},
 		},
 		want: "task_delete: Not run: the user declined it (rejected by bob).",
 	},

@@ -1,4 +1,4 @@
-package agent_test
+package model_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hitlbot/hitlbot/agent"
+	"github.com/hitlbot/hitlbot/agent/model"
 	"github.com/hitlbot/hitlbot/tools/demodb"
 	sqltool "github.com/hitlbot/hitlbot/tools/sql"
 )
@@ -35,7 +36,7 @@ func sqlRegistry(t *testing.T) *agent.Registry {
 // otherwise: the rules model asks the tools and holds no SQL of its own.
 func TestRulesSQLAsksTheTools(t *testing.T) {
 	reg := sqlRegistry(t)
-	m, err := agent.NewRules(agent.RulesConfig{}, reg)
+	m, err := model.NewRules(model.RulesConfig{}, reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +89,7 @@ func TestRulesSQLAsksTheTools(t *testing.T) {
 // With no tools to ask, every statement goes to sql_execute, which asks
 // a person first.
 func TestRulesSQLWithNothingToAsk(t *testing.T) {
-	m, err := agent.NewRules(agent.RulesConfig{}, nil)
+	m, err := model.NewRules(model.RulesConfig{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

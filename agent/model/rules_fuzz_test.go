@@ -1,9 +1,11 @@
-package agent
+package model
 
 import (
 	"context"
 	"encoding/json"
 	"testing"
+
+	"github.com/hitlbot/hitlbot/agent"
 )
 
 // FuzzRules checks that the rules model never panics, always answers, and
@@ -26,15 +28,15 @@ func FuzzRules(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	tools := append([]ToolSpec{{Name: "shout"}, {Name: "deploy"}, {Name: "pay"}, {Name: "flag"}, {Name: "size"}}, builtinToolSpecs...)
+	tools := append([]agent.ToolSpec{{Name: "shout"}, {Name: "deploy"}, {Name: "pay"}, {Name: "flag"}, {Name: "size"}}, builtinToolSpecs...)
 	f.Fuzz(func(t *testing.T, text, result string) {
 		ctx := context.Background()
-		resp, err := m.Complete(ctx, Request{Messages: []Message{{Role: RoleUser, Content: text}}, Tools: tools})
+		resp, err := m.Complete(ctx, agent.Request{Messages: []agent.Message{{Role: agent.RoleUser, Content: text}}, Tools: tools})
 		if err != nil {
 			t.Fatalf("Complete(%q): %v", text, err)
 		}
 		msg := resp.Message
-		if msg.Role != RoleAssistant {
+		if msg.Role != agent.RoleAssistant {
 			t.Fatalf("%q: role %q", text, msg.Role)
 		}
 		if msg.Content == "" && len(msg.ToolCalls) == 0 {
@@ -54,8 +56,8 @@ func FuzzRules(f *testing.F) {
 		}
 
 		// The summary turn: the call's result comes back.
-		msgs := []Message{{Role: RoleUser, Content: text}, msg, {Role: RoleTool, ToolCallID: "rules-1", Content: result}}
-		resp, err = m.Complete(ctx, Request{Messages: msgs, Tools: tools})
+		msgs := []agent.Message{{Role: agent.RoleUser, Content: text}, msg, {Role: agent.RoleTool, ToolCallID: "rules-1", Content: result}}
+		resp, err = m.Complete(ctx, agent.Request{Messages: msgs, Tools: tools})
 		if err != nil {
 			t.Fatalf("summary of %q: %v", result, err)
 		}

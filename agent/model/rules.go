@@ -1,4 +1,4 @@
-package agent
+package model
 
 import (
 	"context"
@@ -12,7 +12,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/internal/clip"
 )
 
 // RulesConfig is the YAML section model.rules: the deterministic model used
@@ -122,9 +124,9 @@ type Rules struct {
 }
 
 // CallChecker answers, without running anything, whether a tool would take
-// a call and what kind of call it is; *Registry is one (see
-// Registry.Check). The rules model asks it which tool a "/sql" command is
-// for.
+// a call and what kind of call it is; *agent.Registry is one (see
+// agent.Registry.Check). The rules model asks it which tool a "/sql"
+// command is for.
 type CallChecker interface {
 	Check(tool string, args json.RawMessage) (approval.Effect, error)
 }
@@ -348,14 +350,14 @@ type intent struct {
 
 // Complete answers the last message; see Rules. The error is non-nil only
 // when ctx is done.
-func (m *Rules) Complete(ctx context.Context, req Request) (Response, error) {
+func (m *Rules) Complete(ctx context.Context, req agent.Request) (agent.Response, error) {
 	if err := ctx.Err(); err != nil {
-		return Response{}, &ModelError{Public: publicFailed, Err: err}
+		return agent.Response{}, &agent.ModelError{Public: publicFailed, Err: err}
 	}
 	msgs := req.Messages
 	user, hasUser := lastUser(msgs)
 	zh := hasUser && hasHan(user.Content)
-	if n := len(msgs); n > 0 && msgs[n-1].Role == RoleTool {
+	if n := len(msgs); n > 0 && msgs[n-1].Role == agent.RoleTool {
 		return textResponse(summarise(msgs, zh)), nil
 	}
 	if !hasUser {
@@ -373,28 +375,28 @@ func (m *Rules) Complete(ctx context.Context, req Request) (Response, error) {
 	}
 	args, err := json.Marshal(in.args)
 	if err != nil { // cannot happen: strings, numbers and bools only
-		return Response{}, &ModelError{Public: publicFailed, Err: err}
+		return agent.Response{}, &agent.ModelError{Public: publicFailed, Err: err}
 	}
-	return Response{Message: Message{
-		Role:      RoleAssistant,
-		ToolCalls: []ToolCall{{ID: "rules-1", Name: in.tool, Args: args, Confidence: in.confidence}},
+	return agent.Response{Message: agent.Message{
+		Role:      agent.RoleAssistant,
+		ToolCalls: []agent.ToolCall{{ID: "rules-1", Name: in.tool, Args: args, Confidence: in.confidence}},
 	}}, nil
 }
 
-func textResponse(s string) Response {
-	return Response{Message: Message{Role: RoleAssistant, Content: s}}
+func textResponse(s string) agent.Response {
+	return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: s}}
 }
 
-func lastUser(msgs []Message) (Message, bool) {
+func lastUser(msgs []agent.Message) (agent.Message, bool) {
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == RoleUser {
+		if msgs[i].Role == agent.RoleUser {
 			return msgs[i], true
 		}
 	}
-	return Message{}, false
+	return agent.Message{}, false
 }
 
-func offers(tools []ToolSpec, name string) bool {
+func offers(tools []agent.ToolSpec, name string) bool {
 	for _, t := range tools {
 		if t.Name == name {
 			return true
@@ -693,10 +695,10 @@ func (m *Rules) help() string {
 }
 
 // summarise reports the tool results since the last user message.
-func summarise(msgs []Message, zh bool) string {
+func summarise(msgs []agent.Message, zh bool) string {
 	start := 0
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == RoleUser {
+		if msgs[i].Role == agent.RoleUser {
 			start = i + 1
 			break
 		}
@@ -705,11 +707,11 @@ func summarise(msgs []Message, zh bool) string {
 	var lines []string
 	for _, msg := range msgs[start:] {
 		switch msg.Role {
-		case RoleAssistant:
+		case agent.RoleAssistant:
 			for _, c := range msg.ToolCalls {
 				names[c.ID] = c.Name
 			}
-		case RoleTool:
+		case agent.RoleTool:
 			name := msg.Name
 			if name == "" {
 				name = names[msg.ToolCallID]
@@ -736,7 +738,7 @@ func summarise(msgs []Message, zh bool) string {
 // message has: rejected, expired, cancelled, superseded, pending, or ""
 // (anything else: its content is reported as is). It reads the message's
 // Status, never its words.
-func outcome(msg Message) approval.Status {
+func outcome(msg agent.Message) approval.Status {
 	switch msg.Status {
 	case approval.StatusRejected, approval.StatusExpired, approval.StatusCancelled, approval.StatusSuperseded, approval.StatusPending:
 		return msg.Status
@@ -744,7 +746,7 @@ func outcome(msg Message) approval.Status {
 	return ""
 }
 
-func resultLine(name string, msg Message, zh bool) string {
+func resultLine(name string, msg agent.Message, zh bool) string {
 	content := strings.TrimSpace(msg.Content)
 	en := map[approval.Status]string{
 		"rejected":   "%s was rejected, so it did not run.",
@@ -772,8 +774,8 @@ func resultLine(name string, msg Message, zh bool) string {
 		}
 		return name + " finished."
 	}
-	return name + ": " + truncate(content, 1500)
+	return name + ": " + clip.Runes(content, 1500)
 }
 
 // Interface guard.
-var _ Model = (*Rules)(nil)
+var _ agent.Model = (*Rules)(nil)
