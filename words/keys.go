@@ -61,6 +61,24 @@ const (
 	EffectWrite
 	EffectDestructive
 
+	// Why tools/sql makes a statement HIGH: a reason on a card.
+	SQLDeleteRows
+	SQLDeleteAll
+	SQLDropsForGood // args: the verb
+	SQLTruncate
+	SQLReplace
+	SQLInsertOrReplace
+	SQLUpdateOrReplace
+	SQLUpdateAll
+	SQLAlterDrop
+	SQLCreateOrReplace
+	SQLRunsCode      // args: the verb
+	SQLContains      // args: the keyword
+	SQLSchema        // args: the verb
+	SQLPrivileges    // args: the verb
+	SQLWholeTables   // args: the verb
+	SQLDryRunTimeout // args: the time limit
+
 	// Card labels and lines (cards: Markdown, text, Feishu, DingTalk).
 	CardTitle      // the title of a pending card
 	CardTool       // label
