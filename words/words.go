@@ -61,10 +61,22 @@ func Of(s string) Lang {
 // sentence missing in lang is said in English; one missing in English too
 // (a catalogue test forbids it) is said as its key's number, never as an
 // empty string.
-func Text(lang Lang, k Key, args ...any) string {
-	s := catalogue[lang][k]
+func Text(lang Lang, k Key, args ...any) string { return catalogue.text(lang, k, args...) }
+
+// In is Text with the language given as configured ("zh", "en", "zh-CN"
+// …; see Of).
+func In(lang string, k Key, args ...any) string { return Text(Of(lang), k, args...) }
+
+// book holds the sentences of each language.
+type book map[Lang]map[Key]string
+
+// catalogue is the book Text reads; nothing writes to it.
+var catalogue = book{EN: en, ZH: zh}
+
+func (b book) text(lang Lang, k Key, args ...any) string {
+	s := b[lang][k]
 	if s == "" {
-		s = catalogue[EN][k]
+		s = b[EN][k]
 	}
 	if s == "" {
 		return fmt.Sprintf("(words %d)", int(k))
@@ -74,10 +86,3 @@ func Text(lang Lang, k Key, args ...any) string {
 	}
 	return fmt.Sprintf(s, args...)
 }
-
-// In is Text with the language given as configured ("zh", "en", "zh-CN"
-// …; see Of).
-func In(lang string, k Key, args ...any) string { return Text(Of(lang), k, args...) }
-
-// catalogue holds every language's sentences.
-var catalogue = map[Lang]map[Key]string{EN: en, ZH: zh}

@@ -101,13 +101,14 @@ func TestText(t *testing.T) {
 // TestMissingFallsBack: a sentence missing in a language at run time is
 // said in English, and one missing everywhere is never empty.
 func TestMissingFallsBack(t *testing.T) {
-	saved := catalogue
-	defer func() { catalogue = saved }()
-	catalogue = map[Lang]map[Key]string{EN: {OutcomeExecuted: "Executed"}, ZH: {}}
-	if got := Text(ZH, OutcomeExecuted); got != "Executed" {
+	b := book{EN: {OutcomeExecuted: "Executed", ReasonRows: "affects %d rows, more than %d"}, ZH: {}}
+	if got := b.text(ZH, OutcomeExecuted); got != "Executed" {
 		t.Errorf("missing zh: got %q, want the English", got)
 	}
-	if got := Text(ZH, OutcomeFailed); got == "" {
+	if got := b.text(ZH, ReasonRows, 3, 2); got != "affects 3 rows, more than 2" {
+		t.Errorf("missing zh, with args: got %q", got)
+	}
+	if got := b.text(ZH, OutcomeFailed); got == "" {
 		t.Error("missing everywhere: got an empty string")
 	}
 }
