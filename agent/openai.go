@@ -16,14 +16,17 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
+
+	catalogue "github.com/hitlbot/hitlbot/words"
 )
 
-// Public texts of the model errors; they are shown to chat users.
+// The sentences of the model errors, in the catalogue (package words);
+// they are shown to chat users.
 const (
-	publicTimeout     = "The language model did not answer in time; please try again."
-	publicAuth        = "The language model refused the configured API key; ask an operator to check it."
-	publicRateLimited = "The language model is busy (rate limited); please try again in a minute."
-	publicFailed      = "The language model failed; please try again."
+	publicTimeout     = catalogue.ModelTimeout
+	publicAuth        = catalogue.ModelAuth
+	publicRateLimited = catalogue.ModelRateLimited
+	publicFailed      = catalogue.ModelFailed
 )
 
 // Defaults of OpenAIConfig.
@@ -224,7 +227,7 @@ func (m *OpenAI) logAttempt(req *http.Request, next option.MiddlewareNext) (*htt
 func (m *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
 	params, err := m.params(req)
 	if err != nil {
-		return Response{}, &ModelError{Public: publicFailed, Err: err}
+		return Response{}, newModelError(publicFailed, err)
 	}
 	start := time.Now()
 	cc, err := m.svc.New(ctx, params)
@@ -234,7 +237,7 @@ func (m *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
 		return Response{}, merr
 	}
 	if len(cc.Choices) == 0 {
-		return Response{}, &ModelError{Public: publicFailed, Err: errors.New("openai: the response has no choices")}
+		return Response{}, newModelError(publicFailed, errors.New("openai: the response has no choices"))
 	}
 	msg := cc.Choices[0].Message
 	out := Message{Role: RoleAssistant, Content: msg.Content}
@@ -357,7 +360,7 @@ func (m *OpenAI) modelError(ctx context.Context, err error) *ModelError {
 		if msg := apiErr.Message; msg != "" {
 			detail += ": " + truncate(msg, 500)
 		}
-		return &ModelError{Public: public, Err: &safeError{msg: m.redact(detail)}}
+		return newModelError(public, &safeError{msg: m.redact(detail)})
 	}
 
 	detail := fmt.Sprintf("openai: chat completion (model %q): %s", m.cfg.Model, truncate(err.Error(), 500))
@@ -366,16 +369,16 @@ func (m *OpenAI) modelError(ctx context.Context, err error) *ModelError {
 	switch {
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
 		se.cause = context.DeadlineExceeded
-		return &ModelError{Public: publicTimeout, Err: se}
+		return newModelError(publicTimeout, se)
 	case errors.Is(err, context.Canceled), ctx.Err() != nil:
 		se.cause = context.Canceled
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			se.cause = context.DeadlineExceeded
-			return &ModelError{Public: publicTimeout, Err: se}
+			return newModelError(publicTimeout, se)
 		}
-		return &ModelError{Public: publicFailed, Err: se}
+		return newModelError(publicFailed, se)
 	}
-	return &ModelError{Public: publicFailed, Err: se}
+	return newModelError(publicFailed, se)
 }
 
 // redact removes the API key from s.

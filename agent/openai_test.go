@@ -19,6 +19,7 @@ import (
 
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/internal/fakellm"
+	catalogue "github.com/hitlbot/hitlbot/words"
 )
 
 // newTestOpenAI returns a model pointed at s, with edit applied to the
@@ -78,14 +79,20 @@ func taskCreateSpec() ToolSpec {
 	}
 }
 
-func wantModelError(t *testing.T, err error, public string) *ModelError {
+func wantModelError(t *testing.T, err error, k catalogue.Key) *ModelError {
 	t.Helper()
 	var me *ModelError
 	if !errors.As(err, &me) {
 		t.Fatalf("error %v (%T) is not a *ModelError", err, err)
 	}
-	if me.Public != public {
+	if public := catalogue.Text(catalogue.EN, k); me.Public != public {
 		t.Errorf("Public = %q, want %q", me.Public, public)
+	}
+	if me.Key != k {
+		t.Errorf("Key = %d, want %d", me.Key, k)
+	}
+	if zh, want := me.PublicIn("zh"), catalogue.Text(catalogue.ZH, k); zh != want || zh == me.Public {
+		t.Errorf("PublicIn(zh) = %q, want %q", zh, want)
 	}
 	return me
 }
@@ -677,6 +684,25 @@ func TestOpenAIConfigRedacted(t *testing.T) {
 		}
 		if !strings.Contains(s, "X-Token") {
 			t.Errorf("header name missing: %s", s)
+		}
+	}
+}
+
+// TestModelErrorPublicIn: an error with a catalogue key is said in the
+// turn's language; one without (a model of its own words) says Public.
+func TestModelErrorPublicIn(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  *ModelError
+		lang string
+		want string
+	}{
+		{"keyed, zh", newModelError(publicTimeout, nil), "zh", "语言模型未能及时回答，请稍后重试。"},
+		{"keyed, en", newModelError(publicTimeout, nil), "en", "The language model did not answer in time; please try again."},
+		{"no key", &ModelError{Public: "The model is down."}, "zh", "The model is down."},
+	} {
+		if got := tc.err.PublicIn(tc.lang); got != tc.want {
+			t.Errorf("%s: PublicIn(%q) = %q, want %q", tc.name, tc.lang, got, tc.want)
 		}
 	}
 }

@@ -350,7 +350,7 @@ type intent struct {
 // when ctx is done.
 func (m *Rules) Complete(ctx context.Context, req Request) (Response, error) {
 	if err := ctx.Err(); err != nil {
-		return Response{}, &ModelError{Public: publicFailed, Err: err}
+		return Response{}, newModelError(publicFailed, err)
 	}
 	msgs := req.Messages
 	user, hasUser := lastUser(msgs)
@@ -373,7 +373,7 @@ func (m *Rules) Complete(ctx context.Context, req Request) (Response, error) {
 	}
 	args, err := json.Marshal(in.args)
 	if err != nil { // cannot happen: strings, numbers and bools only
-		return Response{}, &ModelError{Public: publicFailed, Err: err}
+		return Response{}, newModelError(publicFailed, err)
 	}
 	return Response{Message: Message{
 		Role:      RoleAssistant,

@@ -24,7 +24,7 @@ func wordsFor(lang string) words {
 	l := catalogue.Of(lang)
 	return words{
 		maxRounds:    catalogue.Text(l, catalogue.AgentMaxRounds),
-		modelFailed:  catalogue.Text(l, catalogue.AgentModelFailed),
+		modelFailed:  catalogue.Text(l, catalogue.ModelFailed),
 		tooLong:      catalogue.Text(l, catalogue.AgentTooLong),
 		stillWaiting: catalogue.Text(l, catalogue.AgentStillWaiting),
 		shuttingDown: catalogue.Text(l, catalogue.AgentShuttingDown),

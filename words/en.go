@@ -99,7 +99,6 @@ var en = map[Key]string{
 	RouterDecided:    "%s: %s",
 
 	AgentMaxRounds:    "I stopped after %d rounds of tool calls without finishing; please narrow the request.",
-	AgentModelFailed:  "The language model failed; please try again.",
 	AgentTooLong:      "This took too long and was stopped; please try again.",
 	AgentStillWaiting: "⏳ The approval is still waiting for a decision; nothing has run yet. It stays open until someone decides or it expires, and its result will be recorded in this conversation.",
 	AgentShuttingDown: "The assistant is shutting down; please try again shortly.",
@@ -107,6 +106,11 @@ var en = map[Key]string{
 	AgentBusy:         "This conversation is still busy with an earlier message; please try again shortly.",
 	AgentStillWorking: "⏳ Still working on it…",
 	AgentNotRun:       "Not run: ",
+
+	ModelTimeout:     "The language model did not answer in time; please try again.",
+	ModelAuth:        "The language model refused the configured API key; ask an operator to check it.",
+	ModelRateLimited: "The language model is busy (rate limited); please try again in a minute.",
+	ModelFailed:      "The language model failed; please try again.",
 
 	WebInvalidStep:     "No such confirmation step in this session (it may have ended, belong to another session, or predate a restart).",
 	WebAlreadyDecided:  "This approval has already been decided; nothing runs twice.",

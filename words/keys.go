@@ -8,7 +8,10 @@ type Key int
 // Outcome texts: the sentence of each outcome status (approval.Status).
 // approval.outcome_text in the config overrides them.
 const (
-	OutcomeExecuted Key = iota
+	// none is the zero Key, which names no sentence.
+	none Key = iota
+
+	OutcomeExecuted
 	OutcomeReplayed
 	OutcomeRejected
 	OutcomeTampered
@@ -113,7 +116,6 @@ const (
 
 	// The agent's notices about a turn.
 	AgentMaxRounds // args: the number of rounds
-	AgentModelFailed
 	AgentTooLong
 	AgentStillWaiting // also kept in the conversation
 	AgentShuttingDown
@@ -121,6 +123,12 @@ const (
 	AgentBusy
 	AgentStillWorking
 	AgentNotRun // prefix of a call's result when it was not run
+
+	// Why the language model gave no answer (agent.ModelError).
+	ModelTimeout
+	ModelAuth
+	ModelRateLimited
+	ModelFailed
 
 	// The web channel's error frames.
 	WebInvalidStep
@@ -150,9 +158,13 @@ const (
 
 // Keys returns every key of the catalogue.
 func Keys() []Key {
-	ks := make([]Key, numKeys)
-	for i := range ks {
-		ks[i] = Key(i)
+	ks := make([]Key, 0, numKeys-1)
+	for k := none + 1; k < numKeys; k++ {
+		ks = append(ks, k)
 	}
 	return ks
 }
+
+// Valid reports that k names a sentence of the catalogue (the zero Key
+// names none).
+func (k Key) Valid() bool { return none < k && k < numKeys }

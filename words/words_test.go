@@ -21,7 +21,7 @@ func TestEveryKeyInEveryLanguage(t *testing.T) {
 			}
 		}
 		for k := range c {
-			if k < 0 || k >= numKeys {
+			if !k.Valid() {
 				t.Errorf("%s: sentence %q under key %d, which is not a key", l, c[k], k)
 			}
 		}
@@ -107,6 +107,9 @@ func TestMissingFallsBack(t *testing.T) {
 	}
 	if got := b.text(ZH, ReasonRows, 3, 2); got != "affects 3 rows, more than 2" {
 		t.Errorf("missing zh, with args: got %q", got)
+	}
+	if got := b.text(ZH, none); got == "" {
+		t.Error("the zero key: got an empty string")
 	}
 	if got := b.text(ZH, OutcomeFailed); got == "" {
 		t.Error("missing everywhere: got an empty string")

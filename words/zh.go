@@ -98,7 +98,6 @@ var zh = map[Key]string{
 	RouterDecided:    "%s：%s",
 
 	AgentMaxRounds:    "已连续调用工具 %d 轮仍未完成，已停止；请把请求说得更具体一些。",
-	AgentModelFailed:  "语言模型出错，请稍后重试。",
 	AgentTooLong:      "处理时间过长，已停止；请重试。",
 	AgentStillWaiting: "⏳ 审批仍在等待确认，尚未执行；确认或过期前会一直保留，结果会记录在本对话中。",
 	AgentShuttingDown: "助手正在关闭，请稍后重试。",
@@ -106,6 +105,11 @@ var zh = map[Key]string{
 	AgentBusy:         "本对话仍在处理之前的消息，请稍后重试。",
 	AgentStillWorking: "⏳ 仍在处理中…",
 	AgentNotRun:       "未执行：",
+
+	ModelTimeout:     "语言模型未能及时回答，请稍后重试。",
+	ModelAuth:        "语言模型拒绝了配置的 API 密钥，请联系运维人员检查。",
+	ModelRateLimited: "语言模型繁忙（已限流），请一分钟后重试。",
+	ModelFailed:      "语言模型出错，请稍后重试。",
 
 	WebInvalidStep:     "没有这个待确认的步骤（可能已过期、属于别的会话，或服务已重启）。",
 	WebAlreadyDecided:  "此审批已被处理，不会重复执行。",
