@@ -260,8 +260,7 @@ func (p *Policy) Config() PolicyConfig { return p.cfg }
 // Words is one sentence a person reads, said in English and in Chinese:
 // a risk reason, which the record keeps in both because each card of an
 // approval is shown in its own channel's language. Build it with Say from
-// the catalogue of package words (a tool that measures a call's blast
-// radius may word its own).
+// the catalogue of package words.
 type Words struct {
 	EN string `json:"en,omitempty"`
 	ZH string `json:"zh,omitempty"`

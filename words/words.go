@@ -6,8 +6,9 @@
 // language of the person it speaks to; nothing else in hitlbot holds a
 // sentence in two languages.
 //
-// Sentences written for the model (a tool reply such as "Not run: …" that
-// only the model reads) are not people's words and stay with their code.
+// Sentences written for the model (the loop's replies to its tool calls,
+// which only the model reads) are not people's words: they stay English,
+// with the code that writes them.
 //
 // The package imports nothing of hitlbot, so every floor, approval
 // included, may use it.
