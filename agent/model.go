@@ -7,6 +7,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/hitlbot/hitlbot/approval"
+	catalogue "github.com/hitlbot/hitlbot/words"
 )
 
 // Model turns a conversation into the next assistant message: text, tool
@@ -84,8 +85,26 @@ type Response struct {
 // chat user (no keys, URLs or prompt fragments); Err keeps the detail for
 // the logs.
 type ModelError struct {
+	// Public is the sentence in English. Key, when set, names it in the
+	// catalogue (package words), for a turn that speaks another language.
 	Public string
+	Key    catalogue.Key
 	Err    error
+}
+
+// NewModelError is the ModelError whose Public text is the catalogue's
+// sentence k.
+func NewModelError(k catalogue.Key, err error) *ModelError {
+	return &ModelError{Public: catalogue.Text(catalogue.EN, k), Key: k, Err: err}
+}
+
+// PublicIn is e's sentence in lang: Key's in the catalogue when e has one,
+// else Public.
+func (e *ModelError) PublicIn(lang string) string {
+	if e.Key.Valid() {
+		return catalogue.In(lang, e.Key)
+	}
+	return e.Public
 }
 
 func (e *ModelError) Error() string {

@@ -127,7 +127,7 @@ func (l *Loop) rounds(ctx context.Context, ts *turnState) {
 			public := l.words.modelFailed
 			var me *ModelError
 			if errors.As(err, &me) {
-				public = me.Public
+				public = me.PublicIn(l.cfg.Lang)
 			} else if errors.Is(err, context.DeadlineExceeded) {
 				public = l.words.tooLong
 			}

@@ -293,7 +293,8 @@ func (a *Approval) Tool() string {
 	return "batch"
 }
 
-// ReasonIn returns why the policy asked, in lang ("zh", else English).
+// ReasonIn returns why the policy asked, in lang ("zh", "zh-CN" …, else
+// English).
 func (a *Approval) ReasonIn(lang string) string {
 	return Words{EN: a.Reason, ZH: a.ReasonZH}.In(lang)
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/hitlbot/hitlbot/approval/errkind"
+	"github.com/hitlbot/hitlbot/words"
 )
 
 // Error is the error type of the approval package: the operation that
@@ -63,31 +64,25 @@ func UserMessage(err error) string { return UserMessageIn(err, "en") }
 
 // UserMessageIn returns a sentence about err that is safe to show in a
 // chat, in lang ("zh" or "en"; anything else is English, as with
-// DefaultOutcomeText): it never contains addresses, keys or internal
+// DefaultOutcomeText), from the catalogue of package words: it never contains addresses, keys or internal
 // detail. Channels pass their configured language.
 func UserMessageIn(err error, lang string) string {
-	say := func(en, zh string) string {
-		if lang == "zh" {
-			return zh
-		}
-		return en
-	}
+	k := words.ErrOther
 	switch KindOf(err) {
 	case errkind.NotFound:
-		return say("That approval does not exist (or has been removed).", "找不到此审批（可能已被删除）。")
+		k = words.ErrNotFound
 	case errkind.Permission:
-		return say("You may not decide this approval.", "你无权处理此审批。")
+		k = words.ErrPermission
 	case errkind.Conflict:
-		return say("This approval has already been decided.", "此审批已被处理。")
+		k = words.ErrConflict
 	case errkind.Expired:
-		return say("This approval has expired.", "此审批已过期。")
+		k = words.ErrExpired
 	case errkind.Unavailable:
-		return say("Approvals are temporarily unavailable; nothing was run. Please try again shortly.",
-			"审批服务暂时不可用，未执行任何操作，请稍后再试。")
+		k = words.ErrUnavailable
 	case errkind.Invalid:
-		return say("The request was not understood.", "无法理解此请求。")
+		k = words.ErrInvalid
 	}
-	return say("Something went wrong; nothing was run.", "出现了问题，未执行任何操作。")
+	return words.In(lang, k)
 }
 
 var _ error = (*Error)(nil)

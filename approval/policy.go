@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/hitlbot/hitlbot/words"
 )
 
 // ApproverMode says who may decide an approval.
@@ -255,18 +257,37 @@ func NewPolicy(cfg PolicyConfig) (*Policy, error) {
 // Config returns the policy's configuration.
 func (p *Policy) Config() PolicyConfig { return p.cfg }
 
-// Words is one sentence a person reads, in English and Chinese.
+// Words is one sentence a person reads, said in English and in Chinese:
+// a risk reason, which the record keeps in both because each card of an
+// approval is shown in its own channel's language. Build it with Say from
+// the catalogue of package words.
 type Words struct {
 	EN string `json:"en,omitempty"`
 	ZH string `json:"zh,omitempty"`
 }
 
-// In returns the sentence in lang ("zh", else English).
+// In returns the sentence in lang ("zh", "zh-CN" …, else English).
 func (w Words) In(lang string) string {
-	if lang == "zh" && w.ZH != "" {
+	if words.Of(lang) == words.ZH && w.ZH != "" {
 		return w.ZH
 	}
 	return w.EN
+}
+
+// Say is the catalogue's sentence k (package words) in English and
+// Chinese, with args formatted into both.
+func Say(k words.Key, args ...any) Words {
+	return sayIn(func(l words.Lang) string { return words.Text(l, k, args...) })
+}
+
+// sayIn is the sentence that say writes in each language.
+func sayIn(say func(words.Lang) string) Words {
+	return Words{EN: say(words.EN), ZH: say(words.ZH)}
+}
+
+// joinWords is a, then b, with each language's separator.
+func joinWords(a, b Words) Words {
+	return Words{EN: a.EN + words.Text(words.EN, words.ReasonSep) + b.EN, ZH: a.ZH + words.Text(words.ZH, words.ReasonSep) + b.ZH}
 }
 
 // IsZero reports that there is no sentence.
@@ -328,8 +349,8 @@ func GrantKey(c CallInfo) string {
 	return string(c.Session) + "\x00" + string(c.User) + "\x00" + c.Tool + "\x00" + c.Hash
 }
 
-// effectWords names an effect in Chinese for a reason.
-var effectWords = map[Effect]string{EffectRead: "读取", EffectWrite: "写入", EffectDestructive: "破坏性操作"}
+// effectWords are the catalogue's names of the effects, for a reason.
+var effectWords = map[Effect]words.Key{EffectRead: words.EffectRead, EffectWrite: words.EffectWrite, EffectDestructive: words.EffectDestructive}
 
 // Evaluate decides whether c needs approval; the table is in the
 // documentation of PolicyConfig. hasGrant reports whether the session
@@ -351,13 +372,11 @@ func (p *Policy) Evaluate(c CallInfo, hasGrant func() (bool, error)) (Verdict, e
 		blast = append(blast, c.Blast.High)
 	}
 	if b := c.Blast; b.Measured && p.cfg.HighRows > 0 && b.Rows > p.cfg.HighRows {
-		w := Words{EN: fmt.Sprintf("affects %d rows, more than %d", b.Rows, p.cfg.HighRows),
-			ZH: fmt.Sprintf("影响 %d 行，超过 %d 行", b.Rows, p.cfg.HighRows)}
+		k := words.ReasonRows
 		if b.AtMost {
-			w = Words{EN: fmt.Sprintf("may affect up to %d rows, more than %d", b.Rows, p.cfg.HighRows),
-				ZH: fmt.Sprintf("最多影响 %d 行，超过 %d 行", b.Rows, p.cfg.HighRows)}
+			k = words.ReasonRowsAtMost
 		}
-		blast = append(blast, w)
+		blast = append(blast, Say(k, b.Rows, p.cfg.HighRows))
 	}
 	if len(blast) > 0 {
 		risk = RiskHigh
@@ -374,31 +393,29 @@ func (p *Policy) Evaluate(c CallInfo, hasGrant func() (bool, error)) (Verdict, e
 		v.NeedsApproval, v.Reason, v.ReasonZH = ask, w.EN, w.ZH
 		return v, nil
 	}
-	lowConfidence := Words{EN: fmt.Sprintf("low confidence (%.2f < %.2f)", c.Confidence, threshold),
-		ZH: fmt.Sprintf("置信度低（%.2f < %.2f）", c.Confidence, threshold)}
 	switch {
 	case !p.cfg.Enabled:
-		return say(false, Words{"approvals are turned off", "审批已关闭"})
+		return say(false, Say(words.ReasonOff))
 	case tp.Confirm == "never":
-		return say(false, Words{"configured to run without confirmation", "已配置为无需确认"})
+		return say(false, Say(words.ReasonNever))
 	case tp.Confirm == "always":
-		return say(true, Words{"configured to always ask", "已配置为每次都需确认"})
+		return say(true, Say(words.ReasonAlways))
 	case risk == RiskHigh && len(blast) > 0:
 		w := blast[0]
 		for _, b := range blast[1:] {
-			w.EN, w.ZH = w.EN+"; "+b.EN, w.ZH+"；"+b.ZH
+			w = joinWords(w, b)
 		}
 		return say(true, w)
 	case risk == RiskHigh:
-		return say(true, Words{fmt.Sprintf("%s risk (%s)", risk, c.Effect), "高风险（" + zhEffect(c.Effect) + "）"})
+		return say(true, sayIn(func(l words.Lang) string { return words.Text(l, words.ReasonHigh, effectName(l, c.Effect)) }))
 	case risk == RiskLow && c.Effect == EffectRead:
-		return say(false, Words{"LOW risk (a read)", "低风险（只读）"})
+		return say(false, Say(words.ReasonLowRead))
 	case c.Confidence < threshold:
-		return say(true, lowConfidence)
+		return say(true, Say(words.ReasonLowConfidence, c.Confidence, threshold))
 	case risk == RiskLow:
-		return say(false, Words{"LOW risk", "低风险"})
+		return say(false, Say(words.ReasonLow))
 	case p.cfg.Strict:
-		return say(true, Words{"MEDIUM risk (strict mode: asks every time)", "中风险（严格模式：每次都需确认）"})
+		return say(true, Say(words.ReasonStrict))
 	}
 	if v.Grantable && hasGrant != nil {
 		ok, err := hasGrant()
@@ -406,15 +423,13 @@ func (p *Policy) Evaluate(c CallInfo, hasGrant func() (bool, error)) (Verdict, e
 			return Verdict{}, err
 		}
 		if ok {
-			return say(false, Words{"approved earlier in this session", "本会话中已批准过相同的操作"})
+			return say(false, Say(words.ReasonGranted))
 		}
 	}
 	if v.Grantable {
-		return say(true, Words{
-			EN: fmt.Sprintf("MEDIUM risk: asks the first time; once approved, the same call runs without asking for %s", shortDuration(v.GrantWindow)),
-			ZH: fmt.Sprintf("中风险：首次需要确认；批准后 %s 内相同操作无需再确认", shortDuration(v.GrantWindow))})
+		return say(true, Say(words.ReasonGrantable, shortDuration(v.GrantWindow)))
 	}
-	return say(true, Words{"MEDIUM risk", "中风险"})
+	return say(true, Say(words.ReasonMedium))
 }
 
 // shortDuration writes d without trailing zero units: 5m, not 5m0s.
@@ -430,9 +445,11 @@ func shortDuration(d time.Duration) string {
 }
 
 // zhEffect names an effect in Chinese, or as it is.
-func zhEffect(e Effect) string {
-	if w, ok := effectWords[e]; ok {
-		return w
+// effectName names e in l; an effect the catalogue does not know is
+// named as it is spelt.
+func effectName(l words.Lang, e Effect) string {
+	if k, ok := effectWords[e]; ok {
+		return words.Text(l, k)
 	}
 	return string(e)
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/words"
 )
 
 // DingTalk card data. An interactive card (互动卡片高级版) is a template made
@@ -137,12 +138,7 @@ func DingTalkMarkdownTitle(v View) string {
 type dingTalkLabels struct{ pending, processing, howGroup, howDirect string }
 
 func dingTalkWords(lang string) dingTalkLabels {
-	if lang == "zh" {
-		return dingTalkLabels{pending: "等待确认", processing: "处理中…",
-			howGroup:  "回复 **@机器人 确认** 执行，回复 **@机器人 取消** 放弃。",
-			howDirect: "回复 **确认** 执行，回复 **取消** 放弃。"}
-	}
-	return dingTalkLabels{pending: "Waiting for a decision", processing: "Processing…",
-		howGroup:  "Reply **@bot 确认** (confirm) to run it or **@bot 取消** (cancel) to decline.",
-		howDirect: "Reply **确认** (confirm) to run it or **取消** (cancel) to decline."}
+	l := words.Of(lang)
+	return dingTalkLabels{pending: words.Text(l, words.CardWaiting), processing: words.Text(l, words.CardProcessing),
+		howGroup: words.Text(l, words.CardHowGroup), howDirect: words.Text(l, words.CardHowDirect)}
 }

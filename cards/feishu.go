@@ -7,6 +7,7 @@ import (
 
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/internal/clip"
+	"github.com/hitlbot/hitlbot/words"
 )
 
 // Feishu cards, in card JSON 2.0 ("schema":"2.0"). The SDK's card builders
@@ -106,12 +107,9 @@ func feishuStatusTemplate(s approval.Status) string {
 type feishuLabels struct{ processing, confirm, cancel, how string }
 
 func feishuWords(lang string) feishuLabels {
-	if lang == "zh" {
-		return feishuLabels{processing: "处理中…", confirm: "确认", cancel: "取消",
-			how: "点击按钮，或在群里回复「@机器人 确认」/「@机器人 取消」。"}
-	}
-	return feishuLabels{processing: "Processing…", confirm: "确认", cancel: "取消",
-		how: "Click a button, or reply \"@bot 确认\" (confirm) / \"@bot 取消\" (cancel)."}
+	l := words.Of(lang)
+	return feishuLabels{processing: words.Text(l, words.CardProcessing), confirm: words.Text(l, words.CardConfirm),
+		cancel: words.Text(l, words.CardCancel), how: words.Text(l, words.CardHowFeishu)}
 }
 
 func plainText(s string) map[string]any { return map[string]any{"tag": "plain_text", "content": s} }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/internal/clip"
+	"github.com/hitlbot/hitlbot/words"
 )
 
 // Markdown renders v as light Markdown: the terminal chat and the DingTalk
@@ -140,33 +141,25 @@ func Text(v View, lang string) string {
 	return b.String()
 }
 
-// labels are the field names of one language.
+// labels are the field names of one language. batchOf is a format: the
+// number of calls.
 type labels struct {
 	tool, batchOf, reason, requester, approvers, expires, hash, decidedBy, comment string
 	result, details                                                                string
 	howMD, howText                                                                 string
 }
 
-var (
-	labelsEN = labels{
-		tool: "Tool", batchOf: " (%d calls)", reason: "Why", requester: "Requested by", approvers: "Who may approve",
-		expires: "Expires", hash: "Payload", decidedBy: "Decided by", comment: "Comment", result: "Result", details: "Details",
-		howMD:   "Reply **确认** (confirm) to run it or **取消** (cancel) to decline, or use the card's buttons.",
-		howText: "Reply 确认 (confirm) to run it or 取消 (cancel) to decline.",
-	}
-	labelsZH = labels{
-		tool: "工具", batchOf: "（%d 个操作）", reason: "原因", requester: "申请人", approvers: "可确认人",
-		expires: "过期时间", hash: "校验", decidedBy: "处理人", comment: "备注", result: "结果", details: "详情",
-		howMD:   "回复 **确认** 执行，回复 **取消** 放弃；也可以点击卡片上的按钮。",
-		howText: "回复「确认」执行，回复「取消」放弃。",
-	}
-)
-
+// labelsFor returns the labels of lang, from the catalogue of package
+// words.
 func labelsFor(lang string) labels {
-	if lang == "zh" {
-		return labelsZH
+	l := words.Of(lang)
+	return labels{
+		tool: words.Text(l, words.CardTool), batchOf: words.Text(l, words.CardBatchOf), reason: words.Text(l, words.CardReason),
+		requester: words.Text(l, words.CardRequester), approvers: words.Text(l, words.CardApprovers),
+		expires: words.Text(l, words.CardExpires), hash: words.Text(l, words.CardHash), decidedBy: words.Text(l, words.CardDecidedBy),
+		comment: words.Text(l, words.CardComment), result: words.Text(l, words.CardResult), details: words.Text(l, words.CardDetails),
+		howMD: words.Text(l, words.CardHowMD), howText: words.Text(l, words.CardHowText),
 	}
-	return labelsEN
 }
 
 // resultOf names what follows a final view's status sentence: the result

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/words"
 )
 
 // ButtonValue is the value a card button carries back on a click: ids
@@ -107,15 +108,19 @@ func finish(v View, o approval.Outcome, text approval.OutcomeText, lang string) 
 // failed call's error, why a call froze: "The result is unknown; …
 // Please check by hand: timed out after 2m0s"), and a card says the
 // sentence once, as its status: Detail drops it, whether in the words of
-// text or in the default words of either language (a channel's cards may
-// be in another language than the engine). An executed or replayed
+// text or in the catalogue's words of any language (package words; a
+// channel's cards may be in another language than the engine). An executed or replayed
 // outcome's content is the tool's own result and is returned as it is.
 func Detail(o approval.Outcome, text approval.OutcomeText) string {
 	c := strings.TrimSpace(o.Content)
 	if o.Status == approval.StatusExecuted || o.Status == approval.StatusReplayed {
 		return o.Content
 	}
-	for _, s := range []string{text.Text(o.Status), approval.DefaultOutcomeText("en")[o.Status], approval.DefaultOutcomeText("zh")[o.Status]} {
+	sentences := []string{text.Text(o.Status)}
+	for _, l := range words.Langs {
+		sentences = append(sentences, approval.DefaultOutcomeText(string(l))[o.Status])
+	}
+	for _, s := range sentences {
 		rest, ok := strings.CutPrefix(c, s)
 		if s == "" || !ok {
 			continue
@@ -133,13 +138,9 @@ func Detail(o approval.Outcome, text approval.OutcomeText) string {
 }
 
 func base(a *approval.Approval, lang string) View {
-	title := "Approval needed"
-	if lang == "zh" {
-		title = "需要确认"
-	}
 	v := View{
 		ApprovalID:    a.ID,
-		Title:         title,
+		Title:         words.In(lang, words.CardTitle),
 		Risk:          a.Risk,
 		Tool:          a.Tool(),
 		Summary:       a.Summary,

@@ -17,6 +17,7 @@ import (
 	"github.com/hitlbot/hitlbot/cards"
 	"github.com/hitlbot/hitlbot/internal/clip"
 	"github.com/hitlbot/hitlbot/internal/clock"
+	"github.com/hitlbot/hitlbot/words"
 )
 
 // RouterConfig wires a Router.
@@ -190,13 +191,14 @@ func NewRouter(cfg RouterConfig) (*Router, error) {
 	default:
 		return nil, fmt.Errorf("channels.NewRouter: unknown session scope %q (want per_chat, per_user or per_thread)", cfg.Scope)
 	}
-	switch cfg.Lang {
-	case "":
-		cfg.Lang = "en"
-	case "zh", "en":
-	default:
-		return nil, fmt.Errorf("channels.NewRouter: unknown language %q (want zh or en)", cfg.Lang)
+	if cfg.Lang == "" {
+		cfg.Lang = string(words.EN)
 	}
+	l, err := words.Parse(cfg.Lang)
+	if err != nil {
+		return nil, fmt.Errorf("channels.NewRouter: %w", err)
+	}
+	cfg.Lang = string(l)
 	if err := cfg.Text.Validate(); err != nil {
 		return nil, fmt.Errorf("channels.NewRouter: %w", err)
 	}
@@ -908,7 +910,7 @@ func (r *Router) notice(ctx context.Context, ch Channel, to Target, log *slog.Lo
 func (r *Router) waitingNotice(a *approval.Approval) string {
 	what := clip.Runes(clip.FirstLine(a.Summary), 120) // the agent's summary names the tool: "erase: …"
 	if what == "" || len(a.Calls) > 1 {
-		what = fmt.Sprintf("%s, %d call(s)", a.Tool(), len(a.Calls))
+		what = fmt.Sprintf(r.words().calls, a.Tool(), len(a.Calls))
 	}
 	return fmt.Sprintf(r.words().waiting, what)
 }
@@ -916,37 +918,24 @@ func (r *Router) waitingNotice(a *approval.Approval) string {
 // routerWords are the router's own sentences in one language.
 type routerWords struct {
 	waiting, busy, closing, mayApproveFmt, refused string
+	// calls names a batch: its tool and its number of calls.
+	calls string
 	// decidedFmt joins "already decided" and what came of it.
 	decidedFmt string
 }
 
 func (w routerWords) mayApprove(who string) string { return fmt.Sprintf(w.mayApproveFmt, who) }
 
-var (
-	wordsEN = routerWords{
-		waiting: "An approval is waiting (%s). Reply 确认 (confirm) to run it or 取消 (cancel) to decline, " +
-			"or use the card's buttons. Your message has been queued for the assistant.",
-		busy:          "Too many messages are waiting in this conversation; please try again shortly.",
-		closing:       "The assistant is shutting down; please try again shortly.",
-		mayApproveFmt: " (who may approve: %s)",
-		refused:       "Sorry, you are not allowed to use this assistant here. Please ask its administrator for access.",
-		decidedFmt:    "%s: %s",
-	}
-	wordsZH = routerWords{
-		waiting:       "有一项操作正在等待确认（%s）。回复「确认」执行，回复「取消」放弃，或使用卡片上的按钮。你的消息已排队交给助手处理。",
-		busy:          "这个会话中排队的消息太多，请稍后再试。",
-		closing:       "助手正在关闭，请稍后再试。",
-		mayApproveFmt: "（可确认人：%s）",
-		refused:       "抱歉，你没有权限在这里使用此助手。如需使用，请联系管理员开通。",
-		decidedFmt:    "%s：%s",
-	}
-)
-
+// words returns the router's sentences in its language, from the
+// catalogue of package words.
 func (r *Router) words() routerWords {
-	if r.cfg.Lang == "zh" {
-		return wordsZH
+	l := words.Of(r.cfg.Lang)
+	return routerWords{
+		waiting: words.Text(l, words.RouterWaiting), calls: words.Text(l, words.RouterCalls),
+		busy: words.Text(l, words.RouterBusy), closing: words.Text(l, words.RouterClosing),
+		mayApproveFmt: words.Text(l, words.RouterMayApprove), refused: words.Text(l, words.RouterRefused),
+		decidedFmt: words.Text(l, words.RouterDecided),
 	}
-	return wordsEN
 }
 
 var (

@@ -24,6 +24,7 @@ func TestStoreFailureSaidInTheConfiguredLanguage(t *testing.T) {
 	for _, tc := range []struct{ lang, want string }{
 		{"en", "Approvals are temporarily unavailable; nothing was run."},
 		{"zh", "审批服务暂时不可用，未执行任何操作"},
+		{"zh-CN", "审批服务暂时不可用，未执行任何操作"},
 	} {
 		t.Run(tc.lang, func(t *testing.T) {
 			store := pendingFails{memstore.New(memstore.Options{})}

@@ -19,14 +19,16 @@ import (
 
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/internal/clip"
+	catalogue "github.com/hitlbot/hitlbot/words"
 )
 
-// Public texts of the model errors; they are shown to chat users.
+// The sentences of the model errors, in the catalogue (package words);
+// they are shown to chat users.
 const (
-	publicTimeout     = "The language model did not answer in time; please try again."
-	publicAuth        = "The language model refused the configured API key; ask an operator to check it."
-	publicRateLimited = "The language model is busy (rate limited); please try again in a minute."
-	publicFailed      = "The language model failed; please try again."
+	publicTimeout     = catalogue.ModelTimeout
+	publicAuth        = catalogue.ModelAuth
+	publicRateLimited = catalogue.ModelRateLimited
+	publicFailed      = catalogue.ModelFailed
 )
 
 // Defaults of OpenAIConfig.
@@ -227,7 +229,7 @@ func (m *OpenAI) logAttempt(req *http.Request, next option.MiddlewareNext) (*htt
 func (m *OpenAI) Complete(ctx context.Context, req agent.Request) (agent.Response, error) {
 	params, err := m.params(req)
 	if err != nil {
-		return agent.Response{}, &agent.ModelError{Public: publicFailed, Err: err}
+		return agent.Response{}, agent.NewModelError(publicFailed, err)
 	}
 	start := time.Now()
 	cc, err := m.svc.New(ctx, params)
@@ -237,7 +239,7 @@ func (m *OpenAI) Complete(ctx context.Context, req agent.Request) (agent.Respons
 		return agent.Response{}, merr
 	}
 	if len(cc.Choices) == 0 {
-		return agent.Response{}, &agent.ModelError{Public: publicFailed, Err: errors.New("openai: the response has no choices")}
+		return agent.Response{}, agent.NewModelError(publicFailed, errors.New("openai: the response has no choices"))
 	}
 	msg := cc.Choices[0].Message
 	out := agent.Message{Role: agent.RoleAssistant, Content: msg.Content}
@@ -360,7 +362,7 @@ func (m *OpenAI) modelError(ctx context.Context, err error) *agent.ModelError {
 		if msg := apiErr.Message; msg != "" {
 			detail += ": " + clip.Runes(msg, 500)
 		}
-		return &agent.ModelError{Public: public, Err: &safeError{msg: m.redact(detail)}}
+		return agent.NewModelError(public, &safeError{msg: m.redact(detail)})
 	}
 
 	detail := fmt.Sprintf("openai: chat completion (model %q): %s", m.cfg.Model, clip.Runes(err.Error(), 500))
@@ -369,16 +371,16 @@ func (m *OpenAI) modelError(ctx context.Context, err error) *agent.ModelError {
 	switch {
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
 		se.cause = context.DeadlineExceeded
-		return &agent.ModelError{Public: publicTimeout, Err: se}
+		return agent.NewModelError(publicTimeout, se)
 	case errors.Is(err, context.Canceled), ctx.Err() != nil:
 		se.cause = context.Canceled
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			se.cause = context.DeadlineExceeded
-			return &agent.ModelError{Public: publicTimeout, Err: se}
+			return agent.NewModelError(publicTimeout, se)
 		}
-		return &agent.ModelError{Public: publicFailed, Err: se}
+		return agent.NewModelError(publicFailed, se)
 	}
-	return &agent.ModelError{Public: publicFailed, Err: se}
+	return agent.NewModelError(publicFailed, se)
 }
 
 // redact removes the API key from s.

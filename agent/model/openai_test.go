@@ -20,6 +20,7 @@ import (
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/internal/fakellm"
+	catalogue "github.com/hitlbot/hitlbot/words"
 )
 
 // newTestOpenAI returns a model pointed at s, with edit applied to the
@@ -79,14 +80,20 @@ func taskCreateSpec() agent.ToolSpec {
 	}
 }
 
-func wantModelError(t *testing.T, err error, public string) *agent.ModelError {
+func wantModelError(t *testing.T, err error, k catalogue.Key) *agent.ModelError {
 	t.Helper()
 	var me *agent.ModelError
 	if !errors.As(err, &me) {
-		t.Fatalf("error %v (%T) is not a *ModelError", err, err)
+		t.Fatalf("error %v (%T) is not a *agent.ModelError", err, err)
 	}
-	if me.Public != public {
+	if public := catalogue.Text(catalogue.EN, k); me.Public != public {
 		t.Errorf("Public = %q, want %q", me.Public, public)
+	}
+	if me.Key != k {
+		t.Errorf("Key = %d, want %d", me.Key, k)
+	}
+	if zh, want := me.PublicIn("zh"), catalogue.Text(catalogue.ZH, k); zh != want || zh == me.Public {
+		t.Errorf("PublicIn(zh) = %q, want %q", zh, want)
 	}
 	return me
 }
@@ -678,6 +685,25 @@ func TestOpenAIConfigRedacted(t *testing.T) {
 		}
 		if !strings.Contains(s, "X-Token") {
 			t.Errorf("header name missing: %s", s)
+		}
+	}
+}
+
+// TestModelErrorPublicIn: an error with a catalogue key is said in the
+// turn's language; one without (a model of its own words) says Public.
+func TestModelErrorPublicIn(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  *agent.ModelError
+		lang string
+		want string
+	}{
+		{"keyed, zh", agent.NewModelError(publicTimeout, nil), "zh", "语言模型未能及时回答，请稍后重试。"},
+		{"keyed, en", agent.NewModelError(publicTimeout, nil), "en", "The language model did not answer in time; please try again."},
+		{"no key", &agent.ModelError{Public: "The model is down."}, "zh", "The model is down."},
+	} {
+		if got := tc.err.PublicIn(tc.lang); got != tc.want {
+			t.Errorf("%s: PublicIn(%q) = %q, want %q", tc.name, tc.lang, got, tc.want)
 		}
 	}
 }

@@ -352,7 +352,7 @@ type intent struct {
 // when ctx is done.
 func (m *Rules) Complete(ctx context.Context, req agent.Request) (agent.Response, error) {
 	if err := ctx.Err(); err != nil {
-		return agent.Response{}, &agent.ModelError{Public: publicFailed, Err: err}
+		return agent.Response{}, agent.NewModelError(publicFailed, err)
 	}
 	msgs := req.Messages
 	user, hasUser := lastUser(msgs)
@@ -375,7 +375,7 @@ func (m *Rules) Complete(ctx context.Context, req agent.Request) (agent.Response
 	}
 	args, err := json.Marshal(in.args)
 	if err != nil { // cannot happen: strings, numbers and bools only
-		return agent.Response{}, &agent.ModelError{Public: publicFailed, Err: err}
+		return agent.Response{}, agent.NewModelError(publicFailed, err)
 	}
 	return agent.Response{Message: agent.Message{
 		Role:      agent.RoleAssistant,

@@ -19,6 +19,7 @@ import (
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/cards"
 	"github.com/hitlbot/hitlbot/channels"
+	"github.com/hitlbot/hitlbot/words"
 )
 
 // Name is the channel's name in config, logs and session keys.
@@ -27,11 +28,12 @@ const Name = "cli"
 // ChatID is the one chat of the terminal.
 const ChatID = "local"
 
-// Prompts.
-const (
-	Prompt        = "> "
-	ConfirmPrompt = "确认执行? [y/N] "
-)
+// Prompt is the chat's input prompt.
+const Prompt = "> "
+
+// ConfirmPrompt returns the approval prompt in lang ("zh" or "en"), from
+// the catalogue of package words.
+func ConfirmPrompt(lang string) string { return words.In(lang, words.CLIConfirm) }
 
 // Config is the YAML section chat: of the bot's config (`bot chat`).
 type Config struct {
@@ -98,13 +100,14 @@ func New(cfg Config, in io.Reader, out io.Writer, opts ...Option) (*Chat, error)
 	if cfg.User == "" {
 		cfg.User = osUser()
 	}
-	switch cfg.Lang {
-	case "":
-		cfg.Lang = "en"
-	case "zh", "en":
-	default:
-		return nil, fmt.Errorf("cli: unknown language %q (want zh or en)", cfg.Lang)
+	if cfg.Lang == "" {
+		cfg.Lang = string(words.EN)
 	}
+	lang, err := words.Parse(cfg.Lang)
+	if err != nil {
+		return nil, fmt.Errorf("cli: %w", err)
+	}
+	cfg.Lang = string(lang)
 	if cfg.TurnTimeout < 0 {
 		return nil, errors.New("cli: turn_timeout must not be negative")
 	}
@@ -475,7 +478,7 @@ func (r *repl) confirm(ctx context.Context, v cards.View, ref string) error {
 		card = "\x1b[31m" + card + "\x1b[0m"
 	}
 	r.printf("\n%s", card)
-	r.printf("%s", r.bold(ConfirmPrompt))
+	r.printf("%s", r.bold(ConfirmPrompt(r.c.cfg.Lang)))
 	line, err := r.readLine(ctx, false)
 	verb := approval.Reject
 	switch {
@@ -503,25 +506,20 @@ func (r *repl) confirm(ctx context.Context, v cards.View, ref string) error {
 	return nil
 }
 
-// words are the chat's own sentences in one language.
-type words struct {
+// chatWords are the chat's own sentences in one language.
+type chatWords struct {
 	bye, interruptRejects, turnGoesOn, noAnswerYet string
 }
 
-func (r *repl) words() words {
-	if r.c.cfg.Lang == "zh" {
-		return words{
-			bye:              "再见。",
-			interruptRejects: "Ctrl+C：拒绝此操作。",
-			turnGoesOn:       "（Ctrl+C：本轮仍在进行，结果到达时会显示；在输入提示处按 Ctrl+C 或 Ctrl+D 退出。）",
-			noAnswerYet:      "（还没有回答；到达时会显示。）",
-		}
-	}
-	return words{
-		bye:              "Bye.",
-		interruptRejects: "Ctrl+C: declining it.",
-		turnGoesOn:       "(Ctrl+C: the turn goes on; what it says is printed when it comes. Ctrl+C or Ctrl+D at the prompt ends the chat.)",
-		noAnswerYet:      "(no answer yet; it will be printed when it comes)",
+// words returns the chat's sentences in its language, from the catalogue
+// of package words.
+func (r *repl) words() chatWords {
+	l := words.Of(r.c.cfg.Lang)
+	return chatWords{
+		bye:              words.Text(l, words.CLIBye),
+		interruptRejects: words.Text(l, words.CLIInterruptRejects),
+		turnGoesOn:       words.Text(l, words.CLITurnGoesOn),
+		noAnswerYet:      words.Text(l, words.CLINoAnswerYet),
 	}
 }
 

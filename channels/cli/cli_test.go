@@ -197,7 +197,7 @@ func TestApprovedRunsOnce(t *testing.T) {
 	h := start(t, in)
 	h.out.waitFor(t, cli.Prompt, 1)
 	fmt.Fprintln(w, "erase orders")
-	h.out.waitFor(t, cli.ConfirmPrompt, 1)
+	h.out.waitFor(t, cli.ConfirmPrompt("en"), 1)
 	card := h.out.String()
 	for _, want := range []string{"HIGH", "erase", `{"target":"orders"}`} {
 		if !strings.Contains(card, want) {
@@ -231,7 +231,7 @@ func TestNoRejects(t *testing.T) {
 		in, w := io.Pipe()
 		h := start(t, in)
 		fmt.Fprintln(w, "erase orders")
-		h.out.waitFor(t, cli.ConfirmPrompt, 1)
+		h.out.waitFor(t, cli.ConfirmPrompt("en"), 1)
 		fmt.Fprintln(w, answer)
 		h.out.waitFor(t, "summary: Not run: the user declined", 1)
 		w.Close()
@@ -251,7 +251,7 @@ func TestEOFAtApprovalRejects(t *testing.T) {
 	in, w := io.Pipe()
 	h := start(t, in)
 	fmt.Fprintln(w, "erase orders")
-	h.out.waitFor(t, cli.ConfirmPrompt, 1)
+	h.out.waitFor(t, cli.ConfirmPrompt("en"), 1)
 	w.Close()
 	if err := h.ended(t); err != nil {
 		t.Fatal(err)
@@ -272,7 +272,7 @@ func TestCtxEndAtApprovalRejects(t *testing.T) {
 	defer w.Close()
 	h := start(t, in)
 	fmt.Fprintln(w, "erase orders")
-	h.out.waitFor(t, cli.ConfirmPrompt, 1)
+	h.out.waitFor(t, cli.ConfirmPrompt("en"), 1)
 	h.cancel() // SIGTERM
 	if err := h.ended(t); err != nil {
 		t.Fatal(err)
@@ -324,7 +324,7 @@ func TestInterruptAtApprovalRejects(t *testing.T) {
 	defer w.Close()
 	h := start(t, in)
 	fmt.Fprintln(w, "erase orders")
-	h.out.waitFor(t, cli.ConfirmPrompt, 1)
+	h.out.waitFor(t, cli.ConfirmPrompt("en"), 1)
 	h.intr <- os.Interrupt
 	h.out.waitFor(t, "Ctrl+C: declining it.\n", 1)
 	h.out.waitFor(t, "[Declined; nothing was run]\n", 1)

@@ -22,6 +22,7 @@ import (
 	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/channels/internal/marks"
 	"github.com/hitlbot/hitlbot/internal/background"
+	"github.com/hitlbot/hitlbot/words"
 )
 
 // Name is the channel's name in config, logs, session keys and card refs.
@@ -141,13 +142,14 @@ func New(cfg Config, logger *slog.Logger) (*Channel, error) {
 	default:
 		return nil, fmt.Errorf("dingtalk: unknown mode %q (want stream or http)", cfg.Mode)
 	}
-	switch cfg.Lang {
-	case "":
-		cfg.Lang = "en"
-	case "zh", "en":
-	default:
-		return nil, fmt.Errorf("dingtalk: unknown language %q (want zh or en)", cfg.Lang)
+	if cfg.Lang == "" {
+		cfg.Lang = string(words.EN)
 	}
+	lang, err := words.Parse(cfg.Lang)
+	if err != nil {
+		return nil, fmt.Errorf("dingtalk: %w", err)
+	}
+	cfg.Lang = string(lang)
 	if err := cfg.Text.Validate(); err != nil {
 		return nil, fmt.Errorf("dingtalk: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/words"
 )
 
 // Modes of receiving events.
@@ -108,12 +109,13 @@ func (c Config) withDefaults() (Config, error) {
 		c.BaseURL = "https://open.feishu.cn"
 	}
 	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
-	switch c.Lang {
-	case "":
-		c.Lang = "zh"
-	case "zh", "en":
-	default:
-		errs = append(errs, fmt.Errorf("lang %q: want zh or en", c.Lang))
+	if c.Lang == "" {
+		c.Lang = string(words.ZH)
+	}
+	if l, err := words.Parse(c.Lang); err != nil {
+		errs = append(errs, fmt.Errorf("lang: %w", err))
+	} else {
+		c.Lang = string(l)
 	}
 	if err := c.Text.Validate(); err != nil {
 		errs = append(errs, err)

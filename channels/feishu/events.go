@@ -16,6 +16,7 @@ import (
 	"github.com/hitlbot/hitlbot/cards"
 	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/internal/clip"
+	"github.com/hitlbot/hitlbot/words"
 )
 
 // messageAckWait is how long the message handler waits for the router
@@ -200,7 +201,7 @@ func msTime(s string) time.Time {
 // naming who may, and the card is unchanged; a malformed value gets an
 // error toast and decides nothing.
 func (c *Channel) onCardAction(ctx context.Context, ev *callback.CardActionTriggerEvent) (*callback.CardActionTriggerResponse, error) {
-	w := words(c.cfg.Lang)
+	w := wordsIn(c.cfg.Lang)
 	h := c.handler()
 	if h == nil {
 		return toast("error", w.unavailable), nil
@@ -313,7 +314,7 @@ func (c *Channel) viewFor(ctx context.Context, h channels.Handler, a channels.Ca
 
 // outcomeResponse is the answer to a click whose outcome is known.
 func (c *Channel) outcomeResponse(o approval.Outcome, view cards.View, haveView bool) *callback.CardActionTriggerResponse {
-	w := words(c.cfg.Lang)
+	w := wordsIn(c.cfg.Lang)
 	text := c.cfg.Text.With(c.cfg.Lang).Text(o.Status)
 	switch o.Status {
 	case approval.StatusUnauthorized:
@@ -361,23 +362,16 @@ type channelWords struct {
 	unavailable, malformed, failed, processing, mayApprove, someoneElse string
 }
 
-func words(lang string) channelWords {
-	if lang == "en" {
-		return channelWords{
-			unavailable: "The assistant is not available right now; please try again shortly.",
-			malformed:   "This button is not valid; nothing was done.",
-			failed:      "The decision could not be recorded; nothing was run. Please try again.",
-			processing:  "Processing…",
-			mayApprove:  "You may not decide this. Who may: %s",
-			someoneElse: "the approvers named on the card",
-		}
-	}
+// wordsIn returns the channel's sentences in lang, from the catalogue of
+// package words.
+func wordsIn(lang string) channelWords {
+	l := words.Of(lang)
 	return channelWords{
-		unavailable: "助手暂时不可用，请稍后再试。",
-		malformed:   "按钮无效，未执行任何操作。",
-		failed:      "暂时无法记录你的选择，未执行任何操作，请稍后再试。",
-		processing:  "处理中…",
-		mayApprove:  "你无权确认此操作。可确认人：%s",
-		someoneElse: "卡片上列出的可确认人",
+		unavailable: words.Text(l, words.FeishuUnavailable),
+		malformed:   words.Text(l, words.FeishuMalformed),
+		failed:      words.Text(l, words.FeishuFailed),
+		processing:  words.Text(l, words.CardProcessing),
+		mayApprove:  words.Text(l, words.FeishuMayApprove),
+		someoneElse: words.Text(l, words.FeishuSomeoneElse),
 	}
 }

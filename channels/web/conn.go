@@ -13,6 +13,7 @@ import (
 
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/channels"
+	"github.com/hitlbot/hitlbot/words"
 )
 
 // conn is one socket of one user.
@@ -391,25 +392,17 @@ func (ww webWords) status(st approval.Status) string {
 	return approval.DefaultOutcomeText(ww.lang)[st]
 }
 
+// words returns the channel's sentences in its language, from the
+// catalogue of package words.
 func (w *Web) words() webWords {
-	if w.cfg.Lang == "zh" {
-		return webWords{
-			invalidStep:     "没有这个待确认的步骤（可能已过期、属于别的会话，或服务已重启）。",
-			alreadyDecided:  "此审批已被处理，不会重复执行。",
-			expired:         "审批已过期，未执行。",
-			unavailable:     "暂时无法处理，未执行任何操作，请稍后再试。",
-			badUTF8:         "帧不是有效的 UTF-8 文本，已拒绝，未做任何处理。",
-			typeEventDiffer: "帧的 type 与 event 不一致，已拒绝（只写其中一个即可）。",
-			lang:            "zh",
-		}
-	}
+	l := words.Of(w.cfg.Lang)
 	return webWords{
-		invalidStep:     "No such confirmation step in this session (it may have ended, belong to another session, or predate a restart).",
-		alreadyDecided:  "This approval has already been decided; nothing runs twice.",
-		expired:         "This approval has expired; nothing was run.",
-		unavailable:     "Temporarily unavailable; nothing was run. Please try again shortly.",
-		badUTF8:         "The frame is not valid UTF-8 text; it was refused and nothing was done.",
-		typeEventDiffer: "The frame's type and event differ; it was refused (send one of them).",
-		lang:            "en",
+		invalidStep:     words.Text(l, words.WebInvalidStep),
+		alreadyDecided:  words.Text(l, words.WebAlreadyDecided),
+		expired:         words.Text(l, words.WebExpired),
+		unavailable:     words.Text(l, words.WebUnavailable),
+		badUTF8:         words.Text(l, words.WebBadUTF8),
+		typeEventDiffer: words.Text(l, words.WebTypeEventDiffer),
+		lang:            string(l),
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/internal/clip"
 	"github.com/hitlbot/hitlbot/internal/clock"
+	"github.com/hitlbot/hitlbot/words"
 )
 
 // Name is the channel's name.
@@ -162,13 +163,14 @@ type step struct {
 
 // New checks cfg and returns the channel. It does no I/O.
 func New(cfg Config) (*Web, error) {
-	switch cfg.Lang {
-	case "":
-		cfg.Lang = "en"
-	case "zh", "en":
-	default:
-		return nil, fmt.Errorf("web: unknown language %q (want zh or en)", cfg.Lang)
+	if cfg.Lang == "" {
+		cfg.Lang = string(words.EN)
 	}
+	lang, err := words.Parse(cfg.Lang)
+	if err != nil {
+		return nil, fmt.Errorf("web: %w", err)
+	}
+	cfg.Lang = string(lang)
 	for tok, u := range cfg.Tokens {
 		if tok == "" || strings.TrimSpace(u.User) == "" {
 			return nil, errors.New("web: tokens: every token needs a non-empty token and user")

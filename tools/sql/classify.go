@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/words"
 )
 
 // Class is what a statement does, as far as the classifier can tell from
@@ -401,19 +402,20 @@ func classifyChange(c Classification, toks []token, m int) Classification {
 		return ""
 	}
 	c.Class = ClassWrite
-	// destructive marks the change destructive, saying why in English (the
-	// Reason, also for the model) and Chinese (High, for the card).
-	destructive := func(en, zh string) {
+	// destructive marks the change destructive, saying why with the
+	// catalogue's sentence k: in English (the Reason, also for the model)
+	// and in both languages (High, for the card).
+	destructive := func(k words.Key, args ...any) {
 		if c.Class != ClassDestructive {
-			c.Class, c.Reason, c.High = ClassDestructive, en, approval.Words{EN: en, ZH: zh}
+			c.Class, c.Reason, c.High = ClassDestructive, words.Text(words.EN, k, args...), approval.Say(k, args...)
 		}
 	}
 	switch c.Verb {
 	case "DELETE":
 		if topLevel(body, "WHERE") {
-			destructive("DELETE removes rows", "DELETE 会删除数据行")
+			destructive(words.SQLDeleteRows)
 		} else {
-			destructive("DELETE without WHERE removes every row", "没有 WHERE 的 DELETE 会删除所有行")
+			destructive(words.SQLDeleteAll)
 		}
 		c.targets = nameAfter(body, "FROM")
 	case "DROP":
@@ -423,7 +425,7 @@ func classifyChange(c Classification, toks []token, m int) Classification {
 		if word(1) != "" {
 			c.Verb = "DROP " + word(1)
 		}
-		destructive(c.Verb+" removes it for good", c.Verb+" 会永久删除它")
+		destructive(words.SQLDropsForGood, c.Verb)
 		if word(1) == "TABLE" {
 			i := 2
 			if word(i) == "IF" && word(i+1) == "EXISTS" {
@@ -432,7 +434,7 @@ func classifyChange(c Classification, toks []token, m int) Classification {
 			c.targets = nameList(body[i:])
 		}
 	case "TRUNCATE":
-		destructive("TRUNCATE removes every row", "TRUNCATE 会删除所有行")
+		destructive(words.SQLTruncate)
 		i := 1
 		if word(i) == "TABLE" {
 			i++
@@ -442,19 +444,19 @@ func classifyChange(c Classification, toks []token, m int) Classification {
 		}
 		c.targets = nameList(body[i:])
 	case "REPLACE":
-		destructive("REPLACE deletes the rows it conflicts with", "REPLACE 会删除与之冲突的行")
+		destructive(words.SQLReplace)
 		c.targets = nameAfter(body, "INTO")
 	case "INSERT":
 		if word(1) == "OR" && word(2) == "REPLACE" {
-			destructive("INSERT OR REPLACE deletes the rows it conflicts with", "INSERT OR REPLACE 会删除与之冲突的行")
+			destructive(words.SQLInsertOrReplace)
 		}
 		c.targets = nameAfter(body, "INTO")
 	case "UPDATE":
 		if word(1) == "OR" && word(2) == "REPLACE" {
-			destructive("UPDATE OR REPLACE deletes the rows it conflicts with", "UPDATE OR REPLACE 会删除与之冲突的行")
+			destructive(words.SQLUpdateOrReplace)
 		}
 		if !topLevel(body, "WHERE") {
-			destructive("UPDATE without WHERE changes every row", "没有 WHERE 的 UPDATE 会修改所有行")
+			destructive(words.SQLUpdateAll)
 		}
 		i := 1
 		for i < len(body) && (word(i) == "OR" || word(i) == "LOW_PRIORITY" || word(i) == "IGNORE" || word(i) == "ONLY" ||
@@ -471,13 +473,13 @@ func classifyChange(c Classification, toks []token, m int) Classification {
 		}
 		for _, t := range body {
 			if t.is("DROP") {
-				destructive("ALTER … DROP removes part of the schema", "ALTER … DROP 会删除部分表结构")
+				destructive(words.SQLAlterDrop)
 			}
 		}
 	case "CREATE":
 		i := 1
 		if word(1) == "OR" && word(2) == "REPLACE" {
-			destructive("CREATE OR REPLACE overwrites the existing definition", "CREATE OR REPLACE 会覆盖已有的定义")
+			destructive(words.SQLCreateOrReplace)
 			i = 3
 		}
 		for word(i) == "TEMP" || word(i) == "TEMPORARY" || word(i) == "UNIQUE" || word(i) == "UNLOGGED" {
@@ -487,13 +489,13 @@ func classifyChange(c Classification, toks []token, m int) Classification {
 			c.Verb = "CREATE " + body[i].up
 		}
 	case "CALL", "DO":
-		destructive(c.Verb+" runs code that can change anything", c.Verb+" 执行的代码可以修改任何东西")
+		destructive(words.SQLRunsCode, c.Verb)
 	}
 	if c.Verb != "GRANT" && c.Verb != "REVOKE" {
 		for i, t := range toks {
 			if t.kind == tokWord && destructiveWords[t.up] && i > m {
 				if !eventWords[toks[i-1].up] {
-					destructive("it contains "+t.up, "语句中含有 "+t.up)
+					destructive(words.SQLContains, t.up)
 				}
 			}
 		}
@@ -512,12 +514,11 @@ func classifyChange(c Classification, toks []token, m int) Classification {
 func notRowChange(verb, first string) approval.Words {
 	switch {
 	case ddlVerbs[first]:
-		return approval.Words{EN: verb + " changes the schema (DDL)", ZH: verb + " 会修改数据库结构（DDL）"}
+		return approval.Say(words.SQLSchema, verb)
 	case first == "GRANT" || first == "REVOKE":
-		return approval.Words{EN: verb + " changes privileges", ZH: verb + " 会修改权限"}
+		return approval.Say(words.SQLPrivileges, verb)
 	}
-	return approval.Words{EN: verb + " works on whole tables or the schema, not on rows",
-		ZH: verb + " 作用于整张表或数据库结构，而非数据行"}
+	return approval.Say(words.SQLWholeTables, verb)
 }
 
 // topLevel reports whether the keyword occurs outside parentheses.

@@ -255,7 +255,7 @@ func stripSQLite(s string) (code string, ok bool) {
 	return b.String(), true
 }
 
-func words(code string) []string {
+func codeWords(code string) []string {
 	return strings.FieldsFunc(code, func(r rune) bool {
 		return !(r == '_' || r == '$' || r >= 0x80 || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9')
 	})
@@ -298,7 +298,7 @@ func FuzzClassify(f *testing.F) {
 		if c.Class == ClassWrite && c.High.IsZero() && (c.Verb == "UPDATE" || c.Verb == "DELETE") && utf8.ValidString(stmt) {
 			// An UPDATE or DELETE that is not HIGH has a WHERE in its code.
 			code, ok := stripSQLite(c.Statement)
-			if !ok || !slices.ContainsFunc(words(code), func(w string) bool { return strings.EqualFold(w, "WHERE") }) {
+			if !ok || !slices.ContainsFunc(codeWords(code), func(w string) bool { return strings.EqualFold(w, "WHERE") }) {
 				t.Fatalf("%s %q without WHERE is not HIGH", c.Verb, stmt)
 			}
 		}
@@ -309,7 +309,7 @@ func FuzzClassify(f *testing.F) {
 		if !ok {
 			t.Fatalf("read %q has an unclosed literal or comment", stmt)
 		}
-		for _, w := range words(code) {
+		for _, w := range codeWords(code) {
 			if forbiddenInRead[strings.ToUpper(w)] {
 				t.Fatalf("read %q contains the keyword %s", stmt, w)
 			}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/words"
 )
 
 // callArgs are the arguments of both tools.
@@ -444,8 +445,7 @@ func (t *executeTool) measure(ctx context.Context, raw json.RawMessage) (string,
 		// HIGH, as a change that size may well be.
 		r = radius{effect: "blast radius unknown", note: "the dry run timed out after " + e.timeout.String()}
 		if b.High.IsZero() {
-			b.High = approval.Words{EN: "its dry run timed out after " + e.timeout.String() + ": the rows it affects are unknown",
-				ZH: "试运行超时（" + e.timeout.String() + "），影响的行数未知"}
+			b.High = approval.Say(words.SQLDryRunTimeout, e.timeout.String())
 		}
 	case err != nil:
 		return "", b, fmt.Errorf("the dry run on %s failed: %s", e.name, e.dbError(ctx, err))

@@ -16,6 +16,7 @@ import (
 	"github.com/hitlbot/hitlbot/approval/redisstore"
 	"github.com/hitlbot/hitlbot/tools/httptool"
 	"github.com/hitlbot/hitlbot/tools/shell"
+	"github.com/hitlbot/hitlbot/words"
 )
 
 // Validate reports every problem of the config, each at its YAML path. It
@@ -136,9 +137,7 @@ func (c *Config) validateApproval(ps *Problems) {
 			ps.add("approval.outcome_text."+string(st), fmt.Sprintf("unknown status (known: %s)", statusList()))
 		}
 	}
-	switch a.Lang {
-	case "zh", "en":
-	default:
+	if _, err := words.Parse(a.Lang); err != nil {
 		ps.add("approval.lang", fmt.Sprintf("%q is not zh or en", a.Lang))
 	}
 	switch a.SessionScope {
@@ -345,9 +344,7 @@ func (c *Config) validateChannels(ps *Problems) {
 		ps.add("channels.api.max_pending_per_user", "must not be negative")
 	}
 	positive(ps, "channels.api.turn_timeout", c.Channels.API.TurnTimeout)
-	switch c.Channels.CLI.Lang {
-	case "", "zh", "en":
-	default:
+	if _, err := words.Parse(c.Channels.CLI.Lang); err != nil && c.Channels.CLI.Lang != "" {
 		ps.add("channels.cli.lang", fmt.Sprintf("%q is not zh or en (empty: approval.lang)", c.Channels.CLI.Lang))
 	}
 	notNegative(ps, "channels.cli.turn_timeout", c.Channels.CLI.TurnTimeout)

@@ -1,0 +1,171 @@
+package words
+
+// Key names one sentence of the catalogue. A key's comment says its
+// arguments, in order, when it has any; every language's sentence takes
+// the same ones.
+type Key int
+
+// Outcome texts: the sentence of each outcome status (approval.Status).
+// approval.outcome_text in the config overrides them.
+const (
+	// none is the zero Key, which names no sentence.
+	none Key = iota
+
+	OutcomeExecuted
+	OutcomeReplayed
+	OutcomeRejected
+	OutcomeTampered
+	OutcomeAlreadyDecided
+	OutcomeSuperseded
+	OutcomeFrozen
+	OutcomeExpired
+	OutcomeMissing
+	OutcomeFailed
+	OutcomeUnauthorized
+	OutcomeCancelled
+
+	// Why an approval froze: said after the frozen outcome's sentence. The
+	// tool's own error is never among them (it may hold a secret).
+	FrozenError       // the tool stopped with an error of unknown effect
+	FrozenTimeout     // the engine's time limit ended the run; args: the limit
+	FrozenToolTimeout // the tool's own time limit ended it
+	FrozenCrashed     // the tool panicked
+	FrozenNotRecorded // it ended but its result could not be stored
+	FrozenStale       // the replica running it stopped; args: approver, when approved, the bound
+	FrozenEarlier     // not run after an earlier call of unknown effect
+
+	// Errors as a chat user reads them (approval.UserMessageIn), by kind.
+	ErrNotFound
+	ErrPermission
+	ErrConflict
+	ErrExpired
+	ErrUnavailable
+	ErrInvalid
+	ErrOther
+
+	// Why the policy asks (or does not): the reason on a card and a record.
+	ReasonOff           // approvals are turned off
+	ReasonNever         // the tool is configured never to ask
+	ReasonAlways        // the tool is configured always to ask
+	ReasonHigh          // args: the effect's name (EffectRead …)
+	ReasonLowRead       // a LOW read
+	ReasonLowConfidence // args: the confidence, the threshold (%.2f)
+	ReasonLow           // LOW risk
+	ReasonStrict        // MEDIUM in strict mode
+	ReasonGranted       // a live grant of the session
+	ReasonGrantable     // args: the grant window ("5m")
+	ReasonMedium        // MEDIUM risk
+	ReasonRows          // args: rows affected, the limit
+	ReasonRowsAtMost    // args: rows it may affect, the limit
+	ReasonSep           // joins two reasons
+
+	// The names of effects, inside ReasonHigh.
+	EffectRead
+	EffectWrite
+	EffectDestructive
+
+	// Why tools/sql makes a statement HIGH: a reason on a card.
+	SQLDeleteRows
+	SQLDeleteAll
+	SQLDropsForGood // args: the verb
+	SQLTruncate
+	SQLReplace
+	SQLInsertOrReplace
+	SQLUpdateOrReplace
+	SQLUpdateAll
+	SQLAlterDrop
+	SQLCreateOrReplace
+	SQLRunsCode      // args: the verb
+	SQLContains      // args: the keyword
+	SQLSchema        // args: the verb
+	SQLPrivileges    // args: the verb
+	SQLWholeTables   // args: the verb
+	SQLDryRunTimeout // args: the time limit
+
+	// Card labels and lines (cards: Markdown, text, Feishu, DingTalk).
+	CardTitle      // the title of a pending card
+	CardTool       // label
+	CardBatchOf    // after the tool's name; args: how many calls
+	CardReason     // label
+	CardRequester  // label
+	CardApprovers  // label
+	CardExpires    // label
+	CardHash       // label of the payload's short hash
+	CardDecidedBy  // label
+	CardComment    // label
+	CardResult     // label of a final card's result
+	CardDetails    // label of why a frozen card froze
+	CardHowMD      // how to answer, in Markdown
+	CardHowText    // how to answer, in plain text
+	CardConfirm    // the approve button
+	CardCancel     // the reject button
+	CardProcessing // a card while its decision runs
+	CardWaiting    // a DingTalk card's status while it waits
+	CardHowFeishu  // how to answer a Feishu card
+	CardHowGroup   // how to answer a DingTalk card in a group, in Markdown
+	CardHowDirect  // how to answer a DingTalk card in a direct chat, in Markdown
+
+	// The router's notices.
+	RouterWaiting    // an approval waits; args: what it is
+	RouterCalls      // what a batch is; args: tool, number of calls
+	RouterBusy       // the session's queue is full
+	RouterClosing    // the process is stopping
+	RouterMayApprove // after a refusal; args: who may approve
+	RouterRefused    // the sender is not on the allow-list
+	RouterDecided    // joins "already decided" and what came of it; args: both
+
+	// The agent's notices about a turn.
+	AgentMaxRounds // args: the number of rounds
+	AgentTooLong
+	AgentStillWaiting // also kept in the conversation
+	AgentShuttingDown
+	AgentUnavailable
+	AgentBusy
+	AgentStillWorking
+	AgentNotRun     // prefix of a call's result when it was not run
+	AgentResumeGone // fmt: the approval's status; the turn it answered is no longer in the history
+
+	// Why the language model gave no answer (agent.ModelError).
+	ModelTimeout
+	ModelAuth
+	ModelRateLimited
+	ModelFailed
+
+	// The web channel's error frames.
+	WebInvalidStep
+	WebAlreadyDecided
+	WebExpired
+	WebUnavailable
+	WebBadUTF8
+	WebTypeEventDiffer
+
+	// The Feishu channel's replies to a click.
+	FeishuUnavailable
+	FeishuMalformed
+	FeishuFailed
+	FeishuMayApprove  // args: who may
+	FeishuSomeoneElse // who may, when the approval does not say
+
+	// The terminal chat.
+	CLIConfirm // the approval prompt
+	CLIBye
+	CLIInterruptRejects // Ctrl+C at the approval prompt
+	CLITurnGoesOn       // Ctrl+C while a turn runs
+	CLINoAnswerYet
+
+	// numKeys counts the keys; it is not one.
+	numKeys
+)
+
+// Keys returns every key of the catalogue.
+func Keys() []Key {
+	ks := make([]Key, 0, numKeys-1)
+	for k := none + 1; k < numKeys; k++ {
+		ks = append(ks, k)
+	}
+	return ks
+}
+
+// Valid reports that k names a sentence of the catalogue (the zero Key
+// names none).
+func (k Key) Valid() bool { return none < k && k < numKeys }
