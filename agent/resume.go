@@ -48,9 +48,10 @@ type SuspendedCall struct {
 // bounds a store that stays unreachable.
 const maxSuspended = 16
 
-// suspension describes ts, waiting for a over batch.
-func (l *Loop) suspension(ts *turnState, a *approval.Approval, batch []*prepared) Suspension {
-	s := Suspension{Approval: a.ID, Until: a.ExpiresAt.Add(l.cfg.Retention),
+// suspension describes ts, waiting for approval id (expiring at expires)
+// over batch.
+func (l *Loop) suspension(ts *turnState, id approval.ID, expires time.Time, batch []*prepared) Suspension {
+	s := Suspension{Approval: id, Until: expires.Add(l.cfg.Retention),
 		Origin: Origin{Channel: ts.in.Channel, ChatID: ts.in.ChatID, ThreadID: ts.in.ThreadID, User: ts.in.User, MessageID: ts.in.MessageID}}
 	for _, p := range batch {
 		s.Calls = append(s.Calls, SuspendedCall{ID: p.call.ID, Tool: p.call.Name, Hash: p.hash})

@@ -370,7 +370,28 @@ func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared) {
 	for i, p := range batch {
 		keys[i] = p.call.ID
 	}
+	// The turn is saved, suspended at this approval, before its card can
+	// be shown and decided: whatever happens to this process from then on,
+	// the approval's outcome finds the turn and resumes it. This turn
+	// takes the outcome itself while it waits (own: Resume leaves it).
+	id := approval.NewID(ts.in.Session)
+	l.own(id)
+	timeout := v.Timeout
+	if timeout <= 0 {
+		timeout = approval.DefaultTimeout
+	}
+	ts.conv.Suspended = append(ts.conv.Suspended, l.suspension(ts, id, l.cfg.Clock.Now().Add(timeout), batch))
+	if n := len(ts.conv.Suspended); n > maxSuspended {
+		log.Warn("too many suspended turns; forgetting the oldest", "approval_id", ts.conv.Suspended[0].Approval)
+		ts.conv.Suspended = append([]Suspension(nil), ts.conv.Suspended[n-maxSuspended:]...)
+	}
+	saved := withPlaceholders(ts.conv, batch, id)
+	saved.Trim(l.cfg.MaxHistory)
+	if err := l.cfg.History.Save(ctx, ts.in.Session, saved); err != nil {
+		log.Warn("saving history before the approval failed; its outcome may not resume the turn if this wait ends first", "approval_id", id, "err", err)
+	}
 	a, err := l.cfg.Engine.Request(ctx, approval.Request{
+		ID:      id,
 		Session: ts.in.Session, Channel: ts.in.Channel, ChatID: ts.in.ChatID, Requester: ts.in.User,
 		Calls: calls, Verdict: v,
 		Summary:        strings.Join(summaries, "\n"),
@@ -378,27 +399,14 @@ func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared) {
 		IdempotencyKey: ts.id + "/" + strings.Join(keys, ","),
 	})
 	if err != nil {
+		l.disown(id)
+		ts.conv.Suspended = withoutSuspension(ts.conv.Suspended, id)
 		log.Error("requesting approval failed; not running the calls", "err", err)
 		for _, p := range batch {
 			p.answer(approval.StatusFailed, true, l.words.notRun+approval.UserMessageIn(err, l.cfg.Lang))
 		}
 		l.say(ctx, ts.in, Say{Kind: SayNotice, Text: approval.UserMessageIn(err, l.cfg.Lang), IsError: true})
 		return
-	}
-	// The turn takes this approval's outcome itself while it waits:
-	// Resume leaves it alone (own), and the history saved before blocking
-	// holds the turn's suspension, so that its outcome resumes it if this
-	// wait ends first (a restart, a deadline, a dead replica).
-	l.own(a.ID)
-	ts.conv.Suspended = append(ts.conv.Suspended, l.suspension(ts, a, batch))
-	if n := len(ts.conv.Suspended); n > maxSuspended {
-		log.Warn("too many suspended turns; forgetting the oldest", "approval_id", ts.conv.Suspended[0].Approval)
-		ts.conv.Suspended = append([]Suspension(nil), ts.conv.Suspended[n-maxSuspended:]...)
-	}
-	saved := withPlaceholders(ts.conv, batch, a.ID)
-	saved.Trim(l.cfg.MaxHistory)
-	if err := l.cfg.History.Save(ctx, ts.in.Session, saved); err != nil {
-		log.Warn("saving history before the approval wait failed", "approval_id", a.ID, "err", err)
 	}
 	l.say(ctx, ts.in, Say{Kind: SayAwaiting, Approval: a.ID})
 	ts.signalWaiting(true)

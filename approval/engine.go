@@ -218,6 +218,10 @@ func (e *Engine) outcome(st Status, detail string) Outcome {
 
 // Request is the input of Engine.Request.
 type Request struct {
+	// ID, when set, is the new approval's id: NewID(Session), made by a
+	// caller that records it before the card can be shown (the agent saves
+	// its turn first). Empty: the engine makes one.
+	ID ID
 	// Session, Channel and ChatID locate the conversation.
 	Session SessionKey
 	Channel string
@@ -263,9 +267,15 @@ func (e *Engine) Request(ctx context.Context, r Request) (*Approval, error) {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
+	id := r.ID
+	if id == "" {
+		id = NewID(r.Session)
+	} else if shard, ok := id.Shard(); !ok || shard != Shard(r.Session) {
+		return nil, E(op, errkind.Invalid, "", fmt.Errorf("id %q is not an approval id of session %q", id, r.Session))
+	}
 	now := e.cfg.Clock.Now().UTC()
 	a := &Approval{
-		ID:             NewID(r.Session),
+		ID:             id,
 		Session:        r.Session,
 		Channel:        r.Channel,
 		ChatID:         r.ChatID,

@@ -176,10 +176,15 @@ func newRigClock(t testing.TB, store approval.Store, engClock clock.Clock, mod .
 
 // newReplicas returns two rigs that are replicas of one deployment: one
 // approval store, one history, one session locker, as Redis gives them.
-func newReplicas(t testing.TB, store approval.Store) (a, b *rig) {
+func newReplicas(t testing.TB, store approval.Store, mod ...func(*agent.LoopConfig)) (a, b *rig) {
 	t.Helper()
 	hist, locker := agent.NewMemoryHistory(), agent.NewMemoryLocker()
-	shared := func(c *agent.LoopConfig) { c.History, c.Locker = hist, locker }
+	shared := func(c *agent.LoopConfig) {
+		c.History, c.Locker = hist, locker
+		for _, m := range mod {
+			m(c)
+		}
+	}
 	return newRigWith(t, store, nil, shared), newRigWith(t, store, nil, shared)
 }
 

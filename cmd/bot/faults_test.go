@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -156,5 +157,104 @@ func TestKillWaitingReplicaExpires(t *testing.T) {
 	res = chat(t, baseB, map[string]any{"message": "/sql SELECT count(*) FROM orders WHERE status = 'cancelled'"})
 	if txt := fmt.Sprint(res["text"]); !strings.Contains(txt, "\n7\n") || strings.Contains(txt, "rows affected") {
 		t.Errorf("the cancelled orders after expiry: %v, want 7", res)
+	}
+}
+
+// TestKillWaitingReplicaResumes: kill -9 of the replica whose turn waits
+// for an approval; the decision comes through the other replica's API. The
+// statement runs once, the turn resumes on that replica (after the dead
+// replica's session lock lapses), and the client gets the resumed answer:
+// in GET /api/approvals/{id}, and once, beside the answer of its next
+// message in the conversation.
+func TestKillWaitingReplicaResumes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go is not on PATH: cannot build the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "bot")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	client, prefix := testredis.Start(t)
+	t.Setenv("HITLBOT_STORE_BACKEND", "redis")
+	t.Setenv("HITLBOT_STORE_REDIS_URL", redisURL(t, client))
+	t.Setenv("HITLBOT_STORE_REDIS_PREFIX", prefix)
+	t.Setenv("HITLBOT_STORE_REDIS_SESSION_LOCK_TTL", "2s")
+	data := t.TempDir()
+	const conv = "kill-resume"
+
+	a, baseA := startBin(t, bin, data)
+	res := chat(t, baseA, map[string]any{"message": deleteCancelled, "conversationId": conv})
+	token(t, res)
+	pa, _ := res["pendingAction"].(map[string]any)
+	id, _ := pa["approvalId"].(string)
+	if id == "" {
+		t.Fatalf("no approvalId in %v", res)
+	}
+	if err := a.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+
+	_, baseB := startBin(t, bin, data)
+	code, body := get(t, baseB+"/api/approvals/"+id)
+	var got struct {
+		Approval struct {
+			PayloadSHA256 string `json:"payloadSha256"`
+			Resumed       *struct {
+				ApprovalID string `json:"approvalId"`
+				Text       string `json:"text"`
+				Actions    []struct {
+					Status string `json:"status"`
+				} `json:"actions"`
+			} `json:"resumed"`
+		} `json:"approval"`
+	}
+	if code != http.StatusOK || json.Unmarshal([]byte(body), &got) != nil {
+		t.Fatalf("GET approval: %d %s", code, body)
+	}
+	dec, _ := json.Marshal(map[string]any{"decision": "approve", "payloadSha256": got.Approval.PayloadSHA256})
+	resp, err := http.Post(baseB+"/api/approvals/"+id+"/decision", "application/json", bytes.NewReader(dec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "executed") {
+		t.Fatalf("decision on B: %d %s", resp.StatusCode, b)
+	}
+
+	waitFor(t, 20*time.Second, "the resumed answer in GET /api/approvals/{id}", func() bool {
+		code, body := get(t, baseB+"/api/approvals/"+id)
+		got.Approval.Resumed = nil
+		return code == http.StatusOK && json.Unmarshal([]byte(body), &got) == nil && got.Approval.Resumed != nil
+	})
+	r := got.Approval.Resumed
+	t.Logf("resumed answer: %q", r.Text)
+	if r.ApprovalID != id || !strings.Contains(r.Text, "7 rows affected") || len(r.Actions) != 1 || r.Actions[0].Status != "executed" {
+		t.Fatalf("resumed = %+v", r)
+	}
+
+	next := chat(t, baseB, map[string]any{"message": "/sql SELECT count(*) FROM orders WHERE status = 'cancelled'", "conversationId": conv})
+	list, _ := next["resumed"].([]any)
+	if len(list) != 1 {
+		t.Fatalf("the next answer carries %d resumed answers, want 1: %v", len(list), next)
+	}
+	if first, _ := list[0].(map[string]any); first["approvalId"] != id || first["text"] != r.Text {
+		t.Fatalf("resumed in the next answer = %v, want %+v", list[0], r)
+	}
+	if txt := fmt.Sprint(next["text"]); !strings.Contains(txt, "\n0\n") {
+		t.Errorf("the cancelled orders after the resumed delete: %v, want 0", next["text"])
+	}
+	again := chat(t, baseB, map[string]any{"message": "hello", "conversationId": conv})
+	if again["resumed"] != nil {
+		t.Errorf("the resumed answer was given twice: %v", again)
+	}
+
+	var out, errb bytes.Buffer
+	if st := run(context.Background(), []string{"audit", "verify", "-data", data}, nil, &out, &errb); st != 0 ||
+		!strings.Contains(out.String(), "OK redis stream") {
+		t.Errorf("audit verify: exit %d\n%s%s", st, out.String(), errb.String())
 	}
 }

@@ -244,7 +244,8 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 		history = agent.NewRedisHistory(c.redis, cfg.Store.Redis.Prefix, cfg.Store.Retention)
 		// Replicas share the history: a session's turns take its lock in
 		// Redis, so two replicas never work on one conversation at once.
-		rl, lerr := agent.NewRedisLocker(agent.RedisLockerConfig{Client: c.redis, Prefix: cfg.Store.Redis.Prefix, Logger: log})
+		rl, lerr := agent.NewRedisLocker(agent.RedisLockerConfig{Client: c.redis, Prefix: cfg.Store.Redis.Prefix,
+			TTL: cfg.Store.Redis.SessionLockTTL, Logger: log})
 		if lerr != nil {
 			return c, lerr
 		}
@@ -264,6 +265,7 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 		MaxToolRounds: cfg.Model.MaxToolRounds,
 		MaxHistory:    cfg.Model.MaxHistory,
 		TurnTimeout:   cfg.Model.TurnTimeout,
+		Retention:     cfg.Store.Retention,
 	})
 	if err != nil {
 		return c, err

@@ -129,6 +129,12 @@ type Redis struct {
 	ReplicaAcks int `mapstructure:"replica_acks"`
 	// ReplicaAckTimeout bounds that wait. 0: 1s.
 	ReplicaAckTimeout time.Duration `mapstructure:"replica_ack_timeout"`
+	// SessionLockTTL is how long a conversation's turn lock outlives the
+	// last renewal by its holder: a replica that dies mid-turn (or while a
+	// turn waits for an approval) blocks that conversation's other
+	// replicas, and the resumption of its turn, at most this long. It is
+	// renewed every third of it. 0: 30s.
+	SessionLockTTL time.Duration `mapstructure:"session_lock_ttl"`
 	// Prefix is put before every key and pub/sub channel, so several
 	// deployments can share one Redis. No '{' or '}'. Default "hitl:".
 	Prefix string `mapstructure:"prefix"`

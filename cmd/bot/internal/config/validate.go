@@ -121,6 +121,9 @@ func (c *Config) validateStore(ps *Problems) {
 		notNegative(ps, "store.redis.write_timeout", r.WriteTimeout)
 		notNegative(ps, "store.redis.pool_size", r.PoolSize)
 		notNegative(ps, "store.redis.replica_acks", r.ReplicaAcks)
+		if r.SessionLockTTL != 0 && r.SessionLockTTL < time.Second {
+			ps.add("store.redis.session_lock_ttl", fmt.Sprintf("%s is shorter than 1s: a lock renewed every third of it would be lost to any pause", r.SessionLockTTL))
+		}
 	default:
 		ps.add("store.backend", fmt.Sprintf("%q is not memory or redis", s.Backend))
 	}
