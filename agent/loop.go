@@ -174,12 +174,18 @@ func (l *Loop) Submit(in Inbound) error {
 // restarted, the turn ran out of time, or the decision came on another
 // replica. It is called on the replica where the approval ended (the
 // router calls it when it settles the approval's cards), and returns at
-// once. After ResumeGrace (a waiter alive on another replica takes the
-// outcome first), the resumption claims the continuation
-// (Engine.ClaimResume: exactly one of the waiter and any resumption goes
-// on), then is queued in the session like a message, so it keeps its
-// order with the messages that came meanwhile and holds the session's
-// lock like any turn.
+// once.
+//
+// A turn that waits for the outcome takes it itself: it holds the
+// session's lock until it ends, and its end takes its suspension out of
+// the history. So after ResumeGrace (the waiter, alive on another
+// replica, has the outcome within milliseconds) one read of the history
+// tells whether the turn took it (its calls have their replies); only
+// otherwise is the resumption queued in the session like a message, so it
+// keeps its order with the messages that came meanwhile and holds the
+// session's lock like any turn. Under that lock, resumptions (and turns
+// that find an ended approval) claim the continuation in the store
+// (Engine.ClaimResume): exactly one goes on.
 func (l *Loop) Resume(a *approval.Approval, o approval.Outcome) {
 	l.mu.Lock()
 	if _, owned := l.owned[a.ID]; owned || l.closed {
@@ -194,7 +200,7 @@ func (l *Loop) Resume(a *approval.Approval, o approval.Outcome) {
 	}
 }
 
-// resumer hands each delayed outcome to claimResume once its grace has
+// resumer hands each delayed outcome to offerResume once its grace has
 // passed, until the loop closes (the outcomes left are written into the
 // history by their sessions' next turns).
 func (l *Loop) resumer() {
@@ -220,7 +226,7 @@ func (l *Loop) resumer() {
 				l.wg.Add(1) // the resumer itself is counted: no race with Close's Wait
 				go func() {
 					defer l.wg.Done()
-					l.claimResume(e.a, e.o)
+					l.offerResume(e.a, e.o)
 				}()
 				continue
 			}
@@ -240,21 +246,16 @@ func (l *Loop) resumer() {
 	}
 }
 
-// claimResume claims the continuation of a's turn and, when it wins,
-// queues the resumption in the session.
-func (l *Loop) claimResume(a *approval.Approval, o approval.Outcome) {
+// offerResume queues the resumption of a's turn unless the history shows
+// that the turn took the outcome itself (read without the session's lock:
+// a history that still holds the turn only queues the resumption, which
+// looks again under the lock).
+func (l *Loop) offerResume(a *approval.Approval, o approval.Outcome) {
 	ctx, cancel := context.WithTimeout(l.ctx, 10*time.Second)
-	won, err := l.cfg.Engine.ClaimResume(ctx, a.ID)
+	conv, err := l.cfg.History.Load(ctx, a.Session)
 	cancel()
-	switch {
-	case err != nil:
-		if l.ctx.Err() == nil {
-			l.log.Warn("claiming the resumption of a turn failed; its next turn records the outcome",
-				"channel", a.Channel, "chat_id", a.ChatID, "approval_id", a.ID, "status", o.Status, "err", err)
-		}
+	if err == nil && taken(conv, a) {
 		return
-	case !won:
-		return // its waiter, a turn of the session, or another replica took it
 	}
 	in := Inbound{Session: a.Session, Channel: a.Channel, ChatID: a.ChatID, User: a.Requester, Resumed: a.ID}
 	// Not refused by a queue full of messages: an outcome is not lost to
@@ -321,9 +322,11 @@ func (l *Loop) own(id approval.ID) {
 	l.mu.Unlock()
 }
 
-func (l *Loop) disown(id approval.ID) {
+func (l *Loop) disown(ids ...approval.ID) {
 	l.mu.Lock()
-	delete(l.owned, id)
+	for _, id := range ids {
+		delete(l.owned, id)
+	}
 	l.mu.Unlock()
 }
 

@@ -278,16 +278,18 @@ func (l *trackLocker) holds(s approval.SessionKey) bool {
 	return l.held[s] > 0
 }
 
-// trackHistory counts the loads and saves made without the session's lock.
+// trackHistory counts the saves (unlocked) and loads (unlockedLoads) made
+// without the session's lock.
 type trackHistory struct {
 	agent.History
-	l        *trackLocker
-	unlocked atomic.Int64
+	l             *trackLocker
+	unlocked      atomic.Int64
+	unlockedLoads atomic.Int64
 }
 
 func (h *trackHistory) Load(ctx context.Context, s approval.SessionKey) (agent.Conversation, error) {
 	if !h.l.holds(s) {
-		h.unlocked.Add(1)
+		h.unlockedLoads.Add(1)
 	}
 	return h.History.Load(ctx, s)
 }
@@ -299,9 +301,11 @@ func (h *trackHistory) Save(ctx context.Context, s approval.SessionKey, c agent.
 	return h.History.Save(ctx, s, c)
 }
 
-// Every load and save of a session's history holds its lock: in a turn,
-// before and after an approval wait, and when an approval's outcome
-// arrives after its turn stopped waiting.
+// Every save of a session's history holds its lock, and so does every
+// load that leads to one: in a turn, before and after an approval wait,
+// and in the resumption of a turn that stopped waiting. The one load
+// without it is the resumption's first look (has the turn taken the
+// outcome?), which changes nothing.
 func TestHistoryIsOnlyTouchedUnderTheLock(t *testing.T) {
 	c, prefix := testredis.Start(t)
 	locker := &trackLocker{inner: newLocker(t, c, prefix, agent.RedisLockerConfig{}), held: map[approval.SessionKey]int{}}
@@ -316,7 +320,10 @@ func TestHistoryIsOnlyTouchedUnderTheLock(t *testing.T) {
 	h.nextResumed(t)
 	result(t, h.submit(t, "s1", "what happened?"))
 	if n := hist.unlocked.Load(); n != 0 {
-		t.Fatalf("%d loads or saves of the history without the session's lock", n)
+		t.Fatalf("%d saves of the history without the session's lock", n)
+	}
+	if n := hist.unlockedLoads.Load(); n != 1 {
+		t.Fatalf("%d loads of the history without the session's lock, want 1 (the resumption's look)", n)
 	}
 	locker.mu.Lock()
 	defer locker.mu.Unlock()

@@ -70,9 +70,10 @@ func (s Suspension) inbound(session approval.SessionKey) Inbound {
 	return Inbound{Session: session, Channel: o.Channel, ChatID: o.ChatID, ThreadID: o.ThreadID, User: o.User, MessageID: o.MessageID, Resumed: s.Approval}
 }
 
-// resume continues the suspended turn of approval in.Resumed, whose
-// continuation it has claimed (see Resume), with its outcome o: under the
-// session's lock and a worker, it writes the outcome into the history
+// resume continues the suspended turn of approval in.Resumed with its
+// outcome o: under the session's lock and a worker, unless the history
+// shows the turn took the outcome, it claims the continuation
+// (Engine.ClaimResume), writes the outcome into the history
 // as the replies of the pending calls, says the results of the calls that
 // ran, and lets the model go on: its answer reaches the chat the turn came
 // from (to is its Inbound). ran reports whether anything was said (a
@@ -103,6 +104,18 @@ func (l *Loop) resume(in Inbound, a *approval.Approval, o approval.Outcome) (to 
 		return in, res, false
 	}
 	i := slices.IndexFunc(conv.Suspended, func(s Suspension) bool { return s.Approval == id })
+	if i < 0 && taken(conv, a) {
+		l.release()
+		return in, res, false // its turn took the outcome
+	}
+	won, err := l.cfg.Engine.ClaimResume(ctx, id)
+	if err != nil || !won {
+		l.release()
+		if err != nil {
+			log.Warn("claiming the resumption failed; its next turn records the outcome", "err", err)
+		}
+		return in, res, false
+	}
 	if i < 0 {
 		l.release()
 		res, ran := l.resumeGone(ctx, in, o, log)
@@ -129,7 +142,7 @@ func (l *Loop) resume(in Inbound, a *approval.Approval, o approval.Outcome) (to 
 		l.rounds(ctx, ts)
 	}
 	l.end(ctx, ts)
-	return ts.in, ts.result, !ts.lost
+	return ts.in, ts.result, true
 }
 
 // resumeGone handles a claimed resumption whose turn is not in the
@@ -144,6 +157,26 @@ func (l *Loop) resumeGone(ctx context.Context, in Inbound, o approval.Outcome, l
 	text := fmt.Sprintf(l.words.resumeGone, o.Status)
 	l.say(ctx, in, Say{Kind: SayNotice, Text: text})
 	return TurnResult{Text: text}, true
+}
+
+// taken reports whether conv shows that the turn of a took its outcome:
+// no suspension of a, and a reply to one of its calls that is no longer
+// pending.
+func taken(conv Conversation, a *approval.Approval) bool {
+	if slices.ContainsFunc(conv.Suspended, func(s Suspension) bool { return s.Approval == a.ID }) {
+		return false
+	}
+	for _, m := range conv.Messages {
+		if m.Role != RoleTool || m.Status == approval.StatusPending {
+			continue
+		}
+		for _, c := range a.Calls {
+			if c.CallID != "" && c.CallID == m.ToolCallID {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // argsOf returns the arguments of call id of approval a (nil when a has

@@ -28,10 +28,9 @@ type turnState struct {
 	// held reports that the turn holds a worker (it gives it up while it
 	// waits for an approval, and may fail to get it back at shutdown).
 	held bool
-	// lost is set when another replica took over the turn while it waited
-	// (it claimed the approval's outcome first): this turn ends without
-	// saying or saving anything more.
-	lost bool
+	// owned are the approvals whose outcomes the turn took: Resume leaves
+	// them alone until the turn ends (see Loop.owned).
+	owned []approval.ID
 }
 
 // signalWaiting tells the slow-notice watcher that an approval wait starts
@@ -71,6 +70,7 @@ func (l *Loop) turn(in Inbound) TurnResult {
 	}
 	ts := l.newTurn(in, log)
 	defer ts.releaseWith(l)
+	defer func() { l.disown(ts.owned...) }()
 
 	conv, err := l.cfg.History.Load(ctx, in.Session)
 	if err != nil {
@@ -150,9 +150,8 @@ func (l *Loop) rounds(ctx context.Context, ts *turnState) {
 			return
 		}
 		l.handleCalls(ctx, ts, msg.ToolCalls)
-		if ts.lost || !ts.held {
-			// Another replica took the turn over, or the turn gave up its
-			// worker and could not get it back (shutdown).
+		if !ts.held {
+			// The turn gave up its worker and could not get it back (shutdown).
 			return
 		}
 		if ts.result.Waiting != "" {
@@ -170,11 +169,7 @@ func (l *Loop) rounds(ctx context.Context, ts *turnState) {
 
 // end closes a turn: the approvals that ended meanwhile (those the turn
 // superseded) are written into the history, which is trimmed and saved.
-// A turn another replica took over saves nothing.
 func (l *Loop) end(ctx context.Context, ts *turnState) {
-	if ts.lost {
-		return
-	}
 	if l.ctx.Err() == nil {
 		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		l.resolveEnded(rctx, &ts.conv, ts.log)
@@ -328,9 +323,6 @@ func (l *Loop) handleCalls(ctx context.Context, ts *turnState, calls []ToolCall)
 	}
 	if len(batch) > 0 {
 		l.approve(ctx, ts, batch)
-		if ts.lost {
-			return
-		}
 	}
 	for _, p := range ps {
 		ts.conv.Messages = append(ts.conv.Messages, Message{Role: RoleTool, ToolCallID: p.call.ID, Name: p.call.Name, Content: p.reply, Status: p.status})
@@ -438,21 +430,11 @@ func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared) {
 		}
 		return
 	}
-	// The outcome is here: claim the turn's continuation, which a
-	// resumption on another replica may have claimed first (this turn's
-	// session lock was lost while it waited).
-	cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	won, err := l.cfg.Engine.ClaimResume(cctx, a.ID)
-	ccancel()
-	l.disown(a.ID)
-	if err != nil {
-		// No replica can claim it either: this turn goes on.
-		log.Warn("claiming the approval's outcome failed; this turn goes on", "approval_id", a.ID, "err", err)
-	} else if !won {
-		log.Warn("another replica resumed this turn first; this one stops", "approval_id", a.ID)
-		ts.lost = true
-		return
-	}
+	// The outcome is here, and this turn goes on with it: it holds the
+	// session's lock, so no resumption of it can run before it ends, and
+	// by then its suspension is gone from the history. It stays owned
+	// until the turn ends (ts.owned), so this process does not even look.
+	ts.owned = append(ts.owned, a.ID)
 	ts.conv.Suspended = withoutSuspension(ts.conv.Suspended, a.ID)
 	l.applyOutcome(ts, batch, o)
 }

@@ -97,6 +97,7 @@ type harness struct {
 	t       testing.TB
 	clk     *clock.Fake
 	engine  *approval.Engine
+	loop    *agent.Loop
 	api     *api.API
 	srv     *httptest.Server
 	erase   *hitltest.Tool
@@ -121,6 +122,8 @@ type setup struct {
 	store approval.Store
 	// policy, when set, replaces the default approval policy.
 	policy *approval.PolicyConfig
+	// loop, when set, changes the agent loop's configuration.
+	loop func(*agent.LoopConfig)
 }
 
 // newHarness wires the real parts: memory store, engine, agent loop with
@@ -149,9 +152,10 @@ func newHarness(t testing.TB, mod ...func(*setup)) *harness {
 	store := s.store
 	relay := channels.NewRelay()
 	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: relay, Speaker: relay, Model: script(h.release),
-		Tools: []agent.Tool{h.erase, h.look, connectTool{}}, Audit: h.audit, Clock: h.clk, Policy: s.policy})
+		Tools: []agent.Tool{h.erase, h.look, connectTool{}}, Audit: h.audit, Clock: h.clk, Policy: s.policy, Loop: s.loop})
 	h.engine = st.Engine
 	loop := st.Loop
+	h.loop = loop
 	router, err := channels.NewRouter(channels.RouterConfig{Decider: h.engine, Submitter: loop, Relay: relay, Store: store, Logger: quiet, Clock: h.clk})
 	if err != nil {
 		t.Fatal(err)
