@@ -159,7 +159,7 @@ const (
 	// words and never change with the language.
 	APIBodyTooLarge // args: the expected object's shape
 	APIBodyUnreadable
-	APIBodyBadUTF8 //
+	APIBodyBadUTF8
 	APIBodySurrogate
 	APIBodyNotObject // args: the expected object's shape
 	APIBodyMalformed // args: the expected object's shape
@@ -173,7 +173,7 @@ const (
 	APINotRunning
 	APINoPendingAction
 	APIMessageEmpty
-	APIMessageBadUTF8   //
+	APIMessageBadUTF8
 	APIConfirmedNoToken // confirmed without a confirmationToken
 	APIConversationID   // a malformed conversationId
 	APIBusy             // 429: the conversation's queue is full
