@@ -11,6 +11,7 @@ import (
 
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/channels/api"
+	"github.com/hitlbot/hitlbot/internal/waitfor"
 	"github.com/hitlbot/hitlbot/words"
 )
 
@@ -106,6 +107,12 @@ func TestErrorLanguage(t *testing.T) {
 			send: func(h *harness, accept string) (int, api.ErrorResponse, words.Key, []any) {
 				pa := h.ask(tokAlice, "c1", "erase orders").PendingAction
 				h.clk.Advance(approval.DefaultTimeout + time.Second)
+				// The engine's expiry has run: the answer names the
+				// time (before it, the claim answers without one).
+				waitfor.True(h.t, "the approval expired", func() bool {
+					rec, err := h.engine.Get(context.Background(), approval.ID(pa.ApprovalID))
+					return err == nil && rec.State == approval.StateExpired
+				})
 				var e api.ErrorResponse
 				st := h.doIn(accept, "POST", "/agent/chat", tokAlice, map[string]any{"confirmationToken": pa.Token, "confirmed": true}, &e)
 				return st, e, words.APIActionExpiredAt, []any{pa.ExpiresAt}
