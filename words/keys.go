@@ -153,6 +153,61 @@ const (
 	CLITurnGoesOn       // Ctrl+C while a turn runs
 	CLINoAnswerYet
 
+	// The HTTP API's messages (channels/api): the message of an error
+	// body and the words the API writes into an answer itself. The
+	// machine-readable parts (error codes, statuses, field names) are not
+	// words and never change with the language.
+	APIBodyTooLarge // args: the expected object's shape
+	APIBodyUnreadable
+	APIBodyBadUTF8
+	APIBodySurrogate
+	APIBodyNotObject // args: the expected object's shape
+	APIBodyMalformed // args: the expected object's shape
+	APIBodyFieldType // args: the expected object's shape, the field
+	APIBodyEmpty     // args: the expected object's shape
+	APIBodyTrailing
+	APIMethodNotAllowed // args: the method, the methods the route takes
+	APIAuthMissing
+	APIAuthMalformed
+	APIAuthUnknown
+	APINotRunning
+	APINoPendingAction
+	APIMessageEmpty
+	APIMessageBadUTF8
+	APIConfirmedNoToken // confirmed without a confirmationToken
+	APIConversationID   // a malformed conversationId
+	APIBusy             // 429: the conversation's queue is full
+	APIShuttingDown     // 503: the router is stopping
+	APITooManyPending   // 429: the per-user cap
+	APIConfirmNeeded    // the text of an answer that waits; args: the action's description
+	APIStillWorking     // the text of an incomplete answer
+	APIStateFilter      // a malformed ?state=
+	APIAuditUnavailable
+	APIOnlyRequester // a cancel by another than the requester
+	APINoApproval
+	APIApprovalExpired
+	APINotPending        // args: the approval's state or outcome status
+	APIConfirmedRequired // confirmationToken without confirmed
+	APIUnknownToken
+	APIUnknownOrUsed
+	APIActionExpiredAt // args: the expiry (RFC 3339)
+	APIActionExpired
+	APIActionDecided  // args: the approval's state or outcome status
+	APITokenAndTokens // both confirmationToken and confirmationTokens
+	APIBatchConfirmed // confirmationTokens without confirmed
+	APIBatchEmpty
+	APIBatchTooMany // args: the tokens sent, the most allowed
+	APIBatchTwice   // a token listed twice
+	APIBatchDecided // args: how many were decided, how many were sent
+	APIDecisionVerb // decision is neither approve nor reject
+	APIHashRequired // approve without payloadSha256
+	APIExpiredAt    // args: the expiry (RFC 3339)
+	APIExpiredNotRun
+	APITampered
+	APIFamilyMismatch // args: who may decide
+	APIForbiddenOwn   // args: who may decide
+	APIUserMismatch   // args: who may decide
+
 	// numKeys counts the keys; it is not one.
 	numKeys
 )

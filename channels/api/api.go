@@ -16,6 +16,7 @@ import (
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/cards"
 	"github.com/hitlbot/hitlbot/channels"
+	"github.com/hitlbot/hitlbot/words"
 )
 
 // Name is the channel's name in config, logs and session keys.
@@ -26,6 +27,7 @@ const Name = "api"
 // Handler (or Mount), and Start it with the router as its Handler.
 type API struct {
 	cfg    Config
+	lang   words.Lang // cfg.Lang, parsed
 	engine *approval.Engine
 	log    *slog.Logger
 	users  map[[32]byte]User // sha256 of the bearer token -> user
@@ -58,7 +60,7 @@ func New(cfg Config, engine *approval.Engine, logger *slog.Logger) (*API, error)
 	if logger == nil {
 		logger = slog.Default()
 	}
-	a := &API{cfg: cfg, engine: engine, log: logger.With("channel", Name), users: map[[32]byte]User{},
+	a := &API{cfg: cfg, lang: words.Of(cfg.Lang), engine: engine, log: logger.With("channel", Name), users: map[[32]byte]User{},
 		convs: map[string]*conv{}, local: map[approval.ID]localTurn{}}
 	for tok, u := range cfg.Tokens {
 		a.users[sha256.Sum256([]byte(tok))] = u

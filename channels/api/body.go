@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"unicode/utf8"
+
+	"github.com/hitlbot/hitlbot/words"
 )
 
 // readJSON reads a request body of at most MaxMessageBytes into v. The body
@@ -21,28 +23,28 @@ func (a *API) readJSON(w http.ResponseWriter, r *http.Request, v any, shape stri
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return fail(CodeInvalidRequest, "The body must be a JSON object "+shape+": it is too large.")
+			return fail(CodeInvalidRequest, words.APIBodyTooLarge, shape)
 		}
-		return fail(CodeInvalidRequest, "The body could not be read.")
+		return fail(CodeInvalidRequest, words.APIBodyUnreadable)
 	}
 	if !required && len(bytes.Trim(b, jsonSpace)) == 0 {
 		return nil
 	}
 	if !utf8.Valid(b) {
-		return fail(CodeInvalidRequest, "The body is not valid UTF-8.")
+		return fail(CodeInvalidRequest, words.APIBodyBadUTF8)
 	}
 	if loneSurrogate(b) {
-		return fail(CodeInvalidRequest, `The body holds a \u escape of a lone UTF-16 surrogate, which is no character.`)
+		return fail(CodeInvalidRequest, words.APIBodySurrogate)
 	}
 	if t := bytes.TrimLeft(b, jsonSpace); len(t) > 0 && t[0] != '{' {
-		return fail(CodeInvalidRequest, "The body must be a JSON object "+shape+": it is not an object.")
+		return fail(CodeInvalidRequest, words.APIBodyNotObject, shape)
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(v); err != nil {
-		return fail(CodeInvalidRequest, "The body must be a JSON object "+shape+": "+jsonProblem(err))
+		return jsonProblem(err, shape)
 	}
 	if len(bytes.Trim(b[dec.InputOffset():], jsonSpace)) != 0 {
-		return fail(CodeInvalidRequest, "The body must hold one JSON object and nothing after it.")
+		return fail(CodeInvalidRequest, words.APIBodyTrailing)
 	}
 	return nil
 }
@@ -112,6 +114,6 @@ func hex4(b []byte, i int) (rune, bool) {
 func (a *API) methodNotAllowed(allow string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", allow)
-		a.writeError(w, fail(CodeMethodNotAllowed, r.Method+" is not allowed here; use "+allow+"."))
+		a.writeError(w, r, fail(CodeMethodNotAllowed, words.APIMethodNotAllowed, r.Method, allow))
 	}
 }

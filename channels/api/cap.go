@@ -3,6 +3,8 @@ package api
 import (
 	"context"
 	"sync"
+
+	"github.com/hitlbot/hitlbot/words"
 )
 
 // capGate makes the per-user cap on pending actions (MaxPendingPerUser)
@@ -124,7 +126,7 @@ func (a *API) admit(ctx context.Context, u User, convID string) (*pendingEntry, 
 		if count >= max {
 			s.unlock()
 			a.caps.put(key, s)
-			return nil, nil, fail(CodeRateLimited, "Too many actions wait for your confirmation; confirm or cancel some first (GET /api/approvals).")
+			return nil, nil, fail(CodeRateLimited, words.APITooManyPending)
 		}
 	}
 	s.inflight[convID]++

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hitlbot/hitlbot/approval/audit"
 	"github.com/hitlbot/hitlbot/internal/clock"
+	"github.com/hitlbot/hitlbot/words"
 )
 
 // User is who a bearer token stands for.
@@ -68,6 +69,13 @@ type Config struct {
 	// MaxMessageBytes caps the request body of POST /agent/chat.
 	// Default 64 KiB.
 	MaxMessageBytes int64 `json:"max_message_bytes" mapstructure:"max_message_bytes"`
+	// Lang is the language of the words the API writes itself (the
+	// message of an error, the text of an answer that waits or stopped
+	// waiting) for a request whose Accept-Language header names no
+	// language of the catalogue: "zh" or "en" (words.Parse reads it).
+	// Default "en"; cmd/bot sets approval.lang. Error codes, statuses
+	// and field names never change with it.
+	Lang string `json:"lang" mapstructure:"lang"`
 
 	// TokenStore keeps the pending-action tokens; every replica must share
 	// it (RedisTokens when Redis is configured). Default: a MemoryTokens
@@ -119,6 +127,14 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxMessageBytes == 0 {
 		c.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if c.Lang == "" {
+		c.Lang = string(words.EN)
+	}
+	if l, err := words.Parse(c.Lang); err != nil {
+		errs = append(errs, fmt.Errorf("lang: %w", err))
+	} else {
+		c.Lang = string(l)
 	}
 	if c.Clock == nil {
 		c.Clock = clock.Real{}

@@ -10,6 +10,7 @@ import (
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/channels"
+	"github.com/hitlbot/hitlbot/words"
 )
 
 // Who may decide an approval of the API is its approver rule's business,
@@ -51,11 +52,11 @@ func refusal(u User, rec *approval.Approval) *apiError {
 	who := rec.Approvers.Describe()
 	switch {
 	case tenant != u.Tenant:
-		return fail(CodeFamilyMismatch, "This pending action belongs to another tenant, and its approver rule does not let you decide it (who may: "+who+").")
+		return fail(CodeFamilyMismatch, words.APIFamilyMismatch, who)
 	case approval.UserID(u.UserID()) == rec.Requester:
-		return fail(CodeForbidden, "You asked for this action, and its approver rule needs someone else to approve it (who may: "+who+"); you may still reject it.")
+		return fail(CodeForbidden, words.APIForbiddenOwn, who)
 	default:
-		return fail(CodeUserMismatch, "This pending action belongs to another user, and its approver rule does not let you decide it (who may: "+who+").")
+		return fail(CodeUserMismatch, words.APIUserMismatch, who)
 	}
 }
 
@@ -75,7 +76,7 @@ func decided(st approval.Status) bool {
 // decision then waits for the rest of the turn (see the package doc).
 func (a *API) decide(ctx context.Context, u User, req ChatRequest, reqID string) (*ChatResponse, *apiError) {
 	if req.Confirmed == nil {
-		return nil, fail(CodeInvalidRequest, "confirmed (true or false) is required with a confirmationToken.")
+		return nil, fail(CodeInvalidRequest, words.APIConfirmedRequired)
 	}
 	return a.decideToken(ctx, u, req.ConfirmationToken, *req.Confirmed, strings.TrimSpace(req.Message), reqID, true)
 }
@@ -87,11 +88,11 @@ func (a *API) decide(ctx context.Context, u User, req ChatRequest, reqID string)
 // waits for the rest of that turn; otherwise the outcome is the answer.
 func (a *API) decideToken(ctx context.Context, u User, token string, confirmed bool, comment, eventID string, await bool) (*ChatResponse, *apiError) {
 	if !ValidToken(token) {
-		return nil, fail(CodeNotFound, "Unknown pending-action token.")
+		return nil, fail(CodeNotFound, words.APIUnknownToken)
 	}
 	e, err := a.cfg.TokenStore.Get(ctx, token)
 	if approval.KindOf(err) == errkind.NotFound {
-		return nil, fail(CodeNotFound, "Unknown or already used pending-action token.")
+		return nil, fail(CodeNotFound, words.APIUnknownOrUsed)
 	}
 	if err != nil {
 		return nil, storeFailure(err)
@@ -114,7 +115,7 @@ func (a *API) decideToken(ctx context.Context, u User, token string, confirmed b
 	rec, err := a.engine.Get(ctx, e.Approval)
 	if approval.KindOf(err) == errkind.NotFound {
 		a.retire(ctx, e.Token)
-		return nil, fail(CodeNotFound, "Unknown or already used pending-action token.")
+		return nil, fail(CodeNotFound, words.APIUnknownOrUsed)
 	}
 	if err != nil {
 		return nil, storeFailure(err)
@@ -128,9 +129,9 @@ func (a *API) decideToken(ctx context.Context, u User, token string, confirmed b
 		// One who may not decide is refused by the claim, which audits
 		// the attempt as for a card.
 	case rec.State == approval.StateExpired:
-		return nil, fail(CodeExpired, "This pending action expired at "+rec.ExpiresAt.UTC().Format(time.RFC3339)+"; nothing was run.")
+		return nil, fail(CodeExpired, words.APIActionExpiredAt, rec.ExpiresAt.UTC().Format(time.RFC3339))
 	default:
-		return nil, fail(CodeNotFound, "This pending action was already decided ("+string(rec.State)+").")
+		return nil, fail(CodeNotFound, words.APIActionDecided, rec.State)
 	}
 
 	verb := approval.Reject
@@ -139,7 +140,7 @@ func (a *API) decideToken(ctx context.Context, u User, token string, confirmed b
 	}
 	h := a.handler()
 	if h == nil {
-		return nil, fail(CodeUnavailable, "The API is not running.")
+		return nil, fail(CodeUnavailable, words.APINotRunning)
 	}
 	var wt *waiter
 	if await {
@@ -160,11 +161,11 @@ func (a *API) decideToken(ctx context.Context, u User, token string, confirmed b
 		// Says nothing of the state to one who may not decide it.
 		return nil, refusal(u, rec)
 	case o.Status == approval.StatusExpired:
-		return nil, fail(CodeExpired, "This pending action expired; nothing was run.")
+		return nil, fail(CodeExpired, words.APIActionExpired)
 	case o.Status == approval.StatusTampered:
-		return nil, fail(CodeInternal, o.Content)
+		return nil, failText(CodeInternal, o.Content)
 	default: // already_decided, superseded, cancelled, missing
-		return nil, fail(CodeNotFound, "This pending action was already decided ("+string(o.Status)+").")
+		return nil, fail(CodeNotFound, words.APIActionDecided, o.Status)
 	}
 
 	resp := &ChatResponse{Text: o.Content, Actions: decidedActions(rec, o), Status: o.Status}
@@ -206,22 +207,23 @@ func (a *API) batch(ctx context.Context, u User, req ChatRequest, reqID string) 
 	n := len(req.ConfirmationTokens)
 	switch {
 	case req.ConfirmationToken != "":
-		return nil, fail(CodeInvalidRequest, "Send confirmationToken or confirmationTokens, not both.")
+		return nil, fail(CodeInvalidRequest, words.APITokenAndTokens)
 	case req.Confirmed == nil:
-		return nil, fail(CodeInvalidRequest, "confirmed (true or false) is required with confirmationTokens.")
+		return nil, fail(CodeInvalidRequest, words.APIBatchConfirmed)
 	case n == 0:
-		return nil, fail(CodeInvalidRequest, "confirmationTokens is empty.")
+		return nil, fail(CodeInvalidRequest, words.APIBatchEmpty)
 	case n > MaxBatchTokens:
-		return nil, fail(CodeInvalidRequest, fmt.Sprintf("confirmationTokens holds %d tokens; at most %d are decided in one request.", n, MaxBatchTokens))
+		return nil, fail(CodeInvalidRequest, words.APIBatchTooMany, n, MaxBatchTokens)
 	}
 	comment := strings.TrimSpace(req.Message)
+	lang := a.langIn(ctx)
 	resp := &ChatResponse{Actions: []Action{}, Results: make([]BatchResult, 0, n)}
 	seen := make(map[string]bool, n)
 	decided := 0
 	for i, tok := range req.ConfirmationTokens {
 		res := BatchResult{Token: tok}
 		if seen[tok] {
-			res.Error, res.Message = CodeInvalidRequest, "This token is listed twice; it was decided at its first place."
+			res.Error, res.Message = CodeInvalidRequest, words.Text(lang, words.APIBatchTwice)
 			resp.Results = append(resp.Results, res)
 			continue
 		}
@@ -229,7 +231,7 @@ func (a *API) batch(ctx context.Context, u User, req ChatRequest, reqID string) 
 		r, aerr := a.decideToken(ctx, u, tok, *req.Confirmed, comment, fmt.Sprintf("%s/%d", reqID, i), false)
 		switch {
 		case aerr != nil:
-			res.Error, res.Message = aerr.code, aerr.msg
+			res.Error, res.Message = aerr.code, aerr.message(lang)
 		case r == nil:
 			return nil, nil // the client went away
 		default:
@@ -239,7 +241,7 @@ func (a *API) batch(ctx context.Context, u User, req ChatRequest, reqID string) 
 		}
 		resp.Results = append(resp.Results, res)
 	}
-	resp.Text = fmt.Sprintf("Decided %d of %d pending actions.", decided, n)
+	resp.Text = words.Text(lang, words.APIBatchDecided, decided, n)
 	return resp, nil
 }
 
@@ -284,31 +286,31 @@ func (a *API) serveDecision(w http.ResponseWriter, r *http.Request) {
 	case "reject":
 		verb = approval.Reject
 	default:
-		a.writeError(w, fail(CodeInvalidRequest, `decision must be "approve" or "reject".`))
+		a.writeError(w, r, fail(CodeInvalidRequest, words.APIDecisionVerb))
 		return
 	}
 	hash := strings.TrimSpace(req.PayloadSHA256)
 	if verb == approval.Approve && hash == "" {
-		a.writeError(w, fail(CodeInvalidRequest, "payloadSha256 is required to approve: send the payloadSha256 that GET /api/approvals/{id} showed you."))
+		a.writeError(w, r, fail(CodeInvalidRequest, words.APIHashRequired))
 		return
 	}
 	ctx := r.Context()
 	rec, token, owner, aerr := a.lookup(ctx, u, r.PathValue("id"))
 	if aerr != nil {
-		a.writeError(w, aerr)
+		a.writeError(w, r, aerr)
 		return
 	}
 	permitted := owner || mayDecide(u, rec)
 	switch {
 	case !permitted && rec.State != approval.StatePending:
-		a.writeError(w, refusal(u, rec))
+		a.writeError(w, r, refusal(u, rec))
 		return
 	case !permitted, rec.State == approval.StatePending:
 	case rec.State == approval.StateExpired:
-		a.writeError(w, fail(CodeExpired, "This approval expired at "+rec.ExpiresAt.UTC().Format(time.RFC3339)+"; nothing was run."))
+		a.writeError(w, r, fail(CodeExpired, words.APIExpiredAt, rec.ExpiresAt.UTC().Format(time.RFC3339)))
 		return
 	default:
-		a.writeError(w, fail(CodeConflict, "This approval is no longer pending ("+string(rec.State)+")."))
+		a.writeError(w, r, fail(CodeConflict, words.APINotPending, rec.State))
 		return
 	}
 	if hash == "" {
@@ -316,7 +318,7 @@ func (a *API) serveDecision(w http.ResponseWriter, r *http.Request) {
 	}
 	h := a.handler()
 	if h == nil {
-		a.writeError(w, fail(CodeUnavailable, "The API is not running."))
+		a.writeError(w, r, fail(CodeUnavailable, words.APINotRunning))
 		return
 	}
 	o, err := h.HandleCardAction(ctx, channels.CardAction{Channel: Name, ChatID: decisionChat(u, rec), MessageID: token,
@@ -324,25 +326,25 @@ func (a *API) serveDecision(w http.ResponseWriter, r *http.Request) {
 		Comment: req.Comment})
 	if err != nil {
 		a.log.Warn("deciding failed; nothing was run", "approval_id", rec.ID, "user_id", u.UserID(), "msg_id", reqID, "err", err)
-		a.writeError(w, storeFailure(err))
+		a.writeError(w, r, storeFailure(err))
 		return
 	}
 	switch {
 	case decided(o.Status):
 	case o.Status == approval.StatusUnauthorized, !permitted:
-		a.writeError(w, refusal(u, rec))
+		a.writeError(w, r, refusal(u, rec))
 		return
 	case o.Status == approval.StatusExpired:
-		a.writeError(w, fail(CodeExpired, "This approval expired; nothing was run."))
+		a.writeError(w, r, fail(CodeExpired, words.APIExpiredNotRun))
 		return
 	case o.Status == approval.StatusTampered:
-		a.writeError(w, fail(CodeTampered, "payloadSha256 is not the hash of this approval's payload; nothing was run. Read it again with GET /api/approvals/{id} and decide on what it shows."))
+		a.writeError(w, r, fail(CodeTampered, words.APITampered))
 		return
 	case o.Status == approval.StatusMissing:
-		a.writeError(w, fail(CodeNotFound, "No such approval."))
+		a.writeError(w, r, fail(CodeNotFound, words.APINoApproval))
 		return
 	default: // already_decided, superseded, cancelled
-		a.writeError(w, fail(CodeConflict, "This approval is no longer pending ("+string(o.Status)+")."))
+		a.writeError(w, r, fail(CodeConflict, words.APINotPending, o.Status))
 		return
 	}
 	resp := DecisionResponse{Status: o.Status, Text: o.Content, Actions: decidedActions(rec, o)}

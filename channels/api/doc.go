@@ -7,7 +7,7 @@
 // # Wiring (cmd/bot)
 //
 //	tokens := api.NewRedisTokens(redisClient, "hitl:", nil) // or api.NewMemoryTokens(nil) on one node
-//	a, err := api.New(api.Config{Tokens: …, TokenStore: tokens, Audit: auditReader, Clock: engineClock}, engine, logger)
+//	a, err := api.New(api.Config{Tokens: …, Lang: "zh", TokenStore: tokens, Audit: auditReader, Clock: engineClock}, engine, logger)
 //	_ = router.Register(a)          // before router.Start, which calls a.Start(ctx, router)
 //	a.Mount(mux)                    // or mux.Handle("/agent/chat", a.Handler()) and the /api/approvals paths
 //
@@ -44,6 +44,21 @@
 //	rate_limited       429
 //	internal           500
 //	unavailable        503  the store is down or the API is not running
+//
+// # Language
+//
+// The words the API writes itself (the message of an error, the text of
+// an answer that waits for a confirmation or stopped waiting, a batch's
+// summary and per-token messages) come from the catalogue of package
+// words, in English or Chinese: the first language of the request's
+// Accept-Language header that the catalogue speaks ("zh", "zh-CN",
+// "en-US" …, by q weight; q=0 refuses a tag), else Config.Lang (cmd/bot:
+// channels.api.lang, empty for approval.lang; default "en"). Error codes,
+// statuses, field names and every other machine-readable part are the
+// same in every language: a client decides on the code, and shows the
+// message. What the rest of hitlbot says into the conversation (the
+// agent's answers, an outcome's text, a pending action's description) is
+// in its own configured language.
 //
 // # Who may decide
 //

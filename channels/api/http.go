@@ -20,6 +20,7 @@ import (
 	"github.com/hitlbot/hitlbot/cards"
 	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/internal/redact"
+	"github.com/hitlbot/hitlbot/words"
 )
 
 // ChatRequest is the body of POST /agent/chat.
@@ -190,24 +191,45 @@ var codeStatus = map[string]int{
 	CodeUnavailable:      http.StatusServiceUnavailable,
 }
 
-// apiError is an error answer.
+// apiError is an error answer: its code, and its message as a sentence of
+// the catalogue (key, args), said in the request's language when the
+// answer is written, or as text already in words (an outcome's).
 type apiError struct {
-	code, msg string
+	code string
+	key  words.Key
+	args []any
+	text string // the message when key is zero
 }
 
-func (e *apiError) Error() string { return e.code + ": " + e.msg }
+func (e *apiError) Error() string { return e.code + ": " + e.message(words.EN) }
 
-func fail(code, msg string) *apiError { return &apiError{code, msg} }
+// message says the error's message in lang.
+func (e *apiError) message(lang words.Lang) string {
+	if !e.key.Valid() {
+		return e.text
+	}
+	return words.Text(lang, e.key, e.args...)
+}
+
+// fail is an error answer with code whose message is the catalogue's
+// sentence k with args.
+func fail(code string, k words.Key, args ...any) *apiError {
+	return &apiError{code: code, key: k, args: args}
+}
+
+// failText is an error answer with code whose message is text, already
+// in words.
+func failText(code, text string) *apiError { return &apiError{code: code, text: text} }
 
 // storeFailure turns an error of the engine or a store into an answer.
 func storeFailure(err error) *apiError {
 	switch approval.KindOf(err) {
 	case errkind.Unavailable:
-		return fail(CodeUnavailable, approval.UserMessage(err))
+		return fail(CodeUnavailable, words.ErrUnavailable) // approval.UserMessageIn's sentence
 	case errkind.NotFound:
-		return fail(CodeNotFound, "No such pending action.")
+		return fail(CodeNotFound, words.APINoPendingAction)
 	}
-	return fail(CodeInternal, "Something went wrong; nothing was run.")
+	return fail(CodeInternal, words.ErrOther)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -224,7 +246,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write(buf.Bytes())
 }
 
-func (a *API) writeError(w http.ResponseWriter, e *apiError) {
+// writeError answers e, its message in the language of r.
+func (a *API) writeError(w http.ResponseWriter, r *http.Request, e *apiError) {
 	st := codeStatus[e.code]
 	if st == 0 {
 		st = http.StatusInternalServerError
@@ -232,7 +255,7 @@ func (a *API) writeError(w http.ResponseWriter, e *apiError) {
 	if e.code == CodeUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="hitlbot"`)
 	}
-	writeJSON(w, st, ErrorResponse{Error: e.code, Message: e.msg})
+	writeJSON(w, st, ErrorResponse{Error: e.code, Message: e.message(a.langOf(r))})
 }
 
 // ---- authentication
@@ -245,15 +268,15 @@ func (a *API) authenticate(r *http.Request) (User, *apiError) {
 		if a.cfg.AllowAnonymousLocal && loopback(r.RemoteAddr) {
 			return LocalUser, nil
 		}
-		return User{}, fail(CodeUnauthorized, "Send Authorization: Bearer <token> with a token from the api.tokens config.")
+		return User{}, fail(CodeUnauthorized, words.APIAuthMissing)
 	}
 	scheme, tok, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
-		return User{}, fail(CodeUnauthorized, "The Authorization header must be \"Bearer <token>\".")
+		return User{}, fail(CodeUnauthorized, words.APIAuthMalformed)
 	}
 	u, ok := a.users[sha256.Sum256([]byte(strings.TrimSpace(tok)))]
 	if !ok {
-		return User{}, fail(CodeUnauthorized, "Unknown bearer token.")
+		return User{}, fail(CodeUnauthorized, words.APIAuthUnknown)
 	}
 	return u, nil
 }
@@ -278,7 +301,7 @@ func (a *API) begin(w http.ResponseWriter, r *http.Request, v any, shape string)
 		aerr = a.readJSON(w, r, v, shape, true)
 	}
 	if aerr != nil {
-		a.writeError(w, aerr)
+		a.writeError(w, r, aerr)
 		return User{}, "", false
 	}
 	return u, reqID, true
@@ -292,18 +315,19 @@ func (a *API) serveChat(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	ctx := withLang(r.Context(), a.langOf(r))
 	var resp *ChatResponse
 	var aerr *apiError
 	switch {
 	case req.ConfirmationTokens != nil:
-		resp, aerr = a.batch(r.Context(), u, req, reqID)
+		resp, aerr = a.batch(ctx, u, req, reqID)
 	case req.ConfirmationToken != "":
-		resp, aerr = a.decide(r.Context(), u, req, reqID)
+		resp, aerr = a.decide(ctx, u, req, reqID)
 	default:
-		resp, aerr = a.message(r.Context(), u, req, reqID)
+		resp, aerr = a.message(ctx, u, req, reqID)
 	}
 	if aerr != nil {
-		a.writeError(w, aerr)
+		a.writeError(w, r, aerr)
 		return
 	}
 	if resp == nil { // the client went away
@@ -317,24 +341,26 @@ func (a *API) serveChat(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, resp)
 }
 
-func jsonProblem(err error) string {
+// jsonProblem is the answer to a body of the form shape that does not
+// decode: err is the decoder's.
+func jsonProblem(err error, shape string) *apiError {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return "it is too large"
+		return fail(CodeInvalidRequest, words.APIBodyTooLarge, shape)
 	}
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &se):
-		return "malformed JSON"
+		return fail(CodeInvalidRequest, words.APIBodyMalformed, shape)
 	case errors.As(err, &te) && te.Field != "":
-		return "field " + te.Field + " has the wrong type"
+		return fail(CodeInvalidRequest, words.APIBodyFieldType, shape, te.Field)
 	case errors.As(err, &te):
-		return "it is not an object"
+		return fail(CodeInvalidRequest, words.APIBodyNotObject, shape)
 	case errors.Is(err, io.EOF):
-		return "the body is empty"
+		return fail(CodeInvalidRequest, words.APIBodyEmpty, shape)
 	}
-	return "malformed JSON"
+	return fail(CodeInvalidRequest, words.APIBodyMalformed, shape)
 }
 
 func validConversationID(s string) bool {
@@ -354,21 +380,21 @@ func (a *API) message(ctx context.Context, u User, req ChatRequest, reqID string
 	text := strings.TrimSpace(req.Message)
 	switch {
 	case text == "":
-		return nil, fail(CodeInvalidRequest, "message is empty.")
+		return nil, fail(CodeInvalidRequest, words.APIMessageEmpty)
 	case !utf8.ValidString(text):
-		return nil, fail(CodeInvalidRequest, "message is not valid UTF-8.")
+		return nil, fail(CodeInvalidRequest, words.APIMessageBadUTF8)
 	case req.Confirmed != nil:
-		return nil, fail(CodeInvalidRequest, "confirmed needs a confirmationToken.")
+		return nil, fail(CodeInvalidRequest, words.APIConfirmedNoToken)
 	}
 	convID := req.ConversationID
 	if convID == "" {
 		convID = "c_" + randomHex(8)
 	} else if !validConversationID(convID) {
-		return nil, fail(CodeInvalidRequest, "conversationId must be 1-128 characters of A-Z a-z 0-9 - _ . : @.")
+		return nil, fail(CodeInvalidRequest, words.APIConversationID)
 	}
 	h := a.handler()
 	if h == nil {
-		return nil, fail(CodeUnavailable, "The API is not running.")
+		return nil, fail(CodeUnavailable, words.APINotRunning)
 	}
 	id := chatID(u, convID)
 	c := a.join(id)
@@ -478,7 +504,7 @@ func (a *API) await(ctx context.Context, wt *waiter, u User, convID string, wait
 			case ev.shown != nil:
 				res.RequiresConfirmation, res.PendingAction = true, ev.shown
 				if res.Text == "" {
-					res.Text = confirmText(ev.shown)
+					res.Text = confirmText(a.langIn(ctx), ev.shown)
 				}
 				return res, nil
 			case ev.settled != nil:
@@ -508,9 +534,9 @@ func (a *API) await(ctx context.Context, wt *waiter, u User, convID string, wait
 					return res, nil
 				case channels.TurnRefused:
 					if errors.Is(te.Err, channels.ErrBusy) {
-						return nil, fail(CodeRateLimited, "Too many messages wait in this conversation; try again shortly.")
+						return nil, fail(CodeRateLimited, words.APIBusy)
 					}
-					return nil, fail(CodeUnavailable, "The assistant is shutting down; try again shortly.")
+					return nil, fail(CodeUnavailable, words.APIShuttingDown)
 				}
 			case ev.out != nil:
 				out := ev.out
@@ -535,22 +561,25 @@ func (a *API) await(ctx context.Context, wt *waiter, u User, convID string, wait
 		case <-ctx.Done():
 			return nil, nil
 		case <-wall.C:
-			return a.timedOut(res, notices), nil
+			return timedOut(a.langIn(ctx), res, notices), nil
 		}
 	}
 }
 
-func (a *API) timedOut(res *ChatResponse, notices []string) *ChatResponse {
+// timedOut is res once the request stops waiting: the notices the turn
+// gave, or a sentence in lang that it goes on.
+func timedOut(lang words.Lang, res *ChatResponse, notices []string) *ChatResponse {
 	res.Incomplete = true
 	res.Text = strings.Join(notices, "\n")
 	if res.Text == "" {
-		res.Text = "Still working on it; this request stopped waiting. Ask again in a moment."
+		res.Text = words.Text(lang, words.APIStillWorking)
 	}
 	return res
 }
 
-func confirmText(pa *PendingAction) string {
-	return "This needs your confirmation: " + pa.Description
+// confirmText is the text of an answer that waits for pa, in lang.
+func confirmText(lang words.Lang, pa *PendingAction) string {
+	return words.Text(lang, words.APIConfirmNeeded, pa.Description)
 }
 
 func matchCall(calls []approval.Call, out *channels.Outgoing) int {
@@ -781,18 +810,18 @@ func (a *API) infoWith(rec *approval.Approval, token string, resumed *Resumed) A
 func (a *API) lookup(ctx context.Context, u User, id string) (rec *approval.Approval, token string, owner bool, aerr *apiError) {
 	aid := approval.ID(id)
 	if !aid.Valid() {
-		return nil, "", false, fail(CodeNotFound, "No such approval.")
+		return nil, "", false, fail(CodeNotFound, words.APINoApproval)
 	}
 	rec, err := a.engine.Get(ctx, aid)
 	if approval.KindOf(err) == errkind.NotFound {
-		return nil, "", false, fail(CodeNotFound, "No such approval.")
+		return nil, "", false, fail(CodeNotFound, words.APINoApproval)
 	}
 	if err != nil {
 		return nil, "", false, storeFailure(err)
 	}
 	tenant, user, _, ok := splitChatID(rec.ChatID)
 	if rec.Channel != Name || !ok {
-		return nil, "", false, fail(CodeNotFound, "No such approval.")
+		return nil, "", false, fail(CodeNotFound, words.APINoApproval)
 	}
 	return rec, tokenOf(rec), tenant == u.Tenant && user == u.ID, nil
 }
@@ -806,7 +835,7 @@ func (a *API) visible(ctx context.Context, u User, id string) (*approval.Approva
 		return nil, "", false, aerr
 	}
 	if !owner && !mayDecide(u, rec) {
-		return nil, "", false, fail(CodeNotFound, "No such approval.")
+		return nil, "", false, fail(CodeNotFound, words.APINoApproval)
 	}
 	return rec, token, owner, nil
 }
@@ -816,7 +845,7 @@ func (a *API) visible(ctx context.Context, u User, id string) (*approval.Approva
 func (a *API) serveList(w http.ResponseWriter, r *http.Request) {
 	u, aerr := a.authenticate(r)
 	if aerr != nil {
-		a.writeError(w, aerr)
+		a.writeError(w, r, aerr)
 		return
 	}
 	state := r.URL.Query().Get("state")
@@ -824,12 +853,12 @@ func (a *API) serveList(w http.ResponseWriter, r *http.Request) {
 		state = string(approval.StatePending)
 	}
 	if !validStateFilter(state) {
-		a.writeError(w, fail(CodeInvalidRequest, "state must be all or an approval state (pending, executed, rejected, expired, …)."))
+		a.writeError(w, r, fail(CodeInvalidRequest, words.APIStateFilter))
 		return
 	}
 	own, err := a.visibleApprovals(r.Context(), u, state == string(approval.StatePending))
 	if err != nil {
-		a.writeError(w, storeFailure(err))
+		a.writeError(w, r, storeFailure(err))
 		return
 	}
 	list := []ApprovalInfo{}
@@ -855,12 +884,12 @@ func validStateFilter(s string) bool {
 func (a *API) serveGet(w http.ResponseWriter, r *http.Request) {
 	u, aerr := a.authenticate(r)
 	if aerr != nil {
-		a.writeError(w, aerr)
+		a.writeError(w, r, aerr)
 		return
 	}
 	rec, token, _, aerr := a.visible(r.Context(), u, r.PathValue("id"))
 	if aerr != nil {
-		a.writeError(w, aerr)
+		a.writeError(w, r, aerr)
 		return
 	}
 	var resumed *Resumed
@@ -877,7 +906,7 @@ func (a *API) serveGet(w http.ResponseWriter, r *http.Request) {
 		recs, err := a.cfg.Audit.Records(r.Context(), string(rec.ID))
 		if err != nil {
 			a.log.Warn("reading the audit trail failed", "approval_id", rec.ID, "err", err)
-			a.writeError(w, fail(CodeUnavailable, "The audit trail cannot be read right now; try again shortly."))
+			a.writeError(w, r, fail(CodeUnavailable, words.APIAuditUnavailable))
 			return
 		}
 		if recs != nil {
@@ -899,42 +928,42 @@ type CancelRequest struct {
 func (a *API) serveCancel(w http.ResponseWriter, r *http.Request) {
 	u, aerr := a.authenticate(r)
 	if aerr != nil {
-		a.writeError(w, aerr)
+		a.writeError(w, r, aerr)
 		return
 	}
 	var req CancelRequest
 	if aerr := a.readJSON(w, r, &req, "{reason?}", false); aerr != nil {
-		a.writeError(w, aerr)
+		a.writeError(w, r, aerr)
 		return
 	}
 	rec, _, owner, aerr := a.visible(r.Context(), u, r.PathValue("id"))
 	if aerr != nil {
-		a.writeError(w, aerr)
+		a.writeError(w, r, aerr)
 		return
 	}
 	if !owner {
-		a.writeError(w, fail(CodeUserMismatch, "Only the person who asked can withdraw this action; reject it instead (POST /api/approvals/{id}/decision)."))
+		a.writeError(w, r, fail(CodeUserMismatch, words.APIOnlyRequester))
 		return
 	}
 	o, err := a.engine.Cancel(r.Context(), rec.ID, approval.UserID(u.UserID()), approval.SourceAPI, req.Reason)
 	if err != nil {
-		a.writeError(w, storeFailure(err))
+		a.writeError(w, r, storeFailure(err))
 		return
 	}
 	switch o.Status {
 	case approval.StatusCancelled:
 	case approval.StatusMissing:
-		a.writeError(w, fail(CodeNotFound, "No such approval."))
+		a.writeError(w, r, fail(CodeNotFound, words.APINoApproval))
 		return
 	default:
 		if cur, err := a.engine.Get(r.Context(), rec.ID); err == nil {
 			rec = cur
 		}
 		if rec.State == approval.StateExpired {
-			a.writeError(w, fail(CodeExpired, "This approval has expired."))
+			a.writeError(w, r, fail(CodeExpired, words.APIApprovalExpired))
 			return
 		}
-		a.writeError(w, fail(CodeConflict, "This approval is no longer pending ("+string(rec.State)+")."))
+		a.writeError(w, r, fail(CodeConflict, words.APINotPending, rec.State))
 		return
 	}
 	if cur, err := a.engine.Get(r.Context(), rec.ID); err == nil {

@@ -444,11 +444,16 @@ func (c *core) addHTTPChannels() error {
 		if c.redis != nil {
 			tokens = api.NewRedisTokens(c.redis, cfg.Store.Redis.Prefix, nil)
 		}
+		lang := cfg.Channels.API.Lang
+		if lang == "" {
+			lang = cfg.Approval.Lang
+		}
 		c.api, err = api.New(api.Config{
 			Tokens:              users,
 			AllowAnonymousLocal: len(users) == 0,
 			MaxPendingPerUser:   cfg.Channels.API.MaxPendingPerUser,
 			TurnTimeout:         cfg.Channels.API.TurnTimeout,
+			Lang:                lang,
 			TokenStore:          tokens,
 			Audit:               c.auditReader(),
 		}, c.engine, c.log)

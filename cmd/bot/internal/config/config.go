@@ -409,6 +409,10 @@ type API struct {
 	// before it answers with what it has ("incomplete": true); the turn
 	// itself goes on. Default 60s.
 	TurnTimeout time.Duration `mapstructure:"turn_timeout"`
+	// Lang is the language of the API's own words (error messages, the
+	// text of an answer that waits) for a request whose Accept-Language
+	// names neither zh nor en: zh or en. Empty: approval.lang.
+	Lang string `mapstructure:"lang"`
 	// Allow is who may use the API (users: "tenant/user" as the tokens map
 	// them; "local/local" for the anonymous local user). Empty: every
 	// token.

@@ -429,8 +429,9 @@ var validateTests = []validateTest{
 			c.Approval.Lang, c.Approval.SessionScope, c.Log.Level = "fr", "per_room", "loud"
 			c.Store.Backend, c.Model.Provider = "etcd", "llama"
 			c.Approval.OutcomeText = approval.OutcomeText{"exploded": "boom"}
+			c.Channels.API.Lang, c.Channels.CLI.Lang = "fr", "xx"
 		},
-		want: []string{"log.level", "store.backend", "approval.outcome_text.exploded", "approval.lang", "approval.session_scope", "model.provider"},
+		want: []string{"log.level", "store.backend", "approval.outcome_text.exploded", "approval.lang", "approval.session_scope", "model.provider", "channels.api.lang", "channels.cli.lang"},
 	},
 	{
 		name:   "redis without an address",

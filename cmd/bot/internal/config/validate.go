@@ -347,6 +347,9 @@ func (c *Config) validateChannels(ps *Problems) {
 		ps.add("channels.api.max_pending_per_user", "must not be negative")
 	}
 	positive(ps, "channels.api.turn_timeout", c.Channels.API.TurnTimeout)
+	if _, err := words.Parse(c.Channels.API.Lang); err != nil && c.Channels.API.Lang != "" {
+		ps.add("channels.api.lang", fmt.Sprintf("%q is not zh or en (empty: approval.lang)", c.Channels.API.Lang))
+	}
 	if _, err := words.Parse(c.Channels.CLI.Lang); err != nil && c.Channels.CLI.Lang != "" {
 		ps.add("channels.cli.lang", fmt.Sprintf("%q is not zh or en (empty: approval.lang)", c.Channels.CLI.Lang))
 	}
