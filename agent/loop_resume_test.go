@@ -65,6 +65,17 @@ func (s *speaker) saidOf(k agent.SayKind) []string {
 	return out
 }
 
+// suspend sends text in session s, waits for its approval, and restarts
+// the loop, as a replica's restart would: the turn stays suspended.
+func (h *harness) suspend(t *testing.T, s, text string) *approval.Approval {
+	t.Helper()
+	ch := h.submit(t, s, text)
+	a := h.nextApproval(t)
+	h.restart(t)
+	result(t, ch)
+	return a
+}
+
 // noMoreResumed fails if another turn is resumed within a moment.
 func (h *harness) noMoreResumed(t *testing.T) {
 	t.Helper()
@@ -201,10 +212,7 @@ func TestResumeAfterNewerMessages(t *testing.T) {
 // the turn resumes with "expired".
 func TestResumeAfterExpiry(t *testing.T) {
 	h := newHarness(t, eraseOnRequest(nil))
-	ch := h.submit(t, "s1", "erase x")
-	a := h.nextApproval(t)
-	h.restart(t)
-	result(t, ch)
+	a := h.suspend(t, "s1", "erase x")
 	h.clk.Advance(a.ExpiresAt.Sub(h.clk.Now()) + time.Second)
 	if n, err := h.engine.Sweep(context.Background()); err != nil || n != 1 {
 		t.Fatalf("Sweep = %d, %v", n, err)
@@ -222,10 +230,7 @@ func TestResumeAfterExpiry(t *testing.T) {
 // in one sentence, once, instead of guessing.
 func TestResumeOfAGoneTurnSaysSo(t *testing.T) {
 	h := newHarness(t, eraseOnRequest(nil))
-	ch := h.submit(t, "s1", "erase x")
-	a := h.nextApproval(t)
-	h.restart(t)
-	result(t, ch)
+	a := h.suspend(t, "s1", "erase x")
 	if err := h.history.Save(context.Background(), "s1", agent.Conversation{}); err != nil {
 		t.Fatal(err)
 	}
@@ -247,15 +252,9 @@ func TestResumeOfAGoneTurnSaysSo(t *testing.T) {
 func TestSupersededIsRecordedNotResumed(t *testing.T) {
 	var reqs requests
 	h := newHarness(t, eraseOnRequest(&reqs))
-	ch := h.submit(t, "s1", "erase a")
-	first := h.nextApproval(t)
-	h.restart(t)
-	result(t, ch)
+	first := h.suspend(t, "s1", "erase a")
 
-	ch = h.submit(t, "s1", "erase b")
-	second := h.nextApproval(t)
-	h.restart(t)
-	result(t, ch)
+	second := h.suspend(t, "s1", "erase b")
 	if o := h.decide(t, first, approval.Approve); o.Status != approval.StatusSuperseded {
 		t.Fatalf("deciding the superseded approval = %+v", o)
 	}
@@ -289,12 +288,9 @@ func TestSupersededIsRecordedNotResumed(t *testing.T) {
 // superseded it, when that turn waits for its own approval to the end.
 func TestSupersededResolvedInTheSupersedingTurn(t *testing.T) {
 	h := newHarness(t, eraseOnRequest(nil))
-	ch := h.submit(t, "s1", "erase a")
-	first := h.nextApproval(t)
-	h.restart(t)
-	result(t, ch)
+	first := h.suspend(t, "s1", "erase a")
 
-	ch = h.submit(t, "s1", "erase b")
+	ch := h.submit(t, "s1", "erase b")
 	second := h.nextApproval(t)
 	h.decide(t, second, approval.Approve)
 	if r := result(t, ch); r.Actions[0].Status != approval.StatusExecuted {

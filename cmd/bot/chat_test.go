@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -78,16 +77,7 @@ func (f *fakeLLM) toolResults() []string {
 // ends the chat with exit status 0, a goodbye, and no error line, and
 // nothing anywhere says the language model failed.
 func TestChatCtrlC(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("go is not on PATH: cannot build the binary")
-	}
-	bin := filepath.Join(t.TempDir(), "bot")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBin(t)
 	llm := &fakeLLM{asked: make(chan struct{}, 1), gate: make(chan struct{})}
 	srv := httptest.NewServer(llm)
 	defer srv.Close()

@@ -40,10 +40,10 @@ func startBin(t *testing.T, bin, data string) (*exec.Cmd, string) {
 	return cmd, base
 }
 
-// TestKillWaitingReplica: kill -9 of the replica holding a pending approval;
-// a second replica on the same Redis and data dir decides it, and it runs
-// exactly once.
-func TestKillWaitingReplica(t *testing.T) {
+// buildBin builds the bot binary for a test that runs it (skipped with
+// -short, or without go on PATH) and returns its path.
+func buildBin(t *testing.T) string {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
@@ -54,10 +54,43 @@ func TestKillWaitingReplica(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
+	return bin
+}
+
+// sharedRedis points the replicas a test starts at one Redis of its own.
+func sharedRedis(t *testing.T) {
+	t.Helper()
 	client, prefix := testredis.Start(t)
 	t.Setenv("HITLBOT_STORE_BACKEND", "redis")
 	t.Setenv("HITLBOT_STORE_REDIS_URL", redisURL(t, client))
 	t.Setenv("HITLBOT_STORE_REDIS_PREFIX", prefix)
+}
+
+// askThenKill starts a replica, sends it req (a message that asks for an
+// approval), kills it with SIGKILL once the pending action is out, and
+// returns the approval's id.
+func askThenKill(t *testing.T, bin, data string, req map[string]any) string {
+	t.Helper()
+	a, base := startBin(t, bin, data)
+	res := chat(t, base, req)
+	token(t, res)
+	pa, _ := res["pendingAction"].(map[string]any)
+	id, _ := pa["approvalId"].(string)
+	if id == "" {
+		t.Fatalf("no approvalId in %v", res)
+	}
+	if err := a.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// TestKillWaitingReplica: kill -9 of the replica holding a pending approval;
+// a second replica on the same Redis and data dir decides it, and it runs
+// exactly once.
+func TestKillWaitingReplica(t *testing.T) {
+	bin := buildBin(t)
+	sharedRedis(t)
 	t.Setenv("HITLBOT_APPROVAL_SWEEP_INTERVAL", "1s")
 	data := t.TempDir()
 
@@ -93,35 +126,13 @@ func TestKillWaitingReplica(t *testing.T) {
 // approval; nobody decides, and the sweeper of the other replica expires it
 // exactly once. The statement never runs.
 func TestKillWaitingReplicaExpires(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("go is not on PATH: cannot build the binary")
-	}
-	bin := filepath.Join(t.TempDir(), "bot")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	client, prefix := testredis.Start(t)
-	t.Setenv("HITLBOT_STORE_BACKEND", "redis")
-	t.Setenv("HITLBOT_STORE_REDIS_URL", redisURL(t, client))
-	t.Setenv("HITLBOT_STORE_REDIS_PREFIX", prefix)
+	bin := buildBin(t)
+	sharedRedis(t)
 	t.Setenv("HITLBOT_APPROVAL_SWEEP_INTERVAL", "1s")
 	t.Setenv("HITLBOT_APPROVAL_POLICY_TIMEOUTS_HIGH", "3s")
 	data := t.TempDir()
 
-	a, baseA := startBin(t, bin, data)
-	res := chat(t, baseA, map[string]any{"message": deleteCancelled})
-	token(t, res)
-	pa, _ := res["pendingAction"].(map[string]any)
-	id, _ := pa["approvalId"].(string)
-	if id == "" {
-		t.Fatalf("no approvalId in %v", res)
-	}
-	if err := a.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
+	id := askThenKill(t, bin, data, map[string]any{"message": deleteCancelled})
 
 	_, baseB := startBin(t, bin, data)
 	var got struct {
@@ -154,7 +165,7 @@ func TestKillWaitingReplicaExpires(t *testing.T) {
 	if expires != 1 {
 		t.Errorf("audit trail has %d expire records, want 1: %+v", expires, got.Audit)
 	}
-	res = chat(t, baseB, map[string]any{"message": "/sql SELECT count(*) FROM orders WHERE status = 'cancelled'"})
+	res := chat(t, baseB, map[string]any{"message": "/sql SELECT count(*) FROM orders WHERE status = 'cancelled'"})
 	if txt := fmt.Sprint(res["text"]); !strings.Contains(txt, "\n7\n") || strings.Contains(txt, "rows affected") {
 		t.Errorf("the cancelled orders after expiry: %v, want 7", res)
 	}
@@ -167,35 +178,13 @@ func TestKillWaitingReplicaExpires(t *testing.T) {
 // in GET /api/approvals/{id}, and once, beside the answer of its next
 // message in the conversation.
 func TestKillWaitingReplicaResumes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("go is not on PATH: cannot build the binary")
-	}
-	bin := filepath.Join(t.TempDir(), "bot")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	client, prefix := testredis.Start(t)
-	t.Setenv("HITLBOT_STORE_BACKEND", "redis")
-	t.Setenv("HITLBOT_STORE_REDIS_URL", redisURL(t, client))
-	t.Setenv("HITLBOT_STORE_REDIS_PREFIX", prefix)
+	bin := buildBin(t)
+	sharedRedis(t)
 	t.Setenv("HITLBOT_STORE_REDIS_SESSION_LOCK_TTL", "2s")
 	data := t.TempDir()
 	const conv = "kill-resume"
 
-	a, baseA := startBin(t, bin, data)
-	res := chat(t, baseA, map[string]any{"message": deleteCancelled, "conversationId": conv})
-	token(t, res)
-	pa, _ := res["pendingAction"].(map[string]any)
-	id, _ := pa["approvalId"].(string)
-	if id == "" {
-		t.Fatalf("no approvalId in %v", res)
-	}
-	if err := a.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
+	id := askThenKill(t, bin, data, map[string]any{"message": deleteCancelled, "conversationId": conv})
 
 	_, baseB := startBin(t, bin, data)
 	code, body := get(t, baseB+"/api/approvals/"+id)

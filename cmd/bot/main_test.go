@@ -552,15 +552,7 @@ func TestPendingSurvivesRestart(t *testing.T) {
 // TestBinary builds the real binary and runs it: check with a broken
 // config, then serve until SIGTERM.
 func TestBinary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin := filepath.Join(t.TempDir(), "bot")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-
+	bin := buildBin(t)
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(bad, []byte("server:\n  shutdown_timeout: 30\nbogus: true\n"), 0o600)

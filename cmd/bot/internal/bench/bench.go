@@ -644,24 +644,7 @@ func runAgent(ctx context.Context, cfg Config, sa, sb approval.Store, cnt *count
 			errs.Add(1)
 			return
 		}
-		// The click carries what the card's button carries: the approval
-		// id and the payload hash.
-		t0 := time.Now()
-		o, err := b.router.HandleCardAction(ctx, channels.CardAction{Channel: "bench", ChatID: chat, MessageID: string(card.ApprovalID),
-			EventID: "click-" + chat, UserID: user, ApprovalID: card.ApprovalID, Verb: approval.Approve, PayloadSHA256: card.PayloadSHA256})
-		if err != nil || o.Status != approval.StatusExecuted {
-			errs.Add(1)
-			return
-		}
-		select {
-		case text := <-answers:
-			lat[i] = time.Since(t0)
-			if text != "done" {
-				errs.Add(1)
-			}
-		case <-time.After(time.Minute):
-			errs.Add(1)
-		}
+		lat[i] = clickAndWait(ctx, b, chat, user, card, answers, &errs)
 	})
 	finish(res, cfg, tool.runs.Load(), errs.Load(), elapsed, lat, cnt, rt0)
 	cpuSince(ctx, info, cpu0, cfg.N, res)
@@ -713,25 +696,33 @@ func runResume(ctx context.Context, cfg Config, sa, sb approval.Store, cnt *coun
 			return
 		}
 		_, answers := b.ch.expect(chat)
-		t0 := time.Now()
-		o, err := b.router.HandleCardAction(ctx, channels.CardAction{Channel: "bench", ChatID: chat, MessageID: string(views[i].ApprovalID),
-			EventID: "click-" + chat, UserID: approval.UserID("u" + strconv.Itoa(i)), ApprovalID: views[i].ApprovalID, Verb: approval.Approve,
-			PayloadSHA256: views[i].PayloadSHA256})
-		if err != nil || o.Status != approval.StatusExecuted {
-			errs.Add(1)
-			return
-		}
-		select {
-		case text := <-answers:
-			lat[i] = time.Since(t0)
-			if text != "done" {
-				errs.Add(1)
-			}
-		case <-time.After(time.Minute):
-			errs.Add(1)
-		}
+		lat[i] = clickAndWait(ctx, b, chat, approval.UserID("u"+strconv.Itoa(i)), views[i], answers, &errs)
 	})
 	finish(res, cfg, tool.runs.Load(), errs.Load(), elapsed, lat, cnt, rt0)
 	cpuSince(ctx, info, cpu0, cfg.N, res)
 	return nil
+}
+
+// clickAndWait approves card on instance b as user, as a click on its
+// button does (the button carries the approval id and the payload hash),
+// and waits for the conversation's answer: it returns the time from the
+// click to the answer, or 0 after counting an error.
+func clickAndWait(ctx context.Context, b *instance, chat string, user approval.UserID, card cards.View, answers <-chan string, errs *atomic.Int64) time.Duration {
+	t0 := time.Now()
+	o, err := b.router.HandleCardAction(ctx, channels.CardAction{Channel: "bench", ChatID: chat, MessageID: string(card.ApprovalID),
+		EventID: "click-" + chat, UserID: user, ApprovalID: card.ApprovalID, Verb: approval.Approve, PayloadSHA256: card.PayloadSHA256})
+	if err != nil || o.Status != approval.StatusExecuted {
+		errs.Add(1)
+		return 0
+	}
+	select {
+	case text := <-answers:
+		if text != "done" {
+			errs.Add(1)
+		}
+		return time.Since(t0)
+	case <-time.After(time.Minute):
+		errs.Add(1)
+		return 0
+	}
 }
