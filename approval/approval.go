@@ -379,8 +379,20 @@ type Outcome struct {
 	// Status is the outcome status.
 	Status Status `json:"status"`
 	// Content is the tool's result (for a batch: the results joined) or a
-	// status text.
+	// status text: the status sentence (OutcomeText) followed by Detail.
 	Content string `json:"content"`
+	// Detail is what Content says beyond its status sentence, typed so
+	// that no reader cuts the sentence off Content: a rejection's decider
+	// and comment, a failed or frozen approval's per-call results or
+	// cause (in words safe to show, never a tool's own error behind a
+	// frozen call), a cancellation's reason, for already_decided how the
+	// approval ended ("executed") or "running", for unauthorized who may
+	// decide. Content is then "<sentence>: <Detail>" ("<sentence>
+	// (<Detail>)" for already_decided and unauthorized). It is built from
+	// the same sanitised parts as Content, and empty when the sentence is
+	// all, and for executed and replayed, whose Content is the tools'
+	// own result.
+	Detail string `json:"detail,omitempty"`
 	// IsError reports that the outcome is a failure of some kind.
 	IsError bool `json:"is_error,omitempty"`
 	// Results are the per-call results when tools ran (or were replayed).
