@@ -368,7 +368,10 @@ type Result struct {
 	// Status is executed, replayed, failed or frozen for a call that was
 	// approved; the approval's status otherwise.
 	Status Status `json:"status"`
-	// Content is the tool's output or an explanation.
+	// Content is the tool's output or an explanation: a failed call's
+	// error, a frozen call's cause alone (in words safe to show). It is
+	// never a status sentence (the outcome says that once), so it needs
+	// no Detail of its own.
 	Content string `json:"content"`
 	// IsError reports that Content describes a failure.
 	IsError bool `json:"is_error,omitempty"`
