@@ -115,8 +115,8 @@ func TestBatchMixedSuccessAndFailure(t *testing.T) {
 }
 
 // A batch frozen by one call of unknown effect: the call before it ran
-// (and says so), the frozen one says its effect is unknown, and the call
-// after it says it was not run.
+// (and says so), the frozen one says its effect is unknown and why, and
+// the call after it says it was not run.
 func TestBatchMixedSuccessAndFrozen(t *testing.T) {
 	var reqs requests
 	h := newHarness(t, recording(callThenSummarise(call("c1", "erase", "a"), call("c2", "drop", "boom"), call("c3", "erase", "c")), &reqs))
@@ -134,6 +134,12 @@ func TestBatchMixedSuccessAndFrozen(t *testing.T) {
 	}
 	if got := r.Actions[1]; got.Status != "frozen" || !got.IsError || !strings.Contains(got.Result, "unknown") {
 		t.Fatalf("the call of unknown effect is reported as %+v", got)
+	}
+	// Once, in the loop's words, with the engine's cause, not again in
+	// the engine's status sentence.
+	if got := r.Actions[1].Result; strings.Count(got, "result is unknown") != 1 || !strings.Contains(got, "Cause: the tool stopped with an error") ||
+		strings.Contains(got, h.engine.Text().Text(approval.StatusFrozen)) {
+		t.Fatalf("the model is told %q for the call of unknown effect", got)
 	}
 	if got := r.Actions[2]; got.Status != "frozen" || !got.IsError || !strings.HasPrefix(got.Result, "Not run") {
 		t.Fatalf("the call after it is reported as %+v", got)

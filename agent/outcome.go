@@ -20,10 +20,12 @@ type callOutcome struct {
 // gets its own result: a batch can hold a call that ran beside one that
 // failed. An approval that ended without running (rejected, expired,
 // superseded, cancelled) applies to every call. late words the replies for
-// an update recorded after the turn that asked. text is the engine's words:
-// a reply says the status in its own words, then only what the engine's
-// content adds to its status sentence (see detail).
-func callOutcomes(o approval.Outcome, calls []approval.Call, late bool, text approval.OutcomeText) []callOutcome {
+// an update recorded after the turn that asked. A reply says the status in
+// its own words, then only what the engine's outcome says beyond its
+// status sentence (Outcome.Detail; a per-call result's content is never
+// a status sentence). The last argument is unused: the outcome carries
+// its detail.
+func callOutcomes(o approval.Outcome, calls []approval.Call, late bool, _ approval.OutcomeText) []callOutcome {
 	byID := map[string]approval.Result{}
 	for _, r := range o.Results {
 		if r.CallID != "" {
@@ -59,7 +61,7 @@ func callOutcomes(o approval.Outcome, calls []approval.Call, late bool, text app
 						reply: "Not run: an earlier call of this batch has an unknown effect, so this one was stopped; do not retry it automatically."}
 				} else {
 					frozenSeen = true
-					out[i] = callOutcome{status: st, isError: true, reply: frozenReply(detail(r.Content, st, text))}
+					out[i] = callOutcome{status: st, isError: true, reply: frozenReply(r.Content)}
 				}
 			default:
 				out[i] = callOutcome{status: st, reply: "Not run: " + r.Content, isError: true}
@@ -71,16 +73,16 @@ func callOutcomes(o approval.Outcome, calls []approval.Call, late bool, text app
 		case approval.StatusExecuted, approval.StatusReplayed:
 			co.reply, co.ran = o.Content, !o.IsError
 		case approval.StatusRejected:
-			co.reply = "Not run: the user declined it (" + detail(o.Content, o.Status, text) + ")."
+			co.reply = "Not run: the user declined it (" + o.Detail + ")."
 			if !late {
 				co.reply += " Do not propose the same call again in this turn."
 			}
 		case approval.StatusExpired:
 			co.reply = "Not run: the approval expired before anyone decided."
 		case approval.StatusFrozen:
-			co.reply = frozenReply(detail(o.Content, o.Status, text))
+			co.reply = frozenReply(o.Detail)
 		case approval.StatusFailed:
-			co.reply = "Failed: " + detail(o.Content, o.Status, text)
+			co.reply = "Failed: " + o.Detail
 		case approval.StatusSuperseded:
 			co.reply = "Not run: a newer request in this conversation replaced it."
 		case approval.StatusCancelled:
@@ -103,24 +105,10 @@ func frozenReply(cause string) string {
 	return reply
 }
 
-// detail is what content adds to the status sentence of st in the engine's
-// words: the engine words an outcome that did not execute "<sentence>:
-// <detail>" (a frozen one "The result is unknown; …: timed out after 2m0s"),
-// and the model is told the status once, in the loop's words.
-func detail(content string, st approval.Status, text approval.OutcomeText) string {
-	rest, ok := strings.CutPrefix(content, text.Text(st))
-	switch {
-	case ok && rest == "":
-		return ""
-	case ok && strings.HasPrefix(rest, ":"):
-		return strings.TrimSpace(rest[1:])
-	}
-	return content
-}
-
 // describeEnded words an update on an approval that ended after its turn:
-// the tool replies of that turn were placeholders.
-func describeEnded(id approval.ID, a *approval.Approval, o approval.Outcome, text approval.OutcomeText) string {
+// the tool replies of that turn were placeholders. The last argument is
+// unused: the outcome carries its detail.
+func describeEnded(id approval.ID, a *approval.Approval, o approval.Outcome, _ approval.OutcomeText) string {
 	var calls []approval.Call
 	if a != nil {
 		calls = a.Calls
@@ -137,7 +125,7 @@ func describeEnded(id approval.ID, a *approval.Approval, o approval.Outcome, tex
 		}
 		return b.String()
 	}
-	for i, co := range callOutcomes(o, calls, true, text) {
+	for i, co := range callOutcomes(o, calls, true, nil) {
 		fmt.Fprintf(&b, "\n- %s", calls[i].Tool)
 		if calls[i].CallID != "" {
 			fmt.Fprintf(&b, " (call %s)", calls[i].CallID)

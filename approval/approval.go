@@ -368,7 +368,10 @@ type Result struct {
 	// Status is executed, replayed, failed or frozen for a call that was
 	// approved; the approval's status otherwise.
 	Status Status `json:"status"`
-	// Content is the tool's output or an explanation.
+	// Content is the tool's output or an explanation: a failed call's
+	// error, a frozen call's cause alone (in words safe to show). It is
+	// never a status sentence (the outcome says that once), so it needs
+	// no Detail of its own.
 	Content string `json:"content"`
 	// IsError reports that Content describes a failure.
 	IsError bool `json:"is_error,omitempty"`
@@ -379,8 +382,20 @@ type Outcome struct {
 	// Status is the outcome status.
 	Status Status `json:"status"`
 	// Content is the tool's result (for a batch: the results joined) or a
-	// status text.
+	// status text: the status sentence (OutcomeText) followed by Detail.
 	Content string `json:"content"`
+	// Detail is what Content says beyond its status sentence, typed so
+	// that no reader cuts the sentence off Content: a rejection's decider
+	// and comment, a failed or frozen approval's per-call results or
+	// cause (in words safe to show, never a tool's own error behind a
+	// frozen call), a cancellation's reason, for already_decided how the
+	// approval ended ("executed") or "running", for unauthorized who may
+	// decide. Content is then "<sentence>: <Detail>" ("<sentence>
+	// (<Detail>)" for already_decided and unauthorized). It is built from
+	// the same sanitised parts as Content, and empty when the sentence is
+	// all, and for executed and replayed, whose Content is the tools'
+	// own result.
+	Detail string `json:"detail,omitempty"`
 	// IsError reports that the outcome is a failure of some kind.
 	IsError bool `json:"is_error,omitempty"`
 	// Results are the per-call results when tools ran (or were replayed).

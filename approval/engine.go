@@ -203,8 +203,10 @@ func (e *Engine) Waiting(id ID) bool {
 	return len(e.waiters[id]) > 0
 }
 
+// outcome words an outcome of status st that did not simply succeed:
+// Content is its status sentence, then ": " and detail when there is one.
 func (e *Engine) outcome(st Status, detail string) Outcome {
-	o := Outcome{Status: st, Content: e.cfg.Text.Text(st)}
+	o := Outcome{Status: st, Content: e.cfg.Text.Text(st), Detail: detail}
 	if detail != "" {
 		o.Content += ": " + detail
 	}
@@ -212,6 +214,18 @@ func (e *Engine) outcome(st Status, detail string) Outcome {
 	case StatusExecuted, StatusReplayed:
 	default:
 		o.IsError = true
+	}
+	return o
+}
+
+// noted words an outcome of status st whose sentence is followed by a
+// note in parentheses (who may decide, how the approval ended): Content
+// is "<sentence> (<note>)", Detail the note.
+func (e *Engine) noted(st Status, note string) Outcome {
+	o := e.outcome(st, "")
+	if note != "" {
+		o.Content += " (" + note + ")"
+		o.Detail = note
 	}
 	return o
 }
@@ -428,20 +442,18 @@ func (e *Engine) Decide(ctx context.Context, id ID, d Decision) (Outcome, error)
 		return e.outcome(StatusMissing, ""), nil
 	case ClaimUnauthorized:
 		e.audit(a, audit.EventUnauthorized, d.Actor, d.Source, StatusUnauthorized, "")
-		o := e.outcome(StatusUnauthorized, "")
-		o.Content += " (" + a.Approvers.Describe() + ")"
-		return o, nil
+		return e.noted(StatusUnauthorized, a.Approvers.Describe()), nil
 	case ClaimTampered:
 		e.audit(a, audit.EventTampered, d.Actor, d.Source, StatusTampered, "payload hash mismatch")
 		return e.outcome(StatusTampered, ""), nil
 	case ClaimAlreadyClaimed:
-		o := e.outcome(StatusAlreadyDecided, "")
+		note := ""
 		if a.Outcome != nil {
-			o.Content += " (" + string(a.Outcome.Status) + ")"
+			note = string(a.Outcome.Status)
 		} else if a.State == StateClaimed {
-			o.Content += " (running)"
+			note = "running"
 		}
-		return o, nil
+		return e.noted(StatusAlreadyDecided, note), nil
 	case ClaimSuperseded, ClaimExpired:
 		st, ev := StatusSuperseded, audit.EventSupersede
 		if res.Code == ClaimExpired {
@@ -479,8 +491,8 @@ func (e *Engine) notRun(ctx context.Context, a *Approval, why, errText string) O
 	for i, c := range a.Calls {
 		results[i] = Result{Tool: c.Tool, CallID: c.CallID, Status: StatusFailed, IsError: true, Content: "not run: " + why}
 	}
-	o := Outcome{Status: StatusFailed, Results: results, IsError: true, DecidedBy: a.DecidedBy}
-	o.Content = e.cfg.Text.Text(StatusFailed) + ": " + joinResults(results)
+	o := e.outcome(StatusFailed, joinResults(results))
+	o.Results, o.DecidedBy = results, a.DecidedBy
 	return e.complete(context.WithoutCancel(ctx), a, StateFailed, o, audit.EventExecuteFailed, errText)
 }
 
@@ -558,11 +570,11 @@ func (e *Engine) execute(ctx context.Context, a *Approval, cached *Outcome) Outc
 	}
 	st := map[State]Status{StateExecuted: StatusExecuted, StateFailed: StatusFailed, StateFrozen: StatusFrozen}[state]
 	ev := map[State]audit.Event{StateExecuted: audit.EventExecute, StateFailed: audit.EventExecuteFailed, StateFrozen: audit.EventExecuteUnknown}[state]
-	o := Outcome{Status: st, Results: results, IsError: st != StatusExecuted, DecidedBy: a.DecidedBy}
-	o.Content = joinResults(results)
+	o := Outcome{Status: st, Content: joinResults(results)}
 	if st != StatusExecuted {
-		o.Content = e.cfg.Text.Text(st) + ": " + o.Content
+		o = e.outcome(st, o.Content)
 	}
+	o.Results, o.DecidedBy = results, a.DecidedBy
 	o = e.complete(ctx, a, state, o, ev, errText)
 	if o.Status == StatusExecuted && a.GrantWindow > 0 && a.Risk == RiskMedium {
 		for _, c := range a.Calls {

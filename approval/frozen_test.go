@@ -85,6 +85,9 @@ func TestFrozenOutcomeText(t *testing.T) {
 				if !strings.Contains(got.Content, c.cause) {
 					t.Errorf("%s: %q does not say the cause %q", name, got.Content, c.cause)
 				}
+				if got.Content != sentence+": "+got.Detail || !strings.Contains(got.Detail, c.cause) {
+					t.Errorf("%s: Detail %q, want what follows the sentence, with the cause %q", name, got.Detail, c.cause)
+				}
 				for _, leak := range []string{"hunter2", "10.1.2.3", "/etc/hitlbot", "panicked", "goroutine"} {
 					if strings.Contains(got.Content, leak) {
 						t.Errorf("%s: the tool's own error (%q) is shown: %q", name, leak, got.Content)

@@ -99,7 +99,7 @@ func DingTalkOutcomeData(o approval.Outcome, text approval.OutcomeText, lang str
 	}
 	switch o.Status {
 	case approval.StatusExecuted, approval.StatusReplayed, approval.StatusFailed, approval.StatusFrozen:
-		m["result"] = excerpt(Detail(o, text), MaxResultExcerpt)
+		m["result"] = excerpt(Detail(o), MaxResultExcerpt)
 	case approval.StatusAlreadyDecided, approval.StatusUnauthorized, approval.StatusTampered, approval.StatusMissing:
 		// The approval itself may still be pending (someone else's click is
 		// being decided, or this user may not decide): say so without

@@ -95,7 +95,8 @@ func renderings(t *testing.T, pending, done *approval.Approval, text approval.Ou
 // TestFinalSaysItsStatusOnce: a frozen or failed card says its status
 // sentence once (as its status) and then the detail — the cause in words
 // safe to show, or the tool's error — in every renderer and language; a
-// rejection shows the decider's comment.
+// rejection shows the decider's comment. A card in another language than
+// the engine's says its own sentence, once, and not the engine's.
 func TestFinalSaysItsStatusOnce(t *testing.T) {
 	frozen := func(context.Context, approval.Call) (approval.Result, error) {
 		return approval.Result{}, errors.New(secretErr)
@@ -107,32 +108,43 @@ func TestFinalSaysItsStatusOnce(t *testing.T) {
 		return approval.Result{Content: "DELETE 37"}, nil
 	}
 	cases := []struct {
-		name, lang string
+		name, lang string // lang: the engine's and the card's
+		card       string // the card's language, when not lang
 		tool       toolFunc
 		verb       approval.Verb
 		comment    string
 		status     approval.Status
 		detail     string // shown once after the status sentence
 	}{
-		{"frozen", "en", frozen, approval.Approve, "", approval.StatusFrozen, "the tool stopped with an error, so whether it took effect is unknown"},
-		{"frozen", "zh", frozen, approval.Approve, "", approval.StatusFrozen, "工具出错，无法确定是否已生效"},
-		{"failed", "en", failed, approval.Approve, "", approval.StatusFailed, "ERROR: permission denied for table orders"},
-		{"failed", "zh", failed, approval.Approve, "", approval.StatusFailed, "ERROR: permission denied for table orders"},
-		{"executed", "en", executed, approval.Approve, "", approval.StatusExecuted, "DELETE 37"},
-		{"rejected", "en", executed, approval.Reject, "not during business hours", approval.StatusRejected, "not during business hours"},
-		{"rejected", "zh", executed, approval.Reject, "营业时间不要删", approval.StatusRejected, "营业时间不要删"},
+		{"frozen", "en", "", frozen, approval.Approve, "", approval.StatusFrozen, "the tool stopped with an error, so whether it took effect is unknown"},
+		{"frozen", "zh", "", frozen, approval.Approve, "", approval.StatusFrozen, "工具出错，无法确定是否已生效"},
+		{"frozen", "en", "zh", frozen, approval.Approve, "", approval.StatusFrozen, "the tool stopped with an error, so whether it took effect is unknown"},
+		{"frozen", "zh", "en", frozen, approval.Approve, "", approval.StatusFrozen, "工具出错，无法确定是否已生效"},
+		{"failed", "en", "", failed, approval.Approve, "", approval.StatusFailed, "ERROR: permission denied for table orders"},
+		{"failed", "zh", "en", failed, approval.Approve, "", approval.StatusFailed, "ERROR: permission denied for table orders"},
+		{"failed", "zh", "", failed, approval.Approve, "", approval.StatusFailed, "ERROR: permission denied for table orders"},
+		{"executed", "en", "", executed, approval.Approve, "", approval.StatusExecuted, "DELETE 37"},
+		{"rejected", "en", "", executed, approval.Reject, "not during business hours", approval.StatusRejected, "not during business hours"},
+		{"rejected", "zh", "", executed, approval.Reject, "营业时间不要删", approval.StatusRejected, "营业时间不要删"},
 	}
 	for _, c := range cases {
-		t.Run(c.name+"/"+c.lang, func(t *testing.T) {
+		card := c.card
+		if card == "" {
+			card = c.lang
+		}
+		t.Run(c.name+"/"+c.lang+"/"+card, func(t *testing.T) {
 			pending, done := ended(t, c.lang, c.tool, c.verb, c.comment)
 			if done.Outcome.Status != c.status {
 				t.Fatalf("outcome %+v, want %s", done.Outcome, c.status)
 			}
-			text := approval.DefaultOutcomeText(c.lang)
-			sentence := text.Text(c.status)
-			for name, out := range renderings(t, pending, done, text, c.lang) {
+			text := approval.DefaultOutcomeText(card)
+			sentence, engines := text.Text(c.status), approval.DefaultOutcomeText(c.lang).Text(c.status)
+			for name, out := range renderings(t, pending, done, text, card) {
 				if n := strings.Count(out, sentence); n != 1 {
 					t.Errorf("%s says %q %d times, want once:\n%s", name, sentence, n, out)
+				}
+				if engines != sentence && strings.Contains(out, engines) {
+					t.Errorf("%s says the engine's sentence %q besides its own:\n%s", name, engines, out)
 				}
 				// A click answer knows only the outcome, which holds no
 				// comment of its own.
@@ -150,31 +162,23 @@ func TestFinalSaysItsStatusOnce(t *testing.T) {
 	}
 }
 
-// TestDetail: what a card shows after the status sentence, for the
-// contents the engine words, whatever the language of the card.
+// TestDetail: what a card shows after the status sentence is the
+// outcome's Detail, whatever its Content says, or the tools' own result
+// for an executed or replayed outcome.
 func TestDetail(t *testing.T) {
-	en, zh := approval.DefaultOutcomeText("en"), approval.DefaultOutcomeText("zh")
-	custom := approval.OutcomeText{approval.StatusFrozen: "Frozen, ask the DBA"}
-	stale := en[approval.StatusFrozen] + ": the replica running it stopped: approved by bob at 2026-11-22T09:01:00Z, but no result was recorded within 3m10s; it is not run again"
 	for _, c := range []struct {
-		name    string
-		st      approval.Status
-		content string
-		text    approval.OutcomeText
-		want    string
+		name string
+		o    approval.Outcome
+		want string
 	}{
-		{"frozen, same words", approval.StatusFrozen, en[approval.StatusFrozen] + ": timed out after 1s", en, "timed out after 1s"},
-		{"frozen, an English engine and a Chinese card", approval.StatusFrozen, en[approval.StatusFrozen] + ": timed out after 1s", zh, "timed out after 1s"},
-		{"frozen, a Chinese engine and an English card", approval.StatusFrozen, zh[approval.StatusFrozen] + ": 执行超时（1s）", en, "执行超时（1s）"},
-		{"frozen, configured words", approval.StatusFrozen, "Frozen, ask the DBA: the tool crashed", custom.With("en"), "the tool crashed"},
-		{"a stale claim (no per-call results)", approval.StatusFrozen, stale, en, stale[len(en[approval.StatusFrozen])+2:]},
-		{"a batch", approval.StatusFailed, en[approval.StatusFailed] + ": [1] a (executed): ok\n[2] b (failed): no such table", en, "[1] a (executed): ok\n[2] b (failed): no such table"},
-		{"the sentence alone", approval.StatusExpired, en[approval.StatusExpired], en, ""},
-		{"a record worded otherwise", approval.StatusFrozen, "connection reset during COMMIT", en, "connection reset during COMMIT"},
-		{"a sentence that merely starts the same", approval.StatusFailed, en[approval.StatusFailed] + "s were many", en, en[approval.StatusFailed] + "s were many"},
-		{"an executed result is the tool's own", approval.StatusExecuted, "Executed: 3 rows", en, "Executed: 3 rows"},
+		{"frozen", approval.Outcome{Status: approval.StatusFrozen, Content: "Frozen, ask the DBA: timed out after 1s", Detail: "timed out after 1s"}, "timed out after 1s"},
+		{"a batch", approval.Outcome{Status: approval.StatusFailed, Content: "Failed: [1] a (executed): ok\n[2] b (failed): no such table",
+			Detail: "[1] a (executed): ok\n[2] b (failed): no such table"}, "[1] a (executed): ok\n[2] b (failed): no such table"},
+		{"the sentence alone", approval.Outcome{Status: approval.StatusExpired, Content: "Expired"}, ""},
+		{"an executed result is the tool's own", approval.Outcome{Status: approval.StatusExecuted, Content: "Executed: 3 rows"}, "Executed: 3 rows"},
+		{"a replayed one too", approval.Outcome{Status: approval.StatusReplayed, Content: "3 rows"}, "3 rows"},
 	} {
-		if got := cards.Detail(approval.Outcome{Status: c.st, Content: c.content}, c.text); got != c.want {
+		if got := cards.Detail(c.o); got != c.want {
 			t.Errorf("%s: Detail = %q, want %q", c.name, got, c.want)
 		}
 	}

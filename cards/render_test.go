@@ -58,16 +58,26 @@ type golden struct {
 func goldenCases(t *testing.T) []golden {
 	one, batch := sample(t, false), sample(t, true)
 	zh, en := approval.DefaultOutcomeText("zh"), approval.DefaultOutcomeText("en")
-	// Contents as the engine words them: a status that did not execute is
-	// "<status sentence>: <detail>"; the card says the sentence once.
-	final := func(name, lang string, st approval.Status, by approval.UserID, content, comment string) golden {
+	// Outcomes as the engine words them: a status that did not execute
+	// has Content "<status sentence>: <detail>" and Detail the detail (an
+	// executed one its result); the card says the sentence once.
+	final := func(name, lang string, st approval.Status, by approval.UserID, detail, comment string) golden {
 		text := en
 		if lang == "zh" {
 			text = zh
 		}
+		o := approval.Outcome{Status: st, DecidedBy: by, Content: text[st], Detail: detail}
+		switch {
+		case st == approval.StatusExecuted:
+			o.Content, o.Detail = detail, ""
+		case st == approval.StatusAlreadyDecided:
+			o.Content += " (" + detail + ")"
+		case detail != "":
+			o.Content += ": " + detail
+		}
 		a := one.Clone()
 		a.DecidedBy, a.Comment = by, comment
-		return golden{name, lang, cards.Final(a, approval.Outcome{Status: st, DecidedBy: by, Content: content}, text, lang)}
+		return golden{name, lang, cards.Final(a, o, text, lang)}
 	}
 	return []golden{
 		{"pending_high_zh", "zh", cards.Pending(one, zh, "zh")},
@@ -75,14 +85,14 @@ func goldenCases(t *testing.T) []golden {
 		{"pending_batch_en", "en", cards.Pending(batch, en, "en")},
 		final("final_executed_zh", "zh", approval.StatusExecuted, "bob", "DELETE 37\n37 rows deleted from orders", ""),
 		final("final_executed_en", "en", approval.StatusExecuted, "bob", "DELETE 37\n37 rows deleted from orders", ""),
-		final("final_rejected_en", "en", approval.StatusRejected, "carol", en[approval.StatusRejected]+`: carol ("not during business hours")`, "not during business hours"),
-		final("final_expired_en", "en", approval.StatusExpired, "", en[approval.StatusExpired], ""),
-		final("final_frozen_en", "en", approval.StatusFrozen, "bob", en[approval.StatusFrozen]+": timed out after 2m0s", ""),
-		final("final_frozen_zh", "zh", approval.StatusFrozen, "bob", zh[approval.StatusFrozen]+": 执行超时（2m0s）", ""),
-		final("final_failed_zh", "zh", approval.StatusFailed, "bob", zh[approval.StatusFailed]+": ERROR: permission denied for table orders", ""),
-		final("final_superseded_en", "en", approval.StatusSuperseded, "", en[approval.StatusSuperseded], ""),
-		final("final_already_decided_zh", "zh", approval.StatusAlreadyDecided, "bob", zh[approval.StatusAlreadyDecided]+" (executed)", ""),
-		final("final_cancelled_en", "en", approval.StatusCancelled, "alice", en[approval.StatusCancelled]+": cancelled through the API", ""),
+		final("final_rejected_en", "en", approval.StatusRejected, "carol", `carol ("not during business hours")`, "not during business hours"),
+		final("final_expired_en", "en", approval.StatusExpired, "", "", ""),
+		final("final_frozen_en", "en", approval.StatusFrozen, "bob", "timed out after 2m0s", ""),
+		final("final_frozen_zh", "zh", approval.StatusFrozen, "bob", "执行超时（2m0s）", ""),
+		final("final_failed_zh", "zh", approval.StatusFailed, "bob", "ERROR: permission denied for table orders", ""),
+		final("final_superseded_en", "en", approval.StatusSuperseded, "", "", ""),
+		final("final_already_decided_zh", "zh", approval.StatusAlreadyDecided, "bob", "executed", ""),
+		final("final_cancelled_en", "en", approval.StatusCancelled, "alice", "cancelled through the API", ""),
 	}
 }
 

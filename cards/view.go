@@ -97,44 +97,22 @@ func finish(v View, o approval.Outcome, text approval.OutcomeText, lang string) 
 	v.Result = ""
 	switch o.Status {
 	case approval.StatusExecuted, approval.StatusReplayed, approval.StatusFailed, approval.StatusFrozen:
-		v.Result = excerpt(Detail(o, text), MaxResultExcerpt)
+		v.Result = excerpt(Detail(o), MaxResultExcerpt)
 	}
 	v.Approve, v.Reject = nil, nil
 	return v
 }
 
-// Detail is what outcome o says beyond its status sentence. The engine
-// words an outcome that did not execute "<status sentence>: <detail>" (a
-// failed call's error, why a call froze: "The result is unknown; …
-// Please check by hand: timed out after 2m0s"), and a card says the
-// sentence once, as its status: Detail drops it, whether in the words of
-// text or in the catalogue's words of any language (package words; a
-// channel's cards may be in another language than the engine). An executed or replayed
-// outcome's content is the tool's own result and is returned as it is.
-func Detail(o approval.Outcome, text approval.OutcomeText) string {
-	c := strings.TrimSpace(o.Content)
+// Detail is what outcome o says beyond its status sentence, which a card
+// says once, as its status: the tools' own result for an executed or
+// replayed outcome, else the engine's Outcome.Detail (a failed call's
+// error, why a call froze: "timed out after 2m0s"), whatever the language
+// of the sentence.
+func Detail(o approval.Outcome) string {
 	if o.Status == approval.StatusExecuted || o.Status == approval.StatusReplayed {
 		return o.Content
 	}
-	sentences := []string{text.Text(o.Status)}
-	for _, l := range words.Langs {
-		sentences = append(sentences, approval.DefaultOutcomeText(string(l))[o.Status])
-	}
-	for _, s := range sentences {
-		rest, ok := strings.CutPrefix(c, s)
-		if s == "" || !ok {
-			continue
-		}
-		if rest == "" {
-			return ""
-		}
-		for _, sep := range []string{":", "："} {
-			if r, ok := strings.CutPrefix(rest, sep); ok {
-				return strings.TrimSpace(r)
-			}
-		}
-	}
-	return c
+	return o.Detail
 }
 
 func base(a *approval.Approval, lang string) View {

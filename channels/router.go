@@ -632,7 +632,7 @@ func (r *Router) decideTyped(ctx context.Context, eng Decider, ch Channel, to Ta
 			// engine's (a failed call's result, a frozen call's cause).
 			// Where no card is shown (DingTalk without a card template),
 			// this is all a person reads.
-			if d := cards.Detail(o, r.text); d != "" {
+			if d := cards.Detail(o); d != "" {
 				text += ": " + d
 			}
 		}

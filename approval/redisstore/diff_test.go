@@ -70,7 +70,11 @@ func TestSameAsMemstore(t *testing.T) {
 		return storetest.T0.Add(time.Duration(rng.IntN(12))*time.Minute + time.Duration(rng.IntN(3)-1))
 	}
 	outcome := func() approval.Outcome {
-		o := approval.Outcome{Content: fmt.Sprintf("text %d", rng.IntN(100)), IsError: rng.IntN(2) == 0}
+		n := rng.IntN(100)
+		o := approval.Outcome{Content: fmt.Sprintf("text %d", n), IsError: rng.IntN(2) == 0}
+		if n%2 == 0 {
+			o.Detail = fmt.Sprintf("detail %d", n)
+		}
 		if rng.IntN(2) == 0 {
 			o.Results = []approval.Result{{Tool: "t", Status: approval.StatusExecuted, Content: "r"}}
 		} else if rng.IntN(2) == 0 {
@@ -151,7 +155,7 @@ func TestSameAsMemstore(t *testing.T) {
 			if rng.IntN(3) > 0 {
 				n := rng.IntN(1000)
 				req.Outcome = func(st approval.Status) approval.Outcome {
-					return approval.Outcome{Content: fmt.Sprintf("%s %d", st, n), IsError: true, DecidedBy: "x"}
+					return approval.Outcome{Content: fmt.Sprintf("%s: %d", st, n), Detail: fmt.Sprint(n), IsError: true, DecidedBy: "x"}
 				}
 			}
 			mr, merr := ms.Claim(ctx, id, req)

@@ -56,7 +56,12 @@
 //	t, q     nonce and answer of the last transition, nonce of the last
 //	         AddCards (see Lost replies)
 //	by, at, via, cm, o   once decided: actor, decided_at (RFC 3339), source,
-//	         comment, outcome (JSON)
+//	         comment, outcome (approval.Outcome's JSON as Go built it:
+//	         status, content, detail — what content says beyond its status
+//	         sentence, absent when nothing —, is_error, results, decided_by,
+//	         decided_via; the same JSON is cached and published). detail
+//	         repeats the tail of content so that no reader parses content:
+//	         nothing for an executed outcome, a cause or a comment else
 //
 // The id is the key's. Get is one HGETALL and decodes it in Go. Scripts
 // never re-encode a JSON document (Redis's cjson turns an empty array into

@@ -137,7 +137,7 @@ func claim(t *testing.T, s approval.Store, id approval.ID, req approval.ClaimReq
 	}
 	if req.Outcome == nil {
 		req.Outcome = func(st approval.Status) approval.Outcome {
-			return approval.Outcome{Content: "text for " + string(st), IsError: true}
+			return approval.Outcome{Content: "text for " + string(st), Detail: "detail of " + string(st), IsError: true}
 		}
 	}
 	r, err := s.Claim(ctx(t), id, req)
@@ -374,7 +374,8 @@ func testClaimLate(t *testing.T, s approval.Store, _ func(time.Duration)) {
 			t.Fatalf("%s at the deadline = %s ended=%v, want expired, ended", intent, r.Code, r.Ended)
 		}
 		got := wantState(t, s, a.ID, approval.StateExpired)
-		if got.Outcome == nil || got.Outcome.Status != approval.StatusExpired || got.Outcome.Content != "text for expired" {
+		if got.Outcome == nil || got.Outcome.Status != approval.StatusExpired || got.Outcome.Content != "text for expired" ||
+			got.Outcome.Detail != "detail of expired" {
 			t.Fatalf("expired outcome = %+v", got.Outcome)
 		}
 		if r := claim(t, s, a.ID, req); r.Code != approval.ClaimExpired || r.Ended {
@@ -470,10 +471,12 @@ func testCompleteAndCache(t *testing.T, s approval.Store, _ func(time.Duration))
 		e.IdempotencyKey = "k-" + string(st)
 		put(t, s, e)
 		claim(t, s, e.ID, approve(e))
-		if _, err := s.Complete(ctx(t), e.ID, st, approval.Outcome{Status: approval.StatusFailed}, time.Hour); err != nil {
+		if _, err := s.Complete(ctx(t), e.ID, st, approval.Outcome{Status: approval.StatusFailed, Detail: "why " + string(st)}, time.Hour); err != nil {
 			t.Fatal(err)
 		}
-		wantState(t, s, e.ID, st)
+		if got := wantState(t, s, e.ID, st); got.Outcome == nil || got.Outcome.Detail != "why "+string(st) {
+			t.Fatalf("%s outcome = %+v, want its detail kept", st, got.Outcome)
+		}
 		f := NewApproval(t, e.Session)
 		f.IdempotencyKey = e.IdempotencyKey
 		put(t, s, f)
@@ -530,13 +533,13 @@ func testCancel(t *testing.T, s approval.Store, _ func(time.Duration)) {
 	// A person cancels: the record names them and where they cancelled.
 	b := NewApproval(t)
 	put(t, s, b)
-	o := approval.Outcome{Content: "withdrawn", DecidedBy: "acme/alice", DecidedVia: approval.SourceAPI}
+	o := approval.Outcome{Content: "withdrawn: wrong table", Detail: "wrong table", DecidedBy: "acme/alice", DecidedVia: approval.SourceAPI}
 	got, ok, err = s.Cancel(ctx(t), b.ID, o, T0.Add(time.Second))
 	if err != nil || !ok || got.DecidedBy != "acme/alice" || got.DecidedVia != approval.SourceAPI {
 		t.Fatalf("Cancel by a person = %+v, %v, %v", got, ok, err)
 	}
 	if rec, err := s.Get(ctx(t), b.ID); err != nil || rec.DecidedBy != "acme/alice" || rec.DecidedVia != approval.SourceAPI ||
-		rec.Outcome == nil || rec.Outcome.DecidedBy != "acme/alice" {
+		rec.Outcome == nil || rec.Outcome.DecidedBy != "acme/alice" || rec.Outcome.Detail != "wrong table" {
 		t.Fatalf("Get after a person's cancel = %+v, %v", rec, err)
 	}
 }
@@ -808,8 +811,12 @@ func testSubscribe(t *testing.T, s approval.Store, _ func(time.Duration)) {
 		t.Fatal(err)
 	}
 	for id, want := range map[approval.ID]approval.Status{b.ID: approval.StatusRejected, c.ID: approval.StatusExpired, d.ID: approval.StatusSuperseded, e.ID: approval.StatusCancelled} {
-		if o := sub2.wait(t, id); o.Status != want {
+		o := sub2.wait(t, id)
+		if o.Status != want {
 			t.Fatalf("published status for %s = %s, want %s", id, o.Status, want)
+		}
+		if id == b.ID && o.Detail != "detail of rejected" {
+			t.Fatalf("published rejection %+v, want its detail", o)
 		}
 	}
 	// After cancelling its context, the first subscriber hears nothing more.
