@@ -23,9 +23,8 @@ type callOutcome struct {
 // an update recorded after the turn that asked. A reply says the status in
 // its own words, then only what the engine's outcome says beyond its
 // status sentence (Outcome.Detail; a per-call result's content is never
-// a status sentence). The last argument is unused: the outcome carries
-// its detail.
-func callOutcomes(o approval.Outcome, calls []approval.Call, late bool, _ approval.OutcomeText) []callOutcome {
+// a status sentence).
+func callOutcomes(o approval.Outcome, calls []approval.Call, late bool) []callOutcome {
 	byID := map[string]approval.Result{}
 	for _, r := range o.Results {
 		if r.CallID != "" {
@@ -106,9 +105,8 @@ func frozenReply(cause string) string {
 }
 
 // describeEnded words an update on an approval that ended after its turn:
-// the tool replies of that turn were placeholders. The last argument is
-// unused: the outcome carries its detail.
-func describeEnded(id approval.ID, a *approval.Approval, o approval.Outcome, _ approval.OutcomeText) string {
+// the tool replies of that turn were placeholders.
+func describeEnded(id approval.ID, a *approval.Approval, o approval.Outcome) string {
 	var calls []approval.Call
 	if a != nil {
 		calls = a.Calls
@@ -125,7 +123,7 @@ func describeEnded(id approval.ID, a *approval.Approval, o approval.Outcome, _ a
 		}
 		return b.String()
 	}
-	for i, co := range callOutcomes(o, calls, true, nil) {
+	for i, co := range callOutcomes(o, calls, true) {
 		fmt.Fprintf(&b, "\n- %s", calls[i].Tool)
 		if calls[i].CallID != "" {
 			fmt.Fprintf(&b, " (call %s)", calls[i].CallID)

@@ -217,7 +217,7 @@ func (l *Loop) settleSuspension(ctx context.Context, conv *Conversation, s Suspe
 		}
 	}
 	tail := len(at) > 0 && len(at) == len(calls) && at[0] == len(msgs)-len(calls)
-	cos := callOutcomes(o, calls, !tail, l.cfg.Engine.Text())
+	cos := callOutcomes(o, calls, !tail)
 	if tail {
 		conv.Messages = msgs
 	}
@@ -231,7 +231,7 @@ func (l *Loop) settleSuspension(ctx context.Context, conv *Conversation, s Suspe
 		conv.Messages = append(conv.Messages, Message{Role: RoleSystem, Content: fmt.Sprintf(
 			"Update on the earlier approval %s: it ended (%s), and the replies of its tool calls above now say what became of them.", s.Approval, o.Status)})
 	default:
-		conv.Messages = append(conv.Messages, Message{Role: RoleSystem, Content: describeEnded(s.Approval, a, o, l.cfg.Engine.Text())})
+		conv.Messages = append(conv.Messages, Message{Role: RoleSystem, Content: describeEnded(s.Approval, a, o)})
 	}
 	return cos
 }
