@@ -89,6 +89,12 @@ var en = map[Key]string{
 	CardHowGroup:   "Reply **@bot 确认** (confirm) to run it or **@bot 取消** (cancel) to decline.",
 	CardHowDirect:  "Reply **确认** (confirm) to run it or **取消** (cancel) to decline.",
 
+	ApproversChat:         "anyone in this chat",
+	ApproversUsers:        "only %s",
+	ApproversRequester:    "only the person who asked",
+	ApproversNotRequester: " (not the person who asked)",
+	ApproversSep:          ", ",
+
 	RouterWaiting: "An approval is waiting (%s). Reply 确认 (confirm) to run it or 取消 (cancel) to decline, " +
 		"or use the card's buttons. Your message has been queued for the assistant.",
 	RouterCalls:      "%s, %d call(s)",

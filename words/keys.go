@@ -105,6 +105,14 @@ const (
 	CardHowGroup   // how to answer a DingTalk card in a group, in Markdown
 	CardHowDirect  // how to answer a DingTalk card in a direct chat, in Markdown
 
+	// Who may approve (approval.ApproverRule.DescribeIn): on a card, in a
+	// refusal, after an unauthorized outcome.
+	ApproversChat         // anyone in the chat may
+	ApproversUsers        // args: the user ids, joined by ApproversSep
+	ApproversRequester    // only the requester may
+	ApproversNotRequester // said after ApproversChat or ApproversUsers when the requester may not
+	ApproversSep          // joins two user ids
+
 	// The router's notices.
 	RouterWaiting    // an approval waits; args: what it is
 	RouterCalls      // what a batch is; args: tool, number of calls

@@ -89,6 +89,12 @@ var zh = map[Key]string{
 	CardHowGroup:   "回复 **@机器人 确认** 执行，回复 **@机器人 取消** 放弃。",
 	CardHowDirect:  "回复 **确认** 执行，回复 **取消** 放弃。",
 
+	ApproversChat:         "这个会话中的任何人",
+	ApproversUsers:        "仅 %s",
+	ApproversRequester:    "仅申请人本人",
+	ApproversNotRequester: "（申请人本人除外）",
+	ApproversSep:          "、",
+
 	RouterWaiting:    "有一项操作正在等待确认（%s）。回复「确认」执行，回复「取消」放弃，或使用卡片上的按钮。你的消息已排队交给助手处理。",
 	RouterCalls:      "%s，%d 个操作",
 	RouterBusy:       "这个会话中排队的消息太多，请稍后再试。",
