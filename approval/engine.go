@@ -429,7 +429,7 @@ func (e *Engine) Decide(ctx context.Context, id ID, d Decision) (Outcome, error)
 	case ClaimUnauthorized:
 		e.audit(a, audit.EventUnauthorized, d.Actor, d.Source, StatusUnauthorized, "")
 		o := e.outcome(StatusUnauthorized, "")
-		o.Content += " (" + a.Approvers.DescribeIn(e.cfg.Lang) + ")"
+		o.Content += a.Approvers.AsideIn(e.cfg.Lang)
 		return o, nil
 	case ClaimTampered:
 		e.audit(a, audit.EventTampered, d.Actor, d.Source, StatusTampered, "payload hash mismatch")

@@ -81,6 +81,12 @@ func (r ApproverRule) DescribeIn(lang string) string {
 	return s
 }
 
+// AsideIn is DescribeIn in brackets, to be said after a sentence: " (only
+// bob)" in English, "（仅 bob）" in Chinese.
+func (r ApproverRule) AsideIn(lang string) string {
+	return words.In(lang, words.ApproversAside, r.DescribeIn(lang))
+}
+
 // ApproverConfig is the YAML form of an approver rule.
 type ApproverConfig struct {
 	// Mode is "requester" (default), "chat" or "users".

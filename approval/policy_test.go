@@ -189,6 +189,13 @@ func TestDescribeIn(t *testing.T) {
 			if got := tc.rule.DescribeIn(c.lang); got != c.want {
 				t.Errorf("%+v.DescribeIn(%q) = %q, want %q", tc.rule, c.lang, got, c.want)
 			}
+			aside := " (" + c.want + ")"
+			if c.lang == "zh" || c.lang == "zh-CN" {
+				aside = "（" + c.want + "）"
+			}
+			if got := tc.rule.AsideIn(c.lang); got != aside {
+				t.Errorf("%+v.AsideIn(%q) = %q, want %q", tc.rule, c.lang, got, aside)
+			}
 		}
 	}
 }

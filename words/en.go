@@ -94,6 +94,7 @@ var en = map[Key]string{
 	ApproversRequester:    "only the person who asked",
 	ApproversNotRequester: " (not the person who asked)",
 	ApproversSep:          ", ",
+	ApproversAside:        " (%s)",
 
 	RouterWaiting: "An approval is waiting (%s). Reply 确认 (confirm) to run it or 取消 (cancel) to decline, " +
 		"or use the card's buttons. Your message has been queued for the assistant.",

@@ -112,6 +112,7 @@ const (
 	ApproversRequester    // only the requester may
 	ApproversNotRequester // said after ApproversChat or ApproversUsers when the requester may not
 	ApproversSep          // joins two user ids
+	ApproversAside        // after a sentence, in brackets; args: who may approve
 
 	// The router's notices.
 	RouterWaiting    // an approval waits; args: what it is

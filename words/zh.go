@@ -94,6 +94,7 @@ var zh = map[Key]string{
 	ApproversRequester:    "仅申请人本人",
 	ApproversNotRequester: "（申请人本人除外）",
 	ApproversSep:          "、",
+	ApproversAside:        "（%s）",
 
 	RouterWaiting:    "有一项操作正在等待确认（%s）。回复「确认」执行，回复「取消」放弃，或使用卡片上的按钮。你的消息已排队交给助手处理。",
 	RouterCalls:      "%s，%d 个操作",
