@@ -345,7 +345,7 @@ func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared) {
 		if !p.assessed {
 			preview, err := p.tool.Preview(ctx, p.args)
 			if err != nil {
-				preview = "(no preview: " + err.Error() + ")"
+				preview = fmt.Sprintf(l.words.noPreview, err.Error())
 			}
 			p.preview = preview
 		}

@@ -112,6 +112,7 @@ var zh = map[Key]string{
 	AgentBusy:         "本对话仍在处理之前的消息，请稍后重试。",
 	AgentStillWorking: "⏳ 仍在处理中…",
 	AgentNotRun:       "未执行：",
+	AgentNoPreview:    "（无法预览：%s）",
 	AgentResumeGone:   "审批已结束（%s），但本对话已不再保存它所回应的请求，无法接着处理；如仍需要，请重新提问。",
 
 	ModelTimeout:     "语言模型未能及时回答，请稍后重试。",
