@@ -138,6 +138,7 @@ var en = map[Key]string{
 	CLIBye:              "Bye.",
 	CLIInterruptRejects: "Ctrl+C: declining it.",
 	CLITurnGoesOn:       "(Ctrl+C: the turn goes on; what it says is printed when it comes. Ctrl+C or Ctrl+D at the prompt ends the chat.)",
+	CLIInterruptedAgain: "bot chat: interrupted again while busy; exiting now",
 	CLINoAnswerYet:      "(no answer yet; it will be printed when it comes)",
 
 	APIBodyTooLarge:      "The body must be a JSON object %s: it is too large.",

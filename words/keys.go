@@ -162,6 +162,7 @@ const (
 	CLIInterruptRejects // Ctrl+C at the approval prompt
 	CLITurnGoesOn       // Ctrl+C while a turn runs
 	CLINoAnswerYet
+	CLIInterruptedAgain // a second Ctrl+C while the chat is busy ends the process
 
 	// The HTTP API's messages (channels/api): the message of an error
 	// body and the words the API writes into an answer itself. The

@@ -137,6 +137,7 @@ var zh = map[Key]string{
 	CLIBye:              "再见。",
 	CLIInterruptRejects: "Ctrl+C：拒绝此操作。",
 	CLITurnGoesOn:       "（Ctrl+C：本轮仍在进行，结果到达时会显示；在输入提示处按 Ctrl+C 或 Ctrl+D 退出。）",
+	CLIInterruptedAgain: "bot chat：忙碌时再次按下 Ctrl+C，立即退出。",
 	CLINoAnswerYet:      "（还没有回答；到达时会显示。）",
 
 	APIBodyTooLarge:      "请求体必须是 JSON 对象 %s：内容过大。",
