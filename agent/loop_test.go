@@ -528,6 +528,33 @@ func TestNoPreviewInLang(t *testing.T) {
 	}
 }
 
+// unreadableHistory fails every Load.
+type unreadableHistory struct{ agent.History }
+
+func (unreadableHistory) Load(context.Context, approval.SessionKey) (agent.Conversation, error) {
+	return agent.Conversation{}, errors.New("history down")
+}
+
+// TestUnreadableHistoryInLang: a turn whose history cannot be loaded
+// fails with the loop's sentence in its language, and runs nothing.
+func TestUnreadableHistoryInLang(t *testing.T) {
+	for _, tc := range []struct{ lang, want string }{
+		{"en", "I could not load this conversation; please try again shortly."},
+		{"zh", "无法读取这个会话，请稍后再试。"},
+	} {
+		t.Run(tc.lang, func(t *testing.T) {
+			h := newHarness(t, callThenSummarise(call("c1", "erase", "a")), func(c *agent.LoopConfig) {
+				c.Lang = tc.lang
+				c.History = unreadableHistory{c.History}
+			})
+			r := result(t, h.submit(t, "s1", "erase a"))
+			if r.Err == nil || r.Text != tc.want || h.del.Runs.Load() != 0 {
+				t.Fatalf("result = %+v, runs %d; want an error saying %q", r, h.del.Runs.Load(), tc.want)
+			}
+		})
+	}
+}
+
 func TestInvalidArgumentsNeverRun(t *testing.T) {
 	bad := agent.ToolCall{ID: "c1", Name: "erase", Args: json.RawMessage(`{"target": 5, "extra": true}`)}
 	malformed := agent.ToolCall{ID: "c2", Name: "erase", Args: json.RawMessage(`{"target": "x"`)}

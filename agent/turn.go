@@ -75,7 +75,7 @@ func (l *Loop) turn(in Inbound) TurnResult {
 	conv, err := l.cfg.History.Load(ctx, in.Session)
 	if err != nil {
 		log.Error("loading history failed", "err", err)
-		return l.fail(ctx, ts, err, "I could not load this conversation; please try again shortly.")
+		return l.fail(ctx, ts, err, l.words.noHistory)
 	}
 	ts.conv = conv
 	// Turns that stopped at an approval which has ended since, and whose

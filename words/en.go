@@ -113,6 +113,7 @@ var en = map[Key]string{
 	AgentBusy:         "This conversation is still busy with an earlier message; please try again shortly.",
 	AgentStillWorking: "⏳ Still working on it…",
 	AgentNotRun:       "Not run: ",
+	AgentNoHistory:    "I could not load this conversation; please try again shortly.",
 	AgentNoPreview:    "(no preview: %s)",
 	AgentResumeGone:   "The approval ended (%s), but this conversation no longer holds the request it answered, so I cannot go on from it; ask again if you still need it.",
 

@@ -133,6 +133,7 @@ const (
 	AgentStillWorking
 	AgentNotRun     // prefix of a call's result when it was not run
 	AgentResumeGone // fmt: the approval's status; the turn it answered is no longer in the history
+	AgentNoHistory  // the conversation's history could not be loaded
 	AgentNoPreview  // a card's preview when the tool could not make one; args: the tool's error
 
 	// Why the language model gave no answer (agent.ModelError).

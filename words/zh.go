@@ -112,6 +112,7 @@ var zh = map[Key]string{
 	AgentBusy:         "本对话仍在处理之前的消息，请稍后重试。",
 	AgentStillWorking: "⏳ 仍在处理中…",
 	AgentNotRun:       "未执行：",
+	AgentNoHistory:    "无法读取这个会话，请稍后再试。",
 	AgentNoPreview:    "（无法预览：%s）",
 	AgentResumeGone:   "审批已结束（%s），但本对话已不再保存它所回应的请求，无法接着处理；如仍需要，请重新提问。",
 
