@@ -495,6 +495,66 @@ func TestBlastRadiusReachesTheCard(t *testing.T) {
 	}
 }
 
+// failingPreviewTool is a write whose Preview fails.
+type failingPreviewTool struct{ *hitltest.Tool }
+
+func (t *failingPreviewTool) Preview(ctx context.Context, args json.RawMessage) (string, error) {
+	return "", errors.New("the dry run failed")
+}
+
+// TestNoPreviewInLang: when a tool makes no preview, the card's preview
+// says so, with the tool's error, in the loop's language.
+func TestNoPreviewInLang(t *testing.T) {
+	for _, tc := range []struct{ lang, want string }{
+		{"en", "(no preview: the dry run failed)"},
+		{"zh", "（无法预览：the dry run failed）"},
+	} {
+		t.Run(tc.lang, func(t *testing.T) {
+			tool := &failingPreviewTool{hitltest.NewTool("bulk", approval.EffectWrite)}
+			h := newHarness(t, callThenSummarise(call("c1", "bulk", "orders")), func(c *agent.LoopConfig) {
+				c.Lang = tc.lang
+				if err := c.Tools.Register(tool); err != nil {
+					t.Fatal(err)
+				}
+			})
+			ch := h.submit(t, "s1", "bulk")
+			a := h.nextApproval(t)
+			if a.Preview != tc.want {
+				t.Fatalf("preview %q, want %q", a.Preview, tc.want)
+			}
+			h.decide(t, a, approval.Reject)
+			result(t, ch)
+		})
+	}
+}
+
+// unreadableHistory fails every Load.
+type unreadableHistory struct{ agent.History }
+
+func (unreadableHistory) Load(context.Context, approval.SessionKey) (agent.Conversation, error) {
+	return agent.Conversation{}, errors.New("history down")
+}
+
+// TestUnreadableHistoryInLang: a turn whose history cannot be loaded
+// fails with the loop's sentence in its language, and runs nothing.
+func TestUnreadableHistoryInLang(t *testing.T) {
+	for _, tc := range []struct{ lang, want string }{
+		{"en", "I could not load this conversation; please try again shortly."},
+		{"zh", "无法读取这个会话，请稍后再试。"},
+	} {
+		t.Run(tc.lang, func(t *testing.T) {
+			h := newHarness(t, callThenSummarise(call("c1", "erase", "a")), func(c *agent.LoopConfig) {
+				c.Lang = tc.lang
+				c.History = unreadableHistory{c.History}
+			})
+			r := result(t, h.submit(t, "s1", "erase a"))
+			if r.Err == nil || r.Text != tc.want || h.del.Runs.Load() != 0 {
+				t.Fatalf("result = %+v, runs %d; want an error saying %q", r, h.del.Runs.Load(), tc.want)
+			}
+		})
+	}
+}
+
 func TestInvalidArgumentsNeverRun(t *testing.T) {
 	bad := agent.ToolCall{ID: "c1", Name: "erase", Args: json.RawMessage(`{"target": 5, "extra": true}`)}
 	malformed := agent.ToolCall{ID: "c2", Name: "erase", Args: json.RawMessage(`{"target": "x"`)}

@@ -75,7 +75,7 @@ func (l *Loop) turn(in Inbound) TurnResult {
 	conv, err := l.cfg.History.Load(ctx, in.Session)
 	if err != nil {
 		log.Error("loading history failed", "err", err)
-		return l.fail(ctx, ts, err, "I could not load this conversation; please try again shortly.")
+		return l.fail(ctx, ts, err, l.words.noHistory)
 	}
 	ts.conv = conv
 	// Turns that stopped at an approval which has ended since, and whose
@@ -345,7 +345,7 @@ func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared) {
 		if !p.assessed {
 			preview, err := p.tool.Preview(ctx, p.args)
 			if err != nil {
-				preview = "(no preview: " + err.Error() + ")"
+				preview = fmt.Sprintf(l.words.noPreview, err.Error())
 			}
 			p.preview = preview
 		}

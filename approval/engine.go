@@ -442,7 +442,10 @@ func (e *Engine) Decide(ctx context.Context, id ID, d Decision) (Outcome, error)
 		return e.outcome(StatusMissing, ""), nil
 	case ClaimUnauthorized:
 		e.audit(a, audit.EventUnauthorized, d.Actor, d.Source, StatusUnauthorized, "")
-		return e.noted(StatusUnauthorized, a.Approvers.Describe()), nil
+		o := e.outcome(StatusUnauthorized, "")
+		o.Content += a.Approvers.AsideIn(e.cfg.Lang)
+		o.Detail = a.Approvers.DescribeIn(e.cfg.Lang)
+		return o, nil
 	case ClaimTampered:
 		e.audit(a, audit.EventTampered, d.Actor, d.Source, StatusTampered, "payload hash mismatch")
 		return e.outcome(StatusTampered, ""), nil

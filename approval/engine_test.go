@@ -586,6 +586,9 @@ func TestUnauthorized(t *testing.T) {
 		if o.Status != approval.StatusUnauthorized || f.tool.runs.Load() != 0 {
 			t.Fatalf("non-approver = %+v", o)
 		}
+		if want := "You may not decide this approval (only alice, bob)"; o.Content != want {
+			t.Fatalf("non-approver's content = %q, want %q", o.Content, want)
+		}
 		if got, _ := f.a.Get(context.Background(), a.ID); got.State != approval.StatePending {
 			t.Fatalf("state after an unauthorized click = %s", got.State)
 		}
@@ -596,6 +599,28 @@ func TestUnauthorized(t *testing.T) {
 			t.Fatalf("approver after the attempt = %+v", o)
 		}
 	})
+}
+
+// TestUnauthorizedInLang: the unauthorized outcome names who may approve
+// in the engine's language.
+func TestUnauthorizedInLang(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC))
+	e, err := approval.NewEngine(approval.EngineConfig{Store: memstore.New(memstore.Options{Clock: clk}), Notifier: &notifier{},
+		Dispatcher: &counterTool{}, Audit: &recorder{}, Clock: clk, PollInterval: time.Hour, Logger: quiet,
+		Text: approval.DefaultOutcomeText("zh"), Lang: "zh"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	if err := e.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a := request(t, e)
+	o := decide(t, e, a.ID, decision(a, approval.Approve, "mallory"))
+	if want := "你无权处理此审批（仅 alice、bob）"; o.Status != approval.StatusUnauthorized || o.Content != want {
+		t.Fatalf("outcome = %+v, want unauthorized %q", o, want)
+	}
 }
 
 func TestRejectAndWait(t *testing.T) {

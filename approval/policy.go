@@ -58,25 +58,33 @@ func (r ApproverRule) Allows(actor, requester UserID, verb Verb, inChat bool) bo
 	}
 }
 
-// Describe says in words who may approve, for a toast or a reply.
-func (r ApproverRule) Describe() string {
+// DescribeIn says in words who may approve, in lang ("zh", "en"; see
+// words.In), for a card, a toast or a reply. The user ids are said as
+// they are.
+func (r ApproverRule) DescribeIn(lang string) string {
 	var s string
 	switch r.Mode {
 	case ApproverChat:
-		s = "anyone in this chat"
+		s = words.In(lang, words.ApproversChat)
 	case ApproverUsers:
 		names := make([]string, len(r.Users))
 		for i, u := range r.Users {
 			names[i] = string(u)
 		}
-		s = "only " + strings.Join(names, ", ")
+		s = words.In(lang, words.ApproversUsers, strings.Join(names, words.In(lang, words.ApproversSep)))
 	default:
-		s = "only the person who asked"
+		s = words.In(lang, words.ApproversRequester)
 	}
 	if r.NotRequester && r.Mode != ApproverRequester && r.Mode != "" {
-		s += " (not the person who asked)"
+		s += words.In(lang, words.ApproversNotRequester)
 	}
 	return s
+}
+
+// AsideIn is DescribeIn in brackets, to be said after a sentence: " (only
+// bob)" in English, "（仅 bob）" in Chinese.
+func (r ApproverRule) AsideIn(lang string) string {
+	return words.In(lang, words.ApproversAside, r.DescribeIn(lang))
 }
 
 // ApproverConfig is the YAML form of an approver rule.

@@ -162,8 +162,41 @@ func TestApproversAndTimeouts(t *testing.T) {
 	if v.Approvers.Mode != ApproverRequester || v.Grantable {
 		t.Fatalf("LOW verdict = %+v", v)
 	}
-	if d := (ApproverRule{Mode: ApproverUsers, Users: []UserID{"a", "b"}, NotRequester: true}).Describe(); !strings.Contains(d, "a, b") || !strings.Contains(d, "not the person") {
-		t.Fatalf("Describe = %q", d)
+	if d := (ApproverRule{Mode: ApproverUsers, Users: []UserID{"a", "b"}, NotRequester: true}).DescribeIn("en"); !strings.Contains(d, "a, b") || !strings.Contains(d, "not the person") {
+		t.Fatalf("DescribeIn(en) = %q", d)
+	}
+}
+
+func TestDescribeIn(t *testing.T) {
+	users := []UserID{"bob", "carol"}
+	for _, tc := range []struct {
+		rule   ApproverRule
+		en, zh string
+	}{
+		{ApproverRule{}, "only the person who asked", "仅申请人本人"},
+		{ApproverRule{Mode: ApproverRequester}, "only the person who asked", "仅申请人本人"},
+		{ApproverRule{Mode: ApproverRequester, NotRequester: true}, "only the person who asked", "仅申请人本人"},
+		{ApproverRule{NotRequester: true}, "only the person who asked", "仅申请人本人"},
+		{ApproverRule{Mode: ApproverChat}, "anyone in this chat", "这个会话中的任何人"},
+		{ApproverRule{Mode: ApproverChat, NotRequester: true},
+			"anyone in this chat (not the person who asked)", "这个会话中的任何人（申请人本人除外）"},
+		{ApproverRule{Mode: ApproverUsers, Users: users}, "only bob, carol", "仅 bob、carol"},
+		{ApproverRule{Mode: ApproverUsers, Users: users[:1]}, "only bob", "仅 bob"},
+		{ApproverRule{Mode: ApproverUsers, Users: users, NotRequester: true},
+			"only bob, carol (not the person who asked)", "仅 bob、carol（申请人本人除外）"},
+	} {
+		for _, c := range []struct{ lang, want string }{{"en", tc.en}, {"zh", tc.zh}, {"zh-CN", tc.zh}, {"", tc.en}} {
+			if got := tc.rule.DescribeIn(c.lang); got != c.want {
+				t.Errorf("%+v.DescribeIn(%q) = %q, want %q", tc.rule, c.lang, got, c.want)
+			}
+			aside := " (" + c.want + ")"
+			if c.lang == "zh" || c.lang == "zh-CN" {
+				aside = "（" + c.want + "）"
+			}
+			if got := tc.rule.AsideIn(c.lang); got != aside {
+				t.Errorf("%+v.AsideIn(%q) = %q, want %q", tc.rule, c.lang, got, aside)
+			}
+		}
 	}
 }
 

@@ -125,7 +125,7 @@ func base(a *approval.Approval, lang string) View {
 		Preview:       a.Preview,
 		Reason:        a.ReasonIn(lang),
 		Requester:     a.Requester,
-		Approvers:     a.Approvers.Describe(),
+		Approvers:     a.Approvers.DescribeIn(lang),
 		ExpiresAt:     a.ExpiresAt,
 		PayloadSHA256: a.PayloadSHA256,
 		ShortHash:     approval.ShortHash(a.PayloadSHA256),

@@ -637,7 +637,7 @@ func (r *Router) decideTyped(ctx context.Context, eng Decider, ch Channel, to Ta
 			}
 		}
 		if o.Status == approval.StatusUnauthorized {
-			text += r.words().mayApprove(pending.Approvers.Describe())
+			text += r.words().mayApprove(pending.Approvers.DescribeIn(r.cfg.Lang))
 		}
 		r.notice(ctx, ch, to, log, text)
 	}()

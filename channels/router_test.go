@@ -160,18 +160,25 @@ func TestTypedConfirmByRequesterDecides(t *testing.T) {
 }
 
 func TestTypedConfirmByOtherIsUnauthorized(t *testing.T) {
-	g := newRig(t, nil)
-	a := g.pendingApproval(t, "orders")
-	g.send(t, msg("bob", "确认"))
-	g.drain()
-	if st := g.state(t, a.ID); st != approval.StatePending {
-		t.Fatalf("state %s", st)
-	}
-	if !g.ch.hasText("notice", "You may not decide this approval (who may approve: only the person who asked)") {
-		t.Fatalf("texts %v", g.ch.texts())
-	}
-	if g.erase.Runs.Load() != 0 || g.model.Seen("确认") != 0 {
-		t.Fatal("an unauthorized confirm ran the tool or reached the model")
+	for _, tc := range []struct{ lang, want string }{
+		{"en", "You may not decide this approval (who may approve: only the person who asked)"},
+		{"zh", "你无权处理此审批（可确认人：仅申请人本人）"},
+	} {
+		t.Run(tc.lang, func(t *testing.T) {
+			g := newRig(t, nil, func(c *RouterConfig) { c.Lang = tc.lang })
+			a := g.pendingApproval(t, "orders")
+			g.send(t, msg("bob", "确认"))
+			g.drain()
+			if st := g.state(t, a.ID); st != approval.StatePending {
+				t.Fatalf("state %s", st)
+			}
+			if !g.ch.hasText("notice", tc.want) {
+				t.Fatalf("texts %v", g.ch.texts())
+			}
+			if g.erase.Runs.Load() != 0 || g.model.Seen("确认") != 0 {
+				t.Fatal("an unauthorized confirm ran the tool or reached the model")
+			}
+		})
 	}
 }
 

@@ -89,6 +89,13 @@ var en = map[Key]string{
 	CardHowGroup:   "Reply **@bot 确认** (confirm) to run it or **@bot 取消** (cancel) to decline.",
 	CardHowDirect:  "Reply **确认** (confirm) to run it or **取消** (cancel) to decline.",
 
+	ApproversChat:         "anyone in this chat",
+	ApproversUsers:        "only %s",
+	ApproversRequester:    "only the person who asked",
+	ApproversNotRequester: " (not the person who asked)",
+	ApproversSep:          ", ",
+	ApproversAside:        " (%s)",
+
 	RouterWaiting: "An approval is waiting (%s). Reply 确认 (confirm) to run it or 取消 (cancel) to decline, " +
 		"or use the card's buttons. Your message has been queued for the assistant.",
 	RouterCalls:      "%s, %d call(s)",
@@ -106,6 +113,8 @@ var en = map[Key]string{
 	AgentBusy:         "This conversation is still busy with an earlier message; please try again shortly.",
 	AgentStillWorking: "⏳ Still working on it…",
 	AgentNotRun:       "Not run: ",
+	AgentNoHistory:    "I could not load this conversation; please try again shortly.",
+	AgentNoPreview:    "(no preview: %s)",
 	AgentResumeGone:   "The approval ended (%s), but this conversation no longer holds the request it answered, so I cannot go on from it; ask again if you still need it.",
 
 	ModelTimeout:     "The language model did not answer in time; please try again.",
@@ -130,6 +139,7 @@ var en = map[Key]string{
 	CLIBye:              "Bye.",
 	CLIInterruptRejects: "Ctrl+C: declining it.",
 	CLITurnGoesOn:       "(Ctrl+C: the turn goes on; what it says is printed when it comes. Ctrl+C or Ctrl+D at the prompt ends the chat.)",
+	CLIInterruptedAgain: "bot chat: interrupted again while busy; exiting now",
 	CLINoAnswerYet:      "(no answer yet; it will be printed when it comes)",
 
 	APIBodyTooLarge:      "The body must be a JSON object %s: it is too large.",

@@ -105,6 +105,15 @@ const (
 	CardHowGroup   // how to answer a DingTalk card in a group, in Markdown
 	CardHowDirect  // how to answer a DingTalk card in a direct chat, in Markdown
 
+	// Who may approve (approval.ApproverRule.DescribeIn): on a card, in a
+	// refusal, after an unauthorized outcome.
+	ApproversChat         // anyone in the chat may
+	ApproversUsers        // args: the user ids, joined by ApproversSep
+	ApproversRequester    // only the requester may
+	ApproversNotRequester // said after ApproversChat or ApproversUsers when the requester may not
+	ApproversSep          // joins two user ids
+	ApproversAside        // after a sentence, in brackets; args: who may approve
+
 	// The router's notices.
 	RouterWaiting    // an approval waits; args: what it is
 	RouterCalls      // what a batch is; args: tool, number of calls
@@ -124,6 +133,8 @@ const (
 	AgentStillWorking
 	AgentNotRun     // prefix of a call's result when it was not run
 	AgentResumeGone // fmt: the approval's status; the turn it answered is no longer in the history
+	AgentNoHistory  // the conversation's history could not be loaded
+	AgentNoPreview  // a card's preview when the tool could not make one; args: the tool's error
 
 	// Why the language model gave no answer (agent.ModelError).
 	ModelTimeout
@@ -152,6 +163,7 @@ const (
 	CLIInterruptRejects // Ctrl+C at the approval prompt
 	CLITurnGoesOn       // Ctrl+C while a turn runs
 	CLINoAnswerYet
+	CLIInterruptedAgain // a second Ctrl+C while the chat is busy ends the process
 
 	// The HTTP API's messages (channels/api): the message of an error
 	// body and the words the API writes into an answer itself. The

@@ -89,6 +89,13 @@ var zh = map[Key]string{
 	CardHowGroup:   "回复 **@机器人 确认** 执行，回复 **@机器人 取消** 放弃。",
 	CardHowDirect:  "回复 **确认** 执行，回复 **取消** 放弃。",
 
+	ApproversChat:         "这个会话中的任何人",
+	ApproversUsers:        "仅 %s",
+	ApproversRequester:    "仅申请人本人",
+	ApproversNotRequester: "（申请人本人除外）",
+	ApproversSep:          "、",
+	ApproversAside:        "（%s）",
+
 	RouterWaiting:    "有一项操作正在等待确认（%s）。回复「确认」执行，回复「取消」放弃，或使用卡片上的按钮。你的消息已排队交给助手处理。",
 	RouterCalls:      "%s，%d 个操作",
 	RouterBusy:       "这个会话中排队的消息太多，请稍后再试。",
@@ -105,6 +112,8 @@ var zh = map[Key]string{
 	AgentBusy:         "本对话仍在处理之前的消息，请稍后重试。",
 	AgentStillWorking: "⏳ 仍在处理中…",
 	AgentNotRun:       "未执行：",
+	AgentNoHistory:    "无法读取这个会话，请稍后再试。",
+	AgentNoPreview:    "（无法预览：%s）",
 	AgentResumeGone:   "审批已结束（%s），但本对话已不再保存它所回应的请求，无法接着处理；如仍需要，请重新提问。",
 
 	ModelTimeout:     "语言模型未能及时回答，请稍后重试。",
@@ -129,6 +138,7 @@ var zh = map[Key]string{
 	CLIBye:              "再见。",
 	CLIInterruptRejects: "Ctrl+C：拒绝此操作。",
 	CLITurnGoesOn:       "（Ctrl+C：本轮仍在进行，结果到达时会显示；在输入提示处按 Ctrl+C 或 Ctrl+D 退出。）",
+	CLIInterruptedAgain: "bot chat：忙碌时再次按下 Ctrl+C，立即退出。",
 	CLINoAnswerYet:      "（还没有回答；到达时会显示。）",
 
 	APIBodyTooLarge:      "请求体必须是 JSON 对象 %s：内容过大。",

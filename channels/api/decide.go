@@ -46,10 +46,10 @@ func decisionChat(u User, rec *approval.Approval) string {
 // refusal names the refusal of u's decision on rec, which the approver
 // rule does not allow: family_mismatch for a user of another tenant,
 // forbidden for the requester (the rule needs someone else to approve),
-// user_mismatch for another user.
-func refusal(u User, rec *approval.Approval) *apiError {
+// user_mismatch for another user. Who may decide is said in lang.
+func refusal(u User, rec *approval.Approval, lang words.Lang) *apiError {
 	tenant, _, _, _ := splitChatID(rec.ChatID)
-	who := rec.Approvers.Describe()
+	who := rec.Approvers.DescribeIn(string(lang))
 	switch {
 	case tenant != u.Tenant:
 		return fail(CodeFamilyMismatch, words.APIFamilyMismatch, who)
@@ -124,7 +124,7 @@ func (a *API) decideToken(ctx context.Context, u User, token string, confirmed b
 	switch {
 	case !permitted && rec.State != approval.StatePending:
 		// Says nothing of the state to one who may not decide it.
-		return nil, refusal(u, rec)
+		return nil, refusal(u, rec, a.langIn(ctx))
 	case !permitted, rec.State == approval.StatePending:
 		// One who may not decide is refused by the claim, which audits
 		// the attempt as for a card.
@@ -159,7 +159,7 @@ func (a *API) decideToken(ctx context.Context, u User, token string, confirmed b
 	case decided(o.Status):
 	case o.Status == approval.StatusUnauthorized, !permitted:
 		// Says nothing of the state to one who may not decide it.
-		return nil, refusal(u, rec)
+		return nil, refusal(u, rec, a.langIn(ctx))
 	case o.Status == approval.StatusExpired:
 		return nil, fail(CodeExpired, words.APIActionExpired)
 	case o.Status == approval.StatusTampered:
@@ -303,7 +303,7 @@ func (a *API) serveDecision(w http.ResponseWriter, r *http.Request) {
 	permitted := owner || mayDecide(u, rec)
 	switch {
 	case !permitted && rec.State != approval.StatePending:
-		a.writeError(w, r, refusal(u, rec))
+		a.writeError(w, r, refusal(u, rec, a.langOf(r)))
 		return
 	case !permitted, rec.State == approval.StatePending:
 	case rec.State == approval.StateExpired:
@@ -332,7 +332,7 @@ func (a *API) serveDecision(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case decided(o.Status):
 	case o.Status == approval.StatusUnauthorized, !permitted:
-		a.writeError(w, r, refusal(u, rec))
+		a.writeError(w, r, refusal(u, rec, a.langOf(r)))
 		return
 	case o.Status == approval.StatusExpired:
 		a.writeError(w, r, fail(CodeExpired, words.APIExpiredNotRun))

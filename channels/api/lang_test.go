@@ -156,6 +156,32 @@ func TestErrorLanguage(t *testing.T) {
 	}
 }
 
+// TestRefusalLanguage: a 403 names who may decide in the language of the
+// request, both by token (/agent/chat) and by decision
+// (/api/approvals/{id}/decision).
+func TestRefusalLanguage(t *testing.T) {
+	rule := approval.ApproverRule{Mode: approval.ApproverChat, NotRequester: true}
+	for _, l := range langs {
+		t.Run(l.name, func(t *testing.T) {
+			h := newHarness(t, fourEyes(approval.ApproverChat), func(s *setup) { s.cfg.Lang = l.cfg })
+			pa := h.ask(tokAlice, "c1", "erase orders").PendingAction
+			want := words.Text(l.want, words.APIForbiddenOwn, rule.DescribeIn(string(l.want)))
+			var e api.ErrorResponse
+			st := h.doIn(l.accept, "POST", "/agent/chat", tokAlice, map[string]any{"confirmationToken": pa.Token, "confirmed": true}, &e)
+			if st != http.StatusForbidden || e.Error != "forbidden" || e.Message != want {
+				t.Errorf("by token: %d %+v; want 403 forbidden %q", st, e, want)
+			}
+			rec, _ := h.auditOf(tokAlice, pa.ApprovalID)
+			e = api.ErrorResponse{}
+			st = h.doIn(l.accept, "POST", "/api/approvals/"+pa.ApprovalID+"/decision", tokAlice,
+				map[string]any{"decision": "approve", "payloadSha256": rec["payloadSha256"]}, &e)
+			if st != http.StatusForbidden || e.Error != "forbidden" || e.Message != want {
+				t.Errorf("by decision: %d %+v; want 403 forbidden %q", st, e, want)
+			}
+		})
+	}
+}
+
 // TestAnswerLanguage: the words the API writes into an answer (the text of
 // an answer that waits for a confirmation, a batch's summary and its
 // per-token messages) are in the request's language; the fields, codes and

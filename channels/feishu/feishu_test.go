@@ -134,7 +134,7 @@ func TestClickByOtherUserIsRefused(t *testing.T) {
 	a, _ := g.pending(t, "oc_p2p_3", "ou_alice", "orders")
 	resp, _ := g.click(t, a, "ou_mallory", buttonValue(a, "approve"))
 	if resp.Toast == nil || resp.Toast.Type != "warning" || !strings.Contains(resp.Toast.Content, "Who may") ||
-		!strings.Contains(resp.Toast.Content, a.Approvers.Describe()) {
+		!strings.Contains(resp.Toast.Content, a.Approvers.DescribeIn("en")) {
 		t.Fatalf("toast %+v", resp.Toast)
 	}
 	if resp.Card != nil {

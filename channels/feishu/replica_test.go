@@ -67,8 +67,8 @@ func TestClickOnAnotherReplicaAnswersWithTheCard(t *testing.T) {
 	}
 
 	resp, _ := b.click(t, ap, "ou_mallory", buttonValue(ap, "approve"))
-	if resp.Toast == nil || resp.Toast.Type != "warning" || !strings.Contains(resp.Toast.Content, ap.Approvers.Describe()) {
-		t.Fatalf("refused click on replica B: toast %+v, want it to name %q", resp.Toast, ap.Approvers.Describe())
+	if resp.Toast == nil || resp.Toast.Type != "warning" || !strings.Contains(resp.Toast.Content, ap.Approvers.DescribeIn("en")) {
+		t.Fatalf("refused click on replica B: toast %+v, want it to name %q", resp.Toast, ap.Approvers.DescribeIn("en"))
 	}
 	if resp.Card != nil {
 		t.Errorf("refused click changed the card: %s", mustJSON(t, resp.Card.Data))
@@ -148,8 +148,8 @@ func TestRefusedClickWithoutViewNamesApprovers(t *testing.T) {
 	ap, _ := g.pending(t, "oc_peruser_1", "ou_alice", "orders")
 	g.forgetCards()
 	resp, _ := g.click(t, ap, "ou_mallory", buttonValue(ap, "approve"))
-	if resp.Toast == nil || resp.Toast.Type != "warning" || !strings.Contains(resp.Toast.Content, ap.Approvers.Describe()) {
-		t.Fatalf("toast %+v, want it to name %q", resp.Toast, ap.Approvers.Describe())
+	if resp.Toast == nil || resp.Toast.Type != "warning" || !strings.Contains(resp.Toast.Content, ap.Approvers.DescribeIn("en")) {
+		t.Fatalf("toast %+v, want it to name %q", resp.Toast, ap.Approvers.DescribeIn("en"))
 	}
 	if resp.Card != nil {
 		t.Errorf("the card changed: %s", mustJSON(t, resp.Card.Data))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/channels/cli"
+	"github.com/hitlbot/hitlbot/words"
 )
 
 // cmdChat is `bot chat`: the same agent, store, tools and audit trail as
@@ -32,6 +33,14 @@ func cmdChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt)
 	defer signal.Stop(sigs)
+	cfg := loadConfig(c.options(), stderr)
+	if cfg == nil {
+		return 1
+	}
+	ccfg := cfg.Channels.CLI.Config
+	if ccfg.Lang == "" {
+		ccfg.Lang = cfg.Approval.Lang
+	}
 	interrupts := make(chan os.Signal, 1)
 	relayDone := make(chan struct{})
 	defer close(relayDone)
@@ -45,7 +54,7 @@ func cmdChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 					// The chat has not taken the last Ctrl+C yet (a tool
 					// is running, or it is shutting down): another one
 					// ends the process at once, as a second one does in serve.
-					fmt.Fprintln(stderr, "bot chat: interrupted again while busy; exiting now")
+					fmt.Fprintln(stderr, words.In(ccfg.Lang, words.CLIInterruptedAgain))
 					os.Exit(130)
 				}
 			case <-relayDone:
@@ -53,10 +62,6 @@ func cmdChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			}
 		}
 	}()
-	cfg := loadConfig(c.options(), stderr)
-	if cfg == nil {
-		return 1
-	}
 	level := cfg.Log.Level
 	if level == "info" || level == "debug" {
 		level = "warn" // the terminal is for the chat; say only what goes wrong
@@ -67,10 +72,6 @@ func cmdChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err != nil {
 		fmt.Fprintf(stderr, "bot: %v\n", err)
 		return 1
-	}
-	ccfg := cfg.Channels.CLI.Config
-	if ccfg.Lang == "" {
-		ccfg.Lang = cfg.Approval.Lang
 	}
 	err = cli.Run(ctx, ccfg, stdin, stdout, func(ch channels.Channel) (func(context.Context) error, error) {
 		if err := core.router.Register(ch); err != nil {
