@@ -13,6 +13,7 @@ import (
 	"github.com/hitlbot/hitlbot/approval/audit"
 	"github.com/hitlbot/hitlbot/internal/clock"
 	"github.com/hitlbot/hitlbot/internal/redact"
+	"github.com/hitlbot/hitlbot/words"
 
 	"github.com/hitlbot/hitlbot/approval/errkind"
 )
@@ -331,7 +332,7 @@ func (e *Engine) Request(ctx context.Context, r Request) (*Approval, error) {
 	if err != nil {
 		e.log.Warn("showing the approval failed; cancelling it", "approval_id", a.ID, "err", err)
 		defer e.forget(a.ID) // nobody will wait on it
-		o := e.outcome(StatusCancelled, "the approval could not be shown")
+		o := e.outcome(StatusCancelled, words.In(e.cfg.Lang, words.CancelNotShown))
 		if c, ok, cerr := e.cfg.Store.Cancel(context.WithoutCancel(ctx), a.ID, o, e.cfg.Clock.Now().UTC()); cerr == nil && ok {
 			e.audit(c, audit.EventCancel, "", SourceSystem, StatusCancelled, "card could not be shown")
 		}
@@ -482,17 +483,18 @@ func (e *Engine) Decide(ctx context.Context, id ID, d Decision) (Outcome, error)
 	if res.Unreplicated {
 		// The claim may not survive a failover of the store: running the
 		// tool now could run it twice. Nothing runs; the approval fails.
-		return e.notRun(ctx, a, "the decision could not be copied to the store's replicas in time", "claim not replicated; not run"), nil
+		return e.notRun(ctx, a, words.NotRunUnreplicated, "claim not replicated; not run"), nil
 	}
 	return e.execute(ctx, a, res.Cached), nil
 }
 
 // notRun ends a claimed approval as failed without running any of its
-// calls: why is said to the people, errText recorded in the audit trail.
-func (e *Engine) notRun(ctx context.Context, a *Approval, why, errText string) Outcome {
+// calls: why (a sentence of the catalogue) is said to the people, errText
+// recorded in the audit trail.
+func (e *Engine) notRun(ctx context.Context, a *Approval, why words.Key, errText string) Outcome {
 	results := make([]Result, len(a.Calls))
 	for i, c := range a.Calls {
-		results[i] = Result{Tool: c.Tool, CallID: c.CallID, Status: StatusFailed, IsError: true, Content: "not run: " + why}
+		results[i] = Result{Tool: c.Tool, CallID: c.CallID, Status: StatusFailed, IsError: true, Content: words.In(e.cfg.Lang, why)}
 	}
 	o := e.outcome(StatusFailed, joinResults(results))
 	o.Results, o.DecidedBy = results, a.DecidedBy
@@ -537,7 +539,7 @@ func (e *Engine) execute(ctx context.Context, a *Approval, cached *Outcome) Outc
 		// No action without its record: the confirm record (and every
 		// one before it) must be written before the tool runs.
 		e.log.Error("the audit trail could not be written; the tool is not run", "approval_id", a.ID, "tool", a.Tool(), "err", err)
-		return e.notRun(ctx, a, "the audit trail is unavailable", "audit trail unavailable; not run")
+		return e.notRun(ctx, a, words.NotRunNoAudit, "audit trail unavailable; not run")
 	}
 	results := make([]Result, 0, len(a.Calls))
 	state := StateExecuted

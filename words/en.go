@@ -23,6 +23,10 @@ var en = map[Key]string{
 	FrozenStale:       "the replica running it stopped: approved by %s at %s, but no result was recorded within %s; it is not run again",
 	FrozenEarlier:     "not run: an earlier call of this batch has an unknown effect",
 
+	NotRunUnreplicated: "not run: the decision could not be copied to the store's replicas in time",
+	NotRunNoAudit:      "not run: the audit trail is unavailable",
+	CancelNotShown:     "the approval could not be shown",
+
 	ErrNotFound:    "That approval does not exist (or has been removed).",
 	ErrPermission:  "You may not decide this approval.",
 	ErrConflict:    "This approval has already been decided.",

@@ -34,6 +34,12 @@ const (
 	FrozenStale       // the replica running it stopped; args: approver, when approved, the bound
 	FrozenEarlier     // not run after an earlier call of unknown effect
 
+	// Why an approved call was not run, or an approval cancelled by the
+	// engine: said after the outcome's sentence.
+	NotRunUnreplicated // the claim did not reach the store's replicas in time
+	NotRunNoAudit      // the audit trail could not record the approval
+	CancelNotShown     // the approval's card could not be shown
+
 	// Errors as a chat user reads them (approval.UserMessageIn), by kind.
 	ErrNotFound
 	ErrPermission

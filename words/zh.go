@@ -23,6 +23,10 @@ var zh = map[Key]string{
 	FrozenStale:       "执行它的副本已停止：%s 于 %s 批准，%s 内没有记录到结果；不会再次执行",
 	FrozenEarlier:     "未执行：本批中更早的操作结果未知",
 
+	NotRunUnreplicated: "未执行：审批决定未能及时同步到存储的副本",
+	NotRunNoAudit:      "未执行：审计日志不可用",
+	CancelNotShown:     "审批卡片未能发出",
+
 	ErrNotFound:    "找不到此审批（可能已被删除）。",
 	ErrPermission:  "你无权处理此审批。",
 	ErrConflict:    "此审批已被处理。",
