@@ -137,10 +137,12 @@ func (l *Loop) resume(in Inbound, a *approval.Approval, o approval.Outcome) (to 
 			l.say(ctx, ts.in, Say{Kind: SayToolResult, Tool: c.Tool, Args: argsOf(a, c.ID), Text: co.reply, IsError: co.isError})
 		}
 	}
-	log.Info("resuming the turn that asked for the approval")
-	if o.Status != approval.StatusSuperseded {
-		l.rounds(ctx, ts)
+	if o.Status == approval.StatusSuperseded {
+		l.end(ctx, ts)
+		return ts.in, ts.result, false // a newer turn replaced it: nothing to say
 	}
+	log.Info("resuming the turn that asked for the approval")
+	l.rounds(ctx, ts)
 	l.end(ctx, ts)
 	return ts.in, ts.result, true
 }
