@@ -93,15 +93,20 @@ func NewMemoryHistory() *MemoryHistory {
 
 // Load returns the session's conversation (empty if none).
 func (h *MemoryHistory) Load(ctx context.Context, s approval.SessionKey) (Conversation, error) {
-	h.mu.Lock()
-	b := h.m[s]
-	h.mu.Unlock()
 	var c Conversation
+	b, _ := h.raw(ctx, s)
 	if b == nil {
 		return c, nil
 	}
 	err := json.Unmarshal(b, &c)
 	return c, err
+}
+
+// raw returns the session's conversation as stored (nil if none).
+func (h *MemoryHistory) raw(_ context.Context, s approval.SessionKey) ([]byte, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.m[s], nil
 }
 
 // Save replaces the session's conversation.
@@ -135,15 +140,70 @@ func NewRedisHistory(client redis.UniversalClient, prefix string, ttl time.Durat
 // Load returns the session's conversation (empty if none).
 func (h *RedisHistory) Load(ctx context.Context, s approval.SessionKey) (Conversation, error) {
 	var c Conversation
-	b, err := h.client.Get(ctx, h.prefix+string(s)).Bytes()
-	if errors.Is(err, redis.Nil) {
-		return c, nil
-	}
-	if err != nil {
-		return c, fmt.Errorf("load history: %w", err)
+	b, err := h.raw(ctx, s)
+	if err != nil || b == nil {
+		return c, err
 	}
 	if err := json.Unmarshal(b, &c); err != nil {
 		return Conversation{}, fmt.Errorf("load history: %w", err)
+	}
+	return c, nil
+}
+
+// raw returns the session's conversation as stored (nil if none).
+func (h *RedisHistory) raw(ctx context.Context, s approval.SessionKey) ([]byte, error) {
+	b, err := h.client.Get(ctx, h.prefix+string(s)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load history: %w", err)
+	}
+	return b, nil
+}
+
+// rawHistory is a History that can hand out a conversation as stored, so
+// a glance at it (see glance) need not decode every message's content.
+type rawHistory interface {
+	raw(ctx context.Context, s approval.SessionKey) ([]byte, error)
+}
+
+// glance is the part of a stored conversation that tells whether a turn
+// took an approval's outcome (see taken): the tool replies' call ids and
+// statuses, and the suspended turns' approvals. Decoding into it skips the
+// messages' text.
+type glance struct {
+	Messages []struct {
+		Role       Role            `json:"role"`
+		ToolCallID string          `json:"tool_call_id"`
+		Status     approval.Status `json:"status"`
+	} `json:"messages"`
+	Suspended []struct {
+		Approval approval.ID `json:"approval_id"`
+	} `json:"suspended"`
+}
+
+// glanceAt loads the part of s's conversation that taken reads: from the
+// stored form when h gives it (rawHistory), else the whole conversation.
+func glanceAt(ctx context.Context, h History, s approval.SessionKey) (Conversation, error) {
+	rh, ok := h.(rawHistory)
+	if !ok {
+		return h.Load(ctx, s)
+	}
+	b, err := rh.raw(ctx, s)
+	if err != nil || b == nil {
+		return Conversation{}, err
+	}
+	var g glance
+	if err := json.Unmarshal(b, &g); err != nil {
+		return Conversation{}, fmt.Errorf("load history: %w", err)
+	}
+	c := Conversation{Messages: make([]Message, len(g.Messages)), Suspended: make([]Suspension, len(g.Suspended))}
+	for i, m := range g.Messages {
+		c.Messages[i] = Message{Role: m.Role, ToolCallID: m.ToolCallID, Status: m.Status}
+	}
+	for i, x := range g.Suspended {
+		c.Suspended[i] = Suspension{Approval: x.Approval}
 	}
 	return c, nil
 }

@@ -192,8 +192,12 @@ func (l *Loop) Resume(a *approval.Approval, o approval.Outcome) {
 		l.mu.Unlock()
 		return
 	}
+	first := len(l.delayed) == 0
 	l.delayed = append(l.delayed, delayed{due: l.cfg.Clock.Now().Add(l.cfg.ResumeGrace), e: ended{a: a, o: o}})
 	l.mu.Unlock()
+	if !first {
+		return // due after the head, for which the resumer already waits
+	}
 	select {
 	case l.wake <- struct{}{}:
 	default:
@@ -252,7 +256,7 @@ func (l *Loop) resumer() {
 // looks again under the lock).
 func (l *Loop) offerResume(a *approval.Approval, o approval.Outcome) {
 	ctx, cancel := context.WithTimeout(l.ctx, 10*time.Second)
-	conv, err := l.cfg.History.Load(ctx, a.Session)
+	conv, err := glanceAt(ctx, l.cfg.History, a.Session)
 	cancel()
 	if err == nil && taken(conv, a) {
 		return
