@@ -1,6 +1,8 @@
 package api
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hitlbot/hitlbot/words"
@@ -36,4 +38,25 @@ func TestAcceptLanguage(t *testing.T) {
 			t.Errorf("acceptLanguage(%q) = %q, %v; want %q, %v", tc.hs, got, ok, tc.want, tc.ok)
 		}
 	}
+}
+
+// FuzzAcceptLanguage: any Accept-Language a client sends is read without
+// a panic, and a language it picks is one the catalogue speaks, named in
+// the header.
+func FuzzAcceptLanguage(f *testing.F) {
+	for _, s := range []string{"zh-CN,zh;q=0.9,en;q=0.8", "en-US", "fr, *;q=0.5", "zh;q=0", "en;q=abc, zh", ";;;,,,", "zh;q=NaN", "EN;Q=1.0"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, h string) {
+		l, ok := acceptLanguage([]string{h})
+		if !ok {
+			return
+		}
+		if !slices.Contains(words.Langs, l) {
+			t.Fatalf("acceptLanguage(%q) = %q, not a language of the catalogue", h, l)
+		}
+		if !strings.Contains(strings.ToLower(h), string(l)) {
+			t.Fatalf("acceptLanguage(%q) = %q, which the header does not name", h, l)
+		}
+	})
 }
