@@ -148,7 +148,8 @@ type ApprovalInfo struct {
 	// PendingAction is set while the approval waits.
 	PendingAction *PendingAction `json:"pendingAction,omitempty"`
 	// Resumed is the answer of the turn the approval's outcome resumed,
-	// once there is one.
+	// once there is one; shown to the requester only (it is their
+	// conversation, which the approval's other deciders do not read).
 	Resumed *Resumed `json:"resumed,omitempty"`
 }
 
@@ -864,7 +865,11 @@ func (a *API) serveList(w http.ResponseWriter, r *http.Request) {
 	list := []ApprovalInfo{}
 	for _, o := range own {
 		if state == "all" || string(o.rec.State) == state {
-			list = append(list, a.infoWith(o.rec, o.entry.Token, o.entry.Resumed))
+			var resumed *Resumed
+			if ownedBy(o.entry, u) {
+				resumed = o.entry.Resumed // the requester's conversation: theirs alone
+			}
+			list = append(list, a.infoWith(o.rec, o.entry.Token, resumed))
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"approvals": list})
@@ -887,13 +892,13 @@ func (a *API) serveGet(w http.ResponseWriter, r *http.Request) {
 		a.writeError(w, r, aerr)
 		return
 	}
-	rec, token, _, aerr := a.visible(r.Context(), u, r.PathValue("id"))
+	rec, token, owner, aerr := a.visible(r.Context(), u, r.PathValue("id"))
 	if aerr != nil {
 		a.writeError(w, r, aerr)
 		return
 	}
 	var resumed *Resumed
-	if token != "" {
+	if owner && token != "" { // the requester's conversation: not shown to the other deciders
 		if e, err := a.cfg.TokenStore.Get(r.Context(), token); err == nil {
 			resumed = e.Resumed
 		}
