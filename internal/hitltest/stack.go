@@ -82,7 +82,9 @@ func New(t testing.TB, c Config) *Stack {
 		t.Fatal(err)
 	}
 	lc := agent.LoopConfig{Model: s.Model, Tools: s.Tools, Engine: eng, Policy: func() *approval.Policy { return pol },
-		History: agent.NewMemoryHistory(), Speaker: c.Speaker, Logger: Quiet, SlowNotice: time.Hour}
+		History: agent.NewMemoryHistory(), Speaker: c.Speaker, Logger: Quiet, SlowNotice: time.Hour,
+		// Short, so a test that waits for a second resumption waits past it.
+		ResumeGrace: 20 * time.Millisecond}
 	if c.Loop != nil {
 		c.Loop(&lc)
 	}
