@@ -362,13 +362,27 @@ func TestE2EPage(t *testing.T) {
 	page.key("Escape", "Escape", 27, "")
 	page.until("the refusal", `document.getElementById('log').innerText.includes('Declined') && document.getElementById('overlay').hidden`)
 
-	// 4. A reload while a confirmation waits: it comes back; Enter confirms.
+	// 4. A reload while a confirmation waits: it comes back. The call is
+	// HIGH, so the focus is on 取消 and Enter never approves it: it declines.
 	typeMessage("erase cache")
 	dialogFor("cache")
 	page.call("Page.reload", map[string]any{})
 	page.until("the reconnect", `document.getElementById('status').classList.contains('online')`)
 	dialogFor("cache")
+	if id, _ := page.eval(`document.activeElement && document.activeElement.id`).(string); id != "dlg-reject" {
+		t.Fatalf("a HIGH dialog opened with the focus on %q, want dlg-reject", id)
+	}
 	page.key("Enter", "Enter", 13, "\r")
+	// (The reload emptied the log: this refusal is the only one in it.)
+	page.until("the refusal by Enter", `document.getElementById('log').innerText.includes('Declined') && document.getElementById('overlay').hidden`)
+	if n := s.erase.Runs.Load(); n != 1 {
+		t.Fatalf("Enter on a HIGH dialog ran the tool (%d runs)", n)
+	}
+
+	// 5. Approving a HIGH call takes a click.
+	typeMessage("erase cache")
+	dialogFor("cache")
+	page.eval(`document.getElementById('dlg-approve').click(); true`)
 	page.until("the second result", `document.getElementById('log').innerText.includes('erase done (run 2)') && document.getElementById('overlay').hidden`)
 
 	t.Logf("page log:\n%v", page.eval(`document.getElementById('log').innerText`))

@@ -239,7 +239,13 @@
     $('dlg-countdown').textContent = remaining(f);
     setButtons(true);
     $('overlay').hidden = false;
-    $('dlg-approve').focus();
+    // A HIGH-risk call is never approved by reflex: the focus starts on
+    // 取消, and Enter does not approve it (see the keydown handler).
+    (isHigh(f) ? $('dlg-reject') : $('dlg-approve')).focus();
+  }
+
+  function isHigh(f) {
+    return !!f && String(f.metadata.risk).toUpperCase() === 'HIGH';
   }
 
   function closeDialog() {
@@ -277,6 +283,9 @@
       ev.preventDefault();
       answer(false);
     } else if (ev.key === 'Enter' && !ev.shiftKey && !ev.isComposing) {
+      // HIGH: Enter acts only as the focused control does (on 取消, it
+      // declines); approving takes a click on 确认执行.
+      if (isHigh(pending.get(current))) return;
       ev.preventDefault();
       answer(true);
     }
