@@ -7,6 +7,11 @@
 //	bot chat            chat in the terminal; approvals are "确认执行? [y/N]" prompts
 //	bot check           validate the config: every problem with its YAML path (exit 1),
 //	                    or the effective config with secrets as <secret> (exit 0)
+//	bot doctor          probe each configured part at once, each within -timeout (5s):
+//	                    Redis (PING, CONFIG GET appendonly), the model endpoint (one
+//	                    chat completion offering one tool), Feishu and DingTalk (an
+//	                    access token); one line per part, OK, WARN, FAIL with the
+//	                    troubleshooting fix, or SKIP; exit 1 on a FAIL (doctor.go)
 //	bot audit verify    check the audit trail's hash chains (exit 1 on the first break)
 //	bot audit tail      print the newest audit records and follow new ones
 //	bot version         print the version

@@ -51,13 +51,17 @@ Commands:
   chat            chat with the agent in this terminal (approvals are y/N prompts)
   check           validate the config: list every problem (exit 1), or print the
                   effective config with secrets shown as <secret> (exit 0)
+  doctor          probe the configured parts (Redis and its persistence, the model
+                  endpoint with a tool, Feishu/DingTalk credentials): one line per
+                  part, OK, WARN, FAIL with its fix, or SKIP; exit 1 on a FAIL
+                  (-timeout per probe, default 5s)
   audit verify    check the hash chains of the audit trail (file, and Redis stream)
   audit tail      print the newest audit records and follow new ones
   bench           measure approval round trips on two instances sharing one store
                   (-mode engine|agent, -redis URL, -n, -c, -pending); prints JSON
   version         print the version
 
-Flags of serve, chat, check and audit:
+Flags of serve, chat, check, doctor and audit:
   -config PATH    the YAML file (default ./config.yaml when it exists, else the
                   embedded defaults); HITLBOT_* environment variables override it
   -listen ADDR    the HTTP address, overriding server.listen (e.g. 127.0.0.1:8080)
@@ -80,6 +84,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmdChat(ctx, args, stdin, stdout, stderr)
 	case "check":
 		return cmdCheck(args, stdout, stderr)
+	case "doctor":
+		return cmdDoctor(ctx, args, stdout, stderr)
 	case "audit":
 		return cmdAudit(ctx, args, stdout, stderr)
 	case "bench":

@@ -33,6 +33,7 @@ type Fake struct {
 	calls   []Call
 	nextMsg int
 	refuse  bool
+	secret  string // the only appSecret the token endpoint accepts ("": any)
 }
 
 // Call is one HTTP call the fake received.
@@ -59,7 +60,15 @@ func New(t testing.TB) *Fake {
 	})
 	mux.HandleFunc("GET /connect", f.serveWS)
 	mux.HandleFunc("POST /v1.0/oauth2/accessToken", func(w http.ResponseWriter, r *http.Request) {
-		f.record(r)
+		c := f.record(r)
+		f.mu.Lock()
+		want := f.secret
+		f.mu.Unlock()
+		if want != "" && c.Body["appSecret"] != want {
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"code":"invalidClientSecret","message":"the appSecret is not valid"}`)
+			return
+		}
 		io.WriteString(w, `{"accessToken":"fake-token","expireIn":7200}`)
 	})
 	mux.HandleFunc("POST /v1.0/card/instances/createAndDeliver", func(w http.ResponseWriter, r *http.Request) {
@@ -260,6 +269,15 @@ func (f *Fake) BotMessage(msgID, cid, user, text string, group bool) map[string]
 
 // URL is the fake's base URL.
 func (f *Fake) URL() string { return f.srv.URL }
+
+// RequireSecret makes the oauth2 token endpoint accept only this appSecret
+// and answer any other with HTTP 400. Until it is called, any secret gets
+// a token.
+func (f *Fake) RequireSecret(secret string) {
+	f.mu.Lock()
+	f.secret = secret
+	f.mu.Unlock()
+}
 
 // Refuse makes the ticket request answer 401 (a refused start).
 func (f *Fake) Refuse(on bool) {

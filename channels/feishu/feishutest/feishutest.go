@@ -66,7 +66,8 @@ type Server struct {
 	tokens      int
 	current     string // the token accepted now
 	bootstraps  int
-	refuse      int // a bootstrap code to answer with instead of an endpoint
+	refuse      int    // a bootstrap code to answer with instead of an endpoint
+	secret      string // the only app_secret the token endpoint accepts ("": any)
 	conn        *wsConn
 	connects    int
 	acks        map[string]chan larkws.Response
@@ -116,11 +117,29 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
+// RequireSecret makes the token endpoint accept only this app_secret and
+// answer any other as Feishu does (code 10014, "app secret invalid").
+// Until it is called, any secret gets a token.
+func (s *Server) RequireSecret(secret string) {
+	s.mu.Lock()
+	s.secret = secret
+	s.mu.Unlock()
+}
+
 func (s *Server) token(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		AppID     string `json:"app_id"`
+		AppSecret string `json:"app_secret"`
+	}
+	_ = json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&req)
 	s.mu.Lock()
 	s.tokens++
-	tok := s.current
+	tok, want := s.current, s.secret
 	s.mu.Unlock()
+	if want != "" && req.AppSecret != want {
+		writeJSON(w, 200, map[string]any{"code": 10014, "msg": "app secret invalid"})
+		return
+	}
 	writeJSON(w, 200, map[string]any{"code": 0, "msg": "ok", "tenant_access_token": tok, "expire": 7200})
 }
 
