@@ -33,8 +33,14 @@ compose: ## check docker-compose.yml statically (docker-compose config; installs
 build: ## build the bot into bin/bot
 	$(GO) build -o $(BIN) ./cmd/bot
 
-run: ## run the bot (ARGS go to it, e.g. ARGS='serve -config bot.yaml')
-	$(GO) run ./cmd/bot $(ARGS)
+# run builds first, so the build is not silent: the first one compiles every
+# dependency (a minute or two on a small machine), and -v names each package
+# as it compiles; later builds come from Go's cache and print nothing.
+run: ## build bin/bot (showing progress), then run it (ARGS go to it, e.g. ARGS='serve -config bot.yaml')
+	@echo 'building hitlbot (the first build takes a minute or two; each package is named as it compiles)...' >&2
+	@$(GO) build -v -o $(BIN) ./cmd/bot
+	@echo 'built $(BIN); starting it' >&2
+	@exec $(BIN) $(ARGS)
 
 fuzz: ## run each fuzz target (func FuzzXxx in *_test.go) for FUZZTIME (default 30s)
 	@set -euo pipefail; \

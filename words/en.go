@@ -146,6 +146,12 @@ var en = map[Key]string{
 	CLIInterruptedAgain: "bot chat: interrupted again while busy; exiting now",
 	CLINoAnswerYet:      "(no answer yet; it will be printed when it comes)",
 
+	GreetIntro:     "hitlbot: an assistant that does real work through tools (SQL, HTTP calls, allow-listed commands). A risky action asks for your approval before it runs.",
+	GreetDemo:      "Try these with the demo database:",
+	GreetListTasks: "a read: it runs at once",
+	GreetQuery:     "a read-only query",
+	GreetDelete:    "a delete: it asks for your approval first",
+
 	APIBodyTooLarge:      "The body must be a JSON object %s: it is too large.",
 	APIBodyUnreadable:    "The body could not be read.",
 	APIBodyBadUTF8:       "The body is not valid UTF-8.",

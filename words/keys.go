@@ -171,6 +171,14 @@ const (
 	CLINoAnswerYet
 	CLIInterruptedAgain // a second Ctrl+C while the chat is busy ends the process
 
+	// The greeting `bot chat` prints before its first prompt (the example
+	// requests themselves are commands, the same in every language).
+	GreetIntro     // what the bot does
+	GreetDemo      // the heading of the examples that work with the demo database
+	GreetListTasks // what the example "list tasks" does
+	GreetQuery     // what the example read-only SQL query does
+	GreetDelete    // what the example DELETE does: it asks first
+
 	// The HTTP API's messages (channels/api): the message of an error
 	// body and the words the API writes into an answer itself. The
 	// machine-readable parts (error codes, statuses, field names) are not

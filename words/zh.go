@@ -145,6 +145,12 @@ var zh = map[Key]string{
 	CLIInterruptedAgain: "bot chat：忙碌时再次按下 Ctrl+C，立即退出。",
 	CLINoAnswerYet:      "（还没有回答；到达时会显示。）",
 
+	GreetIntro:     "hitlbot：一个通过工具（SQL、HTTP 调用、白名单内的命令）真正办事的助手。有风险的操作在执行前会先请你确认。",
+	GreetDemo:      "用演示数据库试试这些：",
+	GreetListTasks: "读取：立即执行",
+	GreetQuery:     "只读查询",
+	GreetDelete:    "删除：执行前先请你确认",
+
 	APIBodyTooLarge:      "请求体必须是 JSON 对象 %s：内容过大。",
 	APIBodyUnreadable:    "无法读取请求体。",
 	APIBodyBadUTF8:       "请求体不是有效的 UTF-8。",

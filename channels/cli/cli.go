@@ -40,7 +40,8 @@ type Config struct {
 	// User names the person at the terminal in approvals and the audit
 	// trail. Default: the OS user name, else "local".
 	User string `json:"user" mapstructure:"user"`
-	// Lang is the language of the approval prompt: "zh" or "en".
+	// Lang is the language of the chat's own sentences (the greeting
+	// cmd/bot passes, the goodbye, the Ctrl+C notices): "zh" or "en".
 	// Default "en".
 	Lang string `json:"lang" mapstructure:"lang"`
 	// TurnTimeout is how long the chat waits for a turn before it gives
@@ -64,6 +65,7 @@ type Chat struct {
 	styled bool             // both ends are terminals: a little bold and colour
 	echo   bool             // the input is not a terminal: print each line read, so the output reads as a transcript
 	intr   <-chan os.Signal // interrupts (Ctrl+C); nil: none
+	greet  string           // printed before the first prompt; "": nothing
 
 	mu      sync.Mutex
 	h       channels.Handler
@@ -93,6 +95,13 @@ type Option func(*Chat)
 // when it comes). An interrupt never cancels a turn or a decision.
 func WithInterrupts(ch <-chan os.Signal) Option {
 	return func(c *Chat) { c.intr = ch }
+}
+
+// WithGreeting makes the chat print text (and a blank line) once, before
+// its first prompt: cmd/bot says there what the bot can do and which
+// requests to try. An empty text prints nothing.
+func WithGreeting(text string) Option {
+	return func(c *Chat) { c.greet = strings.TrimRight(text, "\n") }
 }
 
 // New returns a chat on in and out. It does no I/O.
@@ -299,6 +308,9 @@ var (
 )
 
 func (r *repl) run(ctx context.Context) error {
+	if r.c.greet != "" {
+		r.printf("%s\n\n", r.c.greet)
+	}
 	err := r.loop(ctx)
 	if errors.Is(err, errQuit) || errors.Is(err, errInterrupt) {
 		r.printf("%s\n", r.words().bye)

@@ -84,7 +84,7 @@ type harness struct {
 
 // start wires the real parts the way cmd/bot does, through cli.Run, and
 // runs the chat on in in the background.
-func start(t *testing.T, in io.Reader) *harness {
+func start(t *testing.T, in io.Reader, opts ...cli.Option) *harness {
 	t.Helper()
 	h := &harness{erase: hitltest.NewTool("erase", approval.EffectDestructive), out: &output{}, done: make(chan error, 1), audit: &hitltest.Trail{},
 		intr: make(chan os.Signal, 1)}
@@ -135,7 +135,8 @@ func start(t *testing.T, in io.Reader) *harness {
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
 	t.Cleanup(cancel)
-	go func() { h.done <- cli.Run(ctx, cli.Config{User: "alice"}, in, h.out, wire, cli.WithInterrupts(h.intr)) }()
+	opts = append([]cli.Option{cli.WithInterrupts(h.intr)}, opts...)
+	go func() { h.done <- cli.Run(ctx, cli.Config{User: "alice"}, in, h.out, wire, opts...) }()
 	return h
 }
 
@@ -189,6 +190,32 @@ func TestQuestionAnswered(t *testing.T) {
 	// the output reads as a transcript.
 	if got := h.out.String(); got != "> hello there\necho: hello there\n> \nBye.\n" {
 		t.Fatalf("output %q", got)
+	}
+}
+
+// TestGreeting: a greeting is printed once, before the first prompt, and
+// followed by a blank line; without one the chat starts with its prompt
+// (TestQuestionAnswered).
+func TestGreeting(t *testing.T) {
+	for _, tc := range []struct{ name, greet, want string }{
+		{"one line", "Hello.", "Hello.\n\n> hello\necho: hello\n> \nBye.\n"},
+		{"trailing newlines", "Hello.\nTry: x\n\n", "Hello.\nTry: x\n\n> hello\necho: hello\n> \nBye.\n"},
+		{"empty", "", "> hello\necho: hello\n> \nBye.\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in, w := io.Pipe()
+			h := start(t, in, cli.WithGreeting(tc.greet))
+			h.out.waitFor(t, cli.Prompt, 1)
+			fmt.Fprintln(w, "hello")
+			h.out.waitFor(t, cli.Prompt, 2)
+			w.Close()
+			if err := h.ended(t); err != nil {
+				t.Fatal(err)
+			}
+			if got := h.out.String(); got != tc.want {
+				t.Fatalf("output %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
 

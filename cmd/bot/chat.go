@@ -86,7 +86,7 @@ func cmdChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			core.shutdown(sctx)
 			return nil
 		}, nil
-	}, cli.WithInterrupts(interrupts))
+	}, cli.WithInterrupts(interrupts), cli.WithGreeting(greeting(words.Of(ccfg.Lang), demoOn(cfg))))
 	if err != nil {
 		core.shutdown(context.Background())
 		fmt.Fprintf(stderr, "bot chat: %v\n", err)

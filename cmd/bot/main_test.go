@@ -152,6 +152,9 @@ func TestServeZeroConfig(t *testing.T) {
 	if !strings.Contains(s.stdout.String(), "/agent/chat") {
 		t.Errorf("the ready line does not mention the API: %q", s.stdout)
 	}
+	if !strings.HasSuffix(strings.TrimSpace(s.stdout.String()), "; try: "+deleteCancelled+" (a delete: it asks for your approval first)") {
+		t.Errorf("the ready line suggests no request to try: %q", s.stdout)
+	}
 	if n := strings.Count(strings.TrimSpace(s.stdout.String()), "\n"); n != 0 {
 		t.Errorf("serve printed %d lines on stdout, want one: %q", n+1, s.stdout)
 	}

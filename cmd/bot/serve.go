@@ -38,6 +38,7 @@ import (
 	"github.com/hitlbot/hitlbot/tools/shell"
 	sqltool "github.com/hitlbot/hitlbot/tools/sql"
 	"github.com/hitlbot/hitlbot/tools/tasks"
+	"github.com/hitlbot/hitlbot/words"
 )
 
 // cmdServe is `bot serve` (and `bot` alone).
@@ -631,7 +632,11 @@ func (c *core) serve(ctx context.Context, opts config.Options, stdout io.Writer)
 	addr := ln.Addr().String()
 	c.log.Info("listening", "addr", addr, "version", Version(), "store", cfg.Store.Backend,
 		"model", cfg.Model.Provider, "tools", len(c.tools.Tools()), "config", cfg.File())
-	fmt.Fprintln(stdout, readyLine(addr, c.web != nil, c.api != nil))
+	line := readyLine(addr, c.web != nil, c.api != nil)
+	if (c.web != nil || c.api != nil) && demoOn(cfg) {
+		line += tryLine()
+	}
+	fmt.Fprintln(stdout, line)
 	return g.Wait()
 }
 
@@ -651,6 +656,14 @@ func readyLine(addr string, webOn, apiOn bool) string {
 		return fmt.Sprintf("hitlbot %s is running: the web chat is off; HTTP API: POST %s/agent/chat", Version(), base)
 	}
 	return fmt.Sprintf("hitlbot %s is running on %s: no chat channel is enabled (health: %s/healthz)", Version(), base, base)
+}
+
+// tryLine is what the ready line says after the URL when the demo runs:
+// one request to try. It stays on the ready line, which is the one line
+// serve prints on stdout (stderr holds the JSON log only), and in
+// English, as the rest of that line is.
+func tryLine() string {
+	return fmt.Sprintf("; try: %s (%s)", tryExample.request, words.Text(words.EN, tryExample.what))
 }
 
 // mux routes /healthz, /readyz, /metrics, the API and the web chat.
