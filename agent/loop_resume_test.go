@@ -139,6 +139,36 @@ func TestResumeAfterRestart(t *testing.T) {
 	}
 }
 
+// A resumed turn is a turn: it may ask for another approval and take its
+// outcome itself. When it ends it holds nothing as its own.
+func TestResumedTurnAsksAgain(t *testing.T) {
+	model := scripted(func(req agent.Request) (agent.Response, error) {
+		last := req.Messages[len(req.Messages)-1]
+		switch {
+		case last.Role == agent.RoleUser:
+			return agent.Response{Message: agent.Message{ToolCalls: []agent.ToolCall{call("c-1", "erase", "first")}}}, nil
+		case last.Role == agent.RoleTool && last.ToolCallID == "c-1":
+			return agent.Response{Message: agent.Message{ToolCalls: []agent.ToolCall{call("c-2", "erase", "second")}}}, nil
+		}
+		return agent.Response{Message: agent.Message{Content: "both done"}}, nil
+	})
+	h := newHarness(t, model)
+	first := h.suspend(t, "s1", "erase both")
+	h.decide(t, first, approval.Approve)
+	second := h.nextApproval(t) // asked by the resumed turn
+	h.decide(t, second, approval.Approve)
+	r := h.nextResumed(t)
+	if r.to.Resumed != first.ID || r.res.Text != "both done" || len(r.res.Actions) != 2 || r.res.Actions[1].Status != approval.StatusExecuted {
+		t.Fatalf("resumed = %+v", r)
+	}
+	if n := h.current().Owned(); n != 0 {
+		t.Fatalf("%d approvals still owned after the resumed turn ended", n)
+	}
+	if h.del.Runs.Load() != 2 {
+		t.Fatalf("erase ran %d times", h.del.Runs.Load())
+	}
+}
+
 // A turn that runs out of time while waiting says the approval is still
 // open (not that the work stopped); the late decision resumes it: the
 // "still waiting" note leaves the history and the model answers.

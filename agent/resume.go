@@ -125,6 +125,7 @@ func (l *Loop) resume(in Inbound, a *approval.Approval, o approval.Outcome) (to 
 	conv.Suspended = slices.Delete(slices.Clone(conv.Suspended), i, i+1)
 	ts := l.newTurn(s.inbound(in.Session), log)
 	defer ts.releaseWith(l)
+	defer func() { l.disown(ts.owned...) }()
 	ts.conv = conv
 	cos := l.settleSuspension(ctx, &ts.conv, s, a, o)
 	for j, co := range cos {
