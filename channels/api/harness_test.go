@@ -184,6 +184,12 @@ func newHarness(t testing.TB, mod ...func(*setup)) *harness {
 // do sends a request and decodes the JSON answer into out (when non-nil).
 func (h *harness) do(method, path, token string, body any, out any) int {
 	h.t.Helper()
+	return h.doIn("", method, path, token, body, out)
+}
+
+// doIn is do with an Accept-Language header (none when empty).
+func (h *harness) doIn(acceptLang, method, path, token string, body any, out any) int {
+	h.t.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -204,6 +210,9 @@ func (h *harness) do(method, path, token string, body any, out any) int {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if acceptLang != "" {
+		req.Header.Set("Accept-Language", acceptLang)
+	}
 	resp, err := h.srv.Client().Do(req)
 	if err != nil {
 		h.t.Fatal(err)

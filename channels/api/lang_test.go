@@ -2,8 +2,6 @@ package api_test
 
 import (
 	"context"
-	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -14,41 +12,6 @@ import (
 	"github.com/hitlbot/hitlbot/internal/waitfor"
 	"github.com/hitlbot/hitlbot/words"
 )
-
-// doIn is harness.do with an Accept-Language header (none when empty).
-func (h *harness) doIn(acceptLang, method, path, token string, body, out any) int {
-	h.t.Helper()
-	var rd io.Reader
-	if body != nil {
-		j, err := json.Marshal(body)
-		if err != nil {
-			h.t.Fatal(err)
-		}
-		rd = strings.NewReader(string(j))
-	}
-	req, err := http.NewRequest(method, h.srv.URL+path, rd)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	if acceptLang != "" {
-		req.Header.Set("Accept-Language", acceptLang)
-	}
-	resp, err := h.srv.Client().Do(req)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		h.t.Fatalf("%s %s: decoding %s: %v", method, path, raw, err)
-	}
-	return resp.StatusCode
-}
 
 // langs are the ways a request comes to speak a language: the API's
 // configured Lang, and the request's Accept-Language, which wins when it
