@@ -59,6 +59,56 @@ type Checker interface {
 	Check(args json.RawMessage) error
 }
 
+// Foreign is a Tool that another program defines (a tool of an MCP
+// server): its description, schema and risk hints are that program's word,
+// and they can change while a call waits for a person. Two things follow.
+// Every call's payload hash pins the definition (approval.PinnedHash), so
+// an approval binds the tool as it was shown, and Dispatch refuses a call
+// whose tool has changed since (approval.ErrToolChanged). And the card
+// says where the call's effect came from (EffectSource).
+//
+// A wrapper (metrics) keeps a Foreign tool foreign by having an
+// Unwrap() Tool method; AsForeign follows it.
+type Foreign interface {
+	Tool
+	// Definition is the hex sha256 of the tool's definition as it is
+	// offered now: everything a person or the model reads of it (server,
+	// name, description, input schema, annotations).
+	Definition() string
+	// EffectSource says where Effect came from ("annotation readOnlyHint
+	// from trusted server fs", "untrusted server fs").
+	EffectSource() approval.Words
+}
+
+// AsForeign returns t as a Foreign tool, looking through wrappers.
+func AsForeign(t Tool) (Foreign, bool) {
+	for t != nil {
+		if f, ok := t.(Foreign); ok {
+			return f, true
+		}
+		u, ok := t.(interface{ Unwrap() Tool })
+		if !ok {
+			return nil, false
+		}
+		t = u.Unwrap()
+	}
+	return nil, false
+}
+
+// HashCall canonicalizes a call's arguments and returns them with the
+// call's payload hash: approval.PayloadHash, or for a Foreign tool
+// approval.PinnedHash with its definition as it is now.
+func HashCall(t Tool, name string, args []byte) (json.RawMessage, string, error) {
+	canon, hash, err := approval.HashCall(name, args)
+	if err != nil {
+		return nil, "", err
+	}
+	if f, ok := AsForeign(t); ok {
+		hash = approval.PinnedHash(name, canon, f.Definition())
+	}
+	return canon, hash, nil
+}
+
 // Output is what a tool run produced.
 type Output struct {
 	// Content is the result text shown to the model and the user.
@@ -69,6 +119,11 @@ type Output struct {
 
 // Registry holds the tools by name and validates arguments against their
 // schemas. It implements approval.Dispatcher.
+//
+// Tools come in groups, each replaced whole by whoever owns it: the
+// built-in tools (group "", replaced by a config reload) and one group per
+// MCP server (replaced when the server's tool list changes). A name is
+// unique across all groups.
 type Registry struct {
 	mu    sync.RWMutex
 	tools map[string]entry
@@ -77,44 +132,77 @@ type Registry struct {
 type entry struct {
 	tool     Tool
 	resolved *jsonschema.Resolved
+	group    string
 }
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry { return &Registry{tools: map[string]entry{}} }
 
-// Register adds tools; a duplicate name or a schema that does not resolve is an error.
+// Register adds tools to the built-in group; a duplicate name or a schema
+// that does not resolve is an error.
 func (r *Registry) Register(tools ...Tool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, t := range tools {
-		if _, dup := r.tools[t.Name()]; dup {
-			return fmt.Errorf("tool %q registered twice", t.Name())
-		}
-		s := t.Schema()
-		if s == nil {
-			return fmt.Errorf("tool %q has no argument schema", t.Name())
-		}
-		res, err := s.Resolve(nil)
-		if err != nil {
-			return fmt.Errorf("tool %q: schema: %w", t.Name(), err)
-		}
-		r.tools[t.Name()] = entry{t, res}
+	add, err := r.resolve("", tools, r.tools)
+	if err != nil {
+		return err
+	}
+	for name, e := range add {
+		r.tools[name] = e
 	}
 	return nil
 }
 
-// Replace swaps the whole tool set at once (a config reload). Nothing
-// changes if any tool is invalid. Calls already dispatched finish with the
-// tool they started with; an approval decided later runs the tool
-// registered under its name at that time, or fails as unknown.
-func (r *Registry) Replace(tools ...Tool) error {
-	next := NewRegistry()
-	if err := next.Register(tools...); err != nil {
+// resolve checks tools for group against the names taken and resolves
+// their schemas.
+func (r *Registry) resolve(group string, tools []Tool, taken map[string]entry) (map[string]entry, error) {
+	add := make(map[string]entry, len(tools))
+	for _, t := range tools {
+		name := t.Name()
+		_, dup := taken[name]
+		if _, again := add[name]; dup || again {
+			return nil, fmt.Errorf("tool %q registered twice", name)
+		}
+		s := t.Schema()
+		if s == nil {
+			return nil, fmt.Errorf("tool %q has no argument schema", name)
+		}
+		res, err := s.Resolve(nil)
+		if err != nil {
+			return nil, fmt.Errorf("tool %q: schema: %w", name, err)
+		}
+		add[name] = entry{t, res, group}
+	}
+	return add, nil
+}
+
+// Replace swaps the built-in tools at once (a config reload); SetGroup
+// does the same for another group.
+func (r *Registry) Replace(tools ...Tool) error { return r.SetGroup("", tools...) }
+
+// SetGroup swaps the tools of one group at once. Nothing changes if any
+// tool is invalid or takes a name of another group. Calls already
+// dispatched finish with the tool they started with; an approval decided
+// later runs the tool registered under its name at that time (for a
+// Foreign tool, only if its definition is the one approved), or fails as
+// unknown.
+func (r *Registry) SetGroup(group string, tools ...Tool) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	others := make(map[string]entry, len(r.tools))
+	for name, e := range r.tools {
+		if e.group != group {
+			others[name] = e
+		}
+	}
+	add, err := r.resolve(group, tools, others)
+	if err != nil {
 		return err
 	}
-	r.mu.Lock()
-	r.tools = next.tools
-	r.mu.Unlock()
+	for name, e := range add {
+		others[name] = e
+	}
+	r.tools = others
 	return nil
 }
 
@@ -188,6 +276,14 @@ func (r *Registry) Dispatch(ctx context.Context, c approval.Call) (res approval.
 	t, verr := r.Validate(c.Tool, c.Args)
 	if verr != nil {
 		return res, fmt.Errorf("%w: %v", approval.ErrNotRun, verr)
+	}
+	if f, ok := AsForeign(t); ok {
+		// What runs must be what was shown: the hash the call carries
+		// pins the definition it was hashed with.
+		canon, err := approval.Canonicalize(c.Args)
+		if err != nil || c.PayloadSHA256 == "" || approval.PinnedHash(c.Tool, canon, f.Definition()) != c.PayloadSHA256 {
+			return res, fmt.Errorf("%w: %w: %s", approval.ErrNotRun, approval.ErrToolChanged, c.Tool)
+		}
 	}
 	defer func() {
 		if p := recover(); p != nil {

@@ -279,7 +279,7 @@ func (l *Loop) handleCalls(ctx context.Context, ts *turnState, calls []ToolCall)
 			continue
 		}
 		p.tool = t
-		args, hash, err := approval.HashCall(c.Name, c.Args)
+		args, hash, err := HashCall(t, c.Name, c.Args)
 		if err != nil {
 			p.answer(approval.StatusInvalid, true, "Error: "+err.Error())
 			continue
@@ -298,7 +298,11 @@ func (l *Loop) handleCalls(ctx context.Context, ts *turnState, calls []ToolCall)
 			blast, p.preview = as.Assess(ctx, args)
 			p.assessed = true
 		}
-		v, err := l.cfg.Engine.Evaluate(ctx, policy, approval.CallInfo{Session: ts.in.Session, User: ts.in.User, Tool: c.Name, Effect: t.Effect(args), Hash: hash, Confidence: conf, Blast: blast})
+		info := approval.CallInfo{Session: ts.in.Session, User: ts.in.User, Tool: c.Name, Effect: t.Effect(args), Hash: hash, Confidence: conf, Blast: blast}
+		if f, ok := AsForeign(t); ok {
+			info.EffectSource = f.EffectSource()
+		}
+		v, err := l.cfg.Engine.Evaluate(ctx, policy, info)
 		if err != nil {
 			log.Error("policy evaluation failed; not running the call", "tool", c.Name, "err", err)
 			p.answer(approval.StatusFailed, true, l.words.notRun+approval.UserMessageIn(err, l.cfg.Lang))
@@ -306,7 +310,7 @@ func (l *Loop) handleCalls(ctx context.Context, ts *turnState, calls []ToolCall)
 		}
 		p.verdict = v
 		if !v.NeedsApproval {
-			res, err := l.cfg.Tools.Dispatch(ctx, approval.Call{Tool: c.Name, Args: args, CallID: c.ID})
+			res, err := l.cfg.Tools.Dispatch(ctx, approval.Call{Tool: c.Name, Args: args, PayloadSHA256: hash, CallID: c.ID})
 			switch {
 			case err != nil && errors.Is(err, approval.ErrNotRun):
 				p.answer(approval.StatusFailed, true, "Error: "+err.Error())

@@ -29,6 +29,12 @@ type Dispatcher interface {
 // ErrNotRun marks a dispatch error that happened before the tool started.
 var ErrNotRun = errors.New("tool did not run")
 
+// ErrToolChanged marks a dispatch refused because the tool's definition
+// (an MCP server's input schema, annotations or description) is no longer
+// the one the call's payload hash pinned: what a person approved is not
+// what would run. It always comes with ErrNotRun.
+var ErrToolChanged = errors.New("the tool's definition changed since the call was shown")
+
 // NopNotifier shows nothing; it serves engines whose callers poll (tests,
 // benchmarks, the HTTP API without a chat).
 type NopNotifier struct{}

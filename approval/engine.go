@@ -552,6 +552,16 @@ func (e *Engine) execute(ctx context.Context, a *Approval, cached *Outcome) Outc
 		}
 		r, err := e.dispatch(ctx, c)
 		switch {
+		case err != nil && errors.Is(err, ErrToolChanged):
+			// The server changed the tool between the card and the
+			// decision: the decision approved another tool than the
+			// one that would run. Refused as tampered; nothing runs.
+			e.audit(a, audit.EventTampered, a.DecidedBy, SourceSystem, StatusTampered, "tool definition changed: "+c.Tool)
+			e.log.Warn("the tool changed after its card was shown; not run", "approval_id", a.ID, "tool", c.Tool)
+			r = Result{Tool: c.Tool, CallID: c.CallID, Status: StatusFailed, IsError: true, Content: words.In(e.cfg.Lang, words.NotRunToolChanged, c.Tool)}
+			if state == StateExecuted {
+				state, errText = StateFailed, "tool definition changed; not run"
+			}
 		case err != nil && errors.Is(err, ErrNotRun):
 			r = Result{Tool: c.Tool, CallID: c.CallID, Status: StatusFailed, IsError: true, Content: err.Error()}
 			if state == StateExecuted {

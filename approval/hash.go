@@ -133,6 +133,23 @@ func PayloadHash(tool string, canonicalArgs []byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// PinnedHash returns the payload hash of a call to a tool whose definition
+// is pinned with it (a tool an MCP server defines): the hex sha256 of the
+// tool name, a newline, the canonical JSON of the arguments, a newline and
+// the definition's own digest. Canonical JSON holds no raw newline, so the
+// three parts cannot be confused. An approval bound to this hash binds
+// the definition that was shown: when the server changes the tool, the
+// hash it has now is another, and the call is refused (ErrToolChanged).
+func PinnedHash(tool string, canonicalArgs []byte, definition string) string {
+	h := sha256.New()
+	h.Write([]byte(tool))
+	h.Write([]byte{'\n'})
+	h.Write(canonicalArgs)
+	h.Write([]byte{'\n'})
+	h.Write([]byte(definition))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
 // HashCall canonicalizes args and returns them with the payload hash.
 // Empty args count as {}.
 func HashCall(tool string, args []byte) (json.RawMessage, string, error) {

@@ -149,3 +149,47 @@ func FuzzCanonicalize(f *testing.F) {
 		}
 	})
 }
+
+// pinnedHashTests are hashed into testdata/pinned_hashes.golden, as
+// hashTests: the same call under two definitions, and two calls under one.
+var pinnedHashTests = []struct{ tool, args, definition string }{
+	{"fs__write_file", `{"path":"/srv/share/a.txt","content":"hi"}`, "3f1c0d5e6a7b8c9d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f"},
+	{"fs__write_file", `{"content":"hi","path":"/srv/share/a.txt"}`, "3f1c0d5e6a7b8c9d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f"},
+	{"fs__write_file", `{"content":"hi","path":"/srv/share/a.txt"}`, "00000000000000000000000000000000000000000000000000000000000000ff"},
+	{"fs__read_file", `{"path":"/srv/share/a.txt"}`, "3f1c0d5e6a7b8c9d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f"},
+}
+
+func TestPinnedHashGolden(t *testing.T) {
+	var b strings.Builder
+	for _, tt := range pinnedHashTests {
+		args, plain, err := HashCall(tt.tool, []byte(tt.args))
+		if err != nil {
+			t.Fatalf("%s %s: %v", tt.tool, tt.args, err)
+		}
+		h := PinnedHash(tt.tool, args, tt.definition)
+		if h == plain || len(h) != 64 {
+			t.Fatalf("%s: a pinned hash must differ from the plain one", tt.tool)
+		}
+		fmt.Fprintf(&b, "%s %s %s %s\n", h, tt.tool, args, ShortHash(tt.definition))
+	}
+	const golden = "testdata/pinned_hashes.golden"
+	if *update {
+		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if b.String() != string(want) {
+		t.Errorf("pinned hashes changed:\n got:\n%s\nwant:\n%s", b.String(), want)
+	}
+	lines := strings.Split(b.String(), "\n")
+	if lines[0][:64] != lines[1][:64] {
+		t.Error("the same arguments in another key order hash differently")
+	}
+	if lines[1][:64] == lines[2][:64] {
+		t.Error("the same call under another definition hashes the same: the definition is not pinned")
+	}
+}

@@ -329,6 +329,10 @@ type CallInfo struct {
 	Confidence float64
 	// Blast is what the tool measured of the call before asking, if anything.
 	Blast Blast
+	// EffectSource says where Effect came from when that is not the tool's
+	// own code (an MCP tool: a trusted server's annotation, or an untrusted
+	// server); the reason ends with it, unless tools.<name>.risk overrides.
+	EffectSource Words
 }
 
 // Verdict is the policy's answer for one call.
@@ -398,6 +402,9 @@ func (p *Policy) Evaluate(c CallInfo, hasGrant func() (bool, error)) (Verdict, e
 		threshold = tp.ConfidenceThreshold
 	}
 	say := func(ask bool, w Words) (Verdict, error) {
+		if tp.Risk == "" && !c.EffectSource.IsZero() {
+			w = joinWords(w, c.EffectSource)
+		}
 		v.NeedsApproval, v.Reason, v.ReasonZH = ask, w.EN, w.ZH
 		return v, nil
 	}

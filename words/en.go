@@ -25,6 +25,7 @@ var en = map[Key]string{
 
 	NotRunUnreplicated: "not run: the decision could not be copied to the store's replicas in time",
 	NotRunNoAudit:      "not run: the audit trail is unavailable",
+	NotRunToolChanged:  "not run: %s changed on its server after this card was shown (its description, input schema or annotations); what was approved is not what would run. Ask again to see the new definition",
 	CancelNotShown:     "the approval could not be shown",
 
 	ErrNotFound:    "That approval does not exist (or has been removed).",
@@ -48,7 +49,12 @@ var en = map[Key]string{
 	ReasonMedium:        "MEDIUM risk",
 	ReasonRows:          "affects %d rows, more than %d",
 	ReasonRowsAtMost:    "may affect up to %d rows, more than %d",
-	ReasonSep:           "; ",
+
+	MCPRiskReadOnly:       "annotation readOnlyHint from trusted server %s",
+	MCPRiskNotDestructive: "annotation destructiveHint: false from trusted server %s",
+	MCPRiskDestructive:    "trusted server %s does not say the tool is read-only or harmless",
+	MCPRiskUntrusted:      "untrusted server %s: its annotations are ignored",
+	ReasonSep:             "; ",
 
 	EffectRead:        "read",
 	EffectWrite:       "write",

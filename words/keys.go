@@ -38,6 +38,7 @@ const (
 	// engine: said after the outcome's sentence.
 	NotRunUnreplicated // the claim did not reach the store's replicas in time
 	NotRunNoAudit      // the audit trail could not record the approval
+	NotRunToolChanged  // the tool's definition changed after the card; args: the tool
 	CancelNotShown     // the approval's card could not be shown
 
 	// Errors as a chat user reads them (approval.UserMessageIn), by kind.
@@ -64,6 +65,13 @@ const (
 	ReasonRows          // args: rows affected, the limit
 	ReasonRowsAtMost    // args: rows it may affect, the limit
 	ReasonSep           // joins two reasons
+
+	// Where an MCP tool's effect (and so its risk) came from: said after
+	// the policy's reason. args: the server's name.
+	MCPRiskReadOnly       // a trusted server's readOnlyHint: true
+	MCPRiskNotDestructive // a trusted server's destructiveHint: false
+	MCPRiskDestructive    // a trusted server's tool that may destroy (destructiveHint true or absent)
+	MCPRiskUntrusted      // an untrusted server: its annotations count for nothing
 
 	// The names of effects, inside ReasonHigh.
 	EffectRead

@@ -25,6 +25,7 @@ var zh = map[Key]string{
 
 	NotRunUnreplicated: "未执行：审批决定未能及时同步到存储的副本",
 	NotRunNoAudit:      "未执行：审计日志不可用",
+	NotRunToolChanged:  "未执行：此卡片发出后，%s 在其服务器上的定义（说明、输入结构或注解）已改变，批准的内容与将要执行的不一致。请重新发起，查看新的定义",
 	CancelNotShown:     "审批卡片未能发出",
 
 	ErrNotFound:    "找不到此审批（可能已被删除）。",
@@ -49,6 +50,11 @@ var zh = map[Key]string{
 	ReasonRows:          "影响 %d 行，超过 %d 行",
 	ReasonRowsAtMost:    "最多影响 %d 行，超过 %d 行",
 	ReasonSep:           "；",
+
+	MCPRiskReadOnly:       "来自受信任服务器 %s 的注解 readOnlyHint",
+	MCPRiskNotDestructive: "来自受信任服务器 %s 的注解 destructiveHint: false",
+	MCPRiskDestructive:    "受信任服务器 %s 未声明该工具只读或无破坏性",
+	MCPRiskUntrusted:      "服务器 %s 未受信任：忽略其注解",
 
 	EffectRead:        "读取",
 	EffectWrite:       "写入",
