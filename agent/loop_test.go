@@ -179,6 +179,7 @@ type harness struct {
 	del     *hitltest.Tool
 	write   *hitltest.Tool
 	drop    *dropTool
+	reg     *agent.Registry
 	cfg     agent.LoopConfig
 }
 
@@ -202,7 +203,7 @@ func newHarness(t *testing.T, model agent.Model, mod ...func(*agent.LoopConfig))
 	if err := eng.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	h.engine = eng
+	h.engine, h.reg = eng, reg
 	pol, err := approval.NewPolicy(approval.DefaultPolicyConfig())
 	if err != nil {
 		t.Fatal(err)

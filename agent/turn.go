@@ -242,13 +242,16 @@ func (l *Loop) specs() []ToolSpec {
 
 // prepared is one tool call after validation and policy.
 type prepared struct {
-	call     ToolCall
-	tool     Tool
-	args     json.RawMessage
-	hash     string
-	verdict  approval.Verdict
-	preview  string
-	assessed bool // preview was made by the tool's Assess
+	call ToolCall
+	tool Tool
+	args json.RawMessage
+	hash string
+	// definition is the digest of a Foreign tool's definition, which
+	// hash pins; empty for a built-in tool.
+	definition string
+	verdict    approval.Verdict
+	preview    string
+	assessed   bool // preview was made by the tool's Assess
 	// reply (what the model is told), status and isError are the call's
 	// answer, set by answer.
 	reply   string
@@ -300,7 +303,7 @@ func (l *Loop) handleCalls(ctx context.Context, ts *turnState, calls []ToolCall)
 		}
 		info := approval.CallInfo{Session: ts.in.Session, User: ts.in.User, Tool: c.Name, Effect: t.Effect(args), Hash: hash, Confidence: conf, Blast: blast}
 		if f, ok := AsForeign(t); ok {
-			info.EffectSource = f.EffectSource()
+			info.EffectSource, p.definition = f.EffectSource(), f.Definition()
 		}
 		v, err := l.cfg.Engine.Evaluate(ctx, policy, info)
 		if err != nil {
@@ -354,7 +357,7 @@ func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared) {
 			p.preview = preview
 		}
 		preview := p.preview
-		calls[i] = approval.Call{Tool: p.call.Name, Args: p.args, Summary: clip.Runes(clip.FirstLine(preview), 200), CallID: p.call.ID}
+		calls[i] = approval.Call{Tool: p.call.Name, Args: p.args, Definition: p.definition, Summary: clip.Runes(clip.FirstLine(preview), 200), CallID: p.call.ID}
 		summaries = append(summaries, p.call.Name+": "+clip.Runes(clip.FirstLine(preview), 200))
 		previews = append(previews, preview)
 		reasons = append(reasons, p.verdict.Reason)

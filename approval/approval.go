@@ -212,13 +212,27 @@ type Call struct {
 	Tool string `json:"tool"`
 	// Args is the canonical JSON of the arguments (see Canonicalize).
 	Args json.RawMessage `json:"args"`
-	// PayloadSHA256 is PayloadHash(Tool, Args).
+	// PayloadSHA256 is the call's Hash: PayloadHash(Tool, Args), or with
+	// a Definition PinnedHash(Tool, Args, Definition).
 	PayloadSHA256 string `json:"payload_sha256"`
+	// Definition, for a tool another program defines (an MCP server's),
+	// is the digest of the tool's definition when the call was made; the
+	// payload hash pins it, so what is approved is that tool as shown.
+	Definition string `json:"definition,omitempty"`
 	// Summary is a short human description of the call (the tool's preview).
 	Summary string `json:"summary,omitempty"`
 	// CallID is the model's id for this call, if any, so the result can be
 	// matched back to it.
 	CallID string `json:"call_id,omitempty"`
+}
+
+// Hash returns the payload hash the call's tool, arguments and definition
+// give; Args must be canonical.
+func (c Call) Hash() string {
+	if c.Definition != "" {
+		return PinnedHash(c.Tool, c.Args, c.Definition)
+	}
+	return PayloadHash(c.Tool, c.Args)
 }
 
 // CardRef is one message that shows an approval: a Feishu message id, a

@@ -276,6 +276,9 @@ func (e *Engine) Request(ctx context.Context, r Request) (*Approval, error) {
 			return nil, E(op, errkind.Invalid, "", fmt.Errorf("call %d (%s): %w", i, c.Tool, err))
 		}
 		c.Args, c.PayloadSHA256 = args, hash
+		if c.Definition != "" {
+			c.PayloadSHA256 = c.Hash()
+		}
 		calls[i] = c
 	}
 	timeout := r.Verdict.Timeout

@@ -79,6 +79,9 @@ func (c *counterTool) Dispatch(ctx context.Context, call approval.Call) (approva
 	if mode == "notrun" {
 		return approval.Result{}, fmt.Errorf("%w: unknown tool %q", approval.ErrNotRun, call.Tool)
 	}
+	if mode == "changed" {
+		return approval.Result{}, fmt.Errorf("%w: %w: %s", approval.ErrNotRun, approval.ErrToolChanged, call.Tool)
+	}
 	n := c.runs.Add(1)
 	switch mode {
 	case "fail":
@@ -476,6 +479,34 @@ func TestTamperedHash(t *testing.T) {
 		}
 		if o := decide(t, f.a, a.ID, decision(a, approval.Approve, "bob")); o.Status != approval.StatusExecuted {
 			t.Fatalf("the honest decision after tampering = %+v", o)
+		}
+	})
+}
+
+// TestToolChangedAfterTheCard: the dispatcher says the tool's definition
+// is no longer the one the call pinned. The approval ends failed (it can
+// never run as approved), nothing ran, the audit trail has the attempt as
+// tampered, and the pinned hash survives the store.
+func TestToolChangedAfterTheCard(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, be backend) {
+		f := newFixture(t, be)
+		a := request(t, f.a, func(r *approval.Request) {
+			r.Calls = []approval.Call{{Tool: "fs__write_file", Args: json.RawMessage(`{"path":"a.txt","content":"hi"}`), Definition: strings.Repeat("d", 64), CallID: "c1"}}
+		})
+		pinned := approval.PinnedHash("fs__write_file", []byte(`{"content":"hi","path":"a.txt"}`), strings.Repeat("d", 64))
+		if a.PayloadSHA256 != pinned || a.Calls[0].PayloadSHA256 != pinned {
+			t.Fatalf("the approval's hash %s is not the pinned one %s", a.PayloadSHA256, pinned)
+		}
+		f.tool.mode.Store("changed")
+		o := decide(t, f.b, a.ID, decision(a, approval.Approve, "bob"))
+		if o.Status != approval.StatusFailed || !strings.Contains(o.Content, "changed on its server") {
+			t.Fatalf("outcome = %+v", o)
+		}
+		if f.tool.runs.Load() != 0 || f.audit.count(a.ID, audit.EventTampered) != 1 {
+			t.Fatalf("%d runs, %d tampered records", f.tool.runs.Load(), f.audit.count(a.ID, audit.EventTampered))
+		}
+		if got, _ := f.a.Get(context.Background(), a.ID); got.State != approval.StateFailed {
+			t.Fatalf("state = %s, want failed", got.State)
 		}
 	})
 }

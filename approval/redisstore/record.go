@@ -132,8 +132,11 @@ type frozen struct {
 type frozenCall struct {
 	Tool string          `json:"t"`
 	Args json.RawMessage `json:"a"`
-	// Hash is the call's payload hash when it is not
-	// approval.PayloadHash(Tool, Args), which it nearly always is.
+	// Def is the call's tool definition digest, if it pins one.
+	Def string `json:"d,omitempty"`
+	// Hash is the call's payload hash when it is not the one its tool,
+	// arguments and definition give (approval.Call.Hash), which it
+	// nearly always is.
 	Hash    *string `json:"h,omitempty"`
 	Summary string  `json:"s,omitempty"`
 	CallID  string  `json:"i,omitempty"`
@@ -153,8 +156,8 @@ func encodeRecord(a *approval.Approval) (fields, error) {
 		if err != nil {
 			return nil, err
 		}
-		fc := frozenCall{Tool: c.Tool, Args: args, Summary: c.Summary, CallID: c.CallID}
-		if approval.PayloadHash(c.Tool, args) != c.PayloadSHA256 {
+		fc := frozenCall{Tool: c.Tool, Args: args, Def: c.Definition, Summary: c.Summary, CallID: c.CallID}
+		if (approval.Call{Tool: c.Tool, Args: args, Definition: c.Definition}).Hash() != c.PayloadSHA256 {
 			h := c.PayloadSHA256
 			fc.Hash = &h
 		}
@@ -392,11 +395,12 @@ func decodeFixed(a *approval.Approval, f record) error {
 		a.Calls = make([]approval.Call, len(fr.Calls))
 	}
 	for i, c := range fr.Calls {
-		h := approval.PayloadHash(c.Tool, c.Args)
+		call := approval.Call{Tool: c.Tool, Args: c.Args, Definition: c.Def, Summary: c.Summary, CallID: c.CallID}
+		call.PayloadSHA256 = call.Hash()
 		if c.Hash != nil {
-			h = *c.Hash
+			call.PayloadSHA256 = *c.Hash
 		}
-		a.Calls[i] = approval.Call{Tool: c.Tool, Args: c.Args, PayloadSHA256: h, Summary: c.Summary, CallID: c.CallID}
+		a.Calls[i] = call
 	}
 	a.Risk, a.Summary, a.Preview, a.Reason, a.ReasonZH, a.GrantWindow = fr.Risk, fr.Summary, fr.Preview, fr.Reason, fr.ReasonZH, fr.Grant
 	return nil

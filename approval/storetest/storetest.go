@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -42,6 +43,7 @@ type storeTest struct {
 
 var tests = []storeTest{
 	{"PutGet", testPutGet},
+	{"PinnedCallsRoundTrip", testPinnedCalls},
 	{"GetMissing", testGetMissing},
 	{"PutDuplicate", testPutDuplicate},
 	{"Supersede", testSupersede},
@@ -178,6 +180,26 @@ func testPutGet(t *testing.T, s approval.Store, _ func(time.Duration)) {
 	}
 	if err := s.Ping(ctx(t)); err != nil {
 		t.Fatalf("Ping: %v", err)
+	}
+}
+
+// testPinnedCalls: a batch with a call that pins its tool's definition
+// (an MCP tool) comes back with the definition and the pinned hash.
+func testPinnedCalls(t *testing.T, s approval.Store, _ func(time.Duration)) {
+	a := NewApproval(t)
+	args, _, err := approval.HashCall("fs__write_file", []byte(`{"path":"/srv/share/a.txt","content":"hi"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinned := approval.Call{Tool: "fs__write_file", Args: args, Definition: strings.Repeat("ab", 32), CallID: "call-2"}
+	pinned.PayloadSHA256 = pinned.Hash()
+	a.Calls = append(a.Calls, pinned)
+	a.PayloadSHA256 = approval.BatchHash(a.Calls)
+	put(t, s, a)
+	got := get(t, s, a.ID)
+	if len(got.Calls) != 2 || got.Calls[1].Definition != pinned.Definition || got.Calls[1].PayloadSHA256 != pinned.PayloadSHA256 ||
+		got.Calls[1].PayloadSHA256 == approval.PayloadHash(pinned.Tool, pinned.Args) || got.PayloadSHA256 != a.PayloadSHA256 {
+		t.Fatalf("calls after Put and Get: %+v", got.Calls)
 	}
 }
 
