@@ -161,3 +161,9 @@ func (l *lockedBuf) String() string {
 }
 
 var _ = httptest.NewServer
+
+func mcptestNew() *mcptest.Server { return mcptest.New() }
+
+func slogTo(w *lockedBuf) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
