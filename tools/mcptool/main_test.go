@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 
@@ -22,10 +23,11 @@ import (
 const (
 	serveEnv   = "MCPTOOL_TEST_SERVE"
 	callLogEnv = "MCPTOOL_TEST_CALL_LOG"
+	secretEnv  = "MCPTOOL_TEST_SECRET"
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(serveEnv) == "stdio" {
+	if os.Getenv(serveEnv) == "serve-stdio" {
 		var opts []mcptest.Option
 		if p := os.Getenv(callLogEnv); p != "" {
 			f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
@@ -35,7 +37,13 @@ func TestMain(m *testing.M) {
 			}
 			opts = append(opts, mcptest.WithCallLog(f))
 		}
-		fmt.Fprintln(os.Stderr, "mcptest serving on stdio")
+		// What the parent's log must show scrubbed or not at all.
+		var names []string
+		for _, kv := range os.Environ() {
+			n, _, _ := strings.Cut(kv, "=")
+			names = append(names, n)
+		}
+		fmt.Fprintf(os.Stderr, "mcptest serving on stdio; env names: %s; secret: %s\n", strings.Join(names, ","), os.Getenv(secretEnv))
 		if err := mcptest.New(opts...).ServeStdio(context.Background()); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 		}

@@ -228,3 +228,16 @@ func TestCallAfterCloseIsNotRun(t *testing.T) {
 		t.Fatal("the server saw the call")
 	}
 }
+
+func TestCallOnAClosedSessionIsNotRun(t *testing.T) {
+	m, srv := startInMemory(t, ServerConfig{}, nil)
+	echo := find(t, m.Tools(), "t__echo")
+	_ = m.servers[0].session().Close() // closed under the manager's feet
+	_, err := echo.Run(context.Background(), json.RawMessage(`{"text":"x"}`))
+	if !errors.Is(err, approval.ErrNotRun) {
+		t.Fatalf("got %v; want ErrNotRun", err)
+	}
+	if srv.Calls("echo") != 0 {
+		t.Fatal("the server saw the call")
+	}
+}

@@ -87,8 +87,10 @@ func (t *tool) Preview(_ context.Context, args json.RawMessage) (string, error) 
 
 // Run calls the tool on the server.
 //
-//   - The server is down (not connected when the call starts): nothing was
-//     sent; an error wrapping approval.ErrNotRun.
+//   - The server is down (not connected when the call starts), or the SDK
+//     refused to send because the connection was closing
+//     (mcp.ErrConnectionClosed): nothing was sent; an error wrapping
+//     approval.ErrNotRun.
 //   - The server answered with isError: Output with IsError.
 //   - The call timed out: the SDK tells the server (notifications/cancelled);
 //     the effect is unknown, so a plain error (the approval freezes).
@@ -113,6 +115,13 @@ func (t *tool) Run(ctx context.Context, args json.RawMessage) (agent.Output, err
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: t.remote, Arguments: arguments})
 	if err != nil {
 		t.srv.errors.Add(1)
+		if errors.Is(err, mcp.ErrConnectionClosed) {
+			// The SDK (v1.8.0, jsonrpc2) says this only of a call it
+			// refused to write because the connection was already closing,
+			// or that the peer refused because it was closing: never of a
+			// call in flight, which fails with the read error instead.
+			return agent.Output{}, fmt.Errorf("%w: MCP server %s: the connection was closed before the call was sent (%s)", approval.ErrNotRun, t.srv.cfg.Name, t.srv.scrub.scrub(err.Error()))
+		}
 		if context.Cause(ctx) == errTimeout {
 			return agent.Output{}, fmt.Errorf("%s: timed out after %s; the server was told to cancel, but it may have acted: effect unknown", t.name, t.callTimeout)
 		}
