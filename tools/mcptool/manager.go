@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -311,10 +312,17 @@ func (s *server) connect(ctx context.Context, onListChanged func(context.Context
 	cs, err := client.Connect(sctx, t, nil)
 	if err != nil {
 		cleanup()
-		if sctx.Err() != nil && ctx.Err() == nil {
-			return nil, nil, fmt.Errorf("no answer within start_timeout %s: %w", s.cfg.startTimeout(), err)
+		where := s.cfg.URL
+		if where == "" {
+			where = s.cfg.Command
 		}
-		return nil, nil, err
+		if sctx.Err() != nil && ctx.Err() == nil {
+			return nil, nil, fmt.Errorf("connecting to %s: no answer within start_timeout %s: %w", where, s.cfg.startTimeout(), err)
+		}
+		if msg := err.Error(); strings.Contains(msg, "Unauthorized") || strings.Contains(msg, "Forbidden") {
+			return nil, nil, fmt.Errorf("connecting to %s: %w (check the values of the headers' environment variables: %s)", where, err, strings.Join(headerEnvNames(s.cfg), ", "))
+		}
+		return nil, nil, fmt.Errorf("connecting to %s: %w", where, err)
 	}
 	list, _, err := s.list(sctx, cs)
 	if err != nil {
@@ -448,4 +456,17 @@ func Probe(ctx context.Context, c ServerConfig, opts Options) ([]ToolInfo, error
 		return nil, fmt.Errorf("MCP server %s: listing tools: %s", c.Name, s.scrub.scrub(err.Error()))
 	}
 	return infos, nil
+}
+
+// headerEnvNames are the names of the variables c's headers come from, sorted.
+func headerEnvNames(c ServerConfig) []string {
+	var out []string
+	for _, n := range c.Headers {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	if len(out) == 0 {
+		out = []string{"none configured"}
+	}
+	return out
 }
