@@ -22,7 +22,7 @@ const childSecret = "child-secret-4711"
 
 // stdioServer is a config that runs this test binary as the mcptest
 // server over stdio, logging its calls to the returned file.
-func stdioServer(t *testing.T) (ServerConfig, func(string) string, string) {
+func stdioServer(t testing.TB) (ServerConfig, func(string) string, string) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -35,7 +35,7 @@ func stdioServer(t *testing.T) (ServerConfig, func(string) string, string) {
 }
 
 // callLines are the lines of the call log that name tool.
-func callLines(t *testing.T, log, tool string) []string {
+func callLines(t testing.TB, log, tool string) []string {
 	b, err := os.ReadFile(log)
 	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
