@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/internal/redact"
+	"github.com/hitlbot/hitlbot/internal/waitfor"
 	"github.com/hitlbot/hitlbot/tools/mcptool/mcptest"
 )
 
@@ -45,6 +47,12 @@ func TestHTTPBothProtocolRevisions(t *testing.T) {
 		if err != nil || strings.Contains(out.Content, "tok-7f3a9c2e51") || !strings.Contains(out.Content, redact.Mark) {
 			t.Fatalf("whoami: %+v %v", out, err)
 		}
+		// tools/list_changed reaches the client on this revision too.
+		before := find(t, m.Tools(), "web__changing").(agent.Foreign).Definition()
+		srv.Change()
+		waitfor.True(t, "the changed definition over "+tt.protocol, func() bool {
+			return find(t, m.Tools(), "web__changing").(agent.Foreign).Definition() != before
+		})
 		_ = m.Close()
 		if strings.Contains(logs.String(), "tok-7f3a9c2e51") {
 			t.Errorf("the secret reached the log")
