@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 	"github.com/hitlbot/hitlbot/channels/feishu"
 	"github.com/hitlbot/hitlbot/cmd/bot/internal/config"
 	"github.com/hitlbot/hitlbot/internal/clip"
+	"github.com/hitlbot/hitlbot/tools/mcptool"
 	"github.com/hitlbot/hitlbot/words"
 )
 
@@ -38,6 +40,7 @@ const (
 	fixModelTools  = "check `model.openai.model` and `model.openai.base_url`: the endpoint must answer chat completions that offer tools"
 	fixFeishu      = "check `channels.feishu.app_id` and `HITLBOT_CHANNELS_FEISHU_APP_SECRET` against the console's 凭证与基础信息, and that this host reaches `channels.feishu.base_url`"
 	fixDingTalk    = "check `channels.dingtalk.client_id` and `HITLBOT_CHANNELS_DINGTALK_CLIENT_SECRET` against the console's 凭证与基础信息, and that this host reaches `channels.dingtalk.api_base_url`"
+	fixMCP         = "run `bot check -probe` for the server's own error; check `tools.mcp.servers[].command` (on PATH, with its args) or `url` (reachable, the headers' variables set), and raise `start_timeout` for a slow start"
 	doctorToolName = "doctor_ping"
 )
 
@@ -73,6 +76,7 @@ var doctorProbes = []struct {
 	{feishu.Name, probeFeishu},
 	{dingtalk.Name, probeDingTalk},
 	{"webhook", probeWebhook},
+	{"mcp", probeMCPServers},
 }
 
 // cmdDoctor is `bot doctor`: it loads the config as `bot check` does, then
@@ -250,6 +254,34 @@ func endpointHost(base string) string {
 // quiet is the logger of the channels doctor builds: their lines would
 // only repeat the finding.
 var quiet = slog.New(slog.DiscardHandler)
+
+// probeMCPServers starts each MCP server once, in parallel, and counts
+// the tools it lists.
+func probeMCPServers(ctx context.Context, cfg *config.Config, timeout time.Duration) finding {
+	servers := cfg.Tools.MCP.Servers
+	if len(servers) == 0 {
+		return skip("no servers configured")
+	}
+	lines := make([]string, len(servers))
+	failed := make([]bool, len(servers))
+	var wg sync.WaitGroup
+	for i, s := range servers {
+		s.StartTimeout = capped(startTimeout(s), timeout)
+		wg.Go(func() {
+			infos, err := mcptool.Probe(ctx, s, mcptool.Options{Getenv: os.Getenv, Version: Version()})
+			if err != nil {
+				lines[i], failed[i] = oneLine(err.Error()), true
+				return
+			}
+			lines[i] = fmt.Sprintf("%s lists %d tools", s.Name, len(infos))
+		})
+	}
+	wg.Wait()
+	if slices.Contains(failed, true) {
+		return fail(strings.Join(lines, "; "), fixMCP)
+	}
+	return ok(strings.Join(lines, "; "))
+}
 
 // probeFeishu gets a tenant access token with the configured app.
 func probeFeishu(ctx context.Context, cfg *config.Config, timeout time.Duration) finding {

@@ -220,6 +220,22 @@ var doctorCases = []doctorCase{
 		status: 1,
 		lines:  map[string][]string{"dingtalk": {"FAIL", "HTTP 400 invalidClientSecret", "fix: " + fixDingTalk}},
 	},
+	{
+		name: "mcp servers",
+		setup: func(t *testing.T) (map[string]string, string) {
+			return nil, mcpConfig(mcpServerYAML("fs", mcpTestURL(t)))
+		},
+		status: 0,
+		lines:  map[string][]string{"mcp": {"OK", "fs lists 12 tools"}},
+	},
+	{
+		name: "mcp server that does not start",
+		setup: func(t *testing.T) (map[string]string, string) {
+			return nil, mcpConfig(mcpServerYAML("fs", mcpTestURL(t)), "      - name: gone\n        command: /nonexistent/mcp-server\n")
+		},
+		status: 1,
+		lines:  map[string][]string{"mcp": {"FAIL", "fs lists 12 tools", "MCP server gone", "/nonexistent/mcp-server", "fix: " + fixMCP}},
+	},
 }
 
 func modelEnv(baseURL, key string) map[string]string {
@@ -274,7 +290,7 @@ func TestDoctor(t *testing.T) {
 			for _, l := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
 				parts = append(parts, strings.Fields(l)[0])
 			}
-			if got := strings.Join(parts, " "); got != "store model feishu dingtalk webhook" {
+			if got := strings.Join(parts, " "); got != "store model feishu dingtalk webhook mcp" {
 				t.Fatalf("parts %q, want the fixed order\n%s", got, out)
 			}
 			for part, want := range tt.lines {
@@ -345,7 +361,7 @@ func TestDoctorFixesInREADME(t *testing.T) {
 	if !strings.Contains(table, "run `bot doctor` first") {
 		t.Error("the troubleshooting section does not say to run bot doctor first")
 	}
-	for _, fix := range []string{fixRedis, fixAppendOnly, fixModel, fixModelTools, fixFeishu, fixDingTalk} {
+	for _, fix := range []string{fixRedis, fixAppendOnly, fixModel, fixModelTools, fixFeishu, fixDingTalk, fixMCP} {
 		if !strings.Contains(table, fix) {
 			t.Errorf("the troubleshooting table lacks %q", fix)
 		}

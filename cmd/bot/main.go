@@ -50,7 +50,9 @@ Commands:
   serve           run the server (the default): web chat, HTTP API, /healthz, /readyz, /metrics
   chat            chat with the agent in this terminal (approvals are y/N prompts)
   check           validate the config: list every problem (exit 1), or print the
-                  effective config with secrets shown as <secret> (exit 0)
+                  effective config with secrets shown as <secret> (exit 0);
+                  -probe also starts each MCP server once and lists its tools
+                  with the risk the policy gives them (exit 1 if one fails)
   doctor          probe the configured parts (Redis and its persistence, the model
                   endpoint with a tool, Feishu/DingTalk credentials): one line per
                   part, OK, WARN, FAIL with its fix, or SKIP; exit 1 on a FAIL
@@ -181,6 +183,7 @@ func printProblems(w io.Writer, opts config.Options, cfg *config.Config, ps conf
 // cmdCheck is `bot check`.
 func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	fs, c := newFlags("check", stderr)
+	probe := fs.Bool("probe", false, "also start each MCP server (tools.mcp.servers) once and list its tools with the risk the policy gives them")
 	if st := parse(fs, args); st >= 0 {
 		return st
 	}
@@ -200,6 +203,12 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "# hitlbot effective config (%s, environment, flags); secrets are shown as %s\n", src, config.Redacted)
 	stdout.Write(out)
+	if *probe {
+		if failed := probeMCP(context.Background(), cfg, stdout); failed > 0 {
+			fmt.Fprintf(stderr, "bot check -probe: %d MCP server(s) could not be probed (see above)\n", failed)
+			return 1
+		}
+	}
 	return 0
 }
 

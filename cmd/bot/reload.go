@@ -132,6 +132,11 @@ func (c *core) reload(ctx context.Context, opts config.Options, why string) {
 	if len(restart) > 0 {
 		log.Warn("config sections changed that only take effect after a restart", "sections", restart)
 	}
+	if !reflect.DeepEqual(c.running.Tools.MCP, cfg.Tools.MCP) {
+		// The MCP servers run as they were started until a restart.
+		log.Warn("config section tools.mcp changed; it takes effect after a restart")
+		cfg.Tools.MCP = c.running.Tools.MCP
+	}
 	toolsChanged := !reflect.DeepEqual(c.running.Tools, cfg.Tools)
 	if toolsChanged {
 		tctx, cancel := context.WithTimeout(ctx, 30*time.Second)

@@ -35,6 +35,7 @@ import (
 	"github.com/hitlbot/hitlbot/cmd/bot/internal/metrics"
 	"github.com/hitlbot/hitlbot/tools/demodb"
 	"github.com/hitlbot/hitlbot/tools/httptool"
+	"github.com/hitlbot/hitlbot/tools/mcptool"
 	"github.com/hitlbot/hitlbot/tools/shell"
 	sqltool "github.com/hitlbot/hitlbot/tools/sql"
 	"github.com/hitlbot/hitlbot/tools/tasks"
@@ -111,6 +112,7 @@ type core struct {
 	dbs    *sqltool.Databases
 	demo   *sql.DB // nil when nothing uses the demo database
 	tools  *agent.Registry
+	mcp    *mcptool.Manager // nil without tools.mcp.servers
 	engine *approval.Engine
 	loop   *agent.Loop
 	router *channels.Router
@@ -189,10 +191,12 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 	}
 	c.audit = audit.NewLog(audit.LogConfig{}, nil, log.With("component", "audit"), sinks...)
 
-	// 3. Tools.
+	// 3. Tools: the built-in ones, then (3b) the MCP servers' (started
+	// here, in parallel, each within its start_timeout).
 	if err := c.buildTools(ctx); err != nil {
 		return c, err
 	}
+	c.startMCP(ctx)
 
 	// 4. Model.
 	var mdl agent.Model
@@ -525,6 +529,9 @@ func (c *core) release(ctx context.Context) {
 				c.log.Error("closing the audit trail", "err", err)
 			}
 		}
+		if c.mcp != nil {
+			c.mcp.Close() // the agent has stopped: no call is in flight
+		}
 		// A reload in progress may be swapping the databases: wait for
 		// it, and refuse later ones.
 		c.reloadMu.Lock()
@@ -707,6 +714,9 @@ func (c *core) serveReady(w http.ResponseWriter, r *http.Request) {
 		problems = append(problems, "store: "+err.Error())
 	}
 	if err := c.router.Ready(); err != nil {
+		problems = append(problems, err.Error())
+	}
+	if err := c.mcpReady(); err != nil {
 		problems = append(problems, err.Error())
 	}
 	if len(problems) > 0 {

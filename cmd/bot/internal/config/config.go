@@ -13,6 +13,7 @@ import (
 	"github.com/hitlbot/hitlbot/channels/dingtalk"
 	"github.com/hitlbot/hitlbot/channels/feishu"
 	"github.com/hitlbot/hitlbot/tools/httptool"
+	"github.com/hitlbot/hitlbot/tools/mcptool"
 	"github.com/hitlbot/hitlbot/tools/shell"
 	sqltool "github.com/hitlbot/hitlbot/tools/sql"
 )
@@ -270,6 +271,15 @@ type Tools struct {
 	// Tasks are the demo to-do tools (task_create, task_list,
 	// task_complete, task_delete) on the demo database.
 	Tasks Tasks `mapstructure:"tasks"`
+	// MCP are the MCP servers whose tools the agent may use.
+	MCP MCP `mapstructure:"mcp"`
+}
+
+// MCP is the YAML section tools.mcp.
+type MCP struct {
+	// Servers are the MCP servers, each offering its tools as
+	// <name>__<tool>. Changes need a restart.
+	Servers []mcptool.ServerConfig `mapstructure:"servers"`
 }
 
 // SQL is the YAML section tools.sql.

@@ -15,6 +15,7 @@ import (
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/redisstore"
 	"github.com/hitlbot/hitlbot/tools/httptool"
+	"github.com/hitlbot/hitlbot/tools/mcptool"
 	"github.com/hitlbot/hitlbot/tools/shell"
 	"github.com/hitlbot/hitlbot/words"
 )
@@ -276,6 +277,8 @@ func (c *Config) validateTools(ps *Problems) {
 	}
 	_, err := shell.New(t.Shell)
 	ps.addErr("tools.shell", trimPrefix(err, "shell: "))
+	// Its errors name their full path: tools.mcp.servers[fs].url.
+	ps.addErr("", mcptool.ValidateServers(t.MCP.Servers, os.Getenv))
 	c.validateShellPolicy(ps)
 
 	seen := map[string]bool{}
