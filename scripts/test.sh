@@ -4,7 +4,9 @@
 # The project's test command, and CI's (.ci/run runs make test). It does its
 # own set-up through scripts/with-redis.sh (Go on PATH, redis-server installed
 # if missing and started on a free port, SQL DSNs exported when local servers
-# answer), then runs, in order:
+# answer) and scripts/mcp-npm.sh (the reference MCP servers from npm, for the
+# interop tests; when that fails the tests say why and skip), then runs, in
+# order:
 #
 #   go vet PACKAGES
 #   gofmt -l .                      (must list nothing; with packages given,
@@ -60,6 +62,16 @@ if [[ ${#pkgs[@]} -eq 0 ]]; then
 fi
 
 echo "== $(go version)"
+
+# The reference MCP servers from npm, for tools/mcptool's interop tests.
+if npmdir=$(scripts/mcp-npm.sh 2>/tmp/hitlbot-mcp-npm.$$); then
+	export HITLBOT_MCP_NPM_DIR=$npmdir
+	echo "== MCP reference servers from npm in $npmdir"
+else
+	export HITLBOT_MCP_NPM_SKIP="scripts/mcp-npm.sh failed: $(tail -1 /tmp/hitlbot-mcp-npm.$$)"
+	echo "== $HITLBOT_MCP_NPM_SKIP (the MCP interop tests skip)"
+fi
+rm -f /tmp/hitlbot-mcp-npm.$$
 
 echo "== go vet ${vetflags[*]} ${pkgs[*]}"
 go vet "${vetflags[@]}" "${pkgs[@]}"
