@@ -1,0 +1,170 @@
+package mcptool
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hitlbot/hitlbot/agent"
+	"github.com/hitlbot/hitlbot/approval"
+)
+
+// npmServer returns the path of a reference server's entry point from the
+// directory scripts/mcp-npm.sh installed them in (make test exports it as
+// HITLBOT_MCP_NPM_DIR), or skips the test saying why it cannot run.
+func npmServer(t *testing.T, bin string) (node, script string) {
+	t.Helper()
+	dir := os.Getenv("HITLBOT_MCP_NPM_DIR")
+	if dir == "" {
+		why := os.Getenv("HITLBOT_MCP_NPM_SKIP")
+		if why == "" {
+			why = "HITLBOT_MCP_NPM_DIR is not set (make test sets it: scripts/mcp-npm.sh)"
+		}
+		t.Skip("the reference MCP servers from npm are not installed: " + why)
+	}
+	script, err := filepath.EvalSymlinks(filepath.Join(dir, "node_modules", ".bin", bin))
+	if err != nil {
+		t.Fatalf("HITLBOT_MCP_NPM_DIR=%s has no %s: %v", dir, bin, err)
+	}
+	return "node", script
+}
+
+// startNPM starts one reference server over stdio, with OnChange feeding
+// a registry, and stops it when the test ends.
+func startNPM(t *testing.T, c ServerConfig) (*Manager, *agent.Registry) {
+	t.Helper()
+	reg := agent.NewRegistry()
+	m := Start(context.Background(), []ServerConfig{c}, Options{Logger: testLogger(t), Getenv: os.Getenv,
+		OnChange: func(server string, tools []agent.Tool) {
+			if err := reg.SetGroup(server, tools...); err != nil {
+				t.Errorf("SetGroup: %v", err)
+			}
+		}})
+	t.Cleanup(func() { m.Close() })
+	if st := m.Status()[0]; !st.Up {
+		t.Fatalf("%s did not start: %s", c.Name, st.Err)
+	}
+	return m, reg
+}
+
+// TestFilesystemServerFromNPM: @modelcontextprotocol/server-filesystem,
+// run as users run it. Its read tools are reads only when the server is
+// trusted; its writes are destructive either way; a write pinned to the
+// tool's definition runs through the registry and the file exists once
+// with the content; a call with arguments its schema refuses never
+// reaches it.
+func TestFilesystemServerFromNPM(t *testing.T) {
+	node, script := npmServer(t, "mcp-server-filesystem")
+	share := t.TempDir()
+	for _, trusted := range []bool{false, true} {
+		m, reg := startNPM(t, ServerConfig{Name: "fs", Command: node, Args: []string{script, share}, Trusted: trusted})
+		read, ok := reg.Get("fs__read_text_file")
+		if !ok {
+			t.Fatalf("fs__read_text_file is not offered; tools: %v", names(m.Tools()))
+		}
+		write, ok := reg.Get("fs__write_file")
+		if !ok {
+			t.Fatalf("fs__write_file is not offered; tools: %v", names(m.Tools()))
+		}
+		// write_file says destructiveHint true; read_text_file readOnlyHint
+		// true, which counts only from a trusted server.
+		wantRead := approval.EffectDestructive
+		if trusted {
+			wantRead = approval.EffectRead
+		}
+		if read.Effect(nil) != wantRead || write.Effect(nil) != approval.EffectDestructive {
+			t.Errorf("trusted %v: read %s, write %s", trusted, read.Effect(nil), write.Effect(nil))
+		}
+	}
+
+	_, reg := startNPM(t, ServerConfig{Name: "fs", Command: node, Args: []string{script, share}})
+	target := filepath.Join(share, "a.txt")
+	tool, _ := reg.Get("fs__write_file")
+	args, hash, err := agent.HashCall(tool, "fs__write_file", []byte(`{"path":`+quote(target)+`,"content":"hi from hitlbot"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := reg.Dispatch(context.Background(), approval.Call{Tool: "fs__write_file", Args: args, PayloadSHA256: hash})
+	if err != nil || res.IsError {
+		t.Fatalf("write: %+v, %v", res, err)
+	}
+	if b, err := os.ReadFile(target); err != nil || string(b) != "hi from hitlbot" {
+		t.Fatalf("the file holds %q (%v)", b, err)
+	}
+	if _, err := reg.Validate("fs__write_file", json.RawMessage(`{"path":`+quote(target)+`}`)); err == nil {
+		t.Fatal("a write without content passed the tool's input schema")
+	}
+	res, err = reg.Dispatch(context.Background(), approval.Call{Tool: "fs__read_text_file", Args: json.RawMessage(`{"path":` + quote(target) + `}`),
+		PayloadSHA256: pinned(t, reg, "fs__read_text_file", `{"path":`+quote(target)+`}`)})
+	if err != nil || res.IsError || !strings.Contains(res.Content, "hi from hitlbot") {
+		t.Fatalf("read: %+v, %v", res, err)
+	}
+	res, err = reg.Dispatch(context.Background(), approval.Call{Tool: "fs__read_text_file", Args: json.RawMessage(`{"path":"/etc/passwd"}`),
+		PayloadSHA256: pinned(t, reg, "fs__read_text_file", `{"path":"/etc/passwd"}`)})
+	if err != nil || !res.IsError {
+		t.Fatalf("a read outside the allowed directory: %+v, %v (want the server's refusal as a failure)", res, err)
+	}
+}
+
+// TestEverythingServerFromNPM: @modelcontextprotocol/server-everything,
+// the protocol's own demonstration server: its annotations as it sends
+// them, its results of every kind as the model reads them.
+func TestEverythingServerFromNPM(t *testing.T) {
+	node, script := npmServer(t, "mcp-server-everything")
+	m, reg := startNPM(t, ServerConfig{Name: "ev", Command: node, Args: []string{script, "stdio"}, Trusted: true})
+	if p := m.Status()[0].Protocol; p == "" {
+		t.Fatal("no protocol revision negotiated")
+	}
+	echo, ok := reg.Get("ev__echo")
+	if !ok {
+		t.Fatalf("ev__echo is not offered; tools: %v", names(m.Tools()))
+	}
+	if echo.Effect(nil) != approval.EffectRead {
+		t.Errorf("echo (readOnlyHint true from a trusted server) is %s", echo.Effect(nil))
+	}
+	for _, tt := range []struct{ tool, args, want string }{
+		{"ev__echo", `{"message":"ping 你好"}`, "ping 你好"},
+		{"ev__get-sum", `{"a":2,"b":40}`, "42"},
+		{"ev__get-tiny-image", `{}`, "[image image/png"},
+		{"ev__get-structured-content", `{"location":"New York"}`, "temperature"},
+	} {
+		if _, ok := reg.Get(tt.tool); !ok {
+			t.Errorf("%s is not offered", tt.tool)
+			continue
+		}
+		res, err := reg.Dispatch(context.Background(), approval.Call{Tool: tt.tool, Args: json.RawMessage(tt.args), PayloadSHA256: pinned(t, reg, tt.tool, tt.args)})
+		if err != nil || res.IsError || !strings.Contains(res.Content, tt.want) {
+			t.Errorf("%s %s: %+v, %v; want %q in it", tt.tool, tt.args, res, err, tt.want)
+		}
+	}
+}
+
+// pinned is the payload hash of a call of the named tool as registered now.
+func pinned(t *testing.T, reg *agent.Registry, name, args string) string {
+	t.Helper()
+	tool, ok := reg.Get(name)
+	if !ok {
+		t.Fatalf("%s is not offered", name)
+	}
+	_, h, err := agent.HashCall(tool, name, []byte(args))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func names(tools []agent.Tool) []string {
+	out := make([]string, len(tools))
+	for i, t := range tools {
+		out[i] = t.Name()
+	}
+	return out
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
