@@ -17,7 +17,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("bot bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var cfg bench.Config
-	fs.StringVar(&cfg.Mode, "mode", "engine", "`engine` (request, decide on the other instance, the waiter wakes), agent (the same through the agent loop and the router) or resume (the waiting replica's loop closed first: each decision resumes its turn on the other)")
+	fs.StringVar(&cfg.Mode, "mode", "engine", "`engine` (request, decide on the other instance, the waiter wakes), agent (the same through the agent loop and the router) resume (the waiting replica's loop closed first: each decision resumes its turn on the other) or mcp (agent mode with an MCP server's tool over streamable HTTP, in process)")
 	fs.StringVar(&cfg.RedisURL, "redis", "", "a redis:// `URL`; none: the memory store")
 	fs.IntVar(&cfg.N, "n", 10000, "approvals (engine) or conversations (agent)")
 	fs.IntVar(&cfg.C, "c", 100, "how many run at once")

@@ -60,7 +60,7 @@ Commands:
   audit verify    check the hash chains of the audit trail (file, and Redis stream)
   audit tail      print the newest audit records and follow new ones
   bench           measure approval round trips on two instances sharing one store
-                  (-mode engine|agent, -redis URL, -n, -c, -pending); prints JSON
+                  (-mode engine|agent|resume|mcp, -redis URL, -n, -c, -pending); prints JSON
   version         print the version
 
 Flags of serve, chat, check, doctor and audit:

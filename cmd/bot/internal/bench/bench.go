@@ -55,7 +55,7 @@ import (
 
 // Config is one benchmark run.
 type Config struct {
-	// Mode is "engine" or "agent".
+	// Mode is "engine", "agent", "resume" or "mcp".
 	Mode string
 	// RedisURL names the Redis to use; empty uses the memory store.
 	RedisURL string
@@ -216,8 +216,10 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 		err = runAgent(ctx, cfg, sa, sb, cnt, info, log, &res)
 	case "resume":
 		err = runResume(ctx, cfg, sa, sb, cnt, info, log, &res)
+	case "mcp":
+		err = runMCP(ctx, cfg, sa, sb, cnt, info, log, &res)
 	default:
-		err = fmt.Errorf("-mode %q: want engine, agent or resume", cfg.Mode)
+		err = fmt.Errorf("-mode %q: want engine, agent, resume or mcp", cfg.Mode)
 	}
 	if err != nil {
 		return res, err
@@ -543,17 +545,31 @@ func (c *benchChannel) SettleApproval(context.Context, approval.CardRef, cards.V
 	return nil
 }
 
-// scriptedModel asks for bench_op on a user message and says "done" after
-// the tool's result.
-type scriptedModel struct{}
+// benchTool is the tool the agent modes call: the counter (bench_op), or
+// an MCP server's tool (-mode mcp).
+type benchTool struct {
+	tool agent.Tool
+	args json.RawMessage
+	// runs reports how many times the tool ran.
+	runs func() int64
+}
 
-func (scriptedModel) Complete(_ context.Context, req agent.Request) (agent.Response, error) {
+func counterBenchTool() (benchTool, *counterTool) {
+	t := &counterTool{}
+	return benchTool{tool: t, args: json.RawMessage(`{"n":1}`), runs: t.runs.Load}, t
+}
+
+// scriptedModel asks for its tool on a user message and says "done" after
+// the tool's result.
+type scriptedModel struct{ bt benchTool }
+
+func (m scriptedModel) Complete(_ context.Context, req agent.Request) (agent.Response, error) {
 	last := req.Messages[len(req.Messages)-1]
 	if last.Role == agent.RoleTool {
 		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "done"}}, nil
 	}
 	return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{
-		{ID: "c1", Name: "bench_op", Args: json.RawMessage(`{"n":1}`), Confidence: 1}}}}, nil
+		{ID: "c1", Name: m.bt.tool.Name(), Args: m.bt.args, Confidence: 1}}}}, nil
 }
 
 // instance is one replica of the agent mode.
@@ -566,9 +582,9 @@ type instance struct {
 
 // newInstance builds one replica on store s, sharing hist and locker with
 // the other.
-func newInstance(ctx context.Context, s approval.Store, tool *counterTool, hist agent.History, locker agent.SessionLocker, log *slog.Logger) (*instance, error) {
+func newInstance(ctx context.Context, s approval.Store, bt benchTool, hist agent.History, locker agent.SessionLocker, log *slog.Logger) (*instance, error) {
 	reg := agent.NewRegistry()
-	if err := reg.Register(tool); err != nil {
+	if err := reg.Register(bt.tool); err != nil {
 		return nil, err
 	}
 	// The wiring order of cmd/bot/serve.go: relay, engine, loop, router.
@@ -581,7 +597,7 @@ func newInstance(ctx context.Context, s approval.Store, tool *counterTool, hist 
 	if err != nil {
 		return nil, err
 	}
-	loop, err := agent.NewLoop(agent.LoopConfig{Model: scriptedModel{}, Tools: reg, Engine: e, Policy: func() *approval.Policy { return pol },
+	loop, err := agent.NewLoop(agent.LoopConfig{Model: scriptedModel{bt}, Tools: reg, Engine: e, Policy: func() *approval.Policy { return pol },
 		History: hist, Locker: locker, Speaker: relay, Logger: log, Workers: 1024, SlowNotice: time.Hour})
 	if err != nil {
 		return nil, err
@@ -606,20 +622,26 @@ func newInstance(ctx context.Context, s approval.Store, tool *counterTool, hist 
 
 // replicas builds instances A and B on stores sa and sb, with one history
 // and one session lock between them.
-func replicas(ctx context.Context, sa, sb approval.Store, tool *counterTool, log *slog.Logger) (a, b *instance, err error) {
+func replicas(ctx context.Context, sa, sb approval.Store, bt benchTool, log *slog.Logger) (a, b *instance, err error) {
 	hist, locker := agent.NewMemoryHistory(), agent.SessionLocker(nil)
-	if a, err = newInstance(ctx, sa, tool, hist, locker, log); err != nil {
+	if a, err = newInstance(ctx, sa, bt, hist, locker, log); err != nil {
 		return nil, nil, err
 	}
-	if b, err = newInstance(ctx, sb, tool, hist, locker, log); err != nil {
+	if b, err = newInstance(ctx, sb, bt, hist, locker, log); err != nil {
 		return nil, nil, err
 	}
 	return a, b, nil
 }
 
 func runAgent(ctx context.Context, cfg Config, sa, sb approval.Store, cnt *counter, info *server, log *slog.Logger, res *Result) error {
-	tool := &counterTool{}
-	a, b, err := replicas(ctx, sa, sb, tool, log)
+	bt, _ := counterBenchTool()
+	return runConversations(ctx, cfg, sa, sb, cnt, info, log, res, bt)
+}
+
+// runConversations is the agent mode with tool bt: each conversation asks
+// on A, is approved on B, and ends with A's answer.
+func runConversations(ctx context.Context, cfg Config, sa, sb approval.Store, cnt *counter, info *server, log *slog.Logger, res *Result, bt benchTool) error {
+	a, b, err := replicas(ctx, sa, sb, bt, log)
 	if err != nil {
 		return err
 	}
@@ -646,7 +668,7 @@ func runAgent(ctx context.Context, cfg Config, sa, sb approval.Store, cnt *count
 		}
 		lat[i] = clickAndWait(ctx, b, chat, user, card, answers, &errs)
 	})
-	finish(res, cfg, tool.runs.Load(), errs.Load(), elapsed, lat, cnt, rt0)
+	finish(res, cfg, bt.runs(), errs.Load(), elapsed, lat, cnt, rt0)
 	cpuSince(ctx, info, cpu0, cfg.N, res)
 	if cfg.Pending > 0 {
 		return measurePending(ctx, cfg, a.engine, info, res)
@@ -658,8 +680,8 @@ func runAgent(ctx context.Context, cfg Config, sa, sb approval.Store, cnt *count
 // closes (its waiters are gone), and each decision on B resumes its turn
 // on B; the latency is from the click to the resumed answer.
 func runResume(ctx context.Context, cfg Config, sa, sb approval.Store, cnt *counter, info *server, log *slog.Logger, res *Result) error {
-	tool := &counterTool{}
-	a, b, err := replicas(ctx, sa, sb, tool, log)
+	bt, tool := counterBenchTool()
+	a, b, err := replicas(ctx, sa, sb, bt, log)
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,9 @@ func TestRun(t *testing.T) {
 	for _, cfg := range []bench.Config{
 		{Mode: "engine", N: 200, C: 8, Pending: 500},
 		{Mode: "agent", N: 100, C: 8},
+		// tool_runs is what the MCP server counted: each approval ran
+		// its tool there exactly once.
+		{Mode: "mcp", N: 100, C: 8},
 		{Mode: "engine", RedisURL: url, N: 200, C: 8, Pending: 500},
 		{Mode: "agent", RedisURL: url, N: 100, C: 8, Pending: 500},
 	} {
