@@ -12,6 +12,7 @@ import (
 
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/cards"
+	"github.com/hitlbot/hitlbot/words"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -49,6 +50,34 @@ func sample(t *testing.T, batch bool) *approval.Approval {
 	}
 }
 
+// mcpSample is a pending HIGH approval of one MCP tool call of an
+// untrusted server, with the reason the policy gives it.
+func mcpSample(t *testing.T) *approval.Approval {
+	t.Helper()
+	a := sample(t, false)
+	call := approval.Call{Tool: "fs__write_file", Args: json.RawMessage(`{"content":"hi","path":"/srv/share/a.txt"}`),
+		Definition: "6b93e2799bd099fa7c1c6eb709c2aa185ca9b3bfeb86a80f380939e604b7c703", Summary: "fs · write_file", CallID: "c1"}
+	call.PayloadSHA256 = call.Hash()
+	a.Calls, a.PayloadSHA256 = []approval.Call{call}, call.PayloadSHA256
+	a.Summary = call.Summary
+	a.Preview = "fs · write_file\n{\n  \"content\": \"hi\",\n  \"path\": \"/srv/share/a.txt\"\n}"
+	v, err := mcpPolicy(t).Evaluate(approval.CallInfo{Tool: call.Tool, Effect: approval.EffectDestructive, Confidence: 1,
+		EffectSource: approval.Say(words.MCPRiskUntrusted, "fs")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Reason, a.ReasonZH = v.Reason, v.ReasonZH
+	return a
+}
+
+func mcpPolicy(t *testing.T) *approval.Policy {
+	p, err := approval.NewPolicy(approval.DefaultPolicyConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 type golden struct {
 	name string
 	lang string
@@ -79,7 +108,25 @@ func goldenCases(t *testing.T) []golden {
 		a.DecidedBy, a.Comment = by, comment
 		return golden{name, lang, cards.Final(a, o, text, lang)}
 	}
+	mcpCall := mcpSample(t)
+	// The server changed the tool between the card and the click: the
+	// engine's outcome, as it words it.
+	changed := func(lang string) golden {
+		text := en
+		if lang == "zh" {
+			text = zh
+		}
+		detail := words.In(lang, words.NotRunToolChanged, "fs__write_file")
+		o := approval.Outcome{Status: approval.StatusFailed, DecidedBy: "bob", Content: text[approval.StatusFailed] + ": " + detail, Detail: detail}
+		a := mcpCall.Clone()
+		a.DecidedBy = "bob"
+		return golden{"final_mcp_tool_changed_" + lang, lang, cards.Final(a, o, text, lang)}
+	}
 	return []golden{
+		{"pending_mcp_untrusted_en", "en", cards.Pending(mcpCall, en, "en")},
+		{"pending_mcp_untrusted_zh", "zh", cards.Pending(mcpCall, zh, "zh")},
+		changed("en"),
+		changed("zh"),
 		{"pending_high_zh", "zh", cards.Pending(one, zh, "zh")},
 		{"pending_high_en", "en", cards.Pending(one, en, "en")},
 		{"pending_batch_en", "en", cards.Pending(batch, en, "en")},
