@@ -24,7 +24,7 @@ func FuzzRules(f *testing.F) {
 	f.Add("/sql '", "")
 	f.Add("remind me to", "status: cancelled")
 
-	m, err := NewRules(RulesConfig{Patterns: configPatterns}, nil)
+	m, err := NewRules(RulesConfig{Patterns: configPatterns}, RulesDeps{})
 	if err != nil {
 		f.Fatal(err)
 	}
