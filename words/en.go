@@ -134,6 +134,7 @@ var en = map[Key]string{
 
 	RulesCallUsage:     `Usage: /call <tool> <arguments as one JSON object>, e.g. /call fs__write_file {"path":"/srv/share/a.txt","content":"hi"} (no arguments: {}). /tools lists the tools.`,
 	RulesCallBadJSON:   "The arguments of %s are not valid JSON (near character %d); nothing was called.",
+	RulesCallUnclosed:  "The arguments of %s end before their JSON is complete (a brace or a quote is not closed); nothing was called.",
 	RulesCallNotObject: "The arguments of %s must be one JSON object, in braces {…}; nothing was called.",
 	RulesCallTrailing:  "There is text after the JSON object of %s's arguments (%q); send one object and nothing after it. Nothing was called.",
 	RulesCallNoTool:    "There is no tool %s here; nothing was called.",

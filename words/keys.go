@@ -160,6 +160,7 @@ const (
 	// Nothing is called when one of the /call sentences is said.
 	RulesCallUsage     // how to write /call, with an example
 	RulesCallBadJSON   // args: the tool, the character (from 1) near which the JSON goes wrong
+	RulesCallUnclosed  // the JSON ends before its value does; args: the tool
 	RulesCallNotObject // args: the tool
 	RulesCallTrailing  // args: the tool, the text after the object (%q)
 	RulesCallNoTool    // the tool is not offered here; args: the tool

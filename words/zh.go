@@ -133,6 +133,7 @@ var zh = map[Key]string{
 
 	RulesCallUsage:     `用法：/call <工具> <参数，一个 JSON 对象>，例如 /call fs__write_file {"path":"/srv/share/a.txt","content":"hi"}（没有参数时写 {}）。/tools 列出所有工具。`,
 	RulesCallBadJSON:   "%s 的参数不是合法的 JSON（在第 %d 个字符附近）；未调用任何工具。",
+	RulesCallUnclosed:  "%s 的参数 JSON 不完整（有花括号或引号没有闭合）；未调用任何工具。",
 	RulesCallNotObject: "%s 的参数必须是一个 JSON 对象（用花括号 {…} 括起来）；未调用任何工具。",
 	RulesCallTrailing:  "%s 的参数 JSON 对象后面还有内容（%q）；只发送一个对象，后面不要再有内容。未调用任何工具。",
 	RulesCallNoTool:    "这里没有工具 %s；未调用任何工具。",

@@ -99,6 +99,8 @@ func callArgs(text, tool string, lang words.Lang) (args json.RawMessage, problem
 	switch {
 	case err == nil:
 		return obj, ""
+	case errors.Is(err, errUnclosed):
+		return nil, words.Text(lang, words.RulesCallUnclosed, tool)
 	case errors.As(err, &syn):
 		return nil, words.Text(lang, words.RulesCallBadJSON, tool, utf8.RuneCountInString(text[:syn.offset])+1)
 	case errors.As(err, &trail):
@@ -119,7 +121,10 @@ type trailingText struct{ text string }
 
 func (e *trailingText) Error() string { return "text after the JSON value" }
 
-var errNotObject = errors.New("the JSON value is not an object")
+var (
+	errNotObject = errors.New("the JSON value is not an object")
+	errUnclosed  = errors.New("the JSON ends before its value does")
+)
 
 // oneObject returns text's one JSON value, as written, when it is an
 // object with only white space after it.
@@ -132,7 +137,7 @@ func oneObject(text string) (json.RawMessage, error) {
 		case errors.As(err, &se):
 			return nil, &jsonSyntax{offset: clampOffset(se.Offset-1, len(text))}
 		case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-			return nil, &jsonSyntax{offset: len(text)}
+			return nil, errUnclosed
 		}
 		return nil, &jsonSyntax{offset: clampOffset(dec.InputOffset(), len(text))}
 	}
@@ -195,9 +200,10 @@ func foldOutsideStrings(s string) string {
 }
 
 // closeNames returns up to five offered tools whose name is close to
-// name: the same name in another case, a name that ends with "__"+name
-// (the tool of some MCP server), one at most two edits away, then the
-// other tools of the same server (the prefix before "__").
+// name, closest first: the same name in another case, a name that ends
+// with "__"+name (the tool of some MCP server), one at most two edits
+// away, one that starts with name (or name with it), then the other
+// tools of the same server (the prefix before "__").
 func closeNames(tools []agent.ToolSpec, name string) []string {
 	name = clip.Runes(name, 64)
 	lower := strings.ToLower(name)
@@ -220,6 +226,8 @@ func closeNames(tools []agent.ToolSpec, name string) []string {
 			rank = 1
 		case d <= 2:
 			rank = 1 + d
+		case len(lower) >= 3 && (strings.HasPrefix(l, lower) || strings.HasPrefix(lower, l)):
+			rank = 3
 		case server != "" && strings.HasPrefix(l, server):
 			rank = 4
 		}
