@@ -753,7 +753,7 @@ func TestNoticesInTheConfiguredLanguage(t *testing.T) {
 func TestRulesModelReadsTheLoopsStatus(t *testing.T) {
 	rules, err := model.NewRules(model.RulesConfig{Patterns: []model.RulePattern{
 		{Name: "erase", Regexp: `^erase (?P<t>\w+)$`, Tool: "erase", Args: map[string]string{"target": "${t}"}},
-	}}, nil)
+	}}, model.RulesDeps{})
 	if err != nil {
 		t.Fatal(err)
 	}

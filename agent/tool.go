@@ -304,3 +304,26 @@ func (r *Registry) Dispatch(ctx context.Context, c approval.Call) (res approval.
 }
 
 var _ approval.Dispatcher = (*Registry)(nil)
+
+// Risk says what policy p makes of a call of the named tool with empty
+// arguments ({}), confidence 1 and no grant: its risk and the reason, in
+// both languages (for a Foreign tool the reason ends with where its
+// effect came from, unless the policy overrides the tool's risk). It runs
+// nothing, measures no blast radius and reads no grant. ok is false when
+// the registry has no such tool, p is nil or the policy cannot evaluate
+// the call.
+func (r *Registry) Risk(p *approval.Policy, tool string) (risk approval.Risk, why approval.Words, ok bool) {
+	t, found := r.Get(tool)
+	if !found || p == nil {
+		return 0, approval.Words{}, false
+	}
+	info := approval.CallInfo{Tool: tool, Effect: t.Effect(json.RawMessage("{}")), Confidence: 1}
+	if f, isForeign := AsForeign(t); isForeign {
+		info.EffectSource = f.EffectSource()
+	}
+	v, err := p.Evaluate(info, nil)
+	if err != nil {
+		return 0, approval.Words{}, false
+	}
+	return v.Risk, approval.Words{EN: v.Reason, ZH: v.ReasonZH}, true
+}

@@ -132,6 +132,17 @@ var en = map[Key]string{
 	ModelRateLimited: "The language model is busy (rate limited); please try again in a minute.",
 	ModelFailed:      "The language model failed; please try again.",
 
+	RulesCallUsage:     `Usage: /call <tool> <arguments as one JSON object>, e.g. /call fs__write_file {"path":"/srv/share/a.txt","content":"hi"} (no arguments: {}). /tools lists the tools.`,
+	RulesCallBadJSON:   "The arguments of %s are not valid JSON (near character %d); nothing was called.",
+	RulesCallUnclosed:  "The arguments of %s end before their JSON is complete (a brace or a quote is not closed); nothing was called.",
+	RulesCallNotObject: "The arguments of %s must be one JSON object, in braces {…}; nothing was called.",
+	RulesCallTrailing:  "There is text after the JSON object of %s's arguments (%q); send one object and nothing after it. Nothing was called.",
+	RulesCallNoTool:    "There is no tool %s here; nothing was called.",
+	RulesCallClose:     "Did you mean: %s?",
+	RulesToolsHeader:   "The tools here (%d): name — risk — why — what it does",
+	RulesToolsNone:     "No tools are available here.",
+	RulesToolsHowTo:    "Call one with /call <tool> <JSON arguments>; as for any call, the policy decides whether a person confirms it first.",
+
 	WebInvalidStep:     "No such confirmation step in this session (it may have ended, belong to another session, or predate a restart).",
 	WebAlreadyDecided:  "This approval has already been decided; nothing runs twice.",
 	WebExpired:         "This approval has expired; nothing was run.",

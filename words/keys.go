@@ -156,6 +156,19 @@ const (
 	ModelRateLimited
 	ModelFailed
 
+	// The rules model's answers to /call and /tools (agent/model.Rules).
+	// Nothing is called when one of the /call sentences is said.
+	RulesCallUsage     // how to write /call, with an example
+	RulesCallBadJSON   // args: the tool, the character (from 1) near which the JSON goes wrong
+	RulesCallUnclosed  // the JSON ends before its value does; args: the tool
+	RulesCallNotObject // args: the tool
+	RulesCallTrailing  // args: the tool, the text after the object (%q)
+	RulesCallNoTool    // the tool is not offered here; args: the tool
+	RulesCallClose     // tools with a close name; args: the names, joined by ", "
+	RulesToolsHeader   // the first line of /tools; args: how many tools
+	RulesToolsNone     // /tools when no tool is offered
+	RulesToolsHowTo    // the last line of /tools
+
 	// The web channel's error frames.
 	WebInvalidStep
 	WebAlreadyDecided

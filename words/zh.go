@@ -131,6 +131,17 @@ var zh = map[Key]string{
 	ModelRateLimited: "语言模型繁忙（已限流），请一分钟后重试。",
 	ModelFailed:      "语言模型出错，请稍后重试。",
 
+	RulesCallUsage:     `用法：/call <工具> <参数，一个 JSON 对象>，例如 /call fs__write_file {"path":"/srv/share/a.txt","content":"hi"}（没有参数时写 {}）。/tools 列出所有工具。`,
+	RulesCallBadJSON:   "%s 的参数不是合法的 JSON（在第 %d 个字符附近）；未调用任何工具。",
+	RulesCallUnclosed:  "%s 的参数 JSON 不完整（有花括号或引号没有闭合）；未调用任何工具。",
+	RulesCallNotObject: "%s 的参数必须是一个 JSON 对象（用花括号 {…} 括起来）；未调用任何工具。",
+	RulesCallTrailing:  "%s 的参数 JSON 对象后面还有内容（%q）；只发送一个对象，后面不要再有内容。未调用任何工具。",
+	RulesCallNoTool:    "这里没有工具 %s；未调用任何工具。",
+	RulesCallClose:     "你是不是想用：%s？",
+	RulesToolsHeader:   "可用的工具（%d 个）：名称 — 风险 — 原因 — 用途",
+	RulesToolsNone:     "这里没有可用的工具。",
+	RulesToolsHowTo:    "用 /call <工具> <JSON 参数> 调用；和其他调用一样，由审批策略决定是否先请人确认。",
+
 	WebInvalidStep:     "没有这个待确认的步骤（可能已过期、属于别的会话，或服务已重启）。",
 	WebAlreadyDecided:  "此审批已被处理，不会重复执行。",
 	WebExpired:         "审批已过期，未执行。",

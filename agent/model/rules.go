@@ -15,14 +15,15 @@ import (
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/internal/clip"
+	"github.com/hitlbot/hitlbot/words"
 )
 
 // RulesConfig is the YAML section model.rules: the deterministic model used
 // when no language model is configured. With no patterns it understands the
 // built-in commands (see Rules).
 type RulesConfig struct {
-	// Patterns are extra commands. They are tried in order, before the
-	// built-in rules, against the last user message (trimmed of
+	// Patterns are extra commands. They are tried in order, after /call
+	// and /tools and before the other built-in rules, against the last user message (trimmed of
 	// surrounding space); the first that matches and whose arguments
 	// expand wins.
 	Patterns []RulePattern `json:"patterns" mapstructure:"patterns"`
@@ -65,7 +66,31 @@ type RulePattern struct {
 // user message and needs no configuration or network. It is safe for
 // concurrent use.
 //
-// Built-in rules, tried after the configured patterns, first match wins:
+// Two built-in commands reach every tool; they are tried first, before
+// the configured patterns, so that no pattern can shadow them:
+//
+//   - "/call <tool> <arguments>" (also /调用): one call of tool, offered
+//     in the request, with the arguments as written; confidence 1. The
+//     arguments are one JSON object with nothing after it; none at all is
+//     {}; they may start on the next line. The loop validates them against
+//     the tool's schema and the policy decides as for any call. Anything
+//     else (not valid JSON, not an object, text after the object) is
+//     answered with what is wrong and the usage, and calls nothing; so is
+//     a tool that is not offered, with up to five offered tools of a close
+//     name. When the arguments are not valid JSON as written, full-width
+//     punctuation outside their strings (：，｛｝…) is folded to ASCII and
+//     they are tried once more.
+//   - "/tools" (also /工具): every offered tool, sorted by name, one a
+//     line: its name, its risk and the policy's reason for a call with
+//     empty arguments (from RulesDeps.Risk; left out without it), and the
+//     first sentence of its description.
+//
+// Their answers are in Chinese when the message has a Han character, in
+// English otherwise; the command word and the tool's name may be typed in
+// full-width letters (／ｔｏｏｌｓ).
+//
+// The other built-in rules, tried after the configured patterns, first
+// match wins:
 //
 //   - "/sql <statement>": sql_query with {"statement"} when the tools say
 //     it takes the statement as a read and sql_execute does not take it,
@@ -120,7 +145,21 @@ type RulePattern struct {
 // 1500 characters.
 type Rules struct {
 	patterns []rulePattern
-	tools    CallChecker // nil: nothing to ask
+	tools    CallChecker                                             // nil: nothing to ask
+	risk     func(tool string) (approval.Risk, approval.Words, bool) // nil: /tools shows no risk
+}
+
+// RulesDeps is what the rules model may ask about the tools. Both may be
+// nil.
+type RulesDeps struct {
+	// Tools is asked which tool a "/sql" command is for; nil sends every
+	// statement to sql_execute.
+	Tools CallChecker
+	// Risk says a tool's risk and the policy's reason (both languages)
+	// for a call with empty arguments, for "/tools"; ok is false when it
+	// cannot say. *agent.Registry's Risk, with the policy in force, is
+	// one. Nil leaves the risk out of "/tools".
+	Risk func(tool string) (risk approval.Risk, why approval.Words, ok bool)
 }
 
 // CallChecker answers, without running anything, whether a tool would take
@@ -151,12 +190,12 @@ type tmplPart struct {
 	group int
 }
 
-// NewRules compiles cfg; tools (may be nil) is asked which tool a "/sql"
-// command is for. A pattern with a bad regexp, no tool, a confidence
+// NewRules compiles cfg; deps says what the model may ask about the tools
+// (see RulesDeps). A pattern with a bad regexp, no tool, a confidence
 // outside [0, 1] or a template naming an unknown group is an error that
 // names the pattern.
-func NewRules(cfg RulesConfig, tools CallChecker) (*Rules, error) {
-	m := &Rules{tools: tools}
+func NewRules(cfg RulesConfig, deps RulesDeps) (*Rules, error) {
+	m := &Rules{tools: deps.Tools, risk: deps.Risk}
 	for i, p := range cfg.Patterns {
 		label := fmt.Sprintf("model.rules.patterns[%d]", i)
 		if p.Name != "" {
@@ -362,6 +401,13 @@ func (m *Rules) Complete(ctx context.Context, req agent.Request) (agent.Response
 	}
 	if !hasUser {
 		return textResponse(m.help()), nil
+	}
+	lang := words.EN
+	if zh {
+		lang = words.ZH
+	}
+	if resp, ok := m.command(user.Content, req.Tools, lang); ok {
+		return resp, nil
 	}
 	in := m.interpret(user.Content)
 	if in.tool == "" {
@@ -671,11 +717,15 @@ func uncertain(title string) bool {
 }
 
 const helpText = `I understand these commands:
+• /tools — list the tools, with their risk
+• /call <tool> <JSON arguments> — call any tool, e.g. /call task_list {}
 • /sql <statement> — run SQL (a read with sql_query; anything else with sql_execute, which asks first)
 • create a task: <title> — or "task: <title>", "remind me to <title>", "I need to <title>", "add <title> to my tasks"
 • list tasks — or "show tasks"
 • complete task <n> · delete task <n>
 我能理解这些指令：
+• /tools 或 /工具 — 列出所有工具及其风险
+• /call <工具> <JSON 参数> — 调用任意工具，例如 /call task_list {}
 • /sql <语句> — 执行 SQL
 • 创建任务：<标题> — 或“提醒我<事情>”
 • 任务列表

@@ -36,7 +36,7 @@ func sqlRegistry(t *testing.T) *agent.Registry {
 // otherwise: the rules model asks the tools and holds no SQL of its own.
 func TestRulesSQLAsksTheTools(t *testing.T) {
 	reg := sqlRegistry(t)
-	m, err := model.NewRules(model.RulesConfig{}, reg)
+	m, err := model.NewRules(model.RulesConfig{}, model.RulesDeps{Tools: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestRulesSQLAsksTheTools(t *testing.T) {
 // With no tools to ask, every statement goes to sql_execute, which asks
 // a person first.
 func TestRulesSQLWithNothingToAsk(t *testing.T) {
-	m, err := model.NewRules(model.RulesConfig{}, nil)
+	m, err := model.NewRules(model.RulesConfig{}, model.RulesDeps{})
 	if err != nil {
 		t.Fatal(err)
 	}

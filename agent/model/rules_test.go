@@ -114,7 +114,7 @@ var rulesTests = []rulesTest{
 
 func mustRules(t testing.TB, cfg RulesConfig) *Rules {
 	t.Helper()
-	m, err := NewRules(cfg, nil)
+	m, err := NewRules(cfg, RulesDeps{})
 	if err != nil {
 		t.Fatalf("NewRules: %v", err)
 	}
@@ -280,7 +280,7 @@ var newRulesErrorTests = []struct {
 func TestNewRulesErrors(t *testing.T) {
 	ok := RulePattern{Name: "fine", Regexp: "^fine$", Tool: "x"}
 	for _, test := range newRulesErrorTests {
-		_, err := NewRules(RulesConfig{Patterns: []RulePattern{ok, test.p}}, nil)
+		_, err := NewRules(RulesConfig{Patterns: []RulePattern{ok, test.p}}, RulesDeps{})
 		if err == nil {
 			t.Errorf("%+v: no error", test.p)
 			continue

@@ -208,7 +208,9 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 		}
 		mdl = m
 	default:
-		m, err := model.NewRules(cfg.Model.Rules, c.tools)
+		m, err := model.NewRules(cfg.Model.Rules, model.RulesDeps{Tools: c.tools, Risk: func(name string) (approval.Risk, approval.Words, bool) {
+			return c.tools.Risk(c.policy.Load(), name) // the policy in force now: reloads count
+		}})
 		if err != nil {
 			return c, err
 		}

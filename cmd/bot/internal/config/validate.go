@@ -197,7 +197,7 @@ func (c *Config) validateModel(ps *Problems) {
 	default:
 		ps.add("model.provider", fmt.Sprintf("%q is not rules or openai", m.Provider))
 	}
-	if _, err := model.NewRules(m.Rules, nil); err != nil {
+	if _, err := model.NewRules(m.Rules, model.RulesDeps{}); err != nil {
 		ps.addErr("model.rules", err)
 	}
 	if m.MaxToolRounds < 0 {
