@@ -10,21 +10,16 @@ import (
 	"github.com/hitlbot/hitlbot/words"
 )
 
-// foreignTool is a Foreign tool whose effect comes from an untrusted
+// untrustedTool is a Foreign tool whose effect comes from an untrusted
 // server fs.
-type foreignTool struct{ *hitltest.Tool }
+type untrustedTool struct{ *hitltest.Tool }
 
-func (foreignTool) Definition() string { return "def-1" }
-func (foreignTool) EffectSource() approval.Words {
+func (untrustedTool) Definition() string { return "def-1" }
+func (untrustedTool) EffectSource() approval.Words {
 	return approval.Say(words.MCPRiskUntrusted, "fs")
 }
 
-// wrapped hides a tool behind a wrapper, as the metrics do.
-type wrapped struct{ agent.Tool }
-
-func (w wrapped) Unwrap() agent.Tool { return w.Tool }
-
-var _ agent.Foreign = foreignTool{}
+var _ agent.Foreign = untrustedTool{}
 
 // riskTests: what Registry.Risk says of each tool under a policy whose
 // tools.<name> overrides are given.
@@ -62,8 +57,8 @@ func riskRegistry(t *testing.T) *agent.Registry {
 		hitltest.NewTool("erase", approval.EffectDestructive)); err != nil {
 		t.Fatal(err)
 	}
-	if err := reg.SetGroup("fs", foreignTool{hitltest.NewTool("fs__write_file", approval.EffectWrite)},
-		wrapped{foreignTool{hitltest.NewTool("fs__delete", approval.EffectDestructive)}}); err != nil {
+	if err := reg.SetGroup("fs", untrustedTool{hitltest.NewTool("fs__write_file", approval.EffectWrite)},
+		wrapped{untrustedTool{hitltest.NewTool("fs__delete", approval.EffectDestructive)}}); err != nil {
 		t.Fatal(err)
 	}
 	return reg

@@ -5,13 +5,13 @@
 # @modelcontextprotocol/server-filesystem and server-everything, versions
 # pinned by its package-lock.json) into a cache directory, once per lock
 # file, and prints that directory on stdout. The interop tests of
-# tools/mcptool run them from there (HITLBOT_MCP_NPM_DIR); no test fetches
+# tools/mcptool run them from there (HITLBOT_TEST_MCP_NPM_DIR); no test fetches
 # anything.
 #
 # Node.js and npm come from the machine; when they are missing and we are
 # root, Debian's nodejs and npm are installed. When that is not possible or
 # the registry cannot be reached, it prints why on stderr and exits 1: the
-# caller exports the reason (HITLBOT_MCP_NPM_SKIP) and the interop tests
+# caller exports the reason (HITLBOT_TEST_MCP_NPM_SKIP) and the interop tests
 # skip with it.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

@@ -65,11 +65,11 @@ echo "== $(go version)"
 
 # The reference MCP servers from npm, for tools/mcptool's interop tests.
 if npmdir=$(scripts/mcp-npm.sh 2>/tmp/hitlbot-mcp-npm.$$); then
-	export HITLBOT_MCP_NPM_DIR=$npmdir
+	export HITLBOT_TEST_MCP_NPM_DIR=$npmdir
 	echo "== MCP reference servers from npm in $npmdir"
 else
-	export HITLBOT_MCP_NPM_SKIP="scripts/mcp-npm.sh failed: $(tail -1 /tmp/hitlbot-mcp-npm.$$)"
-	echo "== $HITLBOT_MCP_NPM_SKIP (the MCP interop tests skip)"
+	export HITLBOT_TEST_MCP_NPM_SKIP="scripts/mcp-npm.sh failed: $(tail -1 /tmp/hitlbot-mcp-npm.$$)"
+	echo "== $HITLBOT_TEST_MCP_NPM_SKIP (the MCP interop tests skip)"
 fi
 rm -f /tmp/hitlbot-mcp-npm.$$
 

@@ -10,27 +10,8 @@ import (
 
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/tools/mcptool/mcptest"
 )
-
-// npmServer returns the path of a reference server's entry point from the
-// directory scripts/mcp-npm.sh installed them in (make test exports it as
-// HITLBOT_MCP_NPM_DIR), or skips the test saying why it cannot run.
-func npmServer(t *testing.T, bin string) (node, script string) {
-	t.Helper()
-	dir := os.Getenv("HITLBOT_MCP_NPM_DIR")
-	if dir == "" {
-		why := os.Getenv("HITLBOT_MCP_NPM_SKIP")
-		if why == "" {
-			why = "HITLBOT_MCP_NPM_DIR is not set (make test sets it: scripts/mcp-npm.sh)"
-		}
-		t.Skip("the reference MCP servers from npm are not installed: " + why)
-	}
-	script, err := filepath.EvalSymlinks(filepath.Join(dir, "node_modules", ".bin", bin))
-	if err != nil {
-		t.Fatalf("HITLBOT_MCP_NPM_DIR=%s has no %s: %v", dir, bin, err)
-	}
-	return "node", script
-}
 
 // startNPM starts one reference server over stdio, with OnChange feeding
 // a registry, and stops it when the test ends.
@@ -57,7 +38,7 @@ func startNPM(t *testing.T, c ServerConfig) (*Manager, *agent.Registry) {
 // with the content; a call with arguments its schema refuses never
 // reaches it.
 func TestFilesystemServerFromNPM(t *testing.T) {
-	node, script := npmServer(t, "mcp-server-filesystem")
+	node, script := "node", mcptest.NPMServer(t, "mcp-server-filesystem")
 	share := t.TempDir()
 	for _, trusted := range []bool{false, true} {
 		m, reg := startNPM(t, ServerConfig{Name: "fs", Command: node, Args: []string{script, share}, Trusted: trusted})
@@ -113,7 +94,7 @@ func TestFilesystemServerFromNPM(t *testing.T) {
 // the protocol's own demonstration server: its annotations as it sends
 // them, its results of every kind as the model reads them.
 func TestEverythingServerFromNPM(t *testing.T) {
-	node, script := npmServer(t, "mcp-server-everything")
+	node, script := "node", mcptest.NPMServer(t, "mcp-server-everything")
 	m, reg := startNPM(t, ServerConfig{Name: "ev", Command: node, Args: []string{script, "stdio"}, Trusted: true})
 	if p := m.Status()[0].Protocol; p == "" {
 		t.Fatal("no protocol revision negotiated")
