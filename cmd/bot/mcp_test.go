@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hitlbot/hitlbot/tools/mcptool/mcptest"
 )
@@ -158,5 +159,70 @@ func TestFilesystemServerThroughTheAPI(t *testing.T) {
 	res = chat(t, s.base, map[string]any{"message": read})
 	if res["requiresConfirmation"] == true || !strings.Contains(fmt.Sprint(res["text"]), "approved once") {
 		t.Fatalf("a read of a trusted server: %v", res)
+	}
+}
+
+// TestToolChangedBetweenCardAndClick: a served bot asks for an MCP tool;
+// the server then changes that tool (tools/list_changed) before the
+// click. The click runs nothing: the answer says the tool changed, the
+// server saw no call, and asking again shows the new definition and runs.
+func TestToolChangedBetweenCardAndClick(t *testing.T) {
+	srv := mcptest.New()
+	hs := httptest.NewServer(srv.Handler("", false))
+	t.Cleanup(hs.Close)
+	s := serve(t, "-config", writeConfig(t, mcpConfig(mcpServerYAML("t", hs.URL))), "-data", t.TempDir())
+	offered := func() int {
+		return strings.Count(s.stderr.String(), `"msg":"MCP server tools offered","component":"mcp","server":"t"`)
+	}
+	if offered() != 1 {
+		t.Fatalf("the server's tools were offered %d times at start:\n%s", offered(), s.stderr)
+	}
+
+	const call = `/call t__changing {"path":"/srv/a"}`
+	tok := token(t, chat(t, s.base, map[string]any{"message": call}))
+	srv.Change()
+	waitFor(t, 10*time.Second, "the changed tool list", func() bool { return offered() == 2 })
+	res := chat(t, s.base, map[string]any{"confirmationToken": tok, "confirmed": true})
+	if text := fmt.Sprint(res["text"]); !strings.Contains(fmt.Sprint(res), "changed on its server") || srv.Calls("changing") != 0 {
+		t.Fatalf("a click after the tool changed: %d calls; the answer: %s\n%v", srv.Calls("changing"), text, res)
+	}
+
+	tok = token(t, chat(t, s.base, map[string]any{"message": call}))
+	chat(t, s.base, map[string]any{"confirmationToken": tok, "confirmed": true})
+	if srv.Calls("changing") != 1 {
+		t.Fatalf("asked again and approved: %d calls, want 1", srv.Calls("changing"))
+	}
+}
+
+// TestHangingToolIsFrozen: an approved call to an MCP tool that never
+// answers ends at call_timeout: the server is told to cancel, the answer
+// says the effect is unknown (frozen, never retried by itself), and the
+// approval's record says frozen.
+func TestHangingToolIsFrozen(t *testing.T) {
+	srv := mcptest.New()
+	hs := httptest.NewServer(srv.Handler("", false))
+	t.Cleanup(hs.Close)
+	t.Cleanup(srv.Release)
+	s := serve(t, "-config", writeConfig(t, mcpConfig(mcpServerYAML("t", hs.URL, "        call_timeout: 1s\n"))), "-data", t.TempDir())
+	res := chat(t, s.base, map[string]any{"message": `/call t__slow {}`})
+	tok := token(t, res)
+	id := fmt.Sprint(res["pendingAction"].(map[string]any)["approvalId"])
+	res = chat(t, s.base, map[string]any{"confirmationToken": tok, "confirmed": true})
+	select {
+	case cancelled := <-srv.SlowEnded():
+		if !cancelled {
+			t.Error("the hanging call ended without seeing its cancellation")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the hanging call did not end")
+	}
+	if !strings.Contains(fmt.Sprint(res), "frozen") {
+		t.Errorf("the answer does not say the action is frozen: %v", res)
+	}
+	if code, body := get(t, s.base+"/api/approvals/"+id); code != http.StatusOK || !strings.Contains(body, `"frozen"`) {
+		t.Errorf("GET /api/approvals/%s: %d %s", id, code, body)
+	}
+	if srv.Calls("slow") != 1 {
+		t.Errorf("the slow tool was called %d times, want 1", srv.Calls("slow"))
 	}
 }
