@@ -75,3 +75,47 @@ func benchOverhead(b *testing.B, c ServerConfig, opts Options) {
 		b.ReportMetric(dispatch-direct, "overhead-ns/op")
 	})
 }
+
+// BenchmarkOwnWork measures what hitlbot itself does for one MCP call,
+// without any transport or server: validating the arguments against the
+// tool's schema, hashing the call with its pinned definition, the
+// policy's verdict, the pin check before the run, and turning the
+// server's result into the model's text. BenchmarkCallOverhead measures
+// the same around a real round trip, where it drowns in the transport's
+// noise.
+func BenchmarkOwnWork(b *testing.B) {
+	m, _ := startInMemory(b, ServerConfig{}, nil)
+	tl, ok := agent.AsForeign(find(b, m.Tools(), "t__echo"))
+	if !ok {
+		b.Fatal("echo is not foreign")
+	}
+	reg := agent.NewRegistry()
+	if err := reg.SetGroup("t", tl); err != nil {
+		b.Fatal(err)
+	}
+	pol, err := approval.NewPolicy(approval.DefaultPolicyConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	args := []byte(`{"text":"hello, world"}`)
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hello, world"}}}
+	for b.Loop() {
+		if _, err := reg.Validate("t__echo", args); err != nil {
+			b.Fatal(err)
+		}
+		canon, hash, err := agent.HashCall(tl, "t__echo", args)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := pol.Evaluate(approval.CallInfo{Tool: "t__echo", Effect: tl.Effect(canon), EffectSource: tl.EffectSource(), Hash: hash, Confidence: 1}, nil); err != nil {
+			b.Fatal(err)
+		}
+		c2, err := approval.Canonicalize(canon)
+		if err != nil || approval.PinnedHash("t__echo", c2, tl.Definition()) != hash {
+			b.Fatal("pin check failed")
+		}
+		if resultText(res) != "hello, world" {
+			b.Fatal("result text")
+		}
+	}
+}

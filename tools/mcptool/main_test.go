@@ -104,7 +104,7 @@ func inMemory(srv *mcptest.Server) func(ServerConfig) (mcp.Transport, error) {
 
 // startInMemory starts a manager with one trusted server "t" served by a
 // new mcptest server in-process.
-func startInMemory(t *testing.T, c ServerConfig, ch *changes) (*Manager, *mcptest.Server) {
+func startInMemory(t testing.TB, c ServerConfig, ch *changes) (*Manager, *mcptest.Server) {
 	t.Helper()
 	srv := mcptest.New()
 	if c.Name == "" {
@@ -126,7 +126,7 @@ func startInMemory(t *testing.T, c ServerConfig, ch *changes) (*Manager, *mcptes
 }
 
 // find returns the named tool.
-func find(t *testing.T, tools []agent.Tool, name string) agent.Tool {
+func find(t testing.TB, tools []agent.Tool, name string) agent.Tool {
 	t.Helper()
 	for _, tl := range tools {
 		if tl.Name() == name {
@@ -138,11 +138,11 @@ func find(t *testing.T, tools []agent.Tool, name string) agent.Tool {
 }
 
 // testLogger logs through t.
-func testLogger(t *testing.T) *slog.Logger {
+func testLogger(t testing.TB) *slog.Logger {
 	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
-type tWriter struct{ t *testing.T }
+type tWriter struct{ t testing.TB }
 
 func (w tWriter) Write(p []byte) (int, error) {
 	w.t.Helper()
