@@ -79,19 +79,7 @@ func TestPayloadHashGolden(t *testing.T) {
 		}
 		fmt.Fprintf(&b, "%s %s %s\n", h, tt.tool, args)
 	}
-	const golden = "testdata/payload_hashes.golden"
-	if *update {
-		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if b.String() != string(want) {
-		t.Errorf("payload hashes changed:\n got:\n%s\nwant:\n%s", b.String(), want)
-	}
+	checkGolden(t, "testdata/payload_hashes.golden", b.String())
 	lines := strings.Split(b.String(), "\n")
 	if lines[0][:64] != lines[1][:64] {
 		t.Error("the same arguments in another key order hash differently")
@@ -172,9 +160,21 @@ func TestPinnedHashGolden(t *testing.T) {
 		}
 		fmt.Fprintf(&b, "%s %s %s %s\n", h, tt.tool, args, ShortHash(tt.definition))
 	}
-	const golden = "testdata/pinned_hashes.golden"
+	checkGolden(t, "testdata/pinned_hashes.golden", b.String())
+	lines := strings.Split(b.String(), "\n")
+	if lines[0][:64] != lines[1][:64] {
+		t.Error("the same arguments in another key order hash differently")
+	}
+	if lines[1][:64] == lines[2][:64] {
+		t.Error("the same call under another definition hashes the same: the definition is not pinned")
+	}
+}
+
+// checkGolden compares got with the golden file (-update rewrites it).
+func checkGolden(t *testing.T, golden, got string) {
+	t.Helper()
 	if *update {
-		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -182,14 +182,7 @@ func TestPinnedHashGolden(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v (run with -update to create it)", err)
 	}
-	if b.String() != string(want) {
-		t.Errorf("pinned hashes changed:\n got:\n%s\nwant:\n%s", b.String(), want)
-	}
-	lines := strings.Split(b.String(), "\n")
-	if lines[0][:64] != lines[1][:64] {
-		t.Error("the same arguments in another key order hash differently")
-	}
-	if lines[1][:64] == lines[2][:64] {
-		t.Error("the same call under another definition hashes the same: the definition is not pinned")
+	if got != string(want) {
+		t.Errorf("%s: hashes changed:\n got:\n%s\nwant:\n%s", golden, got, want)
 	}
 }

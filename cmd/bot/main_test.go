@@ -422,20 +422,22 @@ func TestUsage(t *testing.T) {
 	}
 }
 
+// replaceFile writes a new file and renames it over file, as editors do.
+func replaceFile(t *testing.T, file, text string) {
+	t.Helper()
+	tmp := file + ".tmp"
+	if err := os.WriteFile(tmp, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, file); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestReload(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "bot.yaml")
-	write := func(text string) {
-		t.Helper()
-		// Write a new file and rename it over the old one, as editors do.
-		tmp := file + ".tmp"
-		if err := os.WriteFile(tmp, []byte(text), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(tmp, file); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(text string) { t.Helper(); replaceFile(t, file, text) }
 	write("approval:\n  policy:\n    enabled: true\n")
 	s := serve(t, "-config", file, "-data", filepath.Join(dir, "data"))
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,16 +13,7 @@ import (
 func TestRulesCallAndToolsServe(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "bot.yaml")
-	write := func(text string) {
-		t.Helper()
-		tmp := file + ".tmp"
-		if err := os.WriteFile(tmp, []byte(text), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(tmp, file); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(text string) { t.Helper(); replaceFile(t, file, text) }
 	write("approval:\n  policy:\n    enabled: true\n")
 	s := serve(t, "-config", file, "-data", filepath.Join(dir, "data"))
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/internal/redact"
 	"github.com/hitlbot/hitlbot/tools/internal/argtmpl"
 )
 
@@ -243,7 +244,7 @@ func build(cfg ToolConfig, client *http.Client, getenv func(string) string) (*to
 		t.headerNames = append(t.headerNames, name)
 	}
 	sort.Strings(t.headerNames)
-	t.scrub = newScrubber(secrets)
+	t.scrub = redact.NewValues(secrets...)
 
 	if t.effect, err = parseKind(cfg.Kind, t.method); err != nil {
 		return nil, fmt.Errorf("kind: %w", err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/url"
-	"sort"
 	"strings"
 
 	"github.com/hitlbot/hitlbot/internal/redact"
@@ -12,37 +11,6 @@ import (
 
 // Redacted replaces a hidden value.
 const Redacted = redact.Mark
-
-// minSecretLen is the shortest environment value scrubbed from outputs and
-// errors; shorter values would blank out ordinary text (they are still never
-// shown in previews, which show header names only).
-const minSecretLen = 4
-
-// scrubber removes known secret values (the resolved environment values of
-// the headers) from text shown to people or the model.
-type scrubber struct{ secrets []string }
-
-func newScrubber(secrets []string) scrubber {
-	var s []string
-	for _, v := range secrets {
-		if len(v) >= minSecretLen {
-			s = append(s, v)
-		}
-	}
-	// Longest first, so a secret that contains another is hidden whole.
-	sort.Slice(s, func(i, j int) bool { return len(s[i]) > len(s[j]) })
-	return scrubber{s}
-}
-
-func (s scrubber) scrub(text string) string {
-	for _, v := range s.secrets {
-		text = strings.ReplaceAll(text, v, Redacted)
-		if e := url.QueryEscape(v); e != v {
-			text = strings.ReplaceAll(text, e, Redacted)
-		}
-	}
-	return text
-}
 
 // redactURL hides the values of secret-looking query parameters.
 func redactURL(u *url.URL) string {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/internal/redact"
 	"github.com/hitlbot/hitlbot/tools/internal/argtmpl"
 )
 
@@ -40,7 +41,7 @@ type tool struct {
 	body        template // nil: no body
 	headers     http.Header
 	headerNames []string // sorted; previews show these, never the values
-	scrub       scrubber
+	scrub       redact.Values
 	schema      *jsonschema.Schema
 	effect      approval.Effect
 	timeout     time.Duration
@@ -123,7 +124,7 @@ func decodeArgs(raw json.RawMessage) (map[string]any, error) { return argtmpl.De
 func (t *tool) Preview(_ context.Context, raw json.RawMessage) (string, error) {
 	r, err := t.render(raw)
 	if err != nil {
-		return "", fmt.Errorf("%s: %s", t.name, t.scrub.scrub(err.Error()))
+		return "", fmt.Errorf("%s: %s", t.name, t.scrub.Hide(err.Error()))
 	}
 	var b strings.Builder
 	b.WriteString(t.method + " " + redactURL(r.url))
@@ -137,7 +138,7 @@ func (t *tool) Preview(_ context.Context, raw json.RawMessage) (string, error) {
 		}
 		b.WriteString("\nbody: " + body)
 	}
-	return t.scrub.scrub(b.String()), nil
+	return t.scrub.Hide(b.String()), nil
 }
 
 // Run sends the request.
@@ -158,7 +159,7 @@ func (t *tool) Preview(_ context.Context, raw json.RawMessage) (string, error) {
 func (t *tool) Run(ctx context.Context, raw json.RawMessage) (agent.Output, error) {
 	r, err := t.render(raw)
 	if err != nil {
-		return agent.Output{Content: "request not sent: " + t.scrub.scrub(err.Error()), IsError: true}, nil
+		return agent.Output{Content: "request not sent: " + t.scrub.Hide(err.Error()), IsError: true}, nil
 	}
 	shown := t.method + " " + redactURL(r.url)
 
@@ -174,7 +175,7 @@ func (t *tool) Run(ctx context.Context, raw json.RawMessage) (agent.Output, erro
 	}
 	req, err := http.NewRequestWithContext(ctx, t.method, r.url.String(), body)
 	if err != nil {
-		return agent.Output{}, fmt.Errorf("%w: %s: %s", approval.ErrNotRun, shown, t.scrub.scrub(err.Error()))
+		return agent.Output{}, fmt.Errorf("%w: %s: %s", approval.ErrNotRun, shown, t.scrub.Hide(err.Error()))
 	}
 	for k, vs := range t.headers {
 		req.Header[k] = append([]string(nil), vs...)
@@ -215,7 +216,7 @@ func (t *tool) Run(ctx context.Context, raw json.RawMessage) (agent.Output, erro
 		b.WriteString("\n[reading the response failed: " + t.cause(ctx, readErr) + "]")
 	}
 	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
-	return agent.Output{Content: t.scrub.scrub(b.String()), IsError: !ok}, nil
+	return agent.Output{Content: t.scrub.Hide(b.String()), IsError: !ok}, nil
 }
 
 // traced reports whether the client's transport is the standard one, whose
@@ -259,7 +260,7 @@ func (t *tool) cause(ctx context.Context, err error) string {
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	return t.scrub.scrub(err.Error())
+	return t.scrub.Hide(err.Error())
 }
 
 // cutUTF8 returns at most n bytes of s, not splitting a rune.

@@ -195,3 +195,15 @@ func ValidateServers(cs []ServerConfig, getenv func(string) string) error {
 	}
 	return errors.Join(errs...)
 }
+
+// secretsOf are the values of c's environment variables and headers.
+func secretsOf(c ServerConfig, getenv func(string) string) []string {
+	var out []string
+	for _, n := range c.Env {
+		out = append(out, getenv(n))
+	}
+	for _, n := range c.Headers {
+		out = append(out, getenv(n))
+	}
+	return out
+}

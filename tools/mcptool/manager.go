@@ -18,6 +18,7 @@ import (
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/internal/clock"
+	"github.com/hitlbot/hitlbot/internal/redact"
 )
 
 // Backoff between connection attempts: it starts at minBackoff, doubles
@@ -109,7 +110,7 @@ type server struct {
 	m      *Manager // nil for Probe
 	log    *slog.Logger
 	getenv func(string) string
-	scrub  scrubber
+	scrub  redact.Values
 	wg     *sync.WaitGroup
 
 	calls, errors atomic.Uint64
@@ -130,7 +131,7 @@ func newServer(c ServerConfig, opts Options, m *Manager, wg *sync.WaitGroup) *se
 		m:      m,
 		log:    opts.Logger.With("mcp_server", c.Name),
 		getenv: opts.Getenv,
-		scrub:  newScrubber(secretsOf(c, opts.Getenv)),
+		scrub:  redact.NewValues(secretsOf(c, opts.Getenv)...),
 		wg:     wg,
 		err:    "not connected yet",
 	}
@@ -289,7 +290,7 @@ func (s *server) serve(ctx context.Context, up func()) bool {
 			if err != nil {
 				// What the server offers now is unknown: withdraw its tools
 				// and start over rather than keep definitions that may be stale.
-				s.log.Warn("mcp server: listing tools after list_changed failed; reconnecting", "err", s.scrub.scrub(err.Error()))
+				s.log.Warn("mcp server: listing tools after list_changed failed; reconnecting", "err", s.scrub.Hide(err.Error()))
 				_ = cs.Close()
 				continue
 			}
@@ -389,7 +390,7 @@ func (s *server) setUp(cs *mcp.ClientSession, tools []agent.Tool) {
 
 // setDown records why the server is down; wasUp withdraws its tools.
 func (s *server) setDown(err error, wasUp bool) {
-	reason := s.scrub.scrub(err.Error())
+	reason := s.scrub.Hide(err.Error())
 	s.mu.Lock()
 	first := s.attempts == 0
 	s.attempts++
@@ -446,14 +447,14 @@ func Probe(ctx context.Context, c ServerConfig, opts Options) ([]ToolInfo, error
 	defer wg.Wait()
 	cs, _, err := s.connect(ctx, nil)
 	if err != nil {
-		return nil, fmt.Errorf("MCP server %s: %s", c.Name, s.scrub.scrub(err.Error()))
+		return nil, fmt.Errorf("MCP server %s: %s", c.Name, s.scrub.Hide(err.Error()))
 	}
 	defer cs.Close()
 	lctx, cancel := context.WithTimeout(ctx, c.startTimeout())
 	defer cancel()
 	_, infos, err := s.list(lctx, cs)
 	if err != nil {
-		return nil, fmt.Errorf("MCP server %s: listing tools: %s", c.Name, s.scrub.scrub(err.Error()))
+		return nil, fmt.Errorf("MCP server %s: listing tools: %s", c.Name, s.scrub.Hide(err.Error()))
 	}
 	return infos, nil
 }

@@ -82,7 +82,7 @@ func (t *tool) Preview(_ context.Context, args json.RawMessage) (string, error) 
 	if len(shown) > maxPreviewArgs {
 		shown = cutUTF8(shown, maxPreviewArgs) + " …"
 	}
-	return t.srv.scrub.scrub(t.srv.cfg.Name + " · " + t.remote + "\n" + shown), nil
+	return t.srv.scrub.Hide(t.srv.cfg.Name + " · " + t.remote + "\n" + shown), nil
 }
 
 // Run calls the tool on the server.
@@ -120,17 +120,17 @@ func (t *tool) Run(ctx context.Context, args json.RawMessage) (agent.Output, err
 			// refused to write because the connection was already closing,
 			// or that the peer refused because it was closing: never of a
 			// call in flight, which fails with the read error instead.
-			return agent.Output{}, fmt.Errorf("%w: MCP server %s: the connection was closed before the call was sent (%s)", approval.ErrNotRun, t.srv.cfg.Name, t.srv.scrub.scrub(err.Error()))
+			return agent.Output{}, fmt.Errorf("%w: MCP server %s: the connection was closed before the call was sent (%s)", approval.ErrNotRun, t.srv.cfg.Name, t.srv.scrub.Hide(err.Error()))
 		}
 		if context.Cause(ctx) == errTimeout {
 			return agent.Output{}, fmt.Errorf("%s: timed out after %s; the server was told to cancel, but it may have acted: effect unknown", t.name, t.callTimeout)
 		}
-		return agent.Output{}, fmt.Errorf("%s: %s; the request may have reached the server: effect unknown", t.name, t.srv.scrub.scrub(err.Error()))
+		return agent.Output{}, fmt.Errorf("%s: %s; the request may have reached the server: effect unknown", t.name, t.srv.scrub.Hide(err.Error()))
 	}
 	if res.IsError {
 		t.srv.errors.Add(1)
 	}
-	return agent.Output{Content: t.srv.scrub.scrub(resultText(res)), IsError: res.IsError}, nil
+	return agent.Output{Content: t.srv.scrub.Hide(resultText(res)), IsError: res.IsError}, nil
 }
 
 // newTool makes the offered tool for one listed tool, or says why it is

@@ -79,7 +79,7 @@ func (s *server) logStderr(r io.Reader) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), 64<<10)
 	for sc.Scan() {
-		s.log.Debug("mcp server stderr", "line", s.scrub.scrub(sc.Text()))
+		s.log.Debug("mcp server stderr", "line", s.scrub.Hide(sc.Text()))
 	}
 }
 
