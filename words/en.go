@@ -54,7 +54,17 @@ var en = map[Key]string{
 	MCPRiskNotDestructive: "annotation destructiveHint: false from trusted server %s",
 	MCPRiskDestructive:    "trusted server %s does not say the tool is read-only or harmless",
 	MCPRiskUntrusted:      "untrusted server %s: its annotations are ignored",
-	ReasonSep:             "; ",
+
+	GateLines:       "%d lines",
+	GateOneLine:     "1 line",
+	GateMoreLines:   "… %d more lines",
+	GateOneMoreLine: "… 1 more line",
+	GateDescription: "(description: %s)",
+	GateReplaceAll:  "(replaces every occurrence)",
+	GateNoInput:     "(no input)",
+	GateNotJSON:     "(the input is not valid JSON, so it is not shown)",
+
+	ReasonSep: "; ",
 
 	EffectRead:        "read",
 	EffectWrite:       "write",

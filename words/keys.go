@@ -73,6 +73,17 @@ const (
 	MCPRiskDestructive    // a trusted server's tool that may destroy (destructiveHint true or absent)
 	MCPRiskUntrusted      // an untrusted server: its annotations count for nothing
 
+	// gate: what a person reads of another agent's call on its card
+	// (gate.Preview).
+	GateLines       // how long a file is; args: its number of lines (not 1)
+	GateOneLine     // a file of one line
+	GateMoreLines   // the lines a preview leaves out; args: how many (not 1)
+	GateOneMoreLine // one line left out
+	GateDescription // the description the agent gave a command; args: it
+	GateReplaceAll  // an edit that replaces every occurrence of its text
+	GateNoInput     // a call without input
+	GateNotJSON     // a call whose input is not JSON (it is not shown)
+
 	// The names of effects, inside ReasonHigh.
 	EffectRead
 	EffectWrite

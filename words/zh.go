@@ -56,6 +56,15 @@ var zh = map[Key]string{
 	MCPRiskDestructive:    "受信任服务器 %s 未声明该工具只读或无破坏性",
 	MCPRiskUntrusted:      "服务器 %s 未受信任：忽略其注解",
 
+	GateLines:       "%d 行",
+	GateOneLine:     "1 行",
+	GateMoreLines:   "… 还有 %d 行",
+	GateOneMoreLine: "… 还有 1 行",
+	GateDescription: "（说明：%s）",
+	GateReplaceAll:  "（替换所有匹配处）",
+	GateNoInput:     "（无输入）",
+	GateNotJSON:     "（输入不是有效的 JSON，因此不显示）",
+
 	EffectRead:        "读取",
 	EffectWrite:       "写入",
 	EffectDestructive: "破坏性操作",
