@@ -79,11 +79,26 @@ func Pending(a *approval.Approval, text approval.OutcomeText, lang string) View 
 // attempt got, for already_decided and the like).
 func Final(a *approval.Approval, o approval.Outcome, text approval.OutcomeText, lang string) View {
 	v := finish(base(a, lang), o, text, lang)
+	if agent, ok := agentOf(a); ok && (o.Status == approval.StatusExecuted || o.Status == approval.StatusReplayed) {
+		// Another agent's call: allowed, not run here (package gate).
+		v.StatusText, v.Result = words.In(lang, words.GateAllowed, agent), ""
+	}
 	if v.DecidedBy == "" {
 		v.DecidedBy = a.DecidedBy
 	}
 	v.Comment = excerpt(oneLine(a.Comment), MaxCommentExcerpt)
 	return v
+}
+
+// agentOf returns the agent of an approval of another agent's call: its
+// one call is named "<agent>/<tool>", a slash no tool of hitlbot's own
+// has.
+func agentOf(a *approval.Approval) (string, bool) {
+	if len(a.Calls) != 1 {
+		return "", false
+	}
+	agent, _, ok := strings.Cut(a.Calls[0].Tool, "/")
+	return agent, ok
 }
 
 // finish makes v the final view of outcome o: the status sentence in

@@ -66,6 +66,11 @@ var en = map[Key]string{
 
 	ReasonSep: "; ",
 
+	GateAsks:          "%s asks to run %s",
+	GateRiskPattern:   "agent %s's policy: %s",
+	GateRiskNoPattern: "agent %s's policy has no pattern for it: HIGH",
+	GateAllowed:       "Allowed: %s may run it now; hitlbot does not run it",
+
 	EffectRead:        "read",
 	EffectWrite:       "write",
 	EffectDestructive: "destructive",

@@ -84,6 +84,12 @@ const (
 	GateNoInput     // a call without input
 	GateNotJSON     // a call whose input is not JSON (it is not shown)
 
+	// Another agent's request (package gate).
+	GateAsks          // a card's summary; args: the agent, the call's summary ("Bash: rm -rf build")
+	GateRiskPattern   // where its risk came from; args: the agent, the pattern
+	GateRiskNoPattern // no pattern matched; args: the agent
+	GateAllowed       // a card's final status when allowed; args: the agent
+
 	// The names of effects, inside ReasonHigh.
 	EffectRead
 	EffectWrite

@@ -65,6 +65,11 @@ var zh = map[Key]string{
 	GateNoInput:     "（无输入）",
 	GateNotJSON:     "（输入不是有效的 JSON，因此不显示）",
 
+	GateAsks:          "%s 请求执行 %s",
+	GateRiskPattern:   "智能体 %s 的策略：%s",
+	GateRiskNoPattern: "智能体 %s 的策略中没有匹配的规则：高风险",
+	GateAllowed:       "已允许：%s 现在可以自行执行；hitlbot 不代为执行",
+
 	EffectRead:        "读取",
 	EffectWrite:       "写入",
 	EffectDestructive: "破坏性操作",

@@ -32,6 +32,8 @@ const (
 	EventCancel         Event = "cancel"          // the requester or the system withdrew it
 	EventUnauthorized   Event = "unauthorized"    // someone who may not decide tried to
 	EventTampered       Event = "tampered"        // a decision carried the wrong payload hash
+	EventAutoAllow      Event = "auto_allow"      // another agent's request the policy allowed without asking (package gate)
+	EventCallback       Event = "callback"        // an agent's decision POSTed to its callback_url: delivered or failed
 )
 
 // Valid reports whether e is one of the events above.
@@ -39,7 +41,7 @@ func (e Event) Valid() bool {
 	switch e {
 	case EventWriteRequest, EventConfirm, EventReject, EventExecute, EventExecuteFailed,
 		EventExecuteUnknown, EventReplay, EventExpire, EventSupersede, EventCancel,
-		EventUnauthorized, EventTampered:
+		EventUnauthorized, EventTampered, EventAutoAllow, EventCallback:
 		return true
 	}
 	return false

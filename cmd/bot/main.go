@@ -61,6 +61,9 @@ Commands:
   audit tail      print the newest audit records and follow new ones
   bench           measure approval round trips on two instances sharing one store
                   (-mode engine|agent|resume|mcp, -redis URL, -n, -c, -pending); prints JSON
+  mcp             an MCP server on stdin/stdout forwarding to a running hitlbot's /mcp
+                  (-url, default http://127.0.0.1:8080/mcp; -token-env, default
+                  AGENT_TOKEN): for agents that only spawn commands
   version         print the version
 
 Flags of serve, chat, check, doctor and audit:
@@ -92,6 +95,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmdAudit(ctx, args, stdout, stderr)
 	case "bench":
 		return cmdBench(ctx, args, stdout, stderr)
+	case "mcp":
+		return cmdMCP(ctx, args, stdin, stdout, stderr)
 	case "version":
 		fmt.Fprintf(stdout, "hitlbot %s\n", Version())
 		return 0

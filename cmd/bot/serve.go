@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,6 +34,7 @@ import (
 	"github.com/hitlbot/hitlbot/channels/web"
 	"github.com/hitlbot/hitlbot/cmd/bot/internal/config"
 	"github.com/hitlbot/hitlbot/cmd/bot/internal/metrics"
+	"github.com/hitlbot/hitlbot/gate"
 	"github.com/hitlbot/hitlbot/tools/demodb"
 	"github.com/hitlbot/hitlbot/tools/httptool"
 	"github.com/hitlbot/hitlbot/tools/mcptool"
@@ -113,6 +115,7 @@ type core struct {
 	demo   *sql.DB // nil when nothing uses the demo database
 	tools  *agent.Registry
 	mcp    *mcptool.Manager // nil without tools.mcp.servers
+	gate   *gate.Gate       // other agents' requests; nil without agents
 	engine *approval.Engine
 	loop   *agent.Loop
 	router *channels.Router
@@ -233,7 +236,7 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 	c.engine, err = approval.NewEngine(approval.EngineConfig{
 		Store:       c.store,
 		Notifier:    c.metrics.Notifier(relay),
-		Dispatcher:  c.tools,
+		Dispatcher:  gate.Dispatcher{Next: c.tools},
 		Audit:       c.audit,
 		Logger:      log,
 		Text:        cfg.Approval.OutcomeText.With(cfg.Approval.Lang),
@@ -303,6 +306,15 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 	})
 	if err != nil {
 		return c, err
+	}
+
+	// 10. The gate: other agents' requests for approval (agents).
+	if len(cfg.Agents) > 0 {
+		c.gate, err = gate.New(cfg.Agents, gate.Deps{Engine: c.engine, Policy: c.policy.Load, Audit: c.audit,
+			Scope: channels.Scope(cfg.Approval.SessionScope), Lang: cfg.Approval.Lang, Logger: log.With("component", "gate")})
+		if err != nil {
+			return c, fmt.Errorf("agents: %w", err)
+		}
 	}
 	return c, nil
 }
@@ -603,7 +615,7 @@ func (c *core) serve(ctx context.Context, opts config.Options, stdout io.Writer)
 		return err
 	}
 	srv := &http.Server{
-		Handler:           c.mux(),
+		Handler:           c.handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(c.log.Handler(), slog.LevelWarn),
@@ -675,7 +687,25 @@ func tryLine() string {
 	return fmt.Sprintf("; try: %s (%s)", tryExample.request, words.Text(words.EN, tryExample.what))
 }
 
-// mux routes /healthz, /readyz, /metrics, the API and the web chat.
+// handler is the HTTP server's handler: mux, with the other agents'
+// requests (an agent's bearer token on /api/approvals) taken by the gate
+// first when agents are configured.
+func (c *core) handler() http.Handler {
+	mux := c.mux()
+	if !c.gate.Agents() {
+		return mux
+	}
+	agents := c.gate.HTTP(mux)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/approvals" || strings.HasPrefix(r.URL.Path, "/api/approvals/") {
+			agents.ServeHTTP(w, r)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// mux routes /healthz, /readyz, /metrics, the API, /mcp and the web chat.
 func (c *core) mux() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -687,6 +717,9 @@ func (c *core) mux() *http.ServeMux {
 	}
 	if c.api != nil {
 		c.api.Mount(mux)
+	}
+	if c.gate.Agents() {
+		mux.Handle("/mcp", c.gate.MCPHandler(Version()))
 	}
 	if c.lark != nil && c.cfg.Channels.Feishu.Mode == "webhook" {
 		// Every method: the handler answers a wrong one 405 with Allow,

@@ -25,6 +25,13 @@ func (a *Trail) Append(r audit.Record) {
 	a.mu.Unlock()
 }
 
+// All returns every record, in order.
+func (a *Trail) All() []audit.Record {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]audit.Record(nil), a.recs...)
+}
+
 // Records returns the records of approval id.
 func (a *Trail) Records(_ context.Context, id string) ([]audit.Record, error) {
 	a.mu.Lock()

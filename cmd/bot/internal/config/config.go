@@ -12,6 +12,7 @@ import (
 	"github.com/hitlbot/hitlbot/channels/cli"
 	"github.com/hitlbot/hitlbot/channels/dingtalk"
 	"github.com/hitlbot/hitlbot/channels/feishu"
+	"github.com/hitlbot/hitlbot/gate"
 	"github.com/hitlbot/hitlbot/tools/httptool"
 	"github.com/hitlbot/hitlbot/tools/mcptool"
 	"github.com/hitlbot/hitlbot/tools/shell"
@@ -37,6 +38,10 @@ type Config struct {
 	Model Model `mapstructure:"model"`
 	// Tools are the tools the agent may call.
 	Tools Tools `mapstructure:"tools"`
+	// Agents are the other agents (Claude Code, Codex, any program) that
+	// may ask hitlbot's people for approval, at /mcp and
+	// POST /api/approvals. Changes need a restart.
+	Agents []gate.AgentConfig `mapstructure:"agents"`
 	// Channels are the chat surfaces.
 	Channels Channels `mapstructure:"channels"`
 	// Metrics is the Prometheus endpoint.

@@ -665,3 +665,30 @@ func TestTokens(t *testing.T) {
 func shellCommand(name string) shell.CommandConfig {
 	return shell.CommandConfig{Name: name, Argv: []string{"/bin/true"}, Parameters: map[string]any{"type": "object"}}
 }
+
+// TestAgentPatternsKeepTheirCase: agents[].policy keys are tool patterns:
+// Bash(rm *) and Read(*.go) must come through as written, not folded to
+// lower case or split at the dot as viper does with keys.
+func TestAgentPatternsKeepTheirCase(t *testing.T) {
+	t.Setenv("AGENT_CI_TOKEN", "ci-token-0123456789abcdef")
+	file := writeFile(t, `agents:
+  - name: ci
+    token_env: AGENT_CI_TOKEN
+    approve_in: {channel: feishu, chat_id: oc_1}
+    policy:
+      "Read(*.go)|Grep": {risk: LOW}
+      "Bash(rm *)": {risk: HIGH}
+      "*": {risk: MEDIUM}
+`)
+	c, err := Load(Options{File: file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Agents) != 1 {
+		t.Fatalf("agents: %+v", c.Agents)
+	}
+	p := c.Agents[0].Policy
+	if p["Read(*.go)|Grep"].Risk != "LOW" || p["Bash(rm *)"].Risk != "HIGH" || p["*"].Risk != "MEDIUM" || len(p) != 3 {
+		t.Fatalf("policy as loaded: %+v", p)
+	}
+}

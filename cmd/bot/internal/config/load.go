@@ -210,6 +210,9 @@ func preserveCase(raw map[string]any, cfg *Config) {
 	again(&cfg.Tools.Shell.Commands, "tools", "shell", "commands")
 	again(&cfg.Model.Rules.Patterns, "model", "rules", "patterns")
 	again(&cfg.Model.OpenAI.Headers, "model", "openai", "headers")
+	// Tool patterns: Bash(rm *), Read(*.go); viper would fold them to
+	// lower case and split them at dots.
+	again(&cfg.Agents, "agents")
 }
 
 // checkFileSecrets refuses secrets written in the file itself.

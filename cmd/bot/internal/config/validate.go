@@ -14,6 +14,7 @@ import (
 	"github.com/hitlbot/hitlbot/agent/model"
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/redisstore"
+	"github.com/hitlbot/hitlbot/gate"
 	"github.com/hitlbot/hitlbot/tools/httptool"
 	"github.com/hitlbot/hitlbot/tools/mcptool"
 	"github.com/hitlbot/hitlbot/tools/shell"
@@ -279,6 +280,8 @@ func (c *Config) validateTools(ps *Problems) {
 	ps.addErr("tools.shell", trimPrefix(err, "shell: "))
 	// Its errors name their full path: tools.mcp.servers[fs].url.
 	ps.addErr("", mcptool.ValidateServers(t.MCP.Servers, os.Getenv))
+	// So do these: agents[ci].token_env.
+	ps.addErr("", gate.Validate(c.Agents, os.Getenv, os.ReadFile))
 	c.validateShellPolicy(ps)
 
 	seen := map[string]bool{}

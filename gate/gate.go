@@ -1,0 +1,404 @@
+package gate
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/audit"
+	"github.com/hitlbot/hitlbot/approval/errkind"
+	"github.com/hitlbot/hitlbot/channels"
+	"github.com/hitlbot/hitlbot/internal/clip"
+	"github.com/hitlbot/hitlbot/internal/redact"
+	"github.com/hitlbot/hitlbot/words"
+)
+
+// Engine is what the gate needs of approval.Engine.
+type Engine interface {
+	Request(ctx context.Context, r approval.Request) (*approval.Approval, error)
+	Wait(ctx context.Context, id approval.ID) (approval.Outcome, error)
+	Get(ctx context.Context, id approval.ID) (*approval.Approval, error)
+	Evaluate(ctx context.Context, p *approval.Policy, c approval.CallInfo) (approval.Verdict, error)
+}
+
+var _ Engine = (*approval.Engine)(nil)
+
+// Deps are what a Gate works with.
+type Deps struct {
+	// Engine asks, waits and reads approvals.
+	Engine Engine
+	// Policy returns the approval policy in force (approvers, timeouts,
+	// four eyes, grants); called per request, so reloads count.
+	Policy func() *approval.Policy
+	// Audit records the requests the policy allowed without asking.
+	Audit approval.Auditor
+	// Scope is how the router keys sessions (approval.session_scope), so
+	// that a typed 确认 in the approvers' chat finds the agent's approval.
+	Scope channels.Scope
+	// Lang is the language of the cards' summaries.
+	Lang string
+	// Logger receives the gate's log lines; nil: none.
+	Logger *slog.Logger
+	// Getenv and ReadFile read the agents' tokens; nil: the process's.
+	Getenv   func(string) string
+	ReadFile func(string) ([]byte, error)
+}
+
+// Agent is one configured agent.
+type Agent struct {
+	cfg   AgentConfig
+	token []byte
+	rules *Rules
+	slots chan struct{} // in-flight requests (MaxPending)
+}
+
+// Name is the agent's name.
+func (a *Agent) Name() string { return a.cfg.Name }
+
+// Gate answers other agents' requests for approval.
+type Gate struct {
+	deps   Deps
+	agents []*Agent
+	log    *slog.Logger
+}
+
+// New builds the gate of the configured agents (Validate's checks apply).
+func New(cfgs []AgentConfig, deps Deps) (*Gate, error) {
+	if err := Validate(cfgs, deps.Getenv, deps.ReadFile); err != nil {
+		return nil, err
+	}
+	if deps.Engine == nil || deps.Policy == nil || deps.Audit == nil {
+		return nil, errors.New("gate.New: Engine, Policy and Audit are required")
+	}
+	g := &Gate{deps: deps, log: deps.Logger}
+	if g.log == nil {
+		g.log = slog.New(slog.DiscardHandler)
+	}
+	for _, c := range cfgs {
+		tok, _ := token(c, deps.Getenv, deps.ReadFile)
+		rules, _ := CompileRules(c.Name, c.Policy)
+		n := c.MaxPending
+		if n == 0 {
+			n = DefaultMaxPending
+		}
+		g.agents = append(g.agents, &Agent{cfg: c, token: []byte(tok), rules: rules, slots: make(chan struct{}, n)})
+	}
+	return g, nil
+}
+
+// Agents reports whether any agent is configured.
+func (g *Gate) Agents() bool { return g != nil && len(g.agents) > 0 }
+
+// Authenticate returns the agent whose token is tok. Every agent's token is
+// compared in constant time, so the answer's timing says nothing of which
+// token came close.
+func (g *Gate) Authenticate(tok string) (*Agent, bool) {
+	var found *Agent
+	for _, a := range g.agents {
+		if subtle.ConstantTimeCompare(a.token, []byte(tok)) == 1 {
+			found = a
+		}
+	}
+	return found, found != nil
+}
+
+// Errors of the gate, by what the caller should do.
+var (
+	// ErrInvalid: the request is malformed (no tool_name, input not an
+	// object); 400.
+	ErrInvalid = errors.New("invalid request")
+	// ErrNotFound: no approval of this agent has that id; 404.
+	ErrNotFound = errors.New("no such approval")
+	// ErrBusy: the agent has MaxPending requests in flight here; 429.
+	ErrBusy = errors.New("too many requests waiting")
+)
+
+// Ask is one request of an agent.
+type Ask struct {
+	// Tool is the tool the agent wants to run ("Bash").
+	Tool string
+	// Input is its input, a JSON object.
+	Input json.RawMessage
+	// Key identifies the request (Claude Code's tool_use_id, or an
+	// idempotency key): the same key from the same agent is the same
+	// approval, so a retry never makes a second card. Empty: every
+	// request is new.
+	Key string
+	// Description is the agent's own words about the call, shown on the
+	// card.
+	Description string
+}
+
+// Answer is where a request stands.
+type Answer struct {
+	// ID is the approval's id ("" when the policy allowed the call at
+	// once).
+	ID approval.ID `json:"approval_id,omitempty"`
+	// Status is pending, allowed or denied.
+	Status string `json:"status"`
+	// Message says why, for a denial (a sentence the agent can act on),
+	// or who allowed it.
+	Message string `json:"message,omitempty"`
+	// Input is what was allowed (the input as shown), for allowed.
+	Input json.RawMessage `json:"input,omitempty"`
+	// Risk is the call's risk.
+	Risk string `json:"risk"`
+	// ExpiresAt is when a pending request expires.
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
+	// State is the approval's state (pending, executed — allowed —,
+	// rejected, expired, superseded, cancelled, failed).
+	State approval.State `json:"state,omitempty"`
+	// DecidedBy is who decided.
+	DecidedBy approval.UserID `json:"decided_by,omitempty"`
+}
+
+// Statuses of an Answer.
+const (
+	StatusPending = "pending"
+	StatusAllowed = "allowed"
+	StatusDenied  = "denied"
+)
+
+// Behavior is the answer as Claude Code's permission prompt tool returns
+// it: {"behavior":"allow","updatedInput":{…}} or
+// {"behavior":"deny","message":"…"}.
+func (a Answer) Behavior() json.RawMessage {
+	var v any
+	switch a.Status {
+	case StatusAllowed:
+		v = struct {
+			Behavior     string          `json:"behavior"`
+			UpdatedInput json.RawMessage `json:"updatedInput"`
+		}{"allow", a.Input}
+	default:
+		msg := a.Message
+		if a.Status == StatusPending {
+			msg = "still waiting for a decision (approval " + string(a.ID) + "); ask again"
+		}
+		v = struct {
+			Behavior string `json:"behavior"`
+			Message  string `json:"message"`
+		}{"deny", msg}
+	}
+	b, _ := json.Marshal(v) // strings and a raw object
+	return b
+}
+
+// callTool is the name of an agent's call in an approval.
+func callTool(agent, tool string) string { return agent + "/" + tool }
+
+// Ask asks for approval of one call: at once allowed when the policy lets
+// it run without asking (audited), else a pending approval shown on a card
+// (or the existing one, for a key asked before).
+func (g *Gate) Ask(ctx context.Context, ag *Agent, q Ask) (Answer, error) {
+	q.Tool = strings.TrimSpace(q.Tool)
+	if q.Tool == "" || len(q.Tool) > 200 || strings.ContainsAny(q.Tool, "/\x00\n") {
+		return Answer{}, fmt.Errorf("%w: tool_name must be 1 to 200 characters, with no / or line break", ErrInvalid)
+	}
+	if len(q.Key) > 200 {
+		return Answer{}, fmt.Errorf("%w: tool_use_id is longer than 200 characters", ErrInvalid)
+	}
+	canon, _, err := approval.HashCall(q.Tool, q.Input)
+	if err != nil || len(canon) == 0 || canon[0] != '{' {
+		return Answer{}, fmt.Errorf("%w: input must be a JSON object", ErrInvalid)
+	}
+	select {
+	case ag.slots <- struct{}{}:
+		defer func() { <-ag.slots }()
+	default:
+		return Answer{}, ErrBusy
+	}
+	name := callTool(ag.cfg.Name, q.Tool)
+	hash := approval.PayloadHash(name, canon)
+	session := g.session(ag)
+	risk, pattern := ag.rules.Risk(q.Tool, canon)
+	policy := g.deps.Policy()
+	v, err := g.deps.Engine.Evaluate(ctx, policy, approval.CallInfo{Session: session, User: approval.UserID(ag.cfg.Requester),
+		Tool: name, Effect: effectOf(risk), Hash: hash, Confidence: 1, EffectSource: source(ag.cfg.Name, pattern)})
+	if err != nil {
+		return Answer{}, err
+	}
+	id := g.id(ag, session, q.Key)
+	if !v.NeedsApproval {
+		g.deps.Audit.Append(audit.Record{Event: audit.EventAutoAllow, ApprovalID: string(id), Session: string(session), Tool: name,
+			PayloadSHA256: hash, Actor: ag.cfg.Name, Source: "agent", Outcome: StatusAllowed, Reason: clip.Runes(v.Reason, 200)})
+		g.log.Info("agent request allowed by the policy", "agent", ag.cfg.Name, "tool", name, "risk", v.Risk.String())
+		return Answer{Status: StatusAllowed, Input: canon, Risk: v.Risk.String(), Message: "allowed by the policy: " + v.Reason}, nil
+	}
+	summary, preview := Preview(q.Tool, canon, g.deps.Lang)
+	summary = words.In(g.deps.Lang, words.GateAsks, ag.cfg.Name, summary)
+	if d := redact.Clean(strings.TrimSpace(q.Description), 300); d != "" {
+		preview = d + "\n\n" + preview
+	}
+	channel, chat := g.place(ag)
+	a, err := g.deps.Engine.Request(ctx, approval.Request{ID: id, Session: session, Channel: channel, ChatID: chat,
+		Requester: approval.UserID(ag.cfg.Requester), Calls: []approval.Call{{Tool: name, Args: canon, Summary: summary, CallID: q.Key}},
+		Verdict: v, Summary: summary, Preview: preview})
+	if approval.KindOf(err) == errkind.Conflict && q.Key != "" {
+		// Asked before with this key: the same approval.
+		return g.Get(ctx, ag, id)
+	}
+	if err != nil {
+		return Answer{}, err
+	}
+	g.log.Info("agent request waits for approval", "agent", ag.cfg.Name, "approval_id", a.ID, "tool", name, "risk", a.Risk.String())
+	return answerOf(a, nil), nil
+}
+
+// Get returns where an approval of the agent stands.
+func (g *Gate) Get(ctx context.Context, ag *Agent, id approval.ID) (Answer, error) {
+	a, err := g.own(ctx, ag, id)
+	if err != nil {
+		return Answer{}, err
+	}
+	return answerOf(a, a.Outcome), nil
+}
+
+// Wait waits up to d for the agent's approval id to end and returns where
+// it stands then (pending when d passed first). The approval stays as it
+// is when the wait ends (ctx or d): a later Wait or Get finds it.
+func (g *Gate) Wait(ctx context.Context, ag *Agent, id approval.ID, d time.Duration) (Answer, error) {
+	a, err := g.own(ctx, ag, id)
+	if err != nil {
+		return Answer{}, err
+	}
+	if a.State.Terminal() || d <= 0 {
+		return answerOf(a, a.Outcome), nil
+	}
+	select {
+	case ag.slots <- struct{}{}:
+		defer func() { <-ag.slots }()
+	default:
+		return Answer{}, ErrBusy
+	}
+	wctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	o, err := g.deps.Engine.Wait(wctx, id)
+	if err != nil {
+		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			return answerOf(a, nil), nil
+		}
+		return Answer{}, err
+	}
+	if a, err = g.deps.Engine.Get(ctx, id); err != nil {
+		return Answer{}, err
+	}
+	return answerOf(a, &o), nil
+}
+
+// own reads the approval id and checks it is one of ag's.
+func (g *Gate) own(ctx context.Context, ag *Agent, id approval.ID) (*approval.Approval, error) {
+	if !id.Valid() {
+		return nil, ErrNotFound
+	}
+	a, err := g.deps.Engine.Get(ctx, id)
+	if approval.KindOf(err) == errkind.NotFound {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(a.Calls) != 1 || !strings.HasPrefix(a.Calls[0].Tool, ag.cfg.Name+"/") {
+		return nil, ErrNotFound // another agent's, or hitlbot's own: not there for this agent
+	}
+	return a, nil
+}
+
+// answerOf says where approval a stands, with its outcome o when it ended.
+func answerOf(a *approval.Approval, o *approval.Outcome) Answer {
+	ans := Answer{ID: a.ID, Risk: a.Risk.String(), ExpiresAt: a.ExpiresAt.UTC(), State: a.State, DecidedBy: a.DecidedBy}
+	if o == nil || o.Status == "" {
+		ans.Status = StatusPending
+		return ans
+	}
+	ans.DecidedBy = o.DecidedBy
+	switch o.Status {
+	case approval.StatusExecuted, approval.StatusReplayed:
+		ans.Status, ans.Input = StatusAllowed, a.Calls[0].Args
+		ans.Message = "allowed by " + string(o.DecidedBy)
+	default:
+		ans.Status, ans.Message = StatusDenied, denial(a, *o)
+	}
+	return ans
+}
+
+// denial is the sentence a denied agent reads: what happened and what it
+// may do (for the model driving it; English).
+func denial(a *approval.Approval, o approval.Outcome) string {
+	switch o.Status {
+	case approval.StatusRejected:
+		s := "rejected by " + string(o.DecidedBy)
+		if a.Comment != "" {
+			s += ": " + a.Comment
+		}
+		return s + ". Do not run it; ask the user what to do instead."
+	case approval.StatusExpired:
+		return fmt.Sprintf("expired: nobody decided within %s. Do not run it; ask again if it is still needed.", a.ExpiresAt.Sub(a.CreatedAt).Round(time.Second))
+	case approval.StatusSuperseded:
+		return "superseded: a newer request for approval replaced this one in the approvers' chat. Do not run it; ask again if it is still needed."
+	case approval.StatusCancelled:
+		return "cancelled before anyone decided. Do not run it."
+	}
+	d := strings.TrimSpace(o.Detail)
+	if d == "" {
+		d = string(o.Status)
+	}
+	return "not allowed: " + d + ". Do not run it."
+}
+
+// session is the session key of ag's approvals: the approvers' chat's, as
+// the router keys it, so a typed 确认 there finds them.
+func (g *Gate) session(ag *Agent) approval.SessionKey {
+	channel, chat := g.place(ag)
+	return channels.SessionKey(g.deps.Scope, channel, chat, approval.UserID(ag.cfg.Requester), "")
+}
+
+// place is the channel and chat of ag's cards. An API approval's chat is
+// tenant/requester/agent-<name>, the API's conversation form.
+func (g *Gate) place(ag *Agent) (string, string) {
+	p := ag.cfg.ApproveIn
+	if p.Channel == "api" {
+		return "api", p.ChatID + "/" + ag.cfg.Requester + "/agent-" + ag.cfg.Name
+	}
+	return p.Channel, p.ChatID
+}
+
+// id is the approval id of ag's request key: derived from the key with the
+// agent's token (so a retry finds the same approval and nobody else can
+// guess it), or new when there is no key.
+func (g *Gate) id(ag *Agent, session approval.SessionKey, key string) approval.ID {
+	if key == "" {
+		return approval.NewID(session)
+	}
+	m := hmac.New(sha256.New, ag.token)
+	m.Write([]byte("hitlbot approval id\x00" + key))
+	return approval.ID("ap_" + approval.Shard(session) + "_" + hex.EncodeToString(m.Sum(nil)[:16]))
+}
+
+// effectOf is the effect whose risk is r.
+func effectOf(r approval.Risk) approval.Effect {
+	switch r {
+	case approval.RiskLow:
+		return approval.EffectRead
+	case approval.RiskMedium:
+		return approval.EffectWrite
+	}
+	return approval.EffectDestructive
+}
+
+// source says where a call's risk came from: the agent's policy pattern.
+func source(agent, pattern string) approval.Words {
+	if pattern == "" {
+		return approval.Say(words.GateRiskNoPattern, agent)
+	}
+	return approval.Say(words.GateRiskPattern, agent, pattern)
+}

@@ -1,0 +1,274 @@
+package gate_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hitlbot/hitlbot/agent"
+	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/audit"
+	"github.com/hitlbot/hitlbot/approval/memstore"
+	"github.com/hitlbot/hitlbot/gate"
+	"github.com/hitlbot/hitlbot/internal/hitltest"
+)
+
+const (
+	ciToken    = "ci-token-0123456789abcdef"
+	otherToken = "other-token-0123456789abcdef"
+)
+
+// shown is a Notifier that hands every new approval to the test.
+type shown chan *approval.Approval
+
+func (s shown) Show(_ context.Context, a *approval.Approval) ([]approval.CardRef, error) {
+	s <- a
+	return []approval.CardRef{{Channel: a.Channel, ChatID: a.ChatID, MessageID: "card-" + string(a.ID)}}, nil
+}
+func (s shown) Settle(context.Context, *approval.Approval, approval.Outcome) error { return nil }
+
+// rig is a gate on an engine with the memory store.
+type rig struct {
+	gate   *gate.Gate
+	engine *approval.Engine
+	shown  shown
+	trail  *hitltest.Trail
+	ci     *gate.Agent
+	other  *gate.Agent
+}
+
+// agents are the rig's agents: ci (the issue's example policy, cards to
+// Feishu chat oc_123, requester ou_456) and other.
+var agents = []gate.AgentConfig{
+	{Name: "ci-claude", TokenEnv: "CI_TOKEN", ApproveIn: gate.Place{Channel: "feishu", ChatID: "oc_123"}, Requester: "ou_456",
+		Policy: map[string]gate.RuleConfig{"Read|Glob|Grep": {Risk: "LOW"}, "Bash(rm *)|Bash(git push*)": {Risk: "HIGH"}, "*": {Risk: "MEDIUM"}},
+		MaxPending: 2, CallbackHosts: []string{"127.0.0.1"}},
+	{Name: "other", TokenEnv: "OTHER_TOKEN", ApproveIn: gate.Place{Channel: "feishu", ChatID: "oc_999"}, Requester: "ou_1"},
+}
+
+func newRig(t *testing.T, mod ...func(*approval.PolicyConfig)) *rig {
+	t.Helper()
+	r := &rig{shown: make(shown, 16), trail: &hitltest.Trail{}}
+	eng, err := approval.NewEngine(approval.EngineConfig{Store: memstore.New(memstore.Options{}), Notifier: r.shown,
+		Dispatcher: gate.Dispatcher{Next: agent.NewRegistry()}, Audit: r.trail, Logger: slog.New(slog.DiscardHandler), PollInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	if err := eng.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pc := approval.DefaultPolicyConfig()
+	for _, m := range mod {
+		m(&pc)
+	}
+	pol, err := approval.NewPolicy(pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"CI_TOKEN": ciToken, "OTHER_TOKEN": otherToken}
+	g, err := gate.New(agents, gate.Deps{Engine: eng, Policy: func() *approval.Policy { return pol }, Audit: r.trail, Lang: "en",
+		Getenv: func(k string) string { return env[k] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.gate, r.engine = g, eng
+	r.ci, _ = g.Authenticate(ciToken)
+	r.other, _ = g.Authenticate(otherToken)
+	return r
+}
+
+func (r *rig) card(t *testing.T) *approval.Approval {
+	t.Helper()
+	select {
+	case a := <-r.shown:
+		return a
+	case <-time.After(10 * time.Second):
+		t.Fatal("no card was shown")
+	}
+	return nil
+}
+
+func (r *rig) decide(t *testing.T, a *approval.Approval, verb approval.Verb, who approval.UserID, comment string) approval.Outcome {
+	t.Helper()
+	o, err := r.engine.Decide(context.Background(), a.ID, approval.Decision{Verb: verb, Actor: who, Source: approval.SourceCard,
+		PayloadSHA256: a.PayloadSHA256, Comment: comment})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+func TestAuthenticate(t *testing.T) {
+	r := newRig(t)
+	for _, tok := range []string{"", "ci-token", ciToken + "x", strings.ToUpper(ciToken)} {
+		if _, ok := r.gate.Authenticate(tok); ok {
+			t.Errorf("token %q authenticated", tok)
+		}
+	}
+	if r.ci == nil || r.ci.Name() != "ci-claude" || r.other == nil || r.other.Name() != "other" {
+		t.Fatal("the agents' own tokens do not authenticate them")
+	}
+}
+
+func TestAskAllowedAfterApproval(t *testing.T) {
+	r := newRig(t)
+	input := json.RawMessage(`{"command": "rm -rf build", "description": "clean"}`)
+	ans, err := r.gate.Ask(context.Background(), r.ci, gate.Ask{Tool: "Bash", Input: input, Key: "toolu_1"})
+	if err != nil || ans.Status != gate.StatusPending || ans.Risk != "HIGH" {
+		t.Fatalf("ask: %+v, %v", ans, err)
+	}
+	a := r.card(t)
+	if a.ID != ans.ID || a.Channel != "feishu" || a.ChatID != "oc_123" || a.Requester != "ou_456" || a.Tool() != "ci-claude/Bash" ||
+		!strings.Contains(a.Summary, "ci-claude asks to run Bash") || !strings.Contains(a.Reason, "agent ci-claude's policy: Bash(rm *)") {
+		t.Fatalf("the card's approval: %+v", a)
+	}
+	// A retry with the same tool_use_id: the same approval, no second card.
+	again, err := r.gate.Ask(context.Background(), r.ci, gate.Ask{Tool: "Bash", Input: input, Key: "toolu_1"})
+	if err != nil || again.ID != ans.ID || again.Status != gate.StatusPending {
+		t.Fatalf("retry: %+v, %v", again, err)
+	}
+	select {
+	case a := <-r.shown:
+		t.Fatalf("a retry showed a second card: %s", a.ID)
+	default:
+	}
+	done := make(chan gate.Answer, 1)
+	go func() {
+		ans, err := r.gate.Wait(context.Background(), r.ci, ans.ID, time.Minute)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- ans
+	}()
+	if o := r.decide(t, a, approval.Approve, "ou_456", ""); o.Status != approval.StatusExecuted {
+		t.Fatalf("decision: %+v", o)
+	}
+	got := <-done
+	want := `{"behavior":"allow","updatedInput":{"command":"rm -rf build","description":"clean"}}`
+	if got.Status != gate.StatusAllowed || string(got.Behavior()) != want {
+		t.Fatalf("answer %+v\nbehavior %s\nwant     %s", got, got.Behavior(), want)
+	}
+}
+
+// denialTests: how each end of an approval reads to the agent.
+var denialTests = []struct {
+	name string
+	end  func(t *testing.T, r *rig, a *approval.Approval)
+	want string
+}{
+	{"rejected with a reason", func(t *testing.T, r *rig, a *approval.Approval) {
+		r.decide(t, a, approval.Reject, "ou_456", "not in a change window")
+	}, `{"behavior":"deny","message":"rejected by ou_456: not in a change window. Do not run it; ask the user what to do instead."}`},
+	{"cancelled", func(t *testing.T, r *rig, a *approval.Approval) {
+		if _, err := r.engine.Cancel(context.Background(), a.ID, "ou_456", approval.SourceAPI, ""); err != nil {
+			t.Fatal(err)
+		}
+	}, `{"behavior":"deny","message":"cancelled before anyone decided. Do not run it."}`},
+}
+
+func TestAskDenied(t *testing.T) {
+	for _, tt := range denialTests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRig(t)
+			ans, err := r.gate.Ask(context.Background(), r.ci, gate.Ask{Tool: "Write", Input: json.RawMessage(`{"file_path":"/etc/hosts","content":"x"}`)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.end(t, r, r.card(t))
+			got, err := r.gate.Wait(context.Background(), r.ci, ans.ID, time.Minute)
+			if err != nil || got.Status != gate.StatusDenied || string(got.Behavior()) != tt.want {
+				t.Fatalf("answer %+v, %v\nbehavior %s\nwant     %s", got, err, got.Behavior(), tt.want)
+			}
+		})
+	}
+}
+
+func TestLowIsAllowedAtOnceAndAudited(t *testing.T) {
+	r := newRig(t)
+	ans, err := r.gate.Ask(context.Background(), r.ci, gate.Ask{Tool: "Read", Input: json.RawMessage(`{"file_path":"/srv/a.go"}`), Key: "toolu_r"})
+	if err != nil || ans.Status != gate.StatusAllowed || ans.ID != "" || string(ans.Input) != `{"file_path":"/srv/a.go"}` {
+		t.Fatalf("a LOW read: %+v, %v", ans, err)
+	}
+	select {
+	case a := <-r.shown:
+		t.Fatalf("a LOW read showed a card: %s", a.ID)
+	default:
+	}
+	found := false
+	for _, rec := range r.trail.All() {
+		if rec.Event == audit.EventAutoAllow && rec.Tool == "ci-claude/Read" && rec.Actor == "ci-claude" && rec.PayloadSHA256 != "" {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("no auto_allow record: %+v", r.trail.All())
+	}
+}
+
+func TestAnotherAgentsApprovalIsNotFound(t *testing.T) {
+	r := newRig(t)
+	ans, err := r.gate.Ask(context.Background(), r.ci, gate.Ask{Tool: "Bash", Input: json.RawMessage(`{"command":"make deploy"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []func() (gate.Answer, error){
+		func() (gate.Answer, error) { return r.gate.Get(context.Background(), r.other, ans.ID) },
+		func() (gate.Answer, error) { return r.gate.Wait(context.Background(), r.other, ans.ID, time.Second) },
+		func() (gate.Answer, error) { return r.gate.Get(context.Background(), r.ci, "ap_nope") },
+	} {
+		if got, err := f(); !errors.Is(err, gate.ErrNotFound) {
+			t.Errorf("got %+v, %v; want not found", got, err)
+		}
+	}
+}
+
+func TestInvalidAndBusy(t *testing.T) {
+	r := newRig(t)
+	for _, q := range []gate.Ask{
+		{Tool: "", Input: json.RawMessage(`{}`)},
+		{Tool: "a/b", Input: json.RawMessage(`{}`)},
+		{Tool: "Bash", Input: json.RawMessage(`[1]`)},
+		{Tool: "Bash", Input: json.RawMessage(`{"a":1,"a":2}`)},
+		{Tool: "Bash", Input: json.RawMessage(`{`)},
+	} {
+		if _, err := r.gate.Ask(context.Background(), r.ci, q); !errors.Is(err, gate.ErrInvalid) {
+			t.Errorf("%+v: err %v, want invalid", q, err)
+		}
+	}
+	// MaxPending 2: two waits in flight, the third is refused.
+	ans, err := r.gate.Ask(context.Background(), r.ci, gate.Ask{Tool: "Bash", Input: json.RawMessage(`{"command":"make"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	started := make(chan struct{}, 2)
+	for range 2 {
+		go func() { started <- struct{}{}; _, _ = r.gate.Wait(ctx, r.ci, ans.ID, time.Minute) }()
+	}
+	<-started
+	<-started
+	// A third wait (it changes nothing, unlike a new request, which would
+	// supersede the approval they wait on) is refused once both hold
+	// their slots.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := r.gate.Wait(context.Background(), r.ci, ans.ID, time.Millisecond)
+		if errors.Is(err, gate.ErrBusy) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a third request while two wait: %v, want busy", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := r.gate.Ask(context.Background(), r.ci, gate.Ask{Tool: "Bash", Input: json.RawMessage(`{"command":"ls"}`)}); !errors.Is(err, gate.ErrBusy) {
+		t.Fatalf("a new request while two wait: %v, want busy", err)
+	}
+}
