@@ -45,7 +45,7 @@ type rig struct {
 // Feishu chat oc_123, requester ou_456) and other.
 var agents = []gate.AgentConfig{
 	{Name: "ci-claude", TokenEnv: "CI_TOKEN", ApproveIn: gate.Place{Channel: "feishu", ChatID: "oc_123"}, Requester: "ou_456",
-		Policy: map[string]gate.RuleConfig{"Read|Glob|Grep": {Risk: "LOW"}, "Bash(rm *)|Bash(git push*)": {Risk: "HIGH"}, "*": {Risk: "MEDIUM"}},
+		Policy:     map[string]gate.RuleConfig{"Read|Glob|Grep": {Risk: "LOW"}, "Bash(rm *)|Bash(git push*)": {Risk: "HIGH"}, "*": {Risk: "MEDIUM"}},
 		MaxPending: 2, CallbackHosts: []string{"127.0.0.1"}},
 	{Name: "other", TokenEnv: "OTHER_TOKEN", ApproveIn: gate.Place{Channel: "feishu", ChatID: "oc_999"}, Requester: "ou_1"},
 }
