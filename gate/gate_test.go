@@ -51,9 +51,14 @@ var agents = []gate.AgentConfig{
 }
 
 func newRig(t *testing.T, mod ...func(*approval.PolicyConfig)) *rig {
+	return newRigOn(t, memstore.New(memstore.Options{}), mod...)
+}
+
+// newRigOn is newRig on store s (a replica of a shared store).
+func newRigOn(t *testing.T, s approval.Store, mod ...func(*approval.PolicyConfig)) *rig {
 	t.Helper()
 	r := &rig{shown: make(shown, 16), trail: &hitltest.Trail{}}
-	eng, err := approval.NewEngine(approval.EngineConfig{Store: memstore.New(memstore.Options{}), Notifier: r.shown,
+	eng, err := approval.NewEngine(approval.EngineConfig{Store: s, Notifier: r.shown,
 		Dispatcher: gate.Dispatcher{Next: agent.NewRegistry()}, Audit: r.trail, Logger: slog.New(slog.DiscardHandler), PollInterval: time.Hour})
 	if err != nil {
 		t.Fatal(err)

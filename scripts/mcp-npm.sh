@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Usage: scripts/mcp-npm.sh
 #
-# Installs the MCP servers nobody here wrote (tools/mcptool/testdata/npm:
-# @modelcontextprotocol/server-filesystem and server-everything, versions
-# pinned by its package-lock.json) into a cache directory, once per lock
+# Installs the MCP peers nobody here wrote (tools/mcptool/testdata/npm:
+# @modelcontextprotocol/server-filesystem and server-everything, and the
+# TypeScript SDK whose client Claude Code uses; versions pinned by its
+# package-lock.json) into a cache directory, once per lock
 # file, and prints that directory on stdout. The interop tests of
 # tools/mcptool run them from there (HITLBOT_TEST_MCP_NPM_DIR); no test fetches
 # anything.
@@ -32,7 +33,8 @@ fi
 
 sum=$(cat "$src/package.json" "$src/package-lock.json" | sha256sum | cut -c1-12)
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/hitlbot/mcp-npm-$sum
-if [[ ! -x $cache/node_modules/.bin/mcp-server-filesystem || ! -x $cache/node_modules/.bin/mcp-server-everything ]]; then
+if [[ ! -x $cache/node_modules/.bin/mcp-server-filesystem || ! -x $cache/node_modules/.bin/mcp-server-everything ||
+	! -f $cache/node_modules/@modelcontextprotocol/sdk/package.json ]]; then
 	echo "mcp-npm: installing the reference MCP servers into $cache" >&2
 	tmp=$(mktemp -d "${cache}.XXXXXX" 2>/dev/null || { mkdir -p "$(dirname "$cache")" && mktemp -d "${cache}.XXXXXX"; })
 	cp "$src/package.json" "$src/package-lock.json" "$tmp/"

@@ -13,6 +13,18 @@ import (
 // installed the test is skipped with the reason (HITLBOT_TEST_MCP_NPM_SKIP).
 func NPMServer(t testing.TB, bin string) string {
 	t.Helper()
+	script, err := filepath.EvalSymlinks(filepath.Join(NPMModules(t), ".bin", bin))
+	if err != nil {
+		t.Fatalf("the npm servers have no %s: %v", bin, err)
+	}
+	return script
+}
+
+// NPMModules returns the node_modules directory of the npm peers
+// (NODE_PATH for a script that requires @modelcontextprotocol/sdk), or
+// skips the test as NPMServer does.
+func NPMModules(t testing.TB) string {
+	t.Helper()
 	dir := os.Getenv("HITLBOT_TEST_MCP_NPM_DIR")
 	if dir == "" {
 		why := os.Getenv("HITLBOT_TEST_MCP_NPM_SKIP")
@@ -21,9 +33,5 @@ func NPMServer(t testing.TB, bin string) string {
 		}
 		t.Skip("the reference MCP servers from npm are not installed: " + why)
 	}
-	script, err := filepath.EvalSymlinks(filepath.Join(dir, "node_modules", ".bin", bin))
-	if err != nil {
-		t.Fatalf("HITLBOT_TEST_MCP_NPM_DIR=%s has no %s: %v", dir, bin, err)
-	}
-	return script
+	return filepath.Join(dir, "node_modules")
 }

@@ -1,0 +1,200 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hitlbot/hitlbot/channels/feishu/feishutest"
+	"github.com/hitlbot/hitlbot/tools/mcptool/mcptest"
+)
+
+const agentToken = "agent-ci-token-0123456789abcdef"
+
+// agentsConfig: one agent whose cards go to Feishu chat oc_ops, where
+// ou_alice is the requester (she may approve), with the issue's policy.
+const agentsConfig = `agents:
+  - name: ci-claude
+    token_env: AGENT_CI_TOKEN
+    approve_in: {channel: feishu, chat_id: oc_ops}
+    requester: ou_alice
+    policy:
+      "Read|Glob|Grep": {risk: LOW}
+      "Bash(rm *)|Bash(git push*)": {risk: HIGH}
+      "*": {risk: MEDIUM}
+`
+
+// serveWithAgents serves a bot with the agents config and Feishu on a
+// fake, and returns both.
+func serveWithAgents(t *testing.T) (*server, *feishutest.Server) {
+	t.Helper()
+	fake := feishutest.New()
+	t.Cleanup(fake.Close)
+	for k, v := range map[string]string{
+		"HITLBOT_CHANNELS_FEISHU_ENABLED":    "true",
+		"HITLBOT_CHANNELS_FEISHU_APP_ID":     "cli_agents",
+		"HITLBOT_CHANNELS_FEISHU_APP_SECRET": "feishu-secret-agents",
+		"HITLBOT_CHANNELS_FEISHU_BASE_URL":   fake.URL,
+		"AGENT_CI_TOKEN":                     agentToken,
+	} {
+		t.Setenv(k, v)
+	}
+	s := serve(t, "-config", writeConfig(t, agentsConfig), "-data", t.TempDir())
+	waitFor(t, 30*time.Second, "the long connection", fake.Connected)
+	return s, fake
+}
+
+// agentCard waits for the card of an agent's request in chat oc_ops.
+func agentCard(t *testing.T, fake *feishutest.Server, n int) feishutest.Call {
+	t.Helper()
+	var card feishutest.Call
+	waitFor(t, 20*time.Second, "the agent's card", func() bool {
+		seen := 0
+		for _, c := range fake.Calls() {
+			if c.MsgType == "interactive" && c.Op == "create" && strings.Contains(c.Content, "ci-claude asks to run") {
+				if seen++; seen == n {
+					card = c
+					return true
+				}
+			}
+		}
+		return false
+	})
+	return card
+}
+
+// click pushes a click on card's button verb by operator.
+func click(t *testing.T, fake *feishutest.Server, card feishutest.Call, verb, operator, event string) {
+	t.Helper()
+	resp, err := fake.Push(feishutest.CardActionEvent{EventID: event, Operator: operator, MessageID: "om_agent_card",
+		ChatID: "oc_ops", Value: buttonValue(t, card.Content, verb)}.JSON(), 5*time.Second)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("click: %+v, %v", resp, err)
+	}
+}
+
+// TestClaudeCodeClientApprovesOnFeishu: an agent written with the official
+// TypeScript SDK (Claude Code's) calls request_approval as Claude Code's
+// --permission-prompt-tool does; the card appears in the Feishu chat; a
+// click by someone the rule refuses decides nothing; the requester's click
+// answers the agent, byte for byte the contract's JSON; the card ends
+// "Allowed".
+func TestClaudeCodeClientApprovesOnFeishu(t *testing.T) {
+	modules := mcptest.NPMModules(t)
+	s, fake := serveWithAgents(t)
+	cmd := exec.Command("node", filepath.Join("testdata", "ts-agent.cjs"), s.base+"/mcp", "Bash", `{"command":"git push origin main"}`, "toolu_01")
+	cmd.Env = append(os.Environ(), "NODE_PATH="+modules, "AGENT_TOKEN="+agentToken)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+
+	card := agentCard(t, fake, 1)
+	if !strings.Contains(card.Content, "git push origin main") || !strings.Contains(card.Content, "HIGH") {
+		t.Fatalf("the card: %s", card.Content)
+	}
+	click(t, fake, card, "approve", "ou_mallory", "ev-refused")
+	select {
+	case err := <-done:
+		t.Fatalf("the agent got an answer from a refused click: %v %s %s", err, out.String(), errb.String())
+	case <-time.After(300 * time.Millisecond):
+	}
+	click(t, fake, card, "approve", "ou_alice", "ev-ok")
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("the TypeScript agent failed: %v\n%s", err, errb.String())
+		}
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("the TypeScript agent got no answer after the click")
+	}
+	want := `{"content":[{"type":"text","text":"{\"behavior\":\"allow\",\"updatedInput\":{\"command\":\"git push origin main\"}}"}]}` + "\n"
+	if out.String() != want {
+		t.Fatalf("the agent printed\n%s\nwant\n%s", out.String(), want)
+	}
+	waitFor(t, 20*time.Second, "the card patched to Allowed", func() bool {
+		for _, c := range fake.Calls() {
+			if c.Op == "patch" && strings.Contains(c.Content, "Allowed: ci-claude may run it now") {
+				return true
+			}
+		}
+		return false
+	})
+	if strings.Contains(s.stderr.String(), agentToken) {
+		t.Fatal("the agent's token reached the log")
+	}
+}
+
+// TestStdioForwarderAndRetry: an agent that only spawns commands talks to
+// `bot mcp` over stdin/stdout; a retried request with the same tool_use_id
+// (after the first call gave up) finds the same approval, and no second
+// card is sent; a rejection reaches it as the contract's deny.
+func TestStdioForwarderAndRetry(t *testing.T) {
+	s, fake := serveWithAgents(t)
+	t.Setenv("AGENT_TOKEN", agentToken)
+	// bot mcp in process, on two pipes.
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	fwd := make(chan int, 1)
+	go func() { fwd <- cmdMCP(ctx, []string{"-url", s.base + "/mcp"}, inR, outW, io.Discard) }()
+	t.Cleanup(func() { cancel(); inW.Close(); <-fwd })
+	client := mcp.NewClient(&mcp.Implementation{Name: "spawning-agent", Version: "1"}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := map[string]any{"tool_name": "Write", "input": map[string]any{"file_path": "/etc/motd", "content": "hi"}, "tool_use_id": "toolu_w"}
+	first, stop := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	_, _ = cs.CallTool(first, &mcp.CallToolParams{Name: "request_approval", Arguments: args})
+	stop()
+	card := agentCard(t, fake, 1)
+
+	type result struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "request_approval", Arguments: args})
+		done <- result{res, err}
+	}()
+	click(t, fake, card, "reject", "ou_alice", "ev-no")
+	var got result
+	select {
+	case got = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the retried request got no answer")
+	}
+	if got.err != nil || len(got.res.Content) != 1 {
+		t.Fatalf("retry: %+v, %v", got.res, got.err)
+	}
+	text := got.res.Content[0].(*mcp.TextContent).Text
+	var deny struct{ Behavior, Message string }
+	if err := json.Unmarshal([]byte(text), &deny); err != nil || deny.Behavior != "deny" || !strings.Contains(deny.Message, "rejected by ou_alice") {
+		t.Fatalf("the answer: %s", text)
+	}
+	n := 0
+	for _, c := range fake.Calls() {
+		if c.MsgType == "interactive" && c.Op == "create" && strings.Contains(c.Content, "ci-claude asks to run") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d cards for one tool_use_id, want 1", n)
+	}
+}
