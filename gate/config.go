@@ -23,7 +23,8 @@ type AgentConfig struct {
 	// ApproveIn is where the card goes.
 	ApproveIn Place `mapstructure:"approve_in"`
 	// Requester counts as the requester for the approver rules (the
-	// requester rule, high_needs_other): a user id of ApproveIn's channel.
+	// requester rule, high_needs_other): a user id of ApproveIn's channel
+	// (for api: the API user, without the tenant, which is ChatID's).
 	// Empty: nobody is the requester, so a requester rule lets nobody
 	// decide; name approvers (approval.policy.approvers) instead.
 	Requester string `mapstructure:"requester"`

@@ -222,7 +222,7 @@ func (g *Gate) Ask(ctx context.Context, ag *Agent, q Ask) (Answer, error) {
 	session := g.session(ag)
 	risk, pattern := ag.rules.Risk(q.Tool, canon)
 	policy := g.deps.Policy()
-	v, err := g.deps.Engine.Evaluate(ctx, policy, approval.CallInfo{Session: session, User: approval.UserID(ag.cfg.Requester),
+	v, err := g.deps.Engine.Evaluate(ctx, policy, approval.CallInfo{Session: session, User: g.requester(ag),
 		Tool: name, Effect: effectOf(risk), Hash: hash, Confidence: 1, EffectSource: source(ag.cfg.Name, pattern)})
 	if err != nil {
 		return Answer{}, err
@@ -241,7 +241,7 @@ func (g *Gate) Ask(ctx context.Context, ag *Agent, q Ask) (Answer, error) {
 	}
 	channel, chat := g.place(ag)
 	a, err := g.deps.Engine.Request(ctx, approval.Request{ID: id, Session: session, Channel: channel, ChatID: chat,
-		Requester: approval.UserID(ag.cfg.Requester), Calls: []approval.Call{{Tool: name, Args: canon, Summary: summary, CallID: q.Key}},
+		Requester: g.requester(ag), Calls: []approval.Call{{Tool: name, Args: canon, Summary: summary, CallID: q.Key}},
 		Verdict: v, Summary: summary, Preview: preview})
 	if approval.KindOf(err) == errkind.Conflict && q.Key != "" {
 		// Asked before with this key: the same approval.
@@ -359,7 +359,7 @@ func denial(a *approval.Approval, o approval.Outcome) string {
 // the router keys it, so a typed 确认 there finds them.
 func (g *Gate) session(ag *Agent) approval.SessionKey {
 	channel, chat := g.place(ag)
-	return channels.SessionKey(g.deps.Scope, channel, chat, approval.UserID(ag.cfg.Requester), "")
+	return channels.SessionKey(g.deps.Scope, channel, chat, g.requester(ag), "")
 }
 
 // place is the channel and chat of ag's cards. An API approval's chat is
@@ -367,9 +367,29 @@ func (g *Gate) session(ag *Agent) approval.SessionKey {
 func (g *Gate) place(ag *Agent) (string, string) {
 	p := ag.cfg.ApproveIn
 	if p.Channel == "api" {
-		return "api", p.ChatID + "/" + ag.cfg.Requester + "/agent-" + ag.cfg.Name
+		return "api", apiTenant(p) + "/" + ag.cfg.Requester + "/agent-" + ag.cfg.Name
 	}
 	return p.Channel, p.ChatID
+}
+
+// requester is the user id of ag's requester as the approvers' channel
+// names people: the API's are tenant/user.
+func (g *Gate) requester(ag *Agent) approval.UserID {
+	if ag.cfg.Requester == "" {
+		return ""
+	}
+	if ag.cfg.ApproveIn.Channel == "api" {
+		return approval.UserID(apiTenant(ag.cfg.ApproveIn) + "/" + ag.cfg.Requester)
+	}
+	return approval.UserID(ag.cfg.Requester)
+}
+
+// apiTenant is the tenant of an api place: the API's "default" when none.
+func apiTenant(p Place) string {
+	if p.ChatID == "" {
+		return "default"
+	}
+	return p.ChatID
 }
 
 // id is the approval id of ag's request key: derived from the key with the

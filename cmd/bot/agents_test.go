@@ -198,3 +198,80 @@ func TestStdioForwarderAndRetry(t *testing.T) {
 		t.Fatalf("%d cards for one tool_use_id, want 1", n)
 	}
 }
+
+// TestAgentDecidedThroughTheAPI: approve_in {channel: api}: the agent asks
+// over HTTP; the requester finds it in GET /api/approvals with her own
+// token, reads its payloadSha256 and approves; the agent's long poll
+// answers allowed. The agent's token cannot decide; a person's token
+// cannot create.
+func TestAgentDecidedThroughTheAPI(t *testing.T) {
+	const alice = "api-alice-token-0123456789abcdef"
+	t.Setenv("HITLBOT_CHANNELS_API_TOKENS", alice+" alice")
+	t.Setenv("AGENT_CI_TOKEN", agentToken)
+	cfg := strings.Replace(agentsConfig, "approve_in: {channel: feishu, chat_id: oc_ops}", "approve_in: {channel: api, chat_id: default}", 1)
+	cfg = strings.Replace(cfg, "requester: ou_alice", "requester: alice", 1)
+	s := serve(t, "-config", writeConfig(t, cfg), "-data", t.TempDir())
+
+	do := func(method, path, tok, body string) (int, map[string]any) {
+		t.Helper()
+		req, _ := http.NewRequest(method, s.base+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out
+	}
+	if code, _ := do("POST", "/api/approvals", alice, `{"tool_name":"Bash","input":{"command":"make release"}}`); code != http.StatusUnauthorized {
+		t.Fatalf("a person's token created an agent's approval: %d", code)
+	}
+	code, created := do("POST", "/api/approvals", agentToken, `{"tool_name":"Bash","input":{"command":"make release"},"tool_use_id":"toolu_api"}`)
+	if code != http.StatusCreated || created["status"] != "pending" {
+		t.Fatalf("create: %d %v", code, created)
+	}
+	id := created["id"].(string)
+	code, list := do("GET", "/api/approvals?state=pending", alice, "")
+	if code != http.StatusOK || !strings.Contains(mustJSON(t, list), id) {
+		t.Fatalf("alice's pending list: %d %v", code, list)
+	}
+	code, one := do("GET", "/api/approvals/"+id, alice, "")
+	rec, _ := one["approval"].(map[string]any)
+	hash, _ := rec["payloadSha256"].(string)
+	if code != http.StatusOK || hash == "" {
+		t.Fatalf("alice reads it: %d %v", code, one)
+	}
+	if code, _ := do("POST", "/api/approvals/"+id+"/decision", agentToken, `{"decision":"approve","payloadSha256":"`+hash+`"}`); code != http.StatusForbidden {
+		t.Fatalf("the agent decided its own approval: %d", code)
+	}
+	polled := make(chan map[string]any, 1)
+	go func() {
+		_, v := do("GET", "/api/approvals/"+id+"?wait=30s", agentToken, "")
+		polled <- v
+	}()
+	if code, res := do("POST", "/api/approvals/"+id+"/decision", alice, `{"decision":"approve","payloadSha256":"`+hash+`"}`); code != http.StatusOK {
+		t.Fatalf("alice approves: %d %v", code, res)
+	}
+	select {
+	case v := <-polled:
+		if v["status"] != "allowed" || !strings.Contains(mustJSON(t, v), `"input":{"command":"make release"}`) {
+			t.Fatalf("the agent's poll: %v", v)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the agent's poll did not end with alice's decision")
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
