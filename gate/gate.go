@@ -211,12 +211,6 @@ func (g *Gate) Ask(ctx context.Context, ag *Agent, q Ask) (Answer, error) {
 	if err != nil || len(canon) == 0 || canon[0] != '{' {
 		return Answer{}, fmt.Errorf("%w: input must be a JSON object", ErrInvalid)
 	}
-	select {
-	case ag.slots <- struct{}{}:
-		defer func() { <-ag.slots }()
-	default:
-		return Answer{}, ErrBusy
-	}
 	name := callTool(ag.cfg.Name, q.Tool)
 	hash := approval.PayloadHash(name, canon)
 	session := g.session(ag)
@@ -233,6 +227,14 @@ func (g *Gate) Ask(ctx context.Context, ag *Agent, q Ask) (Answer, error) {
 			PayloadSHA256: hash, Actor: ag.cfg.Name, Source: "agent", Outcome: StatusAllowed, Reason: clip.Runes(v.Reason, 200)})
 		g.log.Info("agent request allowed by the policy", "agent", ag.cfg.Name, "tool", name, "risk", v.Risk.String())
 		return Answer{Status: StatusAllowed, Input: canon, Risk: v.Risk.String(), Message: "allowed by the policy: " + v.Reason}, nil
+	}
+	// What waits for a person counts against the agent's cap; what the
+	// policy allows at once does not.
+	select {
+	case ag.slots <- struct{}{}:
+		defer func() { <-ag.slots }()
+	default:
+		return Answer{}, ErrBusy
 	}
 	summary, preview := Preview(q.Tool, canon, g.deps.Lang)
 	summary = words.In(g.deps.Lang, words.GateAsks, ag.cfg.Name, summary)

@@ -20,6 +20,7 @@ import (
 const (
 	ciToken    = "ci-token-0123456789abcdef"
 	otherToken = "other-token-0123456789abcdef"
+	soloToken  = "solo-token-0123456789abcdef"
 )
 
 // shown is a Notifier that hands every new approval to the test.
@@ -48,14 +49,15 @@ var agents = []gate.AgentConfig{
 		Policy:     map[string]gate.RuleConfig{"Read|Glob|Grep": {Risk: "LOW"}, "Bash(rm *)|Bash(git push*)": {Risk: "HIGH"}, "*": {Risk: "MEDIUM"}},
 		MaxPending: 2, CallbackHosts: []string{"127.0.0.1"}},
 	{Name: "other", TokenEnv: "OTHER_TOKEN", ApproveIn: gate.Place{Channel: "feishu", ChatID: "oc_999"}, Requester: "ou_1"},
+	{Name: "solo", TokenEnv: "SOLO_TOKEN", ApproveIn: gate.Place{Channel: "feishu", ChatID: "oc_9"}, Requester: "ou_9", MaxPending: 1},
 }
 
-func newRig(t *testing.T, mod ...func(*approval.PolicyConfig)) *rig {
+func newRig(t testing.TB, mod ...func(*approval.PolicyConfig)) *rig {
 	return newRigOn(t, memstore.New(memstore.Options{}), mod...)
 }
 
 // newRigOn is newRig on store s (a replica of a shared store).
-func newRigOn(t *testing.T, s approval.Store, mod ...func(*approval.PolicyConfig)) *rig {
+func newRigOn(t testing.TB, s approval.Store, mod ...func(*approval.PolicyConfig)) *rig {
 	t.Helper()
 	r := &rig{shown: make(shown, 16), trail: &hitltest.Trail{}}
 	eng, err := approval.NewEngine(approval.EngineConfig{Store: s, Notifier: r.shown,
@@ -76,7 +78,7 @@ func newRigOn(t *testing.T, s approval.Store, mod ...func(*approval.PolicyConfig
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{"CI_TOKEN": ciToken, "OTHER_TOKEN": otherToken}
+	env := map[string]string{"CI_TOKEN": ciToken, "OTHER_TOKEN": otherToken, "SOLO_TOKEN": soloToken}
 	g, err := gate.New(agents, gate.Deps{Engine: eng, Policy: func() *approval.Policy { return pol }, Audit: r.trail, Lang: "en",
 		Getenv: func(k string) string { return env[k] }})
 	if err != nil {
@@ -97,6 +99,16 @@ func (r *rig) card(t *testing.T) *approval.Approval {
 		t.Fatal("no card was shown")
 	}
 	return nil
+}
+
+// pendingOf reads approval id, to decide it.
+func (r *rig) pendingOf(t *testing.T, id approval.ID) *approval.Approval {
+	t.Helper()
+	a, err := r.engine.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }
 
 func (r *rig) decide(t *testing.T, a *approval.Approval, verb approval.Verb, who approval.UserID, comment string) approval.Outcome {
@@ -275,5 +287,29 @@ func TestInvalidAndBusy(t *testing.T) {
 	}
 	if _, err := r.gate.Ask(context.Background(), r.ci, gate.Ask{Tool: "Bash", Input: json.RawMessage(`{"command":"ls"}`)}); !errors.Is(err, gate.ErrBusy) {
 		t.Fatalf("a new request while two wait: %v, want busy", err)
+	}
+}
+
+// TestGrantForTheSameCall: an approved MEDIUM call grants the window (the
+// policy's grant_window) for exactly that call of that agent: asked again,
+// it is allowed at once; another input asks.
+func TestGrantForTheSameCall(t *testing.T) {
+	r := newRig(t)
+	q := gate.Ask{Tool: "WebFetch", Input: json.RawMessage(`{"url":"https://example.com/status"}`)}
+	ans, err := r.gate.Ask(context.Background(), r.ci, q)
+	if err != nil || ans.Status != gate.StatusPending || ans.Risk != "MEDIUM" {
+		t.Fatalf("first: %+v, %v", ans, err)
+	}
+	r.decide(t, r.card(t), approval.Approve, "ou_456", "")
+	if got, err := r.gate.Wait(context.Background(), r.ci, ans.ID, time.Minute); err != nil || got.Status != gate.StatusAllowed {
+		t.Fatalf("first answer: %+v, %v", got, err)
+	}
+	again, err := r.gate.Ask(context.Background(), r.ci, q)
+	if err != nil || again.Status != gate.StatusAllowed || again.ID != "" {
+		t.Fatalf("the same call within the grant window: %+v, %v", again, err)
+	}
+	other, err := r.gate.Ask(context.Background(), r.ci, gate.Ask{Tool: "WebFetch", Input: json.RawMessage(`{"url":"https://example.com/admin"}`)})
+	if err != nil || other.Status != gate.StatusPending {
+		t.Fatalf("another input: %+v, %v", other, err)
 	}
 }

@@ -136,3 +136,46 @@ func TestHTTPLongPollAndCallback(t *testing.T) {
 		t.Fatal("no callback")
 	}
 }
+
+// TestHTTPFloodGets429: with max_pending requests of one agent in flight
+// (agent solo: 1), the next one gets 429 with Retry-After, and creates
+// nothing.
+func TestHTTPFloodGets429(t *testing.T) {
+	r := newRig(t)
+	srv := httptest.NewServer(r.gate.HTTP(people))
+	t.Cleanup(srv.Close)
+	code, body, _ := request(t, "POST", srv.URL+"/api/approvals", soloToken, `{"tool_name":"Bash","input":{"command":"make"}}`)
+	if code != http.StatusCreated {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	var v struct{ ID approval.ID }
+	_ = json.Unmarshal([]byte(body), &v)
+	r.card(t)
+	polled := make(chan int, 1)
+	go func() {
+		c, _, _ := request(t, "GET", srv.URL+"/api/approvals/"+string(v.ID)+"?wait=20s", soloToken, "")
+		polled <- c
+	}()
+	// The poll holds the agent's one slot from before it waits in the
+	// engine until it answers.
+	deadline := time.Now().Add(10 * time.Second)
+	for !r.engine.Waiting(v.ID) {
+		if time.Now().After(deadline) {
+			t.Fatal("the long poll does not wait")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	code, body, h := request(t, "POST", srv.URL+"/api/approvals", soloToken, `{"tool_name":"Bash","input":{"command":"make again"}}`)
+	if code != http.StatusTooManyRequests || h.Get("Retry-After") == "" || !strings.Contains(body, `"too_many_pending"`) {
+		t.Fatalf("a request while one waits: %d %v %s", code, h, body)
+	}
+	select {
+	case a := <-r.shown:
+		t.Fatalf("a refused request showed a card: %s", a.ID)
+	default:
+	}
+	r.decide(t, r.pendingOf(t, v.ID), approval.Reject, "ou_9", "")
+	if c := <-polled; c != http.StatusOK {
+		t.Fatalf("the poll: %d", c)
+	}
+}

@@ -18,7 +18,7 @@ func TestMain(m *testing.M) { testredis.Main(m) }
 
 // redisReplicas returns n stores, each with a client of its own, on one
 // real Redis: n replicas.
-func redisReplicas(t *testing.T, n int) []approval.Store {
+func redisReplicas(t testing.TB, n int) []approval.Store {
 	t.Helper()
 	c, prefix := testredis.Start(t)
 	addr := c.(*redis.Client).Options().Addr
