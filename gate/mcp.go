@@ -73,18 +73,18 @@ func (g *Gate) MCPServer(version string) *mcp.Server {
 		Description: "Ask for approval of one tool call and wait for the decision. Returns one text content holding JSON: " +
 			`{"behavior":"allow","updatedInput":{…}} (run exactly updatedInput) or {"behavior":"deny","message":"…"} (do not run it). ` +
 			"Claude Code's --permission-prompt-tool contract.",
-		InputSchema: askSchema}, g.mcpRequest)
+		InputSchema: askSchema}, g.withAgent(g.mcpRequest))
 	s.AddTool(&mcp.Tool{Name: ToolCreateApproval, Title: "Create an approval request",
 		Description: "Ask for approval of one tool call without waiting: returns JSON {approval_id, status, expires_at, …}; " +
 			"status is allowed at once when the policy needs nobody. Then call wait_approval.",
-		InputSchema: askSchema}, g.mcpCreate)
+		InputSchema: askSchema}, g.withAgent(g.mcpCreate))
 	s.AddTool(&mcp.Tool{Name: ToolGetApproval, Title: "Read an approval request",
 		Description: "Where an approval stands: JSON {approval_id, status: pending|allowed|denied, message, input, …}.",
-		InputSchema: idSchema, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, g.mcpGet)
+		InputSchema: idSchema, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, g.withAgent(g.mcpGet))
 	s.AddTool(&mcp.Tool{Name: ToolWaitApproval, Title: "Wait for an approval",
 		Description: "Wait up to timeout_seconds (at most 300) for a decision; returns the same JSON as get_approval " +
 			"(status pending when the time ran out: call it again).",
-		InputSchema: waitSchema, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, g.mcpWait)
+		InputSchema: waitSchema, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, g.withAgent(g.mcpWait))
 	return s
 }
 
@@ -129,6 +129,18 @@ func bearer(h http.Header) string {
 	return ""
 }
 
+// withAgent runs h for the agent whose token the call came with (the HTTP
+// handler let no other call in; a call without one is refused here too).
+func (g *Gate) withAgent(h func(context.Context, *Agent, *mcp.CallToolRequest) (*mcp.CallToolResult, error)) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ag, ok := g.agentOf(req)
+		if !ok {
+			return toolError(errors.New("unauthorized")), nil
+		}
+		return h(ctx, ag, req)
+	}
+}
+
 // agentOf is the agent a tool call came from.
 func (g *Gate) agentOf(req *mcp.CallToolRequest) (*Agent, bool) {
 	if req.Extra == nil {
@@ -168,11 +180,7 @@ func textResult(b []byte) *mcp.CallToolResult {
 // mcpRequest is request_approval: ask, then wait for the decision (or
 // the approval's expiry, which is a denial), telling a caller that asked
 // for progress every progressEvery.
-func (g *Gate) mcpRequest(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	ag, ok := g.agentOf(req)
-	if !ok {
-		return toolError(errors.New("unauthorized")), nil
-	}
+func (g *Gate) mcpRequest(ctx context.Context, ag *Agent, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	in, err := decode[askInput](req)
 	if err != nil {
 		return toolError(err), nil
@@ -203,11 +211,7 @@ func (g *Gate) mcpRequest(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	return textResult(ans.Behavior()), nil
 }
 
-func (g *Gate) mcpCreate(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	ag, ok := g.agentOf(req)
-	if !ok {
-		return toolError(errors.New("unauthorized")), nil
-	}
+func (g *Gate) mcpCreate(ctx context.Context, ag *Agent, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	in, err := decode[askInput](req)
 	if err != nil {
 		return toolError(err), nil
@@ -219,11 +223,7 @@ func (g *Gate) mcpCreate(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	return answerResult(ans), nil
 }
 
-func (g *Gate) mcpGet(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	ag, ok := g.agentOf(req)
-	if !ok {
-		return toolError(errors.New("unauthorized")), nil
-	}
+func (g *Gate) mcpGet(ctx context.Context, ag *Agent, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	in, err := decode[struct {
 		ID string `json:"approval_id"`
 	}](req)
@@ -237,11 +237,7 @@ func (g *Gate) mcpGet(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	return answerResult(ans), nil
 }
 
-func (g *Gate) mcpWait(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	ag, ok := g.agentOf(req)
-	if !ok {
-		return toolError(errors.New("unauthorized")), nil
-	}
+func (g *Gate) mcpWait(ctx context.Context, ag *Agent, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	in, err := decode[struct {
 		ID      string   `json:"approval_id"`
 		Timeout *float64 `json:"timeout_seconds"`
