@@ -344,7 +344,11 @@ func denial(a *approval.Approval, o approval.Outcome) string {
 		}
 		return s + ". Do not run it; ask the user what to do instead."
 	case approval.StatusExpired:
-		return fmt.Sprintf("expired: nobody decided within %s. Do not run it; ask again if it is still needed.", a.ExpiresAt.Sub(a.CreatedAt).Round(time.Second))
+		life := a.ExpiresAt.Sub(a.CreatedAt)
+		if life >= time.Second {
+			life = life.Round(time.Second)
+		}
+		return fmt.Sprintf("expired: nobody decided within %s. Do not run it; ask again if it is still needed.", life)
 	case approval.StatusSuperseded:
 		return "superseded: a newer request for approval replaced this one in the approvers' chat. Do not run it; ask again if it is still needed."
 	case approval.StatusCancelled:

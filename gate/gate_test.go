@@ -313,3 +313,23 @@ func TestGrantForTheSameCall(t *testing.T) {
 		t.Fatalf("another input: %+v, %v", other, err)
 	}
 }
+
+// TestExpiryIsADenial: nobody decides within the policy's timeout; the
+// waiting agent is denied with "expired".
+func TestExpiryIsADenial(t *testing.T) {
+	r := newRig(t, func(pc *approval.PolicyConfig) {
+		pc.Timeouts = map[string]time.Duration{"MEDIUM": 100 * time.Millisecond}
+	})
+	ans, err := r.gate.Ask(context.Background(), r.ci, gate.Ask{Tool: "Write", Input: json.RawMessage(`{"file_path":"/tmp/a","content":"x"}`)})
+	if err != nil || ans.Status != gate.StatusPending {
+		t.Fatalf("ask: %+v, %v", ans, err)
+	}
+	got, err := r.gate.Wait(context.Background(), r.ci, ans.ID, time.Minute)
+	if err != nil || got.Status != gate.StatusDenied || got.State != approval.StateExpired {
+		t.Fatalf("answer %+v, %v", got, err)
+	}
+	want := `{"behavior":"deny","message":"expired: nobody decided within 100ms. Do not run it; ask again if it is still needed."}`
+	if string(got.Behavior()) != want {
+		t.Fatalf("behavior %s\nwant     %s", got.Behavior(), want)
+	}
+}
