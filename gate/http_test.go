@@ -59,6 +59,7 @@ var httpTests = []struct {
 	{"bad wait", "GET", "/api/approvals/ap_00000000_00000000000000000000000000000000?wait=soon", ciToken, "", 400, "wait"},
 	{"an agent may not decide", "POST", "/api/approvals/ap_00000000_00000000000000000000000000000000/decision", ciToken, `{"decision":"approve"}`, 403, `"forbidden"`},
 	{"people's requests pass", "GET", "/api/approvals", "pa-user-token", "", http.StatusTeapot, ""},
+	{"oversized", "POST", "/api/approvals", ciToken, `{"tool_name":"Bash","input":{"x":"` + strings.Repeat("a", 1<<20) + `"}}`, 413, `"too_large"`},
 }
 
 func TestHTTPFromOutside(t *testing.T) {
