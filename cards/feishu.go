@@ -7,6 +7,7 @@ import (
 
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/internal/clip"
+	"github.com/hitlbot/hitlbot/internal/redact"
 	"github.com/hitlbot/hitlbot/words"
 )
 
@@ -16,19 +17,49 @@ import (
 //
 // Card 2.0 rejects unknown attributes, so only documented ones are used:
 // header{title, subtitle, template}, config{update_multi}, and body
-// elements markdown, div{text: plain_text}, hr, column_set / column and
-// button{type, text, behaviors:[{type: callback, value}]}. Text from the
+// elements markdown, div{text: plain_text}, hr, column_set / column,
+// form{name, elements}, input{name, placeholder, max_length, width} and
+// button{type, text, name, form_action_type, behaviors:[{type: callback,
+// value}]}. Text from the
 // model or a tool (summary, requester, preview, result) never goes into
 // markdown as markup: short facts are plain_text, and the preview and the
 // result sit in fenced code blocks whose fence they cannot close.
 //
 // update_multi is always true: the card is shared by everyone in the chat
 // and may be patched (Feishu requires it before and after a patch).
+//
+// A pending card's buttons sit in a form (card JSON 2.0 form container,
+// at the card's root as Feishu requires) with one optional text input,
+// FeishuReasonField: both buttons submit the form, so a click carries
+// the button's callback value (action.value, what the router reads: ids
+// and hash, never in a field a person can edit) and the typed reason
+// (action.form_value.reason). Inside a form an input sends nothing by
+// itself (no callback on Enter): only a button submits, so typing a
+// reason can never approve. Every interactive child of a form has a name
+// unique in the card, else Feishu refuses the submission.
 
 // Feishu refuses cards over 30 KB: the long parts are cut (in runes).
 const (
 	MaxFeishuSummary = 1000
 	MaxFeishuPreview = 4000
+)
+
+// FeishuReasonField is the name of a pending card's reason input: a
+// click's action.form_value carries what was typed under it.
+const FeishuReasonField = "reason"
+
+// MaxFeishuReason is the reason input's max_length: what the engine keeps
+// of a decision's comment (approval.MaxNoteRunes), within Feishu's range
+// for an input (1 to 1000 characters). The client enforces it; the engine
+// cuts whatever arrives to the same bound.
+const MaxFeishuReason = approval.MaxNoteRunes
+
+// The names of a pending card's form and buttons (unique in the card, as
+// a form requires).
+const (
+	feishuFormName    = "decision"
+	feishuApproveName = "approve"
+	feishuRejectName  = "reject"
 )
 
 // FeishuCard returns the card of v: a pending card with the 确认 / 取消
@@ -58,6 +89,23 @@ func FeishuOutcomeCard(pending View, o approval.Outcome, text approval.OutcomeTe
 		return nil
 	}
 	return FeishuCard(ApplyOutcome(pending, o, text, lang), lang)
+}
+
+// FeishuDecidedCard is the card answered to the click whose decision
+// ended the approval (the outcome is the clicker's: o.DecidedBy is the
+// clicker): FeishuOutcomeCard with comment, what the clicker typed, shown
+// as the final card of the record shows it (Final): cleaned as the engine
+// cleans a decision's comment before it records it (redact.Clean,
+// approval.MaxNoteRunes), on one line, cut to MaxCommentExcerpt. The
+// answer replaces the card after the settle's patch, so it must say what
+// the patch says. Nil when o does not end the approval.
+func FeishuDecidedCard(pending View, o approval.Outcome, text approval.OutcomeText, comment, lang string) map[string]any {
+	if !o.Status.Final() {
+		return nil
+	}
+	v := ApplyOutcome(pending, o, text, lang)
+	v.Comment = excerpt(oneLine(redact.Clean(comment, approval.MaxNoteRunes)), MaxCommentExcerpt)
+	return FeishuCard(v, lang)
 }
 
 // ApplyOutcome turns a pending view into the final view of outcome o (what
@@ -104,12 +152,12 @@ func feishuStatusTemplate(s approval.Status) string {
 	return "grey"
 }
 
-type feishuLabels struct{ processing, confirm, cancel, how string }
+type feishuLabels struct{ processing, confirm, cancel, how, reason string }
 
 func feishuWords(lang string) feishuLabels {
 	l := words.Of(lang)
 	return feishuLabels{processing: words.Text(l, words.CardProcessing), confirm: words.Text(l, words.CardConfirm),
-		cancel: words.Text(l, words.CardCancel), how: words.Text(l, words.CardHowFeishu)}
+		cancel: words.Text(l, words.CardCancel), how: words.Text(l, words.CardHowFeishu), reason: words.Text(l, words.CardReasonInput)}
 }
 
 func plainText(s string) map[string]any { return map[string]any{"tag": "plain_text", "content": s} }
@@ -187,10 +235,19 @@ func feishuPending(v View, lang string, buttons bool) map[string]any {
 	els = append(els, map[string]any{"tag": "hr"})
 	if buttons && v.Approve != nil && v.Reject != nil {
 		els = append(els, plainDiv(w.how), map[string]any{
-			"tag": "column_set", "flex_mode": "none",
-			"columns": []any{
-				feishuButtonColumn(w.confirm, "primary", *v.Approve),
-				feishuButtonColumn(w.cancel, "danger", *v.Reject),
+			"tag": "form", "name": feishuFormName,
+			"elements": []any{
+				map[string]any{
+					"tag": "input", "name": FeishuReasonField, "width": "fill",
+					"placeholder": plainText(w.reason), "max_length": MaxFeishuReason,
+				},
+				map[string]any{
+					"tag": "column_set", "flex_mode": "none",
+					"columns": []any{
+						feishuButtonColumn(w.confirm, "primary", feishuApproveName, *v.Approve),
+						feishuButtonColumn(w.cancel, "danger", feishuRejectName, *v.Reject),
+					},
+				},
 			},
 		})
 	} else {
@@ -199,11 +256,14 @@ func feishuPending(v View, lang string, buttons bool) map[string]any {
 	return feishuCard(feishuHeader(v.Title, v.Risk.String()+" · "+v.Tool, FeishuRiskTemplate(v.Risk)), els)
 }
 
-func feishuButtonColumn(label, kind string, val ButtonValue) map[string]any {
+// feishuButtonColumn is a column holding a button that submits the
+// card's form under name, its callback value val.
+func feishuButtonColumn(label, kind, name string, val ButtonValue) map[string]any {
 	return map[string]any{
 		"tag": "column", "width": "auto",
 		"elements": []any{map[string]any{
 			"tag": "button", "type": kind, "text": plainText(label),
+			"name": name, "form_action_type": "submit",
 			"behaviors": []any{map[string]any{"type": "callback", "value": map[string]any{
 				"kind":           val.Kind,
 				"approval_id":    string(val.ApprovalID),
@@ -271,4 +331,15 @@ func ParseFeishuButtonValue(m map[string]any) (ButtonValue, error) {
 		return v, fmt.Errorf("card value: payload_sha256 is not a sha256 hex digest")
 	}
 	return ButtonValue{Kind: kind, ApprovalID: approval.ID(id), Decision: approval.Verb(dec), PayloadSHA256: h}, nil
+}
+
+// ParseFeishuReason reads the reason of a form submit: the string under
+// FeishuReasonField in action.form_value (as the SDK decodes it), trimmed.
+// It is "" when the click carries no form (an older card, whose buttons
+// stand alone), the field is empty, or its value is not a string; such a
+// click is still a decision, without a comment. The engine cleans and cuts
+// what it gets (approval.Engine.Decide).
+func ParseFeishuReason(form map[string]any) string {
+	s, _ := form[FeishuReasonField].(string)
+	return strings.TrimSpace(s)
 }

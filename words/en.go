@@ -114,6 +114,8 @@ var en = map[Key]string{
 	CardHowGroup:   "Reply **@bot 确认** (confirm) to run it or **@bot 取消** (cancel) to decline.",
 	CardHowDirect:  "Reply **确认** (confirm) to run it or **取消** (cancel) to decline.",
 
+	CardReasonInput: "Reason for cancelling (optional)",
+
 	ApproversChat:         "anyone in this chat",
 	ApproversUsers:        "only %s",
 	ApproversRequester:    "only the person who asked",

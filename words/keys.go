@@ -136,6 +136,10 @@ const (
 	CardHowGroup   // how to answer a DingTalk card in a group, in Markdown
 	CardHowDirect  // how to answer a DingTalk card in a direct chat, in Markdown
 
+	// The placeholder of a Feishu card's reason field (the form input
+	// whose text is the decision's comment).
+	CardReasonInput
+
 	// Who may approve (approval.ApproverRule.DescribeIn): on a card, in a
 	// refusal, after an unauthorized outcome.
 	ApproversChat         // anyone in the chat may

@@ -113,6 +113,8 @@ var zh = map[Key]string{
 	CardHowGroup:   "回复 **@机器人 确认** 执行，回复 **@机器人 取消** 放弃。",
 	CardHowDirect:  "回复 **确认** 执行，回复 **取消** 放弃。",
 
+	CardReasonInput: "取消原因（可选）",
+
 	ApproversChat:         "这个会话中的任何人",
 	ApproversUsers:        "仅 %s",
 	ApproversRequester:    "仅申请人本人",
