@@ -29,7 +29,13 @@
 //
 // card.action.trigger (over either transport): the button value is an
 // object {kind, approval_id, decision, payload_sha256}; a malformed value
-// gets an error toast and decides nothing. The click goes to the router
+// gets an error toast and decides nothing. The buttons submit the card's
+// form, so the click also carries action.form_value: the optional reason
+// typed on the card (cards.FeishuReasonField), trimmed, becomes the
+// decision's comment on either button (the engine cleans and cuts it, and
+// records it; the answered card shows it as the settled card will). A
+// click without a form (a card sent before forms) decides with no
+// comment. The click goes to the router
 // and the engine as the clicker's open_id; the handler waits up to
 // CallbackWait (2.5 s, inside Feishu's 3 s) and answers with a toast and
 // the card's next state: the final card if the outcome arrived, else a

@@ -193,10 +193,13 @@ func msTime(s string) time.Time {
 	return time.UnixMilli(ms)
 }
 
-// onCardAction handles card.action.trigger: a click on 确认 / 取消. It
-// waits up to CallbackWait for the decision and answers with a toast and
-// the card's next state: the final card when the outcome arrived, else
-// the "processing" card (the final card follows by a patch, from
+// onCardAction handles card.action.trigger: a click on 确认 / 取消, which
+// submits the card's form, so the reason typed beside the buttons rides
+// along (action.form_value) and becomes the decision's comment, on either
+// button. It waits up to CallbackWait for the decision and answers with a
+// toast and the card's next state: the final card when the outcome
+// arrived (with the clicker's reason when the click decided), else the
+// "processing" card (the final card follows by a patch, from
 // SettleApproval). A click by someone who may not decide gets a toast
 // naming who may, and the card is unchanged; a malformed value gets an
 // error toast and decides nothing.
@@ -215,7 +218,8 @@ func (c *Channel) onCardAction(ctx context.Context, ev *callback.CardActionTrigg
 		c.log.Warn("card click with a malformed value; nothing decided", "err", err)
 		return toast("error", w.malformed), nil
 	}
-	a := channels.CardAction{Channel: Name, ApprovalID: val.ApprovalID, Verb: val.Decision, PayloadSHA256: val.PayloadSHA256}
+	a := channels.CardAction{Channel: Name, ApprovalID: val.ApprovalID, Verb: val.Decision, PayloadSHA256: val.PayloadSHA256,
+		Comment: cards.ParseFeishuReason(e.Action.FormValue)}
 	if e.Operator != nil {
 		a.UserID = approval.UserID(e.Operator.OpenID)
 	}
@@ -252,7 +256,7 @@ func (c *Channel) onCardAction(ctx context.Context, ev *callback.CardActionTrigg
 			c.log.Error("card decision failed", "approval_id", a.ApprovalID, "err", r.err)
 			return toast("error", w.failed), nil
 		}
-		return c.outcomeResponse(r.o, view, haveView), nil
+		return c.outcomeResponse(a, r.o, view, haveView), nil
 	case <-timer.C:
 		resp := toast("info", w.processing)
 		if haveView {
@@ -312,8 +316,8 @@ func (c *Channel) viewFor(ctx context.Context, h channels.Handler, a channels.Ca
 	return c.rememberLoaded(a.MessageID, *v), true
 }
 
-// outcomeResponse is the answer to a click whose outcome is known.
-func (c *Channel) outcomeResponse(o approval.Outcome, view cards.View, haveView bool) *callback.CardActionTriggerResponse {
+// outcomeResponse is the answer to click a, whose outcome is known.
+func (c *Channel) outcomeResponse(a channels.CardAction, o approval.Outcome, view cards.View, haveView bool) *callback.CardActionTriggerResponse {
 	w := wordsIn(c.cfg.Lang)
 	text := c.cfg.Text.With(c.cfg.Lang).Text(o.Status)
 	switch o.Status {
@@ -339,9 +343,13 @@ func (c *Channel) outcomeResponse(o approval.Outcome, view cards.View, haveView 
 		kind = "error"
 	}
 	resp := toast(kind, text)
-	if haveView && !view.Final {
+	switch {
+	case haveView && !view.Final && o.DecidedBy == a.UserID:
+		// This click decided: its reason is the recorded comment.
+		resp.Card = rawCard(cards.FeishuDecidedCard(view, o, c.cfg.Text, a.Comment, c.cfg.Lang))
+	case haveView && !view.Final:
 		resp.Card = rawCard(cards.FeishuOutcomeCard(view, o, c.cfg.Text, c.cfg.Lang))
-	} else if haveView {
+	case haveView:
 		resp.Card = rawCard(cards.FeishuCard(view, c.cfg.Lang))
 	}
 	return resp

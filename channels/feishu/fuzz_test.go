@@ -74,6 +74,13 @@ func FuzzWebhook(f *testing.F) {
 	f.Add([]byte("{\"encrypt\":\"\xff\"}"), "", "", "", false)
 	f.Add(feishutest.MessageEvent{EventID: "ev_f", MessageID: "om_f", ChatID: "oc", ChatType: "p2p", Sender: "ou_a", Text: "hi", CreatedAt: now}.JSON(), "", "", "", true)
 	f.Add(feishutest.CardActionEvent{EventID: "ev_c", Operator: "ou_a", MessageID: "om", ChatID: "oc", Value: "approve"}.JSON(), "", "", "", true)
+	// Form submits: a reason of every shape beside a well-formed button.
+	button := map[string]any{"kind": "approval", "approval_id": "ap_0123abcd_00112233445566778899aabbccddeeff", "decision": "reject", "payload_sha256": strings.Repeat("a", 64)}
+	for i, reason := range []any{"wrong table", "\x00\x1b[2J\u202e" + strings.Repeat("长", 2000), 42, []any{"x"}, map[string]any{"a": nil}, nil} {
+		f.Add(feishutest.CardActionEvent{EventID: "ev_form_" + strconv.Itoa(i), Operator: "ou_a", MessageID: "om", ChatID: "oc", Value: button,
+			FormValue: map[string]any{"reason": reason}, Name: "reject"}.JSON(), "", "", "", true)
+	}
+	f.Add([]byte(`{"schema":"2.0","header":{"event_type":"card.action.trigger"},"event":{"operator":{"open_id":"ou_a"},"action":{"value":{},"form_value":"reason"}}}`), "", "", "", true)
 	f.Add([]byte(`{"schema":"2.0","header":{"event_type":"im.message.receive_v1"},"event":{"message":[]}}`), "", "", "", true)
 	f.Add([]byte(`{"challenge":"c","token":"vtoken","type":"url_verification"}`), "", "", "", true)
 	f.Add([]byte("{\"schema\":\"2.0\",\"header\":{\"event_type\":\"im.message.receive_v1\"},\"event\":{\"message\":{\"content\":\"\xff\"}}}"), "", "", "", true)

@@ -1,8 +1,10 @@
 // Package feishutest is a local fake of Feishu for tests: the OpenAPI
 // routes the channel uses (tenant token, bot info, message create / reply
-// / patch, with injectable rate limits), the long connection (bootstrap
-// and websocket frames, with acks read back) and helpers that build
-// event payloads and post signed, encrypted webhook requests. Point the
+// / patch, with injectable rate limits; an interactive message's card is
+// checked as Feishu checks forms, CheckCard), the long connection
+// (bootstrap and websocket frames, with acks read back) and helpers that
+// build event payloads (card clicks with form values, as a form submit
+// sends them) and post signed, encrypted webhook requests. Point the
 // real SDK at it with lark.WithOpenBaseUrl(s.URL) and
 // larkws.WithDomain(s.URL).
 package feishutest
@@ -211,6 +213,14 @@ func (s *Server) record(w http.ResponseWriter, r *http.Request, op string) (Call
 		s.calls = append(s.calls, c)
 		writeJSON(w, 400, map[string]any{"code": 230001, "msg": "content is not JSON"})
 		return c, false
+	}
+	if c.MsgType == "interactive" {
+		if err := CheckCard(b.Content); err != nil {
+			c.Answered = 400
+			s.calls = append(s.calls, c)
+			writeJSON(w, 400, map[string]any{"code": CardRefusedCode, "msg": "card refused: " + err.Error()})
+			return c, false
+		}
 	}
 	s.calls = append(s.calls, c)
 	return c, true
@@ -510,17 +520,33 @@ type CardActionEvent struct {
 	ChatID    string
 	// Value is action.value (an object for a well-formed button).
 	Value any
+	// FormValue, when not nil, makes the click a form submit, as Feishu
+	// sends one: action.form_value holds it (each input's text under the
+	// input's name, a string, "" for an input left empty), action.name
+	// the pressed button's name (Name, default "submit") and
+	// action.timezone the clicker's zone.
+	FormValue map[string]any
+	// Name is the pressed button's name in a form submit.
+	Name string
 }
 
 // JSON is the full v2 callback payload.
 func (e CardActionEvent) JSON() []byte {
+	action := map[string]any{"value": e.Value, "tag": "button"}
+	if e.FormValue != nil {
+		name := e.Name
+		if name == "" {
+			name = "submit"
+		}
+		action["form_value"], action["name"], action["timezone"] = e.FormValue, name, "Asia/Shanghai"
+	}
 	b, _ := json.Marshal(map[string]any{
 		"schema": "2.0",
 		"header": map[string]any{"event_id": e.EventID, "event_type": "card.action.trigger", "create_time": strconv.FormatInt(time.Now().UnixMilli(), 10), "token": "vtoken", "app_id": "cli_x", "tenant_key": "tk"},
 		"event": map[string]any{
 			"operator": map[string]any{"tenant_key": "tk", "open_id": e.Operator},
 			"token":    "c-delay-token",
-			"action":   map[string]any{"value": e.Value, "tag": "button"},
+			"action":   action,
 			"host":     "im_message",
 			"context":  map[string]any{"open_message_id": e.MessageID, "open_chat_id": e.ChatID},
 		},
