@@ -260,7 +260,7 @@ func TestNoRejects(t *testing.T) {
 		fmt.Fprintln(w, "erase orders")
 		h.out.waitFor(t, cli.ConfirmPrompt("en"), 1)
 		fmt.Fprintln(w, answer)
-		h.out.waitFor(t, "summary: Not run: the user declined", 1)
+		h.out.waitFor(t, "summary: Not run: declined by", 1)
 		w.Close()
 		if err := h.ended(t); err != nil {
 			t.Fatal(err)
@@ -284,7 +284,7 @@ func TestEOFAtApprovalRejects(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := h.out.String()
-	if h.erase.Runs.Load() != 0 || !strings.Contains(out, "summary: Not run: the user declined") {
+	if h.erase.Runs.Load() != 0 || !strings.Contains(out, "summary: Not run: declined by") {
 		t.Fatalf("runs %d, output:\n%s", h.erase.Runs.Load(), out)
 	}
 	if st := h.only(t).State; st != approval.StateRejected {
@@ -355,7 +355,7 @@ func TestInterruptAtApprovalRejects(t *testing.T) {
 	h.intr <- os.Interrupt
 	h.out.waitFor(t, "Ctrl+C: declining it.\n", 1)
 	h.out.waitFor(t, "[Declined; nothing was run]\n", 1)
-	h.out.waitFor(t, "summary: Not run: the user declined", 1)
+	h.out.waitFor(t, "summary: Not run: declined by", 1)
 	h.out.waitFor(t, cli.Prompt, 2)
 	if st := h.only(t).State; st != approval.StateRejected || h.erase.Runs.Load() != 0 {
 		t.Fatalf("state %s, runs %d", st, h.erase.Runs.Load())
