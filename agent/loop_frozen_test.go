@@ -84,9 +84,9 @@ func TestFrozenWithoutResultsToldOnce(t *testing.T) {
 	})
 }
 
-// TestRejectedToldOnce: a rejection reaches the model as "not run: the
-// user declined it" and who declined, with their comment — not again in
-// the engine's status sentence.
+// TestRejectedToldOnce: a rejection reaches the model as "not run:
+// declined by" who declined, with their comment as the reason, and not to
+// propose the call again — not again in the engine's status sentence.
 func TestRejectedToldOnce(t *testing.T) {
 	var reqs requests
 	h := newHarness(t, recording(callThenSummarise(call("c1", "erase", "orders")), &reqs))
@@ -96,7 +96,7 @@ func TestRejectedToldOnce(t *testing.T) {
 	}
 	r := result(t, ch)
 	note := toolReplies(reqs.last())["c1"]
-	if note != r.Actions[0].Result || !strings.Contains(note, "declined it") || !strings.Contains(note, `alice ("checked")`) {
+	if want := "Not run: declined by alice: checked. Do not propose this same call again; ask the user what they want instead."; note != want || note != r.Actions[0].Result {
 		t.Fatalf("the model was told %q", note)
 	}
 	if sentence := h.engine.Text().Text(approval.StatusRejected); strings.Contains(note, sentence) {

@@ -191,7 +191,7 @@ func TestBatchRejectAll(t *testing.T) {
 		if act.Status != "rejected" || !act.IsError {
 			t.Fatalf("action %d = %+v", i, act)
 		}
-		if i < 2 && !strings.Contains(act.Result, "declined it") {
+		if i < 2 && !strings.Contains(act.Result, "declined by alice: checked.") {
 			t.Fatalf("action %d = %+v", i, act)
 		}
 		if i >= 2 && !strings.Contains(act.Result, "already declined") {

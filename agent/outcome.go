@@ -19,12 +19,13 @@ type callOutcome struct {
 // the calls were dispatched (executed, failed, frozen, replayed), each call
 // gets its own result: a batch can hold a call that ran beside one that
 // failed. An approval that ended without running (rejected, expired,
-// superseded, cancelled) applies to every call. late words the replies for
-// an update recorded after the turn that asked. A reply says the status in
+// superseded, cancelled) applies to every call; the replies read the same
+// in the turn that asked and in a later update. A reply says the status in
 // its own words, then only what the engine's outcome says beyond its
-// status sentence (Outcome.Detail; a per-call result's content is never
-// a status sentence).
-func callOutcomes(o approval.Outcome, calls []approval.Call, late bool) []callOutcome {
+// status sentence (Outcome.Detail, or for a rejection the decider and
+// Outcome.Comment; a per-call result's content is never a status
+// sentence).
+func callOutcomes(o approval.Outcome, calls []approval.Call) []callOutcome {
 	byID := map[string]approval.Result{}
 	for _, r := range o.Results {
 		if r.CallID != "" {
@@ -72,10 +73,7 @@ func callOutcomes(o approval.Outcome, calls []approval.Call, late bool) []callOu
 		case approval.StatusExecuted, approval.StatusReplayed:
 			co.reply, co.ran = o.Content, !o.IsError
 		case approval.StatusRejected:
-			co.reply = "Not run: the user declined it (" + o.Detail + ")."
-			if !late {
-				co.reply += " Do not propose the same call again in this turn."
-			}
+			co.reply = declinedReply(o)
 		case approval.StatusExpired:
 			co.reply = "Not run: the approval expired before anyone decided."
 		case approval.StatusFrozen:
@@ -92,6 +90,22 @@ func callOutcomes(o approval.Outcome, calls []approval.Call, late bool) []callOu
 		out[i] = co
 	}
 	return out
+}
+
+// declinedReply tells the model who declined a call and why, when they
+// said (Outcome.Comment, cleaned by the engine), and not to propose it
+// again: "Not run: declined by bob: wrong table. Do not propose …". It
+// reads the same in a late update: the call stays declined.
+func declinedReply(o approval.Outcome) string {
+	who := string(o.DecidedBy)
+	if who == "" {
+		who = "an approver"
+	}
+	reply := "Not run: declined by " + who
+	if o.Comment != "" {
+		reply += ": " + strings.TrimRight(o.Comment, ".。")
+	}
+	return reply + ". Do not propose this same call again; ask the user what they want instead."
 }
 
 // frozenReply tells the model that a call's effect is unknown, once, and
@@ -123,7 +137,7 @@ func describeEnded(id approval.ID, a *approval.Approval, o approval.Outcome) str
 		}
 		return b.String()
 	}
-	for i, co := range callOutcomes(o, calls, true) {
+	for i, co := range callOutcomes(o, calls) {
 		fmt.Fprintf(&b, "\n- %s", calls[i].Tool)
 		if calls[i].CallID != "" {
 			fmt.Fprintf(&b, " (call %s)", calls[i].CallID)

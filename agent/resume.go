@@ -220,7 +220,7 @@ func (l *Loop) settleSuspension(ctx context.Context, conv *Conversation, s Suspe
 		}
 	}
 	tail := len(at) > 0 && len(at) == len(calls) && at[0] == len(msgs)-len(calls)
-	cos := callOutcomes(o, calls, !tail)
+	cos := callOutcomes(o, calls)
 	if tail {
 		conv.Messages = msgs
 	}

@@ -465,7 +465,7 @@ func (l *Loop) applyOutcome(ts *turnState, batch []*prepared, o approval.Outcome
 	for i, p := range batch {
 		calls[i] = approval.Call{Tool: p.call.Name, CallID: p.call.ID}
 	}
-	for i, co := range callOutcomes(o, calls, false) {
+	for i, co := range callOutcomes(o, calls) {
 		p := batch[i]
 		p.answer(co.status, co.isError, co.reply)
 		if o.Status == approval.StatusRejected {

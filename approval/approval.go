@@ -416,6 +416,11 @@ type Outcome struct {
 	Results []Result `json:"results,omitempty"`
 	// DecidedBy is who decided, when someone did.
 	DecidedBy UserID `json:"decided_by,omitempty"`
+	// Comment is a rejection's reason as the decider wrote it (cleaned:
+	// redact.Clean, at most MaxNoteRunes runes), so that a reader (the
+	// agent telling the model) needs not cut it out of Detail; empty for
+	// a rejection without one and for every other outcome.
+	Comment string `json:"comment,omitempty"`
 	// DecidedVia is where a cancellation came from (Engine.Cancel sets it
 	// with DecidedBy, and Store.Cancel records both on the approval);
 	// other outcomes leave it empty: the approval's DecidedVia says it.

@@ -516,7 +516,7 @@ func (e *Engine) endOutcome(d Decision) func(Status) Outcome {
 		}
 		o := e.outcome(st, detail)
 		if st == StatusRejected {
-			o.DecidedBy = d.Actor
+			o.DecidedBy, o.Comment = d.Actor, d.Comment
 		}
 		return o
 	}

@@ -664,9 +664,12 @@ func TestRejectAndWait(t *testing.T) {
 		o := decide(t, f.b, a.ID, d)
 		w := recv(t, ch)
 		for _, x := range []approval.Outcome{o, w} {
-			if x.Status != approval.StatusRejected || x.DecidedBy != "bob" || !x.IsError {
+			if x.Status != approval.StatusRejected || x.DecidedBy != "bob" || !x.IsError || x.Comment != "wrong table" {
 				t.Fatalf("rejection = %+v", x)
 			}
+		}
+		if rec, err := f.a.Get(context.Background(), a.ID); err != nil || rec.Outcome == nil || rec.Outcome.Comment != "wrong table" {
+			t.Fatalf("stored outcome of the rejection = %+v (%v)", rec, err)
 		}
 		if f.tool.runs.Load() != 0 || f.audit.count(a.ID, audit.EventReject) != 1 {
 			t.Fatal("rejected call ran or was not audited")
@@ -779,8 +782,9 @@ func TestRejectCommentAudited(t *testing.T) {
 			utf8.RuneCountInString(got) != approval.MaxNoteRunes+1 {
 			t.Fatalf("reject reason %q (%d runes)", got, utf8.RuneCountInString(got))
 		}
-		if rec, _ := f.a.Get(context.Background(), a.ID); rec.Comment != got || strings.Contains(o.Content, "abcdefghijklmnop") {
-			t.Fatalf("record comment %q, outcome %q", rec.Comment, o.Content)
+		if rec, _ := f.a.Get(context.Background(), a.ID); rec.Comment != got || strings.Contains(o.Content, "abcdefghijklmnop") ||
+			o.Comment != got || rec.Outcome == nil || rec.Outcome.Comment != got {
+			t.Fatalf("record comment %q, outcome %+v", rec.Comment, o)
 		}
 	})
 }

@@ -23,6 +23,10 @@ import (
 // question phrase (是否, 要不要, …) is ReplyNone, so "确认？", "ok?" and
 // "真的要执行吗" run nothing and "取消？" cancels nothing; the person is
 // asking, not answering.
+//
+// ParseReason reads one more form: a cancel keyword first, then a reason
+// ("取消 用 orders_archive 表", "cancel: wrong table"), a cancel whose
+// reason becomes the decision's comment. Parse reads that as ReplyNone.
 type Reply int
 
 // Replies.
@@ -59,6 +63,8 @@ type ReplyConfig struct {
 	// whatever this list holds. A keyword of either list that is a
 	// question (it holds a question mark, ends in 吗 么 嘛 呢 or holds a
 	// phrase such as 是否) is rejected: a question is never a decision.
+	// A cancel keyword followed by a separator and a reason ("取消 表不对",
+	// "cancel: wrong table") declines with that reason (ParseReason).
 	Cancel []string `json:"cancel" mapstructure:"cancel"`
 }
 

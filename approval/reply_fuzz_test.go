@@ -17,6 +17,9 @@ func FuzzParseReply(f *testing.F) {
 	for _, test := range normalizeReplyTests {
 		f.Add(test.in)
 	}
+	for _, test := range replyReasonTests {
+		f.Add(test.in)
+	}
 	parsers := make([]*ReplyParser, 0, 2)
 	for _, cfg := range []ReplyConfig{{}, *customReplies} {
 		p, err := NewReplyParser(cfg)
@@ -57,6 +60,7 @@ func FuzzParseReply(f *testing.F) {
 					t.Fatalf("%q (parser %d): got %v, but its normal form %q is a question (%q)", text, i, got, n, q)
 				}
 			}
+			checkReason(t, p, i, text, got)
 			if got != ReplyConfirm {
 				continue
 			}
@@ -70,4 +74,42 @@ func FuzzParseReply(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkReason checks ParseReason against Parse's reply got: it reads every
+// decision of Parse alike and with no reason, and adds only cancels with a
+// reason, of texts that start with a cancel keyword and are no question.
+// So a non-empty reason only ever comes with ReplyCancel, and never for a
+// text Parse reads as ReplyConfirm.
+func checkReason(t *testing.T, p *ReplyParser, i int, text string, got Reply) {
+	t.Helper()
+	r, reason := p.ParseReason(text)
+	if again, againReason := p.ParseReason(text); again != r || againReason != reason {
+		t.Fatalf("%q (parser %d): got %v %q, then %v %q", text, i, r, reason, again, againReason)
+	}
+	if got != ReplyNone {
+		if r != got || reason != "" {
+			t.Fatalf("%q (parser %d): Parse says %v, ParseReason %v %q", text, i, got, r, reason)
+		}
+		return
+	}
+	if r == ReplyNone && reason == "" {
+		return
+	}
+	if r != ReplyCancel || reason == "" {
+		t.Fatalf("%q (parser %d): Parse says none, ParseReason %v %q (want none, or cancel with a reason)", text, i, r, reason)
+	}
+	if !utf8.ValidString(reason) || utf8.RuneCountInString(reason) > MaxNoteRunes+1 || reason != strings.TrimSpace(reason) {
+		t.Fatalf("%q (parser %d): reason %q", text, i, reason)
+	}
+	if strings.ContainsFunc(text, isQuestionMark) {
+		t.Fatalf("%q (parser %d): a cancel with the reason %q, but it holds a question mark", text, i, reason)
+	}
+	n := NormalizeReply(text)
+	if q := questionMarker(n); q != "" {
+		t.Fatalf("%q (parser %d): a cancel with the reason %q, but its normal form %q is a question (%q)", text, i, reason, n, q)
+	}
+	if p.leading(n, ReplyCancel) == "" || p.leading(n, ReplyConfirm) != "" {
+		t.Fatalf("%q (parser %d): a cancel with the reason %q, but its normal form %q does not start with a cancel keyword alone", text, i, reason, n)
+	}
 }

@@ -378,7 +378,10 @@ func (r *Router) Ready() error {
 //     backlog re-delivered after a restart).
 //  3. If the text is a typed 确认 / 取消 and the session has a pending
 //     approval, decide it (as the sender, with the hash of that approval)
-//     and answer with the outcome's words; it never reaches the agent. The
+//     and answer with the outcome's words; it never reaches the agent. A
+//     cancel keyword followed by a reason ("取消 用 orders_archive 表",
+//     "cancel: wrong table"; see approval.ReplyParser.ParseReason) rejects
+//     with the reason as the decision's comment. The
 //     decision runs in the background (it runs the tool) and Close waits
 //     for it. A reply written (by the platform's create time of the
 //     message; its arrival when there is none) more than ReplyClockSkew
@@ -445,7 +448,7 @@ func (r *Router) HandleMessage(ctx context.Context, m Message) error {
 	}
 	to := Target{Channel: m.Channel, ChatID: m.ChatID, ThreadID: m.ThreadID, ReplyTo: m.MessageID, UserID: m.UserID}
 
-	reply := r.replies.Parse(m.Text)
+	reply, reason := r.replies.ParseReason(m.Text)
 	if perr != nil {
 		if reply != approval.ReplyNone {
 			// It may be a decision and we cannot tell: run nothing, say so.
@@ -464,7 +467,7 @@ func (r *Router) HandleMessage(ctx context.Context, m Message) error {
 			log.Info("a typed reply written before the pending approval was created is not a decision for it; it goes to the agent",
 				"approval_id", pending.ID, "created_at", written, "approval_created_at", pending.CreatedAt, "reply_clock_skew", r.cfg.ReplyClockSkew)
 		} else {
-			r.decideTyped(ctx, eng, ch, to, m, pending, reply, log)
+			r.decideTyped(ctx, eng, ch, to, m, pending, reply, reason, log)
 			return nil
 		}
 	}
@@ -590,8 +593,11 @@ func (r *Router) duplicate(ctx context.Context, log *slog.Logger, store approval
 }
 
 // decideTyped applies a typed 确认 / 取消 to the pending approval in the
-// background and answers with the outcome.
-func (r *Router) decideTyped(ctx context.Context, eng Decider, ch Channel, to Target, m Message, pending *approval.Approval, reply approval.Reply, log *slog.Logger) {
+// background and answers with the outcome. reason, the reason typed after
+// a cancel keyword ("取消 用 orders_archive 表", see
+// approval.ReplyParser.ParseReason), is the decision's comment: the
+// record, the audit trail, the card and the model's tool reply say it.
+func (r *Router) decideTyped(ctx context.Context, eng Decider, ch Channel, to Target, m Message, pending *approval.Approval, reply approval.Reply, reason string, log *slog.Logger) {
 	verb := approval.Approve
 	if reply == approval.ReplyCancel {
 		verb = approval.Reject
@@ -609,7 +615,7 @@ func (r *Router) decideTyped(ctx context.Context, eng Decider, ch Channel, to Ta
 		defer r.inflight.Done()
 		ctx := context.WithoutCancel(ctx)
 		o, err := eng.Decide(ctx, pending.ID, approval.Decision{Verb: verb, Actor: m.UserID, Source: approval.SourceReply,
-			PayloadSHA256: pending.PayloadSHA256, Channel: m.Channel, ChatID: m.ChatID})
+			PayloadSHA256: pending.PayloadSHA256, Channel: m.Channel, ChatID: m.ChatID, Comment: reason})
 		if err != nil {
 			log.Error("typed decision failed; nothing was run", "err", err)
 			r.notice(ctx, ch, to, log, approval.UserMessageIn(err, r.cfg.Lang))

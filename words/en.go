@@ -123,8 +123,8 @@ var en = map[Key]string{
 	ApproversSep:          ", ",
 	ApproversAside:        " (%s)",
 
-	RouterWaiting: "An approval is waiting (%s). Reply 确认 (confirm) to run it or 取消 (cancel) to decline, " +
-		"or use the card's buttons. Your message has been queued for the assistant.",
+	RouterWaiting: "An approval is waiting (%s). Reply 确认 (confirm) to run it or 取消 (cancel) to decline " +
+		"(a reason may follow: 取消 wrong table), or use the card's buttons. Your message has been queued for the assistant.",
 	RouterCalls:      "%s, %d call(s)",
 	RouterBusy:       "Too many messages are waiting in this conversation; please try again shortly.",
 	RouterClosing:    "The assistant is shutting down; please try again shortly.",

@@ -122,7 +122,7 @@ var zh = map[Key]string{
 	ApproversSep:          "、",
 	ApproversAside:        "（%s）",
 
-	RouterWaiting:    "有一项操作正在等待确认（%s）。回复「确认」执行，回复「取消」放弃，或使用卡片上的按钮。你的消息已排队交给助手处理。",
+	RouterWaiting:    "有一项操作正在等待确认（%s）。回复「确认」执行，回复「取消」放弃（可在后面写上原因，如「取消 表不对」），或使用卡片上的按钮。你的消息已排队交给助手处理。",
 	RouterCalls:      "%s，%d 个操作",
 	RouterBusy:       "这个会话中排队的消息太多，请稍后再试。",
 	RouterClosing:    "助手正在关闭，请稍后再试。",

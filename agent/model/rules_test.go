@@ -359,7 +359,7 @@ var summaryTests = []struct {
 		msgs: []agent.Message{
 			{Role: agent.RoleUser, Content: "do five things"},
 			{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "1", Name: "a"}, {ID: "2", Name: "b"}, {ID: "3", Name: "c"}, {ID: "4", Name: "d"}, {ID: "5", Name: "e"}, {ID: "6", Name: "f"}}},
-			{Role: agent.RoleTool, ToolCallID: "1", Content: "Not run: the user declined it (rejected by bob). Do not propose the same call again in this turn.", Status: approval.StatusRejected},
+			{Role: agent.RoleTool, ToolCallID: "1", Content: "Not run: declined by bob: wrong table. Do not propose this same call again; ask the user what they want instead.", Status: approval.StatusRejected},
 			{Role: agent.RoleTool, ToolCallID: "2", Content: "Not run: the approval expired before anyone decided.", Status: approval.StatusExpired},
 			{Role: agent.RoleTool, ToolCallID: "3", Content: "Not run: a newer request in this conversation replaced it.", Status: approval.StatusSuperseded},
 			{Role: agent.RoleTool, ToolCallID: "4", Content: "Not run: the approval was withdrawn.", Status: approval.StatusCancelled},
@@ -385,9 +385,9 @@ var summaryTests = []struct {
 		name: "the reply's words are not a status",
 		msgs: []agent.Message{
 			{Role: agent.RoleUser, Content: "delete task 3"},
-			{Role: agent.RoleTool, ToolCallID: "a", Name: "task_delete", Content: "Not run: the user declined it (rejected by bob).", Status: approval.StatusFailed},
+			{Role: agent.RoleTool, ToolCallID: "a", Name: "task_delete", Content: "Not run: declined by bob: wrong table.", Status: approval.StatusFailed},
 		},
-		want: "task_delete: Not run: the user declined it (rejected by bob).",
+		want: "task_delete: Not run: declined by bob: wrong table.",
 	},
 }
 

@@ -439,12 +439,16 @@ func testReject(t *testing.T, s approval.Store, _ func(time.Duration)) {
 	req := approve(a)
 	req.Intent = approval.IntentReject
 	req.Comment = "not today"
+	req.Outcome = func(st approval.Status) approval.Outcome {
+		return approval.Outcome{Content: "declined: not today", Detail: "bob (\"not today\")", IsError: true, Comment: "not today"}
+	}
 	r := claim(t, s, a.ID, req)
 	if r.Code != approval.ClaimOK || !r.Ended {
 		t.Fatalf("reject = %s ended=%v, want claimed, ended", r.Code, r.Ended)
 	}
 	got := wantState(t, s, a.ID, approval.StateRejected)
-	if got.Outcome == nil || got.Outcome.Status != approval.StatusRejected || got.Outcome.DecidedBy != "bob" || got.Comment != "not today" {
+	if got.Outcome == nil || got.Outcome.Status != approval.StatusRejected || got.Outcome.DecidedBy != "bob" || got.Comment != "not today" ||
+		got.Outcome.Comment != "not today" || got.Outcome.Detail != `bob ("not today")` {
 		t.Fatalf("rejected record = %+v outcome %+v", got, got.Outcome)
 	}
 	if r := claim(t, s, a.ID, approve(a)); r.Code != approval.ClaimAlreadyClaimed {

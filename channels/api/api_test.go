@@ -105,7 +105,7 @@ func TestCancelWithConfirmedFalse(t *testing.T) {
 	h := newHarness(t)
 	pa := h.ask(tokAlice, "c1", "erase orders").PendingAction
 	st, c := h.chat(tokAlice, map[string]any{"confirmationToken": pa.Token, "confirmed": false, "message": "not now"})
-	if st != http.StatusOK || c.Status != "rejected" || !strings.HasPrefix(c.Text, "summary: Not run: the user declined") {
+	if st != http.StatusOK || c.Status != "rejected" || !strings.HasPrefix(c.Text, "summary: Not run: declined by") {
 		t.Fatalf("status %d, response %+v", st, c)
 	}
 	if len(c.Actions) != 1 || c.Actions[0].Status != "rejected" {
@@ -280,7 +280,7 @@ func TestTypedConfirmAndCancel(t *testing.T) {
 	// action is used up.
 	pa := h.ask(tokAlice, "c2", "erase users").PendingAction
 	st, r = h.chat(tokAlice, map[string]any{"message": "取消", "conversationId": "c2"})
-	if st != http.StatusOK || !strings.HasPrefix(r.Text, "summary: Not run: the user declined") {
+	if st != http.StatusOK || !strings.HasPrefix(r.Text, "summary: Not run: declined by") {
 		t.Fatalf("取消: %d %+v", st, r)
 	}
 	if st, e := h.chatError(tokAlice, map[string]any{"confirmationToken": pa.Token, "confirmed": true}); st != http.StatusNotFound {

@@ -66,6 +66,9 @@ type Chat struct {
 	echo   bool             // the input is not a terminal: print each line read, so the output reads as a transcript
 	intr   <-chan os.Signal // interrupts (Ctrl+C); nil: none
 	greet  string           // printed before the first prompt; "": nothing
+	// replies reads a reason after a refusal at the approval prompt
+	// ("n wrong table", "取消 用 orders_archive 表").
+	replies *approval.ReplyParser
 
 	mu      sync.Mutex
 	h       channels.Handler
@@ -104,6 +107,13 @@ func WithGreeting(text string) Option {
 	return func(c *Chat) { c.greet = strings.TrimRight(text, "\n") }
 }
 
+// WithReplies makes the chat read a reason at the approval prompt with p
+// (cmd/bot passes the parser of approval.replies, so a configured cancel
+// keyword leads a reason there too). Default: the default keywords.
+func WithReplies(p *approval.ReplyParser) Option {
+	return func(c *Chat) { c.replies = p }
+}
+
 // New returns a chat on in and out. It does no I/O.
 func New(cfg Config, in io.Reader, out io.Writer, opts ...Option) (*Chat, error) {
 	if cfg.User == "" {
@@ -127,6 +137,13 @@ func New(cfg Config, in io.Reader, out io.Writer, opts ...Option) (*Chat, error)
 		sig: make(chan struct{}, 1), started: make(chan struct{})}
 	for _, o := range opts {
 		o(c)
+	}
+	if c.replies == nil {
+		p, err := approval.NewReplyParser(approval.DefaultReplyConfig())
+		if err != nil {
+			return nil, fmt.Errorf("cli: the default reply keywords: %w", err)
+		}
+		c.replies = p
 	}
 	return c, nil
 }
@@ -251,7 +268,8 @@ func (c *Chat) pop() (event, bool) {
 // does it). Each line is a message to the agent; the chat prints what the
 // agent says and waits for the turn to end before the next prompt. An
 // approval prompts "确认执行? [y/N]": y, yes or 确认 approves, anything else
-// rejects, and so do an interrupt (the chat then goes on), the end of the
+// rejects (a cancel keyword followed by a reason, "n wrong table", rejects
+// with that reason), and so do an interrupt (the chat then goes on), the end of the
 // input and ctx ending.
 //
 // A goroutine reads the input; if the input never ends, it stays blocked
@@ -492,7 +510,7 @@ func (r *repl) confirm(ctx context.Context, v cards.View, ref string) error {
 	r.printf("\n%s", card)
 	r.printf("%s", r.bold(ConfirmPrompt(r.c.cfg.Lang)))
 	line, err := r.readLine(ctx, false)
-	verb := approval.Reject
+	verb, comment := approval.Reject, ""
 	switch {
 	case errors.Is(err, errInterrupt):
 		r.printf("\n%s\n", r.words().interruptRejects)
@@ -500,10 +518,12 @@ func (r *repl) confirm(ctx context.Context, v cards.View, ref string) error {
 		r.printf("\n")
 	case isYes(line):
 		verb = approval.Approve
+	default:
+		comment = r.c.reason(line)
 	}
 	o, derr := r.h.HandleCardAction(context.WithoutCancel(ctx), channels.CardAction{Channel: Name, ChatID: ChatID,
 		MessageID: ref, EventID: "cli_" + randomHex(8), UserID: approval.UserID(r.c.cfg.User), ApprovalID: v.ApprovalID,
-		Verb: verb, PayloadSHA256: v.PayloadSHA256})
+		Verb: verb, PayloadSHA256: v.PayloadSHA256, Comment: comment})
 	switch {
 	case derr != nil:
 		r.printf("! %s\n", approval.UserMessageIn(derr, r.c.cfg.Lang))
@@ -533,6 +553,16 @@ func (r *repl) words() chatWords {
 		turnGoesOn:       words.Text(l, words.CLITurnGoesOn),
 		noAnswerYet:      words.Text(l, words.CLINoAnswerYet),
 	}
+}
+
+// reason returns the reason of a refusal typed at the approval prompt: the
+// text after a cancel keyword ("n wrong table", "no: not today", "取消 用
+// orders_archive 表"; approval.ReplyParser.ParseReason), else "".
+func (c *Chat) reason(line string) string {
+	if r, reason := c.replies.ParseReason(line); r == approval.ReplyCancel {
+		return reason
+	}
+	return ""
 }
 
 func isYes(s string) bool {

@@ -260,7 +260,7 @@ func TestNoRejects(t *testing.T) {
 		fmt.Fprintln(w, "erase orders")
 		h.out.waitFor(t, cli.ConfirmPrompt("en"), 1)
 		fmt.Fprintln(w, answer)
-		h.out.waitFor(t, "summary: Not run: the user declined", 1)
+		h.out.waitFor(t, "summary: Not run: declined by", 1)
 		w.Close()
 		if err := h.ended(t); err != nil {
 			t.Fatal(err)
@@ -284,7 +284,7 @@ func TestEOFAtApprovalRejects(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := h.out.String()
-	if h.erase.Runs.Load() != 0 || !strings.Contains(out, "summary: Not run: the user declined") {
+	if h.erase.Runs.Load() != 0 || !strings.Contains(out, "summary: Not run: declined by") {
 		t.Fatalf("runs %d, output:\n%s", h.erase.Runs.Load(), out)
 	}
 	if st := h.only(t).State; st != approval.StateRejected {
@@ -355,7 +355,7 @@ func TestInterruptAtApprovalRejects(t *testing.T) {
 	h.intr <- os.Interrupt
 	h.out.waitFor(t, "Ctrl+C: declining it.\n", 1)
 	h.out.waitFor(t, "[Declined; nothing was run]\n", 1)
-	h.out.waitFor(t, "summary: Not run: the user declined", 1)
+	h.out.waitFor(t, "summary: Not run: declined by", 1)
 	h.out.waitFor(t, cli.Prompt, 2)
 	if st := h.only(t).State; st != approval.StateRejected || h.erase.Runs.Load() != 0 {
 		t.Fatalf("state %s, runs %d", st, h.erase.Runs.Load())
@@ -410,5 +410,74 @@ func TestInterruptDuringTurn(t *testing.T) {
 	}
 	if out := h.out.String(); strings.Contains(out, "language model failed") || !strings.HasSuffix(out, "Bye.\n") {
 		t.Fatalf("output:\n%s", out)
+	}
+}
+
+type refusalTest struct {
+	answer string
+	reason string // the decision's comment ("": none)
+}
+
+var refusalTests = []refusalTest{
+	{"n wrong table", "wrong table"},
+	{"no: not today", "not today"},
+	{"N, Use ORDERS_Archive", "Use ORDERS_Archive"},
+	{"取消 用 orders_archive 表", "用 orders_archive 表"},
+	{"cancel：用 orders_archive 表", "用 orders_archive 表"},
+	{"n", ""},
+	{"no problem", ""}, // rejects (not y), with no reason
+	{"确认 wrong table", ""},
+}
+
+// TestRefusalWithReason: a cancel keyword followed by a reason at the
+// approval prompt rejects with that reason: the record keeps it, and the
+// model is told who declined and why.
+func TestRefusalWithReason(t *testing.T) {
+	for _, test := range refusalTests {
+		t.Run(test.answer, func(t *testing.T) {
+			in, w := io.Pipe()
+			h := start(t, in)
+			fmt.Fprintln(w, "erase orders")
+			h.out.waitFor(t, cli.ConfirmPrompt("en"), 1)
+			fmt.Fprintln(w, test.answer)
+			told := "summary: Not run: declined by alice. "
+			if test.reason != "" {
+				told = "summary: Not run: declined by alice: " + test.reason + ". "
+			}
+			h.out.waitFor(t, told, 1)
+			w.Close()
+			if err := h.ended(t); err != nil {
+				t.Fatal(err)
+			}
+			a := h.only(t)
+			if h.erase.Runs.Load() != 0 || a.State != approval.StateRejected || a.Comment != test.reason || a.DecidedVia != approval.SourceCLI {
+				t.Fatalf("runs %d, record %+v", h.erase.Runs.Load(), a)
+			}
+		})
+	}
+}
+
+// TestRefusalWithConfiguredKeyword: with WithReplies, a configured cancel
+// keyword leads a reason at the approval prompt; a default one no longer
+// does (it still rejects, as anything but y does).
+func TestRefusalWithConfiguredKeyword(t *testing.T) {
+	p, err := approval.NewReplyParser(approval.ReplyConfig{Confirm: []string{"好"}, Cancel: []string{"算了"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, test := range []refusalTest{{"算了 明天再说", "明天再说"}, {"取消 明天再说", ""}} {
+		in, w := io.Pipe()
+		h := start(t, in, cli.WithReplies(p))
+		fmt.Fprintln(w, "erase orders")
+		h.out.waitFor(t, cli.ConfirmPrompt("en"), 1)
+		fmt.Fprintln(w, test.answer)
+		h.out.waitFor(t, "summary: Not run: declined by alice", 1)
+		w.Close()
+		if err := h.ended(t); err != nil {
+			t.Fatal(err)
+		}
+		if a := h.only(t); a.State != approval.StateRejected || a.Comment != test.reason {
+			t.Fatalf("%q: record %+v", test.answer, a)
+		}
 	}
 }

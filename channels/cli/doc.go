@@ -38,7 +38,11 @@
 // An approval prints its card (cards.Text: risk, tool, summary, the
 // sanitised preview of the arguments, who may approve, expiry) and asks
 // "确认执行? [y/N]". y, yes or 确认 approves; anything else rejects, and so
-// do Ctrl+C, the end of the input and the end of ctx. The decision goes through
+// do Ctrl+C, the end of the input and the end of ctx. A cancel keyword
+// followed by a reason ("n wrong table", "no: not today", "取消 用
+// orders_archive 表"; the keywords of approval.replies, given with
+// WithReplies) rejects with that reason as the decision's comment, which
+// the record, the audit trail and the model's tool reply keep. The decision goes through
 // the router's HandleCardAction as the terminal user, so the audit trail
 // records the source "cli". An approval of this chat that waits with
 // nobody asking (left by an earlier run on a shared Redis store) is asked

@@ -225,7 +225,7 @@ func TestSeedClientRejects(t *testing.T) {
 	if a := approvalOf(t, s, step); a.State != approval.StateRejected || a.Comment != "用户取消：不是今天" || a.DecidedBy != web.LocalUser {
 		t.Fatalf("approval %+v", a)
 	}
-	c.next("agent.message", func(m map[string]any) bool { return strings.Contains(str(m["content"]), "Not run: the user declined") })
+	c.next("agent.message", func(m map[string]any) bool { return strings.Contains(str(m["content"]), "Not run: declined by") })
 	c.message(sess, "still there?")
 	c.next("agent.message", func(m map[string]any) bool { return m["content"] == "echo: still there?" })
 	for _, f := range c.all {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 
+	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/channels/cli"
 	"github.com/hitlbot/hitlbot/words"
@@ -73,6 +74,14 @@ func cmdChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintf(stderr, "bot: %v\n", err)
 		return 1
 	}
+	// The approval prompt reads a reason after the configured cancel
+	// keywords too ("算了 明天再说"), as typed replies do.
+	replies, err := approval.NewReplyParser(cfg.Approval.Replies)
+	if err != nil {
+		core.shutdown(context.Background())
+		fmt.Fprintf(stderr, "bot: approval.replies: %v\n", err)
+		return 1
+	}
 	err = cli.Run(ctx, ccfg, stdin, stdout, func(ch channels.Channel) (func(context.Context) error, error) {
 		if err := core.router.Register(ch); err != nil {
 			return nil, err
@@ -86,7 +95,7 @@ func cmdChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			core.shutdown(sctx)
 			return nil
 		}, nil
-	}, cli.WithInterrupts(interrupts), cli.WithGreeting(greeting(words.Of(ccfg.Lang), demoOn(cfg))))
+	}, cli.WithInterrupts(interrupts), cli.WithGreeting(greeting(words.Of(ccfg.Lang), demoOn(cfg))), cli.WithReplies(replies))
 	if err != nil {
 		core.shutdown(context.Background())
 		fmt.Fprintf(stderr, "bot chat: %v\n", err)

@@ -135,7 +135,7 @@ func TestChatCtrlC(t *testing.T) {
 	interrupt() // Ctrl+C at the approval prompt
 	says("Ctrl+C: declining it.", 1)
 	says("[Declined; nothing was run]", 1)
-	says("tool said: Not run: the user declined it", 1)
+	says("tool said: Not run: declined by", 1)
 	says("> ", 2)
 
 	write("slow")
@@ -165,7 +165,7 @@ func TestChatCtrlC(t *testing.T) {
 			t.Errorf("%q in the output", bad)
 		}
 	}
-	if r := llm.toolResults(); len(r) != 1 || !strings.HasPrefix(r[0], "Not run: the user declined") {
+	if r := llm.toolResults(); len(r) != 1 || !strings.HasPrefix(r[0], "Not run: declined by") {
 		t.Errorf("the model was given %q", r)
 	}
 }
