@@ -70,6 +70,26 @@ func mcpSample(t *testing.T) *approval.Approval {
 	return a
 }
 
+// agentSample is a pending HIGH approval of another agent's call (package
+// gate): one call named "<agent>/<tool>", in the approvers' chat.
+func agentSample(t *testing.T) *approval.Approval {
+	t.Helper()
+	a := sample(t, false)
+	call := approval.Call{Tool: "ci-claude/Bash", Args: json.RawMessage(`{"command":"git push --force origin main"}`), CallID: "toolu_01"}
+	_, h, err := approval.HashCall(call.Tool, call.Args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call.PayloadSHA256 = h
+	call.Summary = words.In("en", words.GateAsks, "ci-claude", "Bash: git push --force origin main")
+	a.Calls, a.PayloadSHA256 = []approval.Call{call}, h
+	a.Session, a.Channel, a.ChatID, a.Requester = "feishu:oc_ops", "feishu", "oc_ops", "ou_alice"
+	a.Summary, a.Preview = call.Summary, "git push --force origin main"
+	a.Reason = "HIGH risk (destructive); " + words.In("en", words.GateRiskPattern, "ci-claude", "Bash(rm *)|Bash(git push*)")
+	a.ReasonZH = "高风险（破坏性操作）；" + words.In("zh", words.GateRiskPattern, "ci-claude", "Bash(rm *)|Bash(git push*)")
+	return a
+}
+
 func mcpPolicy(t *testing.T) *approval.Policy {
 	p, err := approval.NewPolicy(approval.DefaultPolicyConfig())
 	if err != nil {
@@ -122,7 +142,22 @@ func goldenCases(t *testing.T) []golden {
 		a.DecidedBy = "bob"
 		return golden{"final_mcp_tool_changed_" + lang, lang, cards.Final(a, o, text, lang)}
 	}
+	agentCall := agentSample(t)
+	allowed := func(lang string) golden {
+		text := en
+		if lang == "zh" {
+			text = zh
+		}
+		o := approval.Outcome{Status: approval.StatusExecuted, DecidedBy: "ou_alice", Content: "allowed: ci-claude runs it"}
+		a := agentCall.Clone()
+		a.DecidedBy = "ou_alice"
+		return golden{"final_agent_allowed_" + lang, lang, cards.Final(a, o, text, lang)}
+	}
 	return []golden{
+		{"pending_agent_en", "en", cards.Pending(agentCall, en, "en")},
+		{"pending_agent_zh", "zh", cards.Pending(agentCall, zh, "zh")},
+		allowed("en"),
+		allowed("zh"),
 		{"pending_mcp_untrusted_en", "en", cards.Pending(mcpCall, en, "en")},
 		{"pending_mcp_untrusted_zh", "zh", cards.Pending(mcpCall, zh, "zh")},
 		changed("en"),
