@@ -333,3 +333,55 @@ func TestExpiryIsADenial(t *testing.T) {
 		t.Fatalf("behavior %s\nwant     %s", got.Behavior(), want)
 	}
 }
+
+// TestTamperedOrRefusedDecisionDecidesNothing: a decision bound to another
+// payload than the one shown, and one by a person the approver rule
+// refuses, each decide nothing (both audited); the agent keeps waiting,
+// and the requester's decision on the shown payload allows exactly that
+// input.
+func TestTamperedOrRefusedDecisionDecidesNothing(t *testing.T) {
+	r := newRig(t)
+	input := json.RawMessage(`{"command":"git push --force origin main"}`)
+	ans, err := r.gate.Ask(context.Background(), r.ci, gate.Ask{Tool: "Bash", Input: input, Key: "toolu_t"})
+	if err != nil || ans.Status != gate.StatusPending {
+		t.Fatalf("ask: %+v, %v", ans, err)
+	}
+	a := r.card(t)
+	done := make(chan gate.Answer, 1)
+	go func() {
+		got, err := r.gate.Wait(context.Background(), r.ci, ans.ID, time.Minute)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- got
+	}()
+	forged := *a
+	forged.PayloadSHA256 = strings.Repeat("ab", 32)
+	if o := r.decide(t, &forged, approval.Approve, "ou_456", ""); o.Status != approval.StatusTampered {
+		t.Fatalf("a decision on another payload: %+v", o)
+	}
+	if o := r.decide(t, a, approval.Approve, "ou_mallory", ""); o.Status != approval.StatusUnauthorized {
+		t.Fatalf("a decision by someone the rule refuses: %+v", o)
+	}
+	select {
+	case got := <-done:
+		t.Fatalf("the agent got an answer before a valid decision: %+v", got)
+	case <-time.After(100 * time.Millisecond):
+	}
+	if got, err := r.gate.Get(context.Background(), r.ci, ans.ID); err != nil || got.Status != gate.StatusPending {
+		t.Fatalf("after the refused decisions: %+v, %v", got, err)
+	}
+	events := map[audit.Event]bool{}
+	recs, _ := r.trail.Records(context.Background(), string(ans.ID))
+	for _, rec := range recs {
+		events[rec.Event] = true
+	}
+	if !events[audit.EventTampered] || !events[audit.EventUnauthorized] {
+		t.Fatalf("the audit trail of the refused decisions: %+v", recs)
+	}
+	r.decide(t, a, approval.Approve, "ou_456", "")
+	got := <-done
+	if got.Status != gate.StatusAllowed || string(got.Behavior()) != `{"behavior":"allow","updatedInput":{"command":"git push --force origin main"}}` {
+		t.Fatalf("the answer: %+v %s", got, got.Behavior())
+	}
+}

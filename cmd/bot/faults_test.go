@@ -16,10 +16,11 @@ import (
 	"github.com/hitlbot/hitlbot/internal/testredis"
 )
 
-// startBin starts the built binary as a replica and waits for its ready line.
-func startBin(t *testing.T, bin, data string) (*exec.Cmd, string) {
+// startBin starts the built binary as a replica (args after -listen and
+// -data) and waits for its ready line.
+func startBin(t *testing.T, bin, data string, args ...string) (*exec.Cmd, string) {
 	t.Helper()
-	cmd := exec.Command(bin, "-listen", "127.0.0.1:0", "-data", data)
+	cmd := exec.Command(bin, append([]string{"-listen", "127.0.0.1:0", "-data", data}, args...)...)
 	cmd.Dir = t.TempDir()
 	stdout, stderr := &syncBuffer{}, &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
