@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/open-dingtalk/dingtalk-stream-sdk-go/payload"
 
+	"github.com/hitlbot/hitlbot/channels/dingtalk/dingtalktest"
 	"github.com/hitlbot/hitlbot/channels/feishu/feishutest"
 	"github.com/hitlbot/hitlbot/tools/mcptool/mcptest"
 )
@@ -274,4 +276,93 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestAgentApprovedOnDingTalk: approve_in {channel: dingtalk}: an agent's
+// request over HTTP shows a card in the DingTalk group, a click by someone
+// the rule refuses decides nothing, the requester's click answers the
+// agent's long poll with the input shown, and the card ends "Allowed".
+func TestAgentApprovedOnDingTalk(t *testing.T) {
+	fake := dingtalktest.New(t)
+	for k, v := range map[string]string{
+		"HITLBOT_CHANNELS_DINGTALK_ENABLED":          "true",
+		"HITLBOT_CHANNELS_DINGTALK_CLIENT_ID":        "ding-app",
+		"HITLBOT_CHANNELS_DINGTALK_CLIENT_SECRET":    "dingtalk-secret-agents",
+		"HITLBOT_CHANNELS_DINGTALK_ROBOT_CODE":       "robot-1",
+		"HITLBOT_CHANNELS_DINGTALK_API_BASE_URL":     fake.URL(),
+		"HITLBOT_CHANNELS_DINGTALK_WEBHOOK_BASE_URL": fake.URL(),
+		"HITLBOT_CHANNELS_DINGTALK_CARD_TEMPLATE_ID": "tpl.schema",
+		"AGENT_CI_TOKEN":                             agentToken,
+	} {
+		t.Setenv(k, v)
+	}
+	cfg := strings.Replace(agentsConfig, "approve_in: {channel: feishu, chat_id: oc_ops}", "approve_in: {channel: dingtalk, chat_id: cid_ops}", 1)
+	cfg = strings.Replace(cfg, "requester: ou_alice", "requester: alice", 1)
+	s := serve(t, "-config", writeConfig(t, cfg), "-data", t.TempDir())
+	fake.WaitConn(30 * time.Second)
+
+	req, _ := http.NewRequest("POST", s.base+"/api/approvals", strings.NewReader(`{"tool_name":"Bash","input":{"command":"git push origin release"},"tool_use_id":"toolu_dt"}`))
+	req.Header.Set("Authorization", "Bearer "+agentToken)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var created map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&created)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("create: %d %v", resp.StatusCode, created)
+	}
+	id := created["id"].(string)
+	waitFor(t, 20*time.Second, "the DingTalk card", func() bool { return len(fake.Calls("/v1.0/card/instances/createAndDeliver")) == 1 })
+	card := fake.Calls("/v1.0/card/instances/createAndDeliver")[0]
+	params := cardParamMap(t, card.Body)
+	if params["approval_id"] != id || card.Body["openSpaceId"] != "dtv1.card//IM_GROUP.cid_ops" || !strings.Contains(params["preview"], "git push origin release") {
+		t.Fatalf("the card: %v", card.Body)
+	}
+	polled := make(chan map[string]any, 1)
+	go func() {
+		req, _ := http.NewRequest("GET", s.base+"/api/approvals/"+id+"?wait=30s", nil)
+		req.Header.Set("Authorization", "Bearer "+agentToken)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Error(err)
+			polled <- nil
+			return
+		}
+		defer resp.Body.Close()
+		var v map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&v)
+		polled <- v
+	}()
+	clickAs := func(user string) {
+		content, _ := json.Marshal(map[string]any{"cardPrivateData": map[string]any{"actionIds": []string{"confirm"},
+			"params": map[string]any{"action": "confirm", "approval_id": id, "payload_sha256": params["payload_sha256"]}}})
+		fake.Push(payload.CardInstanceCallbackTopic, map[string]any{"outTrackId": id, "userId": user, "userIdType": 1,
+			"spaceType": "IM_GROUP", "spaceId": "cid_ops", "type": "actionCallback", "content": string(content)})
+	}
+	clickAs("mallory")
+	select {
+	case v := <-polled:
+		t.Fatalf("a refused click answered the agent: %v", v)
+	case <-time.After(300 * time.Millisecond):
+	}
+	clickAs("alice")
+	select {
+	case v := <-polled:
+		if v["status"] != "allowed" || !strings.Contains(mustJSON(t, v), `"input":{"command":"git push origin release"}`) {
+			t.Fatalf("the agent's poll: %v", v)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the agent's poll did not end with the click")
+	}
+	waitFor(t, 20*time.Second, "the card's final state", func() bool {
+		for _, u := range fake.Calls("/v1.0/card/instances") {
+			if u.Method == http.MethodPut && strings.Contains(cardParamMap(t, u.Body)["status_text"], "Allowed: ci-claude may run it now") {
+				return true
+			}
+		}
+		return false
+	})
 }
