@@ -250,4 +250,6 @@ var en = map[Key]string{
 	OutcomeResolvedAbandon: "abandoned by %s after its effect was unknown; taken as not done",
 	APIResolution:          `resolution must be "done", "retry" or "abandon".`,
 	APINotFrozen:           "This approval is not frozen (it is %s); only a frozen approval can be resolved.",
+	APIResolutionOnly:      `resolution goes only with decision "resolve".`,
+	APIHashRequiredResolve: "payloadSha256 is required to resolve: send the payloadSha256 that GET /api/approvals/{id} showed you.",
 }

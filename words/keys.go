@@ -289,6 +289,8 @@ const (
 	OutcomeResolvedAbandon // a failed outcome's detail; args: who abandoned it
 	APIResolution          // resolution is not done, retry or abandon
 	APINotFrozen           // a resolution of an approval that is not frozen; args: its state
+	APIResolutionOnly      // a resolution with approve or reject
+	APIHashRequiredResolve // resolve without payloadSha256
 
 	// numKeys counts the keys; it is not one.
 	numKeys

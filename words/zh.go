@@ -248,4 +248,6 @@ var zh = map[Key]string{
 	OutcomeResolvedAbandon: "执行结果未知，%s 已放弃；视为未执行",
 	APIResolution:          "resolution 必须是 \"done\"、\"retry\" 或 \"abandon\"。",
 	APINotFrozen:           "此审批未冻结（当前为 %s）；只有已冻结的审批可以处理。",
+	APIResolutionOnly:      "resolution 只能与 decision \"resolve\" 一起使用。",
+	APIHashRequiredResolve: "处理冻结审批时必须提供 payloadSha256：请发送 GET /api/approvals/{id} 显示给你的 payloadSha256。",
 }
