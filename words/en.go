@@ -252,4 +252,5 @@ var en = map[Key]string{
 	APINotFrozen:           "This approval is not frozen (it is %s); only a frozen approval can be resolved.",
 	APIResolutionOnly:      `resolution goes only with decision "resolve".`,
 	APIHashRequiredResolve: "payloadSha256 is required to resolve: send the payloadSha256 that GET /api/approvals/{id} showed you.",
+	CLIResolvePrompt:       "Its effect is unknown. Check, then: d = done (a note may follow), r = retry, a = abandon, Enter = leave it frozen: ",
 }

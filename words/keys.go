@@ -291,6 +291,7 @@ const (
 	APINotFrozen           // a resolution of an approval that is not frozen; args: its state
 	APIResolutionOnly      // a resolution with approve or reject
 	APIHashRequiredResolve // resolve without payloadSha256
+	CLIResolvePrompt       // bot chat's prompt on a frozen approval
 
 	// numKeys counts the keys; it is not one.
 	numKeys

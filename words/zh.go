@@ -250,4 +250,5 @@ var zh = map[Key]string{
 	APINotFrozen:           "此审批未冻结（当前为 %s）；只有已冻结的审批可以处理。",
 	APIResolutionOnly:      "resolution 只能与 decision \"resolve\" 一起使用。",
 	APIHashRequiredResolve: "处理冻结审批时必须提供 payloadSha256：请发送 GET /api/approvals/{id} 显示给你的 payloadSha256。",
+	CLIResolvePrompt:       "执行结果未知。请核查后选择：d = 已完成（可附备注），r = 重试，a = 放弃，回车 = 保持冻结：",
 }
