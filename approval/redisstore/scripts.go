@@ -42,7 +42,8 @@ package redisstore
 // setlong(rk, name, value, …) writes in one HSET; it leaves no chunks of an
 // older value behind because none can exist: every field it writes (the
 // decision's by, via, cm, the outcome o, a card c<n>) is written at most once
-// in a record's life.
+// in a record's life, except by resolveLua, which deletes the old chunks of
+// by, via, cm and o before it writes them again.
 //
 // hashtext turns the stored payload hash back into its text: "h" followed by
 // the 32 bytes of a lowercase hex SHA-256, or "=" followed by any other text
