@@ -258,8 +258,8 @@ func (l *Loop) offerResume(a *approval.Approval, o approval.Outcome) {
 	ctx, cancel := context.WithTimeout(l.ctx, 10*time.Second)
 	conv, err := glanceAt(ctx, l.cfg.History, a.Session)
 	cancel()
-	if err == nil && taken(conv, a) {
-		return
+	if err == nil && o.Resolution == "" && taken(conv, a) {
+		return // (a resolution of a frozen outcome comes after the turn took that)
 	}
 	in := Inbound{Session: a.Session, Channel: a.Channel, ChatID: a.ChatID, User: a.Requester, Resumed: a.ID}
 	// Not refused by a queue full of messages: an outcome is not lost to

@@ -26,6 +26,14 @@ type callOutcome struct {
 // Outcome.Comment; a per-call result's content is never a status
 // sentence).
 func callOutcomes(o approval.Outcome, calls []approval.Call) []callOutcome {
+	if o.Resolution == approval.ResolveDone || o.Resolution == approval.ResolveAbandon {
+		// A frozen approval a person resolved: nothing ran now.
+		out := make([]callOutcome, len(calls))
+		for i := range out {
+			out[i] = resolvedReply(o)
+		}
+		return out
+	}
 	byID := map[string]approval.Result{}
 	for _, r := range o.Results {
 		if r.CallID != "" {

@@ -104,6 +104,10 @@ func (l *Loop) resume(in Inbound, a *approval.Approval, o approval.Outcome) (to 
 		return in, res, false
 	}
 	i := slices.IndexFunc(conv.Suspended, func(s Suspension) bool { return s.Approval == id })
+	if i < 0 && o.Resolution != "" {
+		// A resolution of a frozen outcome the turn already took.
+		return l.resumeResolution(ctx, in, conv, a, o, log)
+	}
 	if i < 0 && taken(conv, a) {
 		l.release()
 		return in, res, false // its turn took the outcome

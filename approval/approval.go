@@ -294,6 +294,10 @@ type Approval struct {
 	Comment string `json:"comment,omitempty"`
 	// Outcome is set once the approval has ended.
 	Outcome *Outcome `json:"outcome,omitempty"`
+
+	// retrying marks, in the engine only, a record claimed again by a
+	// retry resolution: its run's outcome carries ResolveRetry.
+	retrying bool
 }
 
 // Tool returns the name of the first call's tool, or "batch" for a batch.
@@ -336,6 +340,9 @@ type Verb string
 const (
 	Approve Verb = "approve"
 	Reject  Verb = "reject"
+	// Resolve settles a frozen approval (its effect unknown) with
+	// Decision.Resolution; see Engine.Decide.
+	Resolve Verb = "resolve"
 )
 
 // Source is where a decision came from.
@@ -363,8 +370,12 @@ type Decision struct {
 	// button value; for a typed reply the router fills in the hash of the
 	// approval it showed. It must match the stored one.
 	PayloadSHA256 string `json:"payload_sha256"`
-	// Comment is an optional note from the actor.
+	// Comment is an optional note from the actor (for a resolution that
+	// is done, the result as the actor recorded it).
 	Comment string `json:"comment,omitempty"`
+	// Resolution is what a Resolve decision settles a frozen approval
+	// with (done, retry or abandon); empty for approve and reject.
+	Resolution Resolution `json:"resolution,omitempty"`
 	// Channel and ChatID are where the decision was taken: the chat of the
 	// clicked card or of the typed reply, as the platform reported it. The
 	// approver rule "chat" accepts a decision only from the approval's own
@@ -425,6 +436,12 @@ type Outcome struct {
 	// with DecidedBy, and Store.Cancel records both on the approval);
 	// other outcomes leave it empty: the approval's DecidedVia says it.
 	DecidedVia Source `json:"decided_via,omitempty"`
+	// Resolution is set on the outcome of a frozen approval that a person
+	// resolved (Engine.Decide with Verb Resolve): done (Status executed,
+	// recorded by hand), abandon (Status failed) or retry (the status of
+	// the run it asked for). DecidedBy is then who resolved it, Comment
+	// what they wrote. Empty for every other outcome.
+	Resolution Resolution `json:"resolution,omitempty"`
 }
 
 // Clone returns a deep copy.

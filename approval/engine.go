@@ -406,7 +406,8 @@ const MaxNoteRunes = 500
 // nothing was run (fail closed). The decision's comment is cleaned first
 // (redact.Clean: no control characters, secrets redacted, at most
 // MaxNoteRunes runes): that is what the record, the outcome and the audit
-// trail keep.
+// trail keep. A decision with Verb Resolve settles a frozen approval
+// instead (see Resolution and resolve.go).
 func (e *Engine) Decide(ctx context.Context, id ID, d Decision) (Outcome, error) {
 	if !id.Valid() {
 		return e.outcome(StatusMissing, ""), nil
@@ -417,6 +418,8 @@ func (e *Engine) Decide(ctx context.Context, id ID, d Decision) (Outcome, error)
 	case Approve:
 	case Reject:
 		intent = IntentReject
+	case Resolve:
+		return e.resolve(ctx, id, d)
 	default:
 		return Outcome{}, E("approval.Decide", errkind.Invalid, id, fmt.Errorf("unknown verb %q", d.Verb))
 	}
@@ -609,6 +612,9 @@ func (e *Engine) execute(ctx context.Context, a *Approval, cached *Outcome) Outc
 // same step; if that fails the approval is frozen instead, because the tool
 // ran but its replay is not guaranteed.
 func (e *Engine) complete(ctx context.Context, a *Approval, state State, o Outcome, ev audit.Event, errText string) Outcome {
+	if a.retrying {
+		o.Resolution = ResolveRetry
+	}
 	ttl := time.Duration(0)
 	if state == StateExecuted {
 		ttl = e.cfg.ResultTTL
@@ -630,9 +636,9 @@ func (e *Engine) complete(ctx context.Context, a *Approval, state State, o Outco
 		a.Cards = cards
 	} else {
 		e.log.Error("recording the result failed; freezing the approval", "approval_id", a.ID, "status", o.Status, "err", err)
-		results := o.Results
+		results, resolution := o.Results, o.Resolution
 		o = e.outcome(StatusFrozen, frozenCauseText(e.cfg.Lang, causeNotRecorded))
-		o.Results, o.DecidedBy = results, a.DecidedBy
+		o.Results, o.DecidedBy, o.Resolution = results, a.DecidedBy, resolution
 		if cards, ferr := e.cfg.Store.Complete(ctx, a.ID, StateFrozen, o, 0); ferr == nil {
 			a.Cards = cards
 		} else {

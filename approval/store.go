@@ -59,6 +59,19 @@ type Store interface {
 	// after the claim), so the caller settles every one of them.
 	Complete(ctx context.Context, id ID, state State, o Outcome, cacheTTL time.Duration) ([]CardRef, error)
 
+	// Resolve settles a frozen approval (its effect unknown) as a person
+	// chose: the one atomic check-and-transition every resolution passes,
+	// as Claim is for a decision. In this order: missing (also a record
+	// older than the retention); not frozen (ClaimNotFrozen, nothing
+	// changes); the actor not allowed by the record's ApproverRule to
+	// approve (unauthorized, nothing changes); a hash mismatch (tampered,
+	// nothing changes); then done -> executed or abandon -> failed with
+	// req.Outcome (Ended, published), or retry -> claimed (its run is the
+	// caller's, then Complete; the approval is put back in the expiry
+	// index, so the sweeper freezes it again if that run never ends).
+	// The actor, source, comment and Now are recorded as the decision.
+	Resolve(ctx context.Context, id ID, req ResolveRequest) (ClaimResult, error)
+
 	// Cancel ends a pending approval as cancelled and publishes the outcome.
 	// The outcome's DecidedBy and DecidedVia are recorded as the approval's
 	// DecidedBy and DecidedVia (an empty DecidedVia as SourceSystem). It

@@ -21,6 +21,13 @@ import (
 // sentence again), final ("true"/"false"), buttons ("true"/"false") and
 // markdown (the whole view as Markdown, for a template with a single
 // markdown block).
+//
+// A frozen approval (its effect unknown) is resolved on its final card:
+// the variable "resolve_buttons" is "true" while it is frozen (else
+// "false"), and the template shows three buttons (回传请求, params action
+// "resolve", resolution done / retry / abandon, approval_id,
+// payload_sha256) only then; "resolution" names how it was resolved
+// (done, retry, abandon, or "").
 
 // DingTalkStatusPending and DingTalkStatusProcessing are the card's status
 // while it waits and between a click and its outcome.
@@ -32,19 +39,24 @@ const (
 // DingTalkCardData returns the cardParamMap of v (pending or final).
 func DingTalkCardData(v View, lang string) map[string]string {
 	m := map[string]string{
-		"title":          v.Title,
-		"summary":        strings.TrimSpace(v.Summary),
-		"preview":        v.Preview,
-		"risk":           v.Risk.String(),
-		"tool":           v.Tool,
-		"reason":         v.Reason,
-		"requester":      string(v.Requester),
-		"approvers":      v.Approvers,
-		"approval_id":    string(v.ApprovalID),
-		"payload_sha256": v.PayloadSHA256,
-		"short_hash":     v.ShortHash,
-		"expires_at":     "",
-		"markdown":       DingTalkMarkdown(v, lang, false),
+		"title":           v.Title,
+		"summary":         strings.TrimSpace(v.Summary),
+		"preview":         v.Preview,
+		"risk":            v.Risk.String(),
+		"tool":            v.Tool,
+		"reason":          v.Reason,
+		"requester":       string(v.Requester),
+		"approvers":       v.Approvers,
+		"approval_id":     string(v.ApprovalID),
+		"payload_sha256":  v.PayloadSHA256,
+		"short_hash":      v.ShortHash,
+		"expires_at":      "",
+		"markdown":        DingTalkMarkdown(v, lang, false),
+		"resolve_buttons": "false",
+		"resolution":      string(v.Resolution),
+	}
+	if len(v.Resolve) > 0 {
+		m["resolve_buttons"] = "true"
 	}
 	if !v.ExpiresAt.IsZero() {
 		m["expires_at"] = formatTime(v.ExpiresAt)
@@ -91,15 +103,27 @@ func DingTalkOutcomeData(o approval.Outcome, text approval.OutcomeText, lang str
 		words = string(o.Status)
 	}
 	m := map[string]string{
-		"status":      string(o.Status),
-		"status_text": words,
-		"decided_by":  string(o.DecidedBy),
-		"final":       "true",
-		"buttons":     "false",
+		"status":          string(o.Status),
+		"status_text":     words,
+		"decided_by":      string(o.DecidedBy),
+		"final":           "true",
+		"buttons":         "false",
+		"resolve_buttons": "false",
+		"resolution":      string(o.Resolution),
+	}
+	if o.Status == approval.StatusFrozen {
+		m["resolve_buttons"] = "true"
+	}
+	if o.Resolution != "" {
+		// Worded as the final card words it (see finish).
+		v := finish(View{}, o, text, lang)
+		m["status_text"], m["result"] = v.StatusText, v.Result
 	}
 	switch o.Status {
 	case approval.StatusExecuted, approval.StatusReplayed, approval.StatusFailed, approval.StatusFrozen:
-		m["result"] = excerpt(Detail(o), MaxResultExcerpt)
+		if o.Resolution == "" {
+			m["result"] = excerpt(Detail(o), MaxResultExcerpt)
+		}
 	case approval.StatusAlreadyDecided, approval.StatusUnauthorized, approval.StatusTampered, approval.StatusMissing:
 		// The approval itself may still be pending (someone else's click is
 		// being decided, or this user may not decide): say so without

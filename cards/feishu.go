@@ -264,14 +264,24 @@ func feishuButtonColumn(label, kind, name string, val ButtonValue) map[string]an
 		"elements": []any{map[string]any{
 			"tag": "button", "type": kind, "text": plainText(label),
 			"name": name, "form_action_type": "submit",
-			"behaviors": []any{map[string]any{"type": "callback", "value": map[string]any{
-				"kind":           val.Kind,
-				"approval_id":    string(val.ApprovalID),
-				"decision":       string(val.Decision),
-				"payload_sha256": val.PayloadSHA256,
-			}}},
+			"behaviors": []any{map[string]any{"type": "callback", "value": feishuValue(val)}},
 		}},
 	}
+}
+
+// feishuValue is a button's callback value: the ButtonValue's fields as
+// strings (resolution only on a resolve button).
+func feishuValue(val ButtonValue) map[string]any {
+	m := map[string]any{
+		"kind":           val.Kind,
+		"approval_id":    string(val.ApprovalID),
+		"decision":       string(val.Decision),
+		"payload_sha256": val.PayloadSHA256,
+	}
+	if val.Resolution != "" {
+		m["resolution"] = string(val.Resolution)
+	}
+	return m
 }
 
 func feishuFinal(v View, lang string) map[string]any {
@@ -280,15 +290,56 @@ func feishuFinal(v View, lang string) map[string]any {
 	if v.Result != "" {
 		els = append(els, map[string]any{"tag": "hr"}, plainDiv(l.resultOf(v)+":"), markdownEl(fenced(v.Result)))
 	}
+	if len(v.Resolve) > 0 {
+		els = append(els, feishuResolveForm(v, lang)...)
+	}
 	return feishuCard(feishuHeader(statusMark(v.Status)+" "+statusWords(v), v.Risk.String()+" · "+v.Tool, feishuStatusTemplate(v.Status)), els)
 }
+
+// feishuResolveForm is the part of a frozen card that resolves it: what the
+// buttons do, and a form (its own name, at the card's root) with an
+// optional input under FeishuReasonField for the result or a note, and
+// the three buttons 已完成 / 重试 / 放弃, each submitting it with its
+// resolve value. As on a pending card, only a button submits.
+func feishuResolveForm(v View, lang string) []any {
+	l := words.Of(lang)
+	kinds := map[approval.Resolution]string{approval.ResolveDone: "primary", approval.ResolveRetry: "default", approval.ResolveAbandon: "danger"}
+	labels := map[approval.Resolution]words.Key{approval.ResolveDone: words.CardResolveDone, approval.ResolveRetry: words.CardResolveRetry,
+		approval.ResolveAbandon: words.CardResolveAbandon}
+	var cols []any
+	for _, b := range v.Resolve {
+		cols = append(cols, feishuButtonColumn(words.Text(l, labels[b.Resolution]), kinds[b.Resolution], feishuResolveName+string(b.Resolution), b))
+	}
+	return []any{
+		map[string]any{"tag": "hr"},
+		plainDiv(words.Text(l, words.CardResolveHow)),
+		map[string]any{
+			"tag": "form", "name": feishuResolveFormName,
+			"elements": []any{
+				map[string]any{
+					"tag": "input", "name": FeishuReasonField, "width": "fill",
+					"placeholder": plainText(words.Text(l, words.CardResolveInput)), "max_length": MaxFeishuReason,
+				},
+				map[string]any{"tag": "column_set", "flex_mode": "none", "columns": cols},
+			},
+		},
+	}
+}
+
+// The names of a frozen card's form and the prefix of its buttons' names
+// (resolve_done, resolve_retry, resolve_abandon).
+const (
+	feishuResolveFormName = "resolution"
+	feishuResolveName     = "resolve_"
+)
 
 // ParseFeishuButtonValue reads the callback value of a card button (the
 // object FeishuCard puts in behaviors[].value, as the SDK decodes it: a
 // map with string values). It never panics; a value that is not a
 // well-formed approval button (wrong kind, missing or non-string fields, a
-// decision other than approve / reject, an invalid approval id, a hash
-// that is not 64 hex characters) is an error.
+// decision other than approve / reject / resolve, a resolve without a
+// resolution of done / retry / abandon or another button with one, an
+// invalid approval id, a hash that is not 64 hex characters) is an error.
 func ParseFeishuButtonValue(m map[string]any) (ButtonValue, error) {
 	str := func(k string) (string, error) {
 		raw, ok := m[k]
@@ -320,8 +371,21 @@ func ParseFeishuButtonValue(m map[string]any) (ButtonValue, error) {
 	if err != nil {
 		return v, err
 	}
-	if verb := approval.Verb(dec); verb != approval.Approve && verb != approval.Reject {
-		return v, fmt.Errorf("card value: decision %q is neither approve nor reject", dec)
+	verb := approval.Verb(dec)
+	if verb != approval.Approve && verb != approval.Reject && verb != approval.Resolve {
+		return v, fmt.Errorf("card value: decision %q is not approve, reject or resolve", dec)
+	}
+	var res approval.Resolution
+	if verb == approval.Resolve {
+		r, err := str("resolution")
+		if err != nil {
+			return v, err
+		}
+		if res, err = approval.ParseResolution(r); err != nil {
+			return v, fmt.Errorf("card value: %w", err)
+		}
+	} else if _, ok := m["resolution"]; ok {
+		return v, fmt.Errorf("card value: a resolution on a %s button", dec)
 	}
 	h, err := str("payload_sha256")
 	if err != nil {
@@ -330,7 +394,7 @@ func ParseFeishuButtonValue(m map[string]any) (ButtonValue, error) {
 	if len(h) != 64 || strings.Trim(strings.ToLower(h), "0123456789abcdef") != "" {
 		return v, fmt.Errorf("card value: payload_sha256 is not a sha256 hex digest")
 	}
-	return ButtonValue{Kind: kind, ApprovalID: approval.ID(id), Decision: approval.Verb(dec), PayloadSHA256: h}, nil
+	return ButtonValue{Kind: kind, ApprovalID: approval.ID(id), Decision: verb, PayloadSHA256: h, Resolution: res}, nil
 }
 
 // ParseFeishuReason reads the reason of a form submit: the string under

@@ -64,6 +64,13 @@ func TestFeishuCardShapes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if st == approval.StatusFrozen {
+			// A frozen card's only buttons resolve it (TestFeishuFrozenCardResolves).
+			if strings.Count(js, `"decision":"resolve"`) != 3 || strings.Contains(js, `"decision":"approve"`) || strings.Contains(js, `"decision":"reject"`) {
+				t.Errorf("frozen card's buttons:\n%s", js)
+			}
+			continue
+		}
 		if strings.Contains(js, `"button"`) || strings.Contains(js, "behaviors") || !strings.Contains(js, `"update_multi":true`) {
 			t.Errorf("%s: final card has buttons or lacks update_multi:\n%s", st, js)
 		}
@@ -99,17 +106,21 @@ func TestParseFeishuButtonValue(t *testing.T) {
 		t.Fatalf("good value: %+v, %v", v, err)
 	}
 	for name, mut := range map[string]func(m map[string]any){
-		"no kind":       func(m map[string]any) { delete(m, "kind") },
-		"other kind":    func(m map[string]any) { m["kind"] = "vote" },
-		"number id":     func(m map[string]any) { m["approval_id"] = 12.0 },
-		"bad id":        func(m map[string]any) { m["approval_id"] = "ap_x" },
-		"bad decision":  func(m map[string]any) { m["decision"] = "maybe" },
-		"short hash":    func(m map[string]any) { m["payload_sha256"] = "abc" },
-		"no hash":       func(m map[string]any) { delete(m, "payload_sha256") },
-		"non-hex hash":  func(m map[string]any) { m["payload_sha256"] = strings.Repeat("z", 64) },
-		"nil hash":      func(m map[string]any) { m["payload_sha256"] = nil },
-		"object in id":  func(m map[string]any) { m["approval_id"] = map[string]any{} },
-		"list decision": func(m map[string]any) { m["decision"] = []any{"approve"} },
+		"no kind":                      func(m map[string]any) { delete(m, "kind") },
+		"other kind":                   func(m map[string]any) { m["kind"] = "vote" },
+		"number id":                    func(m map[string]any) { m["approval_id"] = 12.0 },
+		"bad id":                       func(m map[string]any) { m["approval_id"] = "ap_x" },
+		"bad decision":                 func(m map[string]any) { m["decision"] = "maybe" },
+		"short hash":                   func(m map[string]any) { m["payload_sha256"] = "abc" },
+		"no hash":                      func(m map[string]any) { delete(m, "payload_sha256") },
+		"non-hex hash":                 func(m map[string]any) { m["payload_sha256"] = strings.Repeat("z", 64) },
+		"nil hash":                     func(m map[string]any) { m["payload_sha256"] = nil },
+		"object in id":                 func(m map[string]any) { m["approval_id"] = map[string]any{} },
+		"list decision":                func(m map[string]any) { m["decision"] = []any{"approve"} },
+		"resolve without a resolution": func(m map[string]any) { m["decision"] = "resolve" },
+		"resolve maybe":                func(m map[string]any) { m["decision"], m["resolution"] = "resolve", "maybe" },
+		"resolve number":               func(m map[string]any) { m["decision"], m["resolution"] = "resolve", 1.0 },
+		"approve with a resolution":    func(m map[string]any) { m["resolution"] = "done" },
 	} {
 		m := map[string]any{}
 		for k, v := range good {
@@ -118,6 +129,17 @@ func TestParseFeishuButtonValue(t *testing.T) {
 		mut(m)
 		if v, err := cards.ParseFeishuButtonValue(m); err == nil {
 			t.Errorf("%s: accepted %+v", name, v)
+		}
+	}
+	for _, r := range approval.Resolutions {
+		m := map[string]any{"resolution": string(r)}
+		for k, v := range good {
+			m[k] = v
+		}
+		m["decision"] = "resolve"
+		v, err := cards.ParseFeishuButtonValue(m)
+		if err != nil || v.Decision != approval.Resolve || v.Resolution != r {
+			t.Errorf("resolve %s: %+v, %v", r, v, err)
 		}
 	}
 	if _, err := cards.ParseFeishuButtonValue(nil); err == nil {
@@ -134,6 +156,10 @@ func FuzzParseFeishuButtonValue(f *testing.F) {
 	f.Add(`{"kind":"approval","decision":"reject"}`)
 	f.Add(`{"approval_id":1,"decision":null}`)
 	f.Add(`{}`)
+	f.Add(`{"kind":"approval","approval_id":"ap_0123abcd_00112233445566778899aabbccddeeff","decision":"resolve","resolution":"retry","payload_sha256":"` + strings.Repeat("b", 64) + `"}`)
+	f.Add(`{"kind":"approval","approval_id":"ap_0123abcd_00112233445566778899aabbccddeeff","decision":"resolve","resolution":"maybe","payload_sha256":"` + strings.Repeat("b", 64) + `"}`)
+	f.Add(`{"kind":"approval","approval_id":"ap_0123abcd_00112233445566778899aabbccddeeff","decision":"approve","resolution":"done","payload_sha256":"` + strings.Repeat("b", 64) + `"}`)
+	f.Add(`{"kind":"approval","decision":"resolve","resolution":7}`)
 	f.Fuzz(func(t *testing.T, s string) {
 		var m map[string]any
 		if json.Unmarshal([]byte(s), &m) != nil {
@@ -143,7 +169,8 @@ func FuzzParseFeishuButtonValue(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if v.Kind != "approval" || !v.ApprovalID.Valid() || (v.Decision != approval.Approve && v.Decision != approval.Reject) || len(v.PayloadSHA256) != 64 {
+		if v.Kind != "approval" || !v.ApprovalID.Valid() || (v.Decision != approval.Approve && v.Decision != approval.Reject && v.Decision != approval.Resolve) ||
+			len(v.PayloadSHA256) != 64 || (v.Decision == approval.Resolve) != v.Resolution.Valid() || (v.Decision != approval.Resolve && v.Resolution != "") {
 			t.Fatalf("accepted a malformed value %+v from %s", v, s)
 		}
 	})

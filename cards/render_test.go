@@ -153,7 +153,44 @@ func goldenCases(t *testing.T) []golden {
 		a.DecidedBy = "ou_alice"
 		return golden{"final_agent_allowed_" + lang, lang, cards.Final(a, o, text, lang)}
 	}
+	// A frozen approval resolved by carol, as the engine words each
+	// resolution's outcome (approval/resolve.go).
+	resolved := func(lang string, r approval.Resolution, st approval.Status, comment string) golden {
+		text := en
+		if lang == "zh" {
+			text = zh
+		}
+		o := approval.Outcome{Status: st, DecidedBy: "carol", Resolution: r, Comment: comment}
+		switch r {
+		case approval.ResolveDone:
+			o.Content = words.In(lang, words.OutcomeResolvedDone, "carol") + ": " + comment
+		case approval.ResolveAbandon:
+			o.Detail = words.In(lang, words.OutcomeResolvedAbandon, "carol") + ": " + comment
+			o.Content, o.IsError = text[st]+": "+o.Detail, true
+		case approval.ResolveRetry:
+			o.Content = "DELETE 37\n37 rows deleted from orders"
+			if st == approval.StatusFrozen {
+				o.Detail = words.In(lang, words.FrozenTimeout, "2m0s")
+				o.Content, o.IsError = text[st]+": "+o.Detail, true
+			}
+		}
+		a := one.Clone()
+		a.DecidedBy, a.Comment = "carol", comment
+		name := "resolved_" + string(r)
+		if r == approval.ResolveRetry && st == approval.StatusFrozen {
+			name += "_frozen"
+		}
+		return golden{name + "_" + lang, lang, cards.Final(a, o, text, lang)}
+	}
 	return []golden{
+		resolved("en", approval.ResolveDone, approval.StatusExecuted, "row 7 was already gone; checked in the console"),
+		resolved("zh", approval.ResolveDone, approval.StatusExecuted, "已在控制台核对，数据已删除"),
+		resolved("en", approval.ResolveRetry, approval.StatusExecuted, ""),
+		resolved("zh", approval.ResolveRetry, approval.StatusExecuted, ""),
+		resolved("en", approval.ResolveRetry, approval.StatusFrozen, ""),
+		resolved("zh", approval.ResolveRetry, approval.StatusFrozen, ""),
+		resolved("en", approval.ResolveAbandon, approval.StatusFailed, "not needed any more"),
+		resolved("zh", approval.ResolveAbandon, approval.StatusFailed, "不再需要"),
 		{"pending_agent_en", "en", cards.Pending(agentCall, en, "en")},
 		{"pending_agent_zh", "zh", cards.Pending(agentCall, zh, "zh")},
 		allowed("en"),

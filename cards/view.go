@@ -18,8 +18,11 @@ import (
 type ButtonValue struct {
 	Kind          string        `json:"kind"` // always "approval"
 	ApprovalID    approval.ID   `json:"approval_id"`
-	Decision      approval.Verb `json:"decision"` // approve | reject
+	Decision      approval.Verb `json:"decision"` // approve | reject | resolve
 	PayloadSHA256 string        `json:"payload_sha256"`
+	// Resolution is a resolve button's choice (done, retry, abandon); empty
+	// for approve and reject.
+	Resolution approval.Resolution `json:"resolution,omitempty"`
 }
 
 // CallView is one tool call as shown on a card.
@@ -58,6 +61,13 @@ type View struct {
 	// Buttons are the approve and reject values while pending.
 	Approve *ButtonValue `json:"approve,omitempty"`
 	Reject  *ButtonValue `json:"reject,omitempty"`
+	// Resolve are the three buttons of a frozen approval (its effect
+	// unknown), in the order of approval.Resolutions: 已完成, 重试, 放弃.
+	// Empty on every other view.
+	Resolve []ButtonValue `json:"resolve,omitempty"`
+	// Resolution is how a person resolved the frozen approval this final
+	// view shows (done, retry, abandon); empty otherwise.
+	Resolution approval.Resolution `json:"resolution,omitempty"`
 }
 
 // MaxResultExcerpt bounds the result shown on a final card, in runes.
@@ -115,7 +125,30 @@ func finish(v View, o approval.Outcome, text approval.OutcomeText, lang string) 
 		v.Result = excerpt(Detail(o), MaxResultExcerpt)
 	}
 	v.Approve, v.Reject = nil, nil
+	v.Resolve, v.Resolution = nil, o.Resolution
+	if o.Status == approval.StatusFrozen {
+		v.Resolve = resolveButtons(v)
+	}
+	switch o.Resolution {
+	case approval.ResolveDone:
+		// The resolver's note is the card's comment line; nothing ran.
+		v.StatusText, v.Result = words.In(lang, words.ResolvedDone), ""
+	case approval.ResolveAbandon:
+		v.StatusText = words.In(lang, words.ResolvedAbandon)
+	case approval.ResolveRetry:
+		v.StatusText = words.In(lang, words.ResolvedRetry, v.StatusText)
+	}
 	return v
+}
+
+// resolveButtons are the three buttons of a frozen view: one value per
+// resolution, bound to the approval and its payload hash.
+func resolveButtons(v View) []ButtonValue {
+	bs := make([]ButtonValue, len(approval.Resolutions))
+	for i, r := range approval.Resolutions {
+		bs[i] = ButtonValue{Kind: "approval", ApprovalID: v.ApprovalID, Decision: approval.Resolve, PayloadSHA256: v.PayloadSHA256, Resolution: r}
+	}
+	return bs
 }
 
 // Detail is what outcome o says beyond its status sentence, which a card

@@ -52,6 +52,9 @@ type CardAction struct {
 	PayloadSHA256 string
 	// Comment is an optional note typed with the decision.
 	Comment string
+	// Resolution is a resolve button's choice (Verb approval.Resolve: a
+	// frozen approval settled as done, retry or abandon).
+	Resolution approval.Resolution
 }
 
 // Target is where something is said or shown.

@@ -655,7 +655,8 @@ func (r *Router) decideTyped(ctx context.Context, eng Decider, ch Channel, to Ta
 // any other check); a click event seen before returns
 // the approval's current outcome (its final one, or already_decided) and
 // never decides twice; a malformed value (bad id → missing; a verb other
-// than approve / reject or no hash → tampered) decides nothing; anything
+// than approve / reject / resolve, a resolve without a valid resolution or
+// no hash → tampered) decides nothing; anything
 // else is Decider.Decide as the clicker. The error is non-nil only when
 // the store could not be reached (nothing was run).
 //
@@ -683,12 +684,12 @@ func (r *Router) HandleCardAction(ctx context.Context, a CardAction) (approval.O
 		log.Warn("card action with a malformed approval id", "status", approval.StatusMissing)
 		return r.outcome(approval.StatusMissing), nil
 	}
-	if (a.Verb != approval.Approve && a.Verb != approval.Reject) || a.PayloadSHA256 == "" {
+	if !wellFormedAction(a) {
 		log.Warn("card action with a malformed value", "verb", a.Verb, "status", approval.StatusTampered)
 		return r.outcome(approval.StatusTampered), nil
 	}
 	o, err := eng.Decide(ctx, a.ApprovalID, approval.Decision{Verb: a.Verb, Actor: a.UserID, Source: sourceOf(a.Channel),
-		PayloadSHA256: a.PayloadSHA256, Comment: a.Comment, Channel: a.Channel, ChatID: a.ChatID})
+		PayloadSHA256: a.PayloadSHA256, Comment: a.Comment, Channel: a.Channel, ChatID: a.ChatID, Resolution: a.Resolution})
 	if err != nil {
 		log.Error("card decision failed; nothing was run", "err", err)
 		r.release(ctx, log, store, evtPrefix, a.EventID)

@@ -236,4 +236,21 @@ var en = map[Key]string{
 	APIFamilyMismatch:    "This pending action belongs to another tenant, and its approver rule does not let you decide it (who may: %s).",
 	APIForbiddenOwn:      "You asked for this action, and its approver rule needs someone else to approve it (who may: %s); you may still reject it.",
 	APIUserMismatch:      "This pending action belongs to another user, and its approver rule does not let you decide it (who may: %s).",
+
+	// In-doubt resolution of a frozen approval.
+	CardResolveDone:        "Done",
+	CardResolveRetry:       "Retry",
+	CardResolveAbandon:     "Abandon",
+	CardResolveHow:         "Check by hand, then: Done if it took effect (note the result if you like), Retry to run it once more, Abandon if it did not happen.",
+	CardResolveInput:       "Result or note (optional)",
+	ResolvedDone:           "Resolved: done by hand",
+	ResolvedAbandon:        "Resolved: abandoned",
+	ResolvedRetry:          "Retried: %s",
+	OutcomeResolvedDone:    "Recorded as done by hand by %s",
+	OutcomeResolvedAbandon: "abandoned by %s after its effect was unknown; taken as not done",
+	APIResolution:          `resolution must be "done", "retry" or "abandon".`,
+	APINotFrozen:           "This approval is not frozen (it is %s); only a frozen approval can be resolved.",
+	APIResolutionOnly:      `resolution goes only with decision "resolve".`,
+	APIHashRequiredResolve: "payloadSha256 is required to resolve: send the payloadSha256 that GET /api/approvals/{id} showed you.",
+	CLIResolvePrompt:       "Its effect is unknown. Check, then: d = done (a note may follow), r = retry, a = abandon, Enter = leave it frozen: ",
 }

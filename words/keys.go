@@ -276,6 +276,23 @@ const (
 	APIForbiddenOwn   // args: who may decide
 	APIUserMismatch   // args: who may decide
 
+	// In-doubt resolution of a frozen approval (issue 16 item 4).
+	CardResolveDone        // the 已完成 button of a frozen card
+	CardResolveRetry       // the 重试 button
+	CardResolveAbandon     // the 放弃 button
+	CardResolveHow         // what the three buttons of a frozen card do
+	CardResolveInput       // the placeholder of a frozen Feishu card's result input
+	ResolvedDone           // a card's status: recorded as done by hand
+	ResolvedAbandon        // a card's status: abandoned
+	ResolvedRetry          // a card's status after a retry; args: the retry's status sentence
+	OutcomeResolvedDone    // an outcome's sentence; args: who recorded it
+	OutcomeResolvedAbandon // a failed outcome's detail; args: who abandoned it
+	APIResolution          // resolution is not done, retry or abandon
+	APINotFrozen           // a resolution of an approval that is not frozen; args: its state
+	APIResolutionOnly      // a resolution with approve or reject
+	APIHashRequiredResolve // resolve without payloadSha256
+	CLIResolvePrompt       // bot chat's prompt on a frozen approval
+
 	// numKeys counts the keys; it is not one.
 	numKeys
 )

@@ -234,4 +234,21 @@ var zh = map[Key]string{
 	APIFamilyMismatch:    "此待确认操作属于另一个租户，按其审批规则你无权处理（可确认人：%s）。",
 	APIForbiddenOwn:      "此操作由你发起，按其审批规则需要由他人批准（可确认人：%s）；你仍可以拒绝它。",
 	APIUserMismatch:      "此待确认操作属于另一位用户，按其审批规则你无权处理（可确认人：%s）。",
+
+	// In-doubt resolution of a frozen approval.
+	CardResolveDone:        "已完成",
+	CardResolveRetry:       "重试",
+	CardResolveAbandon:     "放弃",
+	CardResolveHow:         "请人工核查后选择：已生效点「已完成」（可填写结果），「重试」再执行一次，未发生点「放弃」。",
+	CardResolveInput:       "结果或备注（可选）",
+	ResolvedDone:           "已处理：人工确认已完成",
+	ResolvedAbandon:        "已处理：已放弃",
+	ResolvedRetry:          "已重试：%s",
+	OutcomeResolvedDone:    "%s 已人工确认完成",
+	OutcomeResolvedAbandon: "执行结果未知，%s 已放弃；视为未执行",
+	APIResolution:          "resolution 必须是 \"done\"、\"retry\" 或 \"abandon\"。",
+	APINotFrozen:           "此审批未冻结（当前为 %s）；只有已冻结的审批可以处理。",
+	APIResolutionOnly:      "resolution 只能与 decision \"resolve\" 一起使用。",
+	APIHashRequiredResolve: "处理冻结审批时必须提供 payloadSha256：请发送 GET /api/approvals/{id} 显示给你的 payloadSha256。",
+	CLIResolvePrompt:       "执行结果未知。请核查后选择：d = 已完成（可附备注），r = 重试，a = 放弃，回车 = 保持冻结：",
 }

@@ -34,6 +34,9 @@ const (
 	EventTampered       Event = "tampered"        // a decision carried the wrong payload hash
 	EventAutoAllow      Event = "auto_allow"      // another agent's request the policy allowed without asking (package gate)
 	EventCallback       Event = "callback"        // an agent's decision POSTed to its callback_url: delivered or failed
+	EventResolveDone    Event = "resolve_done"    // a person recorded a frozen approval as done by hand
+	EventRetry          Event = "retry"           // a person had a frozen approval run once more (its run is audited after it)
+	EventResolveAbandon Event = "resolve_abandon" // a person abandoned a frozen approval: taken as not done
 )
 
 // Valid reports whether e is one of the events above.
@@ -41,7 +44,8 @@ func (e Event) Valid() bool {
 	switch e {
 	case EventWriteRequest, EventConfirm, EventReject, EventExecute, EventExecuteFailed,
 		EventExecuteUnknown, EventReplay, EventExpire, EventSupersede, EventCancel,
-		EventUnauthorized, EventTampered, EventAutoAllow, EventCallback:
+		EventUnauthorized, EventTampered, EventAutoAllow, EventCallback,
+		EventResolveDone, EventRetry, EventResolveAbandon:
 		return true
 	}
 	return false

@@ -377,6 +377,58 @@ func (s *Store) Complete(ctx context.Context, id approval.ID, st approval.State,
 	return cards, nil
 }
 
+// Resolve implements approval.Store (see memstore's resolveLocked and
+// redisstore's resolveLua: the same steps).
+func (s *Store) Resolve(ctx context.Context, id approval.ID, req approval.ResolveRequest) (approval.ClaimResult, error) {
+	if err := ctx.Err(); err != nil {
+		return approval.ClaimResult{}, approval.E("memstore.Resolve", errkind.Unavailable, id, err)
+	}
+	if !req.Resolution.Valid() {
+		return approval.ClaimResult{}, approval.E("memstore.Resolve", errkind.Invalid, id, fmt.Errorf("unknown resolution %q", req.Resolution))
+	}
+	s.mu.Lock()
+	res, pub := s.resolveLocked(id, req)
+	s.mu.Unlock()
+	if pub != nil {
+		s.publish(*pub)
+	}
+	return res, nil
+}
+
+func (s *Store) resolveLocked(id approval.ID, req approval.ResolveRequest) (approval.ClaimResult, *published) {
+	r := s.recs[id]
+	if r == nil || !r.DecidedAt.IsZero() && req.Now.Sub(r.DecidedAt) > s.retention {
+		// A record older than the retention is gone (Redis: its TTL),
+		// whether or not the purge has come by yet.
+		return approval.ClaimResult{Code: approval.ClaimMissing}, nil
+	}
+	out := func(code approval.ClaimCode, ended bool) approval.ClaimResult {
+		return approval.ClaimResult{Code: code, Approval: r.Clone(), Ended: ended}
+	}
+	if r.State != approval.StateFrozen {
+		return out(approval.ClaimNotFrozen, false), nil
+	}
+	inChat := req.ChatID != "" && req.Channel == r.Channel && req.ChatID == r.ChatID
+	if !r.Approvers.Allows(req.Actor, r.Requester, approval.Approve, inChat) {
+		return out(approval.ClaimUnauthorized, false), nil
+	}
+	if req.PayloadSHA256 != r.PayloadSHA256 {
+		return out(approval.ClaimTampered, false), nil
+	}
+	r.DecidedBy, r.DecidedVia, r.Comment = req.Actor, req.Source, req.Comment
+	if req.Resolution == approval.ResolveRetry {
+		r.State, r.Outcome = approval.StateClaimed, nil
+		r.DecidedAt = req.Now
+		s.decided = append(s.decided, decidedRec{r.ID, r.DecidedAt})
+		s.due[r.ID] = req.Now // the sweeper freezes it again if its run never ends
+		return out(approval.ClaimOK, false), nil
+	}
+	o := req.Outcome.Clone()
+	o.Status, o.Resolution, o.DecidedBy = req.Resolution.ResolvedStatus(), req.Resolution, req.Actor
+	p := s.endLocked(r, req.Resolution.ResolvedState(), approval.ClaimRequest{Now: req.Now}, o)
+	return out(approval.ClaimOK, true), &p
+}
+
 // Cancel implements approval.Store.
 func (s *Store) Cancel(ctx context.Context, id approval.ID, o approval.Outcome, now time.Time) (*approval.Approval, bool, error) {
 	if err := ctx.Err(); err != nil {

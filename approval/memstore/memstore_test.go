@@ -75,3 +75,32 @@ func TestRetention(t *testing.T) {
 		t.Fatalf("after 3h: the frozen one %v, young %v, want both gone", exists(stuck.ID), exists(young.ID))
 	}
 }
+
+// TestResolveAfterRetention: a frozen approval decided longer than the
+// retention ago cannot be resolved (missing, as in Redis, where its record
+// has expired), whether or not a purge has dropped it yet; a younger one
+// can.
+func TestResolveAfterRetention(t *testing.T) {
+	ctx := context.Background()
+	clk := clock.NewFake(storetest.T0)
+	s := memstore.New(memstore.Options{Clock: clk, Retention: time.Hour})
+	a := storetest.NewApproval(t)
+	if _, err := s.Put(ctx, a, approval.Outcome{}); err != nil {
+		t.Fatal(err)
+	}
+	decided := storetest.T0.Add(time.Minute)
+	if r, err := s.Claim(ctx, a.ID, approval.ClaimRequest{Intent: approval.IntentApprove, PayloadSHA256: a.PayloadSHA256, Actor: "bob", Now: decided}); err != nil || r.Code != approval.ClaimOK {
+		t.Fatalf("claim: %v %v", r.Code, err)
+	}
+	if _, err := s.Complete(ctx, a.ID, approval.StateFrozen, approval.Outcome{Status: approval.StatusFrozen}, 0); err != nil {
+		t.Fatal(err)
+	}
+	req := approval.ResolveRequest{Resolution: approval.ResolveDone, PayloadSHA256: a.PayloadSHA256, Actor: "carol", Now: decided.Add(time.Hour + time.Second)}
+	if r, err := s.Resolve(ctx, a.ID, req); err != nil || r.Code != approval.ClaimMissing {
+		t.Fatalf("resolution past the retention = %v, %v; want missing", r.Code, err)
+	}
+	req.Now = decided.Add(time.Hour)
+	if r, err := s.Resolve(ctx, a.ID, req); err != nil || r.Code != approval.ClaimOK {
+		t.Fatalf("resolution within the retention = %v, %v; want claimed", r.Code, err)
+	}
+}

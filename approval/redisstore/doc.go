@@ -55,7 +55,8 @@
 //	         AddCards appends
 //	t, q     nonce and answer of the last transition, nonce of the last
 //	         AddCards (see Lost replies)
-//	by, at, via, cm, o   once decided: actor, decided_at (RFC 3339), source,
+//	by, at, via, cm, o   once decided (again by a resolution of a frozen
+//	         approval, which deletes their chunks first): actor, decided_at (RFC 3339), source,
 //	         comment, outcome (approval.Outcome's JSON as Go built it:
 //	         status, content, detail — what content says beyond its status
 //	         sentence, absent when nothing —, is_error, results, decided_by,
@@ -96,6 +97,13 @@
 //	             when its payload hash matches
 //	Complete  1  complete: claimed -> executed | failed | frozen, caches an
 //	             executed outcome (SET PX), publishes
+//	Resolve   1  resolve: memstore's resolveLocked step by step (not frozen;
+//	             approver rule; payload hash; done/abandon end it with the
+//	             outcome built in Go and publish, retry claims it again);
+//	             the decision's fields and the outcome are rewritten, their
+//	             old chunks deleted first; a retry is preceded by the ZADD
+//	             that puts it back in the expiry index (and followed by
+//	             WAIT with ReplicaAcks)
 //	Cancel    1  cancel      AddCards 1  addCards      Pending 1  pending
 //	Latest    1  pending (with "any": whatever the record's state)
 //	Get       1  HGETALL     Seen     1  SET NX PX     Grant, HasGrant 1

@@ -26,6 +26,7 @@ func TraceKeys(s *Store, logKey string) {
 	s.cancel = wrap(cancelLua)
 	s.addCards = wrap(addCardsLua)
 	s.pending = wrap(pendingLua)
+	s.resolve = wrap(resolveLua)
 }
 
 // Keys returns the keys of a's record, its session's pending pointer and
@@ -40,7 +41,7 @@ func Channel(s *Store) string { return s.channel }
 
 // ScriptSources returns the Lua source of every script, by name.
 func ScriptSources() map[string]string {
-	return map[string]string{"put": putLua, "claim": claimLua, "complete": completeLua, "cancel": cancelLua, "addCards": addCardsLua, "pending": pendingLua}
+	return map[string]string{"put": putLua, "claim": claimLua, "complete": completeLua, "cancel": cancelLua, "addCards": addCardsLua, "pending": pendingLua, "resolve": resolveLua}
 }
 
 // OutcomeChannel is the pub/sub channel s publishes outcomes on.

@@ -42,7 +42,8 @@ package redisstore
 // setlong(rk, name, value, …) writes in one HSET; it leaves no chunks of an
 // older value behind because none can exist: every field it writes (the
 // decision's by, via, cm, the outcome o, a card c<n>) is written at most once
-// in a record's life.
+// in a record's life, except by resolveLua, which deletes the old chunks of
+// by, via, cm and o before it writes them again.
 //
 // hashtext turns the stored payload hash back into its text: "h" followed by
 // the 32 bytes of a lowercase hex SHA-256, or "=" followed by any other text
@@ -464,4 +465,92 @@ if not st or (st ~= 'pending' and ARGV[2] ~= 'any') then
   return false
 end
 return {id, redis.call('HGETALL', rk)}
+`
+
+// resolveLua settles a frozen approval as a person chose; it follows
+// memstore's resolveLocked step by step (missing; not frozen; the approver
+// rule for approving, as claimLua judges it; the payload hash; then done ->
+// executed or abandon -> failed with the outcome built in Go, or retry ->
+// claimed without an outcome). A record older than the retention has
+// expired with its TTL: missing. The decision's fields (by, via, cm, at)
+// and the outcome o are written again, so the chunks of their old values
+// are deleted first (see setlong).
+//
+//	KEYS[1]  record key <prefix>{<shard>}:ap:<id>
+//	ARGV[1]  id           ARGV[2] resolution (done, retry, abandon)
+//	ARGV[3]  payload hash, encoded as the field "h" is
+//	ARGV[4]  actor        ARGV[5] source      ARGV[6] comment
+//	ARGV[7]  now as RFC 3339 text (decided_at)
+//	ARGV[8]  the outcome of done or abandon (JSON; "" for retry)
+//	ARGV[9]  outcome channel   ARGV[10] retention of records, in ms
+//	ARGV[11] nonce of this call
+//	ARGV[12] channel and ARGV[13] chat where the resolution was taken
+//
+// Returns {"missing"} or {code, ended 0|1, HGETALL of the record}.
+const resolveLua = libLua + `
+local rk, id, nonce = KEYS[1], ARGV[1], ARGV[11]
+local f = record(rk, 'h', 'ch', 'ci', 'r', 'm', 'u', 'x', 't')
+if not f[1] then
+  return {'missing'}
+end
+local function result(code, ended)
+  return {code, ended, redis.call('HGETALL', rk)}
+end
+local n, tcode, tended = string.match(f[9] or '', '^resolve (%S+) (%S+) (%d)$')
+if n == nonce then
+  -- this very call, re-sent after a lost reply: answer as the first time
+  return result(tcode, tonumber(tended))
+end
+if f[1] ~= 'frozen' then
+  return result('not_frozen', 0)
+end
+-- approval.ApproverRule.Allows(actor, requester, "approve", inChat)
+local actor, requester = ARGV[4], long(rk, 'r', f[5]) or ''
+local allowed
+if actor == '' then
+  allowed = false
+elseif f[8] == '1' and actor == requester then
+  allowed = false
+elseif f[6] == 'chat' then
+  allowed = actor == requester or (ARGV[13] ~= '' and ARGV[12] == (long(rk, 'ch', f[3]) or '') and ARGV[13] == long(rk, 'ci', f[4]))
+elseif f[6] == 'users' then
+  allowed = false
+  local users = long(rk, 'u', f[7])
+  if users then
+    for _, u in ipairs(cjson.decode(users)) do
+      if u == actor then
+        allowed = true
+        break
+      end
+    end
+  end
+else
+  allowed = actor == requester
+end
+if not allowed then
+  return result('unauthorized', 0)
+end
+if ARGV[3] ~= long(rk, 'h', f[2]) then
+  return result('tampered', 0)
+end
+for _, name in ipairs({'by', 'via', 'cm', 'o'}) do
+  local i = 1
+  while redis.call('HDEL', rk, name .. '.' .. i) == 1 do
+    i = i + 1
+  end
+end
+redis.call('HDEL', rk, 'o')
+if ARGV[2] == 'retry' then
+  setlong(rk, 's', 'claimed', 'at', ARGV[7], 't', 'resolve ' .. nonce .. ' claimed 0', 'by', actor, 'via', ARGV[5], 'cm', ARGV[6])
+  redis.call('PEXPIRE', rk, ARGV[10])
+  return result('claimed', 0)
+end
+local st = 'executed'
+if ARGV[2] == 'abandon' then
+  st = 'failed'
+end
+setlong(rk, 's', st, 'at', ARGV[7], 'o', ARGV[8], 't', 'resolve ' .. nonce .. ' claimed 1', 'by', actor, 'via', ARGV[5], 'cm', ARGV[6])
+redis.call('PEXPIRE', rk, ARGV[10])
+redis.call('PUBLISH', ARGV[9], '{"id":"' .. id .. '","outcome":' .. ARGV[8] .. '}')
+return result('claimed', 1)
 `

@@ -210,19 +210,41 @@ func TestScriptsTouchOneSlot(t *testing.T) {
 	run("put m", sess, func() error { _, err := s.Put(ctx, m, outcome); return err })
 	run("claim m", sess, func() error { _, err := s.Claim(ctx, m.ID, req(m, approval.IntentApprove)); return err })
 	run("complete failed", sess, func() error { return errOf(s.Complete(ctx, m.ID, approval.StateFailed, outcome, time.Hour)) })
+	resolve := func(a *approval.Approval, r approval.Resolution) approval.ResolveRequest {
+		return approval.ResolveRequest{Resolution: r, PayloadSHA256: a.PayloadSHA256, Actor: "bob", Source: approval.SourceCard, Now: now, Outcome: outcome}
+	}
+	run("resolve not frozen", sess, func() error { _, err := s.Resolve(ctx, m.ID, resolve(m, approval.ResolveDone)); return err })
+	fz := storetest.NewApproval(t, sess)
+	run("put fz", sess, func() error { _, err := s.Put(ctx, fz, outcome); return err })
+	run("claim fz", sess, func() error { _, err := s.Claim(ctx, fz.ID, req(fz, approval.IntentApprove)); return err })
+	long := approval.Outcome{Status: approval.StatusFrozen, Content: strings.Repeat("frozen ", 40)}
+	run("complete frozen", sess, func() error { return errOf(s.Complete(ctx, fz.ID, approval.StateFrozen, long, 0)) })
+	badr := resolve(fz, approval.ResolveRetry)
+	badr.Actor = "mallory"
+	run("resolve unauthorized", sess, func() error { _, err := s.Resolve(ctx, fz.ID, badr); return err })
+	badr = resolve(fz, approval.ResolveRetry)
+	badr.PayloadSHA256 = "0"
+	run("resolve tampered", sess, func() error { _, err := s.Resolve(ctx, fz.ID, badr); return err })
+	run("resolve retry", sess, func() error { _, err := s.Resolve(ctx, fz.ID, resolve(fz, approval.ResolveRetry)); return err })
+	run("complete frozen again", sess, func() error { return errOf(s.Complete(ctx, fz.ID, approval.StateFrozen, long, 0)) })
+	run("resolve done", sess, func() error { _, err := s.Resolve(ctx, fz.ID, resolve(fz, approval.ResolveDone)); return err })
 
 	missing := storetest.NewApproval(t)
 	run("claim missing", missing.Session, func() error { _, err := s.Claim(ctx, missing.ID, req(missing, approval.IntentApprove)); return err })
 	run("complete missing", missing.Session, func() error { return errOf(s.Complete(ctx, missing.ID, approval.StateExecuted, outcome, 0)) })
 	run("cancel missing", missing.Session, func() error { _, _, err := s.Cancel(ctx, missing.ID, outcome, now); return err })
 	run("addCards missing", missing.Session, func() error { return errOf(s.AddCards(ctx, missing.ID, nil)) })
+	run("resolve missing", missing.Session, func() error {
+		_, err := s.Resolve(ctx, missing.ID, resolve(missing, approval.ResolveDone))
+		return err
+	})
 	run("pending none", missing.Session, func() error { _, err := s.Pending(ctx, missing.Session); return err })
 	run("latest ended", sess, func() error { _, err := s.Latest(ctx, sess); return err })
 	run("latest none", missing.Session, func() error { _, err := s.Latest(ctx, missing.Session); return err })
 
 	// (No script DELs a key: session pointers stay when their approval
 	// ends, for Latest.)
-	for _, cmd := range []string{"HSETNX", "HSET", "HMGET", "HGET", "HGETALL", "GET", "SET", "PEXPIRE", "PUBLISH"} {
+	for _, cmd := range []string{"HSETNX", "HSET", "HMGET", "HGET", "HGETALL", "GET", "SET", "PEXPIRE", "PUBLISH", "HDEL"} {
 		if !touched[cmd] {
 			t.Errorf("no script path ran %s", cmd)
 		}

@@ -83,7 +83,7 @@ type Store struct {
 	nonceBase string
 	seq       atomic.Uint64
 
-	put, claim, complete, cancel, addCards, pending *redis.Script
+	put, claim, complete, cancel, addCards, pending, resolve *redis.Script
 }
 
 var _ approval.Store = (*Store)(nil)
@@ -139,6 +139,7 @@ func New(client redis.UniversalClient, opts Options) (*Store, error) {
 		cancel:    redis.NewScript(cancelLua),
 		addCards:  redis.NewScript(addCardsLua),
 		pending:   redis.NewScript(pendingLua),
+		resolve:   redis.NewScript(resolveLua),
 	}, nil
 }
 
@@ -465,7 +466,7 @@ func (s *Store) Claim(ctx context.Context, id approval.ID, req approval.ClaimReq
 	var res []any
 	acked := int64(-1) // not asked
 	if s.acks > 0 {
-		res, acked, err = s.claimAcked(ctx, keys, args)
+		res, acked, err = s.claimAcked(ctx, s.claim, keys, args)
 	} else {
 		res, err = s.claim.Run(ctx, s.c, keys, args...).Slice()
 	}
@@ -508,13 +509,13 @@ func (s *Store) Claim(ctx context.Context, id approval.ID, req approval.ClaimReq
 	return out, nil
 }
 
-// claimAcked runs the claim script and WAIT for s.acks replicas in one
+// claimAcked runs the claim (or resolve) script and WAIT for s.acks replicas in one
 // pipeline on one connection: WAIT counts the replicas that have every
 // write made so far on its own connection, so it must follow the claim on
 // the same one. On a Cluster that is a client of the master that owns the
 // record's slot. It returns the claim's reply and how many replicas
 // acknowledged.
-func (s *Store) claimAcked(ctx context.Context, keys []string, args []any) ([]any, int64, error) {
+func (s *Store) claimAcked(ctx context.Context, script *redis.Script, keys []string, args []any) ([]any, int64, error) {
 	var c redis.Cmdable = s.c
 	if cc, ok := s.c.(*redis.ClusterClient); ok {
 		node, err := cc.MasterForKey(ctx, keys[0])
@@ -527,14 +528,14 @@ func (s *Store) claimAcked(ctx context.Context, keys []string, args []any) ([]an
 		var claim *redis.Cmd
 		var wait *redis.Cmd
 		_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
-			claim = s.claim.EvalSha(ctx, p, keys, args...)
+			claim = script.EvalSha(ctx, p, keys, args...)
 			wait = p.Do(ctx, "WAIT", s.acks, s.ackWait.Milliseconds())
 			return nil
 		})
 		if err != nil && redis.HasErrorPrefix(claim.Err(), "NOSCRIPT") && attempt == 0 {
 			// Not loaded on this server yet (a restart, a failover):
 			// load it and send the pair again.
-			if lerr := s.claim.Load(ctx, c).Err(); lerr != nil {
+			if lerr := script.Load(ctx, c).Err(); lerr != nil {
 				return nil, 0, lerr
 			}
 			continue

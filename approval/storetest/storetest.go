@@ -68,6 +68,10 @@ var tests = []storeTest{
 	{"ConcurrentClaims", testConcurrentClaims},
 	{"ConcurrentPuts", testConcurrentPuts},
 	{"DueIndex", testDueIndex},
+	{"ResolveDoneAbandon", testResolveDone},
+	{"ResolveRetry", testResolveRetry},
+	{"ResolveRefused", testResolveRefused},
+	{"ConcurrentResolutions", testConcurrentResolutions},
 }
 
 // T0 is the time the suite's approvals are created at.

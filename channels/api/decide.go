@@ -249,8 +249,14 @@ func (a *API) batch(ctx context.Context, u User, req ChatRequest, reqID string) 
 
 // DecisionRequest is the body of POST /api/approvals/{id}/decision.
 type DecisionRequest struct {
-	// Decision is "approve" or "reject".
+	// Decision is "approve", "reject", or "resolve" for a frozen approval
+	// (its effect unknown), with Resolution.
 	Decision string `json:"decision"`
+	// Resolution is what "resolve" settles a frozen approval with: "done"
+	// (it took effect; Comment is the result noted by hand), "retry" (run
+	// it once more, with the same payloadSha256) or "abandon" (take it as
+	// not done). Only with "resolve".
+	Resolution string `json:"resolution,omitempty"`
 	// Comment is an optional note; the record and the audit trail keep it
 	// (control characters dropped, secrets redacted, at most 500 runes).
 	Comment string `json:"comment,omitempty"`
@@ -275,25 +281,16 @@ type DecisionResponse struct {
 
 func (a *API) serveDecision(w http.ResponseWriter, r *http.Request) {
 	var req DecisionRequest
-	u, reqID, ok := a.begin(w, r, &req, "{decision: approve|reject, comment?, payloadSha256}")
+	u, reqID, ok := a.begin(w, r, &req, "{decision: approve|reject|resolve, resolution?: done|retry|abandon, comment?, payloadSha256}")
 	if !ok {
 		return
 	}
-	var verb approval.Verb
-	switch req.Decision {
-	case "approve":
-		verb = approval.Approve
-	case "reject":
-		verb = approval.Reject
-	default:
-		a.writeError(w, r, fail(CodeInvalidRequest, words.APIDecisionVerb))
+	verb, resolution, aerr := decisionOf(req)
+	if aerr != nil {
+		a.writeError(w, r, aerr)
 		return
 	}
 	hash := strings.TrimSpace(req.PayloadSHA256)
-	if verb == approval.Approve && hash == "" {
-		a.writeError(w, r, fail(CodeInvalidRequest, words.APIHashRequired))
-		return
-	}
 	ctx := r.Context()
 	rec, token, owner, aerr := a.lookup(ctx, u, r.PathValue("id"))
 	if aerr != nil {
@@ -302,6 +299,11 @@ func (a *API) serveDecision(w http.ResponseWriter, r *http.Request) {
 	}
 	permitted := owner || mayDecide(u, rec)
 	switch {
+	case verb == approval.Resolve:
+		if aerr := resolvable(u, rec, permitted, a.langOf(r)); aerr != nil {
+			a.writeError(w, r, aerr)
+			return
+		}
 	case !permitted && rec.State != approval.StatePending:
 		a.writeError(w, r, refusal(u, rec, a.langOf(r)))
 		return
@@ -323,7 +325,7 @@ func (a *API) serveDecision(w http.ResponseWriter, r *http.Request) {
 	}
 	o, err := h.HandleCardAction(ctx, channels.CardAction{Channel: Name, ChatID: decisionChat(u, rec), MessageID: token,
 		EventID: reqID, UserID: approval.UserID(u.UserID()), ApprovalID: rec.ID, Verb: verb, PayloadSHA256: hash,
-		Comment: req.Comment})
+		Comment: req.Comment, Resolution: resolution})
 	if err != nil {
 		a.log.Warn("deciding failed; nothing was run", "approval_id", rec.ID, "user_id", u.UserID(), "msg_id", reqID, "err", err)
 		a.writeError(w, r, storeFailure(err))

@@ -17,6 +17,8 @@
 //	GET  /api/approvals?state=pending   the approvals the caller may see (state: pending (default), all, or any state name)
 //	GET  /api/approvals/{id}            one of them, with its payloadSha256 and its audit trail
 //	POST /api/approvals/{id}/decision   {decision: approve|reject, comment?, payloadSha256}
+//	                                    {decision: resolve, resolution: done|retry|abandon, comment?, payloadSha256}:
+//	                                    settles a frozen approval (409 already_decided when it is not frozen)
 //	POST /api/approvals/{id}/cancel     {reason?}: the requester withdraws a pending one
 //
 // Any other method on these paths is 405 method_not_allowed with an Allow

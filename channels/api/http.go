@@ -145,6 +145,10 @@ type ApprovalInfo struct {
 	// Status and Result describe the outcome once the approval has ended.
 	Status approval.Status `json:"status,omitempty"`
 	Result string          `json:"result,omitempty"`
+	// Resolution is how a person resolved the approval once it froze
+	// (done, retry, abandon; see POST /api/approvals/{id}/decision with
+	// decision "resolve"), when they did.
+	Resolution approval.Resolution `json:"resolution,omitempty"`
 	// PendingAction is set while the approval waits.
 	PendingAction *PendingAction `json:"pendingAction,omitempty"`
 	// Resumed is the answer of the turn the approval's outcome resumed,
@@ -796,7 +800,7 @@ func (a *API) infoWith(rec *approval.Approval, token string, resumed *Resumed) A
 		in.DecidedAt = &t
 	}
 	if rec.Outcome != nil {
-		in.Status, in.Result = rec.Outcome.Status, rec.Outcome.Content
+		in.Status, in.Result, in.Resolution = rec.Outcome.Status, rec.Outcome.Content, rec.Outcome.Resolution
 	}
 	if rec.State == approval.StatePending && token != "" {
 		pa := pendingAction(cards.Pending(rec, a.engine.Text(), ""), token)

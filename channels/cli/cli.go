@@ -457,6 +457,9 @@ func (r *repl) handle(ctx context.Context, ev event, turn string) (end bool, err
 		return false, r.confirm(ctx, *ev.shown, ev.ref)
 	case ev.settled != nil:
 		r.printf("[%s]\n", ev.settled.StatusText)
+		if len(ev.settled.Resolve) > 0 {
+			return false, r.resolve(ctx, *ev.settled)
+		}
 	case ev.out != nil:
 		o := ev.out
 		mine := turn != "" && (ev.turn == turn || ev.turn == "")

@@ -612,6 +612,9 @@ func (c *Channel) webhookAllowed(u string) bool {
 // clickParams are the 回传请求 params of a card button.
 type clickParams struct {
 	action, approvalID, sha string
+	// resolution is a frozen card's resolve button's (done, retry,
+	// abandon), with action "resolve".
+	resolution string
 }
 
 // parseClick reads a card callback's params; ok is false when a param is
@@ -621,7 +624,7 @@ func parseClick(p map[string]any) (clickParams, bool) {
 		s, _ := p[k].(string)
 		return strings.TrimSpace(s)
 	}
-	cp := clickParams{action: get("action"), approvalID: get("approval_id"), sha: get("payload_sha256")}
+	cp := clickParams{action: get("action"), approvalID: get("approval_id"), sha: get("payload_sha256"), resolution: get("resolution")}
 	return cp, cp.action != "" && cp.approvalID != ""
 }
 
@@ -632,6 +635,8 @@ func verbOf(action string) approval.Verb {
 		return approval.Approve
 	case "cancel", "reject", "取消":
 		return approval.Reject
+	case "resolve":
+		return approval.Resolve
 	}
 	return approval.Verb("")
 }
@@ -664,7 +669,7 @@ func (c *Channel) onCardCallback(ctx context.Context, req *card.CardRequest) (*c
 	sum := sha256.Sum256([]byte(req.OutTrackId + "\x00" + req.UserId + "\x00" + req.Content))
 	a := channels.CardAction{Channel: Name, ChatID: req.SpaceId, MessageID: req.OutTrackId,
 		EventID: hex.EncodeToString(sum[:16]), UserID: approval.UserID(req.UserId),
-		ApprovalID: approval.ID(p.approvalID), Verb: verbOf(p.action), PayloadSHA256: p.sha}
+		ApprovalID: approval.ID(p.approvalID), Verb: verbOf(p.action), PayloadSHA256: p.sha, Resolution: approval.Resolution(p.resolution)}
 	ch := make(chan clickResult, 1)
 	if !c.bg.Go(func() {
 		// The decision may run a tool: it must not die with the click's
@@ -683,6 +688,15 @@ func (c *Channel) onCardCallback(ctx context.Context, req *card.CardRequest) (*c
 	case r := <-ch:
 		return c.answer(r), nil
 	case <-t.C:
+		if a.Verb == approval.Resolve {
+			// A frozen card stays as it is for everyone (a retry may
+			// run for long; its settle updates the card): the clicker
+			// alone reads that it is being processed.
+			resp := response(nil)
+			resp.CardUpdateOptions.UpdatePrivateDataByKey = true
+			resp.UserPrivateData = &card.CardDataDto{CardParamMap: map[string]string{"status_text": cards.DingTalkProcessingData(c.cfg.Lang)["status_text"]}}
+			return resp, nil
+		}
 		c.bg.Go(func() {
 			if r := <-ch; r.undecided() {
 				c.restore(req.OutTrackId, req.UserId, r)

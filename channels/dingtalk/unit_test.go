@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -199,6 +200,8 @@ func TestNewRejectsBadConfig(t *testing.T) {
 func FuzzCallbackParsing(f *testing.F) {
 	f.Add([]byte(`{"cardPrivateData":{"actionIds":["confirm"],"params":{"action":"confirm","approval_id":"ap_1","payload_sha256":"ab"}}}`))
 	f.Add([]byte(`{"cardPrivateData":{"params":{"action":1,"approval_id":null}}}`))
+	f.Add([]byte(`{"cardPrivateData":{"actionIds":["resolve_retry"],"params":{"action":"resolve","resolution":"retry","approval_id":"ap_1","payload_sha256":"ab"}}}`))
+	f.Add([]byte(`{"cardPrivateData":{"params":{"action":"resolve","resolution":7,"approval_id":"ap_1"}}}`))
 	f.Add([]byte(`{"conversationId":"c","conversationType":"2","msgId":"m","text":{"content":" hi"},"createAt":-1,"sessionWebhook":"http://[::1"}`))
 	f.Add([]byte(`{"conversationId":"c","msgtype":"picture","sessionWebhookExpiredTime":1,"sessionWebhook":"https://oapi.dingtalk.com/x"}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -207,6 +210,9 @@ func FuzzCallbackParsing(f *testing.F) {
 			p, ok := parseClick(data.CardPrivateData.Params)
 			if ok && (p.action == "" || p.approvalID == "") {
 				t.Fatalf("accepted %+v", p)
+			}
+			if r, _ := data.CardPrivateData.Params["resolution"].(string); ok && p.resolution != strings.TrimSpace(r) {
+				t.Fatalf("resolution %q read as %q", r, p.resolution)
 			}
 		}
 		hook, _ := url.Parse("https://oapi.dingtalk.com")

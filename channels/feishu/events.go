@@ -219,7 +219,7 @@ func (c *Channel) onCardAction(ctx context.Context, ev *callback.CardActionTrigg
 		return toast("error", w.malformed), nil
 	}
 	a := channels.CardAction{Channel: Name, ApprovalID: val.ApprovalID, Verb: val.Decision, PayloadSHA256: val.PayloadSHA256,
-		Comment: cards.ParseFeishuReason(e.Action.FormValue)}
+		Comment: cards.ParseFeishuReason(e.Action.FormValue), Resolution: val.Resolution}
 	if e.Operator != nil {
 		a.UserID = approval.UserID(e.Operator.OpenID)
 	}
@@ -320,6 +320,10 @@ func (c *Channel) viewFor(ctx context.Context, h channels.Handler, a channels.Ca
 func (c *Channel) outcomeResponse(a channels.CardAction, o approval.Outcome, view cards.View, haveView bool) *callback.CardActionTriggerResponse {
 	w := wordsIn(c.cfg.Lang)
 	text := c.cfg.Text.With(c.cfg.Lang).Text(o.Status)
+	if o.Resolution != "" {
+		// A frozen approval resolved: said as its card says it.
+		text = cards.ApplyOutcome(cards.View{}, o, c.cfg.Text, c.cfg.Lang).StatusText
+	}
 	switch o.Status {
 	case approval.StatusUnauthorized:
 		switch {
@@ -349,6 +353,11 @@ func (c *Channel) outcomeResponse(a channels.CardAction, o approval.Outcome, vie
 		resp.Card = rawCard(cards.FeishuDecidedCard(view, o, c.cfg.Text, a.Comment, c.cfg.Lang))
 	case haveView && !view.Final:
 		resp.Card = rawCard(cards.FeishuOutcomeCard(view, o, c.cfg.Text, c.cfg.Lang))
+	case haveView && view.Status == approval.StatusFrozen && o.Resolution != "" && o.DecidedBy == a.UserID:
+		// This click resolved the frozen card: its note is the recorded
+		// comment, as the settle's patch shows it (a retry that froze
+		// again has its three buttons again).
+		resp.Card = rawCard(cards.FeishuDecidedCard(view, o, c.cfg.Text, a.Comment, c.cfg.Lang))
 	case haveView:
 		resp.Card = rawCard(cards.FeishuCard(view, c.cfg.Lang))
 	}

@@ -281,6 +281,10 @@ func (c *conn) message(f inFrame) {
 func (c *conn) respond(f inFrame) {
 	w, sid := c.w, f.SessionID
 	var rc responseContent
+	if err := json.Unmarshal(f.Content, &rc); err == nil && rc.Resolution != "" {
+		c.respondResolve(f, rc)
+		return
+	}
 	if err := json.Unmarshal(f.Content, &rc); err != nil || rc.Confirmed == nil {
 		c.fail(CodeInvalidMessage, `user.response needs content {"confirmed": true|false, "message": "…"}`, sid, f.StepID)
 		return

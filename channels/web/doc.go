@@ -129,6 +129,20 @@
 // expiry, a newer request): status is one of executed, replayed, rejected,
 // failed, frozen, expired, superseded, cancelled.
 //
+// A frozen confirmation (its effect unknown) carries its three resolve
+// choices and what they do, in the channel's language:
+//
+//	{"type":"agent.confirm_resolved",…,"status":"frozen","status_text":"The result is unknown; …",
+//	 "resolve":[{"resolution":"done","label":"Done"},{"resolution":"retry","label":"Retry"},{"resolution":"abandon","label":"Abandon"}],
+//	 "resolve_how":"Check by hand, then: …"}
+//
+// The page answers one with user.response on the same step, content
+// {"resolution":"done"|"retry"|"abandon","message":"<note>"}; the step is
+// resolved again (a new confirm_resolved with "resolution" set: the retry's
+// status, or executed / failed for done / abandon). A resolution of a step
+// that is not frozen, or lost to another one, is ALREADY_DECIDED; an unknown
+// resolution INVALID_MESSAGE.
+//
 //	{"type":"error","event":"error","code":"ALREADY_DECIDED","error":"ALREADY_DECIDED","message":"This approval has already been decided.",
 //	 "session_id":"s1","step_id":"confirm_ap_…_sql_exec","timestamp":"…"}
 //

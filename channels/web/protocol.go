@@ -60,6 +60,9 @@ func (f inFrame) kind() (string, bool) {
 type responseContent struct {
 	Confirmed *bool  `json:"confirmed"`
 	Message   string `json:"message"`
+	// Resolution answers a frozen step's resolve buttons (done, retry,
+	// abandon) instead of Confirmed; Message is then the note.
+	Resolution string `json:"resolution,omitempty"`
 }
 
 // Every server frame carries its kind twice: "type" (hitlbot's clients,
@@ -143,6 +146,19 @@ type resolvedFrame struct {
 	DecidedBy  approval.UserID `json:"decided_by,omitempty"`
 	Result     string          `json:"result,omitempty"`
 	Timestamp  string          `json:"timestamp"`
+	// Resolve, on a frozen step (its effect unknown), are the three
+	// choices that resolve it, answered with user.response {resolution,
+	// message}; ResolveHow says what they do. Resolution names how a
+	// person resolved it, once they did.
+	Resolve    []resolveChoice     `json:"resolve,omitempty"`
+	ResolveHow string              `json:"resolve_how,omitempty"`
+	Resolution approval.Resolution `json:"resolution,omitempty"`
+}
+
+// resolveChoice is one resolve button of a frozen step.
+type resolveChoice struct {
+	Resolution approval.Resolution `json:"resolution"`
+	Label      string              `json:"label"`
 }
 
 type errorFrame struct {

@@ -384,7 +384,7 @@ func (w *Web) SettleApproval(_ context.Context, ref approval.CardRef, v cards.Vi
 		}
 		seen[id] = true
 		if st := w.steps[id]; st != nil {
-			w.resolveLocked(st, v.Status, statusText(v), v.DecidedBy, v.Result)
+			w.settleStepLocked(st, v)
 			continue
 		}
 		if id != ref.MessageID {
@@ -396,9 +396,7 @@ func (w *Web) SettleApproval(_ context.Context, ref approval.CardRef, v cards.Vi
 		if err != nil {
 			return err
 		}
-		w.deliverLocked(w.chatLocked(ref.ChatID, user, sid), mustJSON(resolvedFrame{Type: typeConfirmResolved, Event: typeConfirmResolved,
-			SessionID: sid, StepID: id, Content: statusText(v), Status: v.Status, StatusText: statusText(v), DecidedBy: v.DecidedBy,
-			Result: v.Result, Timestamp: w.now()}))
+		w.deliverLocked(w.chatLocked(ref.ChatID, user, sid), mustJSON(w.resolvedOf(sid, id, v)))
 	}
 	return nil
 }

@@ -32,6 +32,10 @@ type Tool struct {
 	// Gate, when set, holds every run until it is closed (or the run's
 	// context ends).
 	Gate chan struct{}
+	// Unknown is how many of the next runs end with an error of unknown
+	// effect (counted as runs: "the connection dropped during commit"),
+	// which freezes their approval.
+	Unknown atomic.Int64
 }
 
 // NewTool returns a counting tool named name of effect.
@@ -84,6 +88,11 @@ func (t *Tool) Run(ctx context.Context, args json.RawMessage) (agent.Output, err
 		}
 	}
 	n := t.Runs.Add(1)
+	for u := t.Unknown.Load(); u > 0; u = t.Unknown.Load() {
+		if t.Unknown.CompareAndSwap(u, u-1) {
+			return agent.Output{}, fmt.Errorf("%s: the connection dropped during commit (run %d)", t.name, n)
+		}
+	}
 	if t.Fails != "" {
 		return agent.Output{Content: t.Fails, IsError: true}, nil
 	}

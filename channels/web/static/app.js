@@ -116,12 +116,13 @@
         if (!current) openDialog(f.step_id);
         break;
       case 'agent.confirm_resolved':
-        if (pending.has(f.step_id)) {
+        if (pending.has(f.step_id) || f.resolution) {
           let line = '审批结果：' + (f.status_text || f.status);
           if (f.decided_by) line += '（' + f.decided_by + '）';
           addLine(f.status === 'executed' || f.status === 'replayed' ? 'ok' : 'notice', line);
         }
         settle(f.step_id);
+        resolveChoices(f);
         break;
       case 'error':
         onError(f);
@@ -132,6 +133,7 @@
   function onError(f) {
     const msg = f.message + ' [' + f.code + ']';
     if (f.step_id && (f.code === 'UNAUTHORIZED' || f.code === 'UNAVAILABLE')) {
+      for (const b of document.querySelectorAll('li.resolve[data-step="' + CSS.escape(f.step_id) + '"] button')) b.disabled = false;
       // The step can still be answered (by someone else, or later).
       if (current === f.step_id) {
         $('dlg-error').textContent = msg;
@@ -156,6 +158,40 @@
       const next = pending.keys().next();
       if (!next.done) openDialog(next.value);
     }
+  }
+
+  // resolveChoices offers a frozen step's resolve choices (the server
+  // sends them, in its language, with what they do) in the chat: a note
+  // and one button per choice, answered with user.response {resolution,
+  // message}. Any later state of the step takes the choices away.
+  function resolveChoices(f) {
+    for (const old of document.querySelectorAll('li.resolve[data-step="' + CSS.escape(f.step_id) + '"]')) old.remove();
+    if (!f.resolve || !f.resolve.length) return;
+    const li = document.createElement('li');
+    li.className = 'line notice resolve';
+    li.dataset.step = f.step_id;
+    const how = document.createElement('p');
+    how.textContent = f.resolve_how || '';
+    const note = document.createElement('input');
+    note.maxLength = 500;
+    note.setAttribute('aria-label', f.resolve_how || 'note');
+    li.append(how, note);
+    for (const c of f.resolve) {
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.textContent = c.label;
+      b.dataset.resolution = c.resolution;
+      b.addEventListener('click', () => {
+        for (const x of li.querySelectorAll('button')) x.disabled = true;
+        send({
+          type: 'user.response', session_id: sessionId, step_id: f.step_id,
+          content: { resolution: c.resolution, message: note.value.trim() },
+        });
+      });
+      li.append(b);
+    }
+    $('log').appendChild(li);
+    li.scrollIntoView({ block: 'end' });
   }
 
   // --- chat -------------------------------------------------------------
