@@ -354,6 +354,10 @@ type Verdict struct {
 	// GrantWindow how long.
 	Grantable   bool
 	GrantWindow time.Duration
+	// Grant, when a live grant let the call run without asking (rule 9),
+	// is that grant: who approved the same request, and when. Set by
+	// Engine.Evaluate; the agent says so in the chat.
+	Grant *Grant
 }
 
 // GrantKey is the store key of a session grant for one exact call.

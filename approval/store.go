@@ -74,9 +74,9 @@ type Store interface {
 	// retry of the same event is not taken for a duplicate.
 	Forget(ctx context.Context, key string) error
 
-	// Grant records a session grant for ttl; HasGrant reports whether one is live.
-	Grant(ctx context.Context, key string, ttl time.Duration) error
-	HasGrant(ctx context.Context, key string) (bool, error)
+	// GrantStore keeps the session grants (see Grant): record, look up,
+	// list by session, revoke.
+	GrantStore
 
 	// Subscribe delivers every outcome published through this store, by any
 	// replica, to fn until ctx ends. It returns once the subscription is
@@ -178,6 +178,9 @@ type ClaimRequest struct {
 	// approval's own Channel and ChatID inside the claim.
 	Channel string
 	ChatID  string
+	// Grant is the approver's grant choice (approve only), recorded on
+	// the approval as it is given (Approval.Grant).
+	Grant GrantChoice
 	// Now is the caller's clock: an approve or reject at or after ExpiresAt
 	// expires the approval instead; an expire before ExpiresAt does nothing.
 	Now time.Time

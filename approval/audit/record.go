@@ -34,6 +34,7 @@ const (
 	EventTampered       Event = "tampered"        // a decision carried the wrong payload hash
 	EventAutoAllow      Event = "auto_allow"      // another agent's request the policy allowed without asking (package gate)
 	EventCallback       Event = "callback"        // an agent's decision POSTed to its callback_url: delivered or failed
+	EventRevoke         Event = "revoke"          // a person revoked a session grant (/revoke); approval_id is the approval that granted it
 )
 
 // Valid reports whether e is one of the events above.
@@ -41,7 +42,7 @@ func (e Event) Valid() bool {
 	switch e {
 	case EventWriteRequest, EventConfirm, EventReject, EventExecute, EventExecuteFailed,
 		EventExecuteUnknown, EventReplay, EventExpire, EventSupersede, EventCancel,
-		EventUnauthorized, EventTampered, EventAutoAllow, EventCallback:
+		EventUnauthorized, EventTampered, EventAutoAllow, EventCallback, EventRevoke:
 		return true
 	}
 	return false
@@ -70,6 +71,7 @@ type Record struct {
 	Outcome       string    `json:"outcome,omitempty"`        // the outcome status
 	Error         string    `json:"error,omitempty"`          // sanitised error text; never secrets
 	Reason        string    `json:"reason,omitempty"`         // what the actor wrote: a rejection's comment, a cancellation's reason (sanitised, bounded)
+	Grant         string    `json:"grant,omitempty"`          // a confirm's grant choice for a MEDIUM approval that may grant a window: once or session
 	Prev          string    `json:"prev"`                     // Hash of this writer's previous record; "" for its first
 	Hash          string    `json:"hash"`                     // hex sha256 of the record's canonical encoding (see ComputeHash)
 }
@@ -82,13 +84,13 @@ const canonVersion = "hitlbot-audit-v1\n"
 // which covers every field except Hash. The encoding is simple enough to
 // reproduce in any language: the line "hitlbot-audit-v1", then for each
 // field in this order — writer, seq, time, event, approval_id, session,
-// tool, payload_sha256, actor, source, outcome, error, reason, prev — its
+// tool, payload_sha256, actor, source, outcome, error, reason, grant, prev — its
 // name, ':', the decimal byte length of its value, ':', the value's bytes
 // and '\n'. seq is written in decimal; time as RFC 3339 with nanoseconds
 // in UTC (time.RFC3339Nano, trailing zeros dropped); empty fields are
-// written with length 0, except reason, which is left out entirely when
-// empty: the field came later, and records written before it (which have
-// none) keep their hashes.
+// written with length 0, except reason and then grant, which are left
+// out entirely when empty: the fields came later, and records written
+// before them (which have none) keep their hashes.
 func (r Record) ComputeHash() string {
 	var buf [512]byte
 	sum := sha256.Sum256(r.appendCanonical(buf[:0]))
@@ -113,6 +115,9 @@ func (r *Record) appendCanonical(b []byte) []byte {
 	b = canonField(b, "error", r.Error)
 	if r.Reason != "" {
 		b = canonField(b, "reason", r.Reason)
+	}
+	if r.Grant != "" {
+		b = canonField(b, "grant", r.Grant)
 	}
 	b = canonField(b, "prev", r.Prev)
 	return b

@@ -26,6 +26,9 @@ func TraceKeys(s *Store, logKey string) {
 	s.cancel = wrap(cancelLua)
 	s.addCards = wrap(addCardsLua)
 	s.pending = wrap(pendingLua)
+	s.putGrant = wrap(putGrantLua)
+	s.listGrants = wrap(listGrantsLua)
+	s.revoke = wrap(revokeLua)
 }
 
 // Keys returns the keys of a's record, its session's pending pointer and
@@ -40,7 +43,8 @@ func Channel(s *Store) string { return s.channel }
 
 // ScriptSources returns the Lua source of every script, by name.
 func ScriptSources() map[string]string {
-	return map[string]string{"put": putLua, "claim": claimLua, "complete": completeLua, "cancel": cancelLua, "addCards": addCardsLua, "pending": pendingLua}
+	return map[string]string{"put": putLua, "claim": claimLua, "complete": completeLua, "cancel": cancelLua, "addCards": addCardsLua, "pending": pendingLua,
+		"putGrant": putGrantLua, "listGrants": listGrantsLua, "revoke": revokeLua}
 }
 
 // OutcomeChannel is the pub/sub channel s publishes outcomes on.

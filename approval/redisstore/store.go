@@ -84,6 +84,7 @@ type Store struct {
 	seq       atomic.Uint64
 
 	put, claim, complete, cancel, addCards, pending *redis.Script
+	putGrant, listGrants, revoke                    *redis.Script
 }
 
 var _ approval.Store = (*Store)(nil)
@@ -124,21 +125,24 @@ func New(client redis.UniversalClient, opts Options) (*Store, error) {
 		return nil, approval.E(op, errkind.Internal, "", err)
 	}
 	return &Store{
-		nonceBase: base64.RawURLEncoding.EncodeToString(nb[:]),
-		c:         client,
-		prefix:    opts.Prefix,
-		channel:   opts.Prefix + "outcomes",
-		clk:       opts.Clock,
-		retention: opts.Retention,
-		log:       opts.Logger,
-		acks:      opts.ReplicaAcks,
-		ackWait:   opts.ReplicaAckTimeout,
-		put:       redis.NewScript(putLua),
-		claim:     redis.NewScript(claimLua),
-		complete:  redis.NewScript(completeLua),
-		cancel:    redis.NewScript(cancelLua),
-		addCards:  redis.NewScript(addCardsLua),
-		pending:   redis.NewScript(pendingLua),
+		nonceBase:  base64.RawURLEncoding.EncodeToString(nb[:]),
+		c:          client,
+		prefix:     opts.Prefix,
+		channel:    opts.Prefix + "outcomes",
+		clk:        opts.Clock,
+		retention:  opts.Retention,
+		log:        opts.Logger,
+		acks:       opts.ReplicaAcks,
+		ackWait:    opts.ReplicaAckTimeout,
+		put:        redis.NewScript(putLua),
+		claim:      redis.NewScript(claimLua),
+		complete:   redis.NewScript(completeLua),
+		cancel:     redis.NewScript(cancelLua),
+		addCards:   redis.NewScript(addCardsLua),
+		pending:    redis.NewScript(pendingLua),
+		putGrant:   redis.NewScript(putGrantLua),
+		listGrants: redis.NewScript(listGrantsLua),
+		revoke:     redis.NewScript(revokeLua),
 	}, nil
 }
 
@@ -170,9 +174,8 @@ func (s *Store) idemKey(sess approval.SessionKey, key string) string {
 	return s.base(approval.Shard(sess)) + "idem:" + strconv.Itoa(len(sess)) + ":" + string(sess) + ":" + key
 }
 
-func (s *Store) seenKey(key string) string  { return s.prefix + "seen:" + key }
-func (s *Store) dueKey() string             { return s.prefix + "due" }
-func (s *Store) grantKey(key string) string { return s.prefix + "grant:" + key }
+func (s *Store) seenKey(key string) string { return s.prefix + "seen:" + key }
+func (s *Store) dueKey() string            { return s.prefix + "due" }
 
 // ---- errors
 
@@ -461,7 +464,7 @@ func (s *Store) Claim(ctx context.Context, id approval.ID, req approval.ClaimReq
 	args := []any{base, string(id), string(req.Intent), encodeHash(req.PayloadSHA256),
 		string(req.Actor), string(req.Source), req.Comment,
 		nowMS, nowNS, fmtTime(req.Now), rej, exp, sup,
-		s.channel, durMS(s.retention), s.nonce(), req.Channel, req.ChatID, req.PayloadSHA256}
+		s.channel, durMS(s.retention), s.nonce(), req.Channel, req.ChatID, req.PayloadSHA256, string(req.Grant)}
 	var res []any
 	acked := int64(-1) // not asked
 	if s.acks > 0 {
@@ -733,37 +736,6 @@ func (s *Store) Forget(ctx context.Context, key string) error {
 		return unavailable(op, "", err)
 	}
 	return nil
-}
-
-// Grant implements approval.Store (SET PX; a ttl <= 0 revokes the grant).
-func (s *Store) Grant(ctx context.Context, key string, ttl time.Duration) error {
-	const op = "redisstore.Grant"
-	if err := ctxErr(ctx, op, ""); err != nil {
-		return err
-	}
-	var err error
-	if ttl <= 0 {
-		err = s.c.Del(ctx, s.grantKey(key)).Err()
-	} else {
-		err = s.c.Set(ctx, s.grantKey(key), "1", time.Duration(durMS(ttl))*time.Millisecond).Err()
-	}
-	if err != nil {
-		return unavailable(op, "", err)
-	}
-	return nil
-}
-
-// HasGrant implements approval.Store (EXISTS).
-func (s *Store) HasGrant(ctx context.Context, key string) (bool, error) {
-	const op = "redisstore.HasGrant"
-	if err := ctxErr(ctx, op, ""); err != nil {
-		return false, err
-	}
-	n, err := s.c.Exists(ctx, s.grantKey(key)).Result()
-	if err != nil {
-		return false, unavailable(op, "", err)
-	}
-	return n > 0, nil
 }
 
 // message is what the scripts publish on the outcome channel.

@@ -1,0 +1,183 @@
+package redisstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/errkind"
+)
+
+// Grants live in the slot of their session, so each operation is one
+// script on one slot (Redis Cluster):
+//
+//	<prefix>{<shard>}:grant:<GrantID(key)>   STRING the grant's JSON, PX until it expires
+//	<prefix>{<shard>}:grants:<session>       ZSET   the session's grants: GrantID scored by
+//	                                                expiry (unix ms); PX until the last expires
+//
+// The index may name a grant whose record has expired (its TTL ended
+// first): every script drops index entries past their score, and a member
+// without a record is skipped.
+
+// putGrantLua records a grant and indexes it.
+//
+//	KEYS[1] the grant's record   KEYS[2] the session's index
+//	ARGV[1] JSON   ARGV[2] TTL in ms   ARGV[3] GrantID
+//	ARGV[4] expiry in unix ms   ARGV[5] now in unix ms
+const putGrantLua = `
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('ZADD', KEYS[2], ARGV[4], ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[5])
+local top = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
+local ttl = tonumber(top[2]) - tonumber(ARGV[5])
+if ttl < 1 then
+  ttl = 1
+end
+redis.call('PEXPIRE', KEYS[2], ttl)
+return 1
+`
+
+// listGrantsLua returns the JSON of the session's live grants.
+//
+//	KEYS[1] the session's index   ARGV[1] base <prefix>{<shard>}:
+//	ARGV[2] now in unix ms
+const listGrantsLua = `
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[2])
+local out = {}
+for _, m in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  local v = redis.call('GET', ARGV[1] .. 'grant:' .. m)
+  if v then
+    out[#out + 1] = v
+  end
+end
+return out
+`
+
+// revokeLua deletes grants of the session and returns how many live ones
+// it deleted.
+//
+//	KEYS[1] the session's index   ARGV[1] base <prefix>{<shard>}:
+//	ARGV[2] now in unix ms        ARGV[3…] GrantIDs (none: all)
+const revokeLua = `
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[2])
+local ids = {}
+if #ARGV > 2 then
+  for i = 3, #ARGV do
+    ids[#ids + 1] = ARGV[i]
+  end
+else
+  ids = redis.call('ZRANGE', KEYS[1], 0, -1)
+end
+local n = 0
+for _, m in ipairs(ids) do
+  n = n + redis.call('DEL', ARGV[1] .. 'grant:' .. m)
+  redis.call('ZREM', KEYS[1], m)
+end
+return n
+`
+
+// grantKeys returns the keys of a grant's record and of its session's index.
+func (s *Store) grantRecordKey(sess approval.SessionKey, key string) string {
+	return s.base(approval.Shard(sess)) + "grant:" + approval.GrantID(key)
+}
+
+func (s *Store) grantIndexKey(sess approval.SessionKey) string {
+	return s.base(approval.Shard(sess)) + "grants:" + string(sess)
+}
+
+// PutGrant implements approval.GrantStore in one round trip.
+func (s *Store) PutGrant(ctx context.Context, g approval.Grant, ttl time.Duration) error {
+	const op = "redisstore.PutGrant"
+	if err := ctxErr(ctx, op, g.ApprovalID); err != nil {
+		return err
+	}
+	if ttl <= 0 {
+		return nil
+	}
+	now := s.clk.Now()
+	b, err := json.Marshal(g)
+	if err != nil {
+		return approval.E(op, errkind.Invalid, g.ApprovalID, err)
+	}
+	nowMS, _ := splitTime(now)
+	ms := durMS(ttl)
+	key := g.Key()
+	err = s.putGrant.Run(ctx, s.c, []string{s.grantRecordKey(g.Session, key), s.grantIndexKey(g.Session)},
+		string(b), ms, approval.GrantID(key), nowMS+ms, nowMS).Err()
+	if err != nil {
+		return unavailable(op, g.ApprovalID, err)
+	}
+	return nil
+}
+
+// GrantFor implements approval.GrantStore in one round trip (GET).
+func (s *Store) GrantFor(ctx context.Context, sess approval.SessionKey, key string) (*approval.Grant, error) {
+	const op = "redisstore.GrantFor"
+	if err := ctxErr(ctx, op, ""); err != nil {
+		return nil, err
+	}
+	v, err := s.c.Get(ctx, s.grantRecordKey(sess, key)).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, unavailable(op, "", err)
+	}
+	var g approval.Grant
+	if err := json.Unmarshal([]byte(v), &g); err != nil {
+		return nil, internal(op, "", "undecodable grant: %v", err)
+	}
+	if g.Key() != key {
+		return nil, nil
+	}
+	return &g, nil
+}
+
+// Grants implements approval.GrantStore in one round trip.
+func (s *Store) Grants(ctx context.Context, sess approval.SessionKey) ([]approval.Grant, error) {
+	const op = "redisstore.Grants"
+	if err := ctxErr(ctx, op, ""); err != nil {
+		return nil, err
+	}
+	nowMS, _ := splitTime(s.clk.Now())
+	vs, err := s.listGrants.Run(ctx, s.c, []string{s.grantIndexKey(sess)}, s.base(approval.Shard(sess)), nowMS).StringSlice()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, unavailable(op, "", err)
+	}
+	out := make([]approval.Grant, 0, len(vs))
+	for _, v := range vs {
+		var g approval.Grant
+		if err := json.Unmarshal([]byte(v), &g); err != nil {
+			s.log.Error("redisstore: undecodable grant skipped", "session", string(sess), "err", err)
+			continue
+		}
+		if g.Session != sess {
+			continue
+		}
+		out = append(out, g)
+	}
+	approval.SortGrants(out)
+	return out, nil
+}
+
+// Revoke implements approval.GrantStore in one round trip.
+func (s *Store) Revoke(ctx context.Context, sess approval.SessionKey, keys ...string) (int, error) {
+	const op = "redisstore.Revoke"
+	if err := ctxErr(ctx, op, ""); err != nil {
+		return 0, err
+	}
+	nowMS, _ := splitTime(s.clk.Now())
+	args := []any{s.base(approval.Shard(sess)), nowMS}
+	for _, k := range keys {
+		args = append(args, approval.GrantID(k))
+	}
+	n, err := s.revoke.Run(ctx, s.c, []string{s.grantIndexKey(sess)}, args...).Int()
+	if err != nil {
+		return 0, unavailable(op, "", err)
+	}
+	return n, nil
+}
