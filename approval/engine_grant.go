@@ -97,3 +97,9 @@ func (e *Engine) Revoke(ctx context.Context, s SessionKey, actor UserID, src Sou
 	}
 	return n, nil
 }
+
+// ChatPending returns the approvals pending in one chat, oldest first
+// (Store.ChatPending).
+func (e *Engine) ChatPending(ctx context.Context, channel, chatID string) ([]*Approval, error) {
+	return e.cfg.Store.ChatPending(ctx, channel, chatID)
+}

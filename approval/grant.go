@@ -130,3 +130,13 @@ func SortGrants(gs []Grant) {
 		return strings.Compare(a.Key(), b.Key())
 	})
 }
+
+// SortByCreation orders approvals oldest first: by CreatedAt, then id.
+func SortByCreation(as []*Approval) {
+	slices.SortFunc(as, func(a, b *Approval) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(string(a.ID), string(b.ID))
+	})
+}

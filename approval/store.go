@@ -34,6 +34,13 @@ type Store interface {
 	// Pending returns the session's pending approval, or nil if there is none.
 	Pending(ctx context.Context, s SessionKey) (*Approval, error)
 
+	// ChatPending returns the approvals pending in one chat (channel and
+	// chat id), whatever their sessions (per-user sessions, other agents'
+	// approvals routed to the chat), oldest first (CreatedAt, then id).
+	// It answers the chat's /pending and finds the approval a typed code
+	// names.
+	ChatPending(ctx context.Context, channel, chatID string) ([]*Approval, error)
+
 	// Latest returns the session's most recent approval whatever its state
 	// (pending, claimed or ended), or nil when the session has none that
 	// the store still keeps (records of ended approvals are kept for the

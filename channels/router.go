@@ -387,6 +387,11 @@ func (r *Router) Ready() error {
 //     message; its arrival when there is none) more than ReplyClockSkew
 //     before the approval was created is not a decision for it: an old
 //     message, delayed or replayed, never decides a newer approval.
+//     Before that, an approval command (ParseCommand: /pending,
+//     /cancel <code>, 确认 <code> / 取消 <code>, /grants, /revoke <n|all>,
+//     /help) is answered here (see command), and so is a bare 确认 / 取消
+//     while several approvals wait in the chat (the bot lists their codes
+//     and asks which); only with a Decider that is a Commander.
 //  4. A typed 确认 / 取消 that finds nothing pending, written after the
 //     session's last approval was created and at most LateReplyWindow
 //     after it ended, is answered with how it ended ("expired",
@@ -458,6 +463,12 @@ func (r *Router) HandleMessage(ctx context.Context, m Message) error {
 		}
 		log.Warn("looking up the pending approval failed", "err", perr)
 		pending = nil
+	}
+	if r.command(ctx, ch, to, m, session, reply, reason, log) {
+		// An approval command (/pending, /cancel <code>, 确认 <code>,
+		// /grants, /revoke, /help), or a bare 确认 that would be
+		// ambiguous: answered here, never the agent's (router_commands.go).
+		return nil
 	}
 	if pending != nil && reply != approval.ReplyNone {
 		written := r.writtenAt(m)

@@ -255,7 +255,6 @@ var en = map[Key]string{
 		"/grants — the requests this conversation may repeat without asking, and for how long\n" +
 		"/revoke <n> or /revoke all — end those grants\n" +
 		"/help — this list",
-	CmdUnknown:      "Unknown command %s. /help lists the commands.",
 	CmdGrantsNone:   "No live grants in this conversation: every MEDIUM request asks.",
 	CmdGrantsHead:   "Live grants (end one with /revoke <n>, all with /revoke all):",
 	CmdGrantLine:    "%d. %s: %s — approved by %s, %s left",

@@ -290,7 +290,6 @@ const (
 	CardHowGrantMD     // how to answer a card with two approve buttons, in Markdown; args: the window
 	CardHowGrantText   // the same in plain text; args: the window
 	CmdHelp            // the commands, one a line
-	CmdUnknown         // a / command that is not one; args: what was typed
 	CmdGrantsNone
 	CmdGrantsHead
 	CmdGrantLine // args: number, tool, payload summary, who approved, remaining time

@@ -253,7 +253,6 @@ var zh = map[Key]string{
 		"/grants — 本会话无需再次询问的请求及剩余时间\n" +
 		"/revoke <序号> 或 /revoke all — 撤销这些授权\n" +
 		"/help — 显示本列表",
-	CmdUnknown:      "未知命令 %s。/help 列出可用命令。",
 	CmdGrantsNone:   "本会话没有生效中的授权：每个中风险请求都会询问。",
 	CmdGrantsHead:   "生效中的授权（/revoke <序号> 撤销一项，/revoke all 全部撤销）：",
 	CmdGrantLine:    "%d. %s：%s — 由 %s 批准，剩余 %s",

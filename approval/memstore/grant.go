@@ -102,3 +102,20 @@ type liveGrant struct {
 	g   approval.Grant
 	exp time.Time
 }
+
+// ChatPending implements approval.Store.
+func (s *Store) ChatPending(ctx context.Context, channel, chatID string) ([]*approval.Approval, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, approval.E("memstore.ChatPending", errkind.Unavailable, "", err)
+	}
+	s.mu.Lock()
+	var out []*approval.Approval
+	for id := range s.due {
+		if r := s.recs[id]; r != nil && r.State == approval.StatePending && r.Channel == channel && r.ChatID == chatID {
+			out = append(out, r.Clone())
+		}
+	}
+	s.mu.Unlock()
+	approval.SortByCreation(out)
+	return out, nil
+}

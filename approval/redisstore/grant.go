@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -180,4 +181,74 @@ func (s *Store) Revoke(ctx context.Context, sess approval.SessionKey, keys ...st
 		return 0, unavailable(op, "", err)
 	}
 	return n, nil
+}
+
+// chatKey returns the key of a chat's index of approvals (ZSET: id scored
+// by ExpiresAt, unix ms). The channel's length makes it unambiguous. It has
+// no hash tag: Put adds to it in the same pipeline as the expiry index.
+func (s *Store) chatKey(channel, chatID string) string {
+	return s.prefix + "chat:" + strconv.Itoa(len(channel)) + ":" + channel + ":" + chatID
+}
+
+// ChatPending implements approval.Store in two round trips: the chat's
+// index, then every record it names, pipelined; entries of approvals no
+// longer pending are removed.
+func (s *Store) ChatPending(ctx context.Context, channel, chatID string) ([]*approval.Approval, error) {
+	const op = "redisstore.ChatPending"
+	if err := ctxErr(ctx, op, ""); err != nil {
+		return nil, err
+	}
+	key := s.chatKey(channel, chatID)
+	// Entries whose approval expired longer than the retention ago name
+	// records that are gone; the others are read (a pending approval past
+	// its expiry is still pending until the sweeper or a claim ends it:
+	// the caller judges expiry by its clock, as with Pending).
+	oldMS, _ := splitTime(s.clk.Now().Add(-s.retention))
+	pipe := s.c.Pipeline()
+	pipe.ZRemRangeByScore(ctx, key, "-inf", "("+strconv.FormatInt(oldMS, 10))
+	idsCmd := pipe.ZRange(ctx, key, 0, -1)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, unavailable(op, "", err)
+	}
+	ids := idsCmd.Val()
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	pipe = s.c.Pipeline()
+	cmds := make([]*redis.MapStringStringCmd, len(ids))
+	for i, id := range ids {
+		shard, ok := approval.ID(id).Shard()
+		if !ok {
+			continue
+		}
+		cmds[i] = pipe.HGetAll(ctx, s.recordKey(shard, approval.ID(id)))
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, unavailable(op, "", err)
+	}
+	var out []*approval.Approval
+	var gone []any
+	for i, c := range cmds {
+		if c == nil || len(c.Val()) == 0 {
+			gone = append(gone, ids[i])
+			continue
+		}
+		a, err := decodeRecord(approval.ID(ids[i]), c.Val())
+		if err != nil {
+			s.log.Error("redisstore: undecodable record in a chat's index", "approval_id", ids[i], "err", err)
+			continue
+		}
+		if a.State != approval.StatePending {
+			gone = append(gone, ids[i])
+			continue
+		}
+		out = append(out, a)
+	}
+	if len(gone) > 0 {
+		if err := s.c.ZRem(ctx, key, gone...).Err(); err != nil {
+			s.log.Warn("redisstore: pruning a chat's index failed", "err", err)
+		}
+	}
+	approval.SortByCreation(out)
+	return out, nil
 }

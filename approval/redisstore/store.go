@@ -298,14 +298,19 @@ func (s *Store) Put(ctx context.Context, a *approval.Approval, supersededOutcome
 		s.channel, durMS(s.retention), s.nonce(),
 	}, fs...)
 	keys := []string{s.recordKey(shard, a.ID), s.pointerKey(a.Session)}
-	// The put script and the expiry index entry travel in one pipeline:
-	// one round trip. The index lives in a slot of its own, so it cannot
-	// be part of the script; a lost entry only delays the sweeper's expiry,
+	// The put script and the expiry and chat index entries travel in one
+	// pipeline: one round trip. The indexes live in slots of their own, so
+	// they cannot be part of the script; a lost entry only delays the
+	// sweeper's expiry or leaves the approval out of the chat's /pending,
 	// never a claim.
 	due := redis.Z{Score: float64(expMS), Member: string(a.ID)}
+	chat := s.chatKey(a.Channel, a.ChatID)
+	chatTTL := time.Duration(durMS(life+s.retention)) * time.Millisecond
 	pipe := s.c.Pipeline()
 	putCmd := s.put.EvalSha(ctx, pipe, keys, args...)
 	pipe.ZAdd(ctx, s.dueKey(), due)
+	pipe.ZAdd(ctx, chat, due)
+	pipe.PExpire(ctx, chat, chatTTL)
 	_, err = pipe.Exec(ctx)
 	if err != nil && redis.HasErrorPrefix(putCmd.Err(), "NOSCRIPT") {
 		// The server does not know the script yet (first use, or after a
@@ -314,6 +319,8 @@ func (s *Store) Put(ctx context.Context, a *approval.Approval, supersededOutcome
 		pipe = s.c.Pipeline()
 		putCmd = s.put.Eval(ctx, pipe, keys, args...)
 		pipe.ZAdd(ctx, s.dueKey(), due)
+		pipe.ZAdd(ctx, chat, due)
+		pipe.PExpire(ctx, chat, chatTTL)
 		_, err = pipe.Exec(ctx)
 	}
 	if err != nil {

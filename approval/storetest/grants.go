@@ -152,3 +152,53 @@ func testGrantRevoke(t *testing.T, s approval.Store, _ func(time.Duration)) {
 		t.Fatal("Revoke touched another session's grant")
 	}
 }
+
+// testChatPending: ChatPending lists the approvals pending in one chat,
+// whatever their sessions, oldest first; an approval that ends leaves the
+// list; another chat's and another channel's are not in it.
+func testChatPending(t *testing.T, s approval.Store, _ func(time.Duration)) {
+	chat := fmt.Sprintf("chat-%d", time.Now().UnixNano())
+	now := time.Now().UTC()
+	mk := func(user string, channel, chatID string, age time.Duration) *approval.Approval {
+		a := NewApproval(t, approval.SessionKey(channel+":"+chatID+":"+user))
+		a.Channel, a.ChatID = channel, chatID
+		a.CreatedAt, a.ExpiresAt = now.Add(-age), now.Add(5*time.Minute)
+		if _, err := s.Put(ctx(t), a, approval.Outcome{}); err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	if got, err := s.ChatPending(ctx(t), "test", chat); len(got) != 0 || err != nil {
+		t.Fatalf("ChatPending of an empty chat = %v, %v", got, err)
+	}
+	b := mk("ou_b", "test", chat, time.Minute)
+	a := mk("ou_a", "test", chat, 2*time.Minute)
+	c := mk("ou_c", "test", chat, 0)
+	mk("ou_a", "test", chat+"-other", time.Minute)
+	mk("ou_a", "other", chat, time.Minute)
+	got, err := s.ChatPending(ctx(t), "test", chat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got[0].ID != a.ID || got[1].ID != b.ID || got[2].ID != c.ID {
+		t.Fatalf("ChatPending = %v, want a, b, c", ids(got))
+	}
+	if got[1].Requester != b.Requester || got[1].Summary != b.Summary || got[1].State != approval.StatePending {
+		t.Fatalf("ChatPending[1] = %+v", got[1])
+	}
+	res, err := s.Claim(ctx(t), b.ID, approval.ClaimRequest{Intent: approval.IntentReject, PayloadSHA256: b.PayloadSHA256, Actor: "bob", Source: approval.SourceReply, Now: now})
+	if err != nil || res.Code != approval.ClaimOK {
+		t.Fatalf("reject b = %+v, %v", res, err)
+	}
+	if got, _ := s.ChatPending(ctx(t), "test", chat); len(got) != 2 || got[0].ID != a.ID || got[1].ID != c.ID {
+		t.Fatalf("ChatPending after b ended = %v, want a, c", ids(got))
+	}
+}
+
+func ids(as []*approval.Approval) []approval.ID {
+	out := make([]approval.ID, len(as))
+	for i, a := range as {
+		out[i] = a.ID
+	}
+	return out
+}

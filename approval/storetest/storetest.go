@@ -64,6 +64,7 @@ var tests = []storeTest{
 	{"Grants", testGrants},
 	{"GrantsBySession", testGrantsBySession},
 	{"GrantRevoke", testGrantRevoke},
+	{"ChatPending", testChatPending},
 	{"Subscribe", testSubscribe},
 	{"AddCards", testAddCards},
 	{"CardsRacingDecision", testCardsRacingDecision},
