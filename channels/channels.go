@@ -52,6 +52,9 @@ type CardAction struct {
 	PayloadSHA256 string
 	// Comment is an optional note typed with the decision.
 	Comment string
+	// Grant is the approver's grant choice for a MEDIUM approval that may
+	// grant a window: once, session, or unset (the default: session).
+	Grant approval.GrantChoice
 }
 
 // Target is where something is said or shown.

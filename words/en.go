@@ -237,17 +237,12 @@ var en = map[Key]string{
 	APIForbiddenOwn:      "You asked for this action, and its approver rule needs someone else to approve it (who may: %s); you may still reject it.",
 	APIUserMismatch:      "This pending action belongs to another user, and its approver rule does not let you decide it (who may: %s).",
 	// Grants you can see and approval commands in chat (branch i16-grants).
-	GrantAutoApproved:  "Auto-approved: the same request was approved by %s %s.",
-	AgoJustNow:         "just now",
-	AgoMinute:          "1 minute ago",
-	AgoMinutes:         "%d minutes ago",
-	AgoHour:            "1 hour ago",
-	AgoHours:           "%d hours ago",
-	CardApproveOnce:    "Approve once",
-	CardApproveSession: "Allow for this session (%s)",
-	CardCode:           "Code",
-	CardHowGrantMD:     "**Approve once** runs it this time; **Allow for this session** also runs the same request without asking for %s. Reply **确认** (confirm: allow for this session) or **取消** (cancel) to decline.",
-	CardHowGrantText:   "Approve once runs it this time; Allow for this session also runs the same request without asking for %s. Reply 确认 (confirm: allow for this session) or 取消 (cancel) to decline.",
+	GrantAutoApproved: "Auto-approved: the same request was approved by %s %s.",
+	AgoJustNow:        "just now",
+	AgoMinute:         "1 minute ago",
+	AgoMinutes:        "%d minutes ago",
+	AgoHour:           "1 hour ago",
+	AgoHours:          "%d hours ago",
 	CmdHelp: "Commands:\n" +
 		"/pending — what waits for a decision in this chat, with its code\n" +
 		"确认 <code> / 取消 <code> (confirm / cancel <code>) — decide one of them\n" +
@@ -270,5 +265,6 @@ var en = map[Key]string{
 	CmdCancelDenied: "Only its requester or an approver may withdraw it (who may approve: %s).",
 	CmdCancelled:    "Withdrawn: %s.",
 	CmdUnavailable:  "The approval store could not be reached; nothing was changed. Try again in a moment.",
-	CLIGrantPrompt:  "Approve: [o] once, [s] allow for this session (%s), [n] reject",
+	APIGrant:        `grant must be "once" or "session".`,
+	APIGrantNone:    `This approval grants nothing (only a MEDIUM call may be allowed for the session); approve it without grant, or with grant "once".`,
 }

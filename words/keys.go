@@ -283,13 +283,8 @@ const (
 	AgoMinute
 	AgoMinutes // args: minutes
 	AgoHour
-	AgoHours           // args: hours
-	CardApproveOnce    // the approve button that grants nothing (仅本次)
-	CardApproveSession // the approve button that grants the session the window (本会话允许); args: the window
-	CardCode           // label of the approval's short code
-	CardHowGrantMD     // how to answer a card with two approve buttons, in Markdown; args: the window
-	CardHowGrantText   // the same in plain text; args: the window
-	CmdHelp            // the commands, one a line
+	AgoHours // args: hours
+	CmdHelp  // the commands, one a line
 	CmdGrantsNone
 	CmdGrantsHead
 	CmdGrantLine // args: number, tool, payload summary, who approved, remaining time
@@ -305,7 +300,8 @@ const (
 	CmdCancelDenied // args: who may decide
 	CmdCancelled    // args: code
 	CmdUnavailable  // the store could not answer a command
-	CLIGrantPrompt  // the terminal's prompt for a MEDIUM approval; args: the window
+	APIGrant        // grant is neither once nor session
+	APIGrantNone    // grant session for an approval that grants nothing
 
 	// numKeys counts the keys; it is not one.
 	numKeys

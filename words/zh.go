@@ -235,17 +235,12 @@ var zh = map[Key]string{
 	APIForbiddenOwn:      "此操作由你发起，按其审批规则需要由他人批准（可确认人：%s）；你仍可以拒绝它。",
 	APIUserMismatch:      "此待确认操作属于另一位用户，按其审批规则你无权处理（可确认人：%s）。",
 	// Grants you can see and approval commands in chat (branch i16-grants).
-	GrantAutoApproved:  "已自动批准：相同的请求已由 %s 于%s批准。",
-	AgoJustNow:         "刚刚",
-	AgoMinute:          "1 分钟前",
-	AgoMinutes:         "%d 分钟前",
-	AgoHour:            "1 小时前",
-	AgoHours:           "%d 小时前",
-	CardApproveOnce:    "仅本次",
-	CardApproveSession: "本会话允许（%s）",
-	CardCode:           "代码",
-	CardHowGrantMD:     "**仅本次** 只执行这一次；**本会话允许** 在 %s 内相同的请求不再询问。也可以回复 **确认**（即本会话允许）或 **取消** 放弃。",
-	CardHowGrantText:   "「仅本次」只执行这一次；「本会话允许」在 %s 内相同的请求不再询问。也可以回复「确认」（即本会话允许）或「取消」放弃。",
+	GrantAutoApproved: "已自动批准：相同的请求已由 %s 于%s批准。",
+	AgoJustNow:        "刚刚",
+	AgoMinute:         "1 分钟前",
+	AgoMinutes:        "%d 分钟前",
+	AgoHour:           "1 小时前",
+	AgoHours:          "%d 小时前",
 	CmdHelp: "可用命令：\n" +
 		"/pending — 本群等待决定的请求及其代码\n" +
 		"确认 <代码> / 取消 <代码> — 决定其中一个\n" +
@@ -268,5 +263,6 @@ var zh = map[Key]string{
 	CmdCancelDenied: "只有发起人或审批人可以撤回它（可确认人：%s）。",
 	CmdCancelled:    "已撤回：%s。",
 	CmdUnavailable:  "无法连接审批存储，未做任何更改。请稍后再试。",
-	CLIGrantPrompt:  "批准：[o] 仅本次，[s] 本会话允许（%s），[n] 拒绝",
+	APIGrant:        "grant 必须是 \"once\" 或 \"session\"。",
+	APIGrantNone:    "此审批不能授权（只有中风险调用可以在本会话内允许）；请不带 grant 批准，或用 grant \"once\"。",
 }
