@@ -20,6 +20,8 @@
 //	<prefix>seen:<key>                                STRING de-duplication mark (SET NX PX)
 //	<prefix>{<shard>}:grant:<GrantID(key)>           STRING a session grant's JSON (PX its window)
 //	<prefix>{<shard>}:grants:<session>               ZSET  the session's grants, scored by expiry
+//	<prefix>chat:<len(channel)>:<channel>:<chat>     ZSET  a chat's approvals by ExpiresAt (ChatPending),
+//	                                                  added in Put's pipeline, pruned when read
 //	<prefix>outcomes                                  pub/sub channel: {"id":…,"outcome":{…}}
 //
 // # The record
