@@ -451,6 +451,9 @@ func (p *Policy) Evaluate(c CallInfo, hasGrant func() (bool, error)) (Verdict, e
 	return say(true, Say(words.ReasonMedium))
 }
 
+// ShortDuration writes d without trailing zero units: 5m, not 5m0s.
+func ShortDuration(d time.Duration) string { return shortDuration(d) }
+
 // shortDuration writes d without trailing zero units: 5m, not 5m0s.
 func shortDuration(d time.Duration) string {
 	s := d.String()

@@ -110,6 +110,10 @@ func TestParseFeishuButtonValue(t *testing.T) {
 		"nil hash":      func(m map[string]any) { m["payload_sha256"] = nil },
 		"object in id":  func(m map[string]any) { m["approval_id"] = map[string]any{} },
 		"list decision": func(m map[string]any) { m["decision"] = []any{"approve"} },
+		"bad grant":     func(m map[string]any) { m["grant"] = "forever" },
+		"empty grant":   func(m map[string]any) { m["grant"] = "" },
+		"number grant":  func(m map[string]any) { m["grant"] = 1.0 },
+		"reject grant":  func(m map[string]any) { m["decision"], m["grant"] = "reject", "once" },
 	} {
 		m := map[string]any{}
 		for k, v := range good {
@@ -123,6 +127,16 @@ func TestParseFeishuButtonValue(t *testing.T) {
 	if _, err := cards.ParseFeishuButtonValue(nil); err == nil {
 		t.Error("nil value accepted")
 	}
+	// A MEDIUM card's two approve buttons carry the grant choice.
+	for _, g := range []approval.GrantChoice{approval.GrantOnce, approval.GrantSession} {
+		m := map[string]any{"grant": string(g)}
+		for k, v := range good {
+			m[k] = v
+		}
+		if v, err := cards.ParseFeishuButtonValue(m); err != nil || v.Grant != g {
+			t.Errorf("grant %s: %+v, %v", g, v, err)
+		}
+	}
 }
 
 // FuzzParseFeishuButtonValue feeds arbitrary JSON objects (as the SDK
@@ -132,6 +146,7 @@ func TestParseFeishuButtonValue(t *testing.T) {
 func FuzzParseFeishuButtonValue(f *testing.F) {
 	f.Add(`{"kind":"approval","approval_id":"ap_0123abcd_00112233445566778899aabbccddeeff","decision":"approve","payload_sha256":"` + strings.Repeat("a", 64) + `"}`)
 	f.Add(`{"kind":"approval","decision":"reject"}`)
+	f.Add(`{"kind":"approval","approval_id":"ap_0123abcd_00112233445566778899aabbccddeeff","decision":"approve","grant":"once","payload_sha256":"` + strings.Repeat("a", 64) + `"}`)
 	f.Add(`{"approval_id":1,"decision":null}`)
 	f.Add(`{}`)
 	f.Fuzz(func(t *testing.T, s string) {
@@ -143,7 +158,8 @@ func FuzzParseFeishuButtonValue(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if v.Kind != "approval" || !v.ApprovalID.Valid() || (v.Decision != approval.Approve && v.Decision != approval.Reject) || len(v.PayloadSHA256) != 64 {
+		if v.Kind != "approval" || !v.ApprovalID.Valid() || (v.Decision != approval.Approve && v.Decision != approval.Reject) || len(v.PayloadSHA256) != 64 ||
+			(v.Grant != "" && (v.Decision != approval.Approve || (v.Grant != approval.GrantOnce && v.Grant != approval.GrantSession))) {
 			t.Fatalf("accepted a malformed value %+v from %s", v, s)
 		}
 	})

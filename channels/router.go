@@ -796,7 +796,7 @@ func (r *Router) Show(ctx context.Context, a *approval.Approval) ([]approval.Car
 		return nil, fmt.Errorf("show approval %s: %w", a.ID, err)
 	}
 	to := Target{Channel: a.Channel, ChatID: a.ChatID, ThreadID: r.threadOf(a), UserID: a.Requester}
-	ref, err := ch.ShowApproval(ctx, to, cards.Pending(a, r.text, r.cfg.Lang))
+	ref, err := ch.ShowApproval(ctx, to, r.pendingCard(ctx, a))
 	if err != nil {
 		return nil, fmt.Errorf("show approval %s on %s: %w", a.ID, a.Channel, err)
 	}
@@ -890,7 +890,7 @@ func (r *Router) PendingView(ctx context.Context, to Target) (*cards.View, error
 	if err != nil || a == nil {
 		return nil, err
 	}
-	v := cards.Pending(a, r.text, r.cfg.Lang)
+	v := r.pendingCard(ctx, a)
 	return &v, nil
 }
 
@@ -912,7 +912,7 @@ func (r *Router) ApprovalView(ctx context.Context, channel string, id approval.I
 	}) {
 		return nil, nil
 	}
-	v := cards.Pending(a, r.text, r.cfg.Lang)
+	v := r.pendingCard(ctx, a)
 	return &v, nil
 }
 

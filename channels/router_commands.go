@@ -3,11 +3,13 @@ package channels
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/cards"
 	"github.com/hitlbot/hitlbot/internal/clip"
 	"github.com/hitlbot/hitlbot/words"
 )
@@ -125,6 +127,28 @@ func (r *Router) command(ctx context.Context, ch Channel, to Target, m Message, 
 		return say(r.text.Text(o.Status))
 	}
 	return say(words.Text(l, words.CmdCancelled, approval.Codes(live)[a.ID]))
+}
+
+// pendingCard is the pending view of a, with its short code in its chat
+// (approval.Codes over the approvals pending there, a among them) when
+// the Decider is a Commander and the store answers; a card without a code
+// is still a card (a failure is logged).
+func (r *Router) pendingCard(ctx context.Context, a *approval.Approval) cards.View {
+	v := cards.Pending(a, r.text, r.cfg.Lang)
+	cmdr, ok := r.decider.(Commander)
+	if !ok {
+		return v
+	}
+	waiting, err := cmdr.ChatPending(ctx, a.Channel, a.ChatID)
+	if err != nil {
+		r.log.Warn("listing the chat's pending approvals failed; the card has no code", "approval_id", a.ID, "err", err)
+		return v
+	}
+	if !slices.ContainsFunc(waiting, func(w *approval.Approval) bool { return w.ID == a.ID }) {
+		waiting = append(waiting, a)
+	}
+	v.Code = approval.Codes(waiting)[a.ID]
+	return v
 }
 
 // revoke answers /revoke <n|all>.

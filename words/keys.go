@@ -295,13 +295,17 @@ const (
 	CmdPendingHead
 	CmdPendingLine // args: code, summary, requester, remaining time
 	CmdCancelUsage
-	CmdNoSuchCode   // args: the code typed
-	CmdAmbiguous    // a bare 确认 / 取消 while several wait; args: the list of codes
-	CmdCancelDenied // args: who may decide
-	CmdCancelled    // args: code
-	CmdUnavailable  // the store could not answer a command
-	APIGrant        // grant is neither once nor session
-	APIGrantNone    // grant session for an approval that grants nothing
+	CmdNoSuchCode      // args: the code typed
+	CmdAmbiguous       // a bare 确认 / 取消 while several wait; args: the list of codes
+	CmdCancelDenied    // args: who may decide
+	CmdCancelled       // args: code
+	CmdUnavailable     // the store could not answer a command
+	APIGrant           // grant is neither once nor session
+	CardApproveOnce    // the approve button that grants nothing (仅本次)
+	CardApproveSession // the approve button that grants the session the window (本会话允许); args: the window
+	CardCode           // label of the approval's short code
+	CardHowGrantFeishu // how to answer a Feishu card with two approve buttons; args: the window
+	APIGrantNone       // grant session for an approval that grants nothing
 
 	// numKeys counts the keys; it is not one.
 	numKeys

@@ -60,6 +60,10 @@ func (f inFrame) kind() (string, bool) {
 type responseContent struct {
 	Confirmed *bool  `json:"confirmed"`
 	Message   string `json:"message"`
+	// Grant, with confirmed true on a MEDIUM approval that may grant (its
+	// card has approve_once and grant_window), is "once" (仅本次) or
+	// "session" (本会话允许); absent means session, as a plain 确认.
+	Grant string `json:"grant,omitempty"`
 }
 
 // Every server frame carries its kind twice: "type" (hitlbot's clients,
