@@ -103,6 +103,19 @@ type resumedTurn struct {
 	res agent.TurnResult
 }
 
+// noticesWith counts the notices said that start with prefix.
+func (s *speaker) noticesWith(prefix string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, m := range s.events {
+		if m.Kind == agent.SayNotice && strings.HasPrefix(m.Text, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
 func (s *speaker) Say(_ context.Context, to agent.Inbound, m agent.Say) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -432,6 +445,12 @@ func TestMediumAsksFirstThenGrant(t *testing.T) {
 	// The same call again, in the window: it runs without a card.
 	if r := result(t, h.submit(t, "s1", "note x")); r.Actions[0].Status != "executed" || h.write.Runs.Load() != 2 || len(h.shown) != 0 {
 		t.Fatalf("second identical call: %+v, %d runs, %d cards", r, h.write.Runs.Load(), len(h.shown))
+	}
+	// It says so, with who approved the same request (and when: the
+	// engine's clock is fake here, the loop's real, so only the start of
+	// the sentence is compared).
+	if n := h.speak.noticesWith("Auto-approved: the same request was approved by alice "); n != 1 {
+		t.Fatalf("%d auto-approved notices, want 1: %+v", n, h.speak.said)
 	}
 	for _, tc := range []struct {
 		name, session string

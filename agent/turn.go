@@ -313,6 +313,7 @@ func (l *Loop) handleCalls(ctx context.Context, ts *turnState, calls []ToolCall)
 		}
 		p.verdict = v
 		if !v.NeedsApproval {
+			l.sayGranted(ctx, ts.in, v.Grant)
 			res, err := l.cfg.Tools.Dispatch(ctx, approval.Call{Tool: c.Name, Args: args, PayloadSHA256: hash, CallID: c.ID})
 			switch {
 			case err != nil && errors.Is(err, approval.ErrNotRun):

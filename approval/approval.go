@@ -292,6 +292,10 @@ type Approval struct {
 	DecidedVia Source    `json:"decided_via,omitempty"`
 	// Comment is what the decider wrote, if anything.
 	Comment string `json:"comment,omitempty"`
+	// Grant is the grant choice the approver made (once, session), as the
+	// claim got it; empty when none was made (GrantChoice.For says what
+	// applies).
+	Grant GrantChoice `json:"grant,omitempty"`
 	// Outcome is set once the approval has ended.
 	Outcome *Outcome `json:"outcome,omitempty"`
 
@@ -383,6 +387,10 @@ type Decision struct {
 	// unknown, which that rule refuses.
 	Channel string `json:"channel,omitempty"`
 	ChatID  string `json:"chat_id,omitempty"`
+	// Grant is the approver's choice for a MEDIUM approval that may grant
+	// a window: once, session, or unset (the default: session). Ignored
+	// by a reject, and by an approval that grants nothing.
+	Grant GrantChoice `json:"grant,omitempty"`
 }
 
 // Result is what one tool call produced.

@@ -436,6 +436,7 @@ func (e *Engine) Decide(ctx context.Context, id ID, d Decision) (Outcome, error)
 		Comment:       d.Comment,
 		Channel:       d.Channel,
 		ChatID:        d.ChatID,
+		Grant:         d.Grant,
 		Now:           e.cfg.Clock.Now().UTC(),
 		Outcome:       e.endOutcome(d),
 	})
@@ -485,7 +486,7 @@ func (e *Engine) Decide(ctx context.Context, id ID, d Decision) (Outcome, error)
 		e.settle(a, *a.Outcome)
 		return *a.Outcome, nil
 	}
-	e.auditNote(a, audit.EventConfirm, d.Actor, d.Source, "", "", d.Comment)
+	e.auditGrant(a, d.Actor, d.Source, d.Comment, d.Grant.For(a))
 	if res.Unreplicated {
 		// The claim may not survive a failover of the store: running the
 		// tool now could run it twice. Nothing runs; the approval fails.
@@ -597,13 +598,8 @@ func (e *Engine) execute(ctx context.Context, a *Approval, cached *Outcome) Outc
 	}
 	o.Results, o.DecidedBy = results, a.DecidedBy
 	o = e.complete(ctx, a, state, o, ev, errText)
-	if o.Status == StatusExecuted && a.GrantWindow > 0 && a.Risk == RiskMedium {
-		for _, c := range a.Calls {
-			k := GrantKey(CallInfo{Session: a.Session, User: a.Requester, Tool: c.Tool, Hash: c.PayloadSHA256})
-			if err := e.cfg.Store.Grant(ctx, k, a.GrantWindow); err != nil {
-				e.log.Warn("recording a session grant failed", "approval_id", a.ID, "err", err)
-			}
-		}
+	if o.Status == StatusExecuted && a.Grant.For(a) == GrantSession {
+		e.grant(ctx, a)
 	}
 	return o
 }
@@ -1000,8 +996,19 @@ func (e *Engine) Pending(ctx context.Context, s SessionKey) (*Approval, error) {
 }
 
 // Evaluate runs the policy for one call, consulting the store's grants.
+// When a live grant lets the call run, the verdict carries it (who
+// approved the same request, and when).
 func (e *Engine) Evaluate(ctx context.Context, p *Policy, c CallInfo) (Verdict, error) {
-	return p.Evaluate(c, func() (bool, error) { return e.cfg.Store.HasGrant(ctx, GrantKey(c)) })
+	var g *Grant
+	v, err := p.Evaluate(c, func() (bool, error) {
+		var err error
+		g, err = e.cfg.Store.GrantFor(ctx, c.Session, GrantKey(c))
+		return g != nil, err
+	})
+	if err == nil && !v.NeedsApproval && g != nil {
+		v.Grant = g
+	}
+	return v, err
 }
 
 // settle updates every card of a to its final state, bounded in time and

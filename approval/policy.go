@@ -354,6 +354,10 @@ type Verdict struct {
 	// GrantWindow how long.
 	Grantable   bool
 	GrantWindow time.Duration
+	// Grant, when a live grant let the call run without asking (rule 9),
+	// is that grant: who approved the same request, and when. Set by
+	// Engine.Evaluate; the agent says so in the chat.
+	Grant *Grant
 }
 
 // GrantKey is the store key of a session grant for one exact call.
@@ -446,6 +450,9 @@ func (p *Policy) Evaluate(c CallInfo, hasGrant func() (bool, error)) (Verdict, e
 	}
 	return say(true, Say(words.ReasonMedium))
 }
+
+// ShortDuration writes d without trailing zero units: 5m, not 5m0s.
+func ShortDuration(d time.Duration) string { return shortDuration(d) }
 
 // shortDuration writes d without trailing zero units: 5m, not 5m0s.
 func shortDuration(d time.Duration) string {

@@ -34,6 +34,13 @@ type Store interface {
 	// Pending returns the session's pending approval, or nil if there is none.
 	Pending(ctx context.Context, s SessionKey) (*Approval, error)
 
+	// ChatPending returns the approvals pending in one chat (channel and
+	// chat id), whatever their sessions (per-user sessions, other agents'
+	// approvals routed to the chat), oldest first (CreatedAt, then id).
+	// It answers the chat's /pending and finds the approval a typed code
+	// names.
+	ChatPending(ctx context.Context, channel, chatID string) ([]*Approval, error)
+
 	// Latest returns the session's most recent approval whatever its state
 	// (pending, claimed or ended), or nil when the session has none that
 	// the store still keeps (records of ended approvals are kept for the
@@ -87,9 +94,9 @@ type Store interface {
 	// retry of the same event is not taken for a duplicate.
 	Forget(ctx context.Context, key string) error
 
-	// Grant records a session grant for ttl; HasGrant reports whether one is live.
-	Grant(ctx context.Context, key string, ttl time.Duration) error
-	HasGrant(ctx context.Context, key string) (bool, error)
+	// GrantStore keeps the session grants (see Grant): record, look up,
+	// list by session, revoke.
+	GrantStore
 
 	// Subscribe delivers every outcome published through this store, by any
 	// replica, to fn until ctx ends. It returns once the subscription is
@@ -191,6 +198,9 @@ type ClaimRequest struct {
 	// approval's own Channel and ChatID inside the claim.
 	Channel string
 	ChatID  string
+	// Grant is the approver's grant choice (approve only), recorded on
+	// the approval as it is given (Approval.Grant).
+	Grant GrantChoice
 	// Now is the caller's clock: an approve or reject at or after ExpiresAt
 	// expires the approval instead; an expire before ExpiresAt does nothing.
 	Now time.Time

@@ -18,9 +18,14 @@ import (
 // "processing" or a final approval.Status), status_text (the status
 // sentence), decided_by, comment (the decider's), result (what follows the
 // status sentence: the tool's result, or why it failed or froze; never the
-// sentence again), final ("true"/"false"), buttons ("true"/"false") and
+// sentence again), final ("true"/"false"), buttons ("true"/"false"),
 // markdown (the whole view as Markdown, for a template with a single
-// markdown block).
+// markdown block); on a pending card also code (the approval's short code
+// in its chat, for 确认 <code>; absent when unknown), and on a MEDIUM
+// card that may grant grant_buttons "true" (the template shows 仅本次 and
+// 本会话允许 instead of 确认, their params action approve and grant once
+// / session; absent otherwise) and grant_window (the window in words,
+// "5m").
 //
 // A frozen approval (its effect unknown) is resolved on its final card:
 // the variable "resolve_buttons" is "true" while it is frozen (else
@@ -57,6 +62,12 @@ func DingTalkCardData(v View, lang string) map[string]string {
 	}
 	if len(v.Resolve) > 0 {
 		m["resolve_buttons"] = "true"
+	}
+	if v.Code != "" && !v.Final {
+		m["code"] = v.Code
+	}
+	if v.ApproveOnce != nil && !v.Final {
+		m["grant_buttons"], m["grant_window"] = "true", v.GrantWindow
 	}
 	if !v.ExpiresAt.IsZero() {
 		m["expires_at"] = formatTime(v.ExpiresAt)

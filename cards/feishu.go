@@ -60,6 +60,9 @@ const (
 	feishuFormName    = "decision"
 	feishuApproveName = "approve"
 	feishuRejectName  = "reject"
+	// feishuApproveSessionName is the session approve button of a MEDIUM
+	// card that may grant (feishuApproveName is then 仅本次).
+	feishuApproveSessionName = "approve_session"
 )
 
 // FeishuCard returns the card of v: a pending card with the 确认 / 取消
@@ -152,12 +155,13 @@ func feishuStatusTemplate(s approval.Status) string {
 	return "grey"
 }
 
-type feishuLabels struct{ processing, confirm, cancel, how, reason string }
+type feishuLabels struct{ processing, confirm, cancel, how, reason, code string }
 
 func feishuWords(lang string) feishuLabels {
 	l := words.Of(lang)
 	return feishuLabels{processing: words.Text(l, words.CardProcessing), confirm: words.Text(l, words.CardConfirm),
-		cancel: words.Text(l, words.CardCancel), how: words.Text(l, words.CardHowFeishu), reason: words.Text(l, words.CardReasonInput)}
+		cancel: words.Text(l, words.CardCancel), how: words.Text(l, words.CardHowFeishu), reason: words.Text(l, words.CardReasonInput),
+		code: words.Text(l, words.CardCode)}
 }
 
 func plainText(s string) map[string]any { return map[string]any{"tag": "plain_text", "content": s} }
@@ -222,6 +226,9 @@ func feishuFacts(v View, lang string) []any {
 	if v.ShortHash != "" {
 		fmt.Fprintf(&b, "\n%s: %s", l.hash, v.ShortHash)
 	}
+	if v.Code != "" && !v.Final {
+		fmt.Fprintf(&b, "\n%s: %s", feishuWords(lang).code, v.Code)
+	}
 	els = append(els, plainDiv(b.String()))
 	if v.Preview != "" {
 		els = append(els, markdownEl(fenced(excerpt(v.Preview, MaxFeishuPreview))))
@@ -234,7 +241,22 @@ func feishuPending(v View, lang string, buttons bool) map[string]any {
 	els := feishuFacts(v, lang)
 	els = append(els, map[string]any{"tag": "hr"})
 	if buttons && v.Approve != nil && v.Reject != nil {
-		els = append(els, plainDiv(w.how), map[string]any{
+		how := w.how
+		columns := []any{
+			feishuButtonColumn(w.confirm, "primary", feishuApproveName, *v.Approve),
+			feishuButtonColumn(w.cancel, "danger", feishuRejectName, *v.Reject),
+		}
+		if v.ApproveOnce != nil {
+			// A MEDIUM approval that may grant: two approve buttons.
+			l := words.Of(lang)
+			how = words.Text(l, words.CardHowGrantFeishu, v.GrantWindow)
+			columns = []any{
+				feishuButtonColumn(words.Text(l, words.CardApproveOnce), "primary", feishuApproveName, *v.ApproveOnce),
+				feishuButtonColumn(words.Text(l, words.CardApproveSession, v.GrantWindow), "default", feishuApproveSessionName, *v.Approve),
+				feishuButtonColumn(w.cancel, "danger", feishuRejectName, *v.Reject),
+			}
+		}
+		els = append(els, plainDiv(how), map[string]any{
 			"tag": "form", "name": feishuFormName,
 			"elements": []any{
 				map[string]any{
@@ -243,10 +265,7 @@ func feishuPending(v View, lang string, buttons bool) map[string]any {
 				},
 				map[string]any{
 					"tag": "column_set", "flex_mode": "none",
-					"columns": []any{
-						feishuButtonColumn(w.confirm, "primary", feishuApproveName, *v.Approve),
-						feishuButtonColumn(w.cancel, "danger", feishuRejectName, *v.Reject),
-					},
+					"columns": columns,
 				},
 			},
 		})
@@ -270,7 +289,8 @@ func feishuButtonColumn(label, kind, name string, val ButtonValue) map[string]an
 }
 
 // feishuValue is a button's callback value: the ButtonValue's fields as
-// strings (resolution only on a resolve button).
+// strings (resolution only on a resolve button, grant only on an approve
+// button of a MEDIUM approval that may grant).
 func feishuValue(val ButtonValue) map[string]any {
 	m := map[string]any{
 		"kind":           val.Kind,
@@ -280,6 +300,9 @@ func feishuValue(val ButtonValue) map[string]any {
 	}
 	if val.Resolution != "" {
 		m["resolution"] = string(val.Resolution)
+	}
+	if val.Grant != "" {
+		m["grant"] = string(val.Grant)
 	}
 	return m
 }
@@ -394,7 +417,17 @@ func ParseFeishuButtonValue(m map[string]any) (ButtonValue, error) {
 	if len(h) != 64 || strings.Trim(strings.ToLower(h), "0123456789abcdef") != "" {
 		return v, fmt.Errorf("card value: payload_sha256 is not a sha256 hex digest")
 	}
-	return ButtonValue{Kind: kind, ApprovalID: approval.ID(id), Decision: verb, PayloadSHA256: h, Resolution: res}, nil
+	var grant approval.GrantChoice
+	if _, ok := m["grant"]; ok {
+		g, err := str("grant")
+		if err != nil {
+			return v, err
+		}
+		if grant, err = approval.ParseGrantChoice(g); err != nil || grant == approval.GrantUnset || verb != approval.Approve {
+			return v, fmt.Errorf("card value: grant %q is not once or session on an approve button", g)
+		}
+	}
+	return ButtonValue{Kind: kind, ApprovalID: approval.ID(id), Decision: verb, PayloadSHA256: h, Resolution: res, Grant: grant}, nil
 }
 
 // ParseFeishuReason reads the reason of a form submit: the string under

@@ -121,6 +121,10 @@ func TestParseFeishuButtonValue(t *testing.T) {
 		"resolve maybe":                func(m map[string]any) { m["decision"], m["resolution"] = "resolve", "maybe" },
 		"resolve number":               func(m map[string]any) { m["decision"], m["resolution"] = "resolve", 1.0 },
 		"approve with a resolution":    func(m map[string]any) { m["resolution"] = "done" },
+		"bad grant":                    func(m map[string]any) { m["grant"] = "forever" },
+		"empty grant":                  func(m map[string]any) { m["grant"] = "" },
+		"number grant":                 func(m map[string]any) { m["grant"] = 1.0 },
+		"reject grant":                 func(m map[string]any) { m["decision"], m["grant"] = "reject", "once" },
 	} {
 		m := map[string]any{}
 		for k, v := range good {
@@ -145,6 +149,16 @@ func TestParseFeishuButtonValue(t *testing.T) {
 	if _, err := cards.ParseFeishuButtonValue(nil); err == nil {
 		t.Error("nil value accepted")
 	}
+	// A MEDIUM card's two approve buttons carry the grant choice.
+	for _, g := range []approval.GrantChoice{approval.GrantOnce, approval.GrantSession} {
+		m := map[string]any{"grant": string(g)}
+		for k, v := range good {
+			m[k] = v
+		}
+		if v, err := cards.ParseFeishuButtonValue(m); err != nil || v.Grant != g {
+			t.Errorf("grant %s: %+v, %v", g, v, err)
+		}
+	}
 }
 
 // FuzzParseFeishuButtonValue feeds arbitrary JSON objects (as the SDK
@@ -154,6 +168,7 @@ func TestParseFeishuButtonValue(t *testing.T) {
 func FuzzParseFeishuButtonValue(f *testing.F) {
 	f.Add(`{"kind":"approval","approval_id":"ap_0123abcd_00112233445566778899aabbccddeeff","decision":"approve","payload_sha256":"` + strings.Repeat("a", 64) + `"}`)
 	f.Add(`{"kind":"approval","decision":"reject"}`)
+	f.Add(`{"kind":"approval","approval_id":"ap_0123abcd_00112233445566778899aabbccddeeff","decision":"approve","grant":"once","payload_sha256":"` + strings.Repeat("a", 64) + `"}`)
 	f.Add(`{"approval_id":1,"decision":null}`)
 	f.Add(`{}`)
 	f.Add(`{"kind":"approval","approval_id":"ap_0123abcd_00112233445566778899aabbccddeeff","decision":"resolve","resolution":"retry","payload_sha256":"` + strings.Repeat("b", 64) + `"}`)
@@ -170,7 +185,8 @@ func FuzzParseFeishuButtonValue(f *testing.F) {
 			return
 		}
 		if v.Kind != "approval" || !v.ApprovalID.Valid() || (v.Decision != approval.Approve && v.Decision != approval.Reject && v.Decision != approval.Resolve) ||
-			len(v.PayloadSHA256) != 64 || (v.Decision == approval.Resolve) != v.Resolution.Valid() || (v.Decision != approval.Resolve && v.Resolution != "") {
+			len(v.PayloadSHA256) != 64 || (v.Decision == approval.Resolve) != v.Resolution.Valid() || (v.Decision != approval.Resolve && v.Resolution != "") ||
+			(v.Grant != "" && (v.Decision != approval.Approve || (v.Grant != approval.GrantOnce && v.Grant != approval.GrantSession))) {
 			t.Fatalf("accepted a malformed value %+v from %s", v, s)
 		}
 	})

@@ -182,6 +182,16 @@ func goldenCases(t *testing.T) []golden {
 		}
 		return golden{name + "_" + lang, lang, cards.Final(a, o, text, lang)}
 	}
+	// A MEDIUM approval that may grant the window: two approve buttons
+	// (仅本次 / 本会话允许), and the short code the router puts on it.
+	medium := func(lang string, text approval.OutcomeText) golden {
+		a := one.Clone()
+		a.Risk, a.GrantWindow = approval.RiskMedium, 5*time.Minute
+		a.Reason, a.ReasonZH = "MEDIUM risk (write): asks the first time; approving allows it for 5m", "中风险（写操作）：第一次询问；批准后 5m 内不再询问"
+		v := cards.Pending(a, text, lang)
+		v.Code = approval.ShortCode(a.ID, 0)
+		return golden{"pending_medium_grant_" + lang, lang, v}
+	}
 	return []golden{
 		resolved("en", approval.ResolveDone, approval.StatusExecuted, "row 7 was already gone; checked in the console"),
 		resolved("zh", approval.ResolveDone, approval.StatusExecuted, "已在控制台核对，数据已删除"),
@@ -191,6 +201,8 @@ func goldenCases(t *testing.T) []golden {
 		resolved("zh", approval.ResolveRetry, approval.StatusFrozen, ""),
 		resolved("en", approval.ResolveAbandon, approval.StatusFailed, "not needed any more"),
 		resolved("zh", approval.ResolveAbandon, approval.StatusFailed, "不再需要"),
+		medium("en", en),
+		medium("zh", zh),
 		{"pending_agent_en", "en", cards.Pending(agentCall, en, "en")},
 		{"pending_agent_zh", "zh", cards.Pending(agentCall, zh, "zh")},
 		allowed("en"),

@@ -71,6 +71,9 @@ func Markdown(v View, lang string) string {
 	if v.ShortHash != "" {
 		fmt.Fprintf(&b, "- %s: `%s`\n", l.hash, codeSpan(v.ShortHash))
 	}
+	if v.Code != "" && !v.Final {
+		fmt.Fprintf(&b, "- %s: `%s`\n", words.Text(words.Of(lang), words.CardCode), codeSpan(v.Code))
+	}
 	if v.Preview != "" {
 		b.WriteString("\n" + fenced(v.Preview))
 	}
@@ -130,6 +133,9 @@ func Text(v View, lang string) string {
 	}
 	if v.ShortHash != "" {
 		fmt.Fprintf(&b, "%s: %s\n", l.hash, v.ShortHash)
+	}
+	if v.Code != "" && !v.Final {
+		fmt.Fprintf(&b, "%s: %s\n", words.Text(words.Of(lang), words.CardCode), v.Code)
 	}
 	if v.Final {
 		if v.Result != "" {

@@ -23,6 +23,9 @@ type ButtonValue struct {
 	// Resolution is a resolve button's choice (done, retry, abandon); empty
 	// for approve and reject.
 	Resolution approval.Resolution `json:"resolution,omitempty"`
+	// Grant is the grant choice of an approve button of a MEDIUM approval
+	// that may grant a window: once, or session; absent on other buttons.
+	Grant approval.GrantChoice `json:"grant,omitempty"`
 }
 
 // CallView is one tool call as shown on a card.
@@ -68,6 +71,16 @@ type View struct {
 	// Resolution is how a person resolved the frozen approval this final
 	// view shows (done, retry, abandon); empty otherwise.
 	Resolution approval.Resolution `json:"resolution,omitempty"`
+	// ApproveOnce, for a MEDIUM approval that may grant a window, is the
+	// second approve button (仅本次: grant once); Approve is then the
+	// session one (本会话允许, grant session) and GrantWindow the window
+	// in words ("5m").
+	ApproveOnce *ButtonValue `json:"approve_once,omitempty"`
+	GrantWindow string       `json:"grant_window,omitempty"`
+	// Code is the approval's short code in its chat (approval.Codes), for
+	// 确认 <code> and /cancel <code>; set by the router when it shows the
+	// card, empty where no code is known.
+	Code string `json:"code,omitempty"`
 }
 
 // MaxResultExcerpt bounds the result shown on a final card, in runes.
@@ -82,6 +95,12 @@ func Pending(a *approval.Approval, text approval.OutcomeText, lang string) View 
 	v := base(a, lang)
 	v.Approve = &ButtonValue{Kind: "approval", ApprovalID: a.ID, Decision: approval.Approve, PayloadSHA256: a.PayloadSHA256}
 	v.Reject = &ButtonValue{Kind: "approval", ApprovalID: a.ID, Decision: approval.Reject, PayloadSHA256: a.PayloadSHA256}
+	if a.Grantable() {
+		v.Approve.Grant = approval.GrantSession
+		once := *v.Approve
+		once.Grant = approval.GrantOnce
+		v.ApproveOnce, v.GrantWindow = &once, approval.ShortDuration(a.GrantWindow)
+	}
 	return v
 }
 

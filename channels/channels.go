@@ -55,6 +55,9 @@ type CardAction struct {
 	// Resolution is a resolve button's choice (Verb approval.Resolve: a
 	// frozen approval settled as done, retry or abandon).
 	Resolution approval.Resolution
+	// Grant is the approver's grant choice for a MEDIUM approval that may
+	// grant a window: once, session, or unset (the default: session).
+	Grant approval.GrantChoice
 }
 
 // Target is where something is said or shown.

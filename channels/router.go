@@ -387,6 +387,11 @@ func (r *Router) Ready() error {
 //     message; its arrival when there is none) more than ReplyClockSkew
 //     before the approval was created is not a decision for it: an old
 //     message, delayed or replayed, never decides a newer approval.
+//     Before that, an approval command (ParseCommand: /pending,
+//     /cancel <code>, 确认 <code> / 取消 <code>, /grants, /revoke <n|all>,
+//     /help) is answered here (see command), and so is a bare 确认 / 取消
+//     while several approvals wait in the chat (the bot lists their codes
+//     and asks which); only with a Decider that is a Commander.
 //  4. A typed 确认 / 取消 that finds nothing pending, written after the
 //     session's last approval was created and at most LateReplyWindow
 //     after it ended, is answered with how it ended ("expired",
@@ -458,6 +463,12 @@ func (r *Router) HandleMessage(ctx context.Context, m Message) error {
 		}
 		log.Warn("looking up the pending approval failed", "err", perr)
 		pending = nil
+	}
+	if r.command(ctx, ch, to, m, session, reply, reason, log) {
+		// An approval command (/pending, /cancel <code>, 确认 <code>,
+		// /grants, /revoke, /help), or a bare 确认 that would be
+		// ambiguous: answered here, never the agent's (router_commands.go).
+		return nil
 	}
 	if pending != nil && reply != approval.ReplyNone {
 		written := r.writtenAt(m)
@@ -689,7 +700,7 @@ func (r *Router) HandleCardAction(ctx context.Context, a CardAction) (approval.O
 		return r.outcome(approval.StatusTampered), nil
 	}
 	o, err := eng.Decide(ctx, a.ApprovalID, approval.Decision{Verb: a.Verb, Actor: a.UserID, Source: sourceOf(a.Channel),
-		PayloadSHA256: a.PayloadSHA256, Comment: a.Comment, Channel: a.Channel, ChatID: a.ChatID, Resolution: a.Resolution})
+		PayloadSHA256: a.PayloadSHA256, Comment: a.Comment, Channel: a.Channel, ChatID: a.ChatID, Resolution: a.Resolution, Grant: a.Grant})
 	if err != nil {
 		log.Error("card decision failed; nothing was run", "err", err)
 		r.release(ctx, log, store, evtPrefix, a.EventID)
@@ -786,7 +797,7 @@ func (r *Router) Show(ctx context.Context, a *approval.Approval) ([]approval.Car
 		return nil, fmt.Errorf("show approval %s: %w", a.ID, err)
 	}
 	to := Target{Channel: a.Channel, ChatID: a.ChatID, ThreadID: r.threadOf(a), UserID: a.Requester}
-	ref, err := ch.ShowApproval(ctx, to, cards.Pending(a, r.text, r.cfg.Lang))
+	ref, err := ch.ShowApproval(ctx, to, r.pendingCard(ctx, a))
 	if err != nil {
 		return nil, fmt.Errorf("show approval %s on %s: %w", a.ID, a.Channel, err)
 	}
@@ -880,7 +891,7 @@ func (r *Router) PendingView(ctx context.Context, to Target) (*cards.View, error
 	if err != nil || a == nil {
 		return nil, err
 	}
-	v := cards.Pending(a, r.text, r.cfg.Lang)
+	v := r.pendingCard(ctx, a)
 	return &v, nil
 }
 
@@ -902,7 +913,7 @@ func (r *Router) ApprovalView(ctx context.Context, channel string, id approval.I
 	}) {
 		return nil, nil
 	}
-	v := cards.Pending(a, r.text, r.cfg.Lang)
+	v := r.pendingCard(ctx, a)
 	return &v, nil
 }
 

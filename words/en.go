@@ -253,4 +253,39 @@ var en = map[Key]string{
 	APIResolutionOnly:      `resolution goes only with decision "resolve".`,
 	APIHashRequiredResolve: "payloadSha256 is required to resolve: send the payloadSha256 that GET /api/approvals/{id} showed you.",
 	CLIResolvePrompt:       "Its effect is unknown. Check, then: d = done (a note may follow), r = retry, a = abandon, Enter = leave it frozen: ",
+	// Grants you can see and approval commands in chat (branch i16-grants).
+	GrantAutoApproved: "Auto-approved: the same request was approved by %s %s.",
+	AgoJustNow:        "just now",
+	AgoMinute:         "1 minute ago",
+	AgoMinutes:        "%d minutes ago",
+	AgoHour:           "1 hour ago",
+	AgoHours:          "%d hours ago",
+	CmdHelp: "Commands:\n" +
+		"/pending — what waits for a decision in this chat, with its code\n" +
+		"确认 <code> / 取消 <code> (confirm / cancel <code>) — decide one of them\n" +
+		"/cancel <code> — withdraw one (its requester or an approver)\n" +
+		"/grants — the requests this conversation may repeat without asking, and for how long\n" +
+		"/revoke <n> or /revoke all — end those grants\n" +
+		"/help — this list",
+	CmdGrantsNone:      "No live grants in this conversation: every MEDIUM request asks.",
+	CmdGrantsHead:      "Live grants (end one with /revoke <n>, all with /revoke all):",
+	CmdGrantLine:       "%d. %s: %s — approved by %s, %s left",
+	CmdRevokeUsage:     "Use /revoke <n> (a number /grants shows) or /revoke all.",
+	CmdRevokeNoSuch:    "There is no grant number %s (there are %d); /grants lists them.",
+	CmdRevoked:         "Revoked %d grant(s): those requests ask again.",
+	CmdPendingNone:     "Nothing waits for a decision in this chat.",
+	CmdPendingHead:     "Waiting for a decision (answer with 确认 <code> or 取消 <code>):",
+	CmdPendingLine:     "%s — %s (asked by %s, %s left)",
+	CmdCancelUsage:     "Use /cancel <code>; /pending lists the codes.",
+	CmdNoSuchCode:      "No approval with the code %s waits in this chat; /pending lists them.",
+	CmdAmbiguous:       "Several approvals wait in this chat; say which one with 确认 <code> or 取消 <code>:\n%s",
+	CmdCancelDenied:    "Only its requester or an approver may withdraw it (who may approve: %s).",
+	CmdCancelled:       "Withdrawn: %s.",
+	CmdUnavailable:     "The approval store could not be reached; nothing was changed. Try again in a moment.",
+	CardApproveOnce:    "Approve once",
+	CardApproveSession: "Allow for this session (%s)",
+	CardCode:           "Code",
+	CardHowGrantFeishu: "Approve once runs it this time; Allow for this session also runs the same request without asking for %s. A reason in the box goes with 取消 (cancel). Or reply 确认 / 取消 (确认 allows for this session).",
+	APIGrant:           `grant must be "once" or "session".`,
+	APIGrantNone:       `This approval grants nothing (only a MEDIUM call may be allowed for the session); approve it without grant, or with grant "once".`,
 }

@@ -292,6 +292,36 @@ const (
 	APIResolutionOnly      // a resolution with approve or reject
 	APIHashRequiredResolve // resolve without payloadSha256
 	CLIResolvePrompt       // bot chat's prompt on a frozen approval
+	// Grants you can see and approval commands in chat (issue 16 items 5
+	// and 6: branch i16-grants).
+	GrantAutoApproved // a call a live grant let run; args: who approved, when (an Ago* sentence)
+	AgoJustNow
+	AgoMinute
+	AgoMinutes // args: minutes
+	AgoHour
+	AgoHours // args: hours
+	CmdHelp  // the commands, one a line
+	CmdGrantsNone
+	CmdGrantsHead
+	CmdGrantLine // args: number, tool, payload summary, who approved, remaining time
+	CmdRevokeUsage
+	CmdRevokeNoSuch // args: the number typed, how many grants there are
+	CmdRevoked      // args: how many
+	CmdPendingNone
+	CmdPendingHead
+	CmdPendingLine // args: code, summary, requester, remaining time
+	CmdCancelUsage
+	CmdNoSuchCode      // args: the code typed
+	CmdAmbiguous       // a bare 确认 / 取消 while several wait; args: the list of codes
+	CmdCancelDenied    // args: who may decide
+	CmdCancelled       // args: code
+	CmdUnavailable     // the store could not answer a command
+	APIGrant           // grant is neither once nor session
+	CardApproveOnce    // the approve button that grants nothing (仅本次)
+	CardApproveSession // the approve button that grants the session the window (本会话允许); args: the window
+	CardCode           // label of the approval's short code
+	CardHowGrantFeishu // how to answer a Feishu card with two approve buttons; args: the window
+	APIGrantNone       // grant session for an approval that grants nothing
 
 	// numKeys counts the keys; it is not one.
 	numKeys

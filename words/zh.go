@@ -251,4 +251,39 @@ var zh = map[Key]string{
 	APIResolutionOnly:      "resolution 只能与 decision \"resolve\" 一起使用。",
 	APIHashRequiredResolve: "处理冻结审批时必须提供 payloadSha256：请发送 GET /api/approvals/{id} 显示给你的 payloadSha256。",
 	CLIResolvePrompt:       "执行结果未知。请核查后选择：d = 已完成（可附备注），r = 重试，a = 放弃，回车 = 保持冻结：",
+	// Grants you can see and approval commands in chat (branch i16-grants).
+	GrantAutoApproved: "已自动批准：相同的请求已由 %s 于%s批准。",
+	AgoJustNow:        "刚刚",
+	AgoMinute:         "1 分钟前",
+	AgoMinutes:        "%d 分钟前",
+	AgoHour:           "1 小时前",
+	AgoHours:          "%d 小时前",
+	CmdHelp: "可用命令：\n" +
+		"/pending — 本群等待决定的请求及其代码\n" +
+		"确认 <代码> / 取消 <代码> — 决定其中一个\n" +
+		"/cancel <代码> — 撤回一个请求（发起人或审批人）\n" +
+		"/grants — 本会话无需再次询问的请求及剩余时间\n" +
+		"/revoke <序号> 或 /revoke all — 撤销这些授权\n" +
+		"/help — 显示本列表",
+	CmdGrantsNone:      "本会话没有生效中的授权：每个中风险请求都会询问。",
+	CmdGrantsHead:      "生效中的授权（/revoke <序号> 撤销一项，/revoke all 全部撤销）：",
+	CmdGrantLine:       "%d. %s：%s — 由 %s 批准，剩余 %s",
+	CmdRevokeUsage:     "用法：/revoke <序号>（/grants 显示的序号）或 /revoke all。",
+	CmdRevokeNoSuch:    "没有序号为 %s 的授权（共 %d 项）；/grants 列出它们。",
+	CmdRevoked:         "已撤销 %d 项授权：这些请求会再次询问。",
+	CmdPendingNone:     "本群没有等待决定的请求。",
+	CmdPendingHead:     "等待决定（回复 确认 <代码> 或 取消 <代码>）：",
+	CmdPendingLine:     "%s — %s（发起人 %s，剩余 %s）",
+	CmdCancelUsage:     "用法：/cancel <代码>；/pending 列出代码。",
+	CmdNoSuchCode:      "本群没有代码为 %s 的待决定请求；/pending 列出它们。",
+	CmdAmbiguous:       "本群有多个请求在等待，请用 确认 <代码> 或 取消 <代码> 指明：\n%s",
+	CmdCancelDenied:    "只有发起人或审批人可以撤回它（可确认人：%s）。",
+	CmdCancelled:       "已撤回：%s。",
+	CmdUnavailable:     "无法连接审批存储，未做任何更改。请稍后再试。",
+	CardApproveOnce:    "仅本次",
+	CardApproveSession: "本会话允许（%s）",
+	CardCode:           "代码",
+	CardHowGrantFeishu: "「仅本次」只执行这一次；「本会话允许」在 %s 内相同的请求不再询问。拒绝时可在输入框填写原因后点「取消」。也可以回复「确认」（即本会话允许）或「取消」。",
+	APIGrant:           "grant 必须是 \"once\" 或 \"session\"。",
+	APIGrantNone:       "此审批不能授权（只有中风险调用可以在本会话内允许）；请不带 grant 批准，或用 grant \"once\"。",
 }

@@ -37,6 +37,7 @@ const (
 	EventResolveDone    Event = "resolve_done"    // a person recorded a frozen approval as done by hand
 	EventRetry          Event = "retry"           // a person had a frozen approval run once more (its run is audited after it)
 	EventResolveAbandon Event = "resolve_abandon" // a person abandoned a frozen approval: taken as not done
+	EventRevoke         Event = "revoke"          // a person revoked a session grant (/revoke); approval_id is the approval that granted it
 )
 
 // Valid reports whether e is one of the events above.
@@ -45,7 +46,7 @@ func (e Event) Valid() bool {
 	case EventWriteRequest, EventConfirm, EventReject, EventExecute, EventExecuteFailed,
 		EventExecuteUnknown, EventReplay, EventExpire, EventSupersede, EventCancel,
 		EventUnauthorized, EventTampered, EventAutoAllow, EventCallback,
-		EventResolveDone, EventRetry, EventResolveAbandon:
+		EventResolveDone, EventRetry, EventResolveAbandon, EventRevoke:
 		return true
 	}
 	return false
@@ -74,6 +75,7 @@ type Record struct {
 	Outcome       string    `json:"outcome,omitempty"`        // the outcome status
 	Error         string    `json:"error,omitempty"`          // sanitised error text; never secrets
 	Reason        string    `json:"reason,omitempty"`         // what the actor wrote: a rejection's comment, a cancellation's reason (sanitised, bounded)
+	Grant         string    `json:"grant,omitempty"`          // a confirm's grant choice for a MEDIUM approval that may grant a window: once or session
 	Prev          string    `json:"prev"`                     // Hash of this writer's previous record; "" for its first
 	Hash          string    `json:"hash"`                     // hex sha256 of the record's canonical encoding (see ComputeHash)
 }
@@ -86,13 +88,13 @@ const canonVersion = "hitlbot-audit-v1\n"
 // which covers every field except Hash. The encoding is simple enough to
 // reproduce in any language: the line "hitlbot-audit-v1", then for each
 // field in this order — writer, seq, time, event, approval_id, session,
-// tool, payload_sha256, actor, source, outcome, error, reason, prev — its
+// tool, payload_sha256, actor, source, outcome, error, reason, grant, prev — its
 // name, ':', the decimal byte length of its value, ':', the value's bytes
 // and '\n'. seq is written in decimal; time as RFC 3339 with nanoseconds
 // in UTC (time.RFC3339Nano, trailing zeros dropped); empty fields are
-// written with length 0, except reason, which is left out entirely when
-// empty: the field came later, and records written before it (which have
-// none) keep their hashes.
+// written with length 0, except reason and then grant, which are left
+// out entirely when empty: the fields came later, and records written
+// before them (which have none) keep their hashes.
 func (r Record) ComputeHash() string {
 	var buf [512]byte
 	sum := sha256.Sum256(r.appendCanonical(buf[:0]))
@@ -117,6 +119,9 @@ func (r *Record) appendCanonical(b []byte) []byte {
 	b = canonField(b, "error", r.Error)
 	if r.Reason != "" {
 		b = canonField(b, "reason", r.Reason)
+	}
+	if r.Grant != "" {
+		b = canonField(b, "grant", r.Grant)
 	}
 	b = canonField(b, "prev", r.Prev)
 	return b

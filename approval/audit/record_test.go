@@ -14,7 +14,7 @@ var eventCases = []struct {
 	{EventWriteRequest, true}, {EventConfirm, true}, {EventReject, true}, {EventExecute, true},
 	{EventExecuteFailed, true}, {EventExecuteUnknown, true}, {EventReplay, true}, {EventExpire, true},
 	{EventSupersede, true}, {EventCancel, true}, {EventUnauthorized, true}, {EventTampered, true},
-	{"", false}, {"Confirm", false}, {"executed", false},
+	{EventRevoke, true}, {"", false}, {"Confirm", false}, {"executed", false},
 }
 
 func TestEventValid(t *testing.T) {

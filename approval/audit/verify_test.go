@@ -236,6 +236,14 @@ func TestComputeHashPinned(t *testing.T) {
 		t.Logf("canonical encoding:\n%s", r.appendCanonical(nil))
 		t.Errorf("ComputeHash with a reason = %s, want %s", got, withReason)
 	}
+	// A grant choice comes after the reason (pinned the same way); without
+	// one the encoding is the one above.
+	r.Grant = "session"
+	const withGrant = "2dbe818b4d2012dc8913b8de482664bd1dfd18af41d6932bb464936a305cc4bf"
+	if got := r.ComputeHash(); got != withGrant {
+		t.Logf("canonical encoding:\n%s", r.appendCanonical(nil))
+		t.Errorf("ComputeHash with a grant = %s, want %s", got, withGrant)
+	}
 }
 
 // TestVerifyReason: a chain whose records carry reasons verifies, and an

@@ -34,8 +34,9 @@ type Store struct {
 
 	mu      sync.Mutex
 	recs    map[approval.ID]*approval.Approval
-	latest  map[approval.SessionKey]approval.ID // each session's most recent approval, pending or ended
-	marks   map[string]time.Time                // de-dup marks and grants: key -> expiry
+	latest  map[approval.SessionKey]approval.ID          // each session's most recent approval, pending or ended
+	marks   map[string]time.Time                         // de-dup marks: key -> expiry
+	grants  map[approval.SessionKey]map[string]liveGrant // each session's grants by key (see grant.go)
 	cache   map[string]cached
 	subs    map[int]func(approval.ID, approval.Outcome)
 	due     map[approval.ID]time.Time // the expiry index (see Due)
@@ -79,6 +80,7 @@ func New(opts Options) *Store {
 		recs:      map[approval.ID]*approval.Approval{},
 		latest:    map[approval.SessionKey]approval.ID{},
 		marks:     map[string]time.Time{},
+		grants:    map[approval.SessionKey]map[string]liveGrant{},
 		cache:     map[string]cached{},
 		subs:      map[int]func(approval.ID, approval.Outcome){},
 		due:       map[approval.ID]time.Time{},
@@ -333,6 +335,7 @@ func (s *Store) claimLocked(id approval.ID, req approval.ClaimRequest) (approval
 	}
 	r.State = approval.StateClaimed
 	r.DecidedAt = req.Now
+	r.Grant = req.Grant
 	s.decided = append(s.decided, decidedRec{r.ID, r.DecidedAt})
 	res := out(approval.ClaimOK, false)
 	if r.IdempotencyKey != "" {
@@ -486,28 +489,6 @@ func (s *Store) setNX(key string, ttl time.Duration) bool {
 	}
 	s.marks[key] = now.Add(ttl)
 	return true
-}
-
-// Grant implements approval.Store.
-func (s *Store) Grant(ctx context.Context, key string, ttl time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return approval.E("memstore.Grant", errkind.Unavailable, "", err)
-	}
-	s.mu.Lock()
-	s.marks["grant\x00"+key] = s.clk.Now().Add(ttl)
-	s.mu.Unlock()
-	return nil
-}
-
-// HasGrant implements approval.Store.
-func (s *Store) HasGrant(ctx context.Context, key string) (bool, error) {
-	if err := ctx.Err(); err != nil {
-		return false, approval.E("memstore.HasGrant", errkind.Unavailable, "", err)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	exp, ok := s.marks["grant\x00"+key]
-	return ok && s.clk.Now().Before(exp), nil
 }
 
 // Subscribe implements approval.Store.

@@ -18,7 +18,10 @@
 //	<prefix>{<shard>}:idem:<len(session)>:<session>:<key>  STRING cached result {"hash":…,"outcome":…}
 //	<prefix>due                                       ZSET  expiry index: id scored by ExpiresAt (unix ms)
 //	<prefix>seen:<key>                                STRING de-duplication mark (SET NX PX)
-//	<prefix>grant:<key>                               STRING session grant (SET PX, EXISTS)
+//	<prefix>{<shard>}:grant:<GrantID(key)>           STRING a session grant's JSON (PX its window)
+//	<prefix>{<shard>}:grants:<session>               ZSET  the session's grants, scored by expiry
+//	<prefix>chat:<len(channel)>:<channel>:<chat>     ZSET  a chat's approvals by ExpiresAt (ChatPending),
+//	                                                  added in Put's pipeline, pruned when read
 //	<prefix>outcomes                                  pub/sub channel: {"id":…,"outcome":{…}}
 //
 // # The record
@@ -106,7 +109,9 @@
 //	             WAIT with ReplicaAcks)
 //	Cancel    1  cancel      AddCards 1  addCards      Pending 1  pending
 //	Latest    1  pending (with "any": whatever the record's state)
-//	Get       1  HGETALL     Seen     1  SET NX PX     Grant, HasGrant 1
+//	Get       1  HGETALL     Seen     1  SET NX PX
+//	PutGrant, Grants, Revoke 1 script each (the grant's slot: its session's)
+//	GrantFor  1  GET
 //	Due       1  ZRANGEBYSCORE           Undue    1  ZREM
 //
 // Scripts are loaded lazily: go-redis's Script.Run sends EVALSHA and falls

@@ -27,6 +27,9 @@ func TraceKeys(s *Store, logKey string) {
 	s.addCards = wrap(addCardsLua)
 	s.pending = wrap(pendingLua)
 	s.resolve = wrap(resolveLua)
+	s.putGrant = wrap(putGrantLua)
+	s.listGrants = wrap(listGrantsLua)
+	s.revoke = wrap(revokeLua)
 }
 
 // Keys returns the keys of a's record, its session's pending pointer and
@@ -41,7 +44,8 @@ func Channel(s *Store) string { return s.channel }
 
 // ScriptSources returns the Lua source of every script, by name.
 func ScriptSources() map[string]string {
-	return map[string]string{"put": putLua, "claim": claimLua, "complete": completeLua, "cancel": cancelLua, "addCards": addCardsLua, "pending": pendingLua, "resolve": resolveLua}
+	return map[string]string{"put": putLua, "claim": claimLua, "complete": completeLua, "cancel": cancelLua, "addCards": addCardsLua, "pending": pendingLua,
+		"resolve": resolveLua, "putGrant": putGrantLua, "listGrants": listGrantsLua, "revoke": revokeLua}
 }
 
 // OutcomeChannel is the pub/sub channel s publishes outcomes on.

@@ -113,8 +113,12 @@ func TestRoundTrips(t *testing.T) {
 			{"Complete", 1, func() error { return errOf(s.Complete(ctx, b.ID, approval.StateExecuted, executed, time.Hour)) }},
 			{"Cancel", 1, func() error { _, _, err := s.Cancel(ctx, a.ID, approval.Outcome{}, now); return err }},
 			{"Seen", 1, func() error { _, err := s.Seen(ctx, string(b.ID), time.Minute); return err }},
-			{"Grant", 1, func() error { return s.Grant(ctx, string(b.ID), time.Minute) }},
-			{"HasGrant", 1, func() error { _, err := s.HasGrant(ctx, string(b.ID)); return err }},
+			{"PutGrant", 1, func() error {
+				return s.PutGrant(ctx, approval.Grant{Session: b.Session, Tool: "t", ExpiresAt: time.Now().Add(time.Minute)}, time.Minute)
+			}},
+			{"GrantFor", 1, func() error { _, err := s.GrantFor(ctx, b.Session, string(b.ID)); return err }},
+			{"Grants", 1, func() error { _, err := s.Grants(ctx, b.Session); return err }},
+			{"Revoke", 1, func() error { _, err := s.Revoke(ctx, b.Session); return err }},
 		}
 		for _, st := range steps {
 			cnt.take()

@@ -188,6 +188,7 @@ return res
 //	         the chat is unknown)
 //	ARGV[19] payload hash as text (for the result cache, whose entries
 //	         hold it so; turning the stored form into text costs more Lua)
+//	ARGV[20] the approver's grant choice (approve only; "" when none)
 //
 // Returns {"missing"} or {code, ended 0|1, HGETALL of the record, cached
 // result JSON or ""}.
@@ -313,6 +314,9 @@ if intent == 'reject' then
   return result('claimed', 1)
 end
 setlong(rk, 's', 'claimed', 'at', ARGV[10], 't', mark('claimed', 0), 'by', actor, 'via', ARGV[6], 'cm', ARGV[7])
+if ARGV[20] ~= '' then
+  redis.call('HSET', rk, 'gr', ARGV[20])
+end
 return result('claimed', 0, cached())
 `
 

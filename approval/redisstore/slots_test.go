@@ -242,9 +242,19 @@ func TestScriptsTouchOneSlot(t *testing.T) {
 	run("latest ended", sess, func() error { _, err := s.Latest(ctx, sess); return err })
 	run("latest none", missing.Session, func() error { _, err := s.Latest(ctx, missing.Session); return err })
 
-	// (No script DELs a key: session pointers stay when their approval
-	// ends, for Latest.)
-	for _, cmd := range []string{"HSETNX", "HSET", "HMGET", "HGET", "HGETALL", "GET", "SET", "PEXPIRE", "PUBLISH", "HDEL"} {
+	// Grants: recorded, listed and revoked in the slot of their session.
+	gr := approval.Grant{Session: sess, User: "u", Tool: "t", PayloadSHA256: "h", ExpiresAt: time.Now().Add(time.Minute)}
+	gr2 := gr
+	gr2.Tool = "t2"
+	run("put grant", sess, func() error { return s.PutGrant(ctx, gr, time.Minute) })
+	run("put grant 2", sess, func() error { return s.PutGrant(ctx, gr2, time.Minute) })
+	run("list grants", sess, func() error { _, err := s.Grants(ctx, sess); return err })
+	run("revoke one", sess, func() error { _, err := s.Revoke(ctx, sess, gr.Key()); return err })
+	run("revoke all", sess, func() error { _, err := s.Revoke(ctx, sess); return err })
+
+	// (Only the grant scripts DEL a key: session pointers stay when their
+	// approval ends, for Latest.)
+	for _, cmd := range []string{"HSETNX", "HSET", "HMGET", "HGET", "HGETALL", "GET", "SET", "PEXPIRE", "PUBLISH", "HDEL", "ZADD", "ZRANGE", "DEL", "ZREM"} {
 		if !touched[cmd] {
 			t.Errorf("no script path ran %s", cmd)
 		}

@@ -84,6 +84,7 @@ type Store struct {
 	seq       atomic.Uint64
 
 	put, claim, complete, cancel, addCards, pending, resolve *redis.Script
+	putGrant, listGrants, revoke                             *redis.Script
 }
 
 var _ approval.Store = (*Store)(nil)
@@ -124,22 +125,25 @@ func New(client redis.UniversalClient, opts Options) (*Store, error) {
 		return nil, approval.E(op, errkind.Internal, "", err)
 	}
 	return &Store{
-		nonceBase: base64.RawURLEncoding.EncodeToString(nb[:]),
-		c:         client,
-		prefix:    opts.Prefix,
-		channel:   opts.Prefix + "outcomes",
-		clk:       opts.Clock,
-		retention: opts.Retention,
-		log:       opts.Logger,
-		acks:      opts.ReplicaAcks,
-		ackWait:   opts.ReplicaAckTimeout,
-		put:       redis.NewScript(putLua),
-		claim:     redis.NewScript(claimLua),
-		complete:  redis.NewScript(completeLua),
-		cancel:    redis.NewScript(cancelLua),
-		addCards:  redis.NewScript(addCardsLua),
-		pending:   redis.NewScript(pendingLua),
-		resolve:   redis.NewScript(resolveLua),
+		nonceBase:  base64.RawURLEncoding.EncodeToString(nb[:]),
+		c:          client,
+		prefix:     opts.Prefix,
+		channel:    opts.Prefix + "outcomes",
+		clk:        opts.Clock,
+		retention:  opts.Retention,
+		log:        opts.Logger,
+		acks:       opts.ReplicaAcks,
+		ackWait:    opts.ReplicaAckTimeout,
+		put:        redis.NewScript(putLua),
+		claim:      redis.NewScript(claimLua),
+		complete:   redis.NewScript(completeLua),
+		cancel:     redis.NewScript(cancelLua),
+		addCards:   redis.NewScript(addCardsLua),
+		pending:    redis.NewScript(pendingLua),
+		resolve:    redis.NewScript(resolveLua),
+		putGrant:   redis.NewScript(putGrantLua),
+		listGrants: redis.NewScript(listGrantsLua),
+		revoke:     redis.NewScript(revokeLua),
 	}, nil
 }
 
@@ -171,9 +175,8 @@ func (s *Store) idemKey(sess approval.SessionKey, key string) string {
 	return s.base(approval.Shard(sess)) + "idem:" + strconv.Itoa(len(sess)) + ":" + string(sess) + ":" + key
 }
 
-func (s *Store) seenKey(key string) string  { return s.prefix + "seen:" + key }
-func (s *Store) dueKey() string             { return s.prefix + "due" }
-func (s *Store) grantKey(key string) string { return s.prefix + "grant:" + key }
+func (s *Store) seenKey(key string) string { return s.prefix + "seen:" + key }
+func (s *Store) dueKey() string            { return s.prefix + "due" }
 
 // ---- errors
 
@@ -296,14 +299,19 @@ func (s *Store) Put(ctx context.Context, a *approval.Approval, supersededOutcome
 		s.channel, durMS(s.retention), s.nonce(),
 	}, fs...)
 	keys := []string{s.recordKey(shard, a.ID), s.pointerKey(a.Session)}
-	// The put script and the expiry index entry travel in one pipeline:
-	// one round trip. The index lives in a slot of its own, so it cannot
-	// be part of the script; a lost entry only delays the sweeper's expiry,
+	// The put script and the expiry and chat index entries travel in one
+	// pipeline: one round trip. The indexes live in slots of their own, so
+	// they cannot be part of the script; a lost entry only delays the
+	// sweeper's expiry or leaves the approval out of the chat's /pending,
 	// never a claim.
 	due := redis.Z{Score: float64(expMS), Member: string(a.ID)}
+	chat := s.chatKey(a.Channel, a.ChatID)
+	chatTTL := time.Duration(durMS(life+s.retention)) * time.Millisecond
 	pipe := s.c.Pipeline()
 	putCmd := s.put.EvalSha(ctx, pipe, keys, args...)
 	pipe.ZAdd(ctx, s.dueKey(), due)
+	pipe.ZAdd(ctx, chat, due)
+	pipe.PExpire(ctx, chat, chatTTL)
 	_, err = pipe.Exec(ctx)
 	if err != nil && redis.HasErrorPrefix(putCmd.Err(), "NOSCRIPT") {
 		// The server does not know the script yet (first use, or after a
@@ -312,6 +320,8 @@ func (s *Store) Put(ctx context.Context, a *approval.Approval, supersededOutcome
 		pipe = s.c.Pipeline()
 		putCmd = s.put.Eval(ctx, pipe, keys, args...)
 		pipe.ZAdd(ctx, s.dueKey(), due)
+		pipe.ZAdd(ctx, chat, due)
+		pipe.PExpire(ctx, chat, chatTTL)
 		_, err = pipe.Exec(ctx)
 	}
 	if err != nil {
@@ -462,7 +472,7 @@ func (s *Store) Claim(ctx context.Context, id approval.ID, req approval.ClaimReq
 	args := []any{base, string(id), string(req.Intent), encodeHash(req.PayloadSHA256),
 		string(req.Actor), string(req.Source), req.Comment,
 		nowMS, nowNS, fmtTime(req.Now), rej, exp, sup,
-		s.channel, durMS(s.retention), s.nonce(), req.Channel, req.ChatID, req.PayloadSHA256}
+		s.channel, durMS(s.retention), s.nonce(), req.Channel, req.ChatID, req.PayloadSHA256, string(req.Grant)}
 	var res []any
 	acked := int64(-1) // not asked
 	if s.acks > 0 {
@@ -734,37 +744,6 @@ func (s *Store) Forget(ctx context.Context, key string) error {
 		return unavailable(op, "", err)
 	}
 	return nil
-}
-
-// Grant implements approval.Store (SET PX; a ttl <= 0 revokes the grant).
-func (s *Store) Grant(ctx context.Context, key string, ttl time.Duration) error {
-	const op = "redisstore.Grant"
-	if err := ctxErr(ctx, op, ""); err != nil {
-		return err
-	}
-	var err error
-	if ttl <= 0 {
-		err = s.c.Del(ctx, s.grantKey(key)).Err()
-	} else {
-		err = s.c.Set(ctx, s.grantKey(key), "1", time.Duration(durMS(ttl))*time.Millisecond).Err()
-	}
-	if err != nil {
-		return unavailable(op, "", err)
-	}
-	return nil
-}
-
-// HasGrant implements approval.Store (EXISTS).
-func (s *Store) HasGrant(ctx context.Context, key string) (bool, error) {
-	const op = "redisstore.HasGrant"
-	if err := ctxErr(ctx, op, ""); err != nil {
-		return false, err
-	}
-	n, err := s.c.Exists(ctx, s.grantKey(key)).Result()
-	if err != nil {
-		return false, unavailable(op, "", err)
-	}
-	return n > 0, nil
 }
 
 // message is what the scripts publish on the outcome channel.

@@ -62,6 +62,9 @@ var tests = []storeTest{
 	{"Forget", testForget},
 	{"SeenAndPending", testSeenAndPending},
 	{"Grants", testGrants},
+	{"GrantsBySession", testGrantsBySession},
+	{"GrantRevoke", testGrantRevoke},
+	{"ChatPending", testChatPending},
 	{"Subscribe", testSubscribe},
 	{"AddCards", testAddCards},
 	{"CardsRacingDecision", testCardsRacingDecision},
@@ -727,7 +730,11 @@ func testForget(t *testing.T, s approval.Store, _ func(time.Duration)) {
 			t.Fatalf("Seen(%s) = %v, %v", k, first, err)
 		}
 	}
-	if err := s.Grant(ctx(t), key, time.Minute); err != nil {
+	g := approval.Grant{Session: approval.SessionKey(key), User: "u", Tool: "t", PayloadSHA256: "h", ExpiresAt: time.Now().Add(time.Minute)}
+	if err := s.PutGrant(ctx(t), g, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Forget(ctx(t), g.Key()); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Forget(ctx(t), key); err != nil {
@@ -742,28 +749,8 @@ func testForget(t *testing.T, s approval.Store, _ func(time.Duration)) {
 	if first, _ := s.Seen(ctx(t), key+"-other", time.Minute); first {
 		t.Fatal("Forget removed the mark of another key")
 	}
-	if ok, err := s.HasGrant(ctx(t), key); !ok || err != nil {
-		t.Fatalf("Forget removed a grant with the same key: %v, %v", ok, err)
-	}
-}
-
-func testGrants(t *testing.T, s approval.Store, advance func(time.Duration)) {
-	key := fmt.Sprintf("grant-%d", time.Now().UnixNano())
-	if ok, err := s.HasGrant(ctx(t), key); ok || err != nil {
-		t.Fatalf("HasGrant before Grant = %v, %v", ok, err)
-	}
-	if err := s.Grant(ctx(t), key, 150*time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
-	if ok, _ := s.HasGrant(ctx(t), key); !ok {
-		t.Fatal("HasGrant after Grant = false")
-	}
-	if ok, _ := s.HasGrant(ctx(t), key+"x"); ok {
-		t.Fatal("HasGrant of another key = true")
-	}
-	advance(300 * time.Millisecond)
-	if ok, _ := s.HasGrant(ctx(t), key); ok {
-		t.Fatal("HasGrant after the window = true")
+	if got, err := s.GrantFor(ctx(t), g.Session, g.Key()); got == nil || err != nil {
+		t.Fatalf("Forget removed a grant with the same key: %v, %v", got, err)
 	}
 }
 

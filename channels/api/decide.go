@@ -264,6 +264,13 @@ type DecisionRequest struct {
 	// the decision binds to what the decider saw. Required to approve; a
 	// rejection without it rejects whatever the approval holds.
 	PayloadSHA256 string `json:"payloadSha256,omitempty"`
+	// Grant, approving a MEDIUM approval that may grant a window
+	// (grantWindowSeconds in GET /api/approvals/{id}), is "once" (run it
+	// this time) or "session" (also allow the same request in this
+	// conversation for the window); absent means "session", as a plain
+	// 确认 does. Ignored by a rejection; "session" for an approval that
+	// grants nothing is a 400.
+	Grant string `json:"grant,omitempty"`
 }
 
 // DecisionResponse is the answer of POST /api/approvals/{id}/decision.
@@ -281,7 +288,7 @@ type DecisionResponse struct {
 
 func (a *API) serveDecision(w http.ResponseWriter, r *http.Request) {
 	var req DecisionRequest
-	u, reqID, ok := a.begin(w, r, &req, "{decision: approve|reject|resolve, resolution?: done|retry|abandon, comment?, payloadSha256}")
+	u, reqID, ok := a.begin(w, r, &req, "{decision: approve|reject|resolve, resolution?: done|retry|abandon, comment?, payloadSha256, grant?: once|session}")
 	if !ok {
 		return
 	}
@@ -289,6 +296,14 @@ func (a *API) serveDecision(w http.ResponseWriter, r *http.Request) {
 	if aerr != nil {
 		a.writeError(w, r, aerr)
 		return
+	}
+	grant, gerr := approval.ParseGrantChoice(req.Grant)
+	if gerr != nil {
+		a.writeError(w, r, fail(CodeInvalidRequest, words.APIGrant))
+		return
+	}
+	if verb != approval.Approve {
+		grant = approval.GrantUnset // only an approval grants
 	}
 	hash := strings.TrimSpace(req.PayloadSHA256)
 	ctx := r.Context()
@@ -315,6 +330,10 @@ func (a *API) serveDecision(w http.ResponseWriter, r *http.Request) {
 		a.writeError(w, r, fail(CodeConflict, words.APINotPending, rec.State))
 		return
 	}
+	if grant == approval.GrantSession && !rec.Grantable() {
+		a.writeError(w, r, fail(CodeInvalidRequest, words.APIGrantNone))
+		return
+	}
 	if hash == "" {
 		hash = rec.PayloadSHA256 // a rejection that names no payload
 	}
@@ -325,7 +344,7 @@ func (a *API) serveDecision(w http.ResponseWriter, r *http.Request) {
 	}
 	o, err := h.HandleCardAction(ctx, channels.CardAction{Channel: Name, ChatID: decisionChat(u, rec), MessageID: token,
 		EventID: reqID, UserID: approval.UserID(u.UserID()), ApprovalID: rec.ID, Verb: verb, PayloadSHA256: hash,
-		Comment: req.Comment, Resolution: resolution})
+		Comment: req.Comment, Resolution: resolution, Grant: grant})
 	if err != nil {
 		a.log.Warn("deciding failed; nothing was run", "approval_id", rec.ID, "user_id", u.UserID(), "msg_id", reqID, "err", err)
 		a.writeError(w, r, storeFailure(err))

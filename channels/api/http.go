@@ -142,6 +142,12 @@ type ApprovalInfo struct {
 	DecidedAt      *time.Time     `json:"decidedAt,omitempty"`
 	DecidedVia     string         `json:"decidedVia,omitempty"`
 	Comment        string         `json:"comment,omitempty"`
+	// GrantWindowSeconds, for a MEDIUM approval that may grant a window,
+	// is that window: approving with grant "session" (or none) allows
+	// the same request in this conversation for as long. Grant is the
+	// choice the approver made, once decided.
+	GrantWindowSeconds int64  `json:"grantWindowSeconds,omitempty"`
+	Grant              string `json:"grant,omitempty"`
 	// Status and Result describe the outcome once the approval has ended.
 	Status approval.Status `json:"status,omitempty"`
 	Result string          `json:"result,omitempty"`
@@ -798,6 +804,13 @@ func (a *API) infoWith(rec *approval.Approval, token string, resumed *Resumed) A
 	if !rec.DecidedAt.IsZero() {
 		t := rec.DecidedAt
 		in.DecidedAt = &t
+	}
+	if rec.Grantable() {
+		in.GrantWindowSeconds = int64(rec.GrantWindow / time.Second)
+		in.Grant = string(rec.Grant.For(rec))
+		if rec.State == approval.StatePending {
+			in.Grant = ""
+		}
 	}
 	if rec.Outcome != nil {
 		in.Status, in.Result, in.Resolution = rec.Outcome.Status, rec.Outcome.Content, rec.Outcome.Resolution

@@ -615,6 +615,9 @@ type clickParams struct {
 	// resolution is a frozen card's resolve button's (done, retry,
 	// abandon), with action "resolve".
 	resolution string
+	// grant is the button's grant param (仅本次: once, 本会话允许:
+	// session), on a template whose MEDIUM card shows two approve buttons.
+	grant approval.GrantChoice
 }
 
 // parseClick reads a card callback's params; ok is false when a param is
@@ -625,6 +628,11 @@ func parseClick(p map[string]any) (clickParams, bool) {
 		return strings.TrimSpace(s)
 	}
 	cp := clickParams{action: get("action"), approvalID: get("approval_id"), sha: get("payload_sha256"), resolution: get("resolution")}
+	g, err := approval.ParseGrantChoice(get("grant"))
+	if err != nil {
+		return cp, false
+	}
+	cp.grant = g
 	return cp, cp.action != "" && cp.approvalID != ""
 }
 
@@ -669,7 +677,7 @@ func (c *Channel) onCardCallback(ctx context.Context, req *card.CardRequest) (*c
 	sum := sha256.Sum256([]byte(req.OutTrackId + "\x00" + req.UserId + "\x00" + req.Content))
 	a := channels.CardAction{Channel: Name, ChatID: req.SpaceId, MessageID: req.OutTrackId,
 		EventID: hex.EncodeToString(sum[:16]), UserID: approval.UserID(req.UserId),
-		ApprovalID: approval.ID(p.approvalID), Verb: verbOf(p.action), PayloadSHA256: p.sha, Resolution: approval.Resolution(p.resolution)}
+		ApprovalID: approval.ID(p.approvalID), Verb: verbOf(p.action), PayloadSHA256: p.sha, Resolution: approval.Resolution(p.resolution), Grant: p.grant}
 	ch := make(chan clickResult, 1)
 	if !c.bg.Go(func() {
 		// The decision may run a tool: it must not die with the click's

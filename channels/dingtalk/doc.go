@@ -99,7 +99,13 @@
 //   - 确认 (id confirm), click type 回传请求 (request), params
 //     action = "confirm" (constant), approval_id = variable approval_id,
 //     payload_sha256 = variable payload_sha256;
-//   - 取消 (id cancel), the same with action = "cancel".
+//   - 取消 (id cancel), the same with action = "cancel";
+//   - for a MEDIUM card that may grant (grant_buttons == "true"), instead
+//     of 确认: 仅本次 (id approve_once, params as 确认 plus grant = "once")
+//     and 本会话允许 (id approve_session, plus grant = "session"); the
+//     window is the variable grant_window. A template without them keeps
+//     确认, which allows for the session. The variable code is the
+//     approval's short code (确认 <code>, /cancel <code>).
 //
 // Saving (保存) is enough; publishing freezes the template. The hash in
 // the params is only a cross-check: the stored one is authoritative.

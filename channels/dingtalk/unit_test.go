@@ -202,6 +202,7 @@ func FuzzCallbackParsing(f *testing.F) {
 	f.Add([]byte(`{"cardPrivateData":{"params":{"action":1,"approval_id":null}}}`))
 	f.Add([]byte(`{"cardPrivateData":{"actionIds":["resolve_retry"],"params":{"action":"resolve","resolution":"retry","approval_id":"ap_1","payload_sha256":"ab"}}}`))
 	f.Add([]byte(`{"cardPrivateData":{"params":{"action":"resolve","resolution":7,"approval_id":"ap_1"}}}`))
+	f.Add([]byte(`{"cardPrivateData":{"actionIds":["approve_once"],"params":{"action":"confirm","approval_id":"ap_1","payload_sha256":"ab","grant":"once"}}}`))
 	f.Add([]byte(`{"conversationId":"c","conversationType":"2","msgId":"m","text":{"content":" hi"},"createAt":-1,"sessionWebhook":"http://[::1"}`))
 	f.Add([]byte(`{"conversationId":"c","msgtype":"picture","sessionWebhookExpiredTime":1,"sessionWebhook":"https://oapi.dingtalk.com/x"}`))
 	f.Fuzz(func(t *testing.T, b []byte) {

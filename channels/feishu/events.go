@@ -219,7 +219,7 @@ func (c *Channel) onCardAction(ctx context.Context, ev *callback.CardActionTrigg
 		return toast("error", w.malformed), nil
 	}
 	a := channels.CardAction{Channel: Name, ApprovalID: val.ApprovalID, Verb: val.Decision, PayloadSHA256: val.PayloadSHA256,
-		Comment: cards.ParseFeishuReason(e.Action.FormValue), Resolution: val.Resolution}
+		Comment: cards.ParseFeishuReason(e.Action.FormValue), Resolution: val.Resolution, Grant: val.Grant}
 	if e.Operator != nil {
 		a.UserID = approval.UserID(e.Operator.OpenID)
 	}

@@ -289,6 +289,11 @@ func (c *conn) respond(f inFrame) {
 		c.fail(CodeInvalidMessage, `user.response needs content {"confirmed": true|false, "message": "…"}`, sid, f.StepID)
 		return
 	}
+	grant, gerr := approval.ParseGrantChoice(rc.Grant)
+	if gerr != nil || (grant != approval.GrantUnset && !*rc.Confirmed) {
+		c.fail(CodeInvalidMessage, `user.response: grant must be "once" or "session", with confirmed true`, sid, f.StepID)
+		return
+	}
 	if w.stepOf(f.StepID) == nil {
 		c.recoverStep(sid, f.StepID)
 	}
@@ -328,17 +333,17 @@ func (c *conn) respond(f inFrame) {
 	}
 	go func() {
 		defer w.wg.Done()
-		c.decide(st, verb, rc.Message)
+		c.decide(st, verb, rc.Message, grant)
 	}()
 }
 
-func (c *conn) decide(st *step, verb approval.Verb, comment string) {
+func (c *conn) decide(st *step, verb approval.Verb, comment string, grant approval.GrantChoice) {
 	w := c.w
 	log := c.log().With("chat_id", st.chatID, "approval_id", st.approvalID, "msg_id", st.id)
 	ctx, cancel := context.WithTimeout(w.ctx, handleTimeout)
 	defer cancel()
 	o, err := c.h.HandleCardAction(ctx, channels.CardAction{Channel: Name, ChatID: st.chatID, MessageID: st.id, UserID: c.user,
-		ApprovalID: st.approvalID, Verb: verb, PayloadSHA256: st.hash, Comment: comment})
+		ApprovalID: st.approvalID, Verb: verb, PayloadSHA256: st.hash, Comment: comment, Grant: grant})
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	reopen := func() {

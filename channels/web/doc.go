@@ -85,6 +85,13 @@
 // Answers a confirmation: confirmed true runs the action, false declines
 // it; message is an optional comment recorded with the decision (with
 // false: the reason of the rejection).
+// On a MEDIUM confirmation that may grant the conversation a window (its
+// card has approve_once and grant_window), confirmed true may carry
+// "grant": "once" (仅本次: run it this time) or "session" (本会话允许:
+// also allow the same request for the window); without grant it is
+// session, as a typed 确认. Another grant, or a grant with confirmed
+// false, is INVALID_MESSAGE. The card also carries the approval's code
+// (确认 <code>, /cancel <code>).
 //
 // Server → client:
 //

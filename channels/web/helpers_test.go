@@ -39,7 +39,14 @@ type option func(*web.Config)
 
 func newServer(t testing.TB, opts ...option) *server {
 	t.Helper()
-	erase := hitltest.NewTool("erase", approval.EffectDestructive)
+	return newServerEffect(t, approval.EffectDestructive, opts...)
+}
+
+// newServerEffect is newServer with erase's effect (EffectWrite: a MEDIUM
+// call, whose approval may grant the conversation a window).
+func newServerEffect(t testing.TB, effect approval.Effect, opts ...option) *server {
+	t.Helper()
+	erase := hitltest.NewTool("erase", effect)
 	erase.About = "Erases the named thing for good"
 	s := &server{erase: erase, clk: clock.NewFake(time.Now())}
 	store := memstore.New(memstore.Options{})

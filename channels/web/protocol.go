@@ -63,6 +63,10 @@ type responseContent struct {
 	// Resolution answers a frozen step's resolve buttons (done, retry,
 	// abandon) instead of Confirmed; Message is then the note.
 	Resolution string `json:"resolution,omitempty"`
+	// Grant, with confirmed true on a MEDIUM approval that may grant (its
+	// card has approve_once and grant_window), is "once" (仅本次) or
+	// "session" (本会话允许); absent means session, as a plain 确认.
+	Grant string `json:"grant,omitempty"`
 }
 
 // Every server frame carries its kind twice: "type" (hitlbot's clients,

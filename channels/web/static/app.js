@@ -273,6 +273,11 @@
     $('dlg-comment').value = '';
     $('dlg-error').hidden = true;
     $('dlg-countdown').textContent = remaining(f);
+    // A MEDIUM call that may be allowed for the conversation: two approve
+    // buttons, 仅本次 (grant once) and 本会话允许 (grant session).
+    const grant = !!(f.card && f.card.approve_once);
+    $('dlg-once').hidden = !grant;
+    $('dlg-approve').textContent = grant ? '本会话允许（' + f.card.grant_window + '）' : '确认执行';
     setButtons(true);
     $('overlay').hidden = false;
     // A HIGH-risk call is never approved by reflex: the focus starts on
@@ -292,15 +297,15 @@
 
   function setButtons(enabled) {
     $('dlg-approve').disabled = !enabled;
+    $('dlg-once').disabled = !enabled;
     $('dlg-reject').disabled = !enabled;
   }
 
-  function answer(confirmed) {
+  function answer(confirmed, grant) {
     if (!current || $('dlg-approve').disabled) return;
-    const ok = send({
-      type: 'user.response', session_id: sessionId, step_id: current,
-      content: { confirmed: confirmed, message: $('dlg-comment').value.trim() },
-    });
+    const content = { confirmed: confirmed, message: $('dlg-comment').value.trim() };
+    if (grant) content.grant = grant;
+    const ok = send({ type: 'user.response', session_id: sessionId, step_id: current, content: content });
     if (!ok) {
       $('dlg-error').textContent = '未连接，稍后重试。';
       $('dlg-error').hidden = false;
@@ -311,7 +316,8 @@
     $('dlg-error').hidden = false;
   }
 
-  $('dlg-approve').addEventListener('click', () => answer(true));
+  $('dlg-approve').addEventListener('click', () => answer(true, $('dlg-once').hidden ? '' : 'session'));
+  $('dlg-once').addEventListener('click', () => answer(true, 'once'));
   $('dlg-reject').addEventListener('click', () => answer(false));
   document.addEventListener('keydown', (ev) => {
     if ($('overlay').hidden) return;

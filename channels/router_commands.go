@@ -1,0 +1,240 @@
+package channels
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/cards"
+	"github.com/hitlbot/hitlbot/internal/clip"
+	"github.com/hitlbot/hitlbot/words"
+)
+
+// Commander is what the router needs of the engine to answer the approval
+// commands in the chat (/pending, /cancel <code>, 确认 <code>, /grants,
+// /revoke): *approval.Engine is one. A Decider that is not one leaves
+// those texts to the agent.
+type Commander interface {
+	// ChatPending returns the approvals pending in a chat, oldest first.
+	ChatPending(ctx context.Context, channel, chatID string) ([]*approval.Approval, error)
+	// Grants returns the session's live grants, oldest first.
+	Grants(ctx context.Context, s approval.SessionKey) ([]approval.Grant, error)
+	// Revoke removes the session's grants with those keys (all: none
+	// given) and audits each removal.
+	Revoke(ctx context.Context, s approval.SessionKey, actor approval.UserID, src approval.Source, keys ...string) (int, error)
+	// Cancel withdraws a pending approval as actor.
+	Cancel(ctx context.Context, id approval.ID, actor approval.UserID, src approval.Source, reason string) (approval.Outcome, error)
+}
+
+var _ Commander = (*approval.Engine)(nil)
+
+// command answers an approval command of m (ParseCommand), and a bare
+// 确认 / 取消 that would be ambiguous because several approvals wait in
+// the chat. It reports whether it answered; if not, the message goes on
+// as before (a typed reply to the session's pending approval, or the
+// agent).
+func (r *Router) command(ctx context.Context, ch Channel, to Target, m Message, session approval.SessionKey, reply approval.Reply, reason string, log *slog.Logger) bool {
+	cmdr, ok := r.decider.(Commander)
+	if !ok {
+		return false
+	}
+	c := ParseCommand(m.Text, r.replies)
+	l := words.Of(r.cfg.Lang)
+	say := func(text string) bool { r.notice(ctx, ch, to, log, text); return true }
+	unavailable := func(err error) bool {
+		log.Error("an approval command could not reach the store; nothing was changed", "err", err)
+		return say(words.Text(l, words.CmdUnavailable))
+	}
+	switch c.Kind {
+	case CmdHelp:
+		return say(words.Text(l, words.CmdHelp))
+	case CmdGrants:
+		gs, err := cmdr.Grants(ctx, session)
+		if err != nil {
+			return unavailable(err)
+		}
+		return say(r.grantList(l, gs))
+	case CmdRevoke:
+		return r.revoke(ctx, cmdr, c.Arg, session, m, l, say, unavailable)
+	case CmdPending, CmdCancel, CmdDecide:
+	case CmdNone:
+		if reply == approval.ReplyNone || reason != "" {
+			return false
+		}
+	}
+	waiting, err := cmdr.ChatPending(ctx, m.Channel, m.ChatID)
+	if err != nil {
+		if c.Kind == CmdNone {
+			// A bare 确认: decided as before, on the session's pending
+			// approval (the ambiguity cannot be told).
+			log.Warn("listing the chat's pending approvals failed", "err", err)
+			return false
+		}
+		return unavailable(err)
+	}
+	now := r.cfg.Clock.Now()
+	live := waiting[:0]
+	for _, a := range waiting {
+		if now.Before(a.ExpiresAt) {
+			live = append(live, a)
+		}
+	}
+	switch c.Kind {
+	case CmdPending:
+		return say(r.pendingList(l, live, now))
+	case CmdNone:
+		// A bare 确认 / 取消: ambiguous when more than one approval
+		// waits in the chat; then the bot asks which.
+		if len(live) < 2 {
+			return false
+		}
+		return say(words.Text(l, words.CmdAmbiguous, r.pendingLines(l, live, now)))
+	}
+	if c.Arg == "" {
+		return say(words.Text(l, words.CmdCancelUsage))
+	}
+	found := approval.ByCode(live, c.Arg)
+	switch {
+	case len(found) == 0 && c.Kind == CmdDecide && c.Reply == approval.ReplyCancel:
+		// "取消 abcd" naming no approval: a cancel with a reason, as before.
+		return false
+	case len(found) == 0:
+		return say(words.Text(l, words.CmdNoSuchCode, c.Arg))
+	case len(found) > 1:
+		return say(words.Text(l, words.CmdAmbiguous, r.pendingLines(l, found, now)))
+	}
+	a := found[0]
+	if c.Kind == CmdDecide {
+		r.decideTyped(ctx, r.decider, ch, to, m, a, c.Reply, "", log)
+		return true
+	}
+	// /cancel <code>: its requester or someone who may approve it.
+	inChat := m.Channel == a.Channel && m.ChatID == a.ChatID
+	if m.UserID != a.Requester && !a.Approvers.Allows(m.UserID, a.Requester, approval.Approve, inChat) {
+		log.Info("a /cancel by someone who may not withdraw the approval", "approval_id", a.ID)
+		return say(words.Text(l, words.CmdCancelDenied, a.Approvers.DescribeIn(r.cfg.Lang)))
+	}
+	o, err := cmdr.Cancel(ctx, a.ID, m.UserID, sourceOf(m.Channel), "")
+	if err != nil {
+		return unavailable(err)
+	}
+	log.Info("approval withdrawn by a command", "approval_id", a.ID, "status", o.Status)
+	if o.Status != approval.StatusCancelled {
+		return say(r.text.Text(o.Status))
+	}
+	return say(words.Text(l, words.CmdCancelled, approval.Codes(live)[a.ID]))
+}
+
+// pendingCard is the pending view of a, with its short code in its chat
+// (approval.Codes over the approvals pending there, a among them) when
+// the Decider is a Commander and the store answers; a card without a code
+// is still a card (a failure is logged).
+func (r *Router) pendingCard(ctx context.Context, a *approval.Approval) cards.View {
+	v := cards.Pending(a, r.text, r.cfg.Lang)
+	cmdr, ok := r.decider.(Commander)
+	if !ok {
+		return v
+	}
+	waiting, err := cmdr.ChatPending(ctx, a.Channel, a.ChatID)
+	if err != nil {
+		r.log.Warn("listing the chat's pending approvals failed; the card has no code", "approval_id", a.ID, "err", err)
+		return v
+	}
+	if !slices.ContainsFunc(waiting, func(w *approval.Approval) bool { return w.ID == a.ID }) {
+		waiting = append(waiting, a)
+	}
+	v.Code = approval.Codes(waiting)[a.ID]
+	return v
+}
+
+// revoke answers /revoke <n|all>.
+func (r *Router) revoke(ctx context.Context, cmdr Commander, arg string, session approval.SessionKey, m Message, l words.Lang,
+	say func(string) bool, unavailable func(error) bool) bool {
+	if arg == "" {
+		return say(words.Text(l, words.CmdRevokeUsage))
+	}
+	src := sourceOf(m.Channel)
+	if arg == "all" {
+		n, err := cmdr.Revoke(ctx, session, m.UserID, src)
+		if err != nil {
+			return unavailable(err)
+		}
+		return say(words.Text(l, words.CmdRevoked, n))
+	}
+	n, err := strconv.Atoi(arg)
+	if err != nil || n < 1 {
+		return say(words.Text(l, words.CmdRevokeUsage))
+	}
+	gs, err := cmdr.Grants(ctx, session)
+	if err != nil {
+		return unavailable(err)
+	}
+	if n > len(gs) {
+		return say(words.Text(l, words.CmdRevokeNoSuch, arg, len(gs)))
+	}
+	got, err := cmdr.Revoke(ctx, session, m.UserID, src, gs[n-1].Key())
+	if err != nil {
+		return unavailable(err)
+	}
+	return say(words.Text(l, words.CmdRevoked, got))
+}
+
+// grantList words /grants: numbered, oldest first (the numbers /revoke
+// takes), each with its tool, a short summary of its payload, who
+// approved it and how long it has left.
+func (r *Router) grantList(l words.Lang, gs []approval.Grant) string {
+	if len(gs) == 0 {
+		return words.Text(l, words.CmdGrantsNone)
+	}
+	now := r.cfg.Clock.Now()
+	lines := []string{words.Text(l, words.CmdGrantsHead)}
+	for i, g := range gs {
+		summary := g.Summary
+		if summary == "" {
+			summary = clip.Runes(g.PayloadSHA256, 12)
+		}
+		lines = append(lines, words.Text(l, words.CmdGrantLine, i+1, g.Tool, summary, g.ApprovedBy, remaining(g.ExpiresAt.Sub(now))))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// pendingList words /pending.
+func (r *Router) pendingList(l words.Lang, as []*approval.Approval, now time.Time) string {
+	if len(as) == 0 {
+		return words.Text(l, words.CmdPendingNone)
+	}
+	return words.Text(l, words.CmdPendingHead) + "\n" + r.pendingLines(l, as, now)
+}
+
+// pendingLines lists approvals one a line: code, summary, requester, time
+// left.
+func (r *Router) pendingLines(l words.Lang, as []*approval.Approval, now time.Time) string {
+	codes := approval.Codes(as)
+	lines := make([]string, len(as))
+	for i, a := range as {
+		summary := clip.Runes(clip.FirstLine(a.Summary), 80)
+		if summary == "" {
+			summary = a.Tool()
+		}
+		lines[i] = words.Text(l, words.CmdPendingLine, codes[a.ID], summary, a.Requester, remaining(a.ExpiresAt.Sub(now)))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// remaining writes a time left to the second, without trailing zero units
+// (4m30s, 5m, 45s).
+func remaining(d time.Duration) string {
+	d = max(d.Round(time.Second), 0)
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}

@@ -1,0 +1,266 @@
+package channels
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hitlbot/hitlbot/approval"
+)
+
+// commandTests is the table of what ParseCommand reads (codes are 4
+// lowercase letters or digits; a cancel keyword with something else after
+// it is a reason, not a code).
+var commandTests = []struct {
+	text string
+	want Command
+}{
+	{"/help", Command{Kind: CmdHelp}},
+	{"  /HELP ", Command{Kind: CmdHelp}},
+	{"@_user_1 /pending", Command{Kind: CmdPending}},
+	{"／grants", Command{Kind: CmdGrants}},
+	{"/revoke 2", Command{Kind: CmdRevoke, Arg: "2"}},
+	{"/revoke ALL", Command{Kind: CmdRevoke, Arg: "all"}},
+	{"/revoke", Command{Kind: CmdRevoke}},
+	{"/cancel ab12", Command{Kind: CmdCancel, Arg: "ab12"}},
+	{"/cancel", Command{Kind: CmdCancel}},
+	{"确认 ab12", Command{Kind: CmdDecide, Arg: "ab12", Reply: approval.ReplyConfirm}},
+	{"确认 AB12。", Command{Kind: CmdDecide, Arg: "ab12", Reply: approval.ReplyConfirm}},
+	{"取消 9zz9", Command{Kind: CmdDecide, Arg: "9zz9", Reply: approval.ReplyCancel}},
+	{"confirm ab12", Command{Kind: CmdDecide, Arg: "ab12", Reply: approval.ReplyConfirm}},
+	{"cancel ab12", Command{Kind: CmdDecide, Arg: "ab12", Reply: approval.ReplyCancel}},
+	// Not commands: the agent's, a reason, other words.
+	{"/sql SELECT 1", Command{}},
+	{"/tools", Command{}},
+	{"/help me", Command{}},
+	{"/pending now", Command{}},
+	{"确认", Command{}},
+	{"确认 abcde", Command{}},
+	{"取消 表不对", Command{}},
+	{"cancel: wrong table", Command{}},
+	{"确认 ab12 and more", Command{}},
+	{"不确认 ab12", Command{Kind: CmdDecide, Arg: "ab12", Reply: approval.ReplyCancel}}, // a negated confirm is a cancel, as a typed reply
+	{"hello ab12", Command{}},
+	{"", Command{}},
+}
+
+func TestParseCommand(t *testing.T) {
+	p, err := approval.NewReplyParser(approval.DefaultReplyConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range commandTests {
+		if got := ParseCommand(tc.text, p); got != tc.want {
+			t.Errorf("ParseCommand(%q) = %+v, want %+v", tc.text, got, tc.want)
+		}
+	}
+}
+
+// FuzzParseCommand: whatever the text, a command's argument is lowercase
+// and has no spaces, a decision names a well-formed code with a confirm
+// or cancel, and a text that is not a command is CmdNone with nothing
+// else.
+func FuzzParseCommand(f *testing.F) {
+	for _, tc := range commandTests {
+		f.Add(tc.text)
+	}
+	p, err := approval.NewReplyParser(approval.DefaultReplyConfig())
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		c := ParseCommand(text, p)
+		if c.Arg != strings.ToLower(c.Arg) || strings.ContainsAny(c.Arg, " \t\n") {
+			t.Fatalf("ParseCommand(%q) = %+v: argument not lowercase or has spaces", text, c)
+		}
+		switch c.Kind {
+		case CmdDecide:
+			if !approval.ValidCode(c.Arg) || (c.Reply != approval.ReplyConfirm && c.Reply != approval.ReplyCancel) {
+				t.Fatalf("ParseCommand(%q) = %+v", text, c)
+			}
+		case CmdNone:
+			if c != (Command{}) {
+				t.Fatalf("ParseCommand(%q) = %+v", text, c)
+			}
+		case CmdHelp, CmdPending, CmdGrants:
+			if c.Arg != "" {
+				t.Fatalf("ParseCommand(%q) = %+v", text, c)
+			}
+		case CmdRevoke, CmdCancel:
+		default:
+			t.Fatalf("ParseCommand(%q) = unknown kind %q", text, c.Kind)
+		}
+	})
+}
+
+// FuzzCodes: every approval of a chat gets a well-formed code, no two
+// the same, and each code names its own approval.
+func FuzzCodes(f *testing.F) {
+	f.Add(uint8(3), "s")
+	f.Add(uint8(40), "fake:c1")
+	f.Fuzz(func(t *testing.T, n uint8, sess string) {
+		as := make([]*approval.Approval, int(n%64))
+		for i := range as {
+			as[i] = &approval.Approval{ID: approval.NewID(approval.SessionKey(sess)), CreatedAt: time.Unix(int64(i%5), 0)}
+		}
+		codes := approval.Codes(as)
+		seen := map[string]bool{}
+		for _, a := range as {
+			c := codes[a.ID]
+			if !approval.ValidCode(c) || seen[c] {
+				t.Fatalf("code %q of %s: malformed or taken", c, a.ID)
+			}
+			seen[c] = true
+			if got := approval.ByCode(as, c); len(got) != 1 || got[0] != a {
+				t.Fatalf("ByCode(%q) = %v", c, got)
+			}
+		}
+	})
+}
+
+// TestCommandsInChat: with per-user sessions two approvals wait in one
+// chat: a bare 确认 is ambiguous (the bot lists the codes and decides
+// nothing), /pending lists both with their codes, 确认 <code> decides the
+// one named, /cancel <code> by someone who may not withdraw it is refused
+// and by its requester withdraws it; /help answers in the chat's language.
+// None of these reaches the model.
+func TestCommandsInChat(t *testing.T) {
+	forEachDedupStore(t, func(t *testing.T, store approval.Store) {
+		g := newRig(t, store, func(c *RouterConfig) { c.Scope = ScopePerUser })
+		ctx := context.Background()
+		ask := func(user approval.UserID, target string) *approval.Approval {
+			t.Helper()
+			g.send(t, msg(user, "erase "+target))
+			var a *approval.Approval
+			eventually(t, "an approval of "+string(user), func() bool {
+				p, err := g.engine.Pending(ctx, approval.SessionKey("fake:c1:"+string(user)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				a = p
+				return p != nil
+			})
+			return a
+		}
+		a := ask("alice", "orders")
+		b := ask("bob", "users")
+		codes := approval.Codes([]*approval.Approval{a, b})
+		ca, cb := codes[a.ID], codes[b.ID]
+
+		g.send(t, msg("alice", "确认"))
+		g.drain()
+		if g.state(t, a.ID) != approval.StatePending || !g.ch.hasText("notice", "Several approvals wait in this chat") ||
+			!g.ch.hasText("notice", ca+" — ") || !g.ch.hasText("notice", cb+" — ") {
+			t.Fatalf("bare 确认 with two waiting: state %s, texts %v", g.state(t, a.ID), g.ch.texts())
+		}
+
+		g.send(t, msg("carol", "/pending"))
+		if !g.ch.hasText("notice", "Waiting for a decision") || !g.ch.hasText("notice", ca+` — erase: erase {"target":"orders"} (asked by alice`) ||
+			!g.ch.hasText("notice", cb+` — erase: erase {"target":"users"} (asked by bob`) {
+			t.Fatalf("/pending: %v", g.ch.texts())
+		}
+
+		g.send(t, msg("alice", "确认 "+strings.ToUpper(ca)))
+		g.drain()
+		if g.state(t, a.ID) != approval.StateExecuted || g.state(t, b.ID) != approval.StatePending || g.erase.Runs.Load() != 1 {
+			t.Fatalf("确认 %s: a %s, b %s, %d runs", ca, g.state(t, a.ID), g.state(t, b.ID), g.erase.Runs.Load())
+		}
+
+		g.send(t, msg("carol", "/cancel "+cb))
+		if g.state(t, b.ID) != approval.StatePending || !g.ch.hasText("notice", "Only its requester or an approver may withdraw it") {
+			t.Fatalf("/cancel by carol: state %s, texts %v", g.state(t, b.ID), g.ch.texts())
+		}
+		g.send(t, msg("bob", "/cancel "+cb))
+		rec, err := g.engine.Get(ctx, b.ID)
+		if err != nil || rec.State != approval.StateCancelled || rec.DecidedBy != "bob" || !g.ch.hasText("notice", "Withdrawn: "+cb) {
+			t.Fatalf("/cancel by bob: %+v, %v, texts %v", rec, err, g.ch.texts())
+		}
+		g.send(t, msg("bob", "/cancel "+cb))
+		if !g.ch.hasText("notice", "No approval with the code "+cb) {
+			t.Fatalf("/cancel of an ended approval: %v", g.ch.texts())
+		}
+		g.send(t, msg("bob", "/pending"))
+		if !g.ch.hasText("notice", "Nothing waits for a decision in this chat.") {
+			t.Fatalf("/pending with nothing: %v", g.ch.texts())
+		}
+		g.send(t, msg("bob", "/help"))
+		if !g.ch.hasText("notice", "/revoke <n> or /revoke all") {
+			t.Fatalf("/help: %v", g.ch.texts())
+		}
+		for _, text := range []string{"/pending", "/help", "/cancel " + cb, "确认 " + strings.ToUpper(ca), "确认"} {
+			if g.model.Seen(text) != 0 {
+				t.Fatalf("%q reached the model", text)
+			}
+		}
+	})
+}
+
+// TestGrantCommands: /grants lists the session's live grants, numbered,
+// with who approved and the time left; /revoke 1 ends the first, /revoke
+// all the rest; on a shared store a grant revoked through one replica's
+// router is gone for the other replica's policy, which asks again.
+func TestGrantCommands(t *testing.T) {
+	forEachDedupStore(t, func(t *testing.T, store approval.Store) {
+		ga, gb := newReplicas(t, store)
+		ctx := context.Background()
+		sess := approval.SessionKey("fake:c1")
+		mk := func(tool, hash, summary string, by approval.UserID, age time.Duration) approval.Grant {
+			g := approval.Grant{Session: sess, User: "alice", Tool: tool, PayloadSHA256: hash, Summary: summary,
+				ApprovalID: approval.NewID(sess), ApprovedBy: by, ApprovedAt: time.Now().Add(-age), ExpiresAt: time.Now().Add(5*time.Minute - age)}
+			if err := store.PutGrant(ctx, g, 5*time.Minute-age); err != nil {
+				t.Fatal(err)
+			}
+			return g
+		}
+		ga.send(t, msg("alice", "/grants"))
+		if !ga.ch.hasText("notice", "No live grants in this conversation") {
+			t.Fatalf("/grants with none: %v", ga.ch.texts())
+		}
+		first := mk("tasks_add", "h1", "add a task: buy milk", "ou_zhang", 2*time.Minute)
+		mk("tasks_done", "h2", "close task 7", "ou_li", time.Minute)
+		ga.send(t, msg("alice", "/grants"))
+		if !ga.ch.hasText("notice", "1. tasks_add: add a task: buy milk — approved by ou_zhang, ") ||
+			!ga.ch.hasText("notice", "2. tasks_done: close task 7 — approved by ou_li, ") {
+			t.Fatalf("/grants: %v", ga.ch.texts())
+		}
+		p, err := approval.NewPolicy(approval.PolicyConfig{Enabled: true, ConfidenceThreshold: 0.85, GrantWindow: 5 * time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ci := approval.CallInfo{Session: sess, User: "alice", Tool: "tasks_add", Effect: approval.EffectWrite, Hash: "h1", Confidence: 1}
+		if v, err := gb.engine.Evaluate(ctx, p, ci); err != nil || v.NeedsApproval || v.Grant == nil || v.Grant.ApprovedBy != "ou_zhang" {
+			t.Fatalf("verdict with the grant = %+v, %v", v, err)
+		}
+		ga.send(t, msg("alice", "/revoke 3"))
+		ga.send(t, msg("alice", "/revoke x"))
+		if !ga.ch.hasText("notice", "There is no grant number 3 (there are 2)") || !ga.ch.hasText("notice", "Use /revoke <n>") {
+			t.Fatalf("/revoke 3, /revoke x: %v", ga.ch.texts())
+		}
+		ga.send(t, msg("alice", "/revoke 1"))
+		if !ga.ch.hasText("notice", "Revoked 1 grant(s)") {
+			t.Fatalf("/revoke 1: %v", ga.ch.texts())
+		}
+		// The other replica's policy asks again.
+		if v, err := gb.engine.Evaluate(ctx, p, ci); err != nil || !v.NeedsApproval || v.Grant != nil {
+			t.Fatalf("verdict on the other replica after /revoke 1 = %+v, %v", v, err)
+		}
+		if got, _ := store.GrantFor(ctx, sess, first.Key()); got != nil {
+			t.Fatal("the revoked grant is still in the store")
+		}
+		gb.send(t, msg("alice", "/grants"))
+		if !gb.ch.hasText("notice", "1. tasks_done: close task 7") {
+			t.Fatalf("/grants on the other replica: %v", gb.ch.texts())
+		}
+		gb.send(t, msg("alice", "/revoke all"))
+		if !gb.ch.hasText("notice", "Revoked 1 grant(s)") {
+			t.Fatalf("/revoke all: %v", gb.ch.texts())
+		}
+		if gs, _ := store.Grants(ctx, sess); len(gs) != 0 {
+			t.Fatalf("grants left after /revoke all: %+v", gs)
+		}
+		if ga.model.Seen("/grants") != 0 || gb.model.Seen("/revoke all") != 0 {
+			t.Fatal("a grant command reached the model")
+		}
+	})
+}

@@ -1,0 +1,20 @@
+package words
+
+import "time"
+
+// Ago says how long ago something happened, d before now, in l: "just
+// now" under a minute, then whole minutes, then whole hours ("4 minutes
+// ago", "4 分钟前").
+func Ago(l Lang, d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return Text(l, AgoJustNow)
+	case d < 2*time.Minute:
+		return Text(l, AgoMinute)
+	case d < time.Hour:
+		return Text(l, AgoMinutes, int(d/time.Minute))
+	case d < 2*time.Hour:
+		return Text(l, AgoHour)
+	}
+	return Text(l, AgoHours, int(d/time.Hour))
+}
