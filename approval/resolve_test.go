@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/audit"
@@ -230,6 +231,42 @@ func TestConcurrentResolutionsOneWinner(t *testing.T) {
 		}
 		if got := f.tool.runs.Load(); got != want {
 			t.Fatalf("tool ran %d times, want %d", got, want)
+		}
+	})
+}
+
+// TestRetryWhoseRunDiesIsFrozenAgain: a retry claimed by a replica that
+// died before running it (the claim made, nothing completed) is found by
+// the sweeper, as any stale claim: frozen again, audited execute_unknown,
+// cards settled; and it can be resolved again.
+func TestRetryWhoseRunDiesIsFrozenAgain(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, be backend) {
+		f := newFixture(t, be)
+		a := freeze(t, f)
+		if _, err := f.a.Sweep(context.Background()); err != nil { // the frozen approval leaves the expiry index
+			t.Fatal(err)
+		}
+		res, err := f.sa.Resolve(context.Background(), a.ID, approval.ResolveRequest{Resolution: approval.ResolveRetry, PayloadSHA256: a.PayloadSHA256,
+			Actor: "bob", Source: approval.SourceCard, Now: f.clk.Now().UTC()})
+		if err != nil || res.Code != approval.ClaimOK {
+			t.Fatalf("retry claim: %+v, %v", res, err)
+		}
+		f.clk.Advance(10 * time.Minute)
+		if n, err := f.b.Sweep(context.Background()); err != nil || n != 1 {
+			t.Fatalf("sweep: %d, %v", n, err)
+		}
+		rec, err := f.a.Get(context.Background(), a.ID)
+		if err != nil || rec.State != approval.StateFrozen {
+			t.Fatalf("record after the sweep: %+v, %v", rec, err)
+		}
+		if got := f.audit.count(a.ID, audit.EventExecuteUnknown); got != 2 {
+			t.Fatalf("execute_unknown records = %d, want 2", got)
+		}
+		if o := decide(t, f.a, a.ID, resolution(a, approval.ResolveAbandon, "bob", "")); o.Status != approval.StatusFailed {
+			t.Fatalf("resolving it again: %+v", o)
+		}
+		if n := f.tool.runs.Load(); n != 1 {
+			t.Fatalf("tool ran %d times, want 1", n)
 		}
 	})
 }

@@ -399,6 +399,17 @@ func (m *Rules) Complete(ctx context.Context, req agent.Request) (agent.Response
 	if n := len(msgs); n > 0 && msgs[n-1].Role == agent.RoleTool {
 		return textResponse(summarise(msgs, zh)), nil
 	}
+	if n := len(msgs); n > 0 && hasUser && msgs[n-1].Role == agent.RoleSystem {
+		// An update on an earlier approval (its outcome came later, or a
+		// person resolved its frozen call): the replies of its calls,
+		// when they follow the user's last message, else the update
+		// itself. The user's message is not read again (that would ask
+		// for the same call once more).
+		if toolSinceUser(msgs) {
+			return textResponse(summarise(msgs, zh)), nil
+		}
+		return textResponse(msgs[n-1].Content), nil
+	}
 	if !hasUser {
 		return textResponse(m.help()), nil
 	}
@@ -742,6 +753,17 @@ func (m *Rules) help() string {
 		return helpText
 	}
 	return helpText + "\nAlso / 另外: " + strings.Join(names, ", ")
+}
+
+// toolSinceUser reports whether a tool message follows the last user
+// message.
+func toolSinceUser(msgs []agent.Message) bool {
+	for i := len(msgs) - 1; i >= 0 && msgs[i].Role != agent.RoleUser; i-- {
+		if msgs[i].Role == agent.RoleTool {
+			return true
+		}
+	}
+	return false
 }
 
 // summarise reports the tool results since the last user message.
