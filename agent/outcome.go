@@ -63,6 +63,9 @@ func callOutcomes(o approval.Outcome, calls []approval.Call) []callOutcome {
 					frozenSeen = true
 					out[i] = callOutcome{status: st, isError: true, reply: frozenReply(r.Content)}
 				}
+			case approval.StatusRejected:
+				// A per-call decision declined this call and ran others.
+				out[i] = callOutcome{status: st, reply: declinedReply(o), isError: true}
 			default:
 				out[i] = callOutcome{status: st, reply: "Not run: " + r.Content, isError: true}
 			}

@@ -292,6 +292,10 @@ type Approval struct {
 	DecidedVia Source    `json:"decided_via,omitempty"`
 	// Comment is what the decider wrote, if anything.
 	Comment string `json:"comment,omitempty"`
+	// Verdicts, set by a per-call decision that approved some calls and
+	// rejected others, says which calls run (see Verdicts); empty when
+	// the decision took every call alike.
+	Verdicts Verdicts `json:"verdicts,omitempty"`
 	// Outcome is set once the approval has ended.
 	Outcome *Outcome `json:"outcome,omitempty"`
 }
@@ -365,6 +369,13 @@ type Decision struct {
 	PayloadSHA256 string `json:"payload_sha256"`
 	// Comment is an optional note from the actor.
 	Comment string `json:"comment,omitempty"`
+	// Calls, when set, decides call by call (see VerdictsFor): each call
+	// of the approval, named by its CallID or "#<n>", gets approve or
+	// reject; Verb is then ignored. Every call must be named. A decision
+	// that approves every call is an approve, one that rejects every call
+	// a reject; a mixed one claims the approval as an approve that runs
+	// the approved calls only (Approval.Verdicts).
+	Calls map[string]Verb `json:"calls,omitempty"`
 	// Channel and ChatID are where the decision was taken: the chat of the
 	// clicked card or of the typed reply, as the platform reported it. The
 	// approver rule "chat" accepts a decision only from the approval's own
@@ -416,7 +427,8 @@ type Outcome struct {
 	Results []Result `json:"results,omitempty"`
 	// DecidedBy is who decided, when someone did.
 	DecidedBy UserID `json:"decided_by,omitempty"`
-	// Comment is a rejection's reason as the decider wrote it (cleaned:
+	// Comment is a rejection's reason as the decider wrote it (or the
+	// reason given with a per-call decision that declined some calls) (cleaned:
 	// redact.Clean, at most MaxNoteRunes runes), so that a reader (the
 	// agent telling the model) needs not cut it out of Detail; empty for
 	// a rejection without one and for every other outcome.

@@ -412,6 +412,17 @@ func (e *Engine) Decide(ctx context.Context, id ID, d Decision) (Outcome, error)
 		return e.outcome(StatusMissing, ""), nil
 	}
 	d.Comment = redact.Clean(d.Comment, MaxNoteRunes)
+	var verdicts Verdicts
+	if d.Calls != nil {
+		var early *Outcome
+		var err error
+		if d, verdicts, early, err = e.perCall(ctx, id, d); err != nil || early != nil {
+			if early != nil {
+				return *early, nil
+			}
+			return Outcome{}, err
+		}
+	}
 	intent := IntentApprove
 	switch d.Verb {
 	case Approve:
@@ -431,6 +442,7 @@ func (e *Engine) Decide(ctx context.Context, id ID, d Decision) (Outcome, error)
 		Actor:         d.Actor,
 		Source:        d.Source,
 		Comment:       d.Comment,
+		Verdicts:      verdicts,
 		Channel:       d.Channel,
 		ChatID:        d.ChatID,
 		Now:           e.cfg.Clock.Now().UTC(),
@@ -483,6 +495,7 @@ func (e *Engine) Decide(ctx context.Context, id ID, d Decision) (Outcome, error)
 		return *a.Outcome, nil
 	}
 	e.auditNote(a, audit.EventConfirm, d.Actor, d.Source, "", "", d.Comment)
+	e.auditVerdicts(a)
 	if res.Unreplicated {
 		// The claim may not survive a failover of the store: running the
 		// tool now could run it twice. Nothing runs; the approval fails.
@@ -497,6 +510,10 @@ func (e *Engine) Decide(ctx context.Context, id ID, d Decision) (Outcome, error)
 func (e *Engine) notRun(ctx context.Context, a *Approval, why words.Key, errText string) Outcome {
 	results := make([]Result, len(a.Calls))
 	for i, c := range a.Calls {
+		if !a.Verdicts.Approved(i) {
+			results[i] = declinedResult(a, c)
+			continue
+		}
 		results[i] = Result{Tool: c.Tool, CallID: c.CallID, Status: StatusFailed, IsError: true, Content: words.In(e.cfg.Lang, why)}
 	}
 	o := e.outcome(StatusFailed, joinResults(results))
@@ -547,7 +564,11 @@ func (e *Engine) execute(ctx context.Context, a *Approval, cached *Outcome) Outc
 	results := make([]Result, 0, len(a.Calls))
 	state := StateExecuted
 	var errText string
-	for _, c := range a.Calls {
+	for i, c := range a.Calls {
+		if !a.Verdicts.Approved(i) {
+			results = append(results, declinedResult(a, c))
+			continue
+		}
 		if state == StateFrozen {
 			results = append(results, Result{Tool: c.Tool, CallID: c.CallID, Status: StatusFrozen, IsError: true,
 				Content: frozenCauseText(e.cfg.Lang, causeEarlier)})
@@ -593,9 +614,16 @@ func (e *Engine) execute(ctx context.Context, a *Approval, cached *Outcome) Outc
 		o = e.outcome(st, o.Content)
 	}
 	o.Results, o.DecidedBy = results, a.DecidedBy
+	if a.Verdicts.Mixed() {
+		o.Comment = a.Comment
+	}
 	o = e.complete(ctx, a, state, o, ev, errText)
+	e.auditResults(a, o)
 	if o.Status == StatusExecuted && a.GrantWindow > 0 && a.Risk == RiskMedium {
-		for _, c := range a.Calls {
+		for i, c := range a.Calls {
+			if !a.Verdicts.Approved(i) {
+				continue // declined: nothing granted for it
+			}
 			k := GrantKey(CallInfo{Session: a.Session, User: a.Requester, Tool: c.Tool, Hash: c.PayloadSHA256})
 			if err := e.cfg.Store.Grant(ctx, k, a.GrantWindow); err != nil {
 				e.log.Warn("recording a session grant failed", "approval_id", a.ID, "err", err)
@@ -610,7 +638,9 @@ func (e *Engine) execute(ctx context.Context, a *Approval, cached *Outcome) Outc
 // ran but its replay is not guaranteed.
 func (e *Engine) complete(ctx context.Context, a *Approval, state State, o Outcome, ev audit.Event, errText string) Outcome {
 	ttl := time.Duration(0)
-	if state == StateExecuted {
+	if state == StateExecuted && !a.Verdicts.Mixed() {
+		// (a per-call decision's result is not cached: a replay of it
+		// would answer the declined calls as run)
 		ttl = e.cfg.ResultTTL
 	}
 	cards, err := e.cfg.Store.Complete(ctx, a.ID, state, o, ttl)
@@ -1015,16 +1045,29 @@ func (e *Engine) audit(a *Approval, ev audit.Event, actor UserID, src Source, st
 
 // auditNote is audit with what the actor wrote (already cleaned).
 func (e *Engine) auditNote(a *Approval, ev audit.Event, actor UserID, src Source, st Status, errText, note string) {
+	e.auditCall(a, 0, ev, actor, src, st, errText, note)
+}
+
+// auditCall is auditNote for call n (1-based) of a alone, with that call's
+// tool and payload hash; n 0 is the whole approval.
+func (e *Engine) auditCall(a *Approval, call int, ev audit.Event, actor UserID, src Source, st Status, errText, note string) {
 	if a == nil {
 		return
 	}
+	tool, hash := a.Tool(), a.PayloadSHA256
+	if call > 0 && call <= len(a.Calls) {
+		tool, hash = a.Calls[call-1].Tool, a.Calls[call-1].PayloadSHA256
+	} else {
+		call = 0
+	}
 	e.cfg.Audit.Append(audit.Record{
+		Call:          call,
 		Time:          e.cfg.Clock.Now().UTC(),
 		Event:         ev,
 		ApprovalID:    string(a.ID),
 		Session:       string(a.Session),
-		Tool:          a.Tool(),
-		PayloadSHA256: a.PayloadSHA256,
+		Tool:          tool,
+		PayloadSHA256: hash,
 		Actor:         string(actor),
 		Source:        string(src),
 		Outcome:       string(st),

@@ -173,6 +173,11 @@ type ClaimRequest struct {
 	Actor   UserID
 	Source  Source
 	Comment string
+	// Verdicts, for an approve, records which calls run (a per-call
+	// decision that rejected some; see Verdicts): stored on the approval
+	// in the same atomic step as the claim. The caller has checked it
+	// against the calls (Valid); empty for every other claim.
+	Verdicts Verdicts
 	// Channel and ChatID are where the decision was taken (see
 	// Decision.ChatID); the approver rule "chat" compares them with the
 	// approval's own Channel and ChatID inside the claim.

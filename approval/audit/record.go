@@ -70,6 +70,7 @@ type Record struct {
 	Outcome       string    `json:"outcome,omitempty"`        // the outcome status
 	Error         string    `json:"error,omitempty"`          // sanitised error text; never secrets
 	Reason        string    `json:"reason,omitempty"`         // what the actor wrote: a rejection's comment, a cancellation's reason (sanitised, bounded)
+	Call          int       `json:"call,omitempty"`           // for a record of one call of a batch (a per-call decision): the call's number, 1-based; Tool and PayloadSHA256 are then that call's. 0: the whole approval
 	Prev          string    `json:"prev"`                     // Hash of this writer's previous record; "" for its first
 	Hash          string    `json:"hash"`                     // hex sha256 of the record's canonical encoding (see ComputeHash)
 }
@@ -113,6 +114,9 @@ func (r *Record) appendCanonical(b []byte) []byte {
 	b = canonField(b, "error", r.Error)
 	if r.Reason != "" {
 		b = canonField(b, "reason", r.Reason)
+	}
+	if r.Call > 0 {
+		b = canonField(b, "call", strconv.Itoa(r.Call))
 	}
 	b = canonField(b, "prev", r.Prev)
 	return b

@@ -333,6 +333,7 @@ func (s *Store) claimLocked(id approval.ID, req approval.ClaimRequest) (approval
 	}
 	r.State = approval.StateClaimed
 	r.DecidedAt = req.Now
+	r.Verdicts = req.Verdicts
 	s.decided = append(s.decided, decidedRec{r.ID, r.DecidedAt})
 	res := out(approval.ClaimOK, false)
 	if r.IdempotencyKey != "" {

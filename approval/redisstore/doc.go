@@ -55,6 +55,8 @@
 //	         AddCards appends
 //	t, q     nonce and answer of the last transition, nonce of the last
 //	         AddCards (see Lost replies)
+//	v        a per-call decision's verdicts (approval.Verdicts), written by
+//	         the claim that approved some calls and rejected others
 //	by, at, via, cm, o   once decided: actor, decided_at (RFC 3339), source,
 //	         comment, outcome (approval.Outcome's JSON as Go built it:
 //	         status, content, detail — what content says beyond its status

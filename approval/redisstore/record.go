@@ -316,6 +316,9 @@ func decodeRecord(id approval.ID, f record) (*approval.Approval, error) {
 	if v, ok := f.get("cm"); ok {
 		a.Comment = v
 	}
+	if v, ok := f.get("v"); ok {
+		a.Verdicts = approval.Verdicts(v)
+	}
 	if v, ok := f.get("at"); ok {
 		t, err := time.Parse(time.RFC3339Nano, v)
 		if err != nil {

@@ -187,6 +187,8 @@ return res
 //	         the chat is unknown)
 //	ARGV[19] payload hash as text (for the result cache, whose entries
 //	         hold it so; turning the stored form into text costs more Lua)
+//	ARGV[20] per-call verdicts of an approve (approval.Verdicts: one byte
+//	         per call, 'a' or 'r'), "" when every call runs
 //
 // Returns {"missing"} or {code, ended 0|1, HGETALL of the record, cached
 // result JSON or ""}.
@@ -312,6 +314,10 @@ if intent == 'reject' then
   return result('claimed', 1)
 end
 setlong(rk, 's', 'claimed', 'at', ARGV[10], 't', mark('claimed', 0), 'by', actor, 'via', ARGV[6], 'cm', ARGV[7])
+if ARGV[20] ~= '' then
+  -- a per-call decision: which calls run, recorded with the claim
+  setlong(rk, 'v', ARGV[20])
+end
 return result('claimed', 0, cached())
 `
 

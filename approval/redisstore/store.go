@@ -455,13 +455,17 @@ func (s *Store) Claim(ctx context.Context, id approval.ID, req approval.ClaimReq
 	if err != nil {
 		return approval.ClaimResult{}, approval.E(op, errkind.Invalid, id, err)
 	}
+	verdicts := ""
+	if req.Intent == approval.IntentApprove {
+		verdicts = string(req.Verdicts)
+	}
 	nowMS, nowNS := splitTime(req.Now)
 	base := s.base(shard)
 	keys := []string{base + "ap:" + string(id)}
 	args := []any{base, string(id), string(req.Intent), encodeHash(req.PayloadSHA256),
 		string(req.Actor), string(req.Source), req.Comment,
 		nowMS, nowNS, fmtTime(req.Now), rej, exp, sup,
-		s.channel, durMS(s.retention), s.nonce(), req.Channel, req.ChatID, req.PayloadSHA256}
+		s.channel, durMS(s.retention), s.nonce(), req.Channel, req.ChatID, req.PayloadSHA256, verdicts}
 	var res []any
 	acked := int64(-1) // not asked
 	if s.acks > 0 {
