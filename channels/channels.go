@@ -52,6 +52,10 @@ type CardAction struct {
 	PayloadSHA256 string
 	// Comment is an optional note typed with the decision.
 	Comment string
+	// Calls, when set, decides call by call (approval.Decision.Calls: each
+	// call, by its CallID or "#<n>", approve or reject); Verb is then
+	// approve.
+	Calls map[string]approval.Verb
 }
 
 // Target is where something is said or shown.

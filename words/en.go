@@ -236,4 +236,14 @@ var en = map[Key]string{
 	APIFamilyMismatch:    "This pending action belongs to another tenant, and its approver rule does not let you decide it (who may: %s).",
 	APIForbiddenOwn:      "You asked for this action, and its approver rule needs someone else to approve it (who may: %s); you may still reject it.",
 	APIUserMismatch:      "This pending action belongs to another user, and its approver rule does not let you decide it (who may: %s).",
+
+	// Per-call decisions in a batch (issue 16 item 3, branch i16-edit).
+	APICallsApproveOnly:  `calls goes with decision "approve": it says which calls run and which do not.`,
+	APICallsInvalid:      `calls must name every call of this approval exactly once, by the callId GET /api/approvals/{id} shows, each "approve" or "reject"; nothing was decided.`,
+	CardCallChoice:       "Call %d: %s",
+	CardCallRun:          "Run",
+	CardCallSkip:         "Do not run",
+	CardPerCallHint:      "Choose for each call, then press Confirm (Cancel declines them all).",
+	CardPerCallElsewhere: "To run only some of these calls, decide on the web page or with the HTTP API (calls).",
+	CardCallsDeclined:    "Declined, not run: call %s",
 }

@@ -276,6 +276,16 @@ const (
 	APIForbiddenOwn   // args: who may decide
 	APIUserMismatch   // args: who may decide
 
+	// Per-call decisions in a batch (issue 16 item 3, branch i16-edit).
+	APICallsApproveOnly  // calls sent with a decision other than approve
+	APICallsInvalid      // calls does not name every call once with approve or reject
+	CardCallChoice       // the per-call choice's label on a batch card; args: the call's number, its tool
+	CardCallRun          // the choice that runs the call
+	CardCallSkip         // the choice that does not run the call
+	CardPerCallHint      // a batch card's hint: pick per call, then confirm
+	CardPerCallElsewhere // a batch card with no per-call choice (DingTalk): where to decide per call
+	CardCallsDeclined    // a settled batch card: which calls were declined; args: their numbers
+
 	// numKeys counts the keys; it is not one.
 	numKeys
 )

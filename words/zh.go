@@ -234,4 +234,14 @@ var zh = map[Key]string{
 	APIFamilyMismatch:    "此待确认操作属于另一个租户，按其审批规则你无权处理（可确认人：%s）。",
 	APIForbiddenOwn:      "此操作由你发起，按其审批规则需要由他人批准（可确认人：%s）；你仍可以拒绝它。",
 	APIUserMismatch:      "此待确认操作属于另一位用户，按其审批规则你无权处理（可确认人：%s）。",
+
+	// Per-call decisions in a batch (issue 16 item 3, branch i16-edit).
+	APICallsApproveOnly:  "calls 只能与 decision \"approve\" 一起使用：它说明哪些调用执行、哪些不执行。",
+	APICallsInvalid:      "calls 必须按 GET /api/approvals/{id} 显示的 callId 逐一列出本审批的每个调用，且只列一次，值为 \"approve\" 或 \"reject\"；未作任何决定。",
+	CardCallChoice:       "调用 %d：%s",
+	CardCallRun:          "执行",
+	CardCallSkip:         "不执行",
+	CardPerCallHint:      "请为每个调用选择，然后点击确认（取消将拒绝全部调用）。",
+	CardPerCallElsewhere: "如只想执行其中部分调用，请在网页上或通过 HTTP API（calls）逐个决定。",
+	CardCallsDeclined:    "已拒绝、未执行：调用 %s",
 }

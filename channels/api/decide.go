@@ -258,6 +258,13 @@ type DecisionRequest struct {
 	// the decision binds to what the decider saw. Required to approve; a
 	// rejection without it rejects whatever the approval holds.
 	PayloadSHA256 string `json:"payloadSha256,omitempty"`
+	// Calls, with decision "approve", decides a batch call by call: every
+	// call of the approval, named by the callId GET /api/approvals/{id}
+	// shows (the model's call id, or "#<n>" for the n-th call), "approve"
+	// or "reject". The approved calls run, the others do not and their
+	// actions say rejected; all rejected is a rejection. Omitted: every
+	// call as decision says.
+	Calls map[string]string `json:"calls,omitempty"`
 }
 
 // DecisionResponse is the answer of POST /api/approvals/{id}/decision.
@@ -275,7 +282,7 @@ type DecisionResponse struct {
 
 func (a *API) serveDecision(w http.ResponseWriter, r *http.Request) {
 	var req DecisionRequest
-	u, reqID, ok := a.begin(w, r, &req, "{decision: approve|reject, comment?, payloadSha256}")
+	u, reqID, ok := a.begin(w, r, &req, "{decision: approve|reject, comment?, payloadSha256, calls?: {callId: approve|reject}}")
 	if !ok {
 		return
 	}
@@ -294,8 +301,17 @@ func (a *API) serveDecision(w http.ResponseWriter, r *http.Request) {
 		a.writeError(w, r, fail(CodeInvalidRequest, words.APIHashRequired))
 		return
 	}
+	if req.Calls != nil && verb != approval.Approve {
+		a.writeError(w, r, fail(CodeInvalidRequest, words.APICallsApproveOnly))
+		return
+	}
 	ctx := r.Context()
 	rec, token, owner, aerr := a.lookup(ctx, u, r.PathValue("id"))
+	if aerr != nil {
+		a.writeError(w, r, aerr)
+		return
+	}
+	calls, aerr := callVerdicts(rec, req.Calls)
 	if aerr != nil {
 		a.writeError(w, r, aerr)
 		return
@@ -323,9 +339,13 @@ func (a *API) serveDecision(w http.ResponseWriter, r *http.Request) {
 	}
 	o, err := h.HandleCardAction(ctx, channels.CardAction{Channel: Name, ChatID: decisionChat(u, rec), MessageID: token,
 		EventID: reqID, UserID: approval.UserID(u.UserID()), ApprovalID: rec.ID, Verb: verb, PayloadSHA256: hash,
-		Comment: req.Comment})
+		Comment: req.Comment, Calls: calls})
 	if err != nil {
 		a.log.Warn("deciding failed; nothing was run", "approval_id", rec.ID, "user_id", u.UserID(), "msg_id", reqID, "err", err)
+		if approval.KindOf(err) == errkind.Invalid {
+			a.writeError(w, r, fail(CodeInvalidRequest, words.APICallsInvalid))
+			return
+		}
 		a.writeError(w, r, storeFailure(err))
 		return
 	}
@@ -353,4 +373,28 @@ func (a *API) serveDecision(w http.ResponseWriter, r *http.Request) {
 	}
 	resp.Approval = a.info(rec, "")
 	writeJSON(w, http.StatusOK, resp)
+}
+
+// callVerdicts reads the calls of a per-call decision on rec: nil when
+// the body has none, else every call of rec named once with "approve" or
+// "reject" (approval.VerdictsFor), or a 400 that says how to name them.
+func callVerdicts(rec *approval.Approval, in map[string]string) (map[string]approval.Verb, *apiError) {
+	if in == nil {
+		return nil, nil
+	}
+	out := make(map[string]approval.Verb, len(in))
+	for k, v := range in {
+		switch v {
+		case "approve":
+			out[k] = approval.Approve
+		case "reject":
+			out[k] = approval.Reject
+		default:
+			return nil, fail(CodeInvalidRequest, words.APICallsInvalid)
+		}
+	}
+	if _, err := approval.VerdictsFor(rec.Calls, out); err != nil {
+		return nil, fail(CodeInvalidRequest, words.APICallsInvalid)
+	}
+	return out, nil
 }

@@ -145,6 +145,10 @@ type ApprovalInfo struct {
 	// Status and Result describe the outcome once the approval has ended.
 	Status approval.Status `json:"status,omitempty"`
 	Result string          `json:"result,omitempty"`
+	// Calls are the approval's calls, each with the callId a per-call
+	// decision names it by (POST /api/approvals/{id}/decision calls), its
+	// tool and summary, and once the approval has ended its own status.
+	Calls []ApprovalCall `json:"calls,omitempty"`
 	// PendingAction is set while the approval waits.
 	PendingAction *PendingAction `json:"pendingAction,omitempty"`
 	// Resumed is the answer of the turn the approval's outcome resumed,
@@ -798,6 +802,7 @@ func (a *API) infoWith(rec *approval.Approval, token string, resumed *Resumed) A
 	if rec.Outcome != nil {
 		in.Status, in.Result = rec.Outcome.Status, rec.Outcome.Content
 	}
+	in.Calls = approvalCalls(rec)
 	if rec.State == approval.StatePending && token != "" {
 		pa := pendingAction(cards.Pending(rec, a.engine.Text(), ""), token)
 		in.PendingAction = &pa
