@@ -20,7 +20,8 @@ import (
 // status sentence: the tool's result, or why it failed or froze; never the
 // sentence again), final ("true"/"false"), buttons ("true"/"false") and
 // markdown (the whole view as Markdown, for a template with a single
-// markdown block).
+// markdown block); a batch's card also has per_call_hint (where to decide
+// call by call while it waits, "" once it has ended).
 
 // DingTalkStatusPending and DingTalkStatusProcessing are the card's status
 // while it waits and between a click and its outcome.
@@ -65,6 +66,15 @@ func DingTalkCardData(v View, lang string) map[string]string {
 		m["result"] = ""
 		m["final"] = "false"
 		m["buttons"] = "true"
+	}
+	if len(v.Calls) > 1 {
+		// The template's two buttons decide every call alike; per call is
+		// decided on the web page or with the API (per_call_hint, shown
+		// while pending; "" once final).
+		m["per_call_hint"] = ""
+		if !v.Final {
+			m["per_call_hint"] = words.In(lang, words.CardPerCallElsewhere)
+		}
 	}
 	return m
 }
@@ -122,6 +132,10 @@ func DingTalkMarkdown(v View, lang string, group bool) string {
 	how := dingTalkWords(lang).howDirect
 	if group {
 		how = dingTalkWords(lang).howGroup
+	}
+	if len(v.Calls) > 1 {
+		// No per-call choice in a typed reply: say where it is.
+		how += "  \n" + words.In(lang, words.CardPerCallElsewhere)
 	}
 	return strings.Replace(md, labelsFor(lang).howMD, how, 1)
 }

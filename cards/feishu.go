@@ -3,6 +3,7 @@ package cards
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/hitlbot/hitlbot/approval"
@@ -222,6 +223,9 @@ func feishuFacts(v View, lang string) []any {
 	if v.ShortHash != "" {
 		fmt.Fprintf(&b, "\n%s: %s", l.hash, v.ShortHash)
 	}
+	if d := DeclinedLine(v, lang); d != "" {
+		b.WriteString("\n" + d)
+	}
 	els = append(els, plainDiv(b.String()))
 	if v.Preview != "" {
 		els = append(els, markdownEl(fenced(excerpt(v.Preview, MaxFeishuPreview))))
@@ -236,7 +240,7 @@ func feishuPending(v View, lang string, buttons bool) map[string]any {
 	if buttons && v.Approve != nil && v.Reject != nil {
 		els = append(els, plainDiv(w.how), map[string]any{
 			"tag": "form", "name": feishuFormName,
-			"elements": []any{
+			"elements": append(feishuCallChoices(v, lang),
 				map[string]any{
 					"tag": "input", "name": FeishuReasonField, "width": "fill",
 					"placeholder": plainText(w.reason), "max_length": MaxFeishuReason,
@@ -248,7 +252,7 @@ func feishuPending(v View, lang string, buttons bool) map[string]any {
 						feishuButtonColumn(w.cancel, "danger", feishuRejectName, *v.Reject),
 					},
 				},
-			},
+			),
 		})
 	} else {
 		els = append(els, plainDiv(w.processing))
@@ -259,17 +263,21 @@ func feishuPending(v View, lang string, buttons bool) map[string]any {
 // feishuButtonColumn is a column holding a button that submits the
 // card's form under name, its callback value val.
 func feishuButtonColumn(label, kind, name string, val ButtonValue) map[string]any {
+	value := map[string]any{
+		"kind":           val.Kind,
+		"approval_id":    string(val.ApprovalID),
+		"decision":       string(val.Decision),
+		"payload_sha256": val.PayloadSHA256,
+	}
+	if val.Calls > 1 {
+		value["calls"] = strconv.Itoa(val.Calls)
+	}
 	return map[string]any{
 		"tag": "column", "width": "auto",
 		"elements": []any{map[string]any{
 			"tag": "button", "type": kind, "text": plainText(label),
 			"name": name, "form_action_type": "submit",
-			"behaviors": []any{map[string]any{"type": "callback", "value": map[string]any{
-				"kind":           val.Kind,
-				"approval_id":    string(val.ApprovalID),
-				"decision":       string(val.Decision),
-				"payload_sha256": val.PayloadSHA256,
-			}}},
+			"behaviors": []any{map[string]any{"type": "callback", "value": value}},
 		}},
 	}
 }
@@ -330,7 +338,11 @@ func ParseFeishuButtonValue(m map[string]any) (ButtonValue, error) {
 	if len(h) != 64 || strings.Trim(strings.ToLower(h), "0123456789abcdef") != "" {
 		return v, fmt.Errorf("card value: payload_sha256 is not a sha256 hex digest")
 	}
-	return ButtonValue{Kind: kind, ApprovalID: approval.ID(id), Decision: approval.Verb(dec), PayloadSHA256: h}, nil
+	n, err := parseCallCount(m)
+	if err != nil {
+		return v, err
+	}
+	return ButtonValue{Kind: kind, ApprovalID: approval.ID(id), Decision: approval.Verb(dec), PayloadSHA256: h, Calls: n}, nil
 }
 
 // ParseFeishuReason reads the reason of a form submit: the string under

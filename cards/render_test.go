@@ -153,6 +153,24 @@ func goldenCases(t *testing.T) []golden {
 		a.DecidedBy = "ou_alice"
 		return golden{"final_agent_allowed_" + lang, lang, cards.Final(a, o, text, lang)}
 	}
+	// A per-call decision on the batch: calls 1 and 3 ran, bob declined
+	// call 2 with a reason.
+	perCall := func(lang string) golden {
+		text := en
+		if lang == "zh" {
+			text = zh
+		}
+		o := approval.Outcome{Status: approval.StatusExecuted, DecidedBy: "bob", Comment: "no webhook today",
+			Content: "[1] sql_exec (executed): DELETE 37\n[2] http_post (rejected): bob (\"no webhook today\")\n[3] tasks_close (executed): closed #42",
+			Results: []approval.Result{
+				{Tool: "sql_exec", CallID: "c1", Status: approval.StatusExecuted, Content: "DELETE 37"},
+				{Tool: "http_post", CallID: "c2", Status: approval.StatusRejected, IsError: true, Content: `bob ("no webhook today")`},
+				{Tool: "tasks_close", CallID: "c3", Status: approval.StatusExecuted, Content: "closed #42"},
+			}}
+		a := batch.Clone()
+		a.DecidedBy, a.Comment, a.Verdicts = "bob", "no webhook today", "ara"
+		return golden{"final_percall_" + lang, lang, cards.Final(a, o, text, lang)}
+	}
 	return []golden{
 		{"pending_agent_en", "en", cards.Pending(agentCall, en, "en")},
 		{"pending_agent_zh", "zh", cards.Pending(agentCall, zh, "zh")},
@@ -165,6 +183,9 @@ func goldenCases(t *testing.T) []golden {
 		{"pending_high_zh", "zh", cards.Pending(one, zh, "zh")},
 		{"pending_high_en", "en", cards.Pending(one, en, "en")},
 		{"pending_batch_en", "en", cards.Pending(batch, en, "en")},
+		{"pending_batch_zh", "zh", cards.Pending(batch, zh, "zh")},
+		perCall("en"),
+		perCall("zh"),
 		final("final_executed_zh", "zh", approval.StatusExecuted, "bob", "DELETE 37\n37 rows deleted from orders", ""),
 		final("final_executed_en", "en", approval.StatusExecuted, "bob", "DELETE 37\n37 rows deleted from orders", ""),
 		final("final_rejected_en", "en", approval.StatusRejected, "carol", `carol ("not during business hours")`, "not during business hours"),

@@ -62,6 +62,9 @@ func Markdown(v View, lang string) string {
 		if v.Comment != "" {
 			fmt.Fprintf(&b, "- %s: %s\n", l.comment, escapeMD(v.Comment))
 		}
+		if d := DeclinedLine(v, lang); d != "" {
+			b.WriteString("- " + escapeMD(d) + "\n")
+		}
 	} else {
 		fmt.Fprintf(&b, "- %s: %s\n", l.approvers, escapeMD(v.Approvers))
 		if !v.ExpiresAt.IsZero() {
@@ -121,6 +124,9 @@ func Text(v View, lang string) string {
 		}
 		if v.Comment != "" {
 			fmt.Fprintf(&b, "%s: %s\n", l.comment, v.Comment)
+		}
+		if d := DeclinedLine(v, lang); d != "" {
+			b.WriteString(d + "\n")
 		}
 	} else {
 		fmt.Fprintf(&b, "%s: %s\n", l.approvers, v.Approvers)

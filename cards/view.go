@@ -20,6 +20,10 @@ type ButtonValue struct {
 	ApprovalID    approval.ID   `json:"approval_id"`
 	Decision      approval.Verb `json:"decision"` // approve | reject
 	PayloadSHA256 string        `json:"payload_sha256"`
+	// Calls is the number of calls of a batch (absent for one call): a
+	// card whose form offers a choice per call says so, and the click's
+	// choices are read for that many calls (ParseFeishuCalls).
+	Calls int `json:"calls,omitempty"`
 }
 
 // CallView is one tool call as shown on a card.
@@ -27,6 +31,14 @@ type CallView struct {
 	Tool    string          `json:"tool"`
 	Args    json.RawMessage `json:"args"`
 	Summary string          `json:"summary,omitempty"`
+	// CallID names a batch's call in a per-call decision
+	// (approval.CallKey): the model's call id, or "#<n>"; absent for a
+	// view of one call.
+	CallID string `json:"call_id,omitempty"`
+	// Status is what became of a batch's call, on a final view whose
+	// outcome has a result per call (a per-call decision's declined calls say
+	// rejected).
+	Status approval.Status `json:"status,omitempty"`
 }
 
 // View is an approval as people see it, in its pending or final state.
@@ -72,6 +84,9 @@ func Pending(a *approval.Approval, text approval.OutcomeText, lang string) View 
 	v := base(a, lang)
 	v.Approve = &ButtonValue{Kind: "approval", ApprovalID: a.ID, Decision: approval.Approve, PayloadSHA256: a.PayloadSHA256}
 	v.Reject = &ButtonValue{Kind: "approval", ApprovalID: a.ID, Decision: approval.Reject, PayloadSHA256: a.PayloadSHA256}
+	if len(a.Calls) > 1 {
+		v.Approve.Calls, v.Reject.Calls = len(a.Calls), len(a.Calls)
+	}
 	return v
 }
 
@@ -115,6 +130,14 @@ func finish(v View, o approval.Outcome, text approval.OutcomeText, lang string) 
 		v.Result = excerpt(Detail(o), MaxResultExcerpt)
 	}
 	v.Approve, v.Reject = nil, nil
+	if len(v.Calls) > 1 && len(o.Results) == len(v.Calls) {
+		calls := make([]CallView, len(v.Calls))
+		for i, c := range v.Calls {
+			c.Status = o.Results[i].Status
+			calls[i] = c
+		}
+		v.Calls = calls
+	}
 	return v
 }
 
@@ -145,8 +168,12 @@ func base(a *approval.Approval, lang string) View {
 		PayloadSHA256: a.PayloadSHA256,
 		ShortHash:     approval.ShortHash(a.PayloadSHA256),
 	}
-	for _, c := range a.Calls {
-		v.Calls = append(v.Calls, CallView{Tool: c.Tool, Args: c.Args, Summary: c.Summary})
+	for i, c := range a.Calls {
+		cv := CallView{Tool: c.Tool, Args: c.Args, Summary: c.Summary}
+		if len(a.Calls) > 1 {
+			cv.CallID = approval.CallKey(a.Calls, i)
+		}
+		v.Calls = append(v.Calls, cv)
 	}
 	return v
 }
