@@ -12,6 +12,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/words"
 )
@@ -285,6 +286,11 @@ func (c *conn) respond(f inFrame) {
 		c.fail(CodeInvalidMessage, `user.response needs content {"confirmed": true|false, "message": "…"}`, sid, f.StepID)
 		return
 	}
+	calls, ok := responseCalls(rc)
+	if !ok {
+		c.fail(CodeInvalidMessage, callsMalformed, sid, f.StepID)
+		return
+	}
 	if w.stepOf(f.StepID) == nil {
 		c.recoverStep(sid, f.StepID)
 	}
@@ -324,23 +330,29 @@ func (c *conn) respond(f inFrame) {
 	}
 	go func() {
 		defer w.wg.Done()
-		c.decide(st, verb, rc.Message)
+		c.decide(st, verb, rc.Message, calls)
 	}()
 }
 
-func (c *conn) decide(st *step, verb approval.Verb, comment string) {
+func (c *conn) decide(st *step, verb approval.Verb, comment string, calls map[string]approval.Verb) {
 	w := c.w
 	log := c.log().With("chat_id", st.chatID, "approval_id", st.approvalID, "msg_id", st.id)
 	ctx, cancel := context.WithTimeout(w.ctx, handleTimeout)
 	defer cancel()
 	o, err := c.h.HandleCardAction(ctx, channels.CardAction{Channel: Name, ChatID: st.chatID, MessageID: st.id, UserID: c.user,
-		ApprovalID: st.approvalID, Verb: verb, PayloadSHA256: st.hash, Comment: comment})
+		ApprovalID: st.approvalID, Verb: verb, PayloadSHA256: st.hash, Comment: comment, Calls: calls})
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	reopen := func() {
 		if st.state == stepDeciding {
 			st.state = stepOpen
 		}
+	}
+	if err != nil && approval.KindOf(err) == errkind.Invalid {
+		// calls did not name every call of the confirmation once.
+		reopen()
+		c.fail(CodeInvalidMessage, callsMalformed, st.sessionID, st.id)
+		return
 	}
 	if err != nil {
 		log.Error("deciding a confirmation failed; nothing was run", "err", err)

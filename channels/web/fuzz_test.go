@@ -31,6 +31,11 @@ func FuzzFrame(f *testing.F) {
 		`{"session_id":"fz","event":"user.response","step_id":"STEP","timestamp":"2024-01-01T12:00:00.000Z","content":{"confirmed":true,"message":"确认删除文件"}}`,
 		`{"session_id":"fz","event":"user.response","step_id":"STEP","content":{"confirmed":false,"message":"操作超时，自动取消"}}`,
 		`{"session_id":"fz","event":"user.response","step_id":"confirm_abc123_delete_file","content":{"confirmed":true}}`,
+		// Per-call decisions of a batch.
+		`{"session_id":"fz","event":"user.response","step_id":"STEP","content":{"confirmed":true,"calls":{"c1":"approve","c2":"reject"}}}`,
+		`{"session_id":"fz","event":"user.response","step_id":"STEP","content":{"confirmed":false,"calls":{"c1":"approve"}}}`,
+		`{"session_id":"fz","event":"user.response","step_id":"STEP","content":{"confirmed":true,"calls":{"#1":1,"":null}}}`,
+		`{"session_id":"fz","event":"user.response","step_id":"STEP","content":{"confirmed":true,"calls":["c1"]}}`,
 		`{"type":"user.response","event":"user.message","session_id":"fz","step_id":"STEP","content":{"confirmed":true}}`,
 		`{"type":"user.response","event":"user.response","session_id":"fz","step_id":"STEP","content":{"confirmed":false,"message":"no"}}`,
 		`{"event":"hello","session_id":"s1"}`, `{"event":"agent.user_confirm","session_id":"s1"}`, `{"event":7}`,

@@ -60,6 +60,10 @@ func (f inFrame) kind() (string, bool) {
 type responseContent struct {
 	Confirmed *bool  `json:"confirmed"`
 	Message   string `json:"message"`
+	// Calls, with confirmed true, decides a batch call by call: each
+	// call_id of the card's calls, "approve" or "reject" (every call
+	// once; see approval.Decision.Calls).
+	Calls map[string]string `json:"calls,omitempty"`
 }
 
 // Every server frame carries its kind twice: "type" (hitlbot's clients,

@@ -235,6 +235,7 @@
     $('dlg-preview').textContent = m.preview || '';
     $('dlg-preview-box').hidden = !m.preview;
     $('dlg-comment').value = '';
+    renderCalls(f);
     $('dlg-error').hidden = true;
     $('dlg-countdown').textContent = remaining(f);
     setButtons(true);
@@ -242,6 +243,37 @@
     // A HIGH-risk call is never approved by reflex: the focus starts on
     // 取消, and Enter does not approve it (see the keydown handler).
     (isHigh(f) ? $('dlg-reject') : $('dlg-approve')).focus();
+  }
+
+  // A batch (its card lists several calls, each with a call_id): one
+  // checkbox per call, all checked; 确认执行 sends calls {call_id:
+  // approve|reject}, and only the checked calls run.
+  function renderCalls(f) {
+    const list = $('dlg-calls-list');
+    list.textContent = '';
+    const calls = (f.card && Array.isArray(f.card.calls)) ? f.card.calls : [];
+    const batch = calls.length > 1 && calls.every((c) => c && c.call_id);
+    $('dlg-calls').hidden = !batch;
+    if (!batch) return;
+    calls.forEach((c, i) => {
+      const label = document.createElement('label');
+      label.className = 'call-choice';
+      const box = document.createElement('input');
+      box.type = 'checkbox';
+      box.checked = true;
+      box.dataset.callId = c.call_id;
+      label.append(box, ' ' + (i + 1) + '. ' + c.tool + (c.summary ? ' — ' + c.summary.split('\n')[0] : ''));
+      list.appendChild(label);
+    });
+  }
+
+  function callChoices() {
+    if ($('dlg-calls').hidden) return null;
+    const out = {};
+    for (const box of $('dlg-calls-list').querySelectorAll('input[type=checkbox]')) {
+      out[box.dataset.callId] = box.checked ? 'approve' : 'reject';
+    }
+    return out;
   }
 
   function isHigh(f) {
@@ -261,10 +293,10 @@
 
   function answer(confirmed) {
     if (!current || $('dlg-approve').disabled) return;
-    const ok = send({
-      type: 'user.response', session_id: sessionId, step_id: current,
-      content: { confirmed: confirmed, message: $('dlg-comment').value.trim() },
-    });
+    const content = { confirmed: confirmed, message: $('dlg-comment').value.trim() };
+    const calls = confirmed ? callChoices() : null;
+    if (calls) content.calls = calls;
+    const ok = send({ type: 'user.response', session_id: sessionId, step_id: current, content: content });
     if (!ok) {
       $('dlg-error').textContent = '未连接，稍后重试。';
       $('dlg-error').hidden = false;
