@@ -61,6 +61,14 @@
 // sent back to back; each is decided on its own. The seed's client-side
 // timeout sends confirmed:false with a message, a rejection like any other.
 //
+// A batch (one confirmation of several calls; its card lists them under
+// "calls", each with a "call_id") may be decided call by call: a
+// user.response with confirmed true and "calls":{"<call_id>":"approve"|
+// "reject", …} naming every call once runs the approved calls and declines
+// the others (see approval.Decision.Calls). calls with confirmed false, a
+// value other than approve or reject, or a call missing or unknown is
+// INVALID_MESSAGE and leaves the confirmation open.
+//
 // A frame that is not valid UTF-8 is refused (INVALID_MESSAGE) before it
 // is decoded: nothing in it is decided or said.
 //
