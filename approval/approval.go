@@ -224,6 +224,11 @@ type Call struct {
 	// CallID is the model's id for this call, if any, so the result can be
 	// matched back to it.
 	CallID string `json:"call_id,omitempty"`
+	// Edited, set when an approver changed the call's arguments before
+	// approving it (Decision.Edits), says what changed, key by key
+	// ("limit: 1000 → 10"), for the model and the cards; empty for a
+	// call as it was proposed.
+	Edited string `json:"edited,omitempty"`
 }
 
 // Hash returns the payload hash the call's tool, arguments and definition
@@ -292,6 +297,10 @@ type Approval struct {
 	DecidedVia Source    `json:"decided_via,omitempty"`
 	// Comment is what the decider wrote, if anything.
 	Comment string `json:"comment,omitempty"`
+	// ProposedSHA256 is the payload hash of the calls as they were
+	// proposed, kept when an edit (Decision.Edits) bound the approval to
+	// the edited calls' hash (PayloadSHA256 then); empty otherwise.
+	ProposedSHA256 string `json:"proposed_sha256,omitempty"`
 	// Verdicts, set by a per-call decision that approved some calls and
 	// rejected others, says which calls run (see Verdicts); empty when
 	// the decision took every call alike.
@@ -376,6 +385,15 @@ type Decision struct {
 	// a reject; a mixed one claims the approval as an approve that runs
 	// the approved calls only (Approval.Verdicts).
 	Calls map[string]Verb `json:"calls,omitempty"`
+	// Edits, when set, approves after changing arguments: call key (as
+	// for Calls) -> the call's new arguments (a JSON object). The engine
+	// checks them with its EditChecker (schema, the tool's refusal, blast
+	// radius, the policy's risk and approver rule for the new call), and
+	// the claim binds the approval to the edited calls' hash in the same
+	// atomic step that claims it; PayloadSHA256 is still the hash of what
+	// the decider saw (the proposed calls). Verb is then approve. Not
+	// with Calls.
+	Edits map[string]json.RawMessage `json:"edits,omitempty"`
 	// Channel and ChatID are where the decision was taken: the chat of the
 	// clicked card or of the typed reply, as the platform reported it. The
 	// approver rule "chat" accepts a decision only from the approval's own
@@ -400,6 +418,9 @@ type Result struct {
 	Content string `json:"content"`
 	// IsError reports that Content describes a failure.
 	IsError bool `json:"is_error,omitempty"`
+	// Edited is the call's Edited: what an approver changed before it
+	// ran with the changed arguments.
+	Edited string `json:"edited,omitempty"`
 }
 
 // Outcome is the result of a decision, or of an approval's end.

@@ -69,6 +69,10 @@ type EngineConfig struct {
 	// Flusher). When the trail cannot write it in time, the tool is not
 	// run and the approval fails. Default 10s.
 	AuditTimeout time.Duration
+	// Editor checks the arguments an approver edits before approving
+	// (Decision.Edits): the agent's tool registry and policy. Nil: edits
+	// are refused as invalid.
+	Editor EditChecker
 	// PollInterval is how often Wait re-reads the record, a backstop for an
 	// outcome message lost while the store's subscription reconnected.
 	// Default 5s.
@@ -413,7 +417,17 @@ func (e *Engine) Decide(ctx context.Context, id ID, d Decision) (Outcome, error)
 	}
 	d.Comment = redact.Clean(d.Comment, MaxNoteRunes)
 	var verdicts Verdicts
-	if d.Calls != nil {
+	var edited *Approval
+	if d.Edits != nil {
+		var early *Outcome
+		var err error
+		if d, edited, early, err = e.editDecision(ctx, id, d); err != nil || early != nil {
+			if early != nil {
+				return *early, nil
+			}
+			return Outcome{}, err
+		}
+	} else if d.Calls != nil {
 		var early *Outcome
 		var err error
 		if d, verdicts, early, err = e.perCall(ctx, id, d); err != nil || early != nil {
@@ -443,6 +457,7 @@ func (e *Engine) Decide(ctx context.Context, id ID, d Decision) (Outcome, error)
 		Source:        d.Source,
 		Comment:       d.Comment,
 		Verdicts:      verdicts,
+		Edited:        edited,
 		Channel:       d.Channel,
 		ChatID:        d.ChatID,
 		Now:           e.cfg.Clock.Now().UTC(),
@@ -605,6 +620,7 @@ func (e *Engine) execute(ctx context.Context, a *Approval, cached *Outcome) Outc
 		default:
 			r.Status = StatusExecuted
 		}
+		r.Edited = c.Edited
 		results = append(results, r)
 	}
 	st := map[State]Status{StateExecuted: StatusExecuted, StateFailed: StatusFailed, StateFrozen: StatusFrozen}[state]
@@ -1054,14 +1070,15 @@ func (e *Engine) auditCall(a *Approval, call int, ev audit.Event, actor UserID, 
 	if a == nil {
 		return
 	}
-	tool, hash := a.Tool(), a.PayloadSHA256
+	tool, hash, proposed := a.Tool(), a.PayloadSHA256, a.ProposedSHA256
 	if call > 0 && call <= len(a.Calls) {
-		tool, hash = a.Calls[call-1].Tool, a.Calls[call-1].PayloadSHA256
+		tool, hash, proposed = a.Calls[call-1].Tool, a.Calls[call-1].PayloadSHA256, ""
 	} else {
 		call = 0
 	}
 	e.cfg.Audit.Append(audit.Record{
 		Call:          call,
+		Proposed:      proposed,
 		Time:          e.cfg.Clock.Now().UTC(),
 		Event:         ev,
 		ApprovalID:    string(a.ID),

@@ -57,6 +57,9 @@
 //	         AddCards (see Lost replies)
 //	v        a per-call decision's verdicts (approval.Verdicts), written by
 //	         the claim that approved some calls and rejected others
+//	ph       the proposed payload hash (encoded as h), written by a claim
+//	         that approved edited calls: it rewrites h and j with the
+//	         edited calls (the only fields written twice)
 //	by, at, via, cm, o   once decided: actor, decided_at (RFC 3339), source,
 //	         comment, outcome (approval.Outcome's JSON as Go built it:
 //	         status, content, detail — what content says beyond its status

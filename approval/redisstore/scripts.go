@@ -189,6 +189,11 @@ return res
 //	         hold it so; turning the stored form into text costs more Lua)
 //	ARGV[20] per-call verdicts of an approve (approval.Verdicts: one byte
 //	         per call, 'a' or 'r'), "" when every call runs
+//	ARGV[21] an edit's payload hash, encoded as the field "h" is ("" when
+//	         the approve is no edit); ARGV[22] its field j; ARGV[23] the
+//	         proposed hash, encoded so, kept as the field "ph". (ARGV[19] is
+//	         then the edited hash as text: the result cache is looked up
+//	         for the calls that will run.)
 //
 // Returns {"missing"} or {code, ended 0|1, HGETALL of the record, cached
 // result JSON or ""}.
@@ -317,6 +322,18 @@ setlong(rk, 's', 'claimed', 'at', ARGV[10], 't', mark('claimed', 0), 'by', actor
 if ARGV[20] ~= '' then
   -- a per-call decision: which calls run, recorded with the claim
   setlong(rk, 'v', ARGV[20])
+end
+if ARGV[21] ~= '' then
+  -- an edit: the approval binds to the edited calls (field j, as Go built
+  -- it, replacing every chunk of the old one) and their hash; the
+  -- proposed hash is kept
+  local i = 1
+  while redis.call('HEXISTS', rk, 'j.' .. i) == 1 do
+    redis.call('HDEL', rk, 'j.' .. i)
+    i = i + 1
+  end
+  redis.call('HSET', rk, 'h', ARGV[21], 'ph', ARGV[23])
+  setlong(rk, 'j', ARGV[22])
 end
 return result('claimed', 0, cached())
 `
