@@ -142,6 +142,9 @@ func (e *Engine) editDecision(ctx context.Context, id ID, d Decision) (_ Decisio
 		return d, nil, nil, nil
 	}
 	inChat := d.ChatID != "" && d.Channel == a.Channel && d.ChatID == a.ChatID
+	if !a.Approvers.Allows(d.Actor, a.Requester, Approve, inChat) {
+		rules = nil // the claim refuses the actor by the approval's own rule, and audits it
+	}
 	for _, r := range rules {
 		if r.Mode == "" {
 			r.Mode = ApproverRequester

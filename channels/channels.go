@@ -7,6 +7,7 @@ package channels
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -56,6 +57,10 @@ type CardAction struct {
 	// call, by its CallID or "#<n>", approve or reject); Verb is then
 	// approve.
 	Calls map[string]approval.Verb
+	// Edits, when set, approves with changed arguments
+	// (approval.Decision.Edits: call key -> new arguments); Verb is then
+	// approve.
+	Edits map[string]json.RawMessage
 }
 
 // Target is where something is said or shown.

@@ -688,7 +688,7 @@ func (r *Router) HandleCardAction(ctx context.Context, a CardAction) (approval.O
 		return r.outcome(approval.StatusTampered), nil
 	}
 	o, err := eng.Decide(ctx, a.ApprovalID, approval.Decision{Verb: a.Verb, Actor: a.UserID, Source: sourceOf(a.Channel),
-		PayloadSHA256: a.PayloadSHA256, Comment: a.Comment, Calls: a.Calls, Channel: a.Channel, ChatID: a.ChatID})
+		PayloadSHA256: a.PayloadSHA256, Comment: a.Comment, Calls: a.Calls, Edits: a.Edits, Channel: a.Channel, ChatID: a.ChatID})
 	if err != nil {
 		log.Error("card decision failed; nothing was run", "err", err)
 		r.release(ctx, log, store, evtPrefix, a.EventID)

@@ -228,7 +228,7 @@ var en = map[Key]string{
 	APIBatchTooMany:      "confirmationTokens holds %d tokens; at most %d are decided in one request.",
 	APIBatchTwice:        "This token is listed twice; it was decided at its first place.",
 	APIBatchDecided:      "Decided %d of %d pending actions.",
-	APIDecisionVerb:      `decision must be "approve" or "reject".`,
+	APIDecisionVerb:      `decision must be "approve", "reject" or "edit".`,
 	APIHashRequired:      "payloadSha256 is required to approve: send the payloadSha256 that GET /api/approvals/{id} showed you.",
 	APIExpiredAt:         "This approval expired at %s; nothing was run.",
 	APIExpiredNotRun:     "This approval expired; nothing was run.",
@@ -246,4 +246,9 @@ var en = map[Key]string{
 	CardPerCallHint:      "Choose for each call, then press Confirm (Cancel declines them all).",
 	CardPerCallElsewhere: "To run only some of these calls, decide on the web page or with the HTTP API (calls).",
 	CardCallsDeclined:    "Declined, not run: call %s",
+
+	// Edit before approve (issue 16 item 2, branch i16-edit).
+	APIEditArguments:  `decision "edit" needs arguments: the call's new arguments as an object, or for an approval of several calls an object of callId -> new arguments.`,
+	APIEditInvalid:    "The edited arguments were refused (%s); nothing was decided.",
+	APIEditNeedsOther: "With these changes the call needs another approver (who may: %s); nothing was decided.",
 }

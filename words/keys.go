@@ -286,6 +286,11 @@ const (
 	CardPerCallElsewhere // a batch card with no per-call choice (DingTalk): where to decide per call
 	CardCallsDeclined    // a settled batch card: which calls were declined; args: their numbers
 
+	// Edit before approve (issue 16 item 2, branch i16-edit).
+	APIEditArguments  // decision edit without arguments of the right shape
+	APIEditInvalid    // the engine refused the edited arguments; args: why
+	APIEditNeedsOther // the edit makes the call need another approver; args: who may
+
 	// numKeys counts the keys; it is not one.
 	numKeys
 )

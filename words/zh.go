@@ -226,7 +226,7 @@ var zh = map[Key]string{
 	APIBatchTooMany:      "confirmationTokens 含有 %d 个 token；一次请求最多处理 %d 个。",
 	APIBatchTwice:        "此 token 重复出现；已按它第一次出现的位置处理。",
 	APIBatchDecided:      "已处理 %d 个待确认操作（共 %d 个）。",
-	APIDecisionVerb:      "decision 必须是 \"approve\" 或 \"reject\"。",
+	APIDecisionVerb:      "decision 必须是 \"approve\"、\"reject\" 或 \"edit\"。",
 	APIHashRequired:      "批准时必须提供 payloadSha256：请发送 GET /api/approvals/{id} 显示给你的 payloadSha256。",
 	APIExpiredAt:         "此审批已于 %s 过期，未执行。",
 	APIExpiredNotRun:     "此审批已过期，未执行。",
@@ -244,4 +244,9 @@ var zh = map[Key]string{
 	CardPerCallHint:      "请为每个调用选择，然后点击确认（取消将拒绝全部调用）。",
 	CardPerCallElsewhere: "如只想执行其中部分调用，请在网页上或通过 HTTP API（calls）逐个决定。",
 	CardCallsDeclined:    "已拒绝、未执行：调用 %s",
+
+	// Edit before approve (issue 16 item 2, branch i16-edit).
+	APIEditArguments:  "decision \"edit\" 需要 arguments：调用的新参数（一个对象）；若审批包含多个调用，则为 callId -> 新参数 的对象。",
+	APIEditInvalid:    "修改后的参数不被接受（%s）；未作任何决定。",
+	APIEditNeedsOther: "按这些修改，该调用需要其他人批准（可批准者：%s）；未作任何决定。",
 }

@@ -16,7 +16,7 @@
 //	POST /agent/chat                    {message, conversationId?, confirmationToken? | confirmationTokens?, confirmed?}
 //	GET  /api/approvals?state=pending   the approvals the caller may see (state: pending (default), all, or any state name)
 //	GET  /api/approvals/{id}            one of them, with its payloadSha256 and its audit trail
-//	POST /api/approvals/{id}/decision   {decision: approve|reject, comment?, payloadSha256, calls?: {callId: approve|reject}}
+//	POST /api/approvals/{id}/decision   {decision: approve|reject|edit, comment?, payloadSha256, calls?: {callId: approve|reject}, arguments?}
 //	POST /api/approvals/{id}/cancel     {reason?}: the requester withdraws a pending one
 //
 // Any other method on these paths is 405 method_not_allowed with an Allow

@@ -136,12 +136,16 @@ type ApprovalInfo struct {
 	ConversationID string         `json:"conversationId"`
 	Requester      string         `json:"requester"`
 	PayloadSHA256  string         `json:"payloadSha256"`
-	CreatedAt      time.Time      `json:"createdAt"`
-	ExpiresAt      time.Time      `json:"expiresAt"`
-	DecidedBy      string         `json:"decidedBy,omitempty"`
-	DecidedAt      *time.Time     `json:"decidedAt,omitempty"`
-	DecidedVia     string         `json:"decidedVia,omitempty"`
-	Comment        string         `json:"comment,omitempty"`
+	// ProposedSHA256 is the hash of the calls as proposed, when an
+	// approver edited them before approving (PayloadSHA256 is then the
+	// edited calls').
+	ProposedSHA256 string     `json:"proposedSha256,omitempty"`
+	CreatedAt      time.Time  `json:"createdAt"`
+	ExpiresAt      time.Time  `json:"expiresAt"`
+	DecidedBy      string     `json:"decidedBy,omitempty"`
+	DecidedAt      *time.Time `json:"decidedAt,omitempty"`
+	DecidedVia     string     `json:"decidedVia,omitempty"`
+	Comment        string     `json:"comment,omitempty"`
 	// Status and Result describe the outcome once the approval has ended.
 	Status approval.Status `json:"status,omitempty"`
 	Result string          `json:"result,omitempty"`
@@ -793,7 +797,7 @@ func (a *API) infoWith(rec *approval.Approval, token string, resumed *Resumed) A
 	_, _, convID, _ := splitChatID(rec.ChatID)
 	in := ApprovalInfo{ID: rec.ID, State: rec.State, Tool: rec.Tool(), Risk: rec.Risk.String(), Summary: rec.Summary,
 		Preview: rec.Preview, Reason: rec.Reason, ConversationID: convID, Requester: string(rec.Requester),
-		PayloadSHA256: rec.PayloadSHA256, CreatedAt: rec.CreatedAt, ExpiresAt: rec.ExpiresAt,
+		PayloadSHA256: rec.PayloadSHA256, ProposedSHA256: rec.ProposedSHA256, CreatedAt: rec.CreatedAt, ExpiresAt: rec.ExpiresAt,
 		DecidedBy: string(rec.DecidedBy), DecidedVia: string(rec.DecidedVia), Comment: rec.Comment}
 	if !rec.DecidedAt.IsZero() {
 		t := rec.DecidedAt

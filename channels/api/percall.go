@@ -16,13 +16,16 @@ type ApprovalCall struct {
 	// with per-call results (executed, failed, frozen, replayed, or
 	// rejected by a per-call decision).
 	Status approval.Status `json:"status,omitempty"`
+	// Edited says what an approver changed in the call's arguments
+	// before approving it ("limit: 1000 → 10"), when they did.
+	Edited string `json:"edited,omitempty"`
 }
 
 // approvalCalls lists rec's calls for ApprovalInfo.
 func approvalCalls(rec *approval.Approval) []ApprovalCall {
 	out := make([]ApprovalCall, len(rec.Calls))
 	for i, c := range rec.Calls {
-		out[i] = ApprovalCall{CallID: approval.CallKey(rec.Calls, i), Tool: c.Tool, Summary: c.Summary}
+		out[i] = ApprovalCall{CallID: approval.CallKey(rec.Calls, i), Tool: c.Tool, Summary: c.Summary, Edited: c.Edited}
 		if rec.Outcome != nil && len(rec.Outcome.Results) == len(rec.Calls) {
 			out[i].Status = rec.Outcome.Results[i].Status
 		}
