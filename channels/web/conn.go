@@ -291,6 +291,10 @@ func (c *conn) respond(f inFrame) {
 		c.fail(CodeInvalidMessage, callsMalformed, sid, f.StepID)
 		return
 	}
+	if !responseEdits(rc) {
+		c.fail(CodeInvalidMessage, editsMalformed, sid, f.StepID)
+		return
+	}
 	if w.stepOf(f.StepID) == nil {
 		c.recoverStep(sid, f.StepID)
 	}
@@ -330,17 +334,17 @@ func (c *conn) respond(f inFrame) {
 	}
 	go func() {
 		defer w.wg.Done()
-		c.decide(st, verb, rc.Message, calls)
+		c.decide(st, verb, rc.Message, calls, rc.Edits)
 	}()
 }
 
-func (c *conn) decide(st *step, verb approval.Verb, comment string, calls map[string]approval.Verb) {
+func (c *conn) decide(st *step, verb approval.Verb, comment string, calls map[string]approval.Verb, edits map[string]json.RawMessage) {
 	w := c.w
 	log := c.log().With("chat_id", st.chatID, "approval_id", st.approvalID, "msg_id", st.id)
 	ctx, cancel := context.WithTimeout(w.ctx, handleTimeout)
 	defer cancel()
 	o, err := c.h.HandleCardAction(ctx, channels.CardAction{Channel: Name, ChatID: st.chatID, MessageID: st.id, UserID: c.user,
-		ApprovalID: st.approvalID, Verb: verb, PayloadSHA256: st.hash, Comment: comment, Calls: calls})
+		ApprovalID: st.approvalID, Verb: verb, PayloadSHA256: st.hash, Comment: comment, Calls: calls, Edits: edits})
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	reopen := func() {
@@ -349,9 +353,15 @@ func (c *conn) decide(st *step, verb approval.Verb, comment string, calls map[st
 		}
 	}
 	if err != nil && approval.KindOf(err) == errkind.Invalid {
-		// calls did not name every call of the confirmation once.
+		// calls did not name every call of the confirmation once, or
+		// the edited arguments were refused (the cause is the user's
+		// own input: schema or the tool's refusal).
 		reopen()
-		c.fail(CodeInvalidMessage, callsMalformed, st.sessionID, st.id)
+		msg := callsMalformed
+		if edits != nil {
+			msg = editsRefused + err.Error()
+		}
+		c.fail(CodeInvalidMessage, msg, st.sessionID, st.id)
 		return
 	}
 	if err != nil {

@@ -73,3 +73,55 @@ func TestPerCallResponse(t *testing.T) {
 		t.Fatalf("record %+v %v", a, err)
 	}
 }
+
+// TestEditResponse: a user.response with edits approves the changed
+// arguments in one step through the socket: the tool runs once with them,
+// the record binds the edited hash; malformed edits and arguments the
+// tool refuses are INVALID_MESSAGE and leave the step open.
+func TestEditResponse(t *testing.T) {
+	s := newServer(t)
+	c := s.connect(t, "", "s1")
+	c.message("s1", "erase orders")
+	conf := c.expect("agent.user_confirm", nil)
+	step := conf.str("step_id")
+	send := func(confirmed bool, edits any, extra map[string]any) {
+		content := map[string]any{"confirmed": confirmed, "message": "use the archive", "edits": edits}
+		for k, v := range extra {
+			content[k] = v
+		}
+		c.send(map[string]any{"type": "user.response", "session_id": "s1", "step_id": step, "content": content})
+	}
+	for _, bad := range []struct {
+		confirmed bool
+		edits     any
+		extra     map[string]any
+		want      string
+	}{
+		{false, map[string]any{"#1": map[string]any{"target": "x"}}, nil, "content.edits"},
+		{true, map[string]any{"#1": "x"}, nil, "content.edits"},
+		{true, map[string]any{}, nil, "content.edits"},
+		{true, map[string]any{"#1": map[string]any{"target": "x"}}, map[string]any{"calls": map[string]any{"#1": "approve"}}, "content.edits"},
+		{true, map[string]any{"#1": map[string]any{"target": 5}}, nil, "refused"},
+		{true, map[string]any{"#2": map[string]any{"target": "x"}}, nil, "refused"},
+	} {
+		send(bad.confirmed, bad.edits, bad.extra)
+		if e := c.expect("error", withCode(web.CodeInvalidMessage)); !strings.Contains(e.str("message"), bad.want) {
+			t.Fatalf("%v: error %v", bad, e)
+		}
+	}
+	if n := s.erase.Runs.Load(); n != 0 {
+		t.Fatalf("a refused edit ran %d times", n)
+	}
+	send(true, map[string]any{"#1": map[string]any{"target": "orders_archive"}}, nil)
+	res := c.expect("agent.tool_result", nil)
+	if res.str("content") == "" || !strings.Contains(res.str("content"), "changed the arguments") {
+		t.Fatalf("tool result %v", res)
+	}
+	if done := c.expect("agent.confirm_resolved", withStep(step)); done.str("status") != string(approval.StatusExecuted) {
+		t.Fatalf("resolved %v", done)
+	}
+	a, err := s.engine.Get(t.Context(), approval.ID(conf.meta("approval_id").(string)))
+	if err != nil || a.ProposedSHA256 != conf.meta("payload_sha256") || string(a.Calls[0].Args) != `{"target":"orders_archive"}` || s.erase.Runs.Load() != 1 {
+		t.Fatalf("record %+v %v, runs %d", a, err, s.erase.Runs.Load())
+	}
+}

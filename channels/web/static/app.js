@@ -236,6 +236,7 @@
     $('dlg-preview-box').hidden = !m.preview;
     $('dlg-comment').value = '';
     renderCalls(f);
+    fillEdit(f);
     $('dlg-error').hidden = true;
     $('dlg-countdown').textContent = remaining(f);
     setButtons(true);
@@ -267,6 +268,47 @@
     });
   }
 
+  // Edit before approve: the arguments, prefilled, in a text area; one
+  // call's object as is, a batch's as {call_id: arguments}. Sent as
+  // content.edits (one call: under "#1").
+  function editCalls(f) {
+    return (f && f.card && Array.isArray(f.card.calls)) ? f.card.calls : [];
+  }
+
+  function fillEdit(f) {
+    const calls = editCalls(f);
+    let doc = {};
+    if (calls.length === 1) {
+      doc = calls[0].args || {};
+    } else {
+      for (const c of calls) doc[c.call_id] = c.args || {};
+    }
+    $('dlg-edit').value = JSON.stringify(doc, null, 2);
+    $('dlg-edit-box').open = false;
+  }
+
+  function answerEdit() {
+    if (!current || $('dlg-approve').disabled) return;
+    let parsed;
+    try { parsed = JSON.parse($('dlg-edit').value); } catch (e) { parsed = null; }
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+      $('dlg-error').textContent = '参数必须是一个 JSON 对象。';
+      $('dlg-error').hidden = false;
+      return;
+    }
+    const edits = editCalls(pending.get(current)).length === 1 ? { '#1': parsed } : parsed;
+    const ok = send({ type: 'user.response', session_id: sessionId, step_id: current,
+      content: { confirmed: true, message: $('dlg-comment').value.trim(), edits: edits } });
+    if (!ok) {
+      $('dlg-error').textContent = '未连接，稍后重试。';
+      $('dlg-error').hidden = false;
+      return;
+    }
+    setButtons(false);
+    $('dlg-error').textContent = '正在执行…';
+    $('dlg-error').hidden = false;
+  }
+
   function callChoices() {
     if ($('dlg-calls').hidden) return null;
     const out = {};
@@ -289,6 +331,7 @@
   function setButtons(enabled) {
     $('dlg-approve').disabled = !enabled;
     $('dlg-reject').disabled = !enabled;
+    $('dlg-edit-approve').disabled = !enabled;
   }
 
   function answer(confirmed) {
@@ -308,6 +351,7 @@
   }
 
   $('dlg-approve').addEventListener('click', () => answer(true));
+  $('dlg-edit-approve').addEventListener('click', () => answerEdit());
   $('dlg-reject').addEventListener('click', () => answer(false));
   document.addEventListener('keydown', (ev) => {
     if ($('overlay').hidden) return;
@@ -318,6 +362,10 @@
       // HIGH: Enter acts only as the focused control does (on 取消, it
       // declines); approving takes a click on 确认执行.
       if (isHigh(pending.get(current))) return;
+      // In the arguments being edited Enter is a new line, never an
+      // approval of the arguments as proposed; the edit box's button
+      // approves the edit.
+      if (ev.target && (ev.target.id === 'dlg-edit' || ev.target.id === 'dlg-edit-approve')) return;
       ev.preventDefault();
       answer(true);
     }
