@@ -137,6 +137,8 @@ func DingTalkMarkdown(v View, lang string, group bool) string {
 		// No per-call choice in a typed reply: say where it is.
 		how += "  \n" + words.In(lang, words.CardPerCallElsewhere)
 	}
+	// No arguments input on DingTalk either.
+	how += "  \n" + words.In(lang, words.CardEditElsewhere)
 	return strings.Replace(md, labelsFor(lang).howMD, how, 1)
 }
 

@@ -37,7 +37,10 @@ import (
 // (action.form_value.reason). Inside a form an input sends nothing by
 // itself (no callback on Enter): only a button submits, so typing a
 // reason can never approve. Every interactive child of a form has a name
-// unique in the card, else Feishu refuses the submission.
+// unique in the card, else Feishu refuses the submission. A batch card's
+// form also holds a choice per call (percall.go), and every pending card
+// an arguments input per call with an edit button when its arguments may
+// be shown (edit.go).
 
 // Feishu refuses cards over 30 KB: the long parts are cut (in runes).
 const (
@@ -226,6 +229,9 @@ func feishuFacts(v View, lang string) []any {
 	if d := DeclinedLine(v, lang); d != "" {
 		b.WriteString("\n" + d)
 	}
+	for _, e := range EditedLines(v, lang) {
+		b.WriteString("\n" + e)
+	}
 	els = append(els, plainDiv(b.String()))
 	if v.Preview != "" {
 		els = append(els, markdownEl(fenced(excerpt(v.Preview, MaxFeishuPreview))))
@@ -240,17 +246,17 @@ func feishuPending(v View, lang string, buttons bool) map[string]any {
 	if buttons && v.Approve != nil && v.Reject != nil {
 		els = append(els, plainDiv(w.how), map[string]any{
 			"tag": "form", "name": feishuFormName,
-			"elements": append(feishuCallChoices(v, lang),
+			"elements": append(append(feishuCallChoices(v, lang), feishuEditInputs(v, lang)...),
 				map[string]any{
 					"tag": "input", "name": FeishuReasonField, "width": "fill",
 					"placeholder": plainText(w.reason), "max_length": MaxFeishuReason,
 				},
 				map[string]any{
 					"tag": "column_set", "flex_mode": "none",
-					"columns": []any{
+					"columns": append([]any{
 						feishuButtonColumn(w.confirm, "primary", feishuApproveName, *v.Approve),
 						feishuButtonColumn(w.cancel, "danger", feishuRejectName, *v.Reject),
-					},
+					}, feishuEditColumn(v, lang)...),
 				},
 			),
 		})
@@ -328,8 +334,8 @@ func ParseFeishuButtonValue(m map[string]any) (ButtonValue, error) {
 	if err != nil {
 		return v, err
 	}
-	if verb := approval.Verb(dec); verb != approval.Approve && verb != approval.Reject {
-		return v, fmt.Errorf("card value: decision %q is neither approve nor reject", dec)
+	if verb := approval.Verb(dec); verb != approval.Approve && verb != approval.Reject && verb != EditDecision {
+		return v, fmt.Errorf("card value: decision %q is neither approve, reject nor edit", dec)
 	}
 	h, err := str("payload_sha256")
 	if err != nil {

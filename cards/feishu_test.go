@@ -143,7 +143,7 @@ func FuzzParseFeishuButtonValue(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if v.Kind != "approval" || !v.ApprovalID.Valid() || (v.Decision != approval.Approve && v.Decision != approval.Reject) || len(v.PayloadSHA256) != 64 {
+		if v.Kind != "approval" || !v.ApprovalID.Valid() || (v.Decision != approval.Approve && v.Decision != approval.Reject && v.Decision != cards.EditDecision) || len(v.PayloadSHA256) != 64 {
 			t.Fatalf("accepted a malformed value %+v from %s", v, s)
 		}
 	})

@@ -83,3 +83,36 @@ func FuzzParseFeishuCalls(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseFeishuEdits: arbitrary form values never panic the parser, and
+// what it accepts names calls "#1" … "#n" only, each a JSON object.
+func FuzzParseFeishuEdits(f *testing.F) {
+	f.Add(`{"args_1":"{\"target\":\"x\"}"}`, 0)
+	f.Add(`{"args_1":"{\"a\":1}","args_2":"[1]"}`, 2)
+	f.Add(`{"args_2":"{}","reason":"r"}`, 3)
+	f.Add(`{"args_1":7}`, 1)
+	f.Add(`{}`, 0)
+	f.Fuzz(func(t *testing.T, form string, n int) {
+		var m map[string]any
+		if json.Unmarshal([]byte(form), &m) != nil || n < 0 || n > cards.MaxCardCalls {
+			return
+		}
+		edits, err := cards.ParseFeishuEdits(m, n)
+		if err != nil {
+			return
+		}
+		if len(edits) == 0 {
+			t.Fatalf("accepted no edits from %s", form)
+		}
+		for k, v := range edits {
+			i, err := strconv.Atoi(strings.TrimPrefix(k, "#"))
+			if err != nil || i < 1 || i > max(n, 1) {
+				t.Fatalf("key %q for %d calls", k, n)
+			}
+			var obj map[string]json.RawMessage
+			if json.Unmarshal(v, &obj) != nil || obj == nil {
+				t.Fatalf("%s is not an object", v)
+			}
+		}
+	})
+}

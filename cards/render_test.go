@@ -171,6 +171,22 @@ func goldenCases(t *testing.T) []golden {
 		a.DecidedBy, a.Comment, a.Verdicts = "bob", "no webhook today", "ara"
 		return golden{"final_percall_" + lang, lang, cards.Final(a, o, text, lang)}
 	}
+	// An approver changed the statement before approving it.
+	edited := func(lang string) golden {
+		text := en
+		if lang == "zh" {
+			text = zh
+		}
+		a := one.Clone()
+		a.Calls[0].Args = json.RawMessage(`{"database":"demo","sql":"DELETE FROM orders WHERE status = 'cancelled' LIMIT 10"}`)
+		a.Calls[0].Edited = `sql: "DELETE FROM orders WHERE status = 'cancelled'" → "DELETE FROM orders WHERE status = 'cancelled' LIMIT 10"`
+		a.Calls[0].PayloadSHA256 = approval.PayloadHash("sql_exec", a.Calls[0].Args)
+		a.ProposedSHA256, a.PayloadSHA256 = a.PayloadSHA256, a.Calls[0].PayloadSHA256
+		a.DecidedBy, a.Comment = "bob", "ten at a time"
+		o := approval.Outcome{Status: approval.StatusExecuted, DecidedBy: "bob", Content: "DELETE 10",
+			Results: []approval.Result{{Tool: "sql_exec", CallID: "c1", Status: approval.StatusExecuted, Content: "DELETE 10", Edited: a.Calls[0].Edited}}}
+		return golden{"final_edited_" + lang, lang, cards.Final(a, o, text, lang)}
+	}
 	return []golden{
 		{"pending_agent_en", "en", cards.Pending(agentCall, en, "en")},
 		{"pending_agent_zh", "zh", cards.Pending(agentCall, zh, "zh")},
@@ -186,6 +202,8 @@ func goldenCases(t *testing.T) []golden {
 		{"pending_batch_zh", "zh", cards.Pending(batch, zh, "zh")},
 		perCall("en"),
 		perCall("zh"),
+		edited("en"),
+		edited("zh"),
 		final("final_executed_zh", "zh", approval.StatusExecuted, "bob", "DELETE 37\n37 rows deleted from orders", ""),
 		final("final_executed_en", "en", approval.StatusExecuted, "bob", "DELETE 37\n37 rows deleted from orders", ""),
 		final("final_rejected_en", "en", approval.StatusRejected, "carol", `carol ("not during business hours")`, "not during business hours"),

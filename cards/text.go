@@ -65,6 +65,9 @@ func Markdown(v View, lang string) string {
 		if d := DeclinedLine(v, lang); d != "" {
 			b.WriteString("- " + escapeMD(d) + "\n")
 		}
+		for _, e := range EditedLines(v, lang) {
+			b.WriteString("- " + escapeMD(e) + "\n")
+		}
 	} else {
 		fmt.Fprintf(&b, "- %s: %s\n", l.approvers, escapeMD(v.Approvers))
 		if !v.ExpiresAt.IsZero() {
@@ -127,6 +130,9 @@ func Text(v View, lang string) string {
 		}
 		if d := DeclinedLine(v, lang); d != "" {
 			b.WriteString(d + "\n")
+		}
+		for _, e := range EditedLines(v, lang) {
+			b.WriteString(e + "\n")
 		}
 	} else {
 		fmt.Fprintf(&b, "%s: %s\n", l.approvers, v.Approvers)

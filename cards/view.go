@@ -39,6 +39,9 @@ type CallView struct {
 	// outcome has a result per call (a per-call decision's declined calls say
 	// rejected).
 	Status approval.Status `json:"status,omitempty"`
+	// Edited says what an approver changed before approving the call
+	// (approval.Call.Edited), once they have.
+	Edited string `json:"edited,omitempty"`
 }
 
 // View is an approval as people see it, in its pending or final state.
@@ -169,7 +172,7 @@ func base(a *approval.Approval, lang string) View {
 		ShortHash:     approval.ShortHash(a.PayloadSHA256),
 	}
 	for i, c := range a.Calls {
-		cv := CallView{Tool: c.Tool, Args: c.Args, Summary: c.Summary}
+		cv := CallView{Tool: c.Tool, Args: c.Args, Summary: c.Summary, Edited: c.Edited}
 		if len(a.Calls) > 1 {
 			cv.CallID = approval.CallKey(a.Calls, i)
 		}

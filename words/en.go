@@ -251,4 +251,8 @@ var en = map[Key]string{
 	APIEditArguments:  `decision "edit" needs arguments: the call's new arguments as an object, or for an approval of several calls an object of callId -> new arguments.`,
 	APIEditInvalid:    "The edited arguments were refused (%s); nothing was decided.",
 	APIEditNeedsOther: "With these changes the call needs another approver (who may: %s); nothing was decided.",
+	CardEditButton:    "Confirm with changes",
+	CardEditInput:     "Arguments of call %d (%s), JSON",
+	CardEditElsewhere: "To change the arguments before approving, use the web page or the HTTP API (decision edit).",
+	CardEdited:        "Changed before approval, call %d: %s",
 }

@@ -290,6 +290,10 @@ const (
 	APIEditArguments  // decision edit without arguments of the right shape
 	APIEditInvalid    // the engine refused the edited arguments; args: why
 	APIEditNeedsOther // the edit makes the call need another approver; args: who may
+	CardEditButton    // the Feishu card's button that approves the edited arguments
+	CardEditInput     // the label of a call's arguments input; args: the call's number, its tool
+	CardEditElsewhere // a card with no arguments input (secret-looking or too long arguments): where to edit
+	CardEdited        // a settled card: what an approver changed before approving; args: the call's number, what changed
 
 	// numKeys counts the keys; it is not one.
 	numKeys

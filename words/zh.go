@@ -249,4 +249,8 @@ var zh = map[Key]string{
 	APIEditArguments:  "decision \"edit\" 需要 arguments：调用的新参数（一个对象）；若审批包含多个调用，则为 callId -> 新参数 的对象。",
 	APIEditInvalid:    "修改后的参数不被接受（%s）；未作任何决定。",
 	APIEditNeedsOther: "按这些修改，该调用需要其他人批准（可批准者：%s）；未作任何决定。",
+	CardEditButton:    "按修改确认",
+	CardEditInput:     "调用 %d（%s）的参数，JSON",
+	CardEditElsewhere: "如需修改参数后再批准，请使用网页或 HTTP API（decision edit）。",
+	CardEdited:        "批准前已修改，调用 %d：%s",
 }
