@@ -133,10 +133,18 @@ func finish(v View, o approval.Outcome, text approval.OutcomeText, lang string) 
 		v.Result = excerpt(Detail(o), MaxResultExcerpt)
 	}
 	v.Approve, v.Reject = nil, nil
-	if len(v.Calls) > 1 && len(o.Results) == len(v.Calls) {
+	if len(o.Results) == len(v.Calls) {
+		// Each call's own end: a batch's statuses, and what an approver
+		// changed before approving (so a card built from the pending view,
+		// the answer to the click, says it as the record's does).
 		calls := make([]CallView, len(v.Calls))
 		for i, c := range v.Calls {
-			c.Status = o.Results[i].Status
+			if len(v.Calls) > 1 {
+				c.Status = o.Results[i].Status
+			}
+			if e := o.Results[i].Edited; e != "" {
+				c.Edited = e
+			}
 			calls[i] = c
 		}
 		v.Calls = calls

@@ -50,6 +50,9 @@ func TestEditOnTheCard(t *testing.T) {
 			if resp.Card == nil {
 				t.Fatalf("answer %+v", resp)
 			}
+			if answered := mustJSON(t, resp.Card.Data); !strings.Contains(answered, `Changed before approval, call 1: target: \"orders\" → \"orders_archive\"`) {
+				t.Fatalf("the answered card does not say what changed: %s", answered)
+			}
 			got, err := g.engine.Get(context.Background(), a.ID)
 			if err != nil {
 				t.Fatal(err)
