@@ -41,8 +41,9 @@ package redisstore
 // field's value v as HMGET returned it and adds the chunks, if any.
 // setlong(rk, name, value, …) writes in one HSET; it leaves no chunks of an
 // older value behind because none can exist: every field it writes (the
-// decision's by, via, cm, the outcome o, a card c<n>) is written at most once
-// in a record's life.
+// decision's by, via, cm, v, the outcome o, a card c<n>) is written at most
+// once in a record's life — but j, which an edit rewrites (the claim script
+// deletes j's old chunks first).
 //
 // hashtext turns the stored payload hash back into its text: "h" followed by
 // the 32 bytes of a lowercase hex SHA-256, or "=" followed by any other text
