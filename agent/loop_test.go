@@ -206,8 +206,13 @@ func newHarness(t *testing.T, model agent.Model, mod ...func(*agent.LoopConfig))
 	if err := reg.Register(h.read, h.del, h.write, h.drop); err != nil {
 		t.Fatal(err)
 	}
+	pol0, err := approval.NewPolicy(approval.DefaultPolicyConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
 	eng, err := approval.NewEngine(approval.EngineConfig{Store: memstore.New(memstore.Options{}), Notifier: &shower{shown: h.shown, h: h},
-		Dispatcher: reg, Audit: hitltest.NopAudit{}, Clock: h.clk, Logger: quiet, PollInterval: time.Hour})
+		Dispatcher: reg, Audit: hitltest.NopAudit{}, Clock: h.clk, Logger: quiet, PollInterval: time.Hour,
+		Editor: agent.EditChecker{Tools: reg, Policy: func() *approval.Policy { return pol0 }}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -71,8 +71,14 @@ func callOutcomes(o approval.Outcome, calls []approval.Call) []callOutcome {
 					frozenSeen = true
 					out[i] = callOutcome{status: st, isError: true, reply: frozenReply(r.Content)}
 				}
+			case approval.StatusRejected:
+				// A per-call decision declined this call and ran others.
+				out[i] = callOutcome{status: st, reply: declinedReply(o), isError: true}
 			default:
 				out[i] = callOutcome{status: st, reply: "Not run: " + r.Content, isError: true}
+			}
+			if r.Edited != "" {
+				out[i].reply = editedReply(o, r) + out[i].reply
 			}
 			continue
 		}
@@ -153,4 +159,16 @@ func describeEnded(id approval.ID, a *approval.Approval, o approval.Outcome) str
 		fmt.Fprintf(&b, ", %s: %s", co.status, co.reply)
 	}
 	return b.String()
+}
+
+// editedReply tells the model that an approver changed a call's arguments
+// before approving it, and what changed (approval.Result.Edited: "limit:
+// 1000 → 10"), before the call's own reply: the model's call as it wrote
+// it is not what ran.
+func editedReply(o approval.Outcome, r approval.Result) string {
+	who := string(o.DecidedBy)
+	if who == "" {
+		who = "the approver"
+	}
+	return "Note: " + who + " changed the arguments before approving (" + r.Edited + "); the call ran with the changed arguments. Result: "
 }

@@ -469,7 +469,8 @@ func (l *Loop) applyOutcome(ts *turnState, batch []*prepared, o approval.Outcome
 	for i, co := range callOutcomes(o, calls) {
 		p := batch[i]
 		p.answer(co.status, co.isError, co.reply)
-		if o.Status == approval.StatusRejected {
+		if o.Status == approval.StatusRejected || co.status == approval.StatusRejected {
+			// (a call a per-call decision declined, too)
 			ts.declined[p.call.Name+"\x00"+p.hash] = true
 		}
 		if co.ran {

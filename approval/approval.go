@@ -224,6 +224,11 @@ type Call struct {
 	// CallID is the model's id for this call, if any, so the result can be
 	// matched back to it.
 	CallID string `json:"call_id,omitempty"`
+	// Edited, set when an approver changed the call's arguments before
+	// approving it (Decision.Edits), says what changed, key by key
+	// ("limit: 1000 → 10"), for the model and the cards; empty for a
+	// call as it was proposed.
+	Edited string `json:"edited,omitempty"`
 }
 
 // Hash returns the payload hash the call's tool, arguments and definition
@@ -296,6 +301,14 @@ type Approval struct {
 	// claim got it; empty when none was made (GrantChoice.For says what
 	// applies).
 	Grant GrantChoice `json:"grant,omitempty"`
+	// ProposedSHA256 is the payload hash of the calls as they were
+	// proposed, kept when an edit (Decision.Edits) bound the approval to
+	// the edited calls' hash (PayloadSHA256 then); empty otherwise.
+	ProposedSHA256 string `json:"proposed_sha256,omitempty"`
+	// Verdicts, set by a per-call decision that approved some calls and
+	// rejected others, says which calls run (see Verdicts); empty when
+	// the decision took every call alike.
+	Verdicts Verdicts `json:"verdicts,omitempty"`
 	// Outcome is set once the approval has ended.
 	Outcome *Outcome `json:"outcome,omitempty"`
 
@@ -380,6 +393,22 @@ type Decision struct {
 	// Resolution is what a Resolve decision settles a frozen approval
 	// with (done, retry or abandon); empty for approve and reject.
 	Resolution Resolution `json:"resolution,omitempty"`
+	// Calls, when set, decides call by call (see VerdictsFor): each call
+	// of the approval, named by its CallID or "#<n>", gets approve or
+	// reject; Verb is then ignored. Every call must be named. A decision
+	// that approves every call is an approve, one that rejects every call
+	// a reject; a mixed one claims the approval as an approve that runs
+	// the approved calls only (Approval.Verdicts).
+	Calls map[string]Verb `json:"calls,omitempty"`
+	// Edits, when set, approves after changing arguments: call key (as
+	// for Calls) -> the call's new arguments (a JSON object). The engine
+	// checks them with its EditChecker (schema, the tool's refusal, blast
+	// radius, the policy's risk and approver rule for the new call), and
+	// the claim binds the approval to the edited calls' hash in the same
+	// atomic step that claims it; PayloadSHA256 is still the hash of what
+	// the decider saw (the proposed calls). Verb is then approve. Not
+	// with Calls.
+	Edits map[string]json.RawMessage `json:"edits,omitempty"`
 	// Channel and ChatID are where the decision was taken: the chat of the
 	// clicked card or of the typed reply, as the platform reported it. The
 	// approver rule "chat" accepts a decision only from the approval's own
@@ -408,6 +437,9 @@ type Result struct {
 	Content string `json:"content"`
 	// IsError reports that Content describes a failure.
 	IsError bool `json:"is_error,omitempty"`
+	// Edited is the call's Edited: what an approver changed before it
+	// ran with the changed arguments.
+	Edited string `json:"edited,omitempty"`
 }
 
 // Outcome is the result of a decision, or of an approval's end.
@@ -435,7 +467,8 @@ type Outcome struct {
 	Results []Result `json:"results,omitempty"`
 	// DecidedBy is who decided, when someone did.
 	DecidedBy UserID `json:"decided_by,omitempty"`
-	// Comment is a rejection's reason as the decider wrote it (cleaned:
+	// Comment is a rejection's reason as the decider wrote it (or the
+	// reason given with a per-call decision that declined some calls) (cleaned:
 	// redact.Clean, at most MaxNoteRunes runes), so that a reader (the
 	// agent telling the model) needs not cut it out of Detail; empty for
 	// a rejection without one and for every other outcome.

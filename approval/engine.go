@@ -69,6 +69,10 @@ type EngineConfig struct {
 	// Flusher). When the trail cannot write it in time, the tool is not
 	// run and the approval fails. Default 10s.
 	AuditTimeout time.Duration
+	// Editor checks the arguments an approver edits before approving
+	// (Decision.Edits): the agent's tool registry and policy. Nil: edits
+	// are refused as invalid.
+	Editor EditChecker
 	// PollInterval is how often Wait re-reads the record, a backstop for an
 	// outcome message lost while the store's subscription reconnected.
 	// Default 5s.
@@ -413,6 +417,27 @@ func (e *Engine) Decide(ctx context.Context, id ID, d Decision) (Outcome, error)
 		return e.outcome(StatusMissing, ""), nil
 	}
 	d.Comment = redact.Clean(d.Comment, MaxNoteRunes)
+	var verdicts Verdicts
+	var edited *Approval
+	if d.Edits != nil {
+		var early *Outcome
+		var err error
+		if d, edited, early, err = e.editDecision(ctx, id, d); err != nil || early != nil {
+			if early != nil {
+				return *early, nil
+			}
+			return Outcome{}, err
+		}
+	} else if d.Calls != nil {
+		var early *Outcome
+		var err error
+		if d, verdicts, early, err = e.perCall(ctx, id, d); err != nil || early != nil {
+			if early != nil {
+				return *early, nil
+			}
+			return Outcome{}, err
+		}
+	}
 	intent := IntentApprove
 	switch d.Verb {
 	case Approve:
@@ -434,6 +459,8 @@ func (e *Engine) Decide(ctx context.Context, id ID, d Decision) (Outcome, error)
 		Actor:         d.Actor,
 		Source:        d.Source,
 		Comment:       d.Comment,
+		Verdicts:      verdicts,
+		Edited:        edited,
 		Channel:       d.Channel,
 		ChatID:        d.ChatID,
 		Grant:         d.Grant,
@@ -487,6 +514,7 @@ func (e *Engine) Decide(ctx context.Context, id ID, d Decision) (Outcome, error)
 		return *a.Outcome, nil
 	}
 	e.auditGrant(a, d.Actor, d.Source, d.Comment, d.Grant.For(a))
+	e.auditVerdicts(a)
 	if res.Unreplicated {
 		// The claim may not survive a failover of the store: running the
 		// tool now could run it twice. Nothing runs; the approval fails.
@@ -501,6 +529,10 @@ func (e *Engine) Decide(ctx context.Context, id ID, d Decision) (Outcome, error)
 func (e *Engine) notRun(ctx context.Context, a *Approval, why words.Key, errText string) Outcome {
 	results := make([]Result, len(a.Calls))
 	for i, c := range a.Calls {
+		if !a.Verdicts.Approved(i) {
+			results[i] = declinedResult(a, c)
+			continue
+		}
 		results[i] = Result{Tool: c.Tool, CallID: c.CallID, Status: StatusFailed, IsError: true, Content: words.In(e.cfg.Lang, why)}
 	}
 	o := e.outcome(StatusFailed, joinResults(results))
@@ -551,7 +583,11 @@ func (e *Engine) execute(ctx context.Context, a *Approval, cached *Outcome) Outc
 	results := make([]Result, 0, len(a.Calls))
 	state := StateExecuted
 	var errText string
-	for _, c := range a.Calls {
+	for i, c := range a.Calls {
+		if !a.Verdicts.Approved(i) {
+			results = append(results, declinedResult(a, c))
+			continue
+		}
 		if state == StateFrozen {
 			results = append(results, Result{Tool: c.Tool, CallID: c.CallID, Status: StatusFrozen, IsError: true,
 				Content: frozenCauseText(e.cfg.Lang, causeEarlier)})
@@ -588,6 +624,7 @@ func (e *Engine) execute(ctx context.Context, a *Approval, cached *Outcome) Outc
 		default:
 			r.Status = StatusExecuted
 		}
+		r.Edited = c.Edited
 		results = append(results, r)
 	}
 	st := map[State]Status{StateExecuted: StatusExecuted, StateFailed: StatusFailed, StateFrozen: StatusFrozen}[state]
@@ -597,7 +634,11 @@ func (e *Engine) execute(ctx context.Context, a *Approval, cached *Outcome) Outc
 		o = e.outcome(st, o.Content)
 	}
 	o.Results, o.DecidedBy = results, a.DecidedBy
+	if a.Verdicts.Mixed() {
+		o.Comment = a.Comment
+	}
 	o = e.complete(ctx, a, state, o, ev, errText)
+	e.auditResults(a, o)
 	if o.Status == StatusExecuted && a.Grant.For(a) == GrantSession {
 		e.grant(ctx, a)
 	}
@@ -612,7 +653,9 @@ func (e *Engine) complete(ctx context.Context, a *Approval, state State, o Outco
 		o.Resolution = ResolveRetry
 	}
 	ttl := time.Duration(0)
-	if state == StateExecuted {
+	if state == StateExecuted && !a.Verdicts.Mixed() {
+		// (a per-call decision's result is not cached: a replay of it
+		// would answer the declined calls as run)
 		ttl = e.cfg.ResultTTL
 	}
 	cards, err := e.cfg.Store.Complete(ctx, a.ID, state, o, ttl)
@@ -1028,16 +1071,30 @@ func (e *Engine) audit(a *Approval, ev audit.Event, actor UserID, src Source, st
 
 // auditNote is audit with what the actor wrote (already cleaned).
 func (e *Engine) auditNote(a *Approval, ev audit.Event, actor UserID, src Source, st Status, errText, note string) {
+	e.auditCall(a, 0, ev, actor, src, st, errText, note)
+}
+
+// auditCall is auditNote for call n (1-based) of a alone, with that call's
+// tool and payload hash; n 0 is the whole approval.
+func (e *Engine) auditCall(a *Approval, call int, ev audit.Event, actor UserID, src Source, st Status, errText, note string) {
 	if a == nil {
 		return
 	}
+	tool, hash, proposed := a.Tool(), a.PayloadSHA256, a.ProposedSHA256
+	if call > 0 && call <= len(a.Calls) {
+		tool, hash, proposed = a.Calls[call-1].Tool, a.Calls[call-1].PayloadSHA256, ""
+	} else {
+		call = 0
+	}
 	e.cfg.Audit.Append(audit.Record{
+		Call:          call,
+		Proposed:      proposed,
 		Time:          e.cfg.Clock.Now().UTC(),
 		Event:         ev,
 		ApprovalID:    string(a.ID),
 		Session:       string(a.Session),
-		Tool:          a.Tool(),
-		PayloadSHA256: a.PayloadSHA256,
+		Tool:          tool,
+		PayloadSHA256: hash,
 		Actor:         string(actor),
 		Source:        string(src),
 		Outcome:       string(st),

@@ -22,6 +22,7 @@ func (e *Engine) auditGrant(a *Approval, actor UserID, src Source, note string, 
 		Source:        string(src),
 		Reason:        note,
 		Grant:         string(g),
+		Proposed:      a.ProposedSHA256,
 	})
 }
 
@@ -39,7 +40,10 @@ func (e *Engine) grant(ctx context.Context, a *Approval) {
 	if at.IsZero() {
 		at = now
 	}
-	for _, c := range a.Calls {
+	for i, c := range a.Calls {
+		if !a.Verdicts.Approved(i) {
+			continue // declined by a per-call decision: nothing granted for it
+		}
 		g := Grant{
 			Session:       a.Session,
 			User:          a.Requester,

@@ -193,6 +193,18 @@ type ClaimRequest struct {
 	Actor   UserID
 	Source  Source
 	Comment string
+	// Verdicts, for an approve, records which calls run (a per-call
+	// decision that rejected some; see Verdicts): stored on the approval
+	// in the same atomic step as the claim. The caller has checked it
+	// against the calls (Valid); empty for every other claim.
+	Verdicts Verdicts
+	// Edited, for an approve, is the approval as an edit makes it (its
+	// calls with the edited arguments, their hash, risk, reason,
+	// summary and preview): once PayloadSHA256 has been found equal to
+	// the stored (proposed) hash, the claim stores these in the same
+	// atomic step and keeps the proposed hash as ProposedSHA256. Nil
+	// for every other claim.
+	Edited *Approval
 	// Channel and ChatID are where the decision was taken (see
 	// Decision.ChatID); the approver rule "chat" compares them with the
 	// approval's own Channel and ChatID inside the claim.

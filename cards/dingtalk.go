@@ -25,7 +25,8 @@ import (
 // card that may grant grant_buttons "true" (the template shows 仅本次 and
 // 本会话允许 instead of 确认, their params action approve and grant once
 // / session; absent otherwise) and grant_window (the window in words,
-// "5m").
+// "5m"); a batch's card also has per_call_hint (where to decide call by
+// call while it waits, "" once it has ended).
 //
 // A frozen approval (its effect unknown) is resolved on its final card:
 // the variable "resolve_buttons" is "true" while it is frozen (else
@@ -88,6 +89,15 @@ func DingTalkCardData(v View, lang string) map[string]string {
 		m["result"] = ""
 		m["final"] = "false"
 		m["buttons"] = "true"
+	}
+	if len(v.Calls) > 1 {
+		// The template's two buttons decide every call alike; per call is
+		// decided on the web page or with the API (per_call_hint, shown
+		// while pending; "" once final).
+		m["per_call_hint"] = ""
+		if !v.Final {
+			m["per_call_hint"] = words.In(lang, words.CardPerCallElsewhere)
+		}
 	}
 	return m
 }
@@ -158,6 +168,12 @@ func DingTalkMarkdown(v View, lang string, group bool) string {
 	if group {
 		how = dingTalkWords(lang).howGroup
 	}
+	if len(v.Calls) > 1 {
+		// No per-call choice in a typed reply: say where it is.
+		how += "  \n" + words.In(lang, words.CardPerCallElsewhere)
+	}
+	// No arguments input on DingTalk either.
+	how += "  \n" + words.In(lang, words.CardEditElsewhere)
 	return strings.Replace(md, labelsFor(lang).howMD, how, 1)
 }
 

@@ -3,6 +3,7 @@ package cards
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/hitlbot/hitlbot/approval"
@@ -36,7 +37,10 @@ import (
 // (action.form_value.reason). Inside a form an input sends nothing by
 // itself (no callback on Enter): only a button submits, so typing a
 // reason can never approve. Every interactive child of a form has a name
-// unique in the card, else Feishu refuses the submission.
+// unique in the card, else Feishu refuses the submission. A batch card's
+// form also holds a choice per call (percall.go), and every pending card
+// an arguments input per call with an edit button when its arguments may
+// be shown (edit.go).
 
 // Feishu refuses cards over 30 KB: the long parts are cut (in runes).
 const (
@@ -229,6 +233,12 @@ func feishuFacts(v View, lang string) []any {
 	if v.Code != "" && !v.Final {
 		fmt.Fprintf(&b, "\n%s: %s", feishuWords(lang).code, v.Code)
 	}
+	if d := DeclinedLine(v, lang); d != "" {
+		b.WriteString("\n" + d)
+	}
+	for _, e := range EditedLines(v, lang) {
+		b.WriteString("\n" + e)
+	}
 	els = append(els, plainDiv(b.String()))
 	if v.Preview != "" {
 		els = append(els, markdownEl(fenced(excerpt(v.Preview, MaxFeishuPreview))))
@@ -258,16 +268,16 @@ func feishuPending(v View, lang string, buttons bool) map[string]any {
 		}
 		els = append(els, plainDiv(how), map[string]any{
 			"tag": "form", "name": feishuFormName,
-			"elements": []any{
+			"elements": append(append(feishuCallChoices(v, lang), feishuEditInputs(v, lang)...),
 				map[string]any{
 					"tag": "input", "name": FeishuReasonField, "width": "fill",
 					"placeholder": plainText(w.reason), "max_length": MaxFeishuReason,
 				},
 				map[string]any{
 					"tag": "column_set", "flex_mode": "none",
-					"columns": columns,
+					"columns": append(columns, feishuEditColumn(v, lang)...),
 				},
-			},
+			),
 		})
 	} else {
 		els = append(els, plainDiv(w.processing))
@@ -290,7 +300,8 @@ func feishuButtonColumn(label, kind, name string, val ButtonValue) map[string]an
 
 // feishuValue is a button's callback value: the ButtonValue's fields as
 // strings (resolution only on a resolve button, grant only on an approve
-// button of a MEDIUM approval that may grant).
+// button of a MEDIUM approval that may grant, calls only on a batch's
+// buttons).
 func feishuValue(val ButtonValue) map[string]any {
 	m := map[string]any{
 		"kind":           val.Kind,
@@ -303,6 +314,9 @@ func feishuValue(val ButtonValue) map[string]any {
 	}
 	if val.Grant != "" {
 		m["grant"] = string(val.Grant)
+	}
+	if val.Calls > 1 {
+		m["calls"] = strconv.Itoa(val.Calls)
 	}
 	return m
 }
@@ -395,8 +409,8 @@ func ParseFeishuButtonValue(m map[string]any) (ButtonValue, error) {
 		return v, err
 	}
 	verb := approval.Verb(dec)
-	if verb != approval.Approve && verb != approval.Reject && verb != approval.Resolve {
-		return v, fmt.Errorf("card value: decision %q is not approve, reject or resolve", dec)
+	if verb != approval.Approve && verb != approval.Reject && verb != approval.Resolve && verb != EditDecision {
+		return v, fmt.Errorf("card value: decision %q is not approve, reject, resolve or edit", dec)
 	}
 	var res approval.Resolution
 	if verb == approval.Resolve {
@@ -427,7 +441,11 @@ func ParseFeishuButtonValue(m map[string]any) (ButtonValue, error) {
 			return v, fmt.Errorf("card value: grant %q is not once or session on an approve button", g)
 		}
 	}
-	return ButtonValue{Kind: kind, ApprovalID: approval.ID(id), Decision: verb, PayloadSHA256: h, Resolution: res, Grant: grant}, nil
+	n, err := parseCallCount(m)
+	if err != nil {
+		return v, err
+	}
+	return ButtonValue{Kind: kind, ApprovalID: approval.ID(id), Decision: verb, PayloadSHA256: h, Resolution: res, Grant: grant, Calls: n}, nil
 }
 
 // ParseFeishuReason reads the reason of a form submit: the string under

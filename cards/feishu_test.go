@@ -184,7 +184,8 @@ func FuzzParseFeishuButtonValue(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if v.Kind != "approval" || !v.ApprovalID.Valid() || (v.Decision != approval.Approve && v.Decision != approval.Reject && v.Decision != approval.Resolve) ||
+		if v.Kind != "approval" || !v.ApprovalID.Valid() ||
+			(v.Decision != approval.Approve && v.Decision != approval.Reject && v.Decision != approval.Resolve && v.Decision != cards.EditDecision) ||
 			len(v.PayloadSHA256) != 64 || (v.Decision == approval.Resolve) != v.Resolution.Valid() || (v.Decision != approval.Resolve && v.Resolution != "") ||
 			(v.Grant != "" && (v.Decision != approval.Approve || (v.Grant != approval.GrantOnce && v.Grant != approval.GrantSession))) {
 			t.Fatalf("accepted a malformed value %+v from %s", v, s)

@@ -192,6 +192,40 @@ func goldenCases(t *testing.T) []golden {
 		v.Code = approval.ShortCode(a.ID, 0)
 		return golden{"pending_medium_grant_" + lang, lang, v}
 	}
+	// A per-call decision on the batch: calls 1 and 3 ran, bob declined
+	// call 2 with a reason.
+	perCall := func(lang string) golden {
+		text := en
+		if lang == "zh" {
+			text = zh
+		}
+		o := approval.Outcome{Status: approval.StatusExecuted, DecidedBy: "bob", Comment: "no webhook today",
+			Content: "[1] sql_exec (executed): DELETE 37\n[2] http_post (rejected): bob (\"no webhook today\")\n[3] tasks_close (executed): closed #42",
+			Results: []approval.Result{
+				{Tool: "sql_exec", CallID: "c1", Status: approval.StatusExecuted, Content: "DELETE 37"},
+				{Tool: "http_post", CallID: "c2", Status: approval.StatusRejected, IsError: true, Content: `bob ("no webhook today")`},
+				{Tool: "tasks_close", CallID: "c3", Status: approval.StatusExecuted, Content: "closed #42"},
+			}}
+		a := batch.Clone()
+		a.DecidedBy, a.Comment, a.Verdicts = "bob", "no webhook today", "ara"
+		return golden{"final_percall_" + lang, lang, cards.Final(a, o, text, lang)}
+	}
+	// An approver changed the statement before approving it.
+	edited := func(lang string) golden {
+		text := en
+		if lang == "zh" {
+			text = zh
+		}
+		a := one.Clone()
+		a.Calls[0].Args = json.RawMessage(`{"database":"demo","sql":"DELETE FROM orders WHERE status = 'cancelled' LIMIT 10"}`)
+		a.Calls[0].Edited = `sql: "DELETE FROM orders WHERE status = 'cancelled'" → "DELETE FROM orders WHERE status = 'cancelled' LIMIT 10"`
+		a.Calls[0].PayloadSHA256 = approval.PayloadHash("sql_exec", a.Calls[0].Args)
+		a.ProposedSHA256, a.PayloadSHA256 = a.PayloadSHA256, a.Calls[0].PayloadSHA256
+		a.DecidedBy, a.Comment = "bob", "ten at a time"
+		o := approval.Outcome{Status: approval.StatusExecuted, DecidedBy: "bob", Content: "DELETE 10",
+			Results: []approval.Result{{Tool: "sql_exec", CallID: "c1", Status: approval.StatusExecuted, Content: "DELETE 10", Edited: a.Calls[0].Edited}}}
+		return golden{"final_edited_" + lang, lang, cards.Final(a, o, text, lang)}
+	}
 	return []golden{
 		resolved("en", approval.ResolveDone, approval.StatusExecuted, "row 7 was already gone; checked in the console"),
 		resolved("zh", approval.ResolveDone, approval.StatusExecuted, "已在控制台核对，数据已删除"),
@@ -214,6 +248,11 @@ func goldenCases(t *testing.T) []golden {
 		{"pending_high_zh", "zh", cards.Pending(one, zh, "zh")},
 		{"pending_high_en", "en", cards.Pending(one, en, "en")},
 		{"pending_batch_en", "en", cards.Pending(batch, en, "en")},
+		{"pending_batch_zh", "zh", cards.Pending(batch, zh, "zh")},
+		perCall("en"),
+		perCall("zh"),
+		edited("en"),
+		edited("zh"),
 		final("final_executed_zh", "zh", approval.StatusExecuted, "bob", "DELETE 37\n37 rows deleted from orders", ""),
 		final("final_executed_en", "en", approval.StatusExecuted, "bob", "DELETE 37\n37 rows deleted from orders", ""),
 		final("final_rejected_en", "en", approval.StatusRejected, "carol", `carol ("not during business hours")`, "not during business hours"),

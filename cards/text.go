@@ -62,6 +62,12 @@ func Markdown(v View, lang string) string {
 		if v.Comment != "" {
 			fmt.Fprintf(&b, "- %s: %s\n", l.comment, escapeMD(v.Comment))
 		}
+		if d := DeclinedLine(v, lang); d != "" {
+			b.WriteString("- " + escapeMD(d) + "\n")
+		}
+		for _, e := range EditedLines(v, lang) {
+			b.WriteString("- " + escapeMD(e) + "\n")
+		}
 	} else {
 		fmt.Fprintf(&b, "- %s: %s\n", l.approvers, escapeMD(v.Approvers))
 		if !v.ExpiresAt.IsZero() {
@@ -124,6 +130,12 @@ func Text(v View, lang string) string {
 		}
 		if v.Comment != "" {
 			fmt.Fprintf(&b, "%s: %s\n", l.comment, v.Comment)
+		}
+		if d := DeclinedLine(v, lang); d != "" {
+			b.WriteString(d + "\n")
+		}
+		for _, e := range EditedLines(v, lang) {
+			b.WriteString(e + "\n")
 		}
 	} else {
 		fmt.Fprintf(&b, "%s: %s\n", l.approvers, v.Approvers)

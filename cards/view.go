@@ -26,6 +26,10 @@ type ButtonValue struct {
 	// Grant is the grant choice of an approve button of a MEDIUM approval
 	// that may grant a window: once, or session; absent on other buttons.
 	Grant approval.GrantChoice `json:"grant,omitempty"`
+	// Calls is the number of calls of a batch (absent for one call): a
+	// card whose form offers a choice per call says so, and the click's
+	// choices are read for that many calls (ParseFeishuCalls).
+	Calls int `json:"calls,omitempty"`
 }
 
 // CallView is one tool call as shown on a card.
@@ -33,6 +37,17 @@ type CallView struct {
 	Tool    string          `json:"tool"`
 	Args    json.RawMessage `json:"args"`
 	Summary string          `json:"summary,omitempty"`
+	// CallID names a batch's call in a per-call decision
+	// (approval.CallKey): the model's call id, or "#<n>"; absent for a
+	// view of one call.
+	CallID string `json:"call_id,omitempty"`
+	// Status is what became of a batch's call, on a final view whose
+	// outcome has a result per call (a per-call decision's declined calls say
+	// rejected).
+	Status approval.Status `json:"status,omitempty"`
+	// Edited says what an approver changed before approving the call
+	// (approval.Call.Edited), once they have.
+	Edited string `json:"edited,omitempty"`
 }
 
 // View is an approval as people see it, in its pending or final state.
@@ -101,6 +116,12 @@ func Pending(a *approval.Approval, text approval.OutcomeText, lang string) View 
 		once.Grant = approval.GrantOnce
 		v.ApproveOnce, v.GrantWindow = &once, approval.ShortDuration(a.GrantWindow)
 	}
+	if len(a.Calls) > 1 {
+		v.Approve.Calls, v.Reject.Calls = len(a.Calls), len(a.Calls)
+		if v.ApproveOnce != nil {
+			v.ApproveOnce.Calls = len(a.Calls)
+		}
+	}
 	return v
 }
 
@@ -157,6 +178,22 @@ func finish(v View, o approval.Outcome, text approval.OutcomeText, lang string) 
 	case approval.ResolveRetry:
 		v.StatusText = words.In(lang, words.ResolvedRetry, v.StatusText)
 	}
+	if len(o.Results) == len(v.Calls) {
+		// Each call's own end: a batch's statuses, and what an approver
+		// changed before approving (so a card built from the pending view,
+		// the answer to the click, says it as the record's does).
+		calls := make([]CallView, len(v.Calls))
+		for i, c := range v.Calls {
+			if len(v.Calls) > 1 {
+				c.Status = o.Results[i].Status
+			}
+			if e := o.Results[i].Edited; e != "" {
+				c.Edited = e
+			}
+			calls[i] = c
+		}
+		v.Calls = calls
+	}
 	return v
 }
 
@@ -197,8 +234,12 @@ func base(a *approval.Approval, lang string) View {
 		PayloadSHA256: a.PayloadSHA256,
 		ShortHash:     approval.ShortHash(a.PayloadSHA256),
 	}
-	for _, c := range a.Calls {
-		v.Calls = append(v.Calls, CallView{Tool: c.Tool, Args: c.Args, Summary: c.Summary})
+	for i, c := range a.Calls {
+		cv := CallView{Tool: c.Tool, Args: c.Args, Summary: c.Summary, Edited: c.Edited}
+		if len(a.Calls) > 1 {
+			cv.CallID = approval.CallKey(a.Calls, i)
+		}
+		v.Calls = append(v.Calls, cv)
 	}
 	return v
 }

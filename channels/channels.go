@@ -7,6 +7,7 @@ package channels
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -58,6 +59,14 @@ type CardAction struct {
 	// Grant is the approver's grant choice for a MEDIUM approval that may
 	// grant a window: once, session, or unset (the default: session).
 	Grant approval.GrantChoice
+	// Calls, when set, decides call by call (approval.Decision.Calls: each
+	// call, by its CallID or "#<n>", approve or reject); Verb is then
+	// approve.
+	Calls map[string]approval.Verb
+	// Edits, when set, approves with changed arguments
+	// (approval.Decision.Edits: call key -> new arguments); Verb is then
+	// approve.
+	Edits map[string]json.RawMessage
 }
 
 // Target is where something is said or shown.

@@ -700,7 +700,8 @@ func (r *Router) HandleCardAction(ctx context.Context, a CardAction) (approval.O
 		return r.outcome(approval.StatusTampered), nil
 	}
 	o, err := eng.Decide(ctx, a.ApprovalID, approval.Decision{Verb: a.Verb, Actor: a.UserID, Source: sourceOf(a.Channel),
-		PayloadSHA256: a.PayloadSHA256, Comment: a.Comment, Channel: a.Channel, ChatID: a.ChatID, Resolution: a.Resolution, Grant: a.Grant})
+		PayloadSHA256: a.PayloadSHA256, Comment: a.Comment, Channel: a.Channel, ChatID: a.ChatID, Resolution: a.Resolution, Grant: a.Grant,
+		Calls: a.Calls, Edits: a.Edits})
 	if err != nil {
 		log.Error("card decision failed; nothing was run", "err", err)
 		r.release(ctx, log, store, evtPrefix, a.EventID)

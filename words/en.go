@@ -228,7 +228,7 @@ var en = map[Key]string{
 	APIBatchTooMany:      "confirmationTokens holds %d tokens; at most %d are decided in one request.",
 	APIBatchTwice:        "This token is listed twice; it was decided at its first place.",
 	APIBatchDecided:      "Decided %d of %d pending actions.",
-	APIDecisionVerb:      `decision must be "approve" or "reject".`,
+	APIDecisionVerb:      `decision must be "approve", "reject" or "edit".`,
 	APIHashRequired:      "payloadSha256 is required to approve: send the payloadSha256 that GET /api/approvals/{id} showed you.",
 	APIExpiredAt:         "This approval expired at %s; nothing was run.",
 	APIExpiredNotRun:     "This approval expired; nothing was run.",
@@ -288,4 +288,22 @@ var en = map[Key]string{
 	CardHowGrantFeishu: "Approve once runs it this time; Allow for this session also runs the same request without asking for %s. A reason in the box goes with 取消 (cancel). Or reply 确认 / 取消 (确认 allows for this session).",
 	APIGrant:           `grant must be "once" or "session".`,
 	APIGrantNone:       `This approval grants nothing (only a MEDIUM call may be allowed for the session); approve it without grant, or with grant "once".`,
+	// Per-call decisions in a batch (issue 16 item 3, branch i16-edit).
+	APICallsApproveOnly:  `calls goes with decision "approve": it says which calls run and which do not.`,
+	APICallsInvalid:      `calls must name every call of this approval exactly once, by the callId GET /api/approvals/{id} shows, each "approve" or "reject"; nothing was decided.`,
+	CardCallChoice:       "Call %d: %s",
+	CardCallRun:          "Run",
+	CardCallSkip:         "Do not run",
+	CardPerCallHint:      "Choose for each call, then press Confirm (Cancel declines them all).",
+	CardPerCallElsewhere: "To run only some of these calls, decide on the web page or with the HTTP API (calls).",
+	CardCallsDeclined:    "Declined, not run: call %s",
+
+	// Edit before approve (issue 16 item 2, branch i16-edit).
+	APIEditArguments:  `decision "edit" needs arguments: the call's new arguments as an object, or for an approval of several calls an object of callId -> new arguments.`,
+	APIEditInvalid:    "The edited arguments were refused (%s); nothing was decided.",
+	APIEditNeedsOther: "With these changes the call needs another approver (who may: %s); nothing was decided.",
+	CardEditButton:    "Confirm with changes",
+	CardEditInput:     "Arguments of call %d (%s), JSON",
+	CardEditElsewhere: "To change the arguments before approving, use the web page or the HTTP API (decision edit).",
+	CardEdited:        "Changed before approval, call %d: %s",
 }

@@ -322,6 +322,24 @@ const (
 	CardCode           // label of the approval's short code
 	CardHowGrantFeishu // how to answer a Feishu card with two approve buttons; args: the window
 	APIGrantNone       // grant session for an approval that grants nothing
+	// Per-call decisions in a batch (issue 16 item 3, branch i16-edit).
+	APICallsApproveOnly  // calls sent with a decision other than approve
+	APICallsInvalid      // calls does not name every call once with approve or reject
+	CardCallChoice       // the per-call choice's label on a batch card; args: the call's number, its tool
+	CardCallRun          // the choice that runs the call
+	CardCallSkip         // the choice that does not run the call
+	CardPerCallHint      // a batch card's hint: pick per call, then confirm
+	CardPerCallElsewhere // a batch card with no per-call choice (DingTalk): where to decide per call
+	CardCallsDeclined    // a settled batch card: which calls were declined; args: their numbers
+
+	// Edit before approve (issue 16 item 2, branch i16-edit).
+	APIEditArguments  // decision edit without arguments of the right shape
+	APIEditInvalid    // the engine refused the edited arguments; args: why
+	APIEditNeedsOther // the edit makes the call need another approver; args: who may
+	CardEditButton    // the Feishu card's button that approves the edited arguments
+	CardEditInput     // the label of a call's arguments input; args: the call's number, its tool
+	CardEditElsewhere // a card with no arguments input (secret-looking or too long arguments): where to edit
+	CardEdited        // a settled card: what an approver changed before approving; args: the call's number, what changed
 
 	// numKeys counts the keys; it is not one.
 	numKeys

@@ -226,7 +226,7 @@ var zh = map[Key]string{
 	APIBatchTooMany:      "confirmationTokens 含有 %d 个 token；一次请求最多处理 %d 个。",
 	APIBatchTwice:        "此 token 重复出现；已按它第一次出现的位置处理。",
 	APIBatchDecided:      "已处理 %d 个待确认操作（共 %d 个）。",
-	APIDecisionVerb:      "decision 必须是 \"approve\" 或 \"reject\"。",
+	APIDecisionVerb:      "decision 必须是 \"approve\"、\"reject\" 或 \"edit\"。",
 	APIHashRequired:      "批准时必须提供 payloadSha256：请发送 GET /api/approvals/{id} 显示给你的 payloadSha256。",
 	APIExpiredAt:         "此审批已于 %s 过期，未执行。",
 	APIExpiredNotRun:     "此审批已过期，未执行。",
@@ -286,4 +286,22 @@ var zh = map[Key]string{
 	CardHowGrantFeishu: "「仅本次」只执行这一次；「本会话允许」在 %s 内相同的请求不再询问。拒绝时可在输入框填写原因后点「取消」。也可以回复「确认」（即本会话允许）或「取消」。",
 	APIGrant:           "grant 必须是 \"once\" 或 \"session\"。",
 	APIGrantNone:       "此审批不能授权（只有中风险调用可以在本会话内允许）；请不带 grant 批准，或用 grant \"once\"。",
+	// Per-call decisions in a batch (issue 16 item 3, branch i16-edit).
+	APICallsApproveOnly:  "calls 只能与 decision \"approve\" 一起使用：它说明哪些调用执行、哪些不执行。",
+	APICallsInvalid:      "calls 必须按 GET /api/approvals/{id} 显示的 callId 逐一列出本审批的每个调用，且只列一次，值为 \"approve\" 或 \"reject\"；未作任何决定。",
+	CardCallChoice:       "调用 %d：%s",
+	CardCallRun:          "执行",
+	CardCallSkip:         "不执行",
+	CardPerCallHint:      "请为每个调用选择，然后点击确认（取消将拒绝全部调用）。",
+	CardPerCallElsewhere: "如只想执行其中部分调用，请在网页上或通过 HTTP API（calls）逐个决定。",
+	CardCallsDeclined:    "已拒绝、未执行：调用 %s",
+
+	// Edit before approve (issue 16 item 2, branch i16-edit).
+	APIEditArguments:  "decision \"edit\" 需要 arguments：调用的新参数（一个对象）；若审批包含多个调用，则为 callId -> 新参数 的对象。",
+	APIEditInvalid:    "修改后的参数不被接受（%s）；未作任何决定。",
+	APIEditNeedsOther: "按这些修改，该调用需要其他人批准（可批准者：%s）；未作任何决定。",
+	CardEditButton:    "按修改确认",
+	CardEditInput:     "调用 %d（%s）的参数，JSON",
+	CardEditElsewhere: "如需修改参数后再批准，请使用网页或 HTTP API（decision edit）。",
+	CardEdited:        "批准前已修改，调用 %d：%s",
 }

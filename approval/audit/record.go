@@ -62,22 +62,24 @@ func (e Event) Valid() bool {
 // argument values; the engine passes Reason through redact.Clean): they are
 // stored as given and kept for as long as the trail is.
 type Record struct {
-	Writer        string    `json:"writer"`                   // the process that wrote it (hostname-pid-random); each writer has its own chain
-	Seq           uint64    `json:"seq"`                      // 1, 2, 3… per writer
-	Time          time.Time `json:"time"`                     // UTC, from the log's clock
-	Event         Event     `json:"event"`                    // what happened
-	ApprovalID    string    `json:"approval_id"`              // the approval it happened to
-	Session       string    `json:"session,omitempty"`        // the session key
-	Tool          string    `json:"tool,omitempty"`           // the tool name
-	PayloadSHA256 string    `json:"payload_sha256,omitempty"` // hash of the tool name and canonical arguments
-	Actor         string    `json:"actor,omitempty"`          // who decided (or tried to)
-	Source        string    `json:"source,omitempty"`         // where the decision came from (card, reply, api…)
-	Outcome       string    `json:"outcome,omitempty"`        // the outcome status
-	Error         string    `json:"error,omitempty"`          // sanitised error text; never secrets
-	Reason        string    `json:"reason,omitempty"`         // what the actor wrote: a rejection's comment, a cancellation's reason (sanitised, bounded)
-	Grant         string    `json:"grant,omitempty"`          // a confirm's grant choice for a MEDIUM approval that may grant a window: once or session
-	Prev          string    `json:"prev"`                     // Hash of this writer's previous record; "" for its first
-	Hash          string    `json:"hash"`                     // hex sha256 of the record's canonical encoding (see ComputeHash)
+	Writer        string    `json:"writer"`                    // the process that wrote it (hostname-pid-random); each writer has its own chain
+	Seq           uint64    `json:"seq"`                       // 1, 2, 3… per writer
+	Time          time.Time `json:"time"`                      // UTC, from the log's clock
+	Event         Event     `json:"event"`                     // what happened
+	ApprovalID    string    `json:"approval_id"`               // the approval it happened to
+	Session       string    `json:"session,omitempty"`         // the session key
+	Tool          string    `json:"tool,omitempty"`            // the tool name
+	PayloadSHA256 string    `json:"payload_sha256,omitempty"`  // hash of the tool name and canonical arguments
+	Actor         string    `json:"actor,omitempty"`           // who decided (or tried to)
+	Source        string    `json:"source,omitempty"`          // where the decision came from (card, reply, api…)
+	Outcome       string    `json:"outcome,omitempty"`         // the outcome status
+	Error         string    `json:"error,omitempty"`           // sanitised error text; never secrets
+	Reason        string    `json:"reason,omitempty"`          // what the actor wrote: a rejection's comment, a cancellation's reason (sanitised, bounded)
+	Grant         string    `json:"grant,omitempty"`           // a confirm's grant choice for a MEDIUM approval that may grant a window: once or session
+	Proposed      string    `json:"proposed_sha256,omitempty"` // for an approval an approver edited before approving: the payload hash of the calls as proposed (PayloadSHA256 is then the approved, edited calls' hash, which the execute record names as the executed one)
+	Call          int       `json:"call,omitempty"`            // for a record of one call of a batch (a per-call decision): the call's number, 1-based; Tool and PayloadSHA256 are then that call's. 0: the whole approval
+	Prev          string    `json:"prev"`                      // Hash of this writer's previous record; "" for its first
+	Hash          string    `json:"hash"`                      // hex sha256 of the record's canonical encoding (see ComputeHash)
 }
 
 // canonVersion starts every canonical encoding, so that a future change of
@@ -122,6 +124,12 @@ func (r *Record) appendCanonical(b []byte) []byte {
 	}
 	if r.Grant != "" {
 		b = canonField(b, "grant", r.Grant)
+	}
+	if r.Call > 0 {
+		b = canonField(b, "call", strconv.Itoa(r.Call))
+	}
+	if r.Proposed != "" {
+		b = canonField(b, "proposed_sha256", r.Proposed)
 	}
 	b = canonField(b, "prev", r.Prev)
 	return b

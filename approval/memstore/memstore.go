@@ -336,6 +336,12 @@ func (s *Store) claimLocked(id approval.ID, req approval.ClaimRequest) (approval
 	r.State = approval.StateClaimed
 	r.DecidedAt = req.Now
 	r.Grant = req.Grant
+	r.Verdicts = req.Verdicts
+	if ed := req.Edited; ed != nil {
+		r.ProposedSHA256, r.PayloadSHA256 = r.PayloadSHA256, ed.PayloadSHA256
+		r.Calls = append([]approval.Call(nil), ed.Calls...)
+		r.Risk, r.Reason, r.ReasonZH, r.Summary, r.Preview = ed.Risk, ed.Reason, ed.ReasonZH, ed.Summary, ed.Preview
+	}
 	s.decided = append(s.decided, decidedRec{r.ID, r.DecidedAt})
 	res := out(approval.ClaimOK, false)
 	if r.IdempotencyKey != "" {

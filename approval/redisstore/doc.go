@@ -58,6 +58,11 @@
 //	         AddCards appends
 //	t, q     nonce and answer of the last transition, nonce of the last
 //	         AddCards (see Lost replies)
+//	v        a per-call decision's verdicts (approval.Verdicts), written by
+//	         the claim that approved some calls and rejected others
+//	ph       the proposed payload hash (encoded as h), written by a claim
+//	         that approved edited calls: it rewrites h and j with the
+//	         edited calls
 //	by, at, via, cm, o   once decided (again by a resolution of a frozen
 //	         approval, which deletes their chunks first): actor, decided_at (RFC 3339), source,
 //	         comment, outcome (approval.Outcome's JSON as Go built it:

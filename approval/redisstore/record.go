@@ -104,8 +104,9 @@ func isLowerHex(s string) bool {
 	return true
 }
 
-// frozen is the JSON of field "j": what never changes after Put and no
-// script reads. The rest of the approval is in fields of its own, or (id)
+// frozen is the JSON of field "j": what never changes after Put but by an
+// edit (the claim script writes it whole, as Go built it), and no script
+// reads. The rest of the approval is in fields of its own, or (id)
 // in the key.
 type frozen struct {
 	Calls   []frozenCall  `json:"c"`
@@ -140,43 +141,14 @@ type frozenCall struct {
 	Hash    *string `json:"h,omitempty"`
 	Summary string  `json:"s,omitempty"`
 	CallID  string  `json:"i,omitempty"`
+	// Edited is approval.Call.Edited (an edit rewrites field j).
+	Edited string `json:"e,omitempty"`
 }
 
 // encodeRecord returns the fields of a new record for a, all but "s"
 // (state), which the put script sets.
 func encodeRecord(a *approval.Approval) (fields, error) {
-	fr := frozen{Risk: a.Risk, Summary: a.Summary, Preview: a.Preview, Reason: a.Reason, ReasonZH: a.ReasonZH, Grant: a.GrantWindow}
-	if a.Calls != nil {
-		fr.Calls = make([]frozenCall, len(a.Calls))
-	}
-	for i, c := range a.Calls {
-		// The arguments exactly as Get will return them (json.Marshal
-		// compacts a RawMessage), so that Get recomputes the same hash.
-		args, err := json.Marshal(c.Args)
-		if err != nil {
-			return nil, err
-		}
-		fc := frozenCall{Tool: c.Tool, Args: args, Def: c.Definition, Summary: c.Summary, CallID: c.CallID}
-		if (approval.Call{Tool: c.Tool, Args: args, Definition: c.Definition}).Hash() != c.PayloadSHA256 {
-			h := c.PayloadSHA256
-			fc.Hash = &h
-		}
-		fr.Calls[i] = fc
-	}
-	if life := a.ExpiresAt.Sub(a.CreatedAt); !a.ExpiresAt.Add(-life).Equal(a.CreatedAt) {
-		t := a.CreatedAt
-		fr.Created = &t
-	} else if life%time.Second == 0 {
-		sec := int64(life / time.Second)
-		fr.LifeS = &sec
-	} else {
-		fr.Life = &life
-	}
-	_, fr.Zone = a.ExpiresAt.Zone()
-	if _, cz := a.CreatedAt.Zone(); cz != fr.Zone {
-		fr.CZone = &cz
-	}
-	j, err := json.Marshal(&fr)
+	j, err := encodeFrozen(a)
 	if err != nil {
 		return nil, err
 	}
@@ -228,6 +200,42 @@ func encodeRecord(a *approval.Approval) (fields, error) {
 		fs.add("c"+strconv.Itoa(i+1), v)
 	}
 	return fs, nil
+}
+
+// encodeFrozen is the JSON of a's field "j".
+func encodeFrozen(a *approval.Approval) ([]byte, error) {
+	fr := frozen{Risk: a.Risk, Summary: a.Summary, Preview: a.Preview, Reason: a.Reason, ReasonZH: a.ReasonZH, Grant: a.GrantWindow}
+	if a.Calls != nil {
+		fr.Calls = make([]frozenCall, len(a.Calls))
+	}
+	for i, c := range a.Calls {
+		// The arguments exactly as Get will return them (json.Marshal
+		// compacts a RawMessage), so that Get recomputes the same hash.
+		args, err := json.Marshal(c.Args)
+		if err != nil {
+			return nil, err
+		}
+		fc := frozenCall{Tool: c.Tool, Args: args, Def: c.Definition, Summary: c.Summary, CallID: c.CallID, Edited: c.Edited}
+		if (approval.Call{Tool: c.Tool, Args: args, Definition: c.Definition}).Hash() != c.PayloadSHA256 {
+			h := c.PayloadSHA256
+			fc.Hash = &h
+		}
+		fr.Calls[i] = fc
+	}
+	if life := a.ExpiresAt.Sub(a.CreatedAt); !a.ExpiresAt.Add(-life).Equal(a.CreatedAt) {
+		t := a.CreatedAt
+		fr.Created = &t
+	} else if life%time.Second == 0 {
+		sec := int64(life / time.Second)
+		fr.LifeS = &sec
+	} else {
+		fr.Life = &life
+	}
+	_, fr.Zone = a.ExpiresAt.Zone()
+	if _, cz := a.CreatedAt.Zone(); cz != fr.Zone {
+		fr.CZone = &cz
+	}
+	return json.Marshal(&fr)
 }
 
 // cardJSON is the stored form of a card: a JSON array [channel, chat id,
@@ -319,6 +327,12 @@ func decodeRecord(id approval.ID, f record) (*approval.Approval, error) {
 	if v, ok := f.get("gr"); ok {
 		a.Grant = approval.GrantChoice(v)
 	}
+	if v, ok := f.get("v"); ok {
+		a.Verdicts = approval.Verdicts(v)
+	}
+	if v, ok := f.get("ph"); ok {
+		a.ProposedSHA256 = decodeHash(v)
+	}
 	if v, ok := f.get("at"); ok {
 		t, err := time.Parse(time.RFC3339Nano, v)
 		if err != nil {
@@ -398,7 +412,7 @@ func decodeFixed(a *approval.Approval, f record) error {
 		a.Calls = make([]approval.Call, len(fr.Calls))
 	}
 	for i, c := range fr.Calls {
-		call := approval.Call{Tool: c.Tool, Args: c.Args, Definition: c.Def, Summary: c.Summary, CallID: c.CallID}
+		call := approval.Call{Tool: c.Tool, Args: c.Args, Definition: c.Def, Summary: c.Summary, CallID: c.CallID, Edited: c.Edited}
 		call.PayloadSHA256 = call.Hash()
 		if c.Hash != nil {
 			call.PayloadSHA256 = *c.Hash

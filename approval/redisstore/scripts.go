@@ -41,9 +41,10 @@ package redisstore
 // field's value v as HMGET returned it and adds the chunks, if any.
 // setlong(rk, name, value, …) writes in one HSET; it leaves no chunks of an
 // older value behind because none can exist: every field it writes (the
-// decision's by, via, cm, the outcome o, a card c<n>) is written at most once
-// in a record's life, except by resolveLua, which deletes the old chunks of
-// by, via, cm and o before it writes them again.
+// decision's by, via, cm, v, the outcome o, a card c<n>) is written at most
+// once in a record's life, except j, which an edit rewrites (the claim
+// script deletes j's old chunks first), and by, via, cm and o, which
+// resolveLua rewrites after deleting their old chunks.
 //
 // hashtext turns the stored payload hash back into its text: "h" followed by
 // the 32 bytes of a lowercase hex SHA-256, or "=" followed by any other text
@@ -188,7 +189,14 @@ return res
 //	         the chat is unknown)
 //	ARGV[19] payload hash as text (for the result cache, whose entries
 //	         hold it so; turning the stored form into text costs more Lua)
-//	ARGV[20] the approver's grant choice (approve only; "" when none)
+//	ARGV[20] per-call verdicts of an approve (approval.Verdicts: one byte
+//	         per call, 'a' or 'r'), "" when every call runs
+//	ARGV[21] an edit's payload hash, encoded as the field "h" is ("" when
+//	         the approve is no edit); ARGV[22] its field j; ARGV[23] the
+//	         proposed hash, encoded so, kept as the field "ph". (ARGV[19] is
+//	         then the edited hash as text: the result cache is looked up
+//	         for the calls that will run.)
+//	ARGV[24] the approver's grant choice (approve only; "" when none)
 //
 // Returns {"missing"} or {code, ended 0|1, HGETALL of the record, cached
 // result JSON or ""}.
@@ -315,7 +323,24 @@ if intent == 'reject' then
 end
 setlong(rk, 's', 'claimed', 'at', ARGV[10], 't', mark('claimed', 0), 'by', actor, 'via', ARGV[6], 'cm', ARGV[7])
 if ARGV[20] ~= '' then
-  redis.call('HSET', rk, 'gr', ARGV[20])
+  -- a per-call decision: which calls run, recorded with the claim
+  setlong(rk, 'v', ARGV[20])
+end
+if ARGV[21] ~= '' then
+  -- an edit: the approval binds to the edited calls (field j, as Go built
+  -- it, replacing every chunk of the old one) and their hash; the
+  -- proposed hash is kept
+  local i = 1
+  while redis.call('HEXISTS', rk, 'j.' .. i) == 1 do
+    redis.call('HDEL', rk, 'j.' .. i)
+    i = i + 1
+  end
+  redis.call('HSET', rk, 'h', ARGV[21], 'ph', ARGV[23])
+  setlong(rk, 'j', ARGV[22])
+end
+if ARGV[24] ~= '' then
+  -- the approver's grant choice (once, session)
+  redis.call('HSET', rk, 'gr', ARGV[24])
 end
 return result('claimed', 0, cached())
 `

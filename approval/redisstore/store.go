@@ -466,13 +466,26 @@ func (s *Store) Claim(ctx context.Context, id approval.ID, req approval.ClaimReq
 	if err != nil {
 		return approval.ClaimResult{}, approval.E(op, errkind.Invalid, id, err)
 	}
+	verdicts, hashText := "", req.PayloadSHA256
+	var editH, editJ, proposed string
+	if req.Intent == approval.IntentApprove {
+		verdicts = string(req.Verdicts)
+		if ed := req.Edited; ed != nil {
+			j, err := encodeFrozen(ed)
+			if err != nil {
+				return approval.ClaimResult{}, approval.E(op, errkind.Invalid, id, err)
+			}
+			editJ = string(j)
+			editH, proposed, hashText = encodeHash(ed.PayloadSHA256), encodeHash(req.PayloadSHA256), ed.PayloadSHA256
+		}
+	}
 	nowMS, nowNS := splitTime(req.Now)
 	base := s.base(shard)
 	keys := []string{base + "ap:" + string(id)}
 	args := []any{base, string(id), string(req.Intent), encodeHash(req.PayloadSHA256),
 		string(req.Actor), string(req.Source), req.Comment,
 		nowMS, nowNS, fmtTime(req.Now), rej, exp, sup,
-		s.channel, durMS(s.retention), s.nonce(), req.Channel, req.ChatID, req.PayloadSHA256, string(req.Grant)}
+		s.channel, durMS(s.retention), s.nonce(), req.Channel, req.ChatID, hashText, verdicts, editH, editJ, proposed, string(req.Grant)}
 	var res []any
 	acked := int64(-1) // not asked
 	if s.acks > 0 {

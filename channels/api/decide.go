@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -271,6 +272,20 @@ type DecisionRequest struct {
 	// 确认 does. Ignored by a rejection; "session" for an approval that
 	// grants nothing is a 400.
 	Grant string `json:"grant,omitempty"`
+	// Calls, with decision "approve", decides a batch call by call: every
+	// call of the approval, named by the callId GET /api/approvals/{id}
+	// shows (the model's call id, or "#<n>" for the n-th call), "approve"
+	// or "reject". The approved calls run, the others do not and their
+	// actions say rejected; all rejected is a rejection. Omitted: every
+	// call as decision says.
+	Calls map[string]string `json:"calls,omitempty"`
+	// Arguments, with decision "edit", approves the calls with changed
+	// arguments in one step: for an approval of one call, its new
+	// arguments (an object); for several, an object of callId -> new
+	// arguments, naming only the calls that change. They are validated
+	// against the tool's schema and re-assessed; payloadSha256 is still
+	// the hash the decider was shown (the proposed calls).
+	Arguments json.RawMessage `json:"arguments,omitempty"`
 }
 
 // DecisionResponse is the answer of POST /api/approvals/{id}/decision.
@@ -288,7 +303,7 @@ type DecisionResponse struct {
 
 func (a *API) serveDecision(w http.ResponseWriter, r *http.Request) {
 	var req DecisionRequest
-	u, reqID, ok := a.begin(w, r, &req, "{decision: approve|reject|resolve, resolution?: done|retry|abandon, comment?, payloadSha256, grant?: once|session}")
+	u, reqID, ok := a.begin(w, r, &req, "{decision: approve|reject|edit|resolve, comment?, payloadSha256, grant?: once|session, calls?: {callId: approve|reject}, arguments?, resolution?: done|retry|abandon}")
 	if !ok {
 		return
 	}
@@ -306,10 +321,29 @@ func (a *API) serveDecision(w http.ResponseWriter, r *http.Request) {
 		grant = approval.GrantUnset // only an approval grants
 	}
 	hash := strings.TrimSpace(req.PayloadSHA256)
+	if req.Calls != nil && verb != approval.Approve {
+		a.writeError(w, r, fail(CodeInvalidRequest, words.APICallsApproveOnly))
+		return
+	}
 	ctx := r.Context()
 	rec, token, owner, aerr := a.lookup(ctx, u, r.PathValue("id"))
 	if aerr != nil {
 		a.writeError(w, r, aerr)
+		return
+	}
+	calls, aerr := callVerdicts(rec, req.Calls)
+	if aerr != nil {
+		a.writeError(w, r, aerr)
+		return
+	}
+	var edits map[string]json.RawMessage
+	if req.Decision == "edit" {
+		if edits, aerr = editArguments(rec, req.Arguments); aerr != nil {
+			a.writeError(w, r, aerr)
+			return
+		}
+	} else if req.Arguments != nil {
+		a.writeError(w, r, fail(CodeInvalidRequest, words.APIEditArguments))
 		return
 	}
 	permitted := owner || mayDecide(u, rec)
@@ -344,14 +378,26 @@ func (a *API) serveDecision(w http.ResponseWriter, r *http.Request) {
 	}
 	o, err := h.HandleCardAction(ctx, channels.CardAction{Channel: Name, ChatID: decisionChat(u, rec), MessageID: token,
 		EventID: reqID, UserID: approval.UserID(u.UserID()), ApprovalID: rec.ID, Verb: verb, PayloadSHA256: hash,
-		Comment: req.Comment, Resolution: resolution, Grant: grant})
+		Comment: req.Comment, Resolution: resolution, Grant: grant, Calls: calls, Edits: edits})
 	if err != nil {
 		a.log.Warn("deciding failed; nothing was run", "approval_id", rec.ID, "user_id", u.UserID(), "msg_id", reqID, "err", err)
+		if approval.KindOf(err) == errkind.Invalid && edits != nil {
+			a.writeError(w, r, fail(CodeInvalidRequest, words.APIEditInvalid, editCause(err)))
+			return
+		}
+		if approval.KindOf(err) == errkind.Invalid {
+			a.writeError(w, r, fail(CodeInvalidRequest, words.APICallsInvalid))
+			return
+		}
 		a.writeError(w, r, storeFailure(err))
 		return
 	}
 	switch {
 	case decided(o.Status):
+	case o.Status == approval.StatusUnauthorized && edits != nil && mayDecide(u, rec):
+		// The approval's rule lets u approve it, the edited call's not.
+		a.writeError(w, r, fail(CodeForbidden, words.APIEditNeedsOther, o.Detail))
+		return
 	case o.Status == approval.StatusUnauthorized, !permitted:
 		a.writeError(w, r, refusal(u, rec, a.langOf(r)))
 		return
@@ -368,10 +414,73 @@ func (a *API) serveDecision(w http.ResponseWriter, r *http.Request) {
 		a.writeError(w, r, fail(CodeConflict, words.APINotPending, o.Status))
 		return
 	}
-	resp := DecisionResponse{Status: o.Status, Text: o.Content, Actions: decidedActions(rec, o)}
 	if cur, err := a.engine.Get(ctx, rec.ID); err == nil {
-		rec = cur
+		rec = cur // (an edit's calls, as they ran)
 	}
+	resp := DecisionResponse{Status: o.Status, Text: o.Content, Actions: decidedActions(rec, o)}
 	resp.Approval = a.info(rec, "")
 	writeJSON(w, http.StatusOK, resp)
+}
+
+// callVerdicts reads the calls of a per-call decision on rec: nil when
+// the body has none, else every call of rec named once with "approve" or
+// "reject" (approval.VerdictsFor), or a 400 that says how to name them.
+func callVerdicts(rec *approval.Approval, in map[string]string) (map[string]approval.Verb, *apiError) {
+	if in == nil {
+		return nil, nil
+	}
+	out := make(map[string]approval.Verb, len(in))
+	for k, v := range in {
+		switch v {
+		case "approve":
+			out[k] = approval.Approve
+		case "reject":
+			out[k] = approval.Reject
+		default:
+			return nil, fail(CodeInvalidRequest, words.APICallsInvalid)
+		}
+	}
+	if _, err := approval.VerdictsFor(rec.Calls, out); err != nil {
+		return nil, fail(CodeInvalidRequest, words.APICallsInvalid)
+	}
+	return out, nil
+}
+
+// editArguments reads the arguments of a decision "edit" on rec: for an
+// approval of one call, its new arguments (an object); for several, an
+// object of callId -> new arguments (objects). Which calls they name, and
+// whether the tools take them, is the engine's check.
+func editArguments(rec *approval.Approval, raw json.RawMessage) (map[string]json.RawMessage, *apiError) {
+	var obj map[string]json.RawMessage
+	if len(raw) == 0 || json.Unmarshal(raw, &obj) != nil || obj == nil {
+		return nil, fail(CodeInvalidRequest, words.APIEditArguments)
+	}
+	if len(rec.Calls) == 1 {
+		return map[string]json.RawMessage{approval.CallKey(rec.Calls, 0): raw}, nil
+	}
+	if len(obj) == 0 {
+		return nil, fail(CodeInvalidRequest, words.APIEditArguments)
+	}
+	for _, v := range obj {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(v, &m) != nil || m == nil {
+			return nil, fail(CodeInvalidRequest, words.APIEditArguments)
+		}
+	}
+	return obj, nil
+}
+
+// editCause is why the engine refused an edit, as its error says after
+// approval.ErrEdit ("call 1 (erase): invalid arguments …"), cut to 300
+// runes; the edited arguments are the caller's own.
+func editCause(err error) string {
+	s := err.Error()
+	if _, after, ok := strings.Cut(s, approval.ErrEdit.Error()+": "); ok {
+		s = after
+	}
+	r := []rune(s)
+	if len(r) > 300 {
+		s = string(r[:300]) + "…"
+	}
+	return s
 }

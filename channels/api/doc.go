@@ -16,7 +16,8 @@
 //	POST /agent/chat                    {message, conversationId?, confirmationToken? | confirmationTokens?, confirmed?}
 //	GET  /api/approvals?state=pending   the approvals the caller may see (state: pending (default), all, or any state name)
 //	GET  /api/approvals/{id}            one of them, with its payloadSha256 and its audit trail
-//	POST /api/approvals/{id}/decision   {decision: approve|reject, comment?, payloadSha256, grant?: once|session}
+//	POST /api/approvals/{id}/decision   {decision: approve|reject|edit, comment?, payloadSha256, grant?: once|session,
+//	                                     calls?: {callId: approve|reject}, arguments?}
 //	                                    {decision: resolve, resolution: done|retry|abandon, comment?, payloadSha256}:
 //	                                    settles a frozen approval (409 already_decided when it is not frozen)
 //	POST /api/approvals/{id}/cancel     {reason?}: the requester withdraws a pending one

@@ -136,12 +136,16 @@ type ApprovalInfo struct {
 	ConversationID string         `json:"conversationId"`
 	Requester      string         `json:"requester"`
 	PayloadSHA256  string         `json:"payloadSha256"`
-	CreatedAt      time.Time      `json:"createdAt"`
-	ExpiresAt      time.Time      `json:"expiresAt"`
-	DecidedBy      string         `json:"decidedBy,omitempty"`
-	DecidedAt      *time.Time     `json:"decidedAt,omitempty"`
-	DecidedVia     string         `json:"decidedVia,omitempty"`
-	Comment        string         `json:"comment,omitempty"`
+	// ProposedSHA256 is the hash of the calls as proposed, when an
+	// approver edited them before approving (PayloadSHA256 is then the
+	// edited calls').
+	ProposedSHA256 string     `json:"proposedSha256,omitempty"`
+	CreatedAt      time.Time  `json:"createdAt"`
+	ExpiresAt      time.Time  `json:"expiresAt"`
+	DecidedBy      string     `json:"decidedBy,omitempty"`
+	DecidedAt      *time.Time `json:"decidedAt,omitempty"`
+	DecidedVia     string     `json:"decidedVia,omitempty"`
+	Comment        string     `json:"comment,omitempty"`
 	// GrantWindowSeconds, for a MEDIUM approval that may grant a window,
 	// is that window: approving with grant "session" (or none) allows
 	// the same request in this conversation for as long. Grant is the
@@ -155,6 +159,10 @@ type ApprovalInfo struct {
 	// (done, retry, abandon; see POST /api/approvals/{id}/decision with
 	// decision "resolve"), when they did.
 	Resolution approval.Resolution `json:"resolution,omitempty"`
+	// Calls are the approval's calls, each with the callId a per-call
+	// decision names it by (POST /api/approvals/{id}/decision calls), its
+	// tool and summary, and once the approval has ended its own status.
+	Calls []ApprovalCall `json:"calls,omitempty"`
 	// PendingAction is set while the approval waits.
 	PendingAction *PendingAction `json:"pendingAction,omitempty"`
 	// Resumed is the answer of the turn the approval's outcome resumed,
@@ -799,7 +807,7 @@ func (a *API) infoWith(rec *approval.Approval, token string, resumed *Resumed) A
 	_, _, convID, _ := splitChatID(rec.ChatID)
 	in := ApprovalInfo{ID: rec.ID, State: rec.State, Tool: rec.Tool(), Risk: rec.Risk.String(), Summary: rec.Summary,
 		Preview: rec.Preview, Reason: rec.Reason, ConversationID: convID, Requester: string(rec.Requester),
-		PayloadSHA256: rec.PayloadSHA256, CreatedAt: rec.CreatedAt, ExpiresAt: rec.ExpiresAt,
+		PayloadSHA256: rec.PayloadSHA256, ProposedSHA256: rec.ProposedSHA256, CreatedAt: rec.CreatedAt, ExpiresAt: rec.ExpiresAt,
 		DecidedBy: string(rec.DecidedBy), DecidedVia: string(rec.DecidedVia), Comment: rec.Comment}
 	if !rec.DecidedAt.IsZero() {
 		t := rec.DecidedAt
@@ -815,6 +823,7 @@ func (a *API) infoWith(rec *approval.Approval, token string, resumed *Resumed) A
 	if rec.Outcome != nil {
 		in.Status, in.Result, in.Resolution = rec.Outcome.Status, rec.Outcome.Content, rec.Outcome.Resolution
 	}
+	in.Calls = approvalCalls(rec)
 	if rec.State == approval.StatePending && token != "" {
 		pa := pendingAction(cards.Pending(rec, a.engine.Text(), ""), token)
 		in.PendingAction = &pa

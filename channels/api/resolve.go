@@ -14,12 +14,15 @@ import (
 func decisionOf(req DecisionRequest) (approval.Verb, approval.Resolution, *apiError) {
 	hash := strings.TrimSpace(req.PayloadSHA256)
 	switch req.Decision {
-	case "approve", "reject":
+	case "approve", "reject", "edit":
 		if req.Resolution != "" {
 			return "", "", fail(CodeInvalidRequest, words.APIResolutionOnly)
 		}
-		if req.Decision == "approve" && hash == "" {
+		if req.Decision != "reject" && hash == "" {
 			return "", "", fail(CodeInvalidRequest, words.APIHashRequired)
+		}
+		if req.Decision == "edit" {
+			return approval.Approve, "", nil // approves the edited arguments
 		}
 		return approval.Verb(req.Decision), "", nil
 	case "resolve":

@@ -220,6 +220,20 @@ func (c *Channel) onCardAction(ctx context.Context, ev *callback.CardActionTrigg
 	}
 	a := channels.CardAction{Channel: Name, ApprovalID: val.ApprovalID, Verb: val.Decision, PayloadSHA256: val.PayloadSHA256,
 		Comment: cards.ParseFeishuReason(e.Action.FormValue), Resolution: val.Resolution, Grant: val.Grant}
+	if val.Decision == cards.EditDecision {
+		// 按修改确认: approve the arguments as the card's inputs hold them.
+		a.Verb = approval.Approve
+		if a.Edits, err = cards.ParseFeishuEdits(e.Action.FormValue, val.Calls); err != nil {
+			c.log.Warn("card click with malformed arguments; nothing decided", "err", err)
+			return toast("error", w.malformed), nil
+		}
+	} else if val.Decision == approval.Approve {
+		// A batch card's choices per call (取消 declines them all).
+		if a.Calls, err = cards.ParseFeishuCalls(e.Action.FormValue, val.Calls); err != nil {
+			c.log.Warn("card click with a malformed choice; nothing decided", "err", err)
+			return toast("error", w.malformed), nil
+		}
+	}
 	if e.Operator != nil {
 		a.UserID = approval.UserID(e.Operator.OpenID)
 	}

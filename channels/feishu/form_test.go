@@ -3,6 +3,7 @@ package feishu
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -65,7 +66,7 @@ func TestFormSubmitReachesTheHandler(t *testing.T) {
 		}
 		want := channels.CardAction{Channel: Name, ChatID: "oc_g", MessageID: "om_card", EventID: e.EventID, UserID: "ou_bob",
 			ApprovalID: id, Verb: approval.Verb(tc.decision), PayloadSHA256: hash, Comment: tc.comment}
-		if got[i] != want {
+		if !reflect.DeepEqual(got[i], want) {
 			t.Errorf("%s:\n got %+v\nwant %+v", tc.name, got[i], want)
 		}
 	}

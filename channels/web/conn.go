@@ -12,6 +12,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/words"
 )
@@ -294,6 +295,15 @@ func (c *conn) respond(f inFrame) {
 		c.fail(CodeInvalidMessage, `user.response: grant must be "once" or "session", with confirmed true`, sid, f.StepID)
 		return
 	}
+	calls, ok := responseCalls(rc)
+	if !ok {
+		c.fail(CodeInvalidMessage, callsMalformed, sid, f.StepID)
+		return
+	}
+	if !responseEdits(rc) {
+		c.fail(CodeInvalidMessage, editsMalformed, sid, f.StepID)
+		return
+	}
 	if w.stepOf(f.StepID) == nil {
 		c.recoverStep(sid, f.StepID)
 	}
@@ -333,23 +343,35 @@ func (c *conn) respond(f inFrame) {
 	}
 	go func() {
 		defer w.wg.Done()
-		c.decide(st, verb, rc.Message, grant)
+		c.decide(st, verb, rc.Message, grant, calls, rc.Edits)
 	}()
 }
 
-func (c *conn) decide(st *step, verb approval.Verb, comment string, grant approval.GrantChoice) {
+func (c *conn) decide(st *step, verb approval.Verb, comment string, grant approval.GrantChoice, calls map[string]approval.Verb, edits map[string]json.RawMessage) {
 	w := c.w
 	log := c.log().With("chat_id", st.chatID, "approval_id", st.approvalID, "msg_id", st.id)
 	ctx, cancel := context.WithTimeout(w.ctx, handleTimeout)
 	defer cancel()
 	o, err := c.h.HandleCardAction(ctx, channels.CardAction{Channel: Name, ChatID: st.chatID, MessageID: st.id, UserID: c.user,
-		ApprovalID: st.approvalID, Verb: verb, PayloadSHA256: st.hash, Comment: comment, Grant: grant})
+		ApprovalID: st.approvalID, Verb: verb, PayloadSHA256: st.hash, Comment: comment, Grant: grant, Calls: calls, Edits: edits})
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	reopen := func() {
 		if st.state == stepDeciding {
 			st.state = stepOpen
 		}
+	}
+	if err != nil && approval.KindOf(err) == errkind.Invalid {
+		// calls did not name every call of the confirmation once, or
+		// the edited arguments were refused (the cause is the user's
+		// own input: schema or the tool's refusal).
+		reopen()
+		msg := callsMalformed
+		if edits != nil {
+			msg = editsRefused + err.Error()
+		}
+		c.fail(CodeInvalidMessage, msg, st.sessionID, st.id)
+		return
 	}
 	if err != nil {
 		log.Error("deciding a confirmation failed; nothing was run", "err", err)

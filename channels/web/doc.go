@@ -61,6 +61,23 @@
 // sent back to back; each is decided on its own. The seed's client-side
 // timeout sends confirmed:false with a message, a rejection like any other.
 //
+// A batch (one confirmation of several calls; its card lists them under
+// "calls", each with a "call_id") may be decided call by call: a
+// user.response with confirmed true and "calls":{"<call_id>":"approve"|
+// "reject", …} naming every call once runs the approved calls and declines
+// the others (see approval.Decision.Calls). calls with confirmed false, a
+// value other than approve or reject, or a call missing or unknown is
+// INVALID_MESSAGE and leaves the confirmation open.
+//
+// Edit before approve: a user.response with confirmed true and
+// "edits":{"<call key>":{…new arguments…}} ("#1" for a confirmation of one
+// call, else the card's call_id) approves the changed arguments in one step
+// (approval.Decision.Edits: checked against the tool's schema, assessed
+// again, the approval bound to their hash). Malformed edits, or arguments
+// the tool refuses, are INVALID_MESSAGE ("the edited arguments were
+// refused; …: <why>") and leave the confirmation open. The page prefills
+// the arguments in a text area under the dialog's "修改参数后确认".
+//
 // A frame that is not valid UTF-8 is refused (INVALID_MESSAGE) before it
 // is decoded: nothing in it is decided or said.
 //

@@ -34,6 +34,16 @@ func FuzzFrame(f *testing.F) {
 		`{"type":"user.response","session_id":"fz","step_id":"STEP","content":{"resolution":"retry","message":"db back"}}`,
 		`{"type":"user.response","session_id":"fz","step_id":"STEP","content":{"resolution":"maybe","confirmed":true}}`,
 		`{"type":"user.response","session_id":"fz","step_id":"STEP","content":{"resolution":7}}`,
+		// Per-call decisions of a batch.
+		`{"session_id":"fz","event":"user.response","step_id":"STEP","content":{"confirmed":true,"calls":{"c1":"approve","c2":"reject"}}}`,
+		`{"session_id":"fz","event":"user.response","step_id":"STEP","content":{"confirmed":false,"calls":{"c1":"approve"}}}`,
+		`{"session_id":"fz","event":"user.response","step_id":"STEP","content":{"confirmed":true,"calls":{"#1":1,"":null}}}`,
+		`{"session_id":"fz","event":"user.response","step_id":"STEP","content":{"confirmed":true,"calls":["c1"]}}`,
+		// Edits before approving.
+		`{"session_id":"fz","event":"user.response","step_id":"STEP","content":{"confirmed":true,"edits":{"#1":{"target":"y"}}}}`,
+		`{"session_id":"fz","event":"user.response","step_id":"STEP","content":{"confirmed":true,"edits":{"#1":[1]}}}`,
+		`{"session_id":"fz","event":"user.response","step_id":"STEP","content":{"confirmed":false,"edits":{"#1":{"target":1}}}}`,
+		`{"session_id":"fz","event":"user.response","step_id":"STEP","content":{"confirmed":true,"edits":{}}}`,
 		`{"type":"user.response","event":"user.message","session_id":"fz","step_id":"STEP","content":{"confirmed":true}}`,
 		`{"type":"user.response","event":"user.response","session_id":"fz","step_id":"STEP","content":{"confirmed":false,"message":"no"}}`,
 		`{"event":"hello","session_id":"s1"}`, `{"event":"agent.user_confirm","session_id":"s1"}`, `{"event":7}`,

@@ -67,6 +67,15 @@ type responseContent struct {
 	// card has approve_once and grant_window), is "once" (仅本次) or
 	// "session" (本会话允许); absent means session, as a plain 确认.
 	Grant string `json:"grant,omitempty"`
+	// Calls, with confirmed true, decides a batch call by call: each
+	// call_id of the card's calls, "approve" or "reject" (every call
+	// once; see approval.Decision.Calls).
+	Calls map[string]string `json:"calls,omitempty"`
+	// Edits, with confirmed true, approves changed arguments in one step:
+	// call key ("#1" for a confirmation of one call, else the card's
+	// call_id or "#<n>") -> the call's new arguments (an object); see
+	// approval.Decision.Edits. Not with calls.
+	Edits map[string]json.RawMessage `json:"edits,omitempty"`
 }
 
 // Every server frame carries its kind twice: "type" (hitlbot's clients,

@@ -243,6 +243,9 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 		Lang:        cfg.Approval.Lang,
 		ResultTTL:   cfg.Approval.ResultTTL,
 		ExecTimeout: cfg.Approval.ExecTimeout,
+		// An approver's edited arguments are checked with the tools (3)
+		// and the policy in force (5).
+		Editor: agent.EditChecker{Tools: c.tools, Policy: c.policy.Load},
 	})
 	if err != nil {
 		return c, err

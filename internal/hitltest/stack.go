@@ -63,22 +63,24 @@ func New(t testing.TB, c Config) *Stack {
 	if err := s.Tools.Register(c.Tools...); err != nil {
 		t.Fatal(err)
 	}
-	eng, err := approval.NewEngine(approval.EngineConfig{Store: s.Store, Notifier: c.Notifier, Dispatcher: s.Tools, Audit: aud,
-		Logger: Quiet, PollInterval: time.Hour, Clock: c.Clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	if err := eng.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
 	pc := approval.DefaultPolicyConfig()
 	if c.Policy != nil {
 		pc = *c.Policy
 	}
 	pol, err := approval.NewPolicy(pc)
 	if err != nil {
+		t.Fatal(err)
+	}
+	// As cmd/bot wires it: edits are checked with the registry and policy.
+	eng, err := approval.NewEngine(approval.EngineConfig{Store: s.Store, Notifier: c.Notifier, Dispatcher: s.Tools, Audit: aud,
+		Logger: Quiet, PollInterval: time.Hour, Clock: c.Clock,
+		Editor: agent.EditChecker{Tools: s.Tools, Policy: func() *approval.Policy { return pol }}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	if err := eng.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	lc := agent.LoopConfig{Model: s.Model, Tools: s.Tools, Engine: eng, Policy: func() *approval.Policy { return pol },

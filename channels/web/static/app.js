@@ -271,6 +271,8 @@
     $('dlg-preview').textContent = m.preview || '';
     $('dlg-preview-box').hidden = !m.preview;
     $('dlg-comment').value = '';
+    renderCalls(f);
+    fillEdit(f);
     $('dlg-error').hidden = true;
     $('dlg-countdown').textContent = remaining(f);
     // A MEDIUM call that may be allowed for the conversation: two approve
@@ -283,6 +285,78 @@
     // A HIGH-risk call is never approved by reflex: the focus starts on
     // 取消, and Enter does not approve it (see the keydown handler).
     (isHigh(f) ? $('dlg-reject') : $('dlg-approve')).focus();
+  }
+
+  // A batch (its card lists several calls, each with a call_id): one
+  // checkbox per call, all checked; 确认执行 sends calls {call_id:
+  // approve|reject}, and only the checked calls run.
+  function renderCalls(f) {
+    const list = $('dlg-calls-list');
+    list.textContent = '';
+    const calls = (f.card && Array.isArray(f.card.calls)) ? f.card.calls : [];
+    const batch = calls.length > 1 && calls.every((c) => c && c.call_id);
+    $('dlg-calls').hidden = !batch;
+    if (!batch) return;
+    calls.forEach((c, i) => {
+      const label = document.createElement('label');
+      label.className = 'call-choice';
+      const box = document.createElement('input');
+      box.type = 'checkbox';
+      box.checked = true;
+      box.dataset.callId = c.call_id;
+      label.append(box, ' ' + (i + 1) + '. ' + c.tool + (c.summary ? ' — ' + c.summary.split('\n')[0] : ''));
+      list.appendChild(label);
+    });
+  }
+
+  // Edit before approve: the arguments, prefilled, in a text area; one
+  // call's object as is, a batch's as {call_id: arguments}. Sent as
+  // content.edits (one call: under "#1").
+  function editCalls(f) {
+    return (f && f.card && Array.isArray(f.card.calls)) ? f.card.calls : [];
+  }
+
+  function fillEdit(f) {
+    const calls = editCalls(f);
+    let doc = {};
+    if (calls.length === 1) {
+      doc = calls[0].args || {};
+    } else {
+      for (const c of calls) doc[c.call_id] = c.args || {};
+    }
+    $('dlg-edit').value = JSON.stringify(doc, null, 2);
+    $('dlg-edit-box').open = false;
+  }
+
+  function answerEdit() {
+    if (!current || $('dlg-approve').disabled) return;
+    let parsed;
+    try { parsed = JSON.parse($('dlg-edit').value); } catch (e) { parsed = null; }
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+      $('dlg-error').textContent = '参数必须是一个 JSON 对象。';
+      $('dlg-error').hidden = false;
+      return;
+    }
+    const edits = editCalls(pending.get(current)).length === 1 ? { '#1': parsed } : parsed;
+    const ok = send({ type: 'user.response', session_id: sessionId, step_id: current,
+      content: { confirmed: true, message: $('dlg-comment').value.trim(), edits: edits } });
+    if (!ok) {
+      $('dlg-error').textContent = '未连接，稍后重试。';
+      $('dlg-error').hidden = false;
+      return;
+    }
+    setButtons(false);
+    $('dlg-error').textContent = '正在执行…';
+    $('dlg-error').hidden = false;
+  }
+
+  function callChoices() {
+    if ($('dlg-calls').hidden) return null;
+    const out = {};
+    for (const box of $('dlg-calls-list').querySelectorAll('input[type=checkbox]')) {
+      out[box.dataset.callId] = box.checked ? 'approve' : 'reject';
+    }
+    return out;
   }
 
   function isHigh(f) {
@@ -299,12 +373,15 @@
     $('dlg-approve').disabled = !enabled;
     $('dlg-once').disabled = !enabled;
     $('dlg-reject').disabled = !enabled;
+    $('dlg-edit-approve').disabled = !enabled;
   }
 
   function answer(confirmed, grant) {
     if (!current || $('dlg-approve').disabled) return;
     const content = { confirmed: confirmed, message: $('dlg-comment').value.trim() };
     if (grant) content.grant = grant;
+    const calls = confirmed ? callChoices() : null;
+    if (calls) content.calls = calls;
     const ok = send({ type: 'user.response', session_id: sessionId, step_id: current, content: content });
     if (!ok) {
       $('dlg-error').textContent = '未连接，稍后重试。';
@@ -318,6 +395,7 @@
 
   $('dlg-approve').addEventListener('click', () => answer(true, $('dlg-once').hidden ? '' : 'session'));
   $('dlg-once').addEventListener('click', () => answer(true, 'once'));
+  $('dlg-edit-approve').addEventListener('click', () => answerEdit());
   $('dlg-reject').addEventListener('click', () => answer(false));
   document.addEventListener('keydown', (ev) => {
     if ($('overlay').hidden) return;
@@ -328,6 +406,10 @@
       // HIGH: Enter acts only as the focused control does (on 取消, it
       // declines); approving takes a click on 确认执行.
       if (isHigh(pending.get(current))) return;
+      // In the arguments being edited Enter is a new line, never an
+      // approval of the arguments as proposed; the edit box's button
+      // approves the edit.
+      if (ev.target && (ev.target.id === 'dlg-edit' || ev.target.id === 'dlg-edit-approve')) return;
       ev.preventDefault();
       answer(true);
     }
