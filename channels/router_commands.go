@@ -83,16 +83,28 @@ func (r *Router) command(ctx context.Context, ch Channel, to Target, m Message, 
 			live = append(live, a)
 		}
 	}
+	codes := approval.Codes(live)
 	switch c.Kind {
 	case CmdPending:
-		return say(r.pendingList(l, live, now))
+		return say(r.pendingList(l, live, codes, now))
 	case CmdNone:
-		// A bare 确认 / 取消: ambiguous when more than one approval
-		// waits in the chat; then the bot asks which.
-		if len(live) < 2 {
+		// A bare 确认 / 取消: ambiguous when the sender may decide more
+		// than one approval waiting in the chat; then the bot asks which.
+		// With one, it goes on as before (the session's pending one).
+		verb := approval.Approve
+		if reply == approval.ReplyCancel {
+			verb = approval.Reject
+		}
+		var theirs []*approval.Approval
+		for _, a := range live {
+			if a.Approvers.Allows(m.UserID, a.Requester, verb, m.Channel == a.Channel && m.ChatID == a.ChatID) {
+				theirs = append(theirs, a)
+			}
+		}
+		if len(theirs) < 2 {
 			return false
 		}
-		return say(words.Text(l, words.CmdAmbiguous, r.pendingLines(l, live, now)))
+		return say(words.Text(l, words.CmdAmbiguous, r.pendingLines(l, theirs, codes, now)))
 	}
 	if c.Arg == "" {
 		return say(words.Text(l, words.CmdCancelUsage))
@@ -105,7 +117,7 @@ func (r *Router) command(ctx context.Context, ch Channel, to Target, m Message, 
 	case len(found) == 0:
 		return say(words.Text(l, words.CmdNoSuchCode, c.Arg))
 	case len(found) > 1:
-		return say(words.Text(l, words.CmdAmbiguous, r.pendingLines(l, found, now)))
+		return say(words.Text(l, words.CmdAmbiguous, r.pendingLines(l, found, codes, now)))
 	}
 	a := found[0]
 	if c.Kind == CmdDecide {
@@ -126,7 +138,7 @@ func (r *Router) command(ctx context.Context, ch Channel, to Target, m Message, 
 	if o.Status != approval.StatusCancelled {
 		return say(r.text.Text(o.Status))
 	}
-	return say(words.Text(l, words.CmdCancelled, approval.Codes(live)[a.ID]))
+	return say(words.Text(l, words.CmdCancelled, codes[a.ID]))
 }
 
 // pendingCard is the pending view of a, with its short code in its chat
@@ -203,17 +215,17 @@ func (r *Router) grantList(l words.Lang, gs []approval.Grant) string {
 }
 
 // pendingList words /pending.
-func (r *Router) pendingList(l words.Lang, as []*approval.Approval, now time.Time) string {
+func (r *Router) pendingList(l words.Lang, as []*approval.Approval, codes map[approval.ID]string, now time.Time) string {
 	if len(as) == 0 {
 		return words.Text(l, words.CmdPendingNone)
 	}
-	return words.Text(l, words.CmdPendingHead) + "\n" + r.pendingLines(l, as, now)
+	return words.Text(l, words.CmdPendingHead) + "\n" + r.pendingLines(l, as, codes, now)
 }
 
-// pendingLines lists approvals one a line: code, summary, requester, time
+// pendingLines lists approvals one a line: code (as codes, computed over
+// every approval waiting in the chat, gives it), summary, requester, time
 // left.
-func (r *Router) pendingLines(l words.Lang, as []*approval.Approval, now time.Time) string {
-	codes := approval.Codes(as)
+func (r *Router) pendingLines(l words.Lang, as []*approval.Approval, codes map[approval.ID]string, now time.Time) string {
 	lines := make([]string, len(as))
 	for i, a := range as {
 		summary := clip.Runes(clip.FirstLine(a.Summary), 80)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
 )
 
@@ -120,14 +121,22 @@ func FuzzCodes(f *testing.F) {
 }
 
 // TestCommandsInChat: with per-user sessions two approvals wait in one
-// chat: a bare 确认 is ambiguous (the bot lists the codes and decides
-// nothing), /pending lists both with their codes, 确认 <code> decides the
+// chat, and alice may decide both: her bare 确认 is ambiguous (the bot
+// lists the codes and decides nothing), /pending lists both with their codes, 确认 <code> decides the
 // one named, /cancel <code> by someone who may not withdraw it is refused
 // and by its requester withdraws it; /help answers in the chat's language.
 // None of these reaches the model.
 func TestCommandsInChat(t *testing.T) {
 	forEachDedupStore(t, func(t *testing.T, store approval.Store) {
-		g := newRig(t, store, func(c *RouterConfig) { c.Scope = ScopePerUser })
+		// alice and bob may decide each other's approvals; carol neither.
+		pc := approval.DefaultPolicyConfig()
+		pc.Approvers = map[string]approval.ApproverConfig{"HIGH": {Mode: approval.ApproverUsers, Users: []string{"alice", "bob"}}}
+		pol, err := approval.NewPolicy(pc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := newRigWith(t, store, nil, func(c *agent.LoopConfig) { c.Policy = func() *approval.Policy { return pol } },
+			func(c *RouterConfig) { c.Scope = ScopePerUser })
 		ctx := context.Background()
 		ask := func(user approval.UserID, target string) *approval.Approval {
 			t.Helper()
@@ -263,4 +272,33 @@ func TestGrantCommands(t *testing.T) {
 			t.Fatal("a grant command reached the model")
 		}
 	})
+}
+
+// TestBareConfirmDecidesTheOnlyOneTheSenderMay: with per-user sessions
+// and the default rule (the requester decides), two approvals wait in the
+// chat but alice may decide only hers: her bare 确认 decides it, as before
+// there were codes.
+func TestBareConfirmDecidesTheOnlyOneTheSenderMay(t *testing.T) {
+	g := newRig(t, nil, func(c *RouterConfig) { c.Scope = ScopePerUser })
+	ctx := context.Background()
+	ask := func(user approval.UserID) *approval.Approval {
+		t.Helper()
+		g.send(t, msg(user, "erase "+string(user)+"s"))
+		var a *approval.Approval
+		eventually(t, "an approval of "+string(user), func() bool {
+			p, err := g.engine.Pending(ctx, approval.SessionKey("fake:c1:"+string(user)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			a = p
+			return p != nil
+		})
+		return a
+	}
+	a, b := ask("alice"), ask("bob")
+	g.send(t, msg("alice", "确认"))
+	g.drain()
+	if g.state(t, a.ID) != approval.StateExecuted || g.state(t, b.ID) != approval.StatePending || g.ch.hasText("notice", "Several approvals wait") {
+		t.Fatalf("alice's bare 确认: a %s, b %s, texts %v", g.state(t, a.ID), g.state(t, b.ID), g.ch.texts())
+	}
 }

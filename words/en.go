@@ -286,6 +286,7 @@ var en = map[Key]string{
 	CardApproveSession: "Allow for this session (%s)",
 	CardCode:           "Code",
 	CardHowGrantFeishu: "Approve once runs it this time; Allow for this session also runs the same request without asking for %s. A reason in the box goes with 取消 (cancel). Or reply 确认 / 取消 (确认 allows for this session).",
+	CLIGrantPrompt:     "Approve: [o] once, [s] allow for this session (%s), [N] reject? ",
 	APIGrant:           `grant must be "once" or "session".`,
 	APIGrantNone:       `This approval grants nothing (only a MEDIUM call may be allowed for the session); approve it without grant, or with grant "once".`,
 	// Per-call decisions in a batch (issue 16 item 3, branch i16-edit).

@@ -321,6 +321,7 @@ const (
 	CardApproveSession // the approve button that grants the session the window (本会话允许); args: the window
 	CardCode           // label of the approval's short code
 	CardHowGrantFeishu // how to answer a Feishu card with two approve buttons; args: the window
+	CLIGrantPrompt     // the approval prompt of a MEDIUM call that may grant; args: the window
 	APIGrantNone       // grant session for an approval that grants nothing
 	// Per-call decisions in a batch (issue 16 item 3, branch i16-edit).
 	APICallsApproveOnly  // calls sent with a decision other than approve

@@ -284,6 +284,7 @@ var zh = map[Key]string{
 	CardApproveSession: "本会话允许（%s）",
 	CardCode:           "代码",
 	CardHowGrantFeishu: "「仅本次」只执行这一次；「本会话允许」在 %s 内相同的请求不再询问。拒绝时可在输入框填写原因后点「取消」。也可以回复「确认」（即本会话允许）或「取消」。",
+	CLIGrantPrompt:     "批准：[o] 仅本次，[s] 本会话允许（%s），[N] 拒绝？",
 	APIGrant:           "grant 必须是 \"once\" 或 \"session\"。",
 	APIGrantNone:       "此审批不能授权（只有中风险调用可以在本会话内允许）；请不带 grant 批准，或用 grant \"once\"。",
 	// Per-call decisions in a batch (issue 16 item 3, branch i16-edit).

@@ -35,6 +35,11 @@ const Prompt = "> "
 // the catalogue of package words.
 func ConfirmPrompt(lang string) string { return words.In(lang, words.CLIConfirm) }
 
+// GrantPrompt is the approval prompt of a MEDIUM call that may allow the
+// conversation the same request for window ("5m"): o (仅本次) approves
+// once, s, y, yes or 确认 approve for the session, anything else rejects.
+func GrantPrompt(lang, window string) string { return words.In(lang, words.CLIGrantPrompt, window) }
+
 // Config is the YAML section chat: of the bot's config (`bot chat`).
 type Config struct {
 	// User names the person at the terminal in approvals and the audit
@@ -511,22 +516,31 @@ func (r *repl) confirm(ctx context.Context, v cards.View, ref string) error {
 		card = "\x1b[31m" + card + "\x1b[0m"
 	}
 	r.printf("\n%s", card)
-	r.printf("%s", r.bold(ConfirmPrompt(r.c.cfg.Lang)))
+	prompt := ConfirmPrompt(r.c.cfg.Lang)
+	if v.ApproveOnce != nil {
+		prompt = GrantPrompt(r.c.cfg.Lang, v.GrantWindow)
+	}
+	r.printf("%s", r.bold(prompt))
 	line, err := r.readLine(ctx, false)
-	verb, comment := approval.Reject, ""
+	verb, comment, grant := approval.Reject, "", approval.GrantUnset
 	switch {
 	case errors.Is(err, errInterrupt):
 		r.printf("\n%s\n", r.words().interruptRejects)
 	case err != nil:
 		r.printf("\n")
-	case isYes(line):
+	case v.ApproveOnce != nil && isOnce(line):
+		verb, grant = approval.Approve, approval.GrantOnce
+	case isYes(line) || (v.ApproveOnce != nil && isSession(line)):
 		verb = approval.Approve
+		if v.ApproveOnce != nil {
+			grant = approval.GrantSession
+		}
 	default:
 		comment = r.c.reason(line)
 	}
 	o, derr := r.h.HandleCardAction(context.WithoutCancel(ctx), channels.CardAction{Channel: Name, ChatID: ChatID,
 		MessageID: ref, EventID: "cli_" + randomHex(8), UserID: approval.UserID(r.c.cfg.User), ApprovalID: v.ApprovalID,
-		Verb: verb, PayloadSHA256: v.PayloadSHA256, Comment: comment})
+		Verb: verb, PayloadSHA256: v.PayloadSHA256, Comment: comment, Grant: grant})
 	switch {
 	case derr != nil:
 		r.printf("! %s\n", approval.UserMessageIn(derr, r.c.cfg.Lang))
@@ -566,6 +580,23 @@ func (c *Chat) reason(line string) string {
 		return reason
 	}
 	return ""
+}
+
+// isOnce and isSession read the two approve answers of a MEDIUM prompt.
+func isOnce(s string) bool {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "o", "once", "仅本次":
+		return true
+	}
+	return false
+}
+
+func isSession(s string) bool {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "s", "session", "本会话允许":
+		return true
+	}
+	return false
 }
 
 func isYes(s string) bool {

@@ -86,7 +86,14 @@ type harness struct {
 // runs the chat on in in the background.
 func start(t *testing.T, in io.Reader, opts ...cli.Option) *harness {
 	t.Helper()
-	h := &harness{erase: hitltest.NewTool("erase", approval.EffectDestructive), out: &output{}, done: make(chan error, 1), audit: &hitltest.Trail{},
+	return startEffect(t, in, approval.EffectDestructive, opts...)
+}
+
+// startEffect is start with erase's effect (EffectWrite: MEDIUM, whose
+// approval may grant the conversation a window).
+func startEffect(t *testing.T, in io.Reader, effect approval.Effect, opts ...cli.Option) *harness {
+	t.Helper()
+	h := &harness{erase: hitltest.NewTool("erase", effect), out: &output{}, done: make(chan error, 1), audit: &hitltest.Trail{},
 		intr: make(chan os.Signal, 1)}
 	h.erase.Result = hitltest.TargetResult
 	h.model.asked, h.model.gate = make(chan struct{}, 1), make(chan struct{})
@@ -479,5 +486,46 @@ func TestRefusalWithConfiguredKeyword(t *testing.T) {
 		if a := h.only(t); a.State != approval.StateRejected || a.Comment != test.reason {
 			t.Fatalf("%q: record %+v", test.answer, a)
 		}
+	}
+}
+
+// TestGrantPrompt: a MEDIUM call prompts for 仅本次 / 本会话允许; "o"
+// approves once (the record says so, nothing is granted: the same request
+// prompts again), "s" approves for the session (the same request then
+// runs without a prompt).
+func TestGrantPrompt(t *testing.T) {
+	in, w := io.Pipe()
+	h := startEffect(t, in, approval.EffectWrite)
+	h.out.waitFor(t, cli.Prompt, 1)
+	prompt := cli.GrantPrompt("en", "5m")
+	fmt.Fprintln(w, "erase orders")
+	h.out.waitFor(t, prompt, 1)
+	fmt.Fprintln(w, "o")
+	h.out.waitFor(t, cli.Prompt, 2)
+	fmt.Fprintln(w, "erase orders")
+	h.out.waitFor(t, prompt, 2)
+	fmt.Fprintln(w, "s")
+	h.out.waitFor(t, cli.Prompt, 3)
+	fmt.Fprintln(w, "erase orders")
+	h.out.waitFor(t, "Auto-approved: the same request was approved by alice ", 1)
+	h.out.waitFor(t, cli.Prompt, 4)
+	w.Close()
+	if err := h.ended(t); err != nil {
+		t.Fatal(err)
+	}
+	if n := h.erase.Runs.Load(); n != 3 {
+		t.Fatalf("runs = %d, want 3", n)
+	}
+	if strings.Count(h.out.String(), prompt) != 2 {
+		t.Fatalf("prompts:\n%s", h.out.String())
+	}
+	grants := map[approval.GrantChoice]int{}
+	for _, r := range h.audit.All() {
+		if r.Event == "confirm" {
+			grants[approval.GrantChoice(r.Grant)]++
+		}
+	}
+	if grants[approval.GrantOnce] != 1 || grants[approval.GrantSession] != 1 {
+		t.Fatalf("confirm records' grants = %v", grants)
 	}
 }

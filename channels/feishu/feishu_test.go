@@ -55,8 +55,11 @@ func TestMessageCardClickExecutes(t *testing.T) {
 	if a.Requester != "ou_alice" || a.Channel != "feishu" || a.Cards[0].Channel != "feishu" || a.Cards[0].ChatID != "oc_p2p_1" {
 		t.Fatalf("approval %+v", a)
 	}
-	// The card is exactly the renderer's card of the pending view.
-	want := cards.FeishuCard(cards.Pending(a, approval.DefaultOutcomeText("en"), "en"), "en")
+	// The card is exactly the renderer's card of the pending view, with
+	// the approval's short code in its chat (the only one waiting there).
+	view := cards.Pending(a, approval.DefaultOutcomeText("en"), "en")
+	view.Code = approval.Codes([]*approval.Approval{a})[a.ID]
+	want := cards.FeishuCard(view, "en")
 	if got, w := mustJSON(t, card), mustJSON(t, want); got != w {
 		t.Fatalf("card\n got %s\nwant %s", got, w)
 	}
