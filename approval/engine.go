@@ -252,6 +252,13 @@ type Request struct {
 	// already be sanitised.
 	Summary string
 	Preview string
+	// SummaryZH and PreviewZH are the same in Chinese, when the tools said
+	// them in both languages.
+	SummaryZH string
+	PreviewZH string
+	// About says what the call does for its approver, in both languages
+	// (Approval.About); zero when the tool says nothing.
+	About Words
 	// IdempotencyKey names the effect (e.g. the turn and call ids); empty
 	// disables replay.
 	IdempotencyKey string
@@ -306,6 +313,10 @@ func (e *Engine) Request(ctx context.Context, r Request) (*Approval, error) {
 		Preview:        r.Preview,
 		Reason:         r.Verdict.Reason,
 		ReasonZH:       r.Verdict.ReasonZH,
+		SummaryZH:      r.SummaryZH,
+		PreviewZH:      r.PreviewZH,
+		About:          r.About.EN,
+		AboutZH:        r.About.ZH,
 		CreatedAt:      now,
 		ExpiresAt:      now.Add(timeout),
 		IdempotencyKey: r.IdempotencyKey,

@@ -115,6 +115,12 @@ type frozen struct {
 	Reason  string        `json:"re,omitempty"`
 	// ReasonZH is the reason in Chinese.
 	ReasonZH string `json:"rz,omitempty"`
+	// SummaryZH, PreviewZH: the summary and preview in Chinese; About,
+	// AboutZH: what the call does for its approver.
+	SummaryZH string `json:"sz,omitempty"`
+	PreviewZH string `json:"pz,omitempty"`
+	About     string `json:"ab,omitempty"`
+	AboutZH   string `json:"abz,omitempty"`
 	// CreatedAt: LifeS is ExpiresAt - CreatedAt in seconds when that is
 	// whole seconds (it is a timeout: nearly always), else Life in
 	// nanoseconds, else (the difference overflows a Duration) Created is
@@ -140,12 +146,15 @@ type frozenCall struct {
 	Hash    *string `json:"h,omitempty"`
 	Summary string  `json:"s,omitempty"`
 	CallID  string  `json:"i,omitempty"`
+	// SummaryZH is the call's summary in Chinese.
+	SummaryZH string `json:"sz,omitempty"`
 }
 
 // encodeRecord returns the fields of a new record for a, all but "s"
 // (state), which the put script sets.
 func encodeRecord(a *approval.Approval) (fields, error) {
-	fr := frozen{Risk: a.Risk, Summary: a.Summary, Preview: a.Preview, Reason: a.Reason, ReasonZH: a.ReasonZH, Grant: a.GrantWindow}
+	fr := frozen{Risk: a.Risk, Summary: a.Summary, Preview: a.Preview, Reason: a.Reason, ReasonZH: a.ReasonZH,
+		SummaryZH: a.SummaryZH, PreviewZH: a.PreviewZH, About: a.About, AboutZH: a.AboutZH, Grant: a.GrantWindow}
 	if a.Calls != nil {
 		fr.Calls = make([]frozenCall, len(a.Calls))
 	}
@@ -156,7 +165,7 @@ func encodeRecord(a *approval.Approval) (fields, error) {
 		if err != nil {
 			return nil, err
 		}
-		fc := frozenCall{Tool: c.Tool, Args: args, Def: c.Definition, Summary: c.Summary, CallID: c.CallID}
+		fc := frozenCall{Tool: c.Tool, Args: args, Def: c.Definition, Summary: c.Summary, SummaryZH: c.SummaryZH, CallID: c.CallID}
 		if (approval.Call{Tool: c.Tool, Args: args, Definition: c.Definition}).Hash() != c.PayloadSHA256 {
 			h := c.PayloadSHA256
 			fc.Hash = &h
@@ -395,7 +404,7 @@ func decodeFixed(a *approval.Approval, f record) error {
 		a.Calls = make([]approval.Call, len(fr.Calls))
 	}
 	for i, c := range fr.Calls {
-		call := approval.Call{Tool: c.Tool, Args: c.Args, Definition: c.Def, Summary: c.Summary, CallID: c.CallID}
+		call := approval.Call{Tool: c.Tool, Args: c.Args, Definition: c.Def, Summary: c.Summary, SummaryZH: c.SummaryZH, CallID: c.CallID}
 		call.PayloadSHA256 = call.Hash()
 		if c.Hash != nil {
 			call.PayloadSHA256 = *c.Hash
@@ -403,5 +412,6 @@ func decodeFixed(a *approval.Approval, f record) error {
 		a.Calls[i] = call
 	}
 	a.Risk, a.Summary, a.Preview, a.Reason, a.ReasonZH, a.GrantWindow = fr.Risk, fr.Summary, fr.Preview, fr.Reason, fr.ReasonZH, fr.Grant
+	a.SummaryZH, a.PreviewZH, a.About, a.AboutZH = fr.SummaryZH, fr.PreviewZH, fr.About, fr.AboutZH
 	return nil
 }
