@@ -276,6 +276,38 @@ const (
 	APIForbiddenOwn   // args: who may decide
 	APIUserMismatch   // args: who may decide
 
+	// The approval as a person sees it (issue 18): tools/sql's previews,
+	// and what a tool's call does, written for its approver (About…).
+	SQLRows           // args: a number of rows (not 1)
+	SQLRow            // one row
+	SQLPreview        // args: the statement, what it does
+	SQLPreviewNote    // args: the statement, what it does, how that was found
+	SQLReadOnly       // args: the statement, the database
+	SQLAffects        // args: the rows (SQLRows), the database
+	SQLAffectsAtMost  // args: the rows (SQLRows), the table, the database
+	SQLWouldRun       // args: the SQL verb, the database
+	SQLWouldDrop      // args: the table (SQLTableRows), the database
+	SQLWouldDropMany  // args: the tables, the database
+	SQLWouldEmpty     // args: the table (SQLTableRows), the database
+	SQLWouldEmptyMany // args: the tables, the database
+	SQLTableRows      // args: the table, its rows (SQLRows)
+	SQLTableUncounted // args: the table, the database's error
+	SQLListSep        // between tables of a list
+	SQLRadiusUnknown  // args: the database
+	SQLNoteTimeout    // args: the dry run's timeout
+	SQLNoteNotDryRun  // args: why (the database's words)
+	SQLNoteMySQLDDL
+	SQLNoteProcedure
+	SQLNoteRolledBack
+	AboutSQLQuery   // what sql_query does, for its approver
+	AboutSQLExecute // what sql_execute does, for its approver
+	AboutShell      // what the shell tool does, for its approver
+	AboutTaskCreate
+	AboutTaskList
+	AboutTaskComplete
+	AboutTaskDelete
+	AboutForeign // args: the tool, what it says it does (its own words)
+
 	// numKeys counts the keys; it is not one.
 	numKeys
 )

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/words"
 )
 
 // Limits on what a call may store and show.
@@ -129,6 +130,9 @@ func createSchema() *jsonschema.Schema {
 	}
 }
 
+// Explain says what a call does, for its approver (agent.Explainer).
+func (*createTool) Explain() approval.Words { return approval.Say(words.AboutTaskCreate) }
+
 func (*createTool) Name() string                           { return "task_create" }
 func (*createTool) Description() string                    { return "Add a task to the demo to-do list." }
 func (t *createTool) Schema() *jsonschema.Schema           { return t.schema }
@@ -210,6 +214,9 @@ func listSchema() *jsonschema.Schema {
 		AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
 	}
 }
+
+// Explain says what a call does, for its approver (agent.Explainer).
+func (*listTool) Explain() approval.Words { return approval.Say(words.AboutTaskList) }
 
 func (*listTool) Name() string                           { return "task_list" }
 func (*listTool) Description() string                    { return "Show the demo to-do list (open tasks, or all)." }
@@ -344,6 +351,9 @@ type completeTool struct {
 	schema *jsonschema.Schema
 }
 
+// Explain says what a call does, for its approver (agent.Explainer).
+func (*completeTool) Explain() approval.Words { return approval.Say(words.AboutTaskComplete) }
+
 func (*completeTool) Name() string                           { return "task_complete" }
 func (*completeTool) Description() string                    { return "Mark a task of the demo to-do list as done." }
 func (t *completeTool) Schema() *jsonschema.Schema           { return t.schema }
@@ -395,6 +405,9 @@ type deleteTool struct {
 	s      *store
 	schema *jsonschema.Schema
 }
+
+// Explain says what a call does, for its approver (agent.Explainer).
+func (*deleteTool) Explain() approval.Words { return approval.Say(words.AboutTaskDelete) }
 
 func (*deleteTool) Name() string                           { return "task_delete" }
 func (*deleteTool) Description() string                    { return "Delete a task from the demo to-do list." }

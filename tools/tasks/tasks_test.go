@@ -333,3 +333,14 @@ func TestDBFailureIsKnown(t *testing.T) {
 		t.Fatalf("res %+v err %v, want IsError", res, err)
 	}
 }
+
+// TestExplain: each demo tool tells its approver what it does in both
+// languages, not with its description for the model.
+func TestExplain(t *testing.T) {
+	for _, tool := range New(openDB(t), nil) {
+		a := agent.About(tool)
+		if a.EN == "" || a.ZH == "" || a.ZH == a.EN {
+			t.Errorf("%s explains itself as %+v", tool.Name(), a)
+		}
+	}
+}
