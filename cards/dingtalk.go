@@ -13,7 +13,8 @@ import (
 // and its two buttons (回传请求, params action / approval_id /
 // payload_sha256) are visible only while the variable "buttons" is "true".
 //
-// Keys: title, summary, preview, risk, tool, reason, requester, approvers,
+// Keys: title, summary, preview, risk, risk_text (the risk in words), tool,
+// reason, about (what the call does, for its approver), requester, approvers,
 // expires_at, approval_id, payload_sha256, short_hash, status ("pending",
 // "processing" or a final approval.Status), status_text (the status
 // sentence), decided_by, comment (the decider's), result (what follows the
@@ -38,6 +39,8 @@ func DingTalkCardData(v View, lang string) map[string]string {
 		"risk":           v.Risk.String(),
 		"tool":           v.Tool,
 		"reason":         v.Reason,
+		"about":          v.About,
+		"risk_text":      riskOf(v),
 		"requester":      string(v.Requester),
 		"approvers":      v.Approvers,
 		"approval_id":    string(v.ApprovalID),

@@ -192,6 +192,13 @@ func feishuFacts(v View, lang string) []any {
 		els = append(els, plainDiv(excerpt(s, MaxFeishuSummary)))
 	}
 	var b strings.Builder
+	// The risk and why, and what the tool does, before the details.
+	if v.Reason != "" && !v.Final {
+		fmt.Fprintf(&b, "%s: %s\n", l.reason, v.Reason)
+	}
+	if v.About != "" && !v.Final {
+		fmt.Fprintf(&b, "%s: %s\n", l.about, v.About)
+	}
 	fmt.Fprintf(&b, "%s: %s", l.tool, v.Tool)
 	if len(v.Calls) > 1 {
 		fmt.Fprintf(&b, l.batchOf, len(v.Calls))
@@ -201,9 +208,6 @@ func feishuFacts(v View, lang string) []any {
 				b.WriteString(": " + clip.FirstLine(c.Summary))
 			}
 		}
-	}
-	if v.Reason != "" && !v.Final {
-		fmt.Fprintf(&b, "\n%s: %s", l.reason, v.Reason)
 	}
 	fmt.Fprintf(&b, "\n%s: %s", l.requester, v.Requester)
 	if v.Final {
@@ -253,7 +257,7 @@ func feishuPending(v View, lang string, buttons bool) map[string]any {
 	} else {
 		els = append(els, plainDiv(w.processing))
 	}
-	return feishuCard(feishuHeader(v.Title, v.Risk.String()+" · "+v.Tool, FeishuRiskTemplate(v.Risk)), els)
+	return feishuCard(feishuHeader(v.Title, riskOf(v)+" · "+v.Tool, FeishuRiskTemplate(v.Risk)), els)
 }
 
 // feishuButtonColumn is a column holding a button that submits the
@@ -280,7 +284,7 @@ func feishuFinal(v View, lang string) map[string]any {
 	if v.Result != "" {
 		els = append(els, map[string]any{"tag": "hr"}, plainDiv(l.resultOf(v)+":"), markdownEl(fenced(v.Result)))
 	}
-	return feishuCard(feishuHeader(statusMark(v.Status)+" "+statusWords(v), v.Risk.String()+" · "+v.Tool, feishuStatusTemplate(v.Status)), els)
+	return feishuCard(feishuHeader(statusMark(v.Status)+" "+statusWords(v), riskOf(v)+" · "+v.Tool, feishuStatusTemplate(v.Status)), els)
 }
 
 // ParseFeishuButtonValue reads the callback value of a card button (the

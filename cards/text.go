@@ -27,15 +27,23 @@ func Markdown(v View, lang string) string {
 	l := labelsFor(lang)
 	var b strings.Builder
 	if v.Final {
-		fmt.Fprintf(&b, "### %s %s · %s\n\n", statusMark(v.Status), escapeMD(statusWords(v)), v.Risk)
+		fmt.Fprintf(&b, "### %s %s · %s\n\n", statusMark(v.Status), escapeMD(statusWords(v)), escapeMD(riskOf(v)))
 	} else {
-		fmt.Fprintf(&b, "### %s %s · %s\n\n", riskMark(v.Risk), escapeMD(v.Title), v.Risk)
+		fmt.Fprintf(&b, "### %s %s · %s\n\n", riskMark(v.Risk), escapeMD(v.Title), escapeMD(riskOf(v)))
 	}
+	// What will happen first: the statement or command and what it
+	// affects, then the risk and why, then what the tool does.
 	if v.Summary != "" && len(v.Calls) <= 1 { // a batch lists its calls below
 		for _, line := range strings.Split(strings.TrimSpace(v.Summary), "\n") {
 			b.WriteString(escapeMD(line) + "  \n")
 		}
 		b.WriteString("\n")
+	}
+	if v.Reason != "" && !v.Final {
+		fmt.Fprintf(&b, "- %s: %s\n", l.reason, escapeMD(v.Reason))
+	}
+	if v.About != "" && !v.Final {
+		fmt.Fprintf(&b, "- %s: %s\n", l.about, escapeMD(v.About))
 	}
 	fmt.Fprintf(&b, "- %s: `%s`", l.tool, codeSpan(v.Tool))
 	if len(v.Calls) > 1 {
@@ -50,9 +58,6 @@ func Markdown(v View, lang string) string {
 			}
 			b.WriteString("\n")
 		}
-	}
-	if v.Reason != "" && !v.Final {
-		fmt.Fprintf(&b, "- %s: %s\n", l.reason, escapeMD(v.Reason))
 	}
 	fmt.Fprintf(&b, "- %s: %s\n", l.requester, escapeMD(string(v.Requester)))
 	if v.Final {
@@ -91,9 +96,9 @@ func Text(v View, lang string) string {
 	l := labelsFor(lang)
 	var b strings.Builder
 	if v.Final {
-		fmt.Fprintf(&b, "[%s] %s (%s)\n", statusWords(v), v.Tool, v.Risk)
+		fmt.Fprintf(&b, "[%s] %s (%s)\n", statusWords(v), v.Tool, riskOf(v))
 	} else {
-		fmt.Fprintf(&b, "[%s] %s: %s\n", v.Risk, v.Title, v.Tool)
+		fmt.Fprintf(&b, "[%s] %s: %s\n", riskOf(v), v.Title, v.Tool)
 	}
 	if v.Summary != "" && len(v.Calls) <= 1 { // a batch lists its calls below
 		b.WriteString(strings.TrimSpace(v.Summary) + "\n")
@@ -110,6 +115,9 @@ func Text(v View, lang string) string {
 	}
 	if v.Reason != "" && !v.Final {
 		fmt.Fprintf(&b, "%s: %s\n", l.reason, v.Reason)
+	}
+	if v.About != "" && !v.Final {
+		fmt.Fprintf(&b, "%s: %s\n", l.about, v.About)
 	}
 	if v.Preview != "" {
 		b.WriteString(indent(v.Preview))
@@ -141,12 +149,21 @@ func Text(v View, lang string) string {
 	return b.String()
 }
 
+// riskOf is the view's risk in words, or (a view built by hand) its
+// level.
+func riskOf(v View) string {
+	if v.RiskText != "" {
+		return v.RiskText
+	}
+	return v.Risk.String()
+}
+
 // labels are the field names of one language. batchOf is a format: the
 // number of calls.
 type labels struct {
-	tool, batchOf, reason, requester, approvers, expires, hash, decidedBy, comment string
-	result, details                                                                string
-	howMD, howText                                                                 string
+	tool, batchOf, reason, about, requester, approvers, expires, hash, decidedBy, comment string
+	result, details                                                                       string
+	howMD, howText                                                                        string
 }
 
 // labelsFor returns the labels of lang, from the catalogue of package
@@ -155,6 +172,7 @@ func labelsFor(lang string) labels {
 	l := words.Of(lang)
 	return labels{
 		tool: words.Text(l, words.CardTool), batchOf: words.Text(l, words.CardBatchOf), reason: words.Text(l, words.CardReason),
+		about:     words.Text(l, words.CardAbout),
 		requester: words.Text(l, words.CardRequester), approvers: words.Text(l, words.CardApprovers),
 		expires: words.Text(l, words.CardExpires), hash: words.Text(l, words.CardHash), decidedBy: words.Text(l, words.CardDecidedBy),
 		comment: words.Text(l, words.CardComment), result: words.Text(l, words.CardResult), details: words.Text(l, words.CardDetails),

@@ -31,14 +31,18 @@ type CallView struct {
 
 // View is an approval as people see it, in its pending or final state.
 type View struct {
-	ApprovalID    approval.ID     `json:"approval_id"`
-	Title         string          `json:"title"`
-	Risk          approval.Risk   `json:"risk"`
-	Tool          string          `json:"tool"`
-	Calls         []CallView      `json:"calls"`
-	Summary       string          `json:"summary"`
-	Preview       string          `json:"preview,omitempty"`
-	Reason        string          `json:"reason,omitempty"`
+	ApprovalID approval.ID   `json:"approval_id"`
+	Title      string        `json:"title"`
+	Risk       approval.Risk `json:"risk"`
+	Tool       string        `json:"tool"`
+	Calls      []CallView    `json:"calls"`
+	Summary    string        `json:"summary"`
+	Preview    string        `json:"preview,omitempty"`
+	Reason     string        `json:"reason,omitempty"`
+	// About says what the call does, for its approver (not the model's
+	// tool description); RiskText is the risk in words ("高风险").
+	About         string          `json:"about,omitempty"`
+	RiskText      string          `json:"risk_text,omitempty"`
 	Requester     approval.UserID `json:"requester"`
 	Approvers     string          `json:"approvers"` // who may approve, in words
 	ExpiresAt     time.Time       `json:"expires_at"`
@@ -136,9 +140,11 @@ func base(a *approval.Approval, lang string) View {
 		Title:         words.In(lang, words.CardTitle),
 		Risk:          a.Risk,
 		Tool:          a.Tool(),
-		Summary:       a.Summary,
-		Preview:       a.Preview,
+		Summary:       a.SummaryIn(lang),
+		Preview:       a.PreviewIn(lang),
 		Reason:        a.ReasonIn(lang),
+		About:         a.AboutIn(lang),
+		RiskText:      riskWords(a.Risk, lang),
 		Requester:     a.Requester,
 		Approvers:     a.Approvers.DescribeIn(lang),
 		ExpiresAt:     a.ExpiresAt,
@@ -146,9 +152,20 @@ func base(a *approval.Approval, lang string) View {
 		ShortHash:     approval.ShortHash(a.PayloadSHA256),
 	}
 	for _, c := range a.Calls {
-		v.Calls = append(v.Calls, CallView{Tool: c.Tool, Args: c.Args, Summary: c.Summary})
+		v.Calls = append(v.Calls, CallView{Tool: c.Tool, Args: c.Args, Summary: c.SummaryIn(lang)})
 	}
 	return v
+}
+
+// riskWords is risk r in words in lang ("HIGH risk", "高风险").
+func riskWords(r approval.Risk, lang string) string {
+	switch r {
+	case approval.RiskHigh:
+		return words.In(lang, words.CardRiskHigh)
+	case approval.RiskMedium:
+		return words.In(lang, words.CardRiskMedium)
+	}
+	return words.In(lang, words.CardRiskLow)
 }
 
 // oneLine folds line breaks into spaces: text from a person (a comment)

@@ -267,4 +267,11 @@ var en = map[Key]string{
 	AboutTaskComplete: "Marks a task of the demo to-do list as done.",
 	AboutTaskDelete:   "Deletes a task from the demo to-do list.",
 	AboutForeign:      "%s: a tool another program defines (over MCP). It describes itself as: %s",
+
+	// Cards as a person sees them (issue 18): what the call does, the risk in words.
+	CardAbout:      "What it does",
+	CardRisk:       "Risk",
+	CardRiskHigh:   "HIGH risk",
+	CardRiskMedium: "MEDIUM risk",
+	CardRiskLow:    "LOW risk",
 }

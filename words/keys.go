@@ -308,6 +308,13 @@ const (
 	AboutTaskDelete
 	AboutForeign // args: the tool, what it says it does (its own words)
 
+	// Cards as a person sees them (issue 18): what the call does, the risk in words.
+	CardAbout // label: what the call does, for its approver
+	CardRisk  // label: the risk and why
+	CardRiskHigh
+	CardRiskMedium
+	CardRiskLow
+
 	// numKeys counts the keys; it is not one.
 	numKeys
 )

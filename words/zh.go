@@ -265,4 +265,11 @@ var zh = map[Key]string{
 	AboutTaskComplete: "将演示待办清单中的一项任务标记为完成。",
 	AboutTaskDelete:   "从演示待办清单中删除一项任务。",
 	AboutForeign:      "%s：另一个程序（通过 MCP）提供的工具。它对自己的描述：%s",
+
+	// Cards as a person sees them (issue 18): what the call does, the risk in words.
+	CardAbout:      "说明",
+	CardRisk:       "风险",
+	CardRiskHigh:   "高风险",
+	CardRiskMedium: "中风险",
+	CardRiskLow:    "低风险",
 }
