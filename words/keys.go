@@ -315,6 +315,43 @@ const (
 	CardRiskMedium
 	CardRiskLow
 
+	// The web chat page (issue 18): its labels and messages, said by the page in the configured language. Placeholders in braces are filled in by the page.
+	WebPageConnecting
+	WebPageOnline
+	WebPageOffline // {s}: seconds until the next try (the page fills it in)
+	WebPageNoConnect
+	WebPageSession // {id}: the session id
+	WebPageUser    // {user}: the user
+	WebPageInput
+	WebPageInputBlocked
+	WebPageSend
+	WebPageMessage // the input's label
+	WebPagePendingTitle
+	WebPageNonePending
+	WebPagePendingToggle // {n}: how many wait
+	WebPageLog           // the conversation's label
+	WebPageWhat
+	WebPageRequested // {who}: the requester; {until}: the expiry time; {left}: the time left
+	WebPageExpired
+	WebPageDetails
+	WebPageArgs
+	WebPageComment
+	WebPageApprove
+	WebPageReject
+	WebPageKeys
+	WebPageKeysHigh
+	WebPageRunning
+	WebPageCancelling
+	WebPageNotConnected
+	WebPageNeedsConfirm // {what}: the call's summary
+	WebPageOutcome      // {status}: how it ended
+	WebPageOutcomeBy    // {status}: how it ended; {who}: who decided
+	WebPageResultOf     // {tool}: the tool
+	WebPageFailedOf     // {tool}: the tool
+	WebPageTry          // the greeting's example buttons' label
+	WebPageYou          // screen readers: who wrote a message
+	WebPageBot
+
 	// numKeys counts the keys; it is not one.
 	numKeys
 )

@@ -437,6 +437,7 @@ func (c *core) addHTTPChannels() error {
 			AllowAnonymousLocal: len(users) == 0,
 			Lang:                cfg.Approval.Lang,
 			Tools:               c.tools,
+			Greeting:            webGreeting(words.Of(cfg.Approval.Lang), demoOn(cfg)),
 			Logger:              c.log,
 		})
 		if err != nil {
