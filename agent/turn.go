@@ -394,7 +394,7 @@ func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared) {
 	}
 	req := approval.Request{
 		ID:      id,
-		Session: ts.in.Session, Channel: ts.in.Channel, ChatID: ts.in.ChatID, Requester: ts.in.User,
+		Session: ts.in.Session, Channel: ts.in.Channel, ChatID: ts.in.ChatID, Requester: ts.in.User, RequesterName: ts.in.UserName,
 		Calls: calls, Verdict: v,
 		Summary:        strings.Join(summaries, "\n"),
 		Preview:        strings.Join(previews, "\n\n"),

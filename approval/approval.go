@@ -257,8 +257,11 @@ type Approval struct {
 	// Channel and ChatID locate the conversation.
 	Channel string `json:"channel,omitempty"`
 	ChatID  string `json:"chat_id,omitempty"`
-	// Requester is the person whose message led to the call.
-	Requester UserID `json:"requester"`
+	// Requester is the person whose message led to the call;
+	// RequesterName their name as the platform gave it with the message
+	// (DingTalk's senderNick), empty when it gave none.
+	Requester     UserID `json:"requester"`
+	RequesterName string `json:"requester_name,omitempty"`
 	// Approvers says who may decide.
 	Approvers ApproverRule `json:"approvers"`
 	// Calls are the tool calls to run on approval (one, or several for a batch).

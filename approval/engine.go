@@ -241,8 +241,10 @@ type Request struct {
 	Session SessionKey
 	Channel string
 	ChatID  string
-	// Requester is the person whose message led to the calls.
-	Requester UserID
+	// Requester is the person whose message led to the calls;
+	// RequesterName their name as the platform gave it (optional).
+	Requester     UserID
+	RequesterName string
 	// Calls are the tool calls (arguments as the model gave them; the
 	// engine canonicalizes and hashes them).
 	Calls []Call
@@ -305,6 +307,7 @@ func (e *Engine) Request(ctx context.Context, r Request) (*Approval, error) {
 		Channel:        r.Channel,
 		ChatID:         r.ChatID,
 		Requester:      r.Requester,
+		RequesterName:  r.RequesterName,
 		Approvers:      r.Verdict.Approvers,
 		Calls:          calls,
 		PayloadSHA256:  BatchHash(calls),

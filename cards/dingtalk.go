@@ -14,7 +14,9 @@ import (
 // payload_sha256) are visible only while the variable "buttons" is "true".
 //
 // Keys: title, summary, preview, risk, risk_text (the risk in words), tool,
-// reason, about (what the call does, for its approver), requester, approvers,
+// reason, about (what the call does, for its approver), requester (the name
+// DingTalk gave with the message, else the id), requested ("Requested by … ·
+// valid until 14:32 CST", empty on a final card's data), approvers,
 // expires_at, approval_id, payload_sha256, short_hash, status ("pending",
 // "processing" or a final approval.Status), status_text (the status
 // sentence), decided_by, comment (the decider's), result (what follows the
@@ -41,7 +43,8 @@ func DingTalkCardData(v View, lang string) map[string]string {
 		"reason":         v.Reason,
 		"about":          v.About,
 		"risk_text":      riskOf(v),
-		"requester":      string(v.Requester),
+		"requester":      v.requesterShown(),
+		"requested":      requestedLine(v, v.requesterShown(), lang),
 		"approvers":      v.Approvers,
 		"approval_id":    string(v.ApprovalID),
 		"payload_sha256": v.PayloadSHA256,
@@ -50,7 +53,7 @@ func DingTalkCardData(v View, lang string) map[string]string {
 		"markdown":       DingTalkMarkdown(v, lang, false),
 	}
 	if !v.ExpiresAt.IsZero() {
-		m["expires_at"] = formatTime(v.ExpiresAt)
+		m["expires_at"] = formatTime(v.ExpiresAt, v.Zone)
 	}
 	if v.Final {
 		m["status"] = string(v.Status)
@@ -58,6 +61,7 @@ func DingTalkCardData(v View, lang string) map[string]string {
 		m["decided_by"] = string(v.DecidedBy)
 		m["comment"] = v.Comment
 		m["result"] = v.Result
+		m["requested"] = ""
 		m["final"] = "true"
 		m["buttons"] = "false"
 	} else {

@@ -191,14 +191,22 @@ func feishuFacts(v View, lang string) []any {
 	if s := strings.TrimSpace(v.Summary); s != "" && len(v.Calls) <= 1 {
 		els = append(els, plainDiv(excerpt(s, MaxFeishuSummary)))
 	}
-	var b strings.Builder
-	// The risk and why, and what the tool does, before the details.
+	// The risk and why, what the tool does, who asked and until when,
+	// before the details.
+	var top strings.Builder
 	if v.Reason != "" && !v.Final {
-		fmt.Fprintf(&b, "%s: %s\n", l.reason, v.Reason)
+		fmt.Fprintf(&top, "%s: %s\n", l.reason, v.Reason)
 	}
 	if v.About != "" && !v.Final {
-		fmt.Fprintf(&b, "%s: %s\n", l.about, v.About)
+		fmt.Fprintf(&top, "%s: %s\n", l.about, v.About)
 	}
+	if top.Len() > 0 {
+		els = append(els, plainDiv(strings.TrimSuffix(top.String(), "\n")))
+	}
+	if !v.Final && !v.ExpiresAt.IsZero() {
+		els = append(els, feishuRequested(v, lang))
+	}
+	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s", l.tool, v.Tool)
 	if len(v.Calls) > 1 {
 		fmt.Fprintf(&b, l.batchOf, len(v.Calls))
@@ -209,8 +217,8 @@ func feishuFacts(v View, lang string) []any {
 			}
 		}
 	}
-	fmt.Fprintf(&b, "\n%s: %s", l.requester, v.Requester)
 	if v.Final {
+		fmt.Fprintf(&b, "\n%s: %s", l.requester, v.requesterShown())
 		if v.DecidedBy != "" {
 			fmt.Fprintf(&b, "\n%s: %s", l.decidedBy, v.DecidedBy)
 		}
@@ -219,9 +227,6 @@ func feishuFacts(v View, lang string) []any {
 		}
 	} else {
 		fmt.Fprintf(&b, "\n%s: %s", l.approvers, v.Approvers)
-		if !v.ExpiresAt.IsZero() {
-			fmt.Fprintf(&b, "\n%s: %s", l.expires, formatTime(v.ExpiresAt))
-		}
 	}
 	if v.ShortHash != "" {
 		fmt.Fprintf(&b, "\n%s: %s", l.hash, v.ShortHash)

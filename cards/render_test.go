@@ -163,7 +163,25 @@ func goldenCases(t *testing.T) []golden {
 		a.DecidedBy = "ou_alice"
 		return golden{"final_agent_allowed_" + lang, lang, cards.Final(a, o, text, lang)}
 	}
+	// A card in the configured time zone (approval.time_zone), of a
+	// requester whose platform gave their name (DingTalk's senderNick).
+	shanghai, err := time.LoadLocation("Asia/Shanghai")
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := func(lang string) golden {
+		a := one.Clone()
+		a.Channel, a.ChatID, a.Requester, a.RequesterName = "dingtalk", "cid_ops", "staff_0421", "张三"
+		v := cards.Pending(a, zh, lang)
+		if lang == "en" {
+			v = cards.Pending(a, en, lang)
+		}
+		v.Zone = shanghai
+		return golden{"pending_named_shanghai_" + lang, lang, v}
+	}
 	return []golden{
+		named("zh"),
+		named("en"),
 		{"pending_agent_en", "en", cards.Pending(agentCall, en, "en")},
 		{"pending_agent_zh", "zh", cards.Pending(agentCall, zh, "zh")},
 		allowed("en"),
@@ -229,7 +247,7 @@ func TestGolden(t *testing.T) {
 func TestPendingShowsTheFacts(t *testing.T) {
 	v := cards.Pending(sample(t, false), approval.DefaultOutcomeText("en"), "en")
 	for _, out := range []string{cards.Markdown(v, "en"), cards.Text(v, "en")} {
-		for _, want := range []string{"HIGH", "sql_exec", "affects 37 rows", "alice", "only bob, carol", "2026-11-22 09:05:00 UTC", v.ShortHash, "<redacted>"} {
+		for _, want := range []string{"HIGH", "sql_exec", "affects 37 rows", "alice", "only bob, carol", "Requested by alice · valid until 09:05 UTC", v.ShortHash, "<redacted>"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("missing %q in\n%s", want, out)
 			}

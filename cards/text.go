@@ -45,6 +45,9 @@ func Markdown(v View, lang string) string {
 	if v.About != "" && !v.Final {
 		fmt.Fprintf(&b, "- %s: %s\n", l.about, escapeMD(v.About))
 	}
+	if !v.Final {
+		fmt.Fprintf(&b, "- %s\n", escapeMD(requestedLine(v, v.requesterShown(), lang)))
+	}
 	fmt.Fprintf(&b, "- %s: `%s`", l.tool, codeSpan(v.Tool))
 	if len(v.Calls) > 1 {
 		fmt.Fprintf(&b, l.batchOf, len(v.Calls))
@@ -59,8 +62,8 @@ func Markdown(v View, lang string) string {
 			b.WriteString("\n")
 		}
 	}
-	fmt.Fprintf(&b, "- %s: %s\n", l.requester, escapeMD(string(v.Requester)))
 	if v.Final {
+		fmt.Fprintf(&b, "- %s: %s\n", l.requester, escapeMD(v.requesterShown()))
 		if v.DecidedBy != "" {
 			fmt.Fprintf(&b, "- %s: %s\n", l.decidedBy, escapeMD(string(v.DecidedBy)))
 		}
@@ -69,9 +72,6 @@ func Markdown(v View, lang string) string {
 		}
 	} else {
 		fmt.Fprintf(&b, "- %s: %s\n", l.approvers, escapeMD(v.Approvers))
-		if !v.ExpiresAt.IsZero() {
-			fmt.Fprintf(&b, "- %s: %s\n", l.expires, formatTime(v.ExpiresAt))
-		}
 	}
 	if v.ShortHash != "" {
 		fmt.Fprintf(&b, "- %s: `%s`\n", l.hash, codeSpan(v.ShortHash))
@@ -122,8 +122,8 @@ func Text(v View, lang string) string {
 	if v.Preview != "" {
 		b.WriteString(indent(v.Preview))
 	}
-	fmt.Fprintf(&b, "%s: %s\n", l.requester, v.Requester)
 	if v.Final {
+		fmt.Fprintf(&b, "%s: %s\n", l.requester, v.requesterShown())
 		if v.DecidedBy != "" {
 			fmt.Fprintf(&b, "%s: %s\n", l.decidedBy, v.DecidedBy)
 		}
@@ -131,10 +131,8 @@ func Text(v View, lang string) string {
 			fmt.Fprintf(&b, "%s: %s\n", l.comment, v.Comment)
 		}
 	} else {
+		fmt.Fprintf(&b, "%s\n", requestedLine(v, v.requesterShown(), lang))
 		fmt.Fprintf(&b, "%s: %s\n", l.approvers, v.Approvers)
-		if !v.ExpiresAt.IsZero() {
-			fmt.Fprintf(&b, "%s: %s\n", l.expires, formatTime(v.ExpiresAt))
-		}
 	}
 	if v.ShortHash != "" {
 		fmt.Fprintf(&b, "%s: %s\n", l.hash, v.ShortHash)
@@ -228,9 +226,14 @@ func statusMark(s approval.Status) string {
 	return "ℹ️"
 }
 
-// formatTime shows a time in UTC to the second: every replica renders the
-// same card, whatever its local zone.
-func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
+// formatTime shows a time to the second in zone (nil: UTC), naming the
+// zone: every replica renders the same card, whatever its local zone.
+func formatTime(t time.Time, zone *time.Location) string {
+	if zone == nil {
+		zone = time.UTC
+	}
+	return t.In(zone).Format("2006-01-02 15:04:05 MST")
+}
 
 // escapeMD escapes the Markdown characters that could turn inline text into
 // a link, an image, HTML, emphasis or code, and folds line breaks.

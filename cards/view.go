@@ -41,13 +41,23 @@ type View struct {
 	Reason     string        `json:"reason,omitempty"`
 	// About says what the call does, for its approver (not the model's
 	// tool description); RiskText is the risk in words ("高风险").
-	About         string          `json:"about,omitempty"`
-	RiskText      string          `json:"risk_text,omitempty"`
-	Requester     approval.UserID `json:"requester"`
-	Approvers     string          `json:"approvers"` // who may approve, in words
-	ExpiresAt     time.Time       `json:"expires_at"`
-	PayloadSHA256 string          `json:"payload_sha256"`
-	ShortHash     string          `json:"short_hash"`
+	About     string          `json:"about,omitempty"`
+	RiskText  string          `json:"risk_text,omitempty"`
+	Requester approval.UserID `json:"requester"`
+	// RequesterName is the requester's name as their platform gave it
+	// (DingTalk's senderNick); empty, the id is shown (a Feishu card
+	// mentions the id, and the client shows the name).
+	RequesterName string `json:"requester_name,omitempty"`
+	// CreatedAt is when the approval was asked for.
+	CreatedAt time.Time `json:"created_at"`
+	// Zone is the time zone the card shows times in (approval.time_zone;
+	// nil: UTC). The web JSON carries times in UTC and the page shows
+	// them in its reader's zone.
+	Zone          *time.Location `json:"-"`
+	Approvers     string         `json:"approvers"` // who may approve, in words
+	ExpiresAt     time.Time      `json:"expires_at"`
+	PayloadSHA256 string         `json:"payload_sha256"`
+	ShortHash     string         `json:"short_hash"`
 	// Final is false while the approval waits; then Status, StatusText,
 	// DecidedBy, Comment and Result describe how it ended, and there are
 	// no buttons. StatusText is the status sentence, said once; Result is
@@ -146,6 +156,8 @@ func base(a *approval.Approval, lang string) View {
 		About:         a.AboutIn(lang),
 		RiskText:      riskWords(a.Risk, lang),
 		Requester:     a.Requester,
+		RequesterName: a.RequesterName,
+		CreatedAt:     a.CreatedAt,
 		Approvers:     a.Approvers.DescribeIn(lang),
 		ExpiresAt:     a.ExpiresAt,
 		PayloadSHA256: a.PayloadSHA256,

@@ -50,6 +50,9 @@ type RouterConfig struct {
 	// Lang is the language of cards and of the router's own replies: "zh"
 	// or "en". Default "en".
 	Lang string
+	// Zone is the time zone cards show times in (approval.time_zone).
+	// Default UTC.
+	Zone *time.Location
 	// Text holds the words for each outcome status (approval.outcome_text);
 	// missing statuses take the defaults of Lang.
 	Text approval.OutcomeText
@@ -476,7 +479,7 @@ func (r *Router) HandleMessage(ctx context.Context, m Message) error {
 	}
 
 	err = loop.Submit(agent.Inbound{Session: session, Channel: m.Channel, ChatID: m.ChatID, ThreadID: m.ThreadID,
-		User: m.UserID, MessageID: m.MessageID, Text: m.Text})
+		User: m.UserID, UserName: m.UserName, MessageID: m.MessageID, Text: m.Text})
 	tl, listens := ch.(TurnListener)
 	switch {
 	case errors.Is(err, agent.ErrBusy), errors.Is(err, agent.ErrClosed):
@@ -785,7 +788,7 @@ func (r *Router) Show(ctx context.Context, a *approval.Approval) ([]approval.Car
 		return nil, fmt.Errorf("show approval %s: %w", a.ID, err)
 	}
 	to := Target{Channel: a.Channel, ChatID: a.ChatID, ThreadID: r.threadOf(a), UserID: a.Requester}
-	ref, err := ch.ShowApproval(ctx, to, cards.Pending(a, r.text, r.cfg.Lang))
+	ref, err := ch.ShowApproval(ctx, to, r.pendingView(a))
 	if err != nil {
 		return nil, fmt.Errorf("show approval %s on %s: %w", a.ID, a.Channel, err)
 	}
@@ -819,6 +822,7 @@ func (r *Router) threadOf(a *approval.Approval) string {
 func (r *Router) Settle(ctx context.Context, a *approval.Approval, o approval.Outcome) error {
 	defer r.submitter.Resume(a, o)
 	v := cards.Final(a, o, r.text, r.cfg.Lang)
+	v.Zone = r.cfg.Zone
 	var errs []error
 	for _, ref := range a.Cards {
 		ch, err := r.channel(ref.Channel)
@@ -879,7 +883,7 @@ func (r *Router) PendingView(ctx context.Context, to Target) (*cards.View, error
 	if err != nil || a == nil {
 		return nil, err
 	}
-	v := cards.Pending(a, r.text, r.cfg.Lang)
+	v := r.pendingView(a)
 	return &v, nil
 }
 
@@ -901,7 +905,7 @@ func (r *Router) ApprovalView(ctx context.Context, channel string, id approval.I
 	}) {
 		return nil, nil
 	}
-	v := cards.Pending(a, r.text, r.cfg.Lang)
+	v := r.pendingView(a)
 	return &v, nil
 }
 

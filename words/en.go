@@ -311,4 +311,7 @@ var en = map[Key]string{
 	WebPageTry:           "Try:",
 	WebPageYou:           "You",
 	WebPageBot:           "Bot",
+
+	// A pending card's requester and expiry (issue 18).
+	CardRequestedUntil: "Requested by %s · valid until %s",
 }

@@ -352,6 +352,9 @@ const (
 	WebPageYou          // screen readers: who wrote a message
 	WebPageBot
 
+	// A pending card's requester and expiry (issue 18).
+	CardRequestedUntil // args: who asked, the expiry time
+
 	// numKeys counts the keys; it is not one.
 	numKeys
 )

@@ -309,4 +309,7 @@ var zh = map[Key]string{
 	WebPageTry:           "试试：",
 	WebPageYou:           "你",
 	WebPageBot:           "机器人",
+
+	// A pending card's requester and expiry (issue 18).
+	CardRequestedUntil: "由 %s 发起 · %s 前有效",
 }

@@ -119,8 +119,10 @@ type frozen struct {
 	// AboutZH: what the call does for its approver.
 	SummaryZH string `json:"sz,omitempty"`
 	PreviewZH string `json:"pz,omitempty"`
-	About     string `json:"ab,omitempty"`
-	AboutZH   string `json:"abz,omitempty"`
+	// RequesterName is the requester's name as the platform gave it.
+	RequesterName string `json:"rn,omitempty"`
+	About         string `json:"ab,omitempty"`
+	AboutZH       string `json:"abz,omitempty"`
 	// CreatedAt: LifeS is ExpiresAt - CreatedAt in seconds when that is
 	// whole seconds (it is a timeout: nearly always), else Life in
 	// nanoseconds, else (the difference overflows a Duration) Created is
@@ -154,7 +156,7 @@ type frozenCall struct {
 // (state), which the put script sets.
 func encodeRecord(a *approval.Approval) (fields, error) {
 	fr := frozen{Risk: a.Risk, Summary: a.Summary, Preview: a.Preview, Reason: a.Reason, ReasonZH: a.ReasonZH,
-		SummaryZH: a.SummaryZH, PreviewZH: a.PreviewZH, About: a.About, AboutZH: a.AboutZH, Grant: a.GrantWindow}
+		SummaryZH: a.SummaryZH, PreviewZH: a.PreviewZH, About: a.About, AboutZH: a.AboutZH, RequesterName: a.RequesterName, Grant: a.GrantWindow}
 	if a.Calls != nil {
 		fr.Calls = make([]frozenCall, len(a.Calls))
 	}
@@ -412,6 +414,6 @@ func decodeFixed(a *approval.Approval, f record) error {
 		a.Calls[i] = call
 	}
 	a.Risk, a.Summary, a.Preview, a.Reason, a.ReasonZH, a.GrantWindow = fr.Risk, fr.Summary, fr.Preview, fr.Reason, fr.ReasonZH, fr.Grant
-	a.SummaryZH, a.PreviewZH, a.About, a.AboutZH = fr.SummaryZH, fr.PreviewZH, fr.About, fr.AboutZH
+	a.SummaryZH, a.PreviewZH, a.About, a.AboutZH, a.RequesterName = fr.SummaryZH, fr.PreviewZH, fr.About, fr.AboutZH, fr.RequesterName
 	return nil
 }

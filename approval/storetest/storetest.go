@@ -93,6 +93,7 @@ func NewApproval(t testing.TB, s ...approval.SessionKey) *approval.Approval {
 		Channel:        "test",
 		ChatID:         "chat",
 		Requester:      "alice",
+		RequesterName:  "Alice 张",
 		Approvers:      approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"bob", "carol"}},
 		Calls:          []approval.Call{{Tool: "sql_execute", Args: args, PayloadSHA256: hash, Summary: "delete order 1", SummaryZH: "删除订单 1", CallID: "call-1"}},
 		PayloadSHA256:  hash,
