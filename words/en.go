@@ -314,4 +314,15 @@ var en = map[Key]string{
 
 	// A pending card's requester and expiry (issue 18).
 	CardRequestedUntil: "Requested by %s · valid until %s",
+
+	// The demo task tools' previews (issue 18).
+	TaskPreviewCreate:          "Create task “%s”",
+	TaskPreviewCreateDue:       "Create task “%s” (due %s)",
+	TaskPreviewListAll:         "List all tasks",
+	TaskPreviewListOpen:        "List open tasks",
+	TaskPreviewComplete:        "Mark task %s done",
+	TaskPreviewCompleteDone:    "Mark task %s done (it is already done)",
+	TaskPreviewCompleteMissing: "Mark task %d done: task %d does not exist",
+	TaskPreviewDelete:          "Delete task %s",
+	TaskPreviewDeleteMissing:   "Delete task %d: task %d does not exist",
 }

@@ -355,6 +355,17 @@ const (
 	// A pending card's requester and expiry (issue 18).
 	CardRequestedUntil // args: who asked, the expiry time
 
+	// The demo task tools' previews (issue 18).
+	TaskPreviewCreate    // args: the title
+	TaskPreviewCreateDue // args: the title, the due date
+	TaskPreviewListAll
+	TaskPreviewListOpen
+	TaskPreviewComplete        // args: the task (id and title)
+	TaskPreviewCompleteDone    // args: the task (id and title)
+	TaskPreviewCompleteMissing // args: the id, twice
+	TaskPreviewDelete          // args: the task (id and title)
+	TaskPreviewDeleteMissing   // args: the id, twice
+
 	// numKeys counts the keys; it is not one.
 	numKeys
 )

@@ -312,4 +312,15 @@ var zh = map[Key]string{
 
 	// A pending card's requester and expiry (issue 18).
 	CardRequestedUntil: "由 %s 发起 · %s 前有效",
+
+	// The demo task tools' previews (issue 18).
+	TaskPreviewCreate:          "创建任务“%s”",
+	TaskPreviewCreateDue:       "创建任务“%s”（截止 %s）",
+	TaskPreviewListAll:         "列出所有任务",
+	TaskPreviewListOpen:        "列出未完成的任务",
+	TaskPreviewComplete:        "将任务 %s 标记为完成",
+	TaskPreviewCompleteDone:    "将任务 %s 标记为完成（它已经完成）",
+	TaskPreviewCompleteMissing: "将任务 %d 标记为完成：任务 %d 不存在",
+	TaskPreviewDelete:          "删除任务 %s",
+	TaskPreviewDeleteMissing:   "删除任务 %d：任务 %d 不存在",
 }

@@ -153,12 +153,21 @@ func (t *createTool) parse(raw json.RawMessage) (title, due string, err error) {
 	return title, due, err
 }
 
-func (t *createTool) Preview(_ context.Context, raw json.RawMessage) (string, error) {
+func (t *createTool) Preview(ctx context.Context, raw json.RawMessage) (string, error) {
+	w, err := t.PreviewWords(ctx, raw)
+	return w.EN, err
+}
+
+// PreviewWords is Preview in both languages (agent.WordsPreviewer).
+func (t *createTool) PreviewWords(_ context.Context, raw json.RawMessage) (approval.Words, error) {
 	title, due, err := t.parse(raw)
 	if err != nil {
-		return "", err
+		return approval.Words{}, err
 	}
-	return "Create task “" + title + "”" + dueSuffix(due), nil
+	if due == "" {
+		return approval.Say(words.TaskPreviewCreate, title), nil
+	}
+	return approval.Say(words.TaskPreviewCreateDue, title, due), nil
 }
 
 func (t *createTool) Run(ctx context.Context, raw json.RawMessage) (agent.Output, error) {
@@ -223,15 +232,21 @@ func (*listTool) Description() string                    { return "Show the demo
 func (t *listTool) Schema() *jsonschema.Schema           { return t.schema }
 func (*listTool) Effect(json.RawMessage) approval.Effect { return approval.EffectRead }
 
-func (t *listTool) Preview(_ context.Context, raw json.RawMessage) (string, error) {
+func (t *listTool) Preview(ctx context.Context, raw json.RawMessage) (string, error) {
+	w, err := t.PreviewWords(ctx, raw)
+	return w.EN, err
+}
+
+// PreviewWords is Preview in both languages (agent.WordsPreviewer).
+func (t *listTool) PreviewWords(_ context.Context, raw json.RawMessage) (approval.Words, error) {
 	var a listArgs
 	if err := decode(raw, &a); err != nil {
-		return "", err
+		return approval.Words{}, err
 	}
 	if a.IncludeDone {
-		return "List all tasks", nil
+		return approval.Say(words.TaskPreviewListAll), nil
 	}
-	return "List open tasks", nil
+	return approval.Say(words.TaskPreviewListOpen), nil
 }
 
 func (t *listTool) Run(ctx context.Context, raw json.RawMessage) (agent.Output, error) {
@@ -360,20 +375,26 @@ func (t *completeTool) Schema() *jsonschema.Schema           { return t.schema }
 func (*completeTool) Effect(json.RawMessage) approval.Effect { return approval.EffectWrite }
 
 func (t *completeTool) Preview(ctx context.Context, raw json.RawMessage) (string, error) {
+	w, err := t.PreviewWords(ctx, raw)
+	return w.EN, err
+}
+
+// PreviewWords is Preview in both languages (agent.WordsPreviewer).
+func (t *completeTool) PreviewWords(ctx context.Context, raw json.RawMessage) (approval.Words, error) {
 	id, err := parseID(raw)
 	if err != nil {
-		return "", err
+		return approval.Words{}, err
 	}
 	tk, ok, err := t.s.get(ctx, id)
 	switch {
 	case err != nil:
-		return "", err
+		return approval.Words{}, err
 	case !ok:
-		return fmt.Sprintf("Mark task %d done: task %d does not exist", id, id), nil
+		return approval.Say(words.TaskPreviewCompleteMissing, id, id), nil
 	case tk.Done:
-		return "Mark task " + tk.label() + " done (it is already done)", nil
+		return approval.Say(words.TaskPreviewCompleteDone, tk.label()), nil
 	}
-	return "Mark task " + tk.label() + " done", nil
+	return approval.Say(words.TaskPreviewComplete, tk.label()), nil
 }
 
 func (t *completeTool) Run(ctx context.Context, raw json.RawMessage) (agent.Output, error) {
@@ -415,18 +436,24 @@ func (t *deleteTool) Schema() *jsonschema.Schema           { return t.schema }
 func (*deleteTool) Effect(json.RawMessage) approval.Effect { return approval.EffectDestructive }
 
 func (t *deleteTool) Preview(ctx context.Context, raw json.RawMessage) (string, error) {
+	w, err := t.PreviewWords(ctx, raw)
+	return w.EN, err
+}
+
+// PreviewWords is Preview in both languages (agent.WordsPreviewer).
+func (t *deleteTool) PreviewWords(ctx context.Context, raw json.RawMessage) (approval.Words, error) {
 	id, err := parseID(raw)
 	if err != nil {
-		return "", err
+		return approval.Words{}, err
 	}
 	tk, ok, err := t.s.get(ctx, id)
 	switch {
 	case err != nil:
-		return "", err
+		return approval.Words{}, err
 	case !ok:
-		return fmt.Sprintf("Delete task %d: task %d does not exist", id, id), nil
+		return approval.Say(words.TaskPreviewDeleteMissing, id, id), nil
 	}
-	return "Delete task " + tk.label(), nil
+	return approval.Say(words.TaskPreviewDelete, tk.label()), nil
 }
 
 func (t *deleteTool) Run(ctx context.Context, raw json.RawMessage) (agent.Output, error) {
