@@ -94,7 +94,11 @@ func agentSample(t *testing.T) *approval.Approval {
 	a.Calls, a.PayloadSHA256 = []approval.Call{call}, h
 	a.Session, a.Channel, a.ChatID, a.Requester = "feishu:oc_ops", "feishu", "oc_ops", "ou_alice"
 	a.Summary, a.Preview = call.Summary, "git push --force origin main"
-	a.SummaryZH, a.PreviewZH, a.About, a.AboutZH = "", "", "", ""
+	// The gate says the card's words in both languages (gate.Ask).
+	call.SummaryZH = words.In("zh", words.GateAsks, "ci-claude", "Bash: git push --force origin main")
+	a.Calls[0] = call
+	about := approval.Say(words.AboutGate, "ci-claude")
+	a.SummaryZH, a.PreviewZH, a.About, a.AboutZH = call.SummaryZH, "", about.EN, about.ZH
 	a.Reason = "HIGH risk (destructive); " + words.In("en", words.GateRiskPattern, "ci-claude", "Bash(rm *)|Bash(git push*)")
 	a.ReasonZH = "高风险（破坏性操作）；" + words.In("zh", words.GateRiskPattern, "ci-claude", "Bash(rm *)|Bash(git push*)")
 	return a

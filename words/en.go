@@ -325,4 +325,7 @@ var en = map[Key]string{
 	TaskPreviewCompleteMissing: "Mark task %d done: task %d does not exist",
 	TaskPreviewDelete:          "Delete task %s",
 	TaskPreviewDeleteMissing:   "Delete task %d: task %d does not exist",
+
+	// What another agent's call is, for its approver (issue 18).
+	AboutGate: "A call another agent (%s) wants to make; it runs on that agent's side once allowed.",
 }

@@ -366,6 +366,9 @@ const (
 	TaskPreviewDelete          // args: the task (id and title)
 	TaskPreviewDeleteMissing   // args: the id, twice
 
+	// What another agent's call is, for its approver (issue 18).
+	AboutGate // args: the agent
+
 	// numKeys counts the keys; it is not one.
 	numKeys
 )

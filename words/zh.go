@@ -323,4 +323,7 @@ var zh = map[Key]string{
 	TaskPreviewCompleteMissing: "将任务 %d 标记为完成：任务 %d 不存在",
 	TaskPreviewDelete:          "删除任务 %s",
 	TaskPreviewDeleteMissing:   "删除任务 %d：任务 %d 不存在",
+
+	// What another agent's call is, for its approver (issue 18).
+	AboutGate: "另一个智能体（%s）想要执行的调用；允许后由该智能体自己执行。",
 }
