@@ -24,7 +24,7 @@ help: ## list the targets
 test: ## vet, gofmt check, go test -race with a throwaway redis-server (scripts/test.sh; ARGS go to go test)
 	scripts/test.sh $(ARGS)
 
-e2e: ## the web chat page in headless Chromium (installs Debian's chromium when missing and root)
+e2e: ## the web chat page in headless Chromium, both languages and widths; screenshots in artifacts/e2e (installs chromium and fonts-noto-cjk when missing and root)
 	scripts/e2e.sh $(ARGS)
 
 compose: ## check docker-compose.yml statically (docker-compose config; installs Debian's docker-compose when missing and root)

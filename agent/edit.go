@@ -42,11 +42,11 @@ func (e EditChecker) CheckEdit(ctx context.Context, a *approval.Approval, c appr
 		return approval.EditedCall{}, fmt.Errorf("arguments of %s: %w", c.Tool, err)
 	}
 	var blast approval.Blast
-	var preview string
+	var preview approval.Words
 	if as, ok := t.(Assessor); ok {
 		blast, preview = as.Assess(ctx, canon)
-	} else if preview, err = t.Preview(ctx, canon); err != nil {
-		preview = ""
+	} else {
+		preview = previewWords(ctx, t, canon)
 	}
 	info := approval.CallInfo{Session: a.Session, User: a.Requester, Tool: c.Tool, Effect: t.Effect(canon),
 		Hash: approval.PayloadHash(c.Tool, canon), Confidence: 1, Blast: blast}
@@ -59,5 +59,5 @@ func (e EditChecker) CheckEdit(ctx context.Context, a *approval.Approval, c appr
 	if err != nil {
 		return approval.EditedCall{}, err
 	}
-	return approval.EditedCall{Args: canon, Summary: preview, Risk: v.Risk, Reason: v.Reason, ReasonZH: v.ReasonZH, Approvers: v.Approvers}, nil
+	return approval.EditedCall{Args: canon, Summary: preview.EN, SummaryZH: preview.ZH, Risk: v.Risk, Reason: v.Reason, ReasonZH: v.ReasonZH, Approvers: v.Approvers}, nil
 }

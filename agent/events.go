@@ -21,6 +21,9 @@ type Inbound struct {
 	// answers the same message.
 	User      approval.UserID
 	MessageID string
+	// UserName is the sender's name as the platform gave it (DingTalk's
+	// senderNick), for the cards; empty when it gave none.
+	UserName string
 	// Text is the message, mentions stripped.
 	Text string
 	// Resumed, when set, makes this no message: the turn that asked for

@@ -487,10 +487,13 @@ type bulkTool struct {
 	assessed, preview atomic.Int64
 }
 
-func (t *bulkTool) Assess(_ context.Context, args json.RawMessage) (approval.Blast, string) {
+func (t *bulkTool) Assess(_ context.Context, args json.RawMessage) (approval.Blast, approval.Words) {
 	t.assessed.Add(1)
-	return approval.Blast{Rows: t.rows, Measured: true}, fmt.Sprintf("bulk %s — affects %d rows", args, t.rows)
+	return approval.Blast{Rows: t.rows, Measured: true}, approval.Words{EN: fmt.Sprintf("bulk %s — affects %d rows", args, t.rows),
+		ZH: fmt.Sprintf("bulk %s — 影响 %d 行", args, t.rows)}
 }
+
+var _ agent.Assessor = (*bulkTool)(nil)
 
 func (t *bulkTool) Preview(ctx context.Context, args json.RawMessage) (string, error) {
 	t.preview.Add(1)
@@ -515,6 +518,12 @@ func TestBlastRadiusReachesTheCard(t *testing.T) {
 	if !strings.Contains(a.Preview, "affects 29 rows") || bulk.assessed.Load() != 1 || bulk.preview.Load() != 0 {
 		t.Fatalf("preview %q, assessed %d times, Preview called %d times", a.Preview, bulk.assessed.Load(), bulk.preview.Load())
 	}
+	// The tool said its preview in Chinese too: the record keeps it, for
+	// the cards in Chinese, and the summaries with it.
+	if !strings.Contains(a.PreviewZH, "影响 29 行") || !strings.Contains(a.SummaryZH, "bulk: bulk") || !strings.Contains(a.SummaryZH, "影响 29 行") ||
+		a.Calls[0].SummaryIn("zh") != a.PreviewZH || a.Calls[0].SummaryIn("en") != a.Preview {
+		t.Fatalf("Chinese preview %q, summary %q, call summary %q", a.PreviewZH, a.SummaryZH, a.Calls[0].SummaryZH)
+	}
 	h.decide(t, a, approval.Approve)
 	if r := result(t, ch); r.Actions[0].Status != "executed" || bulk.Runs.Load() != 1 {
 		t.Fatalf("result = %+v", r)
@@ -529,7 +538,8 @@ func (t *failingPreviewTool) Preview(ctx context.Context, args json.RawMessage) 
 }
 
 // TestNoPreviewInLang: when a tool makes no preview, the card's preview
-// says so, with the tool's error, in the loop's language.
+// says so, with the tool's error, in the card's language (the record keeps
+// both).
 func TestNoPreviewInLang(t *testing.T) {
 	for _, tc := range []struct{ lang, want string }{
 		{"en", "(no preview: the dry run failed)"},
@@ -545,8 +555,8 @@ func TestNoPreviewInLang(t *testing.T) {
 			})
 			ch := h.submit(t, "s1", "bulk")
 			a := h.nextApproval(t)
-			if a.Preview != tc.want {
-				t.Fatalf("preview %q, want %q", a.Preview, tc.want)
+			if got := a.PreviewIn(tc.lang); got != tc.want {
+				t.Fatalf("preview %q, want %q", got, tc.want)
 			}
 			h.decide(t, a, approval.Reject)
 			result(t, ch)

@@ -44,10 +44,11 @@ type Tool interface {
 // policy, and shows that preview on the card, so the numbers the policy
 // judged are the ones a person sees.
 type Assessor interface {
-	// Assess returns the call's blast radius and its preview. It must not
-	// change anything and never fails: what it cannot measure it leaves
-	// unmeasured, and the preview says why.
-	Assess(ctx context.Context, args json.RawMessage) (approval.Blast, string)
+	// Assess returns the call's blast radius and its preview, in both
+	// languages (see WordsPreviewer). It must not change anything and
+	// never fails: what it cannot measure it leaves unmeasured, and the
+	// preview says why.
+	Assess(ctx context.Context, args json.RawMessage) (approval.Blast, approval.Words)
 }
 
 // Checker is a Tool that can tell, without running anything or touching

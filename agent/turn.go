@@ -250,7 +250,7 @@ type prepared struct {
 	// hash pins; empty for a built-in tool.
 	definition string
 	verdict    approval.Verdict
-	preview    string
+	preview    approval.Words
 	assessed   bool // preview was made by the tool's Assess
 	// reply (what the model is told), status and isError are the call's
 	// answer, set by answer.
@@ -344,23 +344,26 @@ func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared) {
 	log := ts.log
 	v := batch[0].verdict
 	calls := make([]approval.Call, len(batch))
-	var summaries, previews, reasons, reasonsZH []string
+	var summaries, summariesZH, previews, previewsZH, reasons, reasonsZH []string
+	zh := false // a tool said its preview in Chinese
 	for i, p := range batch {
 		if p.verdict.Risk > v.Risk {
 			v.Risk, v.Approvers, v.Timeout = p.verdict.Risk, p.verdict.Approvers, p.verdict.Timeout
 		}
 		v.Grantable = v.Grantable && p.verdict.Grantable
 		if !p.assessed {
-			preview, err := p.tool.Preview(ctx, p.args)
-			if err != nil {
-				preview = fmt.Sprintf(l.words.noPreview, err.Error())
-			}
-			p.preview = preview
+			p.preview = previewWords(ctx, p.tool, p.args)
 		}
-		preview := p.preview
+		preview, previewZH := p.preview.EN, p.preview.In("zh")
+		zh = zh || p.preview.ZH != ""
 		calls[i] = approval.Call{Tool: p.call.Name, Args: p.args, Definition: p.definition, Summary: clip.Runes(clip.FirstLine(preview), 200), CallID: p.call.ID}
+		if p.preview.ZH != "" {
+			calls[i].SummaryZH = clip.Runes(clip.FirstLine(previewZH), 200)
+		}
 		summaries = append(summaries, p.call.Name+": "+clip.Runes(clip.FirstLine(preview), 200))
+		summariesZH = append(summariesZH, p.call.Name+": "+clip.Runes(clip.FirstLine(previewZH), 200))
 		previews = append(previews, preview)
+		previewsZH = append(previewsZH, previewZH)
 		reasons = append(reasons, p.verdict.Reason)
 		reasonsZH = append(reasonsZH, p.verdict.ReasonZH)
 	}
@@ -390,14 +393,21 @@ func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared) {
 	if err := l.cfg.History.Save(ctx, ts.in.Session, saved); err != nil {
 		log.Warn("saving history before the approval failed; its outcome may not resume the turn if this wait ends first", "approval_id", id, "err", err)
 	}
-	a, err := l.cfg.Engine.Request(ctx, approval.Request{
+	req := approval.Request{
 		ID:      id,
-		Session: ts.in.Session, Channel: ts.in.Channel, ChatID: ts.in.ChatID, Requester: ts.in.User,
+		Session: ts.in.Session, Channel: ts.in.Channel, ChatID: ts.in.ChatID, Requester: ts.in.User, RequesterName: ts.in.UserName,
 		Calls: calls, Verdict: v,
 		Summary:        strings.Join(summaries, "\n"),
 		Preview:        strings.Join(previews, "\n\n"),
 		IdempotencyKey: ts.id + "/" + strings.Join(keys, ","),
-	})
+	}
+	if zh {
+		req.SummaryZH, req.PreviewZH = strings.Join(summariesZH, "\n"), strings.Join(previewsZH, "\n\n")
+	}
+	if len(batch) == 1 { // a batch's card lists its calls instead
+		req.About = About(batch[0].tool)
+	}
+	a, err := l.cfg.Engine.Request(ctx, req)
 	if err != nil {
 		l.disown(id)
 		ts.conv.Suspended = withoutSuspension(ts.conv.Suspended, id)

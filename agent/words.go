@@ -19,7 +19,6 @@ type words struct {
 	notRun       string // prefix of a call's result when it was not run
 	resumeGone   string // fmt: the approval's status; its turn is no longer in the history
 	noHistory    string // the history could not be loaded
-	noPreview    string // fmt: the tool's error; a card's preview when the tool made none
 }
 
 // wordsFor returns the words of lang ("en" or "zh"; others get English).
@@ -37,6 +36,5 @@ func wordsFor(lang string) words {
 		notRun:       catalogue.Text(l, catalogue.AgentNotRun),
 		resumeGone:   catalogue.Text(l, catalogue.AgentResumeGone),
 		noHistory:    catalogue.Text(l, catalogue.AgentNoHistory),
-		noPreview:    catalogue.Text(l, catalogue.AgentNoPreview),
 	}
 }

@@ -221,6 +221,9 @@ type Call struct {
 	Definition string `json:"definition,omitempty"`
 	// Summary is a short human description of the call (the tool's preview).
 	Summary string `json:"summary,omitempty"`
+	// SummaryZH is Summary in Chinese, when the tool said its preview in
+	// both languages (see SummaryIn).
+	SummaryZH string `json:"summary_zh,omitempty"`
 	// CallID is the model's id for this call, if any, so the result can be
 	// matched back to it.
 	CallID string `json:"call_id,omitempty"`
@@ -259,8 +262,11 @@ type Approval struct {
 	// Channel and ChatID locate the conversation.
 	Channel string `json:"channel,omitempty"`
 	ChatID  string `json:"chat_id,omitempty"`
-	// Requester is the person whose message led to the call.
-	Requester UserID `json:"requester"`
+	// Requester is the person whose message led to the call;
+	// RequesterName their name as the platform gave it with the message
+	// (DingTalk's senderNick), empty when it gave none.
+	Requester     UserID `json:"requester"`
+	RequesterName string `json:"requester_name,omitempty"`
 	// Approvers says who may decide.
 	Approvers ApproverRule `json:"approvers"`
 	// Calls are the tool calls to run on approval (one, or several for a batch).
@@ -277,6 +283,16 @@ type Approval struct {
 	Preview  string `json:"preview,omitempty"`
 	Reason   string `json:"reason,omitempty"`
 	ReasonZH string `json:"reason_zh,omitempty"`
+	// SummaryZH and PreviewZH are Summary and Preview in Chinese, when the
+	// tools said their previews in both languages (see SummaryIn,
+	// PreviewIn); empty, the English is shown.
+	SummaryZH string `json:"summary_zh,omitempty"`
+	PreviewZH string `json:"preview_zh,omitempty"`
+	// About says what the call does, written for the person who approves
+	// it (not the model's tool description), AboutZH the same in Chinese;
+	// see AboutIn. Empty for a batch and for tools that say nothing.
+	About   string `json:"about,omitempty"`
+	AboutZH string `json:"about_zh,omitempty"`
 	// CreatedAt and ExpiresAt bound the time a decision is accepted.
 	CreatedAt time.Time `json:"created_at"`
 	ExpiresAt time.Time `json:"expires_at"`
@@ -332,6 +348,28 @@ func (a *Approval) Tool() string {
 // English).
 func (a *Approval) ReasonIn(lang string) string {
 	return Words{EN: a.Reason, ZH: a.ReasonZH}.In(lang)
+}
+
+// SummaryIn returns the summary in lang (Chinese when it was said in
+// Chinese, else English).
+func (a *Approval) SummaryIn(lang string) string {
+	return Words{EN: a.Summary, ZH: a.SummaryZH}.In(lang)
+}
+
+// PreviewIn returns the preview in lang, as SummaryIn.
+func (a *Approval) PreviewIn(lang string) string {
+	return Words{EN: a.Preview, ZH: a.PreviewZH}.In(lang)
+}
+
+// AboutIn returns what the call does for its approver in lang, as
+// SummaryIn.
+func (a *Approval) AboutIn(lang string) string {
+	return Words{EN: a.About, ZH: a.AboutZH}.In(lang)
+}
+
+// SummaryIn returns the call's summary in lang, as Approval.SummaryIn.
+func (c Call) SummaryIn(lang string) string {
+	return Words{EN: c.Summary, ZH: c.SummaryZH}.In(lang)
 }
 
 // Clone returns a deep copy.

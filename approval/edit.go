@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -51,8 +52,9 @@ type EditChecker interface {
 type EditedCall struct {
 	// Args are the new arguments, canonical (Canonicalize).
 	Args json.RawMessage
-	// Summary is the call's preview with the new arguments (sanitised).
-	Summary string
+	// Summary is the call's preview with the new arguments (sanitised);
+	// SummaryZH the same in Chinese, when the tool says it in both.
+	Summary, SummaryZH string
 	// Risk, Reason, ReasonZH and Approvers are the policy's verdict on the
 	// new call (after its blast radius).
 	Risk             Risk
@@ -96,7 +98,7 @@ func (e *Engine) editDecision(ctx context.Context, id ID, d Decision) (_ Decisio
 	}
 	ed := a.Clone()
 	changed, named := make([]bool, len(a.Calls)), make([]bool, len(a.Calls))
-	previewOf := make([]string, len(a.Calls))
+	previewOf, previewZHOf := make([]string, len(a.Calls)), make([]string, len(a.Calls))
 	var rules []ApproverRule
 	risk, raised := Risk(-1), EditedCall{}
 	for k, args := range d.Edits {
@@ -121,8 +123,13 @@ func (e *Engine) editDecision(ctx context.Context, id ID, d Decision) (_ Decisio
 		}
 		first, _, _ := strings.Cut(strings.TrimSpace(ec.Summary), "\n")
 		nc.Summary = redact.Cut(redact.Text(first), 200)
+		nc.SummaryZH = ""
+		if ec.SummaryZH != "" {
+			firstZH, _, _ := strings.Cut(strings.TrimSpace(ec.SummaryZH), "\n")
+			nc.SummaryZH = redact.Cut(redact.Text(firstZH), 200)
+		}
 		nc.Edited = describeEdit(c.Args, nc.Args)
-		previewOf[i] = ec.Summary
+		previewOf[i], previewZHOf[i] = ec.Summary, ec.SummaryZH
 		ed.Calls[i], changed[i] = nc, true
 		rules = append(rules, ec.Approvers)
 		if ec.Risk > risk {
@@ -162,20 +169,28 @@ func (e *Engine) editDecision(ctx context.Context, id ID, d Decision) (_ Decisio
 		ed.Reason, ed.ReasonZH = raised.Reason, raised.ReasonZH
 	}
 	ed.Risk = risk
-	var previews []string
+	var previews, previewsZH []string
 	for i, c := range ed.Calls {
-		p := previewOf[i]
+		p, pz := previewOf[i], previewZHOf[i]
 		if !changed[i] {
-			p = c.Summary // (a batch's proposed preview is one text: its calls' first lines stand in)
+			p, pz = c.Summary, c.SummaryZH // (a batch's proposed preview is one text: its calls' first lines stand in)
+		}
+		if pz == "" {
+			pz = p
 		}
 		if p != "" {
 			previews = append(previews, p)
+			previewsZH = append(previewsZH, pz)
 		}
 	}
 	if len(ed.Calls) == 1 {
-		ed.Summary = ed.Calls[0].Summary
+		ed.Summary, ed.SummaryZH = ed.Calls[0].Summary, ed.Calls[0].SummaryZH
 	}
 	ed.Preview = redact.Cut(redact.Text(strings.Join(previews, "\n\n")), 4000)
+	ed.PreviewZH = ""
+	if changedZH := slices.ContainsFunc(previewZHOf, func(s string) bool { return s != "" }); changedZH {
+		ed.PreviewZH = redact.Cut(redact.Text(strings.Join(previewsZH, "\n\n")), 4000)
+	}
 	return d, ed, nil, nil
 }
 

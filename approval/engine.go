@@ -245,8 +245,10 @@ type Request struct {
 	Session SessionKey
 	Channel string
 	ChatID  string
-	// Requester is the person whose message led to the calls.
-	Requester UserID
+	// Requester is the person whose message led to the calls;
+	// RequesterName their name as the platform gave it (optional).
+	Requester     UserID
+	RequesterName string
 	// Calls are the tool calls (arguments as the model gave them; the
 	// engine canonicalizes and hashes them).
 	Calls []Call
@@ -256,6 +258,13 @@ type Request struct {
 	// already be sanitised.
 	Summary string
 	Preview string
+	// SummaryZH and PreviewZH are the same in Chinese, when the tools said
+	// them in both languages.
+	SummaryZH string
+	PreviewZH string
+	// About says what the call does for its approver, in both languages
+	// (Approval.About); zero when the tool says nothing.
+	About Words
 	// IdempotencyKey names the effect (e.g. the turn and call ids); empty
 	// disables replay.
 	IdempotencyKey string
@@ -302,6 +311,7 @@ func (e *Engine) Request(ctx context.Context, r Request) (*Approval, error) {
 		Channel:        r.Channel,
 		ChatID:         r.ChatID,
 		Requester:      r.Requester,
+		RequesterName:  r.RequesterName,
 		Approvers:      r.Verdict.Approvers,
 		Calls:          calls,
 		PayloadSHA256:  BatchHash(calls),
@@ -310,6 +320,10 @@ func (e *Engine) Request(ctx context.Context, r Request) (*Approval, error) {
 		Preview:        r.Preview,
 		Reason:         r.Verdict.Reason,
 		ReasonZH:       r.Verdict.ReasonZH,
+		SummaryZH:      r.SummaryZH,
+		PreviewZH:      r.PreviewZH,
+		About:          r.About.EN,
+		AboutZH:        r.About.ZH,
 		CreatedAt:      now,
 		ExpiresAt:      now.Add(timeout),
 		IdempotencyKey: r.IdempotencyKey,

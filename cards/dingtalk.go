@@ -13,7 +13,10 @@ import (
 // and its two buttons (回传请求, params action / approval_id /
 // payload_sha256) are visible only while the variable "buttons" is "true".
 //
-// Keys: title, summary, preview, risk, tool, reason, requester, approvers,
+// Keys: title, summary, preview, risk, risk_text (the risk in words), tool,
+// reason, about (what the call does, for its approver), requester (the name
+// DingTalk gave with the message, else the id), requested ("Requested by … ·
+// valid until 14:32 CST", empty on a final card's data), approvers,
 // expires_at, approval_id, payload_sha256, short_hash, status ("pending",
 // "processing" or a final approval.Status), status_text (the status
 // sentence), decided_by, comment (the decider's), result (what follows the
@@ -51,7 +54,10 @@ func DingTalkCardData(v View, lang string) map[string]string {
 		"risk":            v.Risk.String(),
 		"tool":            v.Tool,
 		"reason":          v.Reason,
-		"requester":       string(v.Requester),
+		"about":           v.About,
+		"risk_text":       riskOf(v),
+		"requester":       v.requesterShown(),
+		"requested":       requestedLine(v, v.requesterShown(), lang),
 		"approvers":       v.Approvers,
 		"approval_id":     string(v.ApprovalID),
 		"payload_sha256":  v.PayloadSHA256,
@@ -71,7 +77,7 @@ func DingTalkCardData(v View, lang string) map[string]string {
 		m["grant_buttons"], m["grant_window"] = "true", v.GrantWindow
 	}
 	if !v.ExpiresAt.IsZero() {
-		m["expires_at"] = formatTime(v.ExpiresAt)
+		m["expires_at"] = formatTime(v.ExpiresAt, v.Zone)
 	}
 	if v.Final {
 		m["status"] = string(v.Status)
@@ -79,6 +85,7 @@ func DingTalkCardData(v View, lang string) map[string]string {
 		m["decided_by"] = string(v.DecidedBy)
 		m["comment"] = v.Comment
 		m["result"] = v.Result
+		m["requested"] = ""
 		m["final"] = "true"
 		m["buttons"] = "false"
 	} else {

@@ -199,6 +199,21 @@ func feishuFacts(v View, lang string) []any {
 	if s := strings.TrimSpace(v.Summary); s != "" && len(v.Calls) <= 1 {
 		els = append(els, plainDiv(excerpt(s, MaxFeishuSummary)))
 	}
+	// The risk and why, what the tool does, who asked and until when,
+	// before the details.
+	var top strings.Builder
+	if v.Reason != "" && !v.Final {
+		fmt.Fprintf(&top, "%s: %s\n", l.reason, v.Reason)
+	}
+	if v.About != "" && !v.Final {
+		fmt.Fprintf(&top, "%s: %s\n", l.about, v.About)
+	}
+	if top.Len() > 0 {
+		els = append(els, plainDiv(strings.TrimSuffix(top.String(), "\n")))
+	}
+	if !v.Final && !v.ExpiresAt.IsZero() {
+		els = append(els, feishuRequested(v, lang))
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s", l.tool, v.Tool)
 	if len(v.Calls) > 1 {
@@ -210,11 +225,8 @@ func feishuFacts(v View, lang string) []any {
 			}
 		}
 	}
-	if v.Reason != "" && !v.Final {
-		fmt.Fprintf(&b, "\n%s: %s", l.reason, v.Reason)
-	}
-	fmt.Fprintf(&b, "\n%s: %s", l.requester, v.Requester)
 	if v.Final {
+		fmt.Fprintf(&b, "\n%s: %s", l.requester, v.requesterShown())
 		if v.DecidedBy != "" {
 			fmt.Fprintf(&b, "\n%s: %s", l.decidedBy, v.DecidedBy)
 		}
@@ -223,9 +235,6 @@ func feishuFacts(v View, lang string) []any {
 		}
 	} else {
 		fmt.Fprintf(&b, "\n%s: %s", l.approvers, v.Approvers)
-		if !v.ExpiresAt.IsZero() {
-			fmt.Fprintf(&b, "\n%s: %s", l.expires, formatTime(v.ExpiresAt))
-		}
 	}
 	if v.ShortHash != "" {
 		fmt.Fprintf(&b, "\n%s: %s", l.hash, v.ShortHash)
@@ -282,7 +291,7 @@ func feishuPending(v View, lang string, buttons bool) map[string]any {
 	} else {
 		els = append(els, plainDiv(w.processing))
 	}
-	return feishuCard(feishuHeader(v.Title, v.Risk.String()+" · "+v.Tool, FeishuRiskTemplate(v.Risk)), els)
+	return feishuCard(feishuHeader(v.Title, riskOf(v)+" · "+v.Tool, FeishuRiskTemplate(v.Risk)), els)
 }
 
 // feishuButtonColumn is a column holding a button that submits the
@@ -330,7 +339,7 @@ func feishuFinal(v View, lang string) map[string]any {
 	if len(v.Resolve) > 0 {
 		els = append(els, feishuResolveForm(v, lang)...)
 	}
-	return feishuCard(feishuHeader(statusMark(v.Status)+" "+statusWords(v), v.Risk.String()+" · "+v.Tool, feishuStatusTemplate(v.Status)), els)
+	return feishuCard(feishuHeader(statusMark(v.Status)+" "+statusWords(v), riskOf(v)+" · "+v.Tool, feishuStatusTemplate(v.Status)), els)
 }
 
 // feishuResolveForm is the part of a frozen card that resolves it: what the

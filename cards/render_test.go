@@ -25,13 +25,19 @@ func sample(t *testing.T, batch bool) *approval.Approval {
 	created := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
 	calls := []approval.Call{{Tool: "sql_exec", Args: json.RawMessage(`{"database":"demo","sql":"DELETE FROM orders WHERE status = 'cancelled'"}`),
 		Summary: "DELETE FROM orders WHERE status = 'cancelled' — affects 37 rows", CallID: "c1"}}
-	summary := calls[0].Summary
+	calls[0].SummaryZH = "DELETE FROM orders WHERE status = 'cancelled' — 影响 demo 中的 37 行"
+	summary, summaryZH := calls[0].Summary, calls[0].SummaryZH
 	preview := "DELETE FROM orders WHERE status = 'cancelled'\n-- affects 37 rows of orders\n-- password: <redacted>"
+	previewZH := "DELETE FROM orders WHERE status = 'cancelled'\n-- 影响 orders 的 37 行\n-- password: <redacted>"
+	about := approval.Say(words.AboutSQLExecute)
 	if batch {
 		calls = append(calls,
 			approval.Call{Tool: "http_post", Args: json.RawMessage(`{"body":{"text":"orders purged"},"url":"https://hooks.example/notify"}`), Summary: "POST https://hooks.example/notify", CallID: "c2"},
 			approval.Call{Tool: "tasks_close", Args: json.RawMessage(`{"id":42}`), Summary: "close task #42 `cleanup`", CallID: "c3"})
 		summary = "sql_exec: " + calls[0].Summary + "\nhttp_post: " + calls[1].Summary + "\ntasks_close: " + calls[2].Summary
+		summaryZH = "sql_exec: " + calls[0].SummaryZH + "\nhttp_post: " + calls[1].Summary + "\ntasks_close: " + calls[2].Summary
+		previewZH += "\n\nPOST https://hooks.example/notify\n{\"text\":\"orders purged\"}\n\nclose task #42 ```cleanup```"
+		about = approval.Words{} // a batch's card lists its calls
 		preview += "\n\nPOST https://hooks.example/notify\n{\"text\":\"orders purged\"}\n\nclose task #42 ```cleanup```"
 	}
 	for i := range calls {
@@ -46,6 +52,7 @@ func sample(t *testing.T, batch bool) *approval.Approval {
 		Approvers: approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"bob", "carol"}, NotRequester: true},
 		Calls:     calls, PayloadSHA256: approval.BatchHash(calls), Risk: approval.RiskHigh,
 		Summary: summary, Preview: preview, Reason: "DELETE removes rows; affects 37 rows, more than 20", ReasonZH: "DELETE 会删除数据行；影响 37 行，超过 20 行",
+		SummaryZH: summaryZH, PreviewZH: previewZH, About: about.EN, AboutZH: about.ZH,
 		CreatedAt: created, ExpiresAt: created.Add(5 * time.Minute), State: approval.StatePending,
 	}
 }
@@ -59,7 +66,9 @@ func mcpSample(t *testing.T) *approval.Approval {
 		Definition: "6b93e2799bd099fa7c1c6eb709c2aa185ca9b3bfeb86a80f380939e604b7c703", Summary: "fs · write_file", CallID: "c1"}
 	call.PayloadSHA256 = call.Hash()
 	a.Calls, a.PayloadSHA256 = []approval.Call{call}, call.PayloadSHA256
-	a.Summary = call.Summary
+	a.Summary, a.SummaryZH, a.PreviewZH = call.Summary, "", ""
+	a.About = "fs__write_file: a tool another program defines (over MCP). It describes itself as: Write a file."
+	a.AboutZH = "fs__write_file：另一个程序（通过 MCP）提供的工具。它对自己的描述：Write a file."
 	a.Preview = "fs · write_file\n{\n  \"content\": \"hi\",\n  \"path\": \"/srv/share/a.txt\"\n}"
 	v, err := mcpPolicy(t).Evaluate(approval.CallInfo{Tool: call.Tool, Effect: approval.EffectDestructive, Confidence: 1,
 		EffectSource: approval.Say(words.MCPRiskUntrusted, "fs")}, nil)
@@ -85,6 +94,11 @@ func agentSample(t *testing.T) *approval.Approval {
 	a.Calls, a.PayloadSHA256 = []approval.Call{call}, h
 	a.Session, a.Channel, a.ChatID, a.Requester = "feishu:oc_ops", "feishu", "oc_ops", "ou_alice"
 	a.Summary, a.Preview = call.Summary, "git push --force origin main"
+	// The gate says the card's words in both languages (gate.Ask).
+	call.SummaryZH = words.In("zh", words.GateAsks, "ci-claude", "Bash: git push --force origin main")
+	a.Calls[0] = call
+	about := approval.Say(words.AboutGate, "ci-claude")
+	a.SummaryZH, a.PreviewZH, a.About, a.AboutZH = call.SummaryZH, "", about.EN, about.ZH
 	a.Reason = "HIGH risk (destructive); " + words.In("en", words.GateRiskPattern, "ci-claude", "Bash(rm *)|Bash(git push*)")
 	a.ReasonZH = "高风险（破坏性操作）；" + words.In("zh", words.GateRiskPattern, "ci-claude", "Bash(rm *)|Bash(git push*)")
 	return a
@@ -226,7 +240,25 @@ func goldenCases(t *testing.T) []golden {
 			Results: []approval.Result{{Tool: "sql_exec", CallID: "c1", Status: approval.StatusExecuted, Content: "DELETE 10", Edited: a.Calls[0].Edited}}}
 		return golden{"final_edited_" + lang, lang, cards.Final(a, o, text, lang)}
 	}
+	// A card in the configured time zone (approval.time_zone), of a
+	// requester whose platform gave their name (DingTalk's senderNick).
+	shanghai, err := time.LoadLocation("Asia/Shanghai")
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := func(lang string) golden {
+		a := one.Clone()
+		a.Channel, a.ChatID, a.Requester, a.RequesterName = "dingtalk", "cid_ops", "staff_0421", "张三"
+		v := cards.Pending(a, zh, lang)
+		if lang == "en" {
+			v = cards.Pending(a, en, lang)
+		}
+		v.Zone = shanghai
+		return golden{"pending_named_shanghai_" + lang, lang, v}
+	}
 	return []golden{
+		named("zh"),
+		named("en"),
 		resolved("en", approval.ResolveDone, approval.StatusExecuted, "row 7 was already gone; checked in the console"),
 		resolved("zh", approval.ResolveDone, approval.StatusExecuted, "已在控制台核对，数据已删除"),
 		resolved("en", approval.ResolveRetry, approval.StatusExecuted, ""),
@@ -307,7 +339,7 @@ func TestGolden(t *testing.T) {
 func TestPendingShowsTheFacts(t *testing.T) {
 	v := cards.Pending(sample(t, false), approval.DefaultOutcomeText("en"), "en")
 	for _, out := range []string{cards.Markdown(v, "en"), cards.Text(v, "en")} {
-		for _, want := range []string{"HIGH", "sql_exec", "affects 37 rows", "alice", "only bob, carol", "2026-11-22 09:05:00 UTC", v.ShortHash, "<redacted>"} {
+		for _, want := range []string{"HIGH", "sql_exec", "affects 37 rows", "alice", "only bob, carol", "Requested by alice · valid until 09:05 UTC", v.ShortHash, "<redacted>"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("missing %q in\n%s", want, out)
 			}

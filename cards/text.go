@@ -27,15 +27,26 @@ func Markdown(v View, lang string) string {
 	l := labelsFor(lang)
 	var b strings.Builder
 	if v.Final {
-		fmt.Fprintf(&b, "### %s %s · %s\n\n", statusMark(v.Status), escapeMD(statusWords(v)), v.Risk)
+		fmt.Fprintf(&b, "### %s %s · %s\n\n", statusMark(v.Status), escapeMD(statusWords(v)), escapeMD(riskOf(v)))
 	} else {
-		fmt.Fprintf(&b, "### %s %s · %s\n\n", riskMark(v.Risk), escapeMD(v.Title), v.Risk)
+		fmt.Fprintf(&b, "### %s %s · %s\n\n", riskMark(v.Risk), escapeMD(v.Title), escapeMD(riskOf(v)))
 	}
+	// What will happen first: the statement or command and what it
+	// affects, then the risk and why, then what the tool does.
 	if v.Summary != "" && len(v.Calls) <= 1 { // a batch lists its calls below
 		for _, line := range strings.Split(strings.TrimSpace(v.Summary), "\n") {
 			b.WriteString(escapeMD(line) + "  \n")
 		}
 		b.WriteString("\n")
+	}
+	if v.Reason != "" && !v.Final {
+		fmt.Fprintf(&b, "- %s: %s\n", l.reason, escapeMD(v.Reason))
+	}
+	if v.About != "" && !v.Final {
+		fmt.Fprintf(&b, "- %s: %s\n", l.about, escapeMD(v.About))
+	}
+	if !v.Final {
+		fmt.Fprintf(&b, "- %s\n", escapeMD(requestedLine(v, v.requesterShown(), lang)))
 	}
 	fmt.Fprintf(&b, "- %s: `%s`", l.tool, codeSpan(v.Tool))
 	if len(v.Calls) > 1 {
@@ -51,11 +62,8 @@ func Markdown(v View, lang string) string {
 			b.WriteString("\n")
 		}
 	}
-	if v.Reason != "" && !v.Final {
-		fmt.Fprintf(&b, "- %s: %s\n", l.reason, escapeMD(v.Reason))
-	}
-	fmt.Fprintf(&b, "- %s: %s\n", l.requester, escapeMD(string(v.Requester)))
 	if v.Final {
+		fmt.Fprintf(&b, "- %s: %s\n", l.requester, escapeMD(v.requesterShown()))
 		if v.DecidedBy != "" {
 			fmt.Fprintf(&b, "- %s: %s\n", l.decidedBy, escapeMD(string(v.DecidedBy)))
 		}
@@ -70,9 +78,6 @@ func Markdown(v View, lang string) string {
 		}
 	} else {
 		fmt.Fprintf(&b, "- %s: %s\n", l.approvers, escapeMD(v.Approvers))
-		if !v.ExpiresAt.IsZero() {
-			fmt.Fprintf(&b, "- %s: %s\n", l.expires, formatTime(v.ExpiresAt))
-		}
 	}
 	if v.ShortHash != "" {
 		fmt.Fprintf(&b, "- %s: `%s`\n", l.hash, codeSpan(v.ShortHash))
@@ -100,9 +105,9 @@ func Text(v View, lang string) string {
 	l := labelsFor(lang)
 	var b strings.Builder
 	if v.Final {
-		fmt.Fprintf(&b, "[%s] %s (%s)\n", statusWords(v), v.Tool, v.Risk)
+		fmt.Fprintf(&b, "[%s] %s (%s)\n", statusWords(v), v.Tool, riskOf(v))
 	} else {
-		fmt.Fprintf(&b, "[%s] %s: %s\n", v.Risk, v.Title, v.Tool)
+		fmt.Fprintf(&b, "[%s] %s: %s\n", riskOf(v), v.Title, v.Tool)
 	}
 	if v.Summary != "" && len(v.Calls) <= 1 { // a batch lists its calls below
 		b.WriteString(strings.TrimSpace(v.Summary) + "\n")
@@ -120,11 +125,14 @@ func Text(v View, lang string) string {
 	if v.Reason != "" && !v.Final {
 		fmt.Fprintf(&b, "%s: %s\n", l.reason, v.Reason)
 	}
+	if v.About != "" && !v.Final {
+		fmt.Fprintf(&b, "%s: %s\n", l.about, v.About)
+	}
 	if v.Preview != "" {
 		b.WriteString(indent(v.Preview))
 	}
-	fmt.Fprintf(&b, "%s: %s\n", l.requester, v.Requester)
 	if v.Final {
+		fmt.Fprintf(&b, "%s: %s\n", l.requester, v.requesterShown())
 		if v.DecidedBy != "" {
 			fmt.Fprintf(&b, "%s: %s\n", l.decidedBy, v.DecidedBy)
 		}
@@ -138,10 +146,8 @@ func Text(v View, lang string) string {
 			b.WriteString(e + "\n")
 		}
 	} else {
+		fmt.Fprintf(&b, "%s\n", requestedLine(v, v.requesterShown(), lang))
 		fmt.Fprintf(&b, "%s: %s\n", l.approvers, v.Approvers)
-		if !v.ExpiresAt.IsZero() {
-			fmt.Fprintf(&b, "%s: %s\n", l.expires, formatTime(v.ExpiresAt))
-		}
 	}
 	if v.ShortHash != "" {
 		fmt.Fprintf(&b, "%s: %s\n", l.hash, v.ShortHash)
@@ -159,12 +165,21 @@ func Text(v View, lang string) string {
 	return b.String()
 }
 
+// riskOf is the view's risk in words, or (a view built by hand) its
+// level.
+func riskOf(v View) string {
+	if v.RiskText != "" {
+		return v.RiskText
+	}
+	return v.Risk.String()
+}
+
 // labels are the field names of one language. batchOf is a format: the
 // number of calls.
 type labels struct {
-	tool, batchOf, reason, requester, approvers, expires, hash, decidedBy, comment string
-	result, details                                                                string
-	howMD, howText                                                                 string
+	tool, batchOf, reason, about, requester, approvers, expires, hash, decidedBy, comment string
+	result, details                                                                       string
+	howMD, howText                                                                        string
 }
 
 // labelsFor returns the labels of lang, from the catalogue of package
@@ -173,6 +188,7 @@ func labelsFor(lang string) labels {
 	l := words.Of(lang)
 	return labels{
 		tool: words.Text(l, words.CardTool), batchOf: words.Text(l, words.CardBatchOf), reason: words.Text(l, words.CardReason),
+		about:     words.Text(l, words.CardAbout),
 		requester: words.Text(l, words.CardRequester), approvers: words.Text(l, words.CardApprovers),
 		expires: words.Text(l, words.CardExpires), hash: words.Text(l, words.CardHash), decidedBy: words.Text(l, words.CardDecidedBy),
 		comment: words.Text(l, words.CardComment), result: words.Text(l, words.CardResult), details: words.Text(l, words.CardDetails),
@@ -228,9 +244,14 @@ func statusMark(s approval.Status) string {
 	return "ℹ️"
 }
 
-// formatTime shows a time in UTC to the second: every replica renders the
-// same card, whatever its local zone.
-func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
+// formatTime shows a time to the second in zone (nil: UTC), naming the
+// zone: every replica renders the same card, whatever its local zone.
+func formatTime(t time.Time, zone *time.Location) string {
+	if zone == nil {
+		zone = time.UTC
+	}
+	return t.In(zone).Format("2006-01-02 15:04:05 MST")
+}
 
 // escapeMD escapes the Markdown characters that could turn inline text into
 // a link, an image, HTML, emphasis or code, and folds line breaks.

@@ -52,19 +52,33 @@ type CallView struct {
 
 // View is an approval as people see it, in its pending or final state.
 type View struct {
-	ApprovalID    approval.ID     `json:"approval_id"`
-	Title         string          `json:"title"`
-	Risk          approval.Risk   `json:"risk"`
-	Tool          string          `json:"tool"`
-	Calls         []CallView      `json:"calls"`
-	Summary       string          `json:"summary"`
-	Preview       string          `json:"preview,omitempty"`
-	Reason        string          `json:"reason,omitempty"`
-	Requester     approval.UserID `json:"requester"`
-	Approvers     string          `json:"approvers"` // who may approve, in words
-	ExpiresAt     time.Time       `json:"expires_at"`
-	PayloadSHA256 string          `json:"payload_sha256"`
-	ShortHash     string          `json:"short_hash"`
+	ApprovalID approval.ID   `json:"approval_id"`
+	Title      string        `json:"title"`
+	Risk       approval.Risk `json:"risk"`
+	Tool       string        `json:"tool"`
+	Calls      []CallView    `json:"calls"`
+	Summary    string        `json:"summary"`
+	Preview    string        `json:"preview,omitempty"`
+	Reason     string        `json:"reason,omitempty"`
+	// About says what the call does, for its approver (not the model's
+	// tool description); RiskText is the risk in words ("高风险").
+	About     string          `json:"about,omitempty"`
+	RiskText  string          `json:"risk_text,omitempty"`
+	Requester approval.UserID `json:"requester"`
+	// RequesterName is the requester's name as their platform gave it
+	// (DingTalk's senderNick); empty, the id is shown (a Feishu card
+	// mentions the id, and the client shows the name).
+	RequesterName string `json:"requester_name,omitempty"`
+	// CreatedAt is when the approval was asked for.
+	CreatedAt time.Time `json:"created_at"`
+	// Zone is the time zone the card shows times in (approval.time_zone;
+	// nil: UTC). The web JSON carries times in UTC and the page shows
+	// them in its reader's zone.
+	Zone          *time.Location `json:"-"`
+	Approvers     string         `json:"approvers"` // who may approve, in words
+	ExpiresAt     time.Time      `json:"expires_at"`
+	PayloadSHA256 string         `json:"payload_sha256"`
+	ShortHash     string         `json:"short_hash"`
 	// Final is false while the approval waits; then Status, StatusText,
 	// DecidedBy, Comment and Result describe how it ended, and there are
 	// no buttons. StatusText is the status sentence, said once; Result is
@@ -225,23 +239,38 @@ func base(a *approval.Approval, lang string) View {
 		Title:         words.In(lang, words.CardTitle),
 		Risk:          a.Risk,
 		Tool:          a.Tool(),
-		Summary:       a.Summary,
-		Preview:       a.Preview,
+		Summary:       a.SummaryIn(lang),
+		Preview:       a.PreviewIn(lang),
 		Reason:        a.ReasonIn(lang),
+		About:         a.AboutIn(lang),
+		RiskText:      riskWords(a.Risk, lang),
 		Requester:     a.Requester,
+		RequesterName: a.RequesterName,
+		CreatedAt:     a.CreatedAt,
 		Approvers:     a.Approvers.DescribeIn(lang),
 		ExpiresAt:     a.ExpiresAt,
 		PayloadSHA256: a.PayloadSHA256,
 		ShortHash:     approval.ShortHash(a.PayloadSHA256),
 	}
 	for i, c := range a.Calls {
-		cv := CallView{Tool: c.Tool, Args: c.Args, Summary: c.Summary, Edited: c.Edited}
+		cv := CallView{Tool: c.Tool, Args: c.Args, Summary: c.SummaryIn(lang), Edited: c.Edited}
 		if len(a.Calls) > 1 {
 			cv.CallID = approval.CallKey(a.Calls, i)
 		}
 		v.Calls = append(v.Calls, cv)
 	}
 	return v
+}
+
+// riskWords is risk r in words in lang ("HIGH risk", "高风险").
+func riskWords(r approval.Risk, lang string) string {
+	switch r {
+	case approval.RiskHigh:
+		return words.In(lang, words.CardRiskHigh)
+	case approval.RiskMedium:
+		return words.In(lang, words.CardRiskMedium)
+	}
+	return words.In(lang, words.CardRiskLow)
 }
 
 // oneLine folds line breaks into spaces: text from a person (a comment)

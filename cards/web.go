@@ -13,7 +13,7 @@ import (
 // re-ordered or completed). Arguments that are not valid JSON are an error,
 // not a card with a hole.
 func WebJSON(v View) ([]byte, error) {
-	v.ExpiresAt = v.ExpiresAt.UTC()
+	v.ExpiresAt, v.CreatedAt = v.ExpiresAt.UTC(), v.CreatedAt.UTC()
 	calls := make([]CallView, len(v.Calls))
 	for i, c := range v.Calls {
 		if len(c.Args) == 0 {

@@ -50,6 +50,9 @@ type RouterConfig struct {
 	// Lang is the language of cards and of the router's own replies: "zh"
 	// or "en". Default "en".
 	Lang string
+	// Zone is the time zone cards show times in (approval.time_zone).
+	// Default UTC.
+	Zone *time.Location
 	// Text holds the words for each outcome status (approval.outcome_text);
 	// missing statuses take the defaults of Lang.
 	Text approval.OutcomeText
@@ -487,7 +490,7 @@ func (r *Router) HandleMessage(ctx context.Context, m Message) error {
 	}
 
 	err = loop.Submit(agent.Inbound{Session: session, Channel: m.Channel, ChatID: m.ChatID, ThreadID: m.ThreadID,
-		User: m.UserID, MessageID: m.MessageID, Text: m.Text})
+		User: m.UserID, UserName: m.UserName, MessageID: m.MessageID, Text: m.Text})
 	tl, listens := ch.(TurnListener)
 	switch {
 	case errors.Is(err, agent.ErrBusy), errors.Is(err, agent.ErrClosed):
@@ -832,6 +835,7 @@ func (r *Router) threadOf(a *approval.Approval) string {
 func (r *Router) Settle(ctx context.Context, a *approval.Approval, o approval.Outcome) error {
 	defer r.submitter.Resume(a, o)
 	v := cards.Final(a, o, r.text, r.cfg.Lang)
+	v.Zone = r.cfg.Zone
 	var errs []error
 	for _, ref := range a.Cards {
 		ch, err := r.channel(ref.Channel)

@@ -146,7 +146,7 @@ func (r *Router) command(ctx context.Context, ch Channel, to Target, m Message, 
 // the Decider is a Commander and the store answers; a card without a code
 // is still a card (a failure is logged).
 func (r *Router) pendingCard(ctx context.Context, a *approval.Approval) cards.View {
-	v := cards.Pending(a, r.text, r.cfg.Lang)
+	v := r.pendingView(a)
 	cmdr, ok := r.decider.(Commander)
 	if !ok {
 		return v

@@ -236,15 +236,23 @@ func (g *Gate) Ask(ctx context.Context, ag *Agent, q Ask) (Answer, error) {
 	default:
 		return Answer{}, ErrBusy
 	}
-	summary, preview := Preview(q.Tool, canon, g.deps.Lang)
-	summary = words.In(g.deps.Lang, words.GateAsks, ag.cfg.Name, summary)
-	if d := redact.Clean(strings.TrimSpace(q.Description), 300); d != "" {
-		preview = d + "\n\n" + preview
+	// The card's words in both languages, so each card of the approval
+	// says them in its own (Approval.SummaryIn, PreviewIn).
+	say := func(lang string) (summary, preview string) {
+		summary, preview = Preview(q.Tool, canon, lang)
+		summary = words.In(lang, words.GateAsks, ag.cfg.Name, summary)
+		if d := redact.Clean(strings.TrimSpace(q.Description), 300); d != "" {
+			preview = d + "\n\n" + preview
+		}
+		return summary, preview
 	}
+	summary, preview := say("en")
+	summaryZH, previewZH := say("zh")
 	channel, chat := g.place(ag)
 	a, err := g.deps.Engine.Request(ctx, approval.Request{ID: id, Session: session, Channel: channel, ChatID: chat,
-		Requester: g.requester(ag), Calls: []approval.Call{{Tool: name, Args: canon, Summary: summary, CallID: q.Key}},
-		Verdict: v, Summary: summary, Preview: preview})
+		Requester: g.requester(ag), Calls: []approval.Call{{Tool: name, Args: canon, Summary: summary, SummaryZH: summaryZH, CallID: q.Key}},
+		Verdict: v, Summary: summary, Preview: preview, SummaryZH: summaryZH, PreviewZH: previewZH,
+		About: approval.Say(words.AboutGate, ag.cfg.Name)})
 	if approval.KindOf(err) == errkind.Conflict && q.Key != "" {
 		// Asked before with this key: the same approval.
 		return g.Get(ctx, ag, id)

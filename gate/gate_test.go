@@ -145,6 +145,11 @@ func TestAskAllowedAfterApproval(t *testing.T) {
 		!strings.Contains(a.Summary, "ci-claude asks to run Bash") || !strings.Contains(a.Reason, "agent ci-claude's policy: Bash(rm *)") {
 		t.Fatalf("the card's approval: %+v", a)
 	}
+	// Each card says it in its own language, and what the call is.
+	if !strings.Contains(a.SummaryIn("zh"), "ci-claude 请求执行 Bash") || a.Calls[0].SummaryIn("zh") != a.SummaryZH ||
+		!strings.Contains(a.AboutIn("zh"), "另一个智能体（ci-claude）") || !strings.Contains(a.AboutIn("en"), "another agent (ci-claude)") {
+		t.Fatalf("the card's approval in Chinese: summary %q, about %q / %q", a.SummaryZH, a.About, a.AboutZH)
+	}
 	// A retry with the same tool_use_id: the same approval, no second card.
 	again, err := r.gate.Ask(context.Background(), r.ci, gate.Ask{Tool: "Bash", Input: input, Key: "toolu_1"})
 	if err != nil || again.ID != ans.ID || again.Status != gate.StatusPending {

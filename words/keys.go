@@ -341,6 +341,105 @@ const (
 	CardEditInput     // the label of a call's arguments input; args: the call's number, its tool
 	CardEditElsewhere // a card with no arguments input (secret-looking or too long arguments): where to edit
 	CardEdited        // a settled card: what an approver changed before approving; args: the call's number, what changed
+	// The approval as a person sees it (issue 18): tools/sql's previews,
+	// and what a tool's call does, written for its approver (About…).
+	SQLRows           // args: a number of rows (not 1)
+	SQLRow            // one row
+	SQLPreview        // args: the statement, what it does
+	SQLPreviewNote    // args: the statement, what it does, how that was found
+	SQLReadOnly       // args: the statement, the database
+	SQLAffects        // args: the rows (SQLRows), the database
+	SQLAffectsAtMost  // args: the rows (SQLRows), the table, the database
+	SQLWouldRun       // args: the SQL verb, the database
+	SQLWouldDrop      // args: the table (SQLTableRows), the database
+	SQLWouldDropMany  // args: the tables, the database
+	SQLWouldEmpty     // args: the table (SQLTableRows), the database
+	SQLWouldEmptyMany // args: the tables, the database
+	SQLTableRows      // args: the table, its rows (SQLRows)
+	SQLTableUncounted // args: the table, the database's error
+	SQLListSep        // between tables of a list
+	SQLRadiusUnknown  // args: the database
+	SQLNoteTimeout    // args: the dry run's timeout
+	SQLNoteNotDryRun  // args: why (the database's words)
+	SQLNoteMySQLDDL
+	SQLNoteProcedure
+	SQLNoteRolledBack
+	AboutSQLQuery   // what sql_query does, for its approver
+	AboutSQLExecute // what sql_execute does, for its approver
+	AboutShell      // what the shell tool does, for its approver
+	AboutTaskCreate
+	AboutTaskList
+	AboutTaskComplete
+	AboutTaskDelete
+	AboutForeign // args: the tool, what it says it does (its own words)
+
+	// Cards as a person sees them (issue 18): what the call does, the risk in words.
+	CardAbout // label: what the call does, for its approver
+	CardRisk  // label: the risk and why
+	CardRiskHigh
+	CardRiskMedium
+	CardRiskLow
+
+	// The web chat page (issue 18): its labels and messages, said by the page in the configured language. Placeholders in braces are filled in by the page.
+	WebPageConnecting
+	WebPageOnline
+	WebPageOffline // {s}: seconds until the next try (the page fills it in)
+	WebPageNoConnect
+	WebPageSession // {id}: the session id
+	WebPageUser    // {user}: the user
+	WebPageInput
+	WebPageInputBlocked
+	WebPageSend
+	WebPageMessage // the input's label
+	WebPagePendingTitle
+	WebPageNonePending
+	WebPagePendingToggle // {n}: how many wait
+	WebPageLog           // the conversation's label
+	WebPageWhat
+	WebPageRequested // {who}: the requester; {until}: the expiry time; {left}: the time left
+	WebPageExpired
+	WebPageDetails
+	WebPageArgs
+	WebPageComment
+	WebPageApprove
+	WebPageReject
+	WebPageKeys
+	WebPageKeysHigh
+	WebPageRunning
+	WebPageCancelling
+	WebPageNotConnected
+	WebPageNeedsConfirm // {what}: the call's summary
+	WebPageOutcome      // {status}: how it ended
+	WebPageOutcomeBy    // {status}: how it ended; {who}: who decided
+	WebPageResultOf     // {tool}: the tool
+	WebPageFailedOf     // {tool}: the tool
+	WebPageTry          // the greeting's example buttons' label
+	WebPageYou          // screen readers: who wrote a message
+	WebPageBot
+	WebPageOnce           // the dialog's approve button that grants nothing (仅本次)
+	WebPageCalls          // the dialog's per-call choices' legend
+	WebPageEdit           // the dialog's fold that edits the arguments
+	WebPageEditArgs       // the arguments input's label
+	WebPageEditApprove    // the button that approves the edited arguments
+	WebPageApproveSession // the approve button that grants the session; {window}: the grant window (the page fills it in)
+	WebPageEditNotObject  // the edited arguments are not a JSON object
+
+	// A pending card's requester and expiry (issue 18).
+	CardRequestedUntil // args: who asked, the expiry time
+
+	// The demo task tools' previews (issue 18).
+	TaskPreviewCreate    // args: the title
+	TaskPreviewCreateDue // args: the title, the due date
+	TaskPreviewListAll
+	TaskPreviewListOpen
+	TaskPreviewComplete        // args: the task (id and title)
+	TaskPreviewCompleteDone    // args: the task (id and title)
+	TaskPreviewCompleteMissing // args: the id, twice
+	TaskPreviewDelete          // args: the task (id and title)
+	TaskPreviewDeleteMissing   // args: the id, twice
+
+	// What another agent's call is, for its approver (issue 18).
+	AboutGate // args: the agent
 
 	// numKeys counts the keys; it is not one.
 	numKeys

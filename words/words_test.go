@@ -3,6 +3,7 @@ package words
 import (
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -41,15 +42,59 @@ func verbs(s string) []string {
 	return vs
 }
 
+// args lists which verb formats which argument, "<n>:<verb without its
+// index>", sorted: fmt's explicit argument indexes ("%[2]s") let a
+// language put the arguments in its own order ("affects %[1]s in %[2]s",
+// "影响 %[2]s 中的 %[1]s"); a verb without one takes the argument after the
+// previous verb's, as in fmt.
+func args(s string) []string {
+	var as []string
+	n := 1
+	for _, v := range verbs(s) {
+		if m := argIndex.FindStringSubmatch(v); m != nil {
+			n, _ = strconv.Atoi(m[1])
+			v = argIndex.ReplaceAllString(v, "")
+		}
+		as = append(as, strconv.Itoa(n)+":"+v)
+		n++
+	}
+	slices.Sort(as)
+	return as
+}
+
+var argIndex = regexp.MustCompile(`\[(\d+)\]`)
+
 // TestVerbsAgree: every language formats a key's arguments with the same
-// verbs in the same order, so one call says the same thing in each.
+// verbs, each argument with the verb it has in English (in the same order
+// unless explicit indexes reorder them), so one call says the same thing
+// in each.
 func TestVerbsAgree(t *testing.T) {
 	for _, k := range Keys() {
-		want := verbs(en[k])
+		want := args(en[k])
 		for _, l := range Langs[1:] {
-			if got := verbs(catalogue[l][k]); !slices.Equal(got, want) {
+			if got := args(catalogue[l][k]); !slices.Equal(got, want) {
 				t.Errorf("key %d: %s has verbs %q, en %q (en %q, %s %q)", k, l, got, want, en[k], l, catalogue[l][k])
 			}
+		}
+	}
+}
+
+// TestArgsReordered: explicit indexes may reorder arguments, never change
+// which verb formats which.
+func TestArgsReordered(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		same bool
+	}{
+		{"affects %[1]s in %[2]s", "影响 %[2]s 中的 %[1]s", true},
+		{"%s and %d", "%[1]s 和 %[2]d", true},
+		{"%s and %d", "%[2]d 和 %[1]s", true},
+		{"%s and %d", "%d 和 %s", false},
+		{"%[1]s in %[2]s", "%[1]s 中 %[1]s", false},
+		{"%s", "%s %s", false},
+	} {
+		if got := slices.Equal(args(tc.a), args(tc.b)); got != tc.same {
+			t.Errorf("%q vs %q: same = %v, want %v (%q, %q)", tc.a, tc.b, got, tc.same, args(tc.a), args(tc.b))
 		}
 	}
 }

@@ -341,6 +341,7 @@ func (s *Store) claimLocked(id approval.ID, req approval.ClaimRequest) (approval
 		r.ProposedSHA256, r.PayloadSHA256 = r.PayloadSHA256, ed.PayloadSHA256
 		r.Calls = append([]approval.Call(nil), ed.Calls...)
 		r.Risk, r.Reason, r.ReasonZH, r.Summary, r.Preview = ed.Risk, ed.Reason, ed.ReasonZH, ed.Summary, ed.Preview
+		r.SummaryZH, r.PreviewZH = ed.SummaryZH, ed.PreviewZH
 	}
 	s.decided = append(s.decided, decidedRec{r.ID, r.DecidedAt})
 	res := out(approval.ClaimOK, false)

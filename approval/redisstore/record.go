@@ -116,6 +116,14 @@ type frozen struct {
 	Reason  string        `json:"re,omitempty"`
 	// ReasonZH is the reason in Chinese.
 	ReasonZH string `json:"rz,omitempty"`
+	// SummaryZH, PreviewZH: the summary and preview in Chinese; About,
+	// AboutZH: what the call does for its approver.
+	SummaryZH string `json:"sz,omitempty"`
+	PreviewZH string `json:"pz,omitempty"`
+	// RequesterName is the requester's name as the platform gave it.
+	RequesterName string `json:"rn,omitempty"`
+	About         string `json:"ab,omitempty"`
+	AboutZH       string `json:"abz,omitempty"`
 	// CreatedAt: LifeS is ExpiresAt - CreatedAt in seconds when that is
 	// whole seconds (it is a timeout: nearly always), else Life in
 	// nanoseconds, else (the difference overflows a Duration) Created is
@@ -143,6 +151,8 @@ type frozenCall struct {
 	CallID  string  `json:"i,omitempty"`
 	// Edited is approval.Call.Edited (an edit rewrites field j).
 	Edited string `json:"e,omitempty"`
+	// SummaryZH is the call's summary in Chinese.
+	SummaryZH string `json:"sz,omitempty"`
 }
 
 // encodeRecord returns the fields of a new record for a, all but "s"
@@ -204,7 +214,8 @@ func encodeRecord(a *approval.Approval) (fields, error) {
 
 // encodeFrozen is the JSON of a's field "j".
 func encodeFrozen(a *approval.Approval) ([]byte, error) {
-	fr := frozen{Risk: a.Risk, Summary: a.Summary, Preview: a.Preview, Reason: a.Reason, ReasonZH: a.ReasonZH, Grant: a.GrantWindow}
+	fr := frozen{Risk: a.Risk, Summary: a.Summary, Preview: a.Preview, Reason: a.Reason, ReasonZH: a.ReasonZH,
+		SummaryZH: a.SummaryZH, PreviewZH: a.PreviewZH, About: a.About, AboutZH: a.AboutZH, RequesterName: a.RequesterName, Grant: a.GrantWindow}
 	if a.Calls != nil {
 		fr.Calls = make([]frozenCall, len(a.Calls))
 	}
@@ -215,7 +226,7 @@ func encodeFrozen(a *approval.Approval) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		fc := frozenCall{Tool: c.Tool, Args: args, Def: c.Definition, Summary: c.Summary, CallID: c.CallID, Edited: c.Edited}
+		fc := frozenCall{Tool: c.Tool, Args: args, Def: c.Definition, Summary: c.Summary, SummaryZH: c.SummaryZH, CallID: c.CallID, Edited: c.Edited}
 		if (approval.Call{Tool: c.Tool, Args: args, Definition: c.Definition}).Hash() != c.PayloadSHA256 {
 			h := c.PayloadSHA256
 			fc.Hash = &h
@@ -412,7 +423,7 @@ func decodeFixed(a *approval.Approval, f record) error {
 		a.Calls = make([]approval.Call, len(fr.Calls))
 	}
 	for i, c := range fr.Calls {
-		call := approval.Call{Tool: c.Tool, Args: c.Args, Definition: c.Def, Summary: c.Summary, CallID: c.CallID, Edited: c.Edited}
+		call := approval.Call{Tool: c.Tool, Args: c.Args, Definition: c.Def, Summary: c.Summary, SummaryZH: c.SummaryZH, CallID: c.CallID, Edited: c.Edited}
 		call.PayloadSHA256 = call.Hash()
 		if c.Hash != nil {
 			call.PayloadSHA256 = *c.Hash
@@ -420,5 +431,6 @@ func decodeFixed(a *approval.Approval, f record) error {
 		a.Calls[i] = call
 	}
 	a.Risk, a.Summary, a.Preview, a.Reason, a.ReasonZH, a.GrantWindow = fr.Risk, fr.Summary, fr.Preview, fr.Reason, fr.ReasonZH, fr.Grant
+	a.SummaryZH, a.PreviewZH, a.About, a.AboutZH, a.RequesterName = fr.SummaryZH, fr.PreviewZH, fr.About, fr.AboutZH, fr.RequesterName
 	return nil
 }

@@ -11,6 +11,25 @@
 // Start (called by channels.Router.Start) hands the channel its Handler;
 // before Start and after Close the socket answers 503.
 //
+// # The page
+//
+// index.html is a template filled in once, at New, in Config.Lang: its
+// labels, and in data attributes (JSON, no inline script) the sentences
+// app.js says itself and Config.Greeting, all from package words. The
+// page greets with what the bot can do and example requests (buttons that
+// fill the input). The dialog shows first what will happen (the preview),
+// then the risk and why, what the tool does for its approver, who asked
+// and until when (in the reader's time zone), and the details (tool,
+// arguments, who may approve, payload hash) folded. A HIGH dialog opens
+// with the focus on 取消 and Enter never approves it; Tab stays in the
+// dialog. A tool's result is shown once: the agent's answer after it says
+// it, and the result itself is a closed disclosure in the bubble of its
+// confirmation's outcome (or its own bubble for a call that needed none).
+// At phone width (≤ 640 px) the dialog is full width and the side panel
+// of pending confirmations folds under a header button. The log is an
+// aria-live region; who wrote a message is said in words for screen
+// readers, never by a glyph alone.
+//
 // # Identity
 //
 // The WebSocket upgrade request carries a bearer token, as the query
@@ -126,7 +145,9 @@
 //	   "tool_args":{"database":"demo","sql":"DELETE FROM orders WHERE status = 'cancelled'"},
 //	   "requires_confirmation":true,"risk":"HIGH","expires_at":"2026-11-22T09:05:00Z",
 //	   "payload_sha256":"687bf776…","approval_id":"ap_0123abcd_…","summary":"…","preview":"…",
-//	   "reason":"destructive statement","requester":"alice","approvers":"only the person who asked"},
+//	   "reason":"destructive statement","requester":"alice","approvers":"only the person who asked",
+//	   "about":"Changes data or tables in a SQL database and commits the change.","risk_text":"HIGH risk",
+//	   "short_hash":"687bf776a9a8"},
 //	 "card":{…cards.WebJSON of the view…}}
 //
 // A confirmation to show. step_id is "confirm_<approval id>_<tool>", the
@@ -136,7 +157,12 @@
 // restart, and an answer to it is taken as long as the approval is the
 // session's pending one (tool is "batch" for several calls; then tool_args
 // is an array of {"tool","args"}). content is the card as plain text, for
-// clients that only print.
+// clients that only print. Everything a person reads in metadata is in the
+// channel's language: summary and preview (the tool's preview, "… —
+// affects 7 rows in demo" / "… — 影响 demo 中的 7 行"), reason, approvers,
+// risk_text, and about, what the call does written for its approver;
+// tool_description is about, or for a tool that says nothing for its
+// approver its own description. risk stays the level (LOW, MEDIUM, HIGH).
 //
 //	{"type":"agent.tool_result","event":"agent.tool_result","session_id":"s1","step_id":"confirm_ap_…_sql_exec",
 //	 "tool_name":"sql_exec","tool_args":{…},"content":"DELETE 37","is_error":false,"timestamp":"…",

@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -27,6 +28,10 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/channels/web"
+	"github.com/hitlbot/hitlbot/words"
 )
 
 // findChromium returns the browser binary, or "" if none is installed.
@@ -275,12 +280,16 @@ func launch(t *testing.T, bin string) *cdp {
 }
 
 // screenshot saves the page as $HITLBOT_E2E_SCREENSHOTS/<name>.png when
-// that directory is set (to look at the layout).
+// that directory is set (scripts/e2e.sh sets it to artifacts/e2e at the
+// top of the repository, which git ignores).
 func screenshot(t *testing.T, page *cdp, name string) {
 	t.Helper()
 	dir := os.Getenv("HITLBOT_E2E_SCREENSHOTS")
 	if dir == "" {
 		return
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	var shot struct {
 		Data []byte `json:"data"`
@@ -288,10 +297,27 @@ func screenshot(t *testing.T, page *cdp, name string) {
 	if err := json.Unmarshal(page.call("Page.captureScreenshot", map[string]any{"format": "png"}), &shot); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(dir+"/"+name+".png", shot.Data, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), shot.Data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
+
+// e2eSizes are the widths the page is tried at: a laptop, and a phone
+// (390×844).
+var e2eSizes = []struct {
+	name          string
+	width, height int
+	mobile        bool
+}{
+	{"desktop", 1280, 860, false},
+	{"phone", 390, 844, true},
+}
+
+// e2eGreeting is the greeting of the test page (cmd/bot builds the real
+// one from the catalogue, the same as bot chat's).
+var e2eGreeting = web.Greeting{Text: "hitlbot test page: it erases things.", Examples: []web.Example{
+	{Request: "erase orders", What: "asks first"}, {Request: "hello", What: "echoes"}, {Request: "erase logs", What: "asks first"},
+}}
 
 func TestE2EPage(t *testing.T) {
 	bin := findChromium()
@@ -302,9 +328,30 @@ func TestE2EPage(t *testing.T) {
 	if bin == "" {
 		t.Skip("no Chromium installed (looked for /usr/bin/chromium, chromium, chromium-browser, google-chrome): run scripts/e2e.sh as root to install Debian's chromium")
 	}
-	s := newServer(t)
 	page := launch(t, bin)
-	page.call("Page.navigate", map[string]any{"url": s.srv.URL + "/?session=e2e"})
+	parent := t
+	for _, lang := range []string{"en", "zh"} {
+		for _, size := range e2eSizes {
+			t.Run(lang+"_"+size.name, func(t *testing.T) {
+				page.t = t
+				defer func() { page.t = parent }()
+				page.call("Emulation.setDeviceMetricsOverride", map[string]any{"width": size.width, "height": size.height,
+					"deviceScaleFactor": 1, "mobile": size.mobile})
+				e2ePage(t, page, lang, lang+"_"+size.name, size.mobile)
+			})
+		}
+	}
+}
+
+// e2ePage drives one page in one language at one size through the
+// dialog: a message, an approval by click, a refusal by Escape, a reload
+// that brings the confirmation back, Enter on a HIGH dialog, and checks
+// the layout, the words and one bubble per result on the way.
+func e2ePage(t *testing.T, page *cdp, lang, shot string, phone bool) {
+	s := newServer(t, withLang(lang), withGreeting(e2eGreeting))
+	outcome := approval.DefaultOutcomeText(lang)
+	W := func(k words.Key) string { return words.In(lang, k) }
+	page.call("Page.navigate", map[string]any{"url": s.srv.URL + "/?session=e2e_" + shot})
 	page.until("the socket to connect", `document.getElementById('status').classList.contains('online') && !document.getElementById('input').disabled`)
 
 	typeMessage := func(text string) {
@@ -315,55 +362,139 @@ func TestE2EPage(t *testing.T) {
 		t.Helper()
 		page.until("the confirmation dialog", `!document.getElementById('overlay').hidden && document.getElementById('dlg-args').textContent.includes('`+target+`')`)
 	}
+	// visible counts the bubbles of the log whose visible text holds s.
+	visible := func(s string) int {
+		t.Helper()
+		n, _ := page.eval(fmt.Sprintf(`Array.from(document.querySelectorAll('#log > li')).filter((li) => li.innerText.includes(%q)).length`, s)).(float64)
+		return int(n)
+	}
 
-	// 1. A message gets an answer.
+	// 0. The page greets, in its language, with the examples as buttons;
+	// its own words are the language's; the layout fits the width.
+	page.until("the greeting", `document.querySelectorAll('#log .greeting button.example').length === 3`)
+	got := page.eval(`JSON.stringify({
+		lang: document.documentElement.lang,
+		send: document.getElementById('send').textContent,
+		status: document.getElementById('status').textContent,
+		chat: document.getElementById('chat').getBoundingClientRect().width,
+		side: getComputedStyle(document.getElementById('side')).display,
+		toggle: getComputedStyle(document.getElementById('side-toggle')).display,
+		overflow: document.documentElement.scrollWidth > window.innerWidth,
+	})`).(string)
+	var l struct {
+		Lang, Send, Status, Side, Toggle string
+		Chat                             float64
+		Overflow                         bool
+	}
+	if err := json.Unmarshal([]byte(got), &l); err != nil {
+		t.Fatal(err)
+	}
+	if l.Lang != lang || l.Send != W(words.WebPageSend) || l.Status != W(words.WebPageOnline) || l.Overflow {
+		t.Fatalf("page = %+v", l)
+	}
+	if phone && (l.Side != "none" || l.Toggle == "none" || l.Chat < 380) || !phone && (l.Side == "none" || l.Chat < 900) {
+		t.Fatalf("layout at this width = %+v", l)
+	}
+	if phone {
+		// The side panel opens from the header, and closes again.
+		page.eval(`document.getElementById('side-toggle').click(); true`)
+		page.until("the side panel", `getComputedStyle(document.getElementById('side')).display !== 'none' && document.getElementById('side-toggle').getAttribute('aria-expanded') === 'true'`)
+		page.eval(`document.getElementById('side-toggle').click(); true`)
+		page.until("the side panel to close", `getComputedStyle(document.getElementById('side')).display === 'none'`)
+	}
+	screenshot(t, page, shot+"_greeting")
+
+	// 1. A message gets an answer; an example button fills the input.
+	page.eval(`document.querySelectorAll('#log .greeting button.example')[1].click(); true`)
+	if v, _ := page.eval(`document.getElementById('input').value`).(string); v != "hello" {
+		t.Fatalf("the example put %q in the input", v)
+	}
 	typeMessage("hello browser")
 	page.until("the answer", `document.getElementById('log').innerText.includes('echo: hello browser')`)
 
-	// 2. A risky call: the dialog shows tool, description, arguments, risk,
-	// a countdown; the input is disabled; 确认执行 runs it once.
+	// 2. A risky call: the dialog says first what will happen, then the
+	// risk and why, what the tool does, who asked and until when; the
+	// input is disabled; the focus is on 取消 (HIGH); 确认执行 runs it once.
 	typeMessage("erase orders")
 	dialogFor("orders")
-	got := page.eval(`JSON.stringify({
-		tool: document.getElementById('dlg-tool').textContent,
-		desc: document.getElementById('dlg-desc').textContent,
+	got = page.eval(`JSON.stringify({
+		what: document.getElementById('dlg-what').textContent,
+		whatTop: document.getElementById('dlg-what').getBoundingClientRect().top,
+		detailsTop: document.getElementById('dlg-details').getBoundingClientRect().top,
 		risk: document.getElementById('dlg-risk').textContent,
-		args: document.getElementById('dlg-args').textContent,
+		desc: document.getElementById('dlg-desc').textContent,
+		requested: document.getElementById('dlg-requested').textContent,
 		countdown: document.getElementById('dlg-countdown').textContent,
 		inputDisabled: document.getElementById('input').disabled,
 		pending: document.querySelectorAll('#pending li').length,
 		approve: document.getElementById('dlg-approve').textContent,
 		reject: document.getElementById('dlg-reject').textContent,
+		focus: document.activeElement && document.activeElement.id,
+		dialogWidth: document.getElementById('dialog').getBoundingClientRect().width,
+		viewport: window.innerWidth,
+		modal: document.getElementById('dialog').getAttribute('aria-modal'),
 	})`).(string)
 	var d struct {
-		Tool, Desc, Risk, Args, Countdown, Approve, Reject string
-		InputDisabled                                      bool
-		Pending                                            int
+		What, Risk, Desc, Requested, Countdown, Approve, Reject, Focus, Modal string
+		WhatTop, DetailsTop, DialogWidth, Viewport                            float64
+		InputDisabled                                                         bool
+		Pending                                                               int
 	}
 	if err := json.Unmarshal([]byte(got), &d); err != nil {
 		t.Fatal(err)
 	}
-	if d.Tool != "erase" || d.Desc != "Erases the named thing for good" || d.Risk != "HIGH" || !strings.Contains(d.Args, `"target": "orders"`) ||
-		!regexp.MustCompile(`^[0-9]+:[0-9]{2}$`).MatchString(d.Countdown) || !d.InputDisabled || d.Pending != 1 || d.Approve != "确认执行" || d.Reject != "取消操作" {
+	if !strings.Contains(d.What, `erase {"target":"orders"}`) || d.WhatTop > d.DetailsTop || d.Risk != W(words.CardRiskHigh) ||
+		d.Desc != "Erases the named thing for good" || !strings.Contains(d.Requested, web.LocalUser) ||
+		!regexp.MustCompile(`^[0-9]+:[0-9]{2}$`).MatchString(d.Countdown) || !strings.Contains(d.Requested, d.Countdown) ||
+		!d.InputDisabled || d.Pending != 1 || d.Approve != W(words.WebPageApprove) || d.Reject != W(words.WebPageReject) ||
+		d.Focus != "dlg-reject" || d.Modal != "true" {
 		t.Fatalf("dialog = %+v", d)
 	}
-	screenshot(t, page, "dialog")
+	if phone && d.DialogWidth < d.Viewport-1 {
+		t.Fatalf("at phone width the dialog is %v px of %v", d.DialogWidth, d.Viewport)
+	}
+	// The focus stays in the dialog: Tab from its last control goes to
+	// its first, Shift+Tab back.
+	page.eval(`document.getElementById('dlg-approve').focus(); true`)
+	page.key("Tab", "Tab", 9, "")
+	if in, _ := page.eval(`document.getElementById('dialog').contains(document.activeElement)`).(bool); !in {
+		t.Fatal("Tab left the dialog")
+	}
+	page.call("Input.dispatchKeyEvent", map[string]any{"type": "keyDown", "key": "Tab", "code": "Tab", "windowsVirtualKeyCode": 9, "modifiers": 8})
+	page.call("Input.dispatchKeyEvent", map[string]any{"type": "keyUp", "key": "Tab", "code": "Tab", "windowsVirtualKeyCode": 9, "modifiers": 8})
+	if id, _ := page.eval(`document.activeElement && document.activeElement.id`).(string); id != "dlg-approve" {
+		t.Fatalf("Shift+Tab from the first control went to %q, want dlg-approve", id)
+	}
+	// Enter on 确认执行 of a HIGH dialog does not approve.
+	page.key("Enter", "Enter", 13, "\r")
+	if v, _ := page.eval(`document.getElementById('dlg-approve').disabled || document.getElementById('overlay').hidden`).(bool); v || s.erase.Runs.Load() != 0 {
+		t.Fatal("Enter on the focused 确认执行 of a HIGH dialog approved it")
+	}
+	screenshot(t, page, shot+"_dialog")
 	page.eval(`document.getElementById('dlg-comment').value = 'looks right'; document.getElementById('dlg-approve').click(); true`)
 	if v, _ := page.eval(`document.getElementById('dlg-approve').disabled`).(bool); !v && s.erase.Runs.Load() == 0 {
 		t.Error("the buttons were not disabled after the click")
 	}
-	page.until("the result", `document.getElementById('log').innerText.includes('erase done (run 1)') && document.getElementById('overlay').hidden && !document.getElementById('input').disabled`)
-	page.until("the summary", `document.getElementById('log').innerText.includes('summary: erase done (run 1)')`)
-	screenshot(t, page, "result")
+	page.until("the answer", `document.getElementById('log').innerText.includes('summary: erase done (run 1)') && document.getElementById('overlay').hidden && !document.getElementById('input').disabled`)
+	page.until("the outcome", `document.getElementById('log').innerText.includes(`+quoteJS(outcome[approval.StatusExecuted])+`)`)
+	// One bubble per result: the answer says it; the tool's own result
+	// is a closed disclosure in the outcome's bubble.
+	if n := visible("erase done (run 1)"); n != 1 {
+		t.Fatalf("the result is visible in %d bubbles, want 1; log:\n%v", n, page.eval(`document.getElementById('log').innerText`))
+	}
+	if n, _ := page.eval(`document.querySelectorAll('#log details.result').length`).(float64); n != 1 {
+		t.Fatalf("%v result disclosures, want 1", n)
+	}
+	screenshot(t, page, shot+"_result")
 
 	// 3. Escape declines.
 	typeMessage("erase logs")
 	dialogFor("logs")
 	page.key("Escape", "Escape", 27, "")
-	page.until("the refusal", `document.getElementById('log').innerText.includes('Declined') && document.getElementById('overlay').hidden`)
+	page.until("the refusal", `document.getElementById('log').innerText.includes(`+quoteJS(outcome[approval.StatusRejected])+`) && document.getElementById('overlay').hidden`)
 
 	// 4. A reload while a confirmation waits: it comes back. The call is
-	// HIGH, so the focus is on 取消 and Enter never approves it: it declines.
+	// HIGH, so the focus is on 取消 and Enter declines it.
 	typeMessage("erase cache")
 	dialogFor("cache")
 	page.call("Page.reload", map[string]any{})
@@ -374,7 +505,7 @@ func TestE2EPage(t *testing.T) {
 	}
 	page.key("Enter", "Enter", 13, "\r")
 	// (The reload emptied the log: this refusal is the only one in it.)
-	page.until("the refusal by Enter", `document.getElementById('log').innerText.includes('Declined') && document.getElementById('overlay').hidden`)
+	page.until("the refusal by Enter", `document.getElementById('log').innerText.includes(`+quoteJS(outcome[approval.StatusRejected])+`) && document.getElementById('overlay').hidden`)
 	if n := s.erase.Runs.Load(); n != 1 {
 		t.Fatalf("Enter on a HIGH dialog ran the tool (%d runs)", n)
 	}
@@ -383,10 +514,19 @@ func TestE2EPage(t *testing.T) {
 	typeMessage("erase cache")
 	dialogFor("cache")
 	page.eval(`document.getElementById('dlg-approve').click(); true`)
-	page.until("the second result", `document.getElementById('log').innerText.includes('erase done (run 2)') && document.getElementById('overlay').hidden`)
+	page.until("the second answer", `document.getElementById('log').innerText.includes('summary: erase done (run 2)') && document.getElementById('overlay').hidden`)
+	if n := visible("erase done (run 2)"); n != 1 {
+		t.Fatalf("the second result is visible in %d bubbles, want 1", n)
+	}
 
 	t.Logf("page log:\n%v", page.eval(`document.getElementById('log').innerText`))
 	if n := s.erase.Runs.Load(); n != 2 {
 		t.Fatalf("the tool ran %d times, want 2", n)
 	}
+}
+
+// quoteJS quotes s as a JavaScript string literal.
+func quoteJS(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }

@@ -37,6 +37,12 @@ type server struct {
 
 type option func(*web.Config)
 
+// withLang sets the language of the page, its frames and the cards.
+func withLang(lang string) option { return func(c *web.Config) { c.Lang = lang } }
+
+// withGreeting sets the page's greeting.
+func withGreeting(g web.Greeting) option { return func(c *web.Config) { c.Greeting = g } }
+
 func newServer(t testing.TB, opts ...option) *server {
 	t.Helper()
 	return newServerEffect(t, approval.EffectDestructive, opts...)
@@ -53,13 +59,19 @@ func newServerEffect(t testing.TB, effect approval.Effect, opts ...option) *serv
 	relay := channels.NewRelay()
 	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: relay, Speaker: relay, Tools: []agent.Tool{s.erase}, Clock: s.clk})
 	eng, loop, reg, ctx := st.Engine, st.Loop, st.Tools, st.Ctx
-	r, err := channels.NewRouter(channels.RouterConfig{Decider: eng, Submitter: loop, Relay: relay, Store: store, Lang: "en", Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfg := web.Config{AllowAnonymousLocal: true, Tools: reg, Logger: quiet, PingInterval: time.Minute}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	// The cards are in the page's language, as cmd/bot configures both
+	// from approval.lang.
+	lang := cfg.Lang
+	if lang == "" {
+		lang = "en"
+	}
+	r, err := channels.NewRouter(channels.RouterConfig{Decider: eng, Submitter: loop, Relay: relay, Store: store, Lang: lang, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
 	}
 	w, err := web.New(cfg)
 	if err != nil {

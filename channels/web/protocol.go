@@ -125,6 +125,13 @@ type confirmMetadata struct {
 	Reason               string          `json:"reason,omitempty"`
 	Requester            approval.UserID `json:"requester"`
 	Approvers            string          `json:"approvers"`
+	// About says what the call does for its approver (also in
+	// tool_description, which falls back to the tool's own description);
+	// RiskText is the risk in words; ShortHash the payload hash's first
+	// 12 hex digits, as the cards show it.
+	About     string `json:"about,omitempty"`
+	RiskText  string `json:"risk_text,omitempty"`
+	ShortHash string `json:"short_hash,omitempty"`
 }
 
 type toolResultFrame struct {

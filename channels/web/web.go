@@ -71,9 +71,13 @@ type Config struct {
 	// PingInterval is how often the server pings each socket; a socket
 	// that does not answer within twice this is closed. Default 30s.
 	PingInterval time.Duration
-	// Tools describes tools for the confirmation dialog (tool_description).
-	// Optional: without it the call's summary is shown.
+	// Tools describes tools for the confirmation dialog (tool_description
+	// when the approval carries no sentence for its approver). Optional:
+	// without it the call's summary is shown.
 	Tools ToolLookup
+	// Greeting is what the page shows when it opens (what the bot can do,
+	// requests to try). Optional: without it the page opens empty.
+	Greeting Greeting
 	// Logger receives operational logs. Default slog.Default().
 	Logger *slog.Logger
 	// Clock stamps frames and ages kept steps and messages. Default the
@@ -201,7 +205,11 @@ func New(cfg Config) (*Web, error) {
 	}
 	w.mux = http.NewServeMux()
 	w.mux.HandleFunc("/ws", w.serveWS) // any method: serveWS answers 405 to all but GET
-	w.mux.Handle("/", pageHeaders(http.FileServerFS(sub)))
+	body, err := page(sub, lang, cfg.Greeting)
+	if err != nil {
+		return nil, err
+	}
+	w.mux.Handle("/", pageHeaders(servePage(body, http.FileServerFS(sub))))
 	return w, nil
 }
 
@@ -435,8 +443,8 @@ func (w *Web) newStep(chatID string, user approval.UserID, sid string, v cards.V
 			return nil, err
 		}
 	}
-	desc := ""
-	if w.cfg.Tools != nil && len(v.Calls) == 1 {
+	desc := v.About // written for the approver; the model's description only when there is none
+	if desc == "" && w.cfg.Tools != nil && len(v.Calls) == 1 {
 		if t, ok := w.cfg.Tools.Get(v.Tool); ok {
 			desc = t.Description()
 		}
@@ -449,7 +457,8 @@ func (w *Web) newStep(chatID string, user approval.UserID, sid string, v cards.V
 		Content: cards.Text(v, w.cfg.Lang),
 		Metadata: confirmMetadata{ToolName: v.Tool, ToolDescription: desc, ToolArgs: args, RequiresConfirmation: true,
 			Risk: v.Risk.String(), ExpiresAt: v.ExpiresAt.UTC().Format(time.RFC3339), PayloadSHA256: v.PayloadSHA256,
-			ApprovalID: v.ApprovalID, Summary: v.Summary, Preview: v.Preview, Reason: v.Reason, Requester: v.Requester, Approvers: v.Approvers},
+			ApprovalID: v.ApprovalID, Summary: v.Summary, Preview: v.Preview, Reason: v.Reason, Requester: v.Requester, Approvers: v.Approvers,
+			About: v.About, RiskText: v.RiskText, ShortHash: v.ShortHash},
 		Card: card,
 	})
 	if err != nil {

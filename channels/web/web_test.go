@@ -354,7 +354,7 @@ func TestOriginMustBeSameHost(t *testing.T) {
 
 func TestPageIsServed(t *testing.T) {
 	s := newServer(t)
-	for path, want := range map[string]string{"/": "确认执行", "/app.js": "user.response", "/style.css": "#dialog"} {
+	for path, want := range map[string]string{"/": "Run it", "/app.js": "user.response", "/style.css": "#dialog"} {
 		resp, err := http.Get(s.srv.URL + path)
 		if err != nil {
 			t.Fatal(err)
@@ -379,6 +379,50 @@ func TestPageIsServed(t *testing.T) {
 			if strings.Contains(string(body), "src=\""+ext) || strings.Contains(string(body), "href=\""+ext) {
 				t.Errorf("%s loads an external resource", asset)
 			}
+		}
+	}
+}
+
+// TestPageInLanguage: the page is rendered in the configured language,
+// its own words (for app.js) and greeting in data attributes, escaped;
+// nothing of another language is left in it.
+func TestPageInLanguage(t *testing.T) {
+	g := web.Greeting{Text: "hello <b>there</b>", Examples: []web.Example{{Request: "/sql SELECT 1", What: "a \"read\""}}}
+	for _, tc := range []struct {
+		lang      string
+		want, not []string
+	}{
+		{"en", []string{`<html lang="en">`, "Run it", "Cancel it", "What will happen", "Waiting for confirmation", `aria-live="polite"`, `role="dialog"`},
+			[]string{"确认执行", "取消操作", "待确认", "将要执行"}},
+		{"zh", []string{`<html lang="zh">`, "确认执行", "取消操作", "将要执行", "待确认", "说明"},
+			[]string{"Run it", "Cancel it", "What will happen"}},
+	} {
+		s := newServer(t, withLang(tc.lang), withGreeting(g))
+		resp, err := http.Get(s.srv.URL + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		page := string(body)
+		for _, w := range tc.want {
+			if !strings.Contains(page, w) {
+				t.Errorf("%s: the page lacks %q", tc.lang, w)
+			}
+		}
+		for _, w := range tc.not {
+			if strings.Contains(page, w) {
+				t.Errorf("%s: the page holds %q", tc.lang, w)
+			}
+		}
+		if strings.Contains(page, "<b>there") || !strings.Contains(page, "there") || !strings.Contains(page, "&#34;text&#34;") {
+			t.Errorf("%s: the greeting is not escaped in the page", tc.lang)
+		}
+		if strings.Contains(page, "{{") {
+			t.Errorf("%s: the template was not filled in", tc.lang)
+		}
+		if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
+			t.Errorf("%s: Content-Type %q", tc.lang, ct)
 		}
 	}
 }

@@ -27,13 +27,16 @@ func TestServeDingTalk(t *testing.T) {
 		"HITLBOT_CHANNELS_DINGTALK_API_BASE_URL":     fake.URL(),
 		"HITLBOT_CHANNELS_DINGTALK_WEBHOOK_BASE_URL": fake.URL(),
 		"HITLBOT_CHANNELS_DINGTALK_CARD_TEMPLATE_ID": "tpl.schema",
+		"HITLBOT_APPROVAL_TIME_ZONE":                 "Asia/Shanghai",
 	} {
 		t.Setenv(k, v)
 	}
 	s := serve(t, "-data", filepath.Join(t.TempDir(), "data"))
 	fake.WaitConn(30 * time.Second)
 
-	fake.Push(payload.BotMessageCallbackTopic, fake.BotMessage("msg-1", "cid1", "alice", deleteCancelled, true))
+	msg := fake.BotMessage("msg-1", "cid1", "alice", deleteCancelled, true)
+	msg["senderNick"] = "张三" // the name DingTalk gives with the message
+	fake.Push(payload.BotMessageCallbackTopic, msg)
 	waitFor(t, 20*time.Second, "the approval card", func() bool {
 		return len(fake.Calls("/v1.0/card/instances/createAndDeliver")) == 1
 	})
@@ -42,6 +45,12 @@ func TestServeDingTalk(t *testing.T) {
 	id, sha := params["approval_id"], params["payload_sha256"]
 	if card.Body["outTrackId"] != id || params["status"] != "pending" || !strings.Contains(params["preview"], "affects 7 rows") {
 		t.Fatalf("card %v", card.Body)
+	}
+	// The card names the requester as DingTalk did, and says the expiry in
+	// approval.time_zone (Asia/Shanghai: CST).
+	if params["requester"] != "张三" || !strings.HasPrefix(params["requested"], "Requested by 张三 · valid until ") ||
+		!strings.HasSuffix(params["requested"], " CST") || !strings.HasSuffix(params["expires_at"], " CST") {
+		t.Fatalf("requester %q, requested %q, expires_at %q", params["requester"], params["requested"], params["expires_at"])
 	}
 
 	content, _ := json.Marshal(map[string]any{"cardPrivateData": map[string]any{"actionIds": []string{"confirm"},

@@ -46,6 +46,10 @@ func TestServeFeishu(t *testing.T) {
 	if !strings.Contains(card.Content, "affects 7 rows") {
 		t.Fatalf("card content %s", card.Content)
 	}
+	// The requester is mentioned, so the Feishu client shows their name.
+	if !strings.Contains(card.Content, `Requested by \u003cat id=ou_alice\u003e\u003c/at\u003e · valid until`) {
+		t.Fatalf("the card does not mention the requester: %s", card.Content)
+	}
 	value := buttonValue(t, card.Content, "approve")
 	resp, err := fake.Push(feishutest.CardActionEvent{EventID: "ev-2", Operator: "ou_alice", MessageID: "om_card",
 		ChatID: "oc_1", Value: value}.JSON(), 5*time.Second)

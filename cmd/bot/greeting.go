@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hitlbot/hitlbot/channels/web"
 	"github.com/hitlbot/hitlbot/cmd/bot/internal/config"
 	"github.com/hitlbot/hitlbot/words"
 )
@@ -49,4 +50,18 @@ func greeting(lang words.Lang, demo bool) string {
 		}
 	}
 	return b.String()
+}
+
+// webGreeting is the same greeting for the web chat page, which shows it
+// when it opens: the page draws each example as a button that puts the
+// request in its input.
+func webGreeting(lang words.Lang, demo bool) web.Greeting {
+	g := web.Greeting{Text: words.Text(lang, words.GreetIntro)}
+	if demo {
+		g.Text += "\n" + words.Text(lang, words.GreetDemo)
+		for _, e := range demoExamples {
+			g.Examples = append(g.Examples, web.Example{Request: e.request, What: words.Text(lang, e.what)})
+		}
+	}
+	return g
 }

@@ -114,3 +114,22 @@ func TestChatGreets(t *testing.T) {
 		})
 	}
 }
+
+// TestWebGreeting: the page greets with the same words as the terminal,
+// its examples the demo's three requests.
+func TestWebGreeting(t *testing.T) {
+	for _, lang := range words.Langs {
+		g, text := webGreeting(lang, true), greeting(lang, true)
+		if len(g.Examples) != 3 || !strings.HasPrefix(text, g.Text) {
+			t.Fatalf("%s: web greeting %+v, terminal %q", lang, g, text)
+		}
+		for _, e := range g.Examples {
+			if !strings.Contains(text, e.Request+"  — "+e.What) {
+				t.Errorf("%s: example %+v is not the terminal's", lang, e)
+			}
+		}
+		if g := webGreeting(lang, false); len(g.Examples) != 0 || g.Text != greeting(lang, false) {
+			t.Errorf("%s without the demo: %+v", lang, g)
+		}
+	}
+}

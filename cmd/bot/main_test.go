@@ -165,6 +165,10 @@ func TestServeZeroConfig(t *testing.T) {
 	}
 	if code, body := get(t, s.base+"/"); code != http.StatusOK || !strings.Contains(strings.ToLower(body), "<html") {
 		t.Errorf("GET /: %d, not the chat page", code)
+	} else if !strings.Contains(body, `data-greeting="{&#34;text&#34;:&#34;hitlbot: an assistant`) ||
+		!strings.Contains(body, `/sql DELETE FROM orders WHERE status = &#39;cancelled&#39;`) {
+		// The page greets as bot chat does, with the demo's requests.
+		t.Errorf("GET /: the page has no greeting with the demo's requests:\n%s", body)
 	}
 
 	res := chat(t, s.base, map[string]any{"message": "list tasks"})

@@ -290,6 +290,10 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 	if err != nil {
 		return c, fmt.Errorf("approval.replies: %w", err)
 	}
+	zone, err := cfg.Approval.Zone() // checked by config validation; an error here is a bug
+	if err != nil {
+		return c, err
+	}
 	c.router, err = channels.NewRouter(channels.RouterConfig{
 		Decider:   c.engine,
 		Submitter: c.loop,
@@ -299,6 +303,7 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 		Scope:     channels.Scope(cfg.Approval.SessionScope),
 		DedupTTL:  cfg.Approval.DedupTTL,
 		Lang:      cfg.Approval.Lang,
+		Zone:      zone,
 		Text:      cfg.Approval.OutcomeText,
 		Logger:    log,
 		Metrics:   c.metrics,
@@ -440,6 +445,7 @@ func (c *core) addHTTPChannels() error {
 			AllowAnonymousLocal: len(users) == 0,
 			Lang:                cfg.Approval.Lang,
 			Tools:               c.tools,
+			Greeting:            webGreeting(words.Of(cfg.Approval.Lang), demoOn(cfg)),
 			Logger:              c.log,
 		})
 		if err != nil {

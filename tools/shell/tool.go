@@ -20,6 +20,7 @@ import (
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/tools/internal/argtmpl"
+	"github.com/hitlbot/hitlbot/words"
 )
 
 // errTimeout is the cause of a run's own timeout.
@@ -39,6 +40,9 @@ type tool struct {
 }
 
 var _ agent.Tool = (*tool)(nil)
+
+// Explain says what a call does, for its approver (agent.Explainer).
+func (t *tool) Explain() approval.Words { return approval.Say(words.AboutShell) }
 
 func (t *tool) Name() string               { return t.name }
 func (t *tool) Description() string        { return t.desc }

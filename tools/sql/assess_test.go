@@ -60,7 +60,8 @@ func (b *backend) assess(t *testing.T, stmt string, granted bool) (approval.Blas
 		t.Fatal("sql_execute is not an agent.Assessor")
 	}
 	args := b.args(t, stmt)
-	blast, preview := as.Assess(context.Background(), args)
+	blast, words := as.Assess(context.Background(), args)
+	preview := words.EN
 	pol, err := approval.NewPolicy(approval.DefaultPolicyConfig())
 	if err != nil {
 		t.Fatal(err)

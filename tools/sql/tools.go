@@ -184,13 +184,23 @@ func (t *queryTool) Check(raw json.RawMessage) error {
 }
 
 // Preview says what will run; it does not touch the database.
-func (t *queryTool) Preview(_ context.Context, raw json.RawMessage) (string, error) {
+func (t *queryTool) Preview(ctx context.Context, raw json.RawMessage) (string, error) {
+	w, err := t.PreviewWords(ctx, raw)
+	return w.EN, err
+}
+
+// PreviewWords is Preview in both languages (agent.WordsPreviewer):
+// "SELECT … — read-only query in demo", "SELECT … — 在 demo 中只读查询".
+func (t *queryTool) PreviewWords(_ context.Context, raw json.RawMessage) (approval.Words, error) {
 	k, err := t.check(raw)
 	if err != nil {
-		return "", err
+		return approval.Words{}, err
 	}
-	return k.c.Statement + " — read-only query in " + k.db.name, nil
+	return approval.Say(words.SQLReadOnly, k.c.Statement, k.db.name), nil
 }
+
+// Explain says what a call does, for its approver (agent.Explainer).
+func (t *queryTool) Explain() approval.Words { return approval.Say(words.AboutSQLQuery) }
 
 func (t *queryTool) Run(ctx context.Context, raw json.RawMessage) (agent.Output, error) {
 	k, err := t.check(raw)
@@ -409,18 +419,28 @@ func (t *executeTool) Check(raw json.RawMessage) error {
 // is refused, is an error.
 func (t *executeTool) Preview(ctx context.Context, raw json.RawMessage) (string, error) {
 	p, _, err := t.measure(ctx, raw)
+	return p.EN, err
+}
+
+// PreviewWords is Preview in both languages (agent.WordsPreviewer): "… —
+// affects 7 rows in demo", "… — 影响 demo 中的 7 行".
+func (t *executeTool) PreviewWords(ctx context.Context, raw json.RawMessage) (approval.Words, error) {
+	p, _, err := t.measure(ctx, raw)
 	return p, err
 }
+
+// Explain says what a call does, for its approver (agent.Explainer).
+func (t *executeTool) Explain() approval.Words { return approval.Say(words.AboutSQLExecute) }
 
 // Assess is Preview together with what the policy needs of the same dry
 // run (agent.Assessor): the rows the statement affects, and why it is HIGH
 // whatever its rows (any DDL, UPDATE or DELETE without WHERE, see
 // Classification.High; a dry run that timed out). It never fails: what it
 // cannot measure stays unmeasured, and the preview says why.
-func (t *executeTool) Assess(ctx context.Context, raw json.RawMessage) (approval.Blast, string) {
+func (t *executeTool) Assess(ctx context.Context, raw json.RawMessage) (approval.Blast, approval.Words) {
 	p, b, err := t.measure(ctx, raw)
 	if err != nil {
-		return b, "(no preview: " + err.Error() + ")"
+		return b, approval.Say(words.AgentNoPreview, err.Error())
 	}
 	return b, p
 }
@@ -428,10 +448,10 @@ func (t *executeTool) Assess(ctx context.Context, raw json.RawMessage) (approval
 // measure dry-runs the call: its preview, and its blast radius for the
 // policy. The Blast holds what the statement's text says even when err is
 // not nil.
-func (t *executeTool) measure(ctx context.Context, raw json.RawMessage) (string, approval.Blast, error) {
+func (t *executeTool) measure(ctx context.Context, raw json.RawMessage) (approval.Words, approval.Blast, error) {
 	k, err := t.check(raw)
 	if err != nil {
-		return "", approval.Blast{}, err
+		return approval.Words{}, approval.Blast{}, err
 	}
 	b := approval.Blast{High: k.c.High}
 	e := k.db
@@ -443,19 +463,64 @@ func (t *executeTool) measure(ctx context.Context, raw json.RawMessage) (string,
 		// Say so rather than fail: a person may still approve a change
 		// too big to dry-run in time, knowing its size is unknown; it is
 		// HIGH, as a change that size may well be.
-		r = radius{effect: "blast radius unknown", note: "the dry run timed out after " + e.timeout.String()}
+		r = radius{effect: say(words.SQLRadiusUnknown, e.name), note: say(words.SQLNoteTimeout, e.timeout.String())}
 		if b.High.IsZero() {
 			b.High = approval.Say(words.SQLDryRunTimeout, e.timeout.String())
 		}
 	case err != nil:
-		return "", b, fmt.Errorf("the dry run on %s failed: %s", e.name, e.dbError(ctx, err))
+		return approval.Words{}, b, fmt.Errorf("the dry run on %s failed: %s", e.name, e.dbError(ctx, err))
 	}
 	b.Rows, b.Measured, b.AtMost = r.rows, r.measured, r.atMost
-	p := k.c.Statement + " — " + r.effect + " in " + e.name
-	if r.note != "" {
-		p += " (" + r.note + ")"
-	}
+	p := each(func(l words.Lang) string {
+		if r.note == nil {
+			return words.Text(l, words.SQLPreview, k.c.Statement, r.effect(l))
+		}
+		return words.Text(l, words.SQLPreviewNote, k.c.Statement, r.effect(l), r.note(l))
+	})
 	return p, b, nil
+}
+
+// phrase is a part of a preview said in one language.
+type phrase func(words.Lang) string
+
+// say is the catalogue's sentence k, in the language asked for, with args
+// formatted in; an argument that is itself a phrase is said in that
+// language too.
+func say(k words.Key, args ...any) phrase {
+	return func(l words.Lang) string {
+		as := make([]any, len(args))
+		for i, a := range args {
+			if p, ok := a.(phrase); ok {
+				a = p(l)
+			}
+			as[i] = a
+		}
+		return words.Text(l, k, as...)
+	}
+}
+
+// each says p in every language of the catalogue a card can show.
+func each(p phrase) approval.Words {
+	return approval.Words{EN: p(words.EN), ZH: p(words.ZH)}
+}
+
+// rowsOf is "1 row" or "n rows", in each language.
+func rowsOf(n int64) phrase {
+	if n == 1 {
+		return say(words.SQLRow)
+	}
+	return say(words.SQLRows, n)
+}
+
+// list joins phrases with each language's list separator.
+func list(ps []phrase) phrase {
+	return func(l words.Lang) string {
+		parts := make([]string, len(ps))
+		for i, p := range ps {
+			parts[i] = p(l)
+		}
+		return strings.Join(parts, words.Text(l, words.SQLListSep))
+	}
 }
 
 var _ agent.Assessor = (*executeTool)(nil)
@@ -467,14 +532,12 @@ var (
 
 var dmlVerbs = set("INSERT", "UPDATE", "DELETE", "REPLACE", "MERGE")
 
-const mysqlDDLNote = "not dry-run: MySQL commits DDL at once"
-
 // radius is what blastRadius found: the effect in words ("affects 7
-// rows"), a note on how it was found, and the rows affected when measured
-// (atMost: an upper bound, counted because the statement could not be
-// dry-run).
+// rows in demo"), a note on how it was found (nil: none), and the rows
+// affected when measured (atMost: an upper bound, counted because the
+// statement could not be dry-run).
 type radius struct {
-	effect, note     string
+	effect, note     phrase
 	rows             int64
 	measured, atMost bool
 }
@@ -482,6 +545,7 @@ type radius struct {
 // blastRadius finds what the statement would do without changing anything.
 func (e *database) blastRadius(ctx context.Context, c Classification) (radius, error) {
 	mysql := e.dialect == dialectMySQL
+	mysqlDDL := say(words.SQLNoteMySQLDDL)
 	switch {
 	case dmlVerbs[c.Verb]:
 		if mysql {
@@ -490,10 +554,10 @@ func (e *database) blastRadius(ctx context.Context, c Classification) (radius, e
 				return radius{}, err
 			}
 			if why != "" {
-				r := radius{effect: "would run " + c.Verb, note: "not dry-run: " + why}
+				r := radius{effect: say(words.SQLWouldRun, c.Verb, e.name), note: say(words.SQLNoteNotDryRun, why)}
 				if (c.Verb == "DELETE" || c.Verb == "UPDATE") && len(c.targets) == 1 {
 					if n, err := e.count(ctx, c.targets[0]); err == nil {
-						r.effect = "affects at most " + plural(n) + " of " + c.targets[0]
+						r.effect = say(words.SQLAffectsAtMost, rowsOf(n), c.targets[0], e.name)
 						r.rows, r.measured, r.atMost = n, true, true
 					}
 				}
@@ -504,44 +568,46 @@ func (e *database) blastRadius(ctx context.Context, c Classification) (radius, e
 		if err != nil {
 			return radius{}, err
 		}
-		return radius{effect: "affects " + plural(n), rows: n, measured: true}, nil
+		return radius{effect: say(words.SQLAffects, rowsOf(n), e.name), rows: n, measured: true}, nil
 	case c.Verb == "DROP TABLE" || c.Verb == "TRUNCATE":
-		parts := make([]string, 0, len(c.targets))
+		parts := make([]phrase, 0, len(c.targets))
 		for _, tb := range c.targets {
 			n, err := e.count(ctx, tb)
 			switch {
 			case err == nil:
-				parts = append(parts, tb+" ("+plural(n)+")")
+				parts = append(parts, say(words.SQLTableRows, tb, rowsOf(n)))
 			case c.ifExists:
-				parts = append(parts, tb+" (cannot count its rows: "+e.dbError(ctx, err)+")")
+				parts = append(parts, say(words.SQLTableUncounted, tb, e.dbError(ctx, err)))
 			default:
 				return radius{}, err
 			}
 		}
-		what := "would drop table"
-		if c.Verb == "TRUNCATE" {
-			what = "would empty table"
+		what := words.SQLWouldDrop
+		switch {
+		case c.Verb == "TRUNCATE" && len(parts) == 1:
+			what = words.SQLWouldEmpty
+		case c.Verb == "TRUNCATE":
+			what = words.SQLWouldEmptyMany
+		case len(parts) != 1:
+			what = words.SQLWouldDropMany
 		}
-		if len(parts) != 1 {
-			what += "s"
-		}
-		effect := what + " " + strings.Join(parts, ", ")
+		effect := say(what, list(parts), e.name)
 		if mysql {
-			return radius{effect: effect, note: mysqlDDLNote}, nil
+			return radius{effect: effect, note: mysqlDDL}, nil
 		}
 		if _, err := e.dryRun(ctx, c.Statement); err != nil {
 			return radius{}, err
 		}
 		return radius{effect: effect}, nil
 	case c.Verb == "CALL" || c.Verb == "DO":
-		return radius{effect: "would run " + c.Verb, note: "not dry-run: a procedure can do anything"}, nil
+		return radius{effect: say(words.SQLWouldRun, c.Verb, e.name), note: say(words.SQLNoteProcedure)}, nil
 	case mysql:
-		return radius{effect: "would run " + c.Verb, note: mysqlDDLNote}, nil
+		return radius{effect: say(words.SQLWouldRun, c.Verb, e.name), note: mysqlDDL}, nil
 	}
 	if _, err := e.dryRun(ctx, c.Statement); err != nil {
 		return radius{}, err
 	}
-	return radius{effect: "would run " + c.Verb, note: "a dry run succeeded and was rolled back"}, nil
+	return radius{effect: say(words.SQLWouldRun, c.Verb, e.name), note: say(words.SQLNoteRolledBack)}, nil
 }
 
 // dryRun executes the statement in a transaction and rolls it back,

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/tools/demodb"
 )
@@ -113,6 +114,12 @@ func TestPreviewMatchesRun(t *testing.T) {
 		if want := stmt + " — affects 7 rows in " + b.name; p != want {
 			t.Errorf("preview = %q, want %q", p, want)
 		}
+		// The same preview in Chinese, for the cards in Chinese: the
+		// numbers the same, the words from the catalogue.
+		w, err := exec.(agent.WordsPreviewer).PreviewWords(context.Background(), b.args(t, stmt))
+		if want := stmt + " — 影响 " + b.name + " 中的 7 行"; err != nil || w.ZH != want || w.EN != p {
+			t.Errorf("preview words = %+v, %v; want zh %q, en %q", w, err, want, p)
+		}
 		if n := b.count(t, "SELECT COUNT(*) FROM "+b.orders); n != demodb.OrderCount {
 			t.Fatalf("after the preview: %d orders, want %d", n, demodb.OrderCount)
 		}
@@ -130,6 +137,37 @@ func TestPreviewMatchesRun(t *testing.T) {
 			t.Errorf("second preview = %q, %v; want affects 0 rows", p, err)
 		}
 	})
+}
+
+// TestPreviewWordsInChinese: every kind of preview sql_execute and
+// sql_query make has its Chinese, and each tool explains itself to its
+// approver in both languages (not with the description for the model).
+func TestPreviewWordsInChinese(t *testing.T) {
+	b := newBackend(t, "sqlite")
+	exec, query := NewExecuteTool(b.dbs), NewQueryTool(b.dbs)
+	for _, tc := range []struct {
+		tool     agent.Tool
+		stmt, zh string
+	}{
+		{exec, "UPDATE " + b.orders + " SET status = 'paid' WHERE id = 1", "UPDATE " + b.orders + " SET status = 'paid' WHERE id = 1 — 影响 " + b.name + " 中的 1 行"},
+		{exec, "DROP TABLE " + b.orders, "DROP TABLE " + b.orders + " — 将删除 " + b.name + " 中的表 " + b.orders + "（40 行）"},
+		{exec, "CREATE TABLE zz (id INTEGER)", "CREATE TABLE zz (id INTEGER) — 将在 " + b.name + " 中执行 CREATE TABLE（试运行成功，已回滚）"},
+		{query, "SELECT 1", "SELECT 1 — 在 " + b.name + " 中只读查询"},
+	} {
+		w, err := tc.tool.(agent.WordsPreviewer).PreviewWords(context.Background(), b.args(t, tc.stmt))
+		if err != nil || w.ZH != tc.zh {
+			t.Errorf("%s: zh preview = %q, %v; want %q", tc.stmt, w.ZH, err, tc.zh)
+		}
+		if en, err := tc.tool.Preview(context.Background(), b.args(t, tc.stmt)); err != nil || en != w.EN {
+			t.Errorf("%s: Preview = %q, %v; PreviewWords' English %q", tc.stmt, en, err, w.EN)
+		}
+	}
+	for _, tool := range []agent.Tool{exec, query} {
+		a := agent.About(tool)
+		if a.EN == "" || a.ZH == "" || strings.Contains(a.EN, "use sql_") || a.EN == tool.Description() {
+			t.Errorf("%s explains itself as %+v", tool.Name(), a)
+		}
+	}
 }
 
 // previewCases are changes whose preview must change nothing; %[1]s is the

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/words"
 )
 
 // Limits on what a call may store and show.
@@ -129,6 +130,9 @@ func createSchema() *jsonschema.Schema {
 	}
 }
 
+// Explain says what a call does, for its approver (agent.Explainer).
+func (*createTool) Explain() approval.Words { return approval.Say(words.AboutTaskCreate) }
+
 func (*createTool) Name() string                           { return "task_create" }
 func (*createTool) Description() string                    { return "Add a task to the demo to-do list." }
 func (t *createTool) Schema() *jsonschema.Schema           { return t.schema }
@@ -149,12 +153,21 @@ func (t *createTool) parse(raw json.RawMessage) (title, due string, err error) {
 	return title, due, err
 }
 
-func (t *createTool) Preview(_ context.Context, raw json.RawMessage) (string, error) {
+func (t *createTool) Preview(ctx context.Context, raw json.RawMessage) (string, error) {
+	w, err := t.PreviewWords(ctx, raw)
+	return w.EN, err
+}
+
+// PreviewWords is Preview in both languages (agent.WordsPreviewer).
+func (t *createTool) PreviewWords(_ context.Context, raw json.RawMessage) (approval.Words, error) {
 	title, due, err := t.parse(raw)
 	if err != nil {
-		return "", err
+		return approval.Words{}, err
 	}
-	return "Create task “" + title + "”" + dueSuffix(due), nil
+	if due == "" {
+		return approval.Say(words.TaskPreviewCreate, title), nil
+	}
+	return approval.Say(words.TaskPreviewCreateDue, title, due), nil
 }
 
 func (t *createTool) Run(ctx context.Context, raw json.RawMessage) (agent.Output, error) {
@@ -211,20 +224,29 @@ func listSchema() *jsonschema.Schema {
 	}
 }
 
+// Explain says what a call does, for its approver (agent.Explainer).
+func (*listTool) Explain() approval.Words { return approval.Say(words.AboutTaskList) }
+
 func (*listTool) Name() string                           { return "task_list" }
 func (*listTool) Description() string                    { return "Show the demo to-do list (open tasks, or all)." }
 func (t *listTool) Schema() *jsonschema.Schema           { return t.schema }
 func (*listTool) Effect(json.RawMessage) approval.Effect { return approval.EffectRead }
 
-func (t *listTool) Preview(_ context.Context, raw json.RawMessage) (string, error) {
+func (t *listTool) Preview(ctx context.Context, raw json.RawMessage) (string, error) {
+	w, err := t.PreviewWords(ctx, raw)
+	return w.EN, err
+}
+
+// PreviewWords is Preview in both languages (agent.WordsPreviewer).
+func (t *listTool) PreviewWords(_ context.Context, raw json.RawMessage) (approval.Words, error) {
 	var a listArgs
 	if err := decode(raw, &a); err != nil {
-		return "", err
+		return approval.Words{}, err
 	}
 	if a.IncludeDone {
-		return "List all tasks", nil
+		return approval.Say(words.TaskPreviewListAll), nil
 	}
-	return "List open tasks", nil
+	return approval.Say(words.TaskPreviewListOpen), nil
 }
 
 func (t *listTool) Run(ctx context.Context, raw json.RawMessage) (agent.Output, error) {
@@ -344,26 +366,35 @@ type completeTool struct {
 	schema *jsonschema.Schema
 }
 
+// Explain says what a call does, for its approver (agent.Explainer).
+func (*completeTool) Explain() approval.Words { return approval.Say(words.AboutTaskComplete) }
+
 func (*completeTool) Name() string                           { return "task_complete" }
 func (*completeTool) Description() string                    { return "Mark a task of the demo to-do list as done." }
 func (t *completeTool) Schema() *jsonschema.Schema           { return t.schema }
 func (*completeTool) Effect(json.RawMessage) approval.Effect { return approval.EffectWrite }
 
 func (t *completeTool) Preview(ctx context.Context, raw json.RawMessage) (string, error) {
+	w, err := t.PreviewWords(ctx, raw)
+	return w.EN, err
+}
+
+// PreviewWords is Preview in both languages (agent.WordsPreviewer).
+func (t *completeTool) PreviewWords(ctx context.Context, raw json.RawMessage) (approval.Words, error) {
 	id, err := parseID(raw)
 	if err != nil {
-		return "", err
+		return approval.Words{}, err
 	}
 	tk, ok, err := t.s.get(ctx, id)
 	switch {
 	case err != nil:
-		return "", err
+		return approval.Words{}, err
 	case !ok:
-		return fmt.Sprintf("Mark task %d done: task %d does not exist", id, id), nil
+		return approval.Say(words.TaskPreviewCompleteMissing, id, id), nil
 	case tk.Done:
-		return "Mark task " + tk.label() + " done (it is already done)", nil
+		return approval.Say(words.TaskPreviewCompleteDone, tk.label()), nil
 	}
-	return "Mark task " + tk.label() + " done", nil
+	return approval.Say(words.TaskPreviewComplete, tk.label()), nil
 }
 
 func (t *completeTool) Run(ctx context.Context, raw json.RawMessage) (agent.Output, error) {
@@ -396,24 +427,33 @@ type deleteTool struct {
 	schema *jsonschema.Schema
 }
 
+// Explain says what a call does, for its approver (agent.Explainer).
+func (*deleteTool) Explain() approval.Words { return approval.Say(words.AboutTaskDelete) }
+
 func (*deleteTool) Name() string                           { return "task_delete" }
 func (*deleteTool) Description() string                    { return "Delete a task from the demo to-do list." }
 func (t *deleteTool) Schema() *jsonschema.Schema           { return t.schema }
 func (*deleteTool) Effect(json.RawMessage) approval.Effect { return approval.EffectDestructive }
 
 func (t *deleteTool) Preview(ctx context.Context, raw json.RawMessage) (string, error) {
+	w, err := t.PreviewWords(ctx, raw)
+	return w.EN, err
+}
+
+// PreviewWords is Preview in both languages (agent.WordsPreviewer).
+func (t *deleteTool) PreviewWords(ctx context.Context, raw json.RawMessage) (approval.Words, error) {
 	id, err := parseID(raw)
 	if err != nil {
-		return "", err
+		return approval.Words{}, err
 	}
 	tk, ok, err := t.s.get(ctx, id)
 	switch {
 	case err != nil:
-		return "", err
+		return approval.Words{}, err
 	case !ok:
-		return fmt.Sprintf("Delete task %d: task %d does not exist", id, id), nil
+		return approval.Say(words.TaskPreviewDeleteMissing, id, id), nil
 	}
-	return "Delete task " + tk.label(), nil
+	return approval.Say(words.TaskPreviewDelete, tk.label()), nil
 }
 
 func (t *deleteTool) Run(ctx context.Context, raw json.RawMessage) (agent.Output, error) {

@@ -333,3 +333,33 @@ func TestDBFailureIsKnown(t *testing.T) {
 		t.Fatalf("res %+v err %v, want IsError", res, err)
 	}
 }
+
+// TestExplain: each demo tool tells its approver what it does in both
+// languages, not with its description for the model.
+func TestExplain(t *testing.T) {
+	for _, tool := range New(openDB(t), nil) {
+		a := agent.About(tool)
+		if a.EN == "" || a.ZH == "" || a.ZH == a.EN {
+			t.Errorf("%s explains itself as %+v", tool.Name(), a)
+		}
+	}
+}
+
+// TestPreviewWords: every preview is said in Chinese too (for the cards
+// in Chinese), its English the one Preview gives.
+func TestPreviewWords(t *testing.T) {
+	db := openDB(t, seed...)
+	reg := newRegistry(t, db)
+	for _, c := range previewCases {
+		tl, _ := reg.Get(c.tool)
+		w, err := tl.(agent.WordsPreviewer).PreviewWords(context.Background(), json.RawMessage(c.args))
+		if err != nil || w.EN != c.want || w.ZH == "" || w.ZH == w.EN {
+			t.Errorf("%s: PreviewWords = %+v, %v; want English %q and its Chinese", c.name, w, err, c.want)
+		}
+	}
+	tl, _ := reg.Get("task_create")
+	w, err := tl.(agent.WordsPreviewer).PreviewWords(context.Background(), json.RawMessage(`{"title":"买牛奶","due":"2026-12-01"}`))
+	if err != nil || w.ZH != "创建任务“买牛奶”（截止 2026-12-01）" {
+		t.Errorf("task_create in Chinese = %q, %v", w.ZH, err)
+	}
+}

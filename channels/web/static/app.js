@@ -5,6 +5,18 @@
   const $ = (id) => document.getElementById(id);
   const ID_RE = /^[A-Za-z0-9_-]{1,64}$/;
 
+  // --- words --------------------------------------------------------------
+  // The server renders the page in its configured language and puts the
+  // page's sentences (from the words catalogue) in data-words; {name}
+  // placeholders are filled in here.
+  let W = {};
+  try { W = JSON.parse(document.body.dataset.words || '{}'); } catch (e) { W = {}; }
+  function t(name, vals) {
+    let s = W[name] || name;
+    if (vals) s = s.replace(/\{(\w+)\}/g, (m, k) => (k in vals ? String(vals[k]) : m));
+    return s;
+  }
+
   function randomId() {
     const b = new Uint8Array(9);
     crypto.getRandomValues(b);
@@ -25,10 +37,12 @@
   let sessionId = params.get('session') || localStorage.getItem('hitlbot.session') || '';
   if (!ID_RE.test(sessionId)) sessionId = 's_' + randomId();
   localStorage.setItem('hitlbot.session', sessionId);
-  $('session').textContent = '会话 ' + sessionId;
+  $('session').textContent = t('session', { id: sessionId });
 
   const pending = new Map(); // step_id -> agent.user_confirm frame
+  const outcomes = new Map(); // step_id -> the outcome bubble of that step
   let current = null; // step_id in the dialog
+  let returnFocus = null; // what had the focus before the dialog opened
   let ws = null;
   let open = false;
   let everOpened = false;
@@ -46,7 +60,7 @@
 
   function connect() {
     clearTimeout(retry);
-    setStatus('连接中…', 'connecting');
+    setStatus(t('connecting'), 'connecting');
     const sock = new WebSocket(wsURL());
     ws = sock;
     sock.onopen = () => {
@@ -54,7 +68,7 @@
       everOpened = true;
       backoff = 500;
       $('hint').hidden = true;
-      setStatus('已连接', 'online');
+      setStatus(t('online'), 'online');
       send({ type: 'hello', session_id: sessionId });
       updateInput();
     };
@@ -67,10 +81,10 @@
       if (ws !== sock) return;
       open = false;
       ws = null;
-      setStatus('已断开，' + Math.round(backoff / 100) / 10 + ' 秒后重连…', 'offline');
+      setStatus(t('offline', { s: Math.round(backoff / 100) / 10 }), 'offline');
       if (!everOpened) {
         const h = $('hint');
-        h.textContent = '无法连接。如果服务器要求令牌，请用 /?token=<你的令牌> 打开本页。';
+        h.textContent = t('noConnect');
         h.hidden = false;
       }
       updateInput();
@@ -95,7 +109,7 @@
   function handle(f) {
     switch (f.type) {
       case 'hello':
-        $('who').textContent = '用户 ' + f.user;
+        $('who').textContent = t('user', { user: f.user });
         // The server re-sends what is still pending right after this.
         pending.clear();
         closeDialog();
@@ -105,22 +119,18 @@
         addLine(f.kind === 'answer' ? 'bot' : 'notice', f.content, f.is_error);
         break;
       case 'agent.tool_result':
-        addLine('tool', '🔧 ' + f.tool_name + '：' + f.content, f.is_error);
+        addToolResult(f);
         break;
       case 'agent.user_confirm':
         if (!pending.has(f.step_id)) {
           pending.set(f.step_id, f);
-          addLine('notice', '需要确认：' + (f.metadata.summary || f.metadata.tool_name));
+          addLine('notice', t('needsConfirm', { what: f.metadata.summary || f.metadata.tool_name }));
         }
         renderPending();
         if (!current) openDialog(f.step_id);
         break;
       case 'agent.confirm_resolved':
-        if (pending.has(f.step_id) || f.resolution) {
-          let line = '审批结果：' + (f.status_text || f.status);
-          if (f.decided_by) line += '（' + f.decided_by + '）';
-          addLine(f.status === 'executed' || f.status === 'replayed' ? 'ok' : 'notice', line);
-        }
+        if (pending.has(f.step_id) || f.resolution) addOutcome(f);
         settle(f.step_id);
         resolveChoices(f);
         break;
@@ -195,19 +205,114 @@
   }
 
   // --- chat -------------------------------------------------------------
-  function addLine(kind, text, isError) {
+  // Each message is one bubble. Who wrote it is said in words for screen
+  // readers (and colour for the eye), never by a glyph alone.
+  function bubble(kind, isError) {
     const li = document.createElement('li');
     li.className = 'line ' + kind + (isError ? ' is-error' : '');
-    li.textContent = text;
+    const who = kind === 'user' ? t('you') : kind === 'bot' ? t('bot') : '';
+    if (who) {
+      const s = document.createElement('span');
+      s.className = 'sr-only';
+      s.textContent = who + ': ';
+      li.appendChild(s);
+    }
+    return li;
+  }
+
+  function append(li) {
     $('log').appendChild(li);
     li.scrollIntoView({ block: 'end' });
+    return li;
+  }
+
+  function addLine(kind, text, isError) {
+    const li = bubble(kind, isError);
+    li.appendChild(document.createTextNode(text));
+    return append(li);
+  }
+
+  // A tool's result is shown once: the agent's answer that follows says
+  // it (the rules model repeats it, a model words it), so the result
+  // itself is a closed disclosure ("Result of sql_execute") to open on
+  // demand, in the bubble of its confirmation's outcome when it had one.
+  function addToolResult(f) {
+    const d = document.createElement('details');
+    d.className = 'result' + (f.is_error ? ' is-error' : '');
+    const s = document.createElement('summary');
+    s.textContent = t(f.is_error ? 'failedOf' : 'resultOf', { tool: f.tool_name });
+    const pre = document.createElement('pre');
+    pre.textContent = f.content;
+    d.append(s, pre);
+    let li = f.step_id ? outcomes.get(f.step_id) : null;
+    if (!li) {
+      li = append(bubble('tool', f.is_error));
+      if (f.step_id) outcomes.set(f.step_id, li);
+    }
+    li.appendChild(d);
+  }
+
+  // addOutcome says how a confirmation ended, in the bubble its results
+  // go to (created here when the outcome comes first).
+  function addOutcome(f) {
+    const ok = f.status === 'executed' || f.status === 'replayed';
+    const text = f.decided_by ? t('outcomeBy', { status: f.status_text || f.status, who: f.decided_by })
+      : t('outcome', { status: f.status_text || f.status });
+    const p = document.createElement('p');
+    p.className = 'outcome ' + (ok ? 'ok' : 'notice');
+    p.textContent = text;
+    let li = outcomes.get(f.step_id);
+    if (li) {
+      li.insertBefore(p, li.querySelector('details'));
+      li.classList.remove('tool');
+      li.classList.add(ok ? 'ok' : 'notice');
+      return;
+    }
+    li = append(bubble(ok ? 'ok' : 'notice', false));
+    li.appendChild(p);
+    outcomes.set(f.step_id, li);
+  }
+
+  // The greeting: what the bot can do and requests to try, each a button
+  // that puts the request in the input.
+  function addGreeting() {
+    let g = null;
+    try { g = JSON.parse(document.body.dataset.greeting || 'null'); } catch (e) { g = null; }
+    if (!g || !g.text) return;
+    const li = bubble('bot greeting', false);
+    const p = document.createElement('p');
+    p.textContent = g.text;
+    li.appendChild(p);
+    if (g.examples && g.examples.length) {
+      const ul = document.createElement('ul');
+      ul.className = 'examples';
+      ul.setAttribute('aria-label', t('try'));
+      for (const ex of g.examples) {
+        const item = document.createElement('li');
+        const b = document.createElement('button');
+        b.type = 'button';
+        b.className = 'example';
+        b.textContent = ex.request;
+        b.addEventListener('click', () => {
+          if ($('input').disabled) return;
+          $('input').value = ex.request;
+          $('input').focus();
+        });
+        const what = document.createElement('span');
+        what.textContent = ' — ' + ex.what;
+        item.append(b, what);
+        ul.appendChild(item);
+      }
+      li.appendChild(ul);
+    }
+    append(li);
   }
 
   function updateInput() {
     const blocked = !open || pending.size > 0;
     $('input').disabled = blocked;
     $('send').disabled = blocked;
-    $('input').placeholder = pending.size > 0 ? '请先处理待确认的操作' : '输入消息，例如 /sql DELETE FROM orders WHERE status = \'cancelled\'';
+    $('input').placeholder = pending.size > 0 ? t('inputBlocked') : t('input');
     if (!blocked && !current) $('input').focus();
   }
 
@@ -224,9 +329,13 @@
   // --- pending list -----------------------------------------------------
   function remaining(f) {
     const ms = Date.parse(f.metadata.expires_at) - Date.now();
-    if (!(ms > 0)) return '已过期';
+    if (!(ms > 0)) return t('expired');
     const s = Math.floor(ms / 1000);
     return Math.floor(s / 60) + ':' + String(s % 60).padStart(2, '0');
+  }
+
+  function riskText(m) {
+    return m.risk_text || m.risk;
   }
 
   function renderPending() {
@@ -236,52 +345,98 @@
       const li = document.createElement('li');
       li.className = 'pending-item';
       li.dataset.step = stepId;
+      const b = document.createElement('button');
+      b.type = 'button';
       const risk = document.createElement('span');
       risk.className = 'risk risk-' + f.metadata.risk;
-      risk.textContent = f.metadata.risk;
+      risk.textContent = riskText(f.metadata);
       const name = document.createElement('span');
       name.className = 'name';
       name.textContent = f.metadata.tool_name;
       const left = document.createElement('span');
       left.className = 'left';
       left.textContent = remaining(f);
-      li.append(risk, name, left);
-      li.addEventListener('click', () => openDialog(stepId));
+      b.append(risk, name, left);
+      b.addEventListener('click', () => openDialog(stepId));
+      li.appendChild(b);
       ul.appendChild(li);
     }
     $('none').hidden = pending.size > 0;
+    $('side-toggle').textContent = pending.size > 0 ? t('pendingToggle', { n: pending.size }) : t('pendingTitle');
     updateInput();
   }
 
+  // The side panel folds away at phone width (style.css); the button in
+  // the header opens and closes it there.
+  $('side-toggle').addEventListener('click', () => {
+    const opened = document.body.classList.toggle('side-open');
+    $('side-toggle').setAttribute('aria-expanded', String(opened));
+  });
+
   // --- dialog -----------------------------------------------------------
-  function openDialog(stepId) {
-    const f = pending.get(stepId);
-    if (!f) return;
-    current = stepId;
+  // Time of day in the reader's own zone and language.
+  function clock(iso) {
+    const d = new Date(iso);
+    if (isNaN(d)) return '';
+    return d.toLocaleTimeString(document.documentElement.lang || undefined, { hour: '2-digit', minute: '2-digit' });
+  }
+
+  // renderRequested writes "Requested by alice · valid until 14:32 (4:58
+  // left)", the time left in a span of its own that the clock updates.
+  function renderRequested(f) {
+    const p = $('dlg-requested');
+    p.textContent = '';
     const m = f.metadata;
-    $('dlg-tool').textContent = m.tool_name;
-    $('dlg-desc').textContent = m.tool_description || m.summary || '';
+    const parts = t('requested', { who: m.requester, until: clock(m.expires_at), left: '\u0000' }).split('\u0000');
+    p.appendChild(document.createTextNode(parts[0]));
+    const left = document.createElement('span');
+    left.id = 'dlg-countdown';
+    left.textContent = remaining(f);
+    p.appendChild(left);
+    if (parts[1]) p.appendChild(document.createTextNode(parts[1]));
+  }
+
+  // renderDialog fills the dialog with what will happen first (the
+  // statement or command and what it affects), the risk and why, what the
+  // tool does, who asked and until when; the tool, its arguments and who
+  // may approve are details.
+  function renderDialog(f) {
+    const m = f.metadata;
+    $('dlg-what').textContent = m.preview || m.summary || m.tool_name;
     const risk = $('dlg-risk');
-    risk.textContent = m.risk;
+    risk.textContent = riskText(m);
     risk.className = 'risk risk-' + m.risk;
+    $('dlg-reason').textContent = m.reason || '';
+    $('dlg-desc').textContent = m.about || m.tool_description || m.summary || '';
+    renderRequested(f);
+    $('dlg-tool').textContent = m.tool_name;
     $('dlg-approvers').textContent = m.approvers || '';
+    $('dlg-hash').textContent = m.short_hash || '';
     let args;
     try { args = JSON.stringify(m.tool_args, null, 2); } catch (e) { args = String(m.tool_args); }
     $('dlg-args').textContent = args;
-    $('dlg-preview').textContent = m.preview || '';
-    $('dlg-preview-box').hidden = !m.preview;
+    $('dlg-details').open = false;
+    $('dlg-keys').textContent = isHigh(f) ? t('keysHigh') : t('keys');
+  }
+
+  function openDialog(stepId) {
+    const f = pending.get(stepId);
+    if (!f) return;
+    if (!current) returnFocus = document.activeElement;
+    current = stepId;
+    renderDialog(f);
     $('dlg-comment').value = '';
     renderCalls(f);
     fillEdit(f);
     $('dlg-error').hidden = true;
-    $('dlg-countdown').textContent = remaining(f);
     // A MEDIUM call that may be allowed for the conversation: two approve
     // buttons, 仅本次 (grant once) and 本会话允许 (grant session).
     const grant = !!(f.card && f.card.approve_once);
     $('dlg-once').hidden = !grant;
-    $('dlg-approve').textContent = grant ? '本会话允许（' + f.card.grant_window + '）' : '确认执行';
+    $('dlg-approve').textContent = grant ? t('approveSession', { window: f.card.grant_window }) : t('approve');
     setButtons(true);
     $('overlay').hidden = false;
+    document.body.classList.add('modal');
     // A HIGH-risk call is never approved by reflex: the focus starts on
     // 取消, and Enter does not approve it (see the keydown handler).
     (isHigh(f) ? $('dlg-reject') : $('dlg-approve')).focus();
@@ -333,7 +488,7 @@
     let parsed;
     try { parsed = JSON.parse($('dlg-edit').value); } catch (e) { parsed = null; }
     if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
-      $('dlg-error').textContent = '参数必须是一个 JSON 对象。';
+      $('dlg-error').textContent = t('editNotObject');
       $('dlg-error').hidden = false;
       return;
     }
@@ -341,12 +496,12 @@
     const ok = send({ type: 'user.response', session_id: sessionId, step_id: current,
       content: { confirmed: true, message: $('dlg-comment').value.trim(), edits: edits } });
     if (!ok) {
-      $('dlg-error').textContent = '未连接，稍后重试。';
+      $('dlg-error').textContent = t('notConnected');
       $('dlg-error').hidden = false;
       return;
     }
     setButtons(false);
-    $('dlg-error').textContent = '正在执行…';
+    $('dlg-error').textContent = t('running');
     $('dlg-error').hidden = false;
   }
 
@@ -366,7 +521,10 @@
   function closeDialog() {
     current = null;
     $('overlay').hidden = true;
+    document.body.classList.remove('modal');
     updateInput();
+    if (returnFocus && document.contains(returnFocus) && !returnFocus.disabled) returnFocus.focus();
+    returnFocus = null;
   }
 
   function setButtons(enabled) {
@@ -384,13 +542,19 @@
     if (calls) content.calls = calls;
     const ok = send({ type: 'user.response', session_id: sessionId, step_id: current, content: content });
     if (!ok) {
-      $('dlg-error').textContent = '未连接，稍后重试。';
+      $('dlg-error').textContent = t('notConnected');
       $('dlg-error').hidden = false;
       return;
     }
     setButtons(false);
-    $('dlg-error').textContent = confirmed ? '正在执行…' : '正在取消…';
+    $('dlg-error').textContent = confirmed ? t('running') : t('cancelling');
     $('dlg-error').hidden = false;
+  }
+
+  // focusables are the dialog's controls that take the focus, in order.
+  function focusables() {
+    return Array.from($('dialog').querySelectorAll('button, textarea, summary, [tabindex]'))
+      .filter((el) => !el.disabled && el.offsetParent !== null);
   }
 
   $('dlg-approve').addEventListener('click', () => answer(true, $('dlg-once').hidden ? '' : 'session'));
@@ -402,10 +566,34 @@
     if (ev.key === 'Escape') {
       ev.preventDefault();
       answer(false);
+    } else if (ev.key === 'Tab') {
+      // The focus stays in the dialog while it is open.
+      const els = focusables();
+      if (!els.length) return;
+      const first = els[0];
+      const last = els[els.length - 1];
+      if (ev.shiftKey && (document.activeElement === first || !$('dialog').contains(document.activeElement))) {
+        ev.preventDefault();
+        last.focus();
+      } else if (!ev.shiftKey && (document.activeElement === last || !$('dialog').contains(document.activeElement))) {
+        ev.preventDefault();
+        first.focus();
+      }
     } else if (ev.key === 'Enter' && !ev.shiftKey && !ev.isComposing) {
-      // HIGH: Enter acts only as the focused control does (on 取消, it
-      // declines); approving takes a click on 确认执行.
-      if (isHigh(pending.get(current))) return;
+      // HIGH: Enter never approves, not even on 确认执行; approving
+      // takes a click (or Space on the focused button). On any other
+      // focused button or disclosure Enter acts as that control.
+      const el = document.activeElement;
+      const high = isHigh(pending.get(current));
+      if (high && el === $('dlg-approve')) {
+        ev.preventDefault();
+        return;
+      }
+      if (el && (el.tagName === 'BUTTON' || el.tagName === 'SUMMARY')) return;
+      if (high) {
+        ev.preventDefault();
+        return;
+      }
       // In the arguments being edited Enter is a new line, never an
       // approval of the arguments as proposed; the edit box's button
       // approves the edit.
@@ -423,5 +611,6 @@
     if (current && pending.has(current)) $('dlg-countdown').textContent = remaining(pending.get(current));
   }, 1000);
 
+  addGreeting();
   connect();
 })();

@@ -183,6 +183,10 @@ type Approval struct {
 	Timeout time.Duration `mapstructure:"timeout"`
 	// Lang is the language of the default words: zh or en. Default en.
 	Lang string `mapstructure:"lang"`
+	// TimeZone is the IANA name of the zone Feishu and DingTalk cards (and
+	// the terminal's) show times in ("Asia/Shanghai"); empty, the server's
+	// local zone. See Zone.
+	TimeZone string `mapstructure:"time_zone"`
 	// SessionScope is how conversations (and their approvals) are keyed in
 	// a chat: per_chat (one per chat, default), per_user (one per person in
 	// a group) or per_thread (one per topic/thread).
@@ -440,4 +444,13 @@ type Metrics struct {
 	Enabled bool `mapstructure:"enabled"`
 	// Path is where. Default /metrics.
 	Path string `mapstructure:"path"`
+}
+
+// Zone is approval.time_zone as a location: the named zone, or the
+// server's local zone when none is named.
+func (a Approval) Zone() (*time.Location, error) {
+	if a.TimeZone == "" {
+		return time.Local, nil
+	}
+	return time.LoadLocation(a.TimeZone)
 }

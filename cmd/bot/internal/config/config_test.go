@@ -430,8 +430,9 @@ var validateTests = []validateTest{
 			c.Store.Backend, c.Model.Provider = "etcd", "llama"
 			c.Approval.OutcomeText = approval.OutcomeText{"exploded": "boom"}
 			c.Channels.API.Lang, c.Channels.CLI.Lang = "fr", "xx"
+			c.Approval.TimeZone = "Mars/Olympus_Mons"
 		},
-		want: []string{"log.level", "store.backend", "approval.outcome_text.exploded", "approval.lang", "approval.session_scope", "model.provider", "channels.api.lang", "channels.cli.lang"},
+		want: []string{"log.level", "store.backend", "approval.outcome_text.exploded", "approval.lang", "approval.time_zone", "approval.session_scope", "model.provider", "channels.api.lang", "channels.cli.lang"},
 	},
 	{
 		name:   "redis without an address",

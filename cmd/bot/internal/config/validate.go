@@ -145,6 +145,9 @@ func (c *Config) validateApproval(ps *Problems) {
 	if _, err := words.Parse(a.Lang); err != nil {
 		ps.add("approval.lang", fmt.Sprintf("%q is not zh or en", a.Lang))
 	}
+	if _, err := a.Zone(); err != nil {
+		ps.add("approval.time_zone", fmt.Sprintf("%q is not an IANA time zone name such as Asia/Shanghai or UTC", a.TimeZone))
+	}
 	switch a.SessionScope {
 	case "per_chat", "per_user", "per_thread":
 	default:

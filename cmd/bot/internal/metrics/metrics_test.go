@@ -172,8 +172,8 @@ func TestRegistriesAreSeparate(t *testing.T) {
 // assessTool is a fakeTool that measures its calls.
 type assessTool struct{ fakeTool }
 
-func (assessTool) Assess(context.Context, json.RawMessage) (approval.Blast, string) {
-	return approval.Blast{Rows: 29, Measured: true}, "affects 29 rows"
+func (assessTool) Assess(context.Context, json.RawMessage) (approval.Blast, approval.Words) {
+	return approval.Blast{Rows: 29, Measured: true}, approval.Words{EN: "affects 29 rows", ZH: "影响 29 行"}
 }
 
 // TestToolKeepsAssess: the metrics wrapper must not hide a tool's blast
@@ -185,7 +185,7 @@ func TestToolKeepsAssess(t *testing.T) {
 	if !ok {
 		t.Fatal("the wrapped tool is no longer an agent.Assessor")
 	}
-	if b, p := as.Assess(context.Background(), nil); b.Rows != 29 || !b.Measured || p != "affects 29 rows" {
+	if b, p := as.Assess(context.Background(), nil); b.Rows != 29 || !b.Measured || p.EN != "affects 29 rows" || p.ZH != "影响 29 行" {
 		t.Errorf("Assess through the wrapper = %+v, %q", b, p)
 	}
 	if _, ok := m.Tool(fakeTool{}).(agent.Assessor); ok {

@@ -103,7 +103,7 @@ type assessingTool struct {
 	as agent.Assessor
 }
 
-func (t *assessingTool) Assess(ctx context.Context, args json.RawMessage) (approval.Blast, string) {
+func (t *assessingTool) Assess(ctx context.Context, args json.RawMessage) (approval.Blast, approval.Words) {
 	return t.as.Assess(ctx, args)
 }
 
