@@ -15,12 +15,12 @@ import (
 // 29 for anything else.
 type rowsTool struct{ *hitltest.Tool }
 
-func (t rowsTool) Assess(_ context.Context, args json.RawMessage) (approval.Blast, string) {
+func (t rowsTool) Assess(_ context.Context, args json.RawMessage) (approval.Blast, approval.Words) {
 	rows := int64(29)
 	if strings.Contains(string(args), `"few"`) {
 		rows = 5
 	}
-	return approval.Blast{Rows: rows, Measured: true}, "rows " + string(args)
+	return approval.Blast{Rows: rows, Measured: true}, approval.Words{EN: "rows " + string(args), ZH: "行 " + string(args)}
 }
 
 // TestEditCheckerMeasuresAgain: the edited arguments are validated against
@@ -45,7 +45,8 @@ func TestEditCheckerMeasuresAgain(t *testing.T) {
 	c := approval.Call{Tool: "bulk", Args: json.RawMessage(`{"target":"few"}`)}
 
 	few, err := ec.CheckEdit(context.Background(), a, c, json.RawMessage(` { "target" : "few" } `))
-	if err != nil || string(few.Args) != `{"target":"few"}` || few.Risk != approval.RiskMedium || few.Summary != `rows {"target":"few"}` {
+	if err != nil || string(few.Args) != `{"target":"few"}` || few.Risk != approval.RiskMedium || few.Summary != `rows {"target":"few"}` ||
+		few.SummaryZH != `行 {"target":"few"}` {
 		t.Fatalf("few: %+v %v", few, err)
 	}
 	many, err := ec.CheckEdit(context.Background(), a, c, json.RawMessage(`{"target":"all of them"}`))

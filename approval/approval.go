@@ -21,6 +21,22 @@ type ID string
 // ":user_id" or ":thread_id" depending on the session scope.
 type SessionKey string
 
+// agentMark joins an approvers' chat's session and another agent's name in
+// the session of that agent's approvals (AgentSession).
+const agentMark = "#agent:"
+
+// AgentSession is the session of the approvals another agent (package
+// gate) asks in the chat whose session is chat: one per agent, so agents
+// sharing an approvers' chat do not replace each other's pending approval.
+func AgentSession(chat SessionKey, agent string) SessionKey {
+	return chat + agentMark + SessionKey(agent)
+}
+
+// OfAgent reports whether s is an AgentSession: no conversation of the
+// chat's own is behind it, so a bare typed 确认 in the chat may name its
+// approval (channels.Router).
+func (s SessionKey) OfAgent() bool { return strings.Contains(string(s), agentMark) }
+
 // UserID names a person on a platform (Feishu open_id, DingTalk staff id, a
 // web or API user). It is only meaningful together with the channel.
 type UserID string

@@ -467,7 +467,7 @@ func (r *Router) HandleMessage(ctx context.Context, m Message) error {
 		log.Warn("looking up the pending approval failed", "err", perr)
 		pending = nil
 	}
-	if r.command(ctx, ch, to, m, session, reply, reason, log) {
+	if r.command(ctx, ch, to, m, session, pending, reply, reason, log) {
 		// An approval command (/pending, /cancel <code>, 确认 <code>,
 		// /grants, /revoke, /help), or a bare 确认 that would be
 		// ambiguous: answered here, never the agent's (router_commands.go).

@@ -34,10 +34,15 @@ var _ Commander = (*approval.Engine)(nil)
 
 // command answers an approval command of m (ParseCommand), and a bare
 // 确认 / 取消 that would be ambiguous because several approvals wait in
-// the chat. It reports whether it answered; if not, the message goes on
-// as before (a typed reply to the session's pending approval, or the
-// agent).
-func (r *Router) command(ctx context.Context, ch Channel, to Target, m Message, session approval.SessionKey, reply approval.Reply, reason string, log *slog.Logger) bool {
+// the chat, or that names the only approval the sender may decide there
+// when their own session (pending: its pending approval) has none and
+// that approval is another agent's (approval.SessionKey.OfAgent: package
+// gate asks in the chat); another person's or another thread's approval
+// is never decided by a bare 确认. It reports whether it answered;
+// if not, the message goes on as before (a typed reply to the session's
+// pending approval, or the agent).
+func (r *Router) command(ctx context.Context, ch Channel, to Target, m Message, session approval.SessionKey, pending *approval.Approval,
+	reply approval.Reply, reason string, log *slog.Logger) bool {
 	cmdr, ok := r.decider.(Commander)
 	if !ok {
 		return false
@@ -90,7 +95,9 @@ func (r *Router) command(ctx context.Context, ch Channel, to Target, m Message, 
 	case CmdNone:
 		// A bare 确认 / 取消: ambiguous when the sender may decide more
 		// than one approval waiting in the chat; then the bot asks which.
-		// With one, it goes on as before (the session's pending one).
+		// With one, it goes on as before (the session's pending one), or,
+		// when the sender's session has none pending and that one is
+		// another agent's, decides it.
 		verb := approval.Approve
 		if reply == approval.ReplyCancel {
 			verb = approval.Reject
@@ -101,7 +108,14 @@ func (r *Router) command(ctx context.Context, ch Channel, to Target, m Message, 
 				theirs = append(theirs, a)
 			}
 		}
-		if len(theirs) < 2 {
+		switch {
+		case len(theirs) == 1 && pending == nil && theirs[0].Session.OfAgent() && r.replyFor(r.writtenAt(m), theirs[0]):
+			// Nothing of the sender's own conversation waits, and the one
+			// they may decide is another agent's (no conversation of the
+			// chat is behind it): that one.
+			r.decideTyped(ctx, r.decider, ch, to, m, theirs[0], reply, "", log)
+			return true
+		case len(theirs) < 2:
 			return false
 		}
 		return say(words.Text(l, words.CmdAmbiguous, r.pendingLines(l, theirs, codes, now)))
@@ -120,6 +134,12 @@ func (r *Router) command(ctx context.Context, ch Channel, to Target, m Message, 
 		return say(words.Text(l, words.CmdAmbiguous, r.pendingLines(l, found, codes, now)))
 	}
 	a := found[0]
+	if c.Kind == CmdDecide && !r.replyFor(r.writtenAt(m), a) {
+		// Written before the approval existed (a delayed or replayed
+		// message): not a decision for it.
+		log.Info("a typed decision written before the approval was created is not a decision for it", "approval_id", a.ID)
+		return say(words.Text(l, words.CmdNoSuchCode, c.Arg))
+	}
 	if c.Kind == CmdDecide {
 		r.decideTyped(ctx, r.decider, ch, to, m, a, c.Reply, "", log)
 		return true

@@ -2,6 +2,7 @@ package channels
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -300,5 +301,44 @@ func TestBareConfirmDecidesTheOnlyOneTheSenderMay(t *testing.T) {
 	g.drain()
 	if g.state(t, a.ID) != approval.StateExecuted || g.state(t, b.ID) != approval.StatePending || g.ch.hasText("notice", "Several approvals wait") {
 		t.Fatalf("alice's bare 确认: a %s, b %s, texts %v", g.state(t, a.ID), g.state(t, b.ID), g.ch.texts())
+	}
+}
+
+// TestBareConfirmDecidesAnotherSessionsOnlyApproval: an approval of another
+// session waits in the chat (another agent's request: package gate keys
+// its approvals by agent), and the sender's own session has none: a bare
+// 确认 by a person its rule allows decides it; one written before the
+// approval existed does not.
+func TestBareConfirmDecidesAnotherSessionsOnlyApproval(t *testing.T) {
+	g := newRig(t, nil)
+	ctx := context.Background()
+	ask := func() *approval.Approval {
+		t.Helper()
+		a, err := g.engine.Request(ctx, approval.Request{Session: approval.AgentSession("fake:c1", "ci"), Channel: "fake", ChatID: "c1", Requester: "alice",
+			Calls:   []approval.Call{{Tool: "erase", Args: json.RawMessage(`{"target":"build"}`), Summary: "erase build"}},
+			Verdict: approval.Verdict{NeedsApproval: true, Risk: approval.RiskHigh, Timeout: time.Minute}, Summary: "ci asks to erase build"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	a := ask()
+	old := msg("alice", "确认")
+	old.CreatedAt = a.CreatedAt.Add(-time.Minute)
+	g.send(t, old)
+	g.drain()
+	if st := g.state(t, a.ID); st != approval.StatePending {
+		t.Fatalf("a 确认 written a minute before the approval: %s", st)
+	}
+	g.send(t, msg("mallory", "确认"))
+	g.drain()
+	if st := g.state(t, a.ID); st != approval.StatePending {
+		t.Fatalf("mallory's 确认, whom the rule does not allow: %s", st)
+	}
+	g.send(t, msg("alice", "确认"))
+	g.drain()
+	eventually(t, "the approval executed", func() bool { return g.state(t, a.ID) == approval.StateExecuted })
+	if n := g.erase.Runs.Load(); n != 1 {
+		t.Fatalf("the tool ran %d times, want 1", n)
 	}
 }

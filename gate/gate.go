@@ -370,10 +370,14 @@ func denial(a *approval.Approval, o approval.Outcome) string {
 }
 
 // session is the session key of ag's approvals: the approvers' chat's, as
-// the router keys it, so a typed 确认 there finds them.
+// the router keys it, and the agent's name, so that agents sharing an
+// approvers' chat do not replace each other's pending approval (one
+// agent's second request while one waits still does). A typed 确认 in the
+// chat finds it as the only approval there its sender may decide, or by
+// its code (确认 <code>).
 func (g *Gate) session(ag *Agent) approval.SessionKey {
 	channel, chat := g.place(ag)
-	return channels.SessionKey(g.deps.Scope, channel, chat, g.requester(ag), "")
+	return approval.AgentSession(channels.SessionKey(g.deps.Scope, channel, chat, g.requester(ag), ""), ag.cfg.Name)
 }
 
 // place is the channel and chat of ag's cards. An API approval's chat is

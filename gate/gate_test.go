@@ -59,6 +59,12 @@ func newRig(t testing.TB, mod ...func(*approval.PolicyConfig)) *rig {
 // newRigOn is newRig on store s (a replica of a shared store).
 func newRigOn(t testing.TB, s approval.Store, mod ...func(*approval.PolicyConfig)) *rig {
 	t.Helper()
+	return newRigAgents(t, s, agents, mod...)
+}
+
+// newRigAgents is newRigOn with the agents given.
+func newRigAgents(t testing.TB, s approval.Store, agents []gate.AgentConfig, mod ...func(*approval.PolicyConfig)) *rig {
+	t.Helper()
 	r := &rig{shown: make(shown, 16), trail: &hitltest.Trail{}}
 	eng, err := approval.NewEngine(approval.EngineConfig{Store: s, Notifier: r.shown,
 		Dispatcher: gate.Dispatcher{Next: agent.NewRegistry()}, Audit: r.trail, Logger: slog.New(slog.DiscardHandler), PollInterval: time.Hour})
@@ -388,5 +394,38 @@ func TestTamperedOrRefusedDecisionDecidesNothing(t *testing.T) {
 	got := <-done
 	if got.Status != gate.StatusAllowed || string(got.Behavior()) != `{"behavior":"allow","updatedInput":{"command":"git push --force origin main"}}` {
 		t.Fatalf("the answer: %+v %s", got, got.Behavior())
+	}
+}
+
+// TestAgentsSharingAChat: two agents whose cards go to one approvers'
+// chat each wait for their own approval: the second's request does not
+// replace the first's (each agent's approvals have a session of their
+// own), and each is decided on its own.
+func TestAgentsSharingAChat(t *testing.T) {
+	shared := append([]gate.AgentConfig(nil), agents...)
+	shared[1].ApproveIn = shared[0].ApproveIn
+	r := newRigAgents(t, memstore.New(memstore.Options{}), shared)
+	first, err := r.gate.Ask(context.Background(), r.ci, gate.Ask{Tool: "Bash", Input: json.RawMessage(`{"command":"rm -rf dist"}`), Key: "k1"})
+	if err != nil || first.Status != gate.StatusPending {
+		t.Fatalf("ci-claude asks: %+v, %v", first, err)
+	}
+	second, err := r.gate.Ask(context.Background(), r.other, gate.Ask{Tool: "Bash", Input: json.RawMessage(`{"command":"make deploy"}`), Key: "k2"})
+	if err != nil || second.Status != gate.StatusPending {
+		t.Fatalf("other asks: %+v, %v", second, err)
+	}
+	a, b := r.card(t), r.card(t)
+	if a.ChatID != b.ChatID || a.Session == b.Session {
+		t.Fatalf("the two cards: chats %s, %s; sessions %s, %s", a.ChatID, b.ChatID, a.Session, b.Session)
+	}
+	if got, err := r.gate.Get(context.Background(), r.ci, first.ID); err != nil || got.Status != gate.StatusPending {
+		t.Fatalf("ci-claude's approval after the other agent asked in the same chat: %+v, %v", got, err)
+	}
+	r.decide(t, r.pendingOf(t, second.ID), approval.Reject, "ou_1", "not today")
+	r.decide(t, r.pendingOf(t, first.ID), approval.Approve, "ou_456", "")
+	if got, _ := r.gate.Get(context.Background(), r.ci, first.ID); got.Status != gate.StatusAllowed {
+		t.Fatalf("ci-claude's answer: %+v", got)
+	}
+	if got, _ := r.gate.Get(context.Background(), r.other, second.ID); got.Status != gate.StatusDenied {
+		t.Fatalf("the other agent's answer: %+v", got)
 	}
 }
