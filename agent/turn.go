@@ -113,13 +113,23 @@ func (l *Loop) rounds(ctx context.Context, ts *turnState) {
 		if l.cfg.SystemPrompt != "" {
 			msgs = append([]Message{{Role: RoleSystem, Content: l.cfg.SystemPrompt}}, msgs...)
 		}
-		resp, err := l.cfg.Model.Complete(ctx, Request{Messages: msgs, Tools: specs})
+		streamed := false // the model said a delta this round: a streamed message is open
+		resp, err := l.cfg.Model.Complete(ctx, Request{Messages: msgs, Tools: specs, Delta: func(text string) {
+			if text != "" {
+				streamed = true
+				l.say(ctx, in, Say{Kind: SayDelta, Text: text})
+			}
+		}})
 		if err != nil && l.ctx.Err() != nil {
 			// The loop is closing (shutdown, the end of `bot chat`): the
 			// turn was stopped, the model did not fail. As at any
-			// shutdown, the turn says nothing.
+			// shutdown, the turn says nothing, but a streamed message is
+			// ended, not left streaming.
 			log.Info("turn stopped by shutdown while the model was answering", "err", err)
 			ts.result.Err, ts.result.Text = err, l.words.shuttingDown
+			if streamed {
+				l.say(ctx, in, Say{Kind: SayStreamEnd})
+			}
 			return
 		}
 		if err != nil {
@@ -133,6 +143,12 @@ func (l *Loop) rounds(ctx context.Context, ts *turnState) {
 			}
 			ts.result.Err = err
 			ts.result.Text = public
+			if streamed {
+				// The sentence ends the streamed message (and stands for
+				// the notice where nothing streams).
+				l.say(ctx, in, Say{Kind: SayStreamEnd, Text: public, IsError: true})
+				return
+			}
 			l.say(ctx, in, Say{Kind: SayNotice, Text: public, IsError: true})
 			return
 		}
@@ -148,6 +164,11 @@ func (l *Loop) rounds(ctx context.Context, ts *turnState) {
 			ts.result.Text = msg.Content
 			l.say(ctx, in, Say{Kind: SayAnswer, Text: msg.Content})
 			return
+		}
+		if streamed {
+			// The text the model wrote before its calls was streamed: end
+			// that message before any card of the calls is shown.
+			l.say(ctx, in, Say{Kind: SayStreamEnd})
 		}
 		l.handleCalls(ctx, ts, msg.ToolCalls)
 		if !ts.held {
