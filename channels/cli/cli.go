@@ -85,6 +85,8 @@ type event struct {
 	shown   *cards.View
 	ref     string // the card reference of shown
 	settled *cards.View
+	delta   *string // a piece of a streamed answer (stream.go)
+	end     *streamEnd
 }
 
 // Option configures a Chat.
@@ -312,10 +314,11 @@ func readLines(in io.Reader, lines chan<- string, done <-chan struct{}) {
 }
 
 type repl struct {
-	c     *Chat
-	h     channels.Handler
-	lines <-chan string
-	eof   bool
+	streamed string // what the open streamed answer printed so far (stream.go)
+	c        *Chat
+	h        channels.Handler
+	lines    <-chan string
+	eof      bool
 }
 
 // errQuit ends the REPL: the input ended or ctx did. errInterrupt is an
@@ -457,6 +460,8 @@ func (r *repl) handle(ctx context.Context, ev event, turn string) (end bool, err
 		return false, r.confirm(ctx, *ev.shown, ev.ref)
 	case ev.settled != nil:
 		r.printf("[%s]\n", ev.settled.StatusText)
+	case ev.delta != nil, ev.end != nil:
+		return r.stream(ev, turn), nil
 	case ev.out != nil:
 		o := ev.out
 		mine := turn != "" && (ev.turn == turn || ev.turn == "")

@@ -86,6 +86,12 @@ type harness struct {
 // runs the chat on in in the background.
 func start(t *testing.T, in io.Reader, opts ...cli.Option) *harness {
 	t.Helper()
+	return startModel(t, in, nil, opts...)
+}
+
+// startModel is start whose agent answers with m (nil: the script).
+func startModel(t *testing.T, in io.Reader, m agent.Model, opts ...cli.Option) *harness {
+	t.Helper()
 	h := &harness{erase: hitltest.NewTool("erase", approval.EffectDestructive), out: &output{}, done: make(chan error, 1), audit: &hitltest.Trail{},
 		intr: make(chan os.Signal, 1)}
 	h.erase.Result = hitltest.TargetResult
@@ -106,7 +112,11 @@ func start(t *testing.T, in io.Reader, opts ...cli.Option) *harness {
 		if err != nil {
 			return nil, err
 		}
-		loop, err := agent.NewLoop(agent.LoopConfig{Model: script(h.model.asked, h.model.gate), Tools: reg, Engine: h.engine, Policy: func() *approval.Policy { return pol },
+		var model agent.Model = script(h.model.asked, h.model.gate)
+		if m != nil {
+			model = m
+		}
+		loop, err := agent.NewLoop(agent.LoopConfig{Model: model, Tools: reg, Engine: h.engine, Policy: func() *approval.Policy { return pol },
 			History: agent.NewMemoryHistory(), Speaker: relay, Logger: quiet, SlowNotice: time.Hour})
 		if err != nil {
 			return nil, err

@@ -39,12 +39,19 @@ type option func(*web.Config)
 
 func newServer(t testing.TB, opts ...option) *server {
 	t.Helper()
+	return newServerModel(t, nil, opts...)
+}
+
+// newServerModel is newServer whose agent answers with m (nil: the
+// scripted hitltest.Model).
+func newServerModel(t testing.TB, m agent.Model, opts ...option) *server {
+	t.Helper()
 	erase := hitltest.NewTool("erase", approval.EffectDestructive)
 	erase.About = "Erases the named thing for good"
 	s := &server{erase: erase, clk: clock.NewFake(time.Now())}
 	store := memstore.New(memstore.Options{})
 	relay := channels.NewRelay()
-	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: relay, Speaker: relay, Tools: []agent.Tool{s.erase}, Clock: s.clk})
+	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: relay, Speaker: relay, Tools: []agent.Tool{s.erase}, Clock: s.clk, Model: m})
 	eng, loop, reg, ctx := st.Engine, st.Loop, st.Tools, st.Ctx
 	r, err := channels.NewRouter(channels.RouterConfig{Decider: eng, Submitter: loop, Relay: relay, Store: store, Lang: "en", Logger: quiet})
 	if err != nil {

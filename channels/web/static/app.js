@@ -101,7 +101,11 @@
         closeDialog();
         renderPending();
         break;
+      case 'agent.delta':
+        onDelta(f);
+        break;
       case 'agent.message':
+        if (f.stream_id && endStream(f)) break;
         addLine(f.kind === 'answer' ? 'bot' : 'notice', f.content, f.is_error);
         break;
       case 'agent.tool_result':
@@ -156,6 +160,35 @@
       const next = pending.keys().next();
       if (!next.done) openDialog(next.value);
     }
+  }
+
+  // --- streamed answers ---------------------------------------------------
+  // agent.delta frames grow one line per stream_id; the agent.message with
+  // the same stream_id puts the final text in it.
+  const streams = new Map();
+
+  function onDelta(f) {
+    let li = streams.get(f.stream_id);
+    if (!li) {
+      addLine('bot streaming', '');
+      li = $('log').lastElementChild;
+      li.setAttribute('aria-busy', 'true');
+      streams.set(f.stream_id, li);
+    }
+    li.textContent += f.content;
+    li.scrollIntoView({ block: 'end' });
+  }
+
+  // endStream ends the stream's line; false when no delta of it came here
+  // (the message is then added as any other).
+  function endStream(f) {
+    const li = streams.get(f.stream_id);
+    if (!li) return false;
+    streams.delete(f.stream_id);
+    li.textContent = f.content;
+    li.className = 'line ' + (f.kind === 'answer' ? 'bot' : 'notice') + (f.is_error ? ' is-error' : '');
+    li.removeAttribute('aria-busy');
+    return true;
   }
 
   // --- chat -------------------------------------------------------------
