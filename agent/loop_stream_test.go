@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/agent/model"
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/internal/clock"
 	"github.com/hitlbot/hitlbot/internal/fakellm"
+	"github.com/hitlbot/hitlbot/internal/waitfor"
 	catalogue "github.com/hitlbot/hitlbot/words"
 )
 
@@ -121,5 +124,26 @@ func TestNoStreamNoDeltas(t *testing.T) {
 	kinds, _, _ := h.speak.streamed()
 	if want := []agent.SayKind{agent.SayAnswer, agent.SayTurnEnded}; fmt.Sprint(kinds) != fmt.Sprint(want) {
 		t.Fatalf("events %v, want %v", kinds, want)
+	}
+}
+
+// A turn whose answer is showing as it is written is not silent: the slow
+// notice ("still working") waits while the model streams.
+func TestNoSlowNoticeWhileStreaming(t *testing.T) {
+	s := fakellm.New(t)
+	hold := make(chan struct{})
+	s.Enqueue(fakellm.Reply{Text: "A long answer.", Chunks: []string{"A ", "long answer."}, Hold: hold})
+	clk := clock.NewFake(time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC))
+	h := newHarness(t, streamingModel(t, s), func(c *agent.LoopConfig) { c.Clock, c.SlowNotice = clk, 20*time.Second })
+	ch := h.submit(t, "s1", "tell me")
+	waitfor.True(t, "the first piece", func() bool { _, text, _ := h.speak.streamed(); return text == "A " })
+	clk.Advance(20 * time.Second)
+	// The watcher woke, saw the answer streaming, and waits again.
+	waitfor.True(t, "the slow notice's timer is set again", func() bool { return clk.Timers() == 1 })
+	close(hold)
+	result(t, ch)
+	kinds, _, _ := h.speak.streamed()
+	if want := []agent.SayKind{agent.SayDelta, agent.SayAnswer, agent.SayTurnEnded}; fmt.Sprint(kinds) != fmt.Sprint(want) {
+		t.Fatalf("events %v, want %v (no notice)", kinds, want)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hitlbot/hitlbot/approval"
@@ -31,6 +32,9 @@ type turnState struct {
 	// owned are the approvals whose outcomes the turn took: Resume leaves
 	// them alone until the turn ends (see Loop.owned).
 	owned []approval.ID
+	// streaming is set while the model streams its text: a message that
+	// grows in the chat is no silence, so the slow notice waits.
+	streaming atomic.Bool
 }
 
 // signalWaiting tells the slow-notice watcher that an approval wait starts
@@ -117,9 +121,11 @@ func (l *Loop) rounds(ctx context.Context, ts *turnState) {
 		resp, err := l.cfg.Model.Complete(ctx, Request{Messages: msgs, Tools: specs, Delta: func(text string) {
 			if text != "" {
 				streamed = true
+				ts.streaming.Store(true)
 				l.say(ctx, in, Say{Kind: SayDelta, Text: text})
 			}
 		}})
+		ts.streaming.Store(false)
 		if err != nil && l.ctx.Err() != nil {
 			// The loop is closing (shutdown, the end of `bot chat`): the
 			// turn was stopped, the model did not fail. As at any
@@ -243,6 +249,11 @@ func (l *Loop) watchSlow(ctx context.Context, ts *turnState) (stop func()) {
 					t = l.cfg.Clock.NewTimer(l.cfg.SlowNotice)
 				}
 			case <-t.C():
+				if ts.streaming.Load() {
+					// The answer is showing as it is written: wait again.
+					t = l.cfg.Clock.NewTimer(l.cfg.SlowNotice)
+					continue
+				}
 				l.say(ctx, ts.in, Say{Kind: SayNotice, Text: l.words.stillWorking})
 				return
 			}
