@@ -2,6 +2,7 @@ package channels
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -78,7 +79,9 @@ func (o *openStreams) take(to Target) *openStream {
 // sayStream handles the events of a turn that concern streamed messages:
 // it reports whether s was said (handled) or is left to the usual path.
 func (r *Router) sayStream(ctx context.Context, ch Channel, to Target, s agent.Say) (bool, error) {
-	log := r.log.With("channel", to.Channel, "chat_id", to.ChatID, "msg_id", to.ReplyTo)
+	log := func() *slog.Logger {
+		return r.log.With("channel", to.Channel, "chat_id", to.ChatID, "msg_id", to.ReplyTo)
+	}
 	switch s.Kind {
 	case agent.SayDelta:
 		sr, ok := ch.(Streamer)
@@ -92,12 +95,12 @@ func (r *Router) sayStream(ctx context.Context, ch Channel, to Target, s agent.S
 		st := r.streams.m[to]
 		if st == nil {
 			st = &openStream{}
-			s, err := sr.OpenStream(ctx, to)
+			as, err := sr.OpenStream(ctx, to)
 			if err != nil {
-				log.Warn("opening a streamed message failed; the answer will come whole", "err", err)
+				log().Warn("opening a streamed message failed; the answer will come whole", "err", err)
 				st.broken = true
 			}
-			st.s = s
+			st.s = as
 			r.streams.m[to] = st
 		}
 		r.streams.mu.Unlock()
@@ -123,7 +126,7 @@ func (r *Router) sayStream(ctx context.Context, ch Channel, to Target, s agent.S
 			if err == nil {
 				return true, nil
 			}
-			log.Warn("ending a streamed message failed", "err", err)
+			log().Warn("ending a streamed message failed", "err", err)
 		}
 		if s.Text == "" {
 			return true, nil
@@ -136,7 +139,7 @@ func (r *Router) sayStream(ctx context.Context, ch Channel, to Target, s agent.S
 			return false, nil
 		}
 		if err := r.finish(ctx, st, s.Text, EndAnswer); err != nil {
-			log.Warn("ending a streamed message failed; sending the answer whole", "err", err)
+			log().Warn("ending a streamed message failed; sending the answer whole", "err", err)
 			return false, nil
 		}
 		return true, nil
@@ -145,7 +148,7 @@ func (r *Router) sayStream(ctx context.Context, ch Channel, to Target, s agent.S
 		// it holds: nothing is left streaming.
 		if st := r.streams.take(to); st != nil && !st.broken {
 			if err := r.finish(ctx, st, st.text.String(), EndMore); err != nil {
-				log.Warn("ending a streamed message failed", "err", err)
+				log().Warn("ending a streamed message failed", "err", err)
 			}
 		}
 	}
