@@ -39,12 +39,23 @@ type SayKind string
 // The events of a turn, in the order they can come: any number of
 // notices, tool results and awaiting events, then at most one answer, then
 // exactly one turn_ended, always last.
+//
+// A model that streams (Request.Delta) adds deltas: the pieces of the text
+// it writes, as they come. The deltas of one model round make one streamed
+// message, and the next event of the round ends it: the answer (whose Text
+// is the whole text, so a channel that ignores deltas loses nothing), or a
+// stream_end when the round ends otherwise (the model goes on with tool
+// calls, so an approval's card may follow; or it failed: then stream_end is
+// an error whose Text is the sentence that ends the message, and it stands
+// for the error notice). A round with no delta has no stream_end.
 const (
 	SayNotice     SayKind = "notice"      // progress ("still working") or a problem, in plain words
 	SayToolResult SayKind = "tool_result" // a tool ran; Text is its result
 	SayAwaiting   SayKind = "awaiting"    // the turn waits for a person's decision on Approval (its card is out)
 	SayAnswer     SayKind = "answer"      // the model's reply
 	SayTurnEnded  SayKind = "turn_ended"  // the turn is over; Result says how. Nothing is said in a chat.
+	SayDelta      SayKind = "delta"       // a piece of the text the model is writing (Text), in order
+	SayStreamEnd  SayKind = "stream_end"  // the streamed message ends without being the answer; IsError: the model failed, Text says so
 )
 
 // Say is one event of a turn.

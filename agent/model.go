@@ -73,6 +73,12 @@ type Request struct {
 	Messages []Message
 	// Tools are the tools the model may call.
 	Tools []ToolSpec
+	// Delta, when set, is called by a model that streams with each piece
+	// of the assistant's text as it is generated, in order, from the
+	// goroutine that called Complete (never after Complete returns). The
+	// Response still holds the whole message. A model that does not
+	// stream (the rules, an OpenAI model with stream off) never calls it.
+	Delta func(text string)
 }
 
 // Response is the output of Model.Complete.

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hitlbot/hitlbot/approval"
@@ -31,6 +32,9 @@ type turnState struct {
 	// owned are the approvals whose outcomes the turn took: Resume leaves
 	// them alone until the turn ends (see Loop.owned).
 	owned []approval.ID
+	// streaming is set while the model streams its text: a message that
+	// grows in the chat is no silence, so the slow notice waits.
+	streaming atomic.Bool
 }
 
 // signalWaiting tells the slow-notice watcher that an approval wait starts
@@ -113,13 +117,25 @@ func (l *Loop) rounds(ctx context.Context, ts *turnState) {
 		if l.cfg.SystemPrompt != "" {
 			msgs = append([]Message{{Role: RoleSystem, Content: l.cfg.SystemPrompt}}, msgs...)
 		}
-		resp, err := l.cfg.Model.Complete(ctx, Request{Messages: msgs, Tools: specs})
+		streamed := false // the model said a delta this round: a streamed message is open
+		resp, err := l.cfg.Model.Complete(ctx, Request{Messages: msgs, Tools: specs, Delta: func(text string) {
+			if text != "" {
+				streamed = true
+				ts.streaming.Store(true)
+				l.say(ctx, in, Say{Kind: SayDelta, Text: text})
+			}
+		}})
+		ts.streaming.Store(false)
 		if err != nil && l.ctx.Err() != nil {
 			// The loop is closing (shutdown, the end of `bot chat`): the
 			// turn was stopped, the model did not fail. As at any
-			// shutdown, the turn says nothing.
+			// shutdown, the turn says nothing, but a streamed message is
+			// ended, not left streaming.
 			log.Info("turn stopped by shutdown while the model was answering", "err", err)
 			ts.result.Err, ts.result.Text = err, l.words.shuttingDown
+			if streamed {
+				l.say(ctx, in, Say{Kind: SayStreamEnd})
+			}
 			return
 		}
 		if err != nil {
@@ -133,6 +149,12 @@ func (l *Loop) rounds(ctx context.Context, ts *turnState) {
 			}
 			ts.result.Err = err
 			ts.result.Text = public
+			if streamed {
+				// The sentence ends the streamed message (and stands for
+				// the notice where nothing streams).
+				l.say(ctx, in, Say{Kind: SayStreamEnd, Text: public, IsError: true})
+				return
+			}
 			l.say(ctx, in, Say{Kind: SayNotice, Text: public, IsError: true})
 			return
 		}
@@ -148,6 +170,11 @@ func (l *Loop) rounds(ctx context.Context, ts *turnState) {
 			ts.result.Text = msg.Content
 			l.say(ctx, in, Say{Kind: SayAnswer, Text: msg.Content})
 			return
+		}
+		if streamed {
+			// The text the model wrote before its calls was streamed: end
+			// that message before any card of the calls is shown.
+			l.say(ctx, in, Say{Kind: SayStreamEnd})
 		}
 		l.handleCalls(ctx, ts, msg.ToolCalls)
 		if !ts.held {
@@ -222,6 +249,11 @@ func (l *Loop) watchSlow(ctx context.Context, ts *turnState) (stop func()) {
 					t = l.cfg.Clock.NewTimer(l.cfg.SlowNotice)
 				}
 			case <-t.C():
+				if ts.streaming.Load() {
+					// The answer is showing as it is written: wait again.
+					t = l.cfg.Clock.NewTimer(l.cfg.SlowNotice)
+					continue
+				}
 				l.say(ctx, ts.in, Say{Kind: SayNotice, Text: l.words.stillWorking})
 				return
 			}

@@ -173,6 +173,8 @@ type Router struct {
 	closing bool
 
 	inflight sync.WaitGroup // typed decisions running (they run tools)
+
+	streams openStreams // streamed messages being written (stream.go)
 }
 
 // NewRouter checks cfg and returns a router; when cfg.Relay is set, the
@@ -861,6 +863,9 @@ func (r *Router) Say(ctx context.Context, in agent.Inbound, s agent.Say) error {
 		return err
 	}
 	to := Target{Channel: in.Channel, ChatID: in.ChatID, ThreadID: in.ThreadID, ReplyTo: in.MessageID, UserID: in.User}
+	if said, err := r.sayStream(ctx, ch, to, s); said {
+		return err
+	}
 	switch s.Kind {
 	case agent.SayAwaiting:
 		if tl, ok := ch.(TurnListener); ok {

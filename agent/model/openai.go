@@ -76,6 +76,14 @@ type OpenAIConfig struct {
 	// MaxTokens caps the length of an answer (sent as max_tokens, which
 	// OpenAI-compatible servers understand). 0 sends no limit.
 	MaxTokens int `json:"max_tokens" mapstructure:"max_tokens"`
+	// Stream asks for the answer as server-sent events (stream: true) and
+	// hands each piece of its text to the turn as it comes, so the chats
+	// that can show a growing message (web, Feishu, DingTalk, bot chat)
+	// do; tool calls are assembled from their deltas. Default false (one
+	// JSON answer): some OpenAI-compatible servers stream tool calls
+	// badly; turn it on for a server that streams them (OpenAI, DeepSeek,
+	// Qwen, vLLM, Ollama). RequestTimeout bounds the whole stream.
+	Stream bool `json:"stream" mapstructure:"stream"`
 	// Headers are extra HTTP headers sent with every request, e.g. a
 	// gateway's routing header or "OpenAI-Organization". Values are
 	// treated as secrets and never logged.
@@ -93,8 +101,8 @@ func (c OpenAIConfig) String() string {
 	for k := range c.Headers {
 		names = append(names, k)
 	}
-	return fmt.Sprintf("OpenAIConfig{BaseURL:%q Model:%q APIKey:%s APIKeyFile:%q Temperature:%s RequestTimeout:%s MaxRetries:%d MaxTokens:%d Headers:%v}",
-		c.BaseURL, c.Model, key, c.APIKeyFile, fmtTemperature(c.Temperature), c.RequestTimeout, c.MaxRetries, c.MaxTokens, names)
+	return fmt.Sprintf("OpenAIConfig{BaseURL:%q Model:%q APIKey:%s APIKeyFile:%q Temperature:%s RequestTimeout:%s MaxRetries:%d MaxTokens:%d Stream:%t Headers:%v}",
+		c.BaseURL, c.Model, key, c.APIKeyFile, fmtTemperature(c.Temperature), c.RequestTimeout, c.MaxRetries, c.MaxTokens, c.Stream, names)
 }
 
 // GoString is String, so that %#v redacts too.
@@ -232,6 +240,9 @@ func (m *OpenAI) Complete(ctx context.Context, req agent.Request) (agent.Respons
 		return agent.Response{}, agent.NewModelError(publicFailed, err)
 	}
 	start := time.Now()
+	if m.cfg.Stream {
+		return m.completeStream(ctx, params, req.Delta, start)
+	}
 	cc, err := m.svc.New(ctx, params)
 	if err != nil {
 		merr := m.modelError(ctx, err)
@@ -241,7 +252,14 @@ func (m *OpenAI) Complete(ctx context.Context, req agent.Request) (agent.Respons
 	if len(cc.Choices) == 0 {
 		return agent.Response{}, agent.NewModelError(publicFailed, errors.New("openai: the response has no choices"))
 	}
-	msg := cc.Choices[0].Message
+	out := assistantMessage(cc.Choices[0].Message)
+	m.logger.Debug("model completion", "model", m.cfg.Model, "duration", time.Since(start),
+		"finish_reason", cc.Choices[0].FinishReason, "tool_calls", len(out.ToolCalls))
+	return agent.Response{Message: out}, nil
+}
+
+// assistantMessage is the agent's message of a completion's message.
+func assistantMessage(msg openai.ChatCompletionMessage) agent.Message {
 	out := agent.Message{Role: agent.RoleAssistant, Content: msg.Content}
 	if out.Content == "" && msg.Refusal != "" {
 		out.Content = msg.Refusal
@@ -256,9 +274,7 @@ func (m *OpenAI) Complete(ctx context.Context, req agent.Request) (agent.Respons
 		}
 		out.ToolCalls = append(out.ToolCalls, call)
 	}
-	m.logger.Debug("model completion", "model", m.cfg.Model, "duration", time.Since(start),
-		"finish_reason", cc.Choices[0].FinishReason, "tool_calls", len(out.ToolCalls))
-	return agent.Response{Message: out}, nil
+	return out
 }
 
 // toolArgs returns the arguments of a function tool call. The wire format

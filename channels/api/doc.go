@@ -109,6 +109,10 @@
 //   - An approval shown in the conversation (ShowApproval) ends the
 //     request with requiresConfirmation and pendingAction {token, …}; the
 //     turn goes on waiting in the background.
+//   - The API is request/response, also when the model streams
+//     (model.openai.stream): it is no channels.Streamer, so the router
+//     drops the pieces and the response carries the whole answer; a model
+//     that fails mid-stream reaches it as the usual error notice.
 //
 // pendingAction is {token, approvalId, description, toolName, inputPreview,
 // risk, expiresAt, isDestructive}; inputPreview is the call's arguments as

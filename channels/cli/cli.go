@@ -90,6 +90,8 @@ type event struct {
 	shown   *cards.View
 	ref     string // the card reference of shown
 	settled *cards.View
+	delta   *string // a piece of a streamed answer (stream.go)
+	end     *streamEnd
 }
 
 // Option configures a Chat.
@@ -317,10 +319,11 @@ func readLines(in io.Reader, lines chan<- string, done <-chan struct{}) {
 }
 
 type repl struct {
-	c     *Chat
-	h     channels.Handler
-	lines <-chan string
-	eof   bool
+	streamed string // what the open streamed answer printed so far (stream.go)
+	c        *Chat
+	h        channels.Handler
+	lines    <-chan string
+	eof      bool
 }
 
 // errQuit ends the REPL: the input ended or ctx did. errInterrupt is an
@@ -465,6 +468,8 @@ func (r *repl) handle(ctx context.Context, ev event, turn string) (end bool, err
 		if len(ev.settled.Resolve) > 0 {
 			return false, r.resolve(ctx, *ev.settled)
 		}
+	case ev.delta != nil, ev.end != nil:
+		return r.stream(ev, turn), nil
 	case ev.out != nil:
 		o := ev.out
 		mine := turn != "" && (ev.turn == turn || ev.turn == "")

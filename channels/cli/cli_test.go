@@ -86,12 +86,25 @@ type harness struct {
 // runs the chat on in in the background.
 func start(t *testing.T, in io.Reader, opts ...cli.Option) *harness {
 	t.Helper()
-	return startEffect(t, in, approval.EffectDestructive, opts...)
+	return startEffectModel(t, in, approval.EffectDestructive, nil, opts...)
 }
 
 // startEffect is start with erase's effect (EffectWrite: MEDIUM, whose
 // approval may grant the conversation a window).
 func startEffect(t *testing.T, in io.Reader, effect approval.Effect, opts ...cli.Option) *harness {
+	t.Helper()
+	return startEffectModel(t, in, effect, nil, opts...)
+}
+
+// startModel is start whose agent answers with m (nil: the script).
+func startModel(t *testing.T, in io.Reader, m agent.Model, opts ...cli.Option) *harness {
+	t.Helper()
+	return startEffectModel(t, in, approval.EffectDestructive, m, opts...)
+}
+
+// startEffectModel is start with erase's effect and the agent's model m
+// (nil: the script).
+func startEffectModel(t *testing.T, in io.Reader, effect approval.Effect, m agent.Model, opts ...cli.Option) *harness {
 	t.Helper()
 	h := &harness{erase: hitltest.NewTool("erase", effect), out: &output{}, done: make(chan error, 1), audit: &hitltest.Trail{},
 		intr: make(chan os.Signal, 1)}
@@ -113,7 +126,11 @@ func startEffect(t *testing.T, in io.Reader, effect approval.Effect, opts ...cli
 		if err != nil {
 			return nil, err
 		}
-		loop, err := agent.NewLoop(agent.LoopConfig{Model: script(h.model.asked, h.model.gate), Tools: reg, Engine: h.engine, Policy: func() *approval.Policy { return pol },
+		var model agent.Model = script(h.model.asked, h.model.gate)
+		if m != nil {
+			model = m
+		}
+		loop, err := agent.NewLoop(agent.LoopConfig{Model: model, Tools: reg, Engine: h.engine, Policy: func() *approval.Policy { return pol },
 			History: agent.NewMemoryHistory(), Speaker: relay, Logger: quiet, SlowNotice: time.Hour})
 		if err != nil {
 			return nil, err

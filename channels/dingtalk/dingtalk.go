@@ -52,6 +52,16 @@ type Config struct {
 	// (card clicks arrive only over a stream): approvals are markdown
 	// messages answered by typing 确认 / 取消.
 	CardTemplateID string `mapstructure:"card_template_id"`
+	// AICardTemplateID is the id ("xxxx.schema") of an AI card template
+	// whose variable "content" (markdown) shows a streamed answer and
+	// "flowStatus" its state (1 processing, 3 finished, 5 failed); the app
+	// needs Card.Streaming.Write and Card.Instance.Write. Empty (default):
+	// answers come whole, as text.
+	AICardTemplateID string `mapstructure:"ai_card_template_id"`
+	// StreamInterval is the least time between two updates of a streamed
+	// answer's AI card; pieces of text that come between two updates are
+	// sent together. Default 500ms, at least 200ms.
+	StreamInterval time.Duration `mapstructure:"stream_interval"`
 	// APIBaseURL is the OpenAPI base (token, cards, robot send) and the
 	// Stream gateway host. Default https://api.dingtalk.com.
 	APIBaseURL string `mapstructure:"api_base_url"`
@@ -178,6 +188,12 @@ func New(cfg Config, logger *slog.Logger) (*Channel, error) {
 	}
 	if cfg.MaxSignAge <= 0 {
 		cfg.MaxSignAge = time.Hour
+	}
+	switch {
+	case cfg.StreamInterval == 0:
+		cfg.StreamInterval = DefaultStreamInterval
+	case cfg.StreamInterval < minStreamInterval:
+		return nil, fmt.Errorf("dingtalk: stream_interval %s: at least %s", cfg.StreamInterval, minStreamInterval)
 	}
 	if cfg.LeaseKey == "" {
 		cfg.LeaseKey = "hitlbot:dingtalk:stream:" + cfg.ClientID

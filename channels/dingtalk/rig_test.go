@@ -38,6 +38,13 @@ func newRig(t *testing.T, mod func(*Config)) *rig {
 // newRigStore is newRig on store (shared by the router and the engine).
 func newRigStore(t *testing.T, mod func(*Config), store approval.Store) *rig {
 	t.Helper()
+	return newRigModel(t, mod, store, nil)
+}
+
+// newRigModel is newRigStore whose agent answers with m (nil: the rig's
+// scripted hitltest.Model).
+func newRigModel(t *testing.T, mod func(*Config), store approval.Store, m agent.Model) *rig {
+	t.Helper()
 	erase := hitltest.NewTool("erase", approval.EffectDestructive)
 	erase.About = "erases a target"
 	g := &rig{fake: dingtalktest.New(t), erase: erase, model: &hitltest.Model{}}
@@ -51,7 +58,11 @@ func newRigStore(t *testing.T, mod func(*Config), store approval.Store) *rig {
 		t.Fatal(err)
 	}
 	relay := channels.NewRelay()
-	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: relay, Speaker: relay, Model: g.model, Tools: []agent.Tool{g.erase}})
+	var model agent.Model = g.model
+	if m != nil {
+		model = m
+	}
+	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: relay, Speaker: relay, Model: model, Tools: []agent.Tool{g.erase}})
 	eng, loop, ctx := st.Engine, st.Loop, st.Ctx
 	r, err := channels.NewRouter(channels.RouterConfig{Decider: eng, Submitter: loop, Relay: relay, Store: store, Lang: "en", Logger: quiet})
 	if err != nil {

@@ -80,6 +80,13 @@ type Config struct {
 	// captured request cannot be posted again. Default 1h (as DingTalk's
 	// max_sign_age); must be positive.
 	MaxRequestAge time.Duration `mapstructure:"max_request_age"`
+	// StreamInterval is the least time between two updates of a streamed
+	// answer's card (a CardKit card entity whose text element streams;
+	// the app needs the scope cardkit:card:write). CardKit takes at most
+	// 10 updates per second per card; pieces of text that come between
+	// two updates are sent together. Default 300ms, at least 100ms. A
+	// negative value turns streaming off: answers come whole, as text.
+	StreamInterval time.Duration `mapstructure:"stream_interval"`
 }
 
 const maxCallbackWait = 2800 * time.Millisecond
@@ -137,6 +144,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxRetryWait <= 0 {
 		c.MaxRetryWait = 10 * time.Second
+	}
+	switch {
+	case c.StreamInterval == 0:
+		c.StreamInterval = DefaultStreamInterval
+	case c.StreamInterval > 0 && c.StreamInterval < minStreamInterval:
+		errs = append(errs, fmt.Errorf("stream_interval %v: at least %v (CardKit takes 10 updates per second per card)", c.StreamInterval, minStreamInterval))
 	}
 	if c.StartTimeout <= 0 {
 		c.StartTimeout = 30 * time.Second

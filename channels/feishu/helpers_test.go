@@ -80,6 +80,9 @@ type rigOptions struct {
 	now func() time.Time
 	// log, when set, is the channel's logger (default: discarded).
 	log *slog.Logger
+	// model, when set, is the agent's model (default: the rig's
+	// scripted hitltest.Model).
+	model agent.Model
 }
 
 // webhookKey is the encrypt key of webhook-mode rigs.
@@ -146,7 +149,11 @@ func newRigWith(t *testing.T, o rigOptions, mod ...func(*Config, *hitltest.Tool)
 		}
 		pc = &c
 	}
-	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: relay, Speaker: relay, Model: g.model, Tools: []agent.Tool{g.erase}, Policy: pc})
+	var m agent.Model = g.model
+	if o.model != nil {
+		m = o.model
+	}
+	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: relay, Speaker: relay, Model: m, Tools: []agent.Tool{g.erase}, Policy: pc})
 	eng, loop, ctx := st.Engine, st.Loop, st.Ctx
 	r, err := channels.NewRouter(channels.RouterConfig{Decider: eng, Submitter: loop, Relay: relay, Store: store, Lang: "en", Logger: quiet, Scope: scope})
 	if err != nil {

@@ -138,6 +138,19 @@
 // kind is "answer" (the assistant's reply) or "notice" (progress, a
 // problem, the outcome of a typed decision, "an approval is waiting").
 //
+//	{"type":"agent.delta","event":"agent.delta","session_id":"s1","stream_id":"st_9f2c…","content":"已删除 ","reply_to":"alice/s1/c-17","timestamp":"…"}
+//
+// A piece of an answer the model is still writing (a model that streams:
+// model.openai.stream). The pieces of one stream_id, in order, make one
+// growing message; they go only to the sockets watching the session at
+// that moment (a socket that joins later gets the end). The stream ends
+// with an agent.message carrying the same stream_id and the whole text: kind
+// "answer" (also for the text the model wrote before asking for an
+// approval: the agent.user_confirm comes after it), or kind "notice" with
+// is_error true when the model failed mid-stream (the text so far, then the
+// error sentence). A client that does not know agent.delta (the seed's)
+// ignores it and reads that agent.message as before.
+//
 //	{"type":"agent.user_confirm","event":"agent.user_confirm","session_id":"s1",
 //	 "step_id":"confirm_ap_0123abcd_6f1c2a9e0b7d4c1e9a552f8d3e4b5c6a_sql_exec","timestamp":"2026-11-22T09:00:00.500Z",
 //	 "content":"[HIGH] Approval needed: sql_exec\n…",

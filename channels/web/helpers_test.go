@@ -45,19 +45,33 @@ func withGreeting(g web.Greeting) option { return func(c *web.Config) { c.Greeti
 
 func newServer(t testing.TB, opts ...option) *server {
 	t.Helper()
-	return newServerEffect(t, approval.EffectDestructive, opts...)
+	return newServerEffectModel(t, approval.EffectDestructive, nil, opts...)
 }
 
 // newServerEffect is newServer with erase's effect (EffectWrite: a MEDIUM
 // call, whose approval may grant the conversation a window).
 func newServerEffect(t testing.TB, effect approval.Effect, opts ...option) *server {
 	t.Helper()
+	return newServerEffectModel(t, effect, nil, opts...)
+}
+
+// newServerModel is newServer whose agent answers with m (nil: the
+// scripted hitltest.Model).
+func newServerModel(t testing.TB, m agent.Model, opts ...option) *server {
+	t.Helper()
+	return newServerEffectModel(t, approval.EffectDestructive, m, opts...)
+}
+
+// newServerEffectModel is newServer with erase's effect and the agent's
+// model m (nil: the scripted hitltest.Model).
+func newServerEffectModel(t testing.TB, effect approval.Effect, m agent.Model, opts ...option) *server {
+	t.Helper()
 	erase := hitltest.NewTool("erase", effect)
 	erase.About = "Erases the named thing for good"
 	s := &server{erase: erase, clk: clock.NewFake(time.Now())}
 	store := memstore.New(memstore.Options{})
 	relay := channels.NewRelay()
-	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: relay, Speaker: relay, Tools: []agent.Tool{s.erase}, Clock: s.clk})
+	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: relay, Speaker: relay, Tools: []agent.Tool{s.erase}, Clock: s.clk, Model: m})
 	eng, loop, reg, ctx := st.Engine, st.Loop, st.Tools, st.Ctx
 	cfg := web.Config{AllowAnonymousLocal: true, Tools: reg, Logger: quiet, PingInterval: time.Minute}
 	for _, o := range opts {

@@ -16,6 +16,7 @@ const (
 	typeUserConfirm     = "agent.user_confirm"
 	typeToolResult      = "agent.tool_result"
 	typeConfirmResolved = "agent.confirm_resolved"
+	typeDelta           = "agent.delta" // a piece of a streamed answer (stream.go)
 	typeError           = "error"
 )
 
@@ -98,6 +99,9 @@ type messageFrame struct {
 	ReplyTo   string `json:"reply_to,omitempty"`
 	IsError   bool   `json:"is_error"`
 	Timestamp string `json:"timestamp"`
+	// StreamID, on the message that ends a streamed answer, names the
+	// agent.delta frames it replaces.
+	StreamID string `json:"stream_id,omitempty"`
 }
 
 type confirmFrame struct {

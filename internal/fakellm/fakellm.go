@@ -7,7 +7,15 @@
 // served in order (text, tool calls, HTTP errors, delays, raw bodies), and
 // HandleFunc installs a function that computes a reply from the request when
 // the queue is empty. Every request is recorded, with its decoded body, for
-// assertions through Requests. Streaming (stream: true) is not supported.
+// assertions through Requests.
+//
+// A request with "stream": true is answered as OpenAI streams: server-sent
+// events, one "data: <chat.completion.chunk>" per piece (the role first,
+// then the content in pieces, then each tool call: its id and name, then its
+// arguments in pieces, all with the call's index), a last chunk with the
+// finish reason, and "data: [DONE]". Reply.Chunks, Hold, CutAfter and
+// StreamError script a stream's pieces, a pause in it, a cut, and an error
+// event; an error status or a raw Body is sent as it is, streamed or not.
 //
 //	s := fakellm.New(t)
 //	s.Enqueue(fakellm.Status(429, "slow down"), fakellm.Text("hello"))
@@ -75,6 +83,21 @@ type Reply struct {
 	// Body, when not empty, is sent verbatim as the response body (with
 	// Status), instead of the body built from the other fields.
 	Body string
+	// Chunks are the pieces a streamed reply sends Text in (they should
+	// join to Text); empty splits Text into pieces of a few runes.
+	Chunks []string
+	// Hold, when not nil, pauses a streamed reply after its first piece
+	// of content (before the tool calls when there is none) until it is
+	// closed, so a test can look at an answer in flight without timing.
+	Hold <-chan struct{}
+	// CutAfter, when > 0, ends a streamed reply's connection after that
+	// many pieces of content: no finish reason, no [DONE].
+	CutAfter int
+	// StreamError, when set, is sent as an error event after the pieces
+	// of content of a streamed reply (the way OpenAI reports a failure
+	// mid-stream), instead of the rest of the reply.
+	StreamError string
+
 	// Delay makes the server wait this long before answering. The wait
 	// ends early when the client goes away, so a timed-out client does not
 	// keep the server busy.
@@ -367,6 +390,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			typ = errorType(status)
 		}
 		writeError(w, status, typ, reply.ErrorCode, reply.ErrorMessage)
+		return
+	}
+	if req.Chat.Stream {
+		s.stream(w, r, n, req.Chat.Model, reply)
 		return
 	}
 	writeJSON(w, status, completion(n, req.Chat.Model, reply))

@@ -33,7 +33,8 @@ type Fake struct {
 	calls   []Call
 	nextMsg int
 	refuse  bool
-	secret  string // the only appSecret the token endpoint accepts ("": any)
+	secret  string  // the only appSecret the token endpoint accepts ("": any)
+	ai      aiCards // cards by outTrackId, AI card streams (aicard.go)
 }
 
 // Call is one HTTP call the fake received.
@@ -73,12 +74,16 @@ func New(t testing.TB) *Fake {
 	})
 	mux.HandleFunc("POST /v1.0/card/instances/createAndDeliver", func(w http.ResponseWriter, r *http.Request) {
 		c := f.record(r)
+		if !f.cardCreated(w, c) {
+			return
+		}
 		fmt.Fprintf(w, `{"success":true,"result":{"outTrackId":%q,"deliverResults":[{"success":true}]}}`, c.Body["outTrackId"])
 	})
 	mux.HandleFunc("PUT /v1.0/card/instances", func(w http.ResponseWriter, r *http.Request) {
-		f.record(r)
+		f.cardUpdated(f.record(r))
 		io.WriteString(w, `{"success":true,"result":true}`)
 	})
+	mux.HandleFunc("PUT /v1.0/card/streaming", f.cardStreaming)
 	for _, p := range []string{"/v1.0/robot/groupMessages/send", "/v1.0/robot/oToMessages/batchSend"} {
 		mux.HandleFunc("POST "+p, func(w http.ResponseWriter, r *http.Request) {
 			f.record(r)

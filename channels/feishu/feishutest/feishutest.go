@@ -74,6 +74,7 @@ type Server struct {
 	connects    int
 	acks        map[string]chan larkws.Response
 	seq         atomic.Uint64
+	kit         cardkit // CardKit card entities (cardkit.go)
 }
 
 type wsConn struct {
@@ -97,6 +98,7 @@ func New() *Server {
 	mux.HandleFunc("POST /open-apis/im/v1/messages", s.authed(s.create))
 	mux.HandleFunc("POST /open-apis/im/v1/messages/{id}/reply", s.authed(s.reply))
 	mux.HandleFunc("PATCH /open-apis/im/v1/messages/{id}", s.authed(s.patch))
+	s.routeCardKit(mux)
 	mux.HandleFunc("POST /callback/ws/endpoint", s.bootstrap)
 	mux.HandleFunc("GET /ws", s.ws)
 	s.srv = httptest.NewServer(mux)
@@ -213,6 +215,14 @@ func (s *Server) record(w http.ResponseWriter, r *http.Request, op string) (Call
 		s.calls = append(s.calls, c)
 		writeJSON(w, 400, map[string]any{"code": 230001, "msg": "content is not JSON"})
 		return c, false
+	}
+	if c.MsgType == "interactive" && op != "patch" {
+		if err := s.sendEntityLocked(b.Content); err != nil {
+			c.Answered = 400
+			s.calls = append(s.calls, c)
+			writeJSON(w, 400, map[string]any{"code": CardRefusedCode, "msg": "card refused: " + err.Error()})
+			return c, false
+		}
 	}
 	if c.MsgType == "interactive" {
 		if err := CheckCard(b.Content); err != nil {

@@ -115,7 +115,11 @@
         closeDialog();
         renderPending();
         break;
+      case 'agent.delta':
+        onDelta(f);
+        break;
       case 'agent.message':
+        if (f.stream_id && endStream(f)) break;
         addLine(f.kind === 'answer' ? 'bot' : 'notice', f.content, f.is_error);
         break;
       case 'agent.tool_result':
@@ -202,6 +206,38 @@
     }
     $('log').appendChild(li);
     li.scrollIntoView({ block: 'end' });
+  }
+
+  // --- streamed answers ---------------------------------------------------
+  // agent.delta frames grow one bubble per stream_id; the agent.message with
+  // the same stream_id puts the final text in it.
+  const streams = new Map();
+
+  function onDelta(f) {
+    let s = streams.get(f.stream_id);
+    if (!s) {
+      const li = bubble('bot streaming');
+      const text = document.createTextNode('');
+      li.appendChild(text);
+      li.setAttribute('aria-busy', 'true');
+      append(li);
+      s = { li: li, text: text };
+      streams.set(f.stream_id, s);
+    }
+    s.text.data += f.content;
+    s.li.scrollIntoView({ block: 'end' });
+  }
+
+  // endStream ends the stream's bubble; false when no delta of it came here
+  // (the message is then added as any other).
+  function endStream(f) {
+    const s = streams.get(f.stream_id);
+    if (!s) return false;
+    streams.delete(f.stream_id);
+    s.text.data = f.content;
+    s.li.className = 'line ' + (f.kind === 'answer' ? 'bot' : 'notice') + (f.is_error ? ' is-error' : '');
+    s.li.removeAttribute('aria-busy');
+    return true;
   }
 
   // --- chat -------------------------------------------------------------
