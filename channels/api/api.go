@@ -179,14 +179,13 @@ func (a *API) keepResumed(ctx context.Context, ev channels.TurnEvent) {
 		log.Warn("reading the approval of a resumed turn failed; its answer is not kept for the client", "err", err)
 		return
 	}
-	token := tokenOf(rec)
-	if token == "" {
-		return
-	}
-	e, err := a.cfg.TokenStore.Get(ctx, token)
+	e, ok, err := a.tokenEntryOf(ctx, rec)
 	if err != nil {
 		log.Warn("reading the token of a resumed turn failed; its answer is not kept for the client", "err", err)
 		return
+	}
+	if !ok {
+		return // not an approval of the API
 	}
 	now := a.cfg.Clock.Now()
 	acts := make([]Action, len(ev.Actions))
@@ -198,6 +197,36 @@ func (a *API) keepResumed(ctx context.Context, ev channels.TurnEvent) {
 	if err := a.cfg.TokenStore.Put(ctx, e, a.retention(e, now)); err != nil {
 		log.Warn("keeping a resumed turn's answer failed", "err", err)
 	}
+}
+
+// tokenEntryOf returns the pending-action token entry of rec, an approval
+// of the API: through the token its card reference holds, or, when the
+// approval has none (the replica that showed it stopped after it gave the
+// client the token but before the engine recorded the card), by the
+// approval's id among the token entries of its requester. ok is false
+// for an approval that is not the API's.
+func (a *API) tokenEntryOf(ctx context.Context, rec *approval.Approval) (TokenEntry, bool, error) {
+	if token := tokenOf(rec); token != "" {
+		e, err := a.cfg.TokenStore.Get(ctx, token)
+		return e, err == nil, err
+	}
+	if rec.Channel != Name {
+		return TokenEntry{}, false, nil
+	}
+	tenant, user, _, ok := splitChatID(rec.ChatID)
+	if !ok {
+		return TokenEntry{}, false, nil
+	}
+	es, err := a.cfg.TokenStore.List(ctx, tenant, user)
+	if err != nil {
+		return TokenEntry{}, false, err
+	}
+	for _, e := range es {
+		if e.Approval == rec.ID {
+			return e, true, nil
+		}
+	}
+	return TokenEntry{}, false, nil
 }
 
 // retention is how long a token entry is kept from now: TokenRetention

@@ -850,7 +850,15 @@ func (a *API) lookup(ctx context.Context, u User, id string) (rec *approval.Appr
 	if rec.Channel != Name || !ok {
 		return nil, "", false, fail(CodeNotFound, words.APINoApproval)
 	}
-	return rec, tokenOf(rec), tenant == u.Tenant && user == u.ID, nil
+	token = tokenOf(rec)
+	if token == "" {
+		// The card reference was never recorded (the replica that showed
+		// it stopped first): the token entry is found by the approval's id.
+		if e, ok, err := a.tokenEntryOf(ctx, rec); err == nil && ok {
+			token = e.Token
+		}
+	}
+	return rec, token, tenant == u.Tenant && user == u.ID, nil
 }
 
 // visible returns an approval the caller may see (their own, or one its

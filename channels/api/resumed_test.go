@@ -4,10 +4,13 @@ import (
 	"context"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/memstore"
 	"github.com/hitlbot/hitlbot/channels"
+	"github.com/hitlbot/hitlbot/internal/clock"
 )
 
 // The answer of a resumed turn (the router's turn_ended event with
@@ -51,5 +54,36 @@ func TestResumedAnswerIsTheRequesters(t *testing.T) {
 	}
 	if again, _ := h.auditOf(tokAlice, string(id)); again["resumed"] == nil {
 		t.Fatalf("GET lost it once it was given: %v", again)
+	}
+}
+
+// cardless is a store that never records an approval's card references,
+// as when the replica that showed the card stopped after the client got
+// its token but before the engine recorded the card.
+type cardless struct{ approval.Store }
+
+func (s cardless) AddCards(ctx context.Context, id approval.ID, _ []approval.CardRef) (*approval.Approval, error) {
+	return s.Store.AddCards(ctx, id, nil)
+}
+
+// TestResumedAnswerKeptWithoutACardReference: the approval's record holds
+// no reference to its API card (its token): the resumed answer is still
+// kept with the approval's token entry, found by the approval's id among
+// the requester's, and GET shows it.
+func TestResumedAnswerKeptWithoutACardReference(t *testing.T) {
+	h := newHarness(t, func(s *setup) {
+		s.clk = clock.NewFake(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC))
+		s.store = cardless{memstore.New(memstore.Options{Clock: s.clk})}
+	})
+	pa := h.ask(tokAlice, "c1", "erase orders").PendingAction
+	id := approval.ID(pa.ApprovalID)
+	if rec, err := h.engine.Get(context.Background(), id); err != nil || len(rec.Cards) != 0 {
+		t.Fatalf("the record's cards: %+v, %v", rec, err)
+	}
+	h.api.TurnEvent(context.Background(), channels.Target{Channel: "api", ChatID: "acme/alice/c1"}, channels.TurnEvent{
+		Kind: channels.TurnEnded, Resumed: id, Text: "7 orders erased"})
+	alice, _ := h.auditOf(tokAlice, string(id))
+	if r, _ := alice["resumed"].(map[string]any); r == nil || r["text"] != "7 orders erased" {
+		t.Fatalf("alice's view: %v", alice)
 	}
 }
