@@ -391,16 +391,21 @@ func probeWebhook(ctx context.Context, cfg *config.Config, _ time.Duration) find
 // to report.
 var webhookClient = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
-// postProbe sends req and returns the status and the first KiB of the
-// answer on one line.
-func postProbe(req *http.Request) (int, string, error) {
+// postProbe sends req and returns the status, the first KiB of the
+// answer on one line, and how to say the status: with the Location of a
+// redirect, which is not followed.
+func postProbe(req *http.Request) (int, string, string, error) {
 	resp, err := webhookClient.Do(req)
 	if err != nil {
-		return 0, "", err
+		return 0, "", "", err
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
-	return resp.StatusCode, oneLine(string(b)), nil
+	said := strconv.Itoa(resp.StatusCode)
+	if loc := resp.Header.Get("Location"); loc != "" && resp.StatusCode/100 == 3 {
+		said += " (a redirect to " + clip.Runes(oneLine(loc), 120) + ", not followed)"
+	}
+	return resp.StatusCode, oneLine(string(b)), said, nil
 }
 
 // probeError is the detail of a post that got no answer.
@@ -424,7 +429,7 @@ func checkFeishuWebhook(ctx context.Context, u, encryptKey, token string) findin
 	if err != nil {
 		return fail("Feishu "+oneLine(err.Error()), fixWebhookReach)
 	}
-	status, body, err := postProbe(req)
+	status, body, said, err := postProbe(req)
 	if err != nil {
 		return fail("Feishu: "+probeError(u, err), fixWebhookReach)
 	}
@@ -439,7 +444,7 @@ func checkFeishuWebhook(ctx context.Context, u, encryptKey, token string) findin
 	case status == http.StatusOK:
 		return fail(fmt.Sprintf("Feishu: %s answered 200 without the challenge: %s", u, clip.Runes(body, 120)), fixWebhookReach)
 	}
-	what := fmt.Sprintf("Feishu: %s answered %d to the url_verification challenge", u, status)
+	what := fmt.Sprintf("Feishu: %s answered %s to the url_verification challenge", u, said)
 	if answer.Msg != "" {
 		what += fmt.Sprintf(" (%q)", answer.Msg)
 	}
@@ -465,11 +470,15 @@ func checkDingTalkHTTP(ctx context.Context, u, secret string) finding {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("timestamp", ts)
 	req.Header.Set("sign", dingtalk.Sign(ts, secret))
-	status, body, err := postProbe(req)
+	status, body, said, err := postProbe(req)
 	if err != nil {
 		return fail("DingTalk: "+probeError(u, err), fixWebhookReach)
 	}
-	what := fmt.Sprintf("DingTalk: %s answered %d %q to a signed request", u, status, clip.Runes(body, 120))
+	what := fmt.Sprintf("DingTalk: %s answered %s", u, said)
+	if body != "" {
+		what += fmt.Sprintf(" %q", clip.Runes(body, 120))
+	}
+	what += " to a signed request"
 	switch {
 	case status == http.StatusBadRequest && body == "bad body":
 		return ok("DingTalk: " + u + " accepts a request signed with the client secret (its empty body delivers nothing)")

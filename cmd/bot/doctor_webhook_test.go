@@ -1,6 +1,8 @@
 package main
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -44,6 +46,11 @@ func TestDoctorWebhookProbe(t *testing.T) {
 	}
 	s := serve(t, "-data", filepath.Join(t.TempDir(), "data"))
 
+	// A proxy that redirects to https, as one in front of the wrong port
+	// might: the platforms do not follow it, and neither does doctor.
+	redirect := httptest.NewServer(http.RedirectHandler("https://bot.example.com/", http.StatusPermanentRedirect))
+	t.Cleanup(redirect.Close)
+
 	cases := []struct {
 		name   string
 		env    map[string]string
@@ -75,6 +82,13 @@ func TestDoctorWebhookProbe(t *testing.T) {
 			status: 1,
 			want: []string{"webhook   FAIL", "answers the url_verification challenge", `/webhook/dingtalk answered 401 "bad sign"`,
 				"fix: " + fixDingTalkHTTP},
+		},
+		{
+			name:   "a redirect",
+			env:    map[string]string{"HITLBOT_SERVER_PUBLIC_URL": redirect.URL},
+			status: 1,
+			want: []string{"webhook   FAIL", "/webhook/feishu answered 308 (a redirect to https://bot.example.com/, not followed) to the url_verification challenge",
+				"/webhook/dingtalk answered 308 (a redirect to https://bot.example.com/, not followed)", "fix: " + fixWebhookReach},
 		},
 		{
 			name:   "nothing listens",
