@@ -82,6 +82,11 @@ func (c *Channel) freshSign(ctx context.Context, timestamp, sign string, now tim
 // id, which the router de-duplicates in its own (shared) store. What a
 // fresh pair with a forged body can do is limited by the sessionWebhook
 // host check; it still takes a captured request to get one.
+//
+// The sign is checked before the body is read: a request with a good sign
+// and an empty body is 400 "bad body" and delivers nothing, which is how
+// `bot doctor` tells that the bot at server.public_url accepts the sign
+// (401 "bad sign" when it does not).
 func (c *Channel) HTTPHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {

@@ -2,13 +2,18 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +23,7 @@ import (
 	"github.com/hitlbot/hitlbot/approval/redisstore"
 	"github.com/hitlbot/hitlbot/channels/dingtalk"
 	"github.com/hitlbot/hitlbot/channels/feishu"
+	"github.com/hitlbot/hitlbot/channels/feishu/feishuwire"
 	"github.com/hitlbot/hitlbot/cmd/bot/internal/config"
 	"github.com/hitlbot/hitlbot/internal/clip"
 	"github.com/hitlbot/hitlbot/tools/mcptool"
@@ -34,14 +40,17 @@ const defaultProbeTimeout = 5 * time.Second
 // The fixes `bot doctor` prints after a failure: each is the words of the
 // README's troubleshooting table (TestDoctorFixesInREADME holds them to it).
 const (
-	fixRedis       = "Redis is down or unreachable from this replica: check `store.redis.url` (or `addrs`, `master_name`) and `HITLBOT_STORE_REDIS_PASSWORD`"
-	fixAppendOnly  = "persistence off: pending approvals are lost on a Redis restart; set appendonly yes"
-	fixModel       = "check `HITLBOT_MODEL_OPENAI_API_KEY`, `model.openai.base_url` and `model.openai.request_timeout`"
-	fixModelTools  = "check `model.openai.model` and `model.openai.base_url`: the endpoint must answer chat completions that offer tools"
-	fixFeishu      = "check `channels.feishu.app_id` and `HITLBOT_CHANNELS_FEISHU_APP_SECRET` against the console's 凭证与基础信息, and that this host reaches `channels.feishu.base_url`"
-	fixDingTalk    = "check `channels.dingtalk.client_id` and `HITLBOT_CHANNELS_DINGTALK_CLIENT_SECRET` against the console's 凭证与基础信息, and that this host reaches `channels.dingtalk.api_base_url`"
-	fixMCP         = "run `bot check -probe` for the server's own error; check `tools.mcp.servers[].command` (on PATH, with its args) or `url` (reachable, the headers' variables set), and raise `start_timeout` for a slow start"
-	doctorToolName = "doctor_ping"
+	fixRedis         = "Redis is down or unreachable from this replica: check `store.redis.url` (or `addrs`, `master_name`) and `HITLBOT_STORE_REDIS_PASSWORD`"
+	fixAppendOnly    = "persistence off: pending approvals are lost on a Redis restart; set appendonly yes"
+	fixModel         = "check `HITLBOT_MODEL_OPENAI_API_KEY`, `model.openai.base_url` and `model.openai.request_timeout`"
+	fixModelTools    = "check `model.openai.model` and `model.openai.base_url`: the endpoint must answer chat completions that offer tools"
+	fixFeishu        = "check `channels.feishu.app_id` and `HITLBOT_CHANNELS_FEISHU_APP_SECRET` against the console's 凭证与基础信息, and that this host reaches `channels.feishu.base_url`"
+	fixDingTalk      = "check `channels.dingtalk.client_id` and `HITLBOT_CHANNELS_DINGTALK_CLIENT_SECRET` against the console's 凭证与基础信息, and that this host reaches `channels.dingtalk.api_base_url`"
+	fixMCP           = "run `bot check -probe` for the server's own error; check `tools.mcp.servers[].command` (on PATH, with its args) or `url` (reachable, the headers' variables set), and raise `start_timeout` for a slow start"
+	fixWebhookReach  = "check that `server.public_url` reaches this bot from outside (the reverse proxy or tunnel forwards /webhook/feishu and /webhook/dingtalk to `server.listen`) and that `bot serve` runs there with Feishu in webhook mode or DingTalk in HTTP mode"
+	fixFeishuWebhook = "the bot at `server.public_url` has another `HITLBOT_CHANNELS_FEISHU_ENCRYPT_KEY` or `HITLBOT_CHANNELS_FEISHU_VERIFICATION_TOKEN` than this config (or another clock): run `bot doctor` with the server's config and environment, and give both to the console's 事件与回调 → 加密策略"
+	fixDingTalkHTTP  = "the bot at `server.public_url` refused a request signed with `HITLBOT_CHANNELS_DINGTALK_CLIENT_SECRET` (another secret, or another clock): run `bot doctor` with the server's config and environment, and check the secret against the console's 凭证与基础信息"
+	doctorToolName   = "doctor_ping"
 )
 
 // Verdicts of a probe. WARN does not fail the command.
@@ -319,21 +328,166 @@ func probeDingTalk(ctx context.Context, cfg *config.Config, timeout time.Duratio
 	return ok("client " + dc.ClientID + " gets an access token")
 }
 
-// probeWebhook names the URLs the platforms must be given in webhook (or
-// HTTP) mode. They are served by `bot serve`, which doctor does not run,
-// and only the platform can reach them from outside: not probed.
-func probeWebhook(_ context.Context, cfg *config.Config, _ time.Duration) finding {
-	var urls []string
-	if f := cfg.Channels.Feishu; f.Enabled && f.Mode == feishu.ModeWebhook {
-		urls = append(urls, "Feishu 事件与回调 and 回调配置: https://<public host>/webhook/feishu")
-	}
-	if d := cfg.Channels.DingTalk; d.Enabled && d.Mode == dingtalk.ModeHTTP {
-		urls = append(urls, "DingTalk robot message URL: https://<public host>/webhook/dingtalk")
-	}
-	if len(urls) == 0 {
+// probeWebhook checks the URLs the platforms are given in webhook (or
+// HTTP) mode. Without server.public_url it only names them (only the
+// platform reaches them from outside). With it, it posts to each as the
+// platform does, through whatever stands between (proxy, tunnel), to the
+// `bot serve` that answers there: Feishu's url_verification challenge,
+// encrypted and signed with this config's keys, must come back; DingTalk's
+// handler must accept a request signed with this config's client secret
+// (its empty body is then refused as a bad body, so nothing is delivered).
+func probeWebhook(ctx context.Context, cfg *config.Config, _ time.Duration) finding {
+	f, d := cfg.Channels.Feishu, cfg.Channels.DingTalk
+	feishuOn := f.Enabled && f.Mode == feishu.ModeWebhook
+	dingOn := d.Enabled && d.Mode == dingtalk.ModeHTTP
+	if !feishuOn && !dingOn {
 		return skip("no channel in webhook mode (the long connection and the stream need no public URL)")
 	}
-	return skip("not probed; give " + strings.Join(urls, "; ") + " (bot serve answers it on " + cfg.Server.Listen + ")")
+	base := strings.TrimRight(cfg.Server.PublicURL, "/")
+	if base == "" {
+		var urls []string
+		if feishuOn {
+			urls = append(urls, "Feishu 事件与回调 and 回调配置: https://<public host>/webhook/feishu")
+		}
+		if dingOn {
+			urls = append(urls, "DingTalk robot message URL: https://<public host>/webhook/dingtalk")
+		}
+		return skip("not probed (no server.public_url); give " + strings.Join(urls, "; ") + " (bot serve answers it on " + cfg.Server.Listen + ")")
+	}
+	var checks []func() finding
+	if feishuOn {
+		checks = append(checks, func() finding {
+			return checkFeishuWebhook(ctx, base+"/webhook/feishu", f.EncryptKey, f.VerificationToken)
+		})
+	}
+	if dingOn {
+		checks = append(checks, func() finding {
+			return checkDingTalkHTTP(ctx, base+"/webhook/dingtalk", d.ClientSecret)
+		})
+	}
+	found := make([]finding, len(checks))
+	var wg sync.WaitGroup
+	for i, c := range checks {
+		wg.Go(func() { found[i] = c() })
+	}
+	wg.Wait()
+	out := finding{verdict: verdictOK}
+	var details, fixes []string
+	for _, x := range found {
+		details = append(details, x.detail)
+		if x.verdict == verdictFail {
+			out.verdict = verdictFail
+			if !slices.Contains(fixes, x.fix) {
+				fixes = append(fixes, x.fix)
+			}
+		}
+	}
+	out.detail, out.fix = strings.Join(details, "; "), strings.Join(fixes, "; ")
+	return out
+}
+
+// webhookClient posts the webhook probes. It follows no redirect: the
+// platforms post to the URL they are given, and a redirect is an answer
+// to report.
+var webhookClient = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+// postProbe sends req and returns the status, the first KiB of the
+// answer on one line, and how to say the status: with the Location of a
+// redirect, which is not followed.
+func postProbe(req *http.Request) (int, string, string, error) {
+	resp, err := webhookClient.Do(req)
+	if err != nil {
+		return 0, "", "", err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
+	said := strconv.Itoa(resp.StatusCode)
+	if loc := resp.Header.Get("Location"); loc != "" && resp.StatusCode/100 == 3 {
+		said += " (a redirect to " + clip.Runes(oneLine(loc), 120) + ", not followed)"
+	}
+	return resp.StatusCode, oneLine(string(b)), said, nil
+}
+
+// probeError is the detail of a post that got no answer.
+func probeError(u string, err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return fmt.Sprintf("POST %s got no answer: %s", u, oneLine(err.Error()))
+}
+
+// checkFeishuWebhook posts Feishu's url_verification challenge to u as
+// Feishu does (encrypted and signed with encryptKey, timestamped now) and
+// expects the challenge back.
+func checkFeishuWebhook(ctx context.Context, u, encryptKey, token string) finding {
+	var r [12]byte
+	_, _ = rand.Read(r[:])
+	challenge := "doctor-" + hex.EncodeToString(r[:])
+	payload, _ := json.Marshal(map[string]string{"challenge": challenge, "token": token, "type": "url_verification"})
+	req, err := feishuwire.Sign(payload, encryptKey, encryptKey, time.Now()).HTTPRequest(ctx, u)
+	if err != nil {
+		return fail("Feishu "+oneLine(err.Error()), fixWebhookReach)
+	}
+	status, body, said, err := postProbe(req)
+	if err != nil {
+		return fail("Feishu: "+probeError(u, err), fixWebhookReach)
+	}
+	var answer struct {
+		Challenge string `json:"challenge"`
+		Msg       string `json:"msg"`
+	}
+	_ = json.Unmarshal([]byte(body), &answer)
+	switch {
+	case status == http.StatusOK && answer.Challenge == challenge:
+		return ok("Feishu: " + u + " answers the url_verification challenge (encrypted and signed with encrypt_key)")
+	case status == http.StatusOK:
+		return fail(fmt.Sprintf("Feishu: %s answered 200 without the challenge: %s", u, clip.Runes(body, 120)), fixWebhookReach)
+	}
+	what := fmt.Sprintf("Feishu: %s answered %s to the url_verification challenge", u, said)
+	if answer.Msg != "" {
+		what += fmt.Sprintf(" (%q)", answer.Msg)
+	}
+	switch {
+	case answer.Msg == "store unavailable":
+		return fail(what, fixRedis)
+	case (status == http.StatusUnauthorized || status == http.StatusBadRequest) && answer.Msg != "":
+		return fail(what, fixFeishuWebhook)
+	}
+	return fail(what, fixWebhookReach)
+}
+
+// checkDingTalkHTTP posts a request signed with secret (timestamped now)
+// and an empty body to u. The bot's HTTPHandler checks the sign before
+// the body: a bot that accepts the sign refuses the body (400 "bad body")
+// and delivers nothing; one with another secret answers 401 "bad sign".
+func checkDingTalkHTTP(ctx context.Context, u, secret string) finding {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, http.NoBody)
+	if err != nil {
+		return fail("DingTalk "+oneLine(err.Error()), fixWebhookReach)
+	}
+	ts := strconv.FormatInt(time.Now().UnixMilli(), 10)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("timestamp", ts)
+	req.Header.Set("sign", dingtalk.Sign(ts, secret))
+	status, body, said, err := postProbe(req)
+	if err != nil {
+		return fail("DingTalk: "+probeError(u, err), fixWebhookReach)
+	}
+	what := fmt.Sprintf("DingTalk: %s answered %s", u, said)
+	if body != "" {
+		what += fmt.Sprintf(" %q", clip.Runes(body, 120))
+	}
+	what += " to a signed request"
+	switch {
+	case status == http.StatusBadRequest && body == "bad body":
+		return ok("DingTalk: " + u + " accepts a request signed with the client secret (its empty body delivers nothing)")
+	case status == http.StatusUnauthorized && strings.HasPrefix(body, "bad sign"):
+		return fail(what, fixDingTalkHTTP)
+	case status == http.StatusServiceUnavailable && body == "temporarily unavailable":
+		return fail(what, fixRedis)
+	}
+	return fail(what, fixWebhookReach)
 }
 
 // configSecrets lists the secret values of cfg, longest first, so that no

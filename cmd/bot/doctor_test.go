@@ -361,7 +361,7 @@ func TestDoctorFixesInREADME(t *testing.T) {
 	if !strings.Contains(table, "run `bot doctor` first") {
 		t.Error("the troubleshooting section does not say to run bot doctor first")
 	}
-	for _, fix := range []string{fixRedis, fixAppendOnly, fixModel, fixModelTools, fixFeishu, fixDingTalk, fixMCP} {
+	for _, fix := range []string{fixRedis, fixAppendOnly, fixModel, fixModelTools, fixFeishu, fixDingTalk, fixMCP, fixWebhookReach, fixFeishuWebhook, fixDingTalkHTTP} {
 		if !strings.Contains(table, fix) {
 			t.Errorf("the troubleshooting table lacks %q", fix)
 		}

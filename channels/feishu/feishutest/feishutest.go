@@ -10,12 +10,7 @@
 package feishutest
 
 import (
-	"bytes"
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,8 +24,9 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
-	larkevent "github.com/larksuite/oapi-sdk-go/v3/event"
 	larkws "github.com/larksuite/oapi-sdk-go/v3/ws"
+
+	"github.com/hitlbot/hitlbot/channels/feishu/feishuwire"
 )
 
 // Token is the first tenant_access_token the fake issues and expects.
@@ -566,55 +562,28 @@ func (e CardActionEvent) JSON() []byte {
 
 // Encrypt encrypts a payload as Feishu does (AES-256-CBC, key
 // sha256(encryptKey), a random IV prepended, PKCS#7) and returns the
-// webhook body {"encrypt":"…"}.
+// webhook body {"encrypt":"…"}: feishuwire.Encrypt.
 func Encrypt(payload []byte, encryptKey string) []byte {
-	key := sha256.Sum256([]byte(encryptKey))
-	block, _ := aes.NewCipher(key[:])
-	pad := aes.BlockSize - len(payload)%aes.BlockSize
-	plain := append(append([]byte(nil), payload...), bytes.Repeat([]byte{byte(pad)}, pad)...)
-	out := make([]byte, aes.BlockSize+len(plain))
-	_, _ = rand.Read(out[:aes.BlockSize])
-	cipher.NewCBCEncrypter(block, out[:aes.BlockSize]).CryptBlocks(out[aes.BlockSize:], plain)
-	b, _ := json.Marshal(map[string]string{"encrypt": base64.StdEncoding.EncodeToString(out)})
-	return b
+	return feishuwire.Encrypt(payload, encryptKey)
 }
 
 // Request is a webhook request as Feishu sends it: the body and the
-// three X-Lark-* headers. Keep one to post it again (a replay).
-type Request struct {
-	Body      []byte
-	Timestamp string // X-Lark-Request-Timestamp: Unix seconds
-	Nonce     string // X-Lark-Request-Nonce
-	Signature string // X-Lark-Signature
-}
-
-var nonceSeq atomic.Int64
+// three X-Lark-* headers (feishuwire.Request). Keep one to post it again
+// (a replay).
+type Request feishuwire.Request
 
 // Sign builds the request Feishu would send for payload at time at:
 // encrypted with encryptKey and signed with signKey (the same key for a
-// genuine request; another one forges the signature).
+// genuine request; another one forges the signature): feishuwire.Sign.
 func Sign(payload []byte, encryptKey, signKey string, at time.Time) Request {
-	body := Encrypt(payload, encryptKey)
-	ts := strconv.FormatInt(at.Unix(), 10)
-	nonce := "nonce-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.FormatInt(nonceSeq.Add(1), 10)
-	return Request{Body: body, Timestamp: ts, Nonce: nonce, Signature: larkevent.Signature(ts, nonce, signKey, string(body))}
+	return Request(feishuwire.Sign(payload, encryptKey, signKey, at))
 }
 
 // Post posts the request to url and returns the response and its body.
 func (q Request) Post(url string) (*http.Response, []byte, error) {
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(q.Body))
+	req, err := feishuwire.Request(q).HTTPRequest(context.Background(), url)
 	if err != nil {
 		return nil, nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if q.Timestamp != "" {
-		req.Header.Set(larkevent.EventRequestTimestamp, q.Timestamp)
-	}
-	if q.Nonce != "" {
-		req.Header.Set(larkevent.EventRequestNonce, q.Nonce)
-	}
-	if q.Signature != "" {
-		req.Header.Set(larkevent.EventSignature, q.Signature)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

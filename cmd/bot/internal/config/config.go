@@ -72,6 +72,14 @@ type Server struct {
 	// bearer tokens, because the anonymous local user would otherwise be
 	// anyone on the network. Default false.
 	Public bool `mapstructure:"public"`
+	// PublicURL is the base URL at which the platforms reach the bot from
+	// outside (a reverse proxy or tunnel in front of Listen), e.g.
+	// https://bot.example.com: Feishu's webhook is PublicURL +
+	// "/webhook/feishu", DingTalk's HTTP mode PublicURL +
+	// "/webhook/dingtalk". https (http only for a loopback host), no query.
+	// Optional: only `bot doctor` reads it, to post to those URLs as the
+	// platforms do; without it doctor only names them. Default empty.
+	PublicURL string `mapstructure:"public_url"`
 }
 
 // Log is the YAML section log.

@@ -413,6 +413,12 @@ var validateTests = []validateTest{
 	{name: "localhost is loopback", change: func(c *Config) { c.Server.Listen = "localhost:0" }},
 	{name: "ipv6 loopback", change: func(c *Config) { c.Server.Listen = "[::1]:8080" }},
 	{name: "bad listen", change: func(c *Config) { c.Server.Listen = "8080" }, want: []string{"server.listen"}},
+	{name: "public_url https", change: func(c *Config) { c.Server.PublicURL = "https://bot.example.com/hitl/" }},
+	{name: "public_url http on loopback", change: func(c *Config) { c.Server.PublicURL = "http://127.0.0.1:8080" }},
+	{name: "public_url http", change: func(c *Config) { c.Server.PublicURL = "http://bot.example.com" }, want: []string{"server.public_url"}, word: "https"},
+	{name: "public_url no scheme", change: func(c *Config) { c.Server.PublicURL = "bot.example.com" }, want: []string{"server.public_url"}, word: "not a URL"},
+	{name: "public_url query", change: func(c *Config) { c.Server.PublicURL = "https://bot.example.com/?x=1" }, want: []string{"server.public_url"}, word: "query"},
+	{name: "public_url user", change: func(c *Config) { c.Server.PublicURL = "https://u:p@bot.example.com" }, want: []string{"server.public_url"}, word: "user"},
 	{
 		name: "policy and replies",
 		change: func(c *Config) {

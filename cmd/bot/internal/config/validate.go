@@ -84,6 +84,28 @@ func (c *Config) validateServer(ps *Problems) {
 		ps.add("server.data_dir", "is empty (the demo database and the audit file live there; default ./data)")
 	}
 	positive(ps, "server.shutdown_timeout", s.ShutdownTimeout)
+	if s.PublicURL != "" {
+		if msg := checkPublicURL(s.PublicURL); msg != "" {
+			ps.add("server.public_url", msg)
+		}
+	}
+}
+
+// checkPublicURL says what is wrong with a server.public_url, or "".
+func checkPublicURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return fmt.Sprintf("%q is not a URL like https://bot.example.com (the address the platforms reach the bot at)", raw)
+	}
+	switch {
+	case u.User != nil:
+		return "must not hold a user or password"
+	case u.RawQuery != "" || u.Fragment != "" || u.ForceQuery:
+		return fmt.Sprintf("%q has a query or fragment; give the base URL only (the webhooks are <public_url>/webhook/feishu and /webhook/dingtalk)", raw)
+	case u.Scheme == "http" && !Loopback(net.JoinHostPort(u.Hostname(), "0")):
+		return fmt.Sprintf("%q is http; the platforms reach the bot over https (http is accepted for a loopback host only)", raw)
+	}
+	return ""
 }
 
 func (c *Config) validateStore(ps *Problems) {
