@@ -160,14 +160,14 @@ func TestCommandsInChat(t *testing.T) {
 
 		g.send(t, msg("alice", "确认"))
 		g.drain()
-		if g.state(t, a.ID) != approval.StatePending || !g.ch.hasText("notice", "Several approvals wait in this chat") ||
-			!g.ch.hasText("notice", ca+" — ") || !g.ch.hasText("notice", cb+" — ") {
+		if g.state(t, a.ID) != approval.StatePending || !g.ch.hasText("answer", "Several approvals wait in this chat") ||
+			!g.ch.hasText("answer", ca+" — ") || !g.ch.hasText("answer", cb+" — ") {
 			t.Fatalf("bare 确认 with two waiting: state %s, texts %v", g.state(t, a.ID), g.ch.texts())
 		}
 
 		g.send(t, msg("carol", "/pending"))
-		if !g.ch.hasText("notice", "Waiting for a decision") || !g.ch.hasText("notice", ca+` — erase: erase {"target":"orders"} (asked by alice`) ||
-			!g.ch.hasText("notice", cb+` — erase: erase {"target":"users"} (asked by bob`) {
+		if !g.ch.hasText("answer", "Waiting for a decision") || !g.ch.hasText("answer", ca+` — erase: erase {"target":"orders"} (asked by alice`) ||
+			!g.ch.hasText("answer", cb+` — erase: erase {"target":"users"} (asked by bob`) {
 			t.Fatalf("/pending: %v", g.ch.texts())
 		}
 
@@ -178,24 +178,24 @@ func TestCommandsInChat(t *testing.T) {
 		}
 
 		g.send(t, msg("carol", "/cancel "+cb))
-		if g.state(t, b.ID) != approval.StatePending || !g.ch.hasText("notice", "Only its requester or an approver may withdraw it") {
+		if g.state(t, b.ID) != approval.StatePending || !g.ch.hasText("answer", "Only its requester or an approver may withdraw it") {
 			t.Fatalf("/cancel by carol: state %s, texts %v", g.state(t, b.ID), g.ch.texts())
 		}
 		g.send(t, msg("bob", "/cancel "+cb))
 		rec, err := g.engine.Get(ctx, b.ID)
-		if err != nil || rec.State != approval.StateCancelled || rec.DecidedBy != "bob" || !g.ch.hasText("notice", "Withdrawn: "+cb) {
+		if err != nil || rec.State != approval.StateCancelled || rec.DecidedBy != "bob" || !g.ch.hasText("answer", "Withdrawn: "+cb) {
 			t.Fatalf("/cancel by bob: %+v, %v, texts %v", rec, err, g.ch.texts())
 		}
 		g.send(t, msg("bob", "/cancel "+cb))
-		if !g.ch.hasText("notice", "No approval with the code "+cb) {
+		if !g.ch.hasText("answer", "No approval with the code "+cb) {
 			t.Fatalf("/cancel of an ended approval: %v", g.ch.texts())
 		}
 		g.send(t, msg("bob", "/pending"))
-		if !g.ch.hasText("notice", "Nothing waits for a decision in this chat.") {
+		if !g.ch.hasText("answer", "Nothing waits for a decision in this chat.") {
 			t.Fatalf("/pending with nothing: %v", g.ch.texts())
 		}
 		g.send(t, msg("bob", "/help"))
-		if !g.ch.hasText("notice", "/revoke <n> or /revoke all") {
+		if !g.ch.hasText("answer", "/revoke <n> or /revoke all") {
 			t.Fatalf("/help: %v", g.ch.texts())
 		}
 		for _, text := range []string{"/pending", "/help", "/cancel " + cb, "确认 " + strings.ToUpper(ca), "确认"} {
@@ -224,14 +224,14 @@ func TestGrantCommands(t *testing.T) {
 			return g
 		}
 		ga.send(t, msg("alice", "/grants"))
-		if !ga.ch.hasText("notice", "No live grants in this conversation") {
+		if !ga.ch.hasText("answer", "No live grants in this conversation") {
 			t.Fatalf("/grants with none: %v", ga.ch.texts())
 		}
 		first := mk("tasks_add", "h1", "add a task: buy milk", "ou_zhang", 2*time.Minute)
 		mk("tasks_done", "h2", "close task 7", "ou_li", time.Minute)
 		ga.send(t, msg("alice", "/grants"))
-		if !ga.ch.hasText("notice", "1. tasks_add: add a task: buy milk — approved by ou_zhang, ") ||
-			!ga.ch.hasText("notice", "2. tasks_done: close task 7 — approved by ou_li, ") {
+		if !ga.ch.hasText("answer", "1. tasks_add: add a task: buy milk — approved by ou_zhang, ") ||
+			!ga.ch.hasText("answer", "2. tasks_done: close task 7 — approved by ou_li, ") {
 			t.Fatalf("/grants: %v", ga.ch.texts())
 		}
 		p, err := approval.NewPolicy(approval.PolicyConfig{Enabled: true, ConfidenceThreshold: 0.85, GrantWindow: 5 * time.Minute})
@@ -244,11 +244,11 @@ func TestGrantCommands(t *testing.T) {
 		}
 		ga.send(t, msg("alice", "/revoke 3"))
 		ga.send(t, msg("alice", "/revoke x"))
-		if !ga.ch.hasText("notice", "There is no grant number 3 (there are 2)") || !ga.ch.hasText("notice", "Use /revoke <n>") {
+		if !ga.ch.hasText("answer", "There is no grant number 3 (there are 2)") || !ga.ch.hasText("answer", "Use /revoke <n>") {
 			t.Fatalf("/revoke 3, /revoke x: %v", ga.ch.texts())
 		}
 		ga.send(t, msg("alice", "/revoke 1"))
-		if !ga.ch.hasText("notice", "Revoked 1 grant(s)") {
+		if !ga.ch.hasText("answer", "Revoked 1 grant(s)") {
 			t.Fatalf("/revoke 1: %v", ga.ch.texts())
 		}
 		// The other replica's policy asks again.
@@ -259,11 +259,11 @@ func TestGrantCommands(t *testing.T) {
 			t.Fatal("the revoked grant is still in the store")
 		}
 		gb.send(t, msg("alice", "/grants"))
-		if !gb.ch.hasText("notice", "1. tasks_done: close task 7") {
+		if !gb.ch.hasText("answer", "1. tasks_done: close task 7") {
 			t.Fatalf("/grants on the other replica: %v", gb.ch.texts())
 		}
 		gb.send(t, msg("alice", "/revoke all"))
-		if !gb.ch.hasText("notice", "Revoked 1 grant(s)") {
+		if !gb.ch.hasText("answer", "Revoked 1 grant(s)") {
 			t.Fatalf("/revoke all: %v", gb.ch.texts())
 		}
 		if gs, _ := store.Grants(ctx, sess); len(gs) != 0 {
@@ -299,7 +299,7 @@ func TestBareConfirmDecidesTheOnlyOneTheSenderMay(t *testing.T) {
 	a, b := ask("alice"), ask("bob")
 	g.send(t, msg("alice", "确认"))
 	g.drain()
-	if g.state(t, a.ID) != approval.StateExecuted || g.state(t, b.ID) != approval.StatePending || g.ch.hasText("notice", "Several approvals wait") {
+	if g.state(t, a.ID) != approval.StateExecuted || g.state(t, b.ID) != approval.StatePending || g.ch.hasText("answer", "Several approvals wait") {
 		t.Fatalf("alice's bare 确认: a %s, b %s, texts %v", g.state(t, a.ID), g.state(t, b.ID), g.ch.texts())
 	}
 }

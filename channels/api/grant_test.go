@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/hitlbot/hitlbot/approval"
@@ -77,5 +78,20 @@ func TestDecisionGrant(t *testing.T) {
 	}
 	if info, _ := hh.auditOf(tokAlice, pa.ApprovalID); info["state"] != "pending" {
 		t.Fatalf("a refused grant decided: %v", info)
+	}
+}
+
+// TestCommandAnswersTheRequest: an approval command sent as a chat
+// message is answered by the router in the response (not left waiting for
+// a turn): /help lists the commands, /grants the conversation's grants.
+func TestCommandAnswersTheRequest(t *testing.T) {
+	h := newHarness(t, mediumErase)
+	st, r := h.chat(tokAlice, map[string]any{"message": "/help", "conversationId": "c1"})
+	if st != http.StatusOK || r.Incomplete || !strings.Contains(r.Text, "/pending") || !strings.Contains(r.Text, "/revoke") {
+		t.Fatalf("/help: %d %+v", st, r)
+	}
+	st, r = h.chat(tokAlice, map[string]any{"message": "/grants", "conversationId": "c1"})
+	if st != http.StatusOK || r.Incomplete || !strings.Contains(r.Text, "No live grants") {
+		t.Fatalf("/grants: %d %+v", st, r)
 	}
 }

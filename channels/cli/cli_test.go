@@ -546,3 +546,21 @@ func TestGrantPrompt(t *testing.T) {
 		t.Fatalf("confirm records' grants = %v", grants)
 	}
 }
+
+// TestCommandInChat: /help at the prompt is answered by the router and
+// the prompt comes back at once (no turn to wait for).
+func TestCommandInChat(t *testing.T) {
+	in, w := io.Pipe()
+	h := start(t, in)
+	h.out.waitFor(t, cli.Prompt, 1)
+	fmt.Fprintln(w, "/help")
+	h.out.waitFor(t, "/revoke <n> or /revoke all", 1)
+	h.out.waitFor(t, cli.Prompt, 2)
+	w.Close()
+	if err := h.ended(t); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(h.out.String(), "no answer") {
+		t.Fatalf("the chat waited for a turn:\n%s", h.out.String())
+	}
+}
