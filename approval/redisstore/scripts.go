@@ -71,6 +71,34 @@ local function long(rk, name, v)
   end
   return v
 end
+-- allows is approval.ApproverRule.Allows(actor, requester, verb, inChat)
+-- for the record rk: mode is its approver mode (field m), notreq its
+-- four-eyes flag (field x, "1"), users, ch and ci the stored forms of its
+-- users, channel and chat (fields u, ch, ci); dch and dci are where the
+-- decision was taken ("" when unknown).
+local function allows(rk, actor, requester, verb, mode, notreq, users, ch, ci, dch, dci)
+  if actor == '' then
+    return false
+  elseif verb == 'reject' and actor == requester then
+    return true
+  elseif notreq == '1' and actor == requester then
+    return false
+  elseif mode == 'chat' then
+    -- the requester, or a decision taken in the approval's own chat
+    return actor == requester or (dci ~= '' and dch == (long(rk, 'ch', ch) or '') and dci == long(rk, 'ci', ci))
+  elseif mode == 'users' then
+    local list = long(rk, 'u', users)
+    if list then
+      for _, u in ipairs(cjson.decode(list)) do
+        if u == actor then
+          return true
+        end
+      end
+    end
+    return false
+  end
+  return actor == requester
+end
 local function setlong(rk, ...)
   local args, kv = {}, {...}
   for j = 1, #kv, 2 do
@@ -282,30 +310,7 @@ local verb = 'approve'
 if intent == 'reject' then
   verb = 'reject'
 end
-local allowed
-if actor == '' then
-  allowed = false
-elseif verb == 'reject' and actor == requester then
-  allowed = true
-elseif f[12] == '1' and actor == requester then
-  allowed = false
-elseif f[11] == 'chat' then
-  -- the requester, or a decision taken in the approval's own chat
-  allowed = actor == requester or (ARGV[18] ~= '' and ARGV[17] == (long(rk, 'ch', f[5]) or '') and ARGV[18] == long(rk, 'ci', f[6]))
-elseif f[11] == 'users' then
-  allowed = false
-  local users = long(rk, 'u', f[13])
-  if users then
-    for _, u in ipairs(cjson.decode(users)) do
-      if u == actor then
-        allowed = true
-        break
-      end
-    end
-  end
-else
-  allowed = actor == requester
-end
+local allowed = allows(rk, actor, requester, verb, f[11], f[12], f[13], f[5], f[6], ARGV[17], ARGV[18])
 if not allowed then
   return result('unauthorized', 0)
 end
@@ -535,27 +540,7 @@ if f[1] ~= 'frozen' then
 end
 -- approval.ApproverRule.Allows(actor, requester, "approve", inChat)
 local actor, requester = ARGV[4], long(rk, 'r', f[5]) or ''
-local allowed
-if actor == '' then
-  allowed = false
-elseif f[8] == '1' and actor == requester then
-  allowed = false
-elseif f[6] == 'chat' then
-  allowed = actor == requester or (ARGV[13] ~= '' and ARGV[12] == (long(rk, 'ch', f[3]) or '') and ARGV[13] == long(rk, 'ci', f[4]))
-elseif f[6] == 'users' then
-  allowed = false
-  local users = long(rk, 'u', f[7])
-  if users then
-    for _, u in ipairs(cjson.decode(users)) do
-      if u == actor then
-        allowed = true
-        break
-      end
-    end
-  end
-else
-  allowed = actor == requester
-end
+local allowed = allows(rk, actor, requester, 'approve', f[6], f[8], f[7], f[3], f[4], ARGV[12], ARGV[13])
 if not allowed then
   return result('unauthorized', 0)
 end
