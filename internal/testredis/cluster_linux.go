@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -33,52 +32,33 @@ func StartCluster(t testing.TB, n int) []string {
 		t.Fatal("redis-server not found: install Debian's redis-server (the cluster test needs the binary)")
 	}
 	dir := t.TempDir()
+	g := newGroup(t, bin)
 	addrs := make([]string, n)
 	buses := make([]int, n)
-	var logs []*strings.Builder
-	var logMu sync.Mutex
 	for i := range n {
-		port, bus := mustFreePort(t), mustFreePort(t)
 		d := filepath.Join(dir, strconv.Itoa(i))
 		if err := os.Mkdir(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
-		cmd := exec.Command(bin,
-			"--port", strconv.Itoa(port), "--cluster-port", strconv.Itoa(bus),
-			"--bind", "127.0.0.1", "--cluster-enabled", "yes",
-			"--cluster-config-file", filepath.Join(d, "nodes.conf"),
-			"--cluster-node-timeout", "5000",
-			"--save", "", "--appendonly", "no", "--daemonize", "no", "--dir", d)
-		log := &strings.Builder{}
-		logs = append(logs, log)
-		w := lockedWriter{&logMu, log}
-		cmd.Stdout, cmd.Stderr = w, w
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			d = r
 		}
-		t.Cleanup(func() {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		})
-		addrs[i] = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		var bus int
+		addrs[i], _ = g.start("cluster node "+strconv.Itoa(i), func(port int) []string {
+			bus = mustFreePort(t)
+			return []string{"--port", strconv.Itoa(port), "--cluster-port", strconv.Itoa(bus),
+				"--bind", "127.0.0.1", "--cluster-enabled", "yes",
+				"--cluster-config-file", filepath.Join(d, "nodes.conf"),
+				"--cluster-node-timeout", "5000",
+				"--save", "", "--appendonly", "no", "--daemonize", "no", "--dir", d}
+		}, dirIs(d))
 		buses[i] = bus
 	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			logMu.Lock()
-			defer logMu.Unlock()
-			for i, l := range logs {
-				t.Logf("cluster node %d log:\n%s", i, l.String())
-			}
-		}
-	})
 	ctx := context.Background()
 	clients := make([]*redis.Client, n)
 	for i, a := range addrs {
 		clients[i] = redis.NewClient(&redis.Options{Addr: a})
 		t.Cleanup(func() { _ = clients[i].Close() })
-		clusterWait(t, 15*time.Second, "node "+a+" answers", func() bool { return clients[i].Ping(ctx).Err() == nil })
 	}
 	if cli, err := exec.LookPath("redis-cli"); err == nil {
 		// As an operator would: redis-cli assigns the slots and has the

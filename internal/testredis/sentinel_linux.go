@@ -11,8 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -46,7 +44,7 @@ type Sentinel struct {
 	t         testing.TB
 	sentinels []*redis.SentinelClient
 	nodes     map[string]*redis.Client
-	procs     map[string]*exec.Cmd // the data nodes' processes
+	procs     map[string]*proc // the data nodes' processes
 }
 
 // StartSentinel starts a Redis master, one replica (redis-server
@@ -68,72 +66,39 @@ func StartSentinel(t testing.TB, n int) *Sentinel {
 		t.Skip("redis-server not found: the Sentinel tests start their own master, replica and Sentinels from Debian's redis-server binary")
 	}
 	dir := t.TempDir()
-	var logMu sync.Mutex
-	type named struct {
-		name string
-		log  *strings.Builder
-	}
-	var logs []named
-	start := func(name string, args ...string) *exec.Cmd {
-		t.Helper()
-		log := &strings.Builder{}
-		logs = append(logs, named{name, log})
-		cmd := exec.Command(bin, args...)
-		w := lockedWriter{&logMu, log}
-		cmd.Stdout, cmd.Stderr = w, w
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { kill(cmd) })
-		return cmd
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			logMu.Lock()
-			defer logMu.Unlock()
-			for _, l := range logs {
-				t.Logf("%s log:\n%s", l.name, l.log.String())
-			}
-		}
-	})
+	g := newGroup(t, bin)
 	mkdir := func(name string) string {
 		d := filepath.Join(dir, name)
 		if err := os.Mkdir(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			return r
+		}
 		return d
 	}
-	s := &Sentinel{t: t, MasterName: SentinelMaster, nodes: map[string]*redis.Client{}, procs: map[string]*exec.Cmd{}}
-	dirs := map[string]string{}
-	node := func(name string, port int, extra ...string) string {
+	s := &Sentinel{t: t, MasterName: SentinelMaster, nodes: map[string]*redis.Client{}, procs: map[string]*proc{}}
+	node := func(name string, extra ...string) string {
 		d := mkdir(name)
-		a := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-		s.procs[a] = start(name, append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--save", "", "--appendonly", "no", "--daemonize", "no", "--dir", d,
-			// Full syncs start at once (Redis 7 waits 5 s for more replicas).
-			"--repl-diskless-sync-delay", "0"}, extra...)...)
-		dirs[a] = d
-		if r, err := filepath.EvalSymlinks(d); err == nil {
-			dirs[a] = r
-		}
+		a, p := g.start(name, func(port int) []string {
+			return append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+				"--save", "", "--appendonly", "no", "--daemonize", "no", "--dir", d,
+				// Full syncs start at once (Redis 7 waits 5 s for more replicas).
+				"--repl-diskless-sync-delay", "0"}, extra...)
+		}, dirIs(d))
+		s.procs[a] = p
 		return a
 	}
 
-	mport := mustFreePort(t)
-	master := node("master", mport)
-	replica := node("replica", mustFreePort(t), "--replicaof", "127.0.0.1", strconv.Itoa(mport))
+	master := node("master")
+	_, mport, _ := net.SplitHostPort(master)
+	replica := node("replica", "--replicaof", "127.0.0.1", mport)
 	s.Nodes = []string{master, replica}
 	ctx := context.Background()
 	for _, a := range s.Nodes {
 		c := redis.NewClient(&redis.Options{Addr: a, MaxRetries: -1, DialTimeout: time.Second})
 		t.Cleanup(func() { _ = c.Close() })
 		s.nodes[a] = c
-		// Ours, not a server that took the port first: its dir is ours.
-		waitfor.Within(t, sentinelWait, a+" answers", func() bool {
-			got, err := c.ConfigGet(ctx, "dir").Result()
-			return err == nil && got["dir"] == dirs[a]
-		})
 	}
 	waitfor.Within(t, sentinelWait, "the replica in sync with the master", func() bool {
 		info, err := s.nodes[replica].Info(ctx, "replication").Result()
@@ -145,25 +110,26 @@ func StartSentinel(t testing.TB, n int) *Sentinel {
 		quorum = 2
 	}
 	for i := range n {
-		port := mustFreePort(t)
-		d := mkdir("sentinel" + strconv.Itoa(i))
+		name := "sentinel" + strconv.Itoa(i)
+		d := mkdir(name)
 		// Sentinel rewrites its configuration file (it records the
 		// replicas, the other Sentinels, the epochs): it must be writable.
 		conf := filepath.Join(d, "sentinel.conf")
-		text := fmt.Sprintf(`port %d
+		a, _ := g.start(name, func(port int) []string {
+			text := fmt.Sprintf(`port %d
 bind 127.0.0.1
 daemonize no
 dir %s
-sentinel monitor %s 127.0.0.1 %d %d
+sentinel monitor %s 127.0.0.1 %s %d
 sentinel down-after-milliseconds %[3]s %[6]d
 sentinel failover-timeout %[3]s %[7]d
 sentinel parallel-syncs %[3]s 1
 `, port, d, SentinelMaster, mport, quorum, sentinelDownAfter.Milliseconds(), sentinelFailover.Milliseconds())
-		if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		start("sentinel"+strconv.Itoa(i), conf, "--sentinel")
-		a := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+			if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return []string{conf, "--sentinel"}
+		}, configFileIs(conf))
 		s.Addrs = append(s.Addrs, a)
 		c := redis.NewSentinelClient(&redis.Options{Addr: a, MaxRetries: -1, DialTimeout: time.Second})
 		t.Cleanup(func() { _ = c.Close() })
@@ -270,17 +236,11 @@ func (s *Sentinel) Node(addr string) *redis.Client {
 // then promotes the other node.
 func (s *Sentinel) Kill(addr string) {
 	s.t.Helper()
-	cmd, ok := s.procs[addr]
+	p, ok := s.procs[addr]
 	if !ok {
 		s.t.Fatalf("testredis: %s is not a data node of this Sentinel deployment (%v)", addr, s.Nodes)
 	}
-	kill(cmd)
-}
-
-// kill kills a server and reaps it; killing a dead one does nothing.
-func kill(cmd *exec.Cmd) {
-	_ = cmd.Process.Kill()
-	_ = cmd.Wait()
+	p.kill()
 }
 
 // Failover forces a failover (SENTINEL FAILOVER on the first Sentinel) and

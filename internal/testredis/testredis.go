@@ -417,13 +417,37 @@ func startFresh(bin string, log *logBuffer) (*process, error) {
 	return nil, err
 }
 
+// handedOut holds the ports freePort has returned in this process. The
+// kernel may give a port that was just closed to the next bind to port 0,
+// so two servers started one after the other could otherwise be told the
+// same port (it happened: a Sentinel test's master and replica).
+var handedOut struct {
+	sync.Mutex
+	ports map[int]bool
+}
+
+// freePort returns a 127.0.0.1 port that is free now and that it has not
+// returned before in this process. Another process may still take it
+// before the server binds it: the starts detect that and try again.
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("testredis: find a free port: %w", err)
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	if handedOut.ports == nil {
+		handedOut.ports = map[int]bool{}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	for range 100 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, fmt.Errorf("testredis: find a free port: %w", err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		_ = l.Close()
+		if !handedOut.ports[port] {
+			handedOut.ports[port] = true
+			return port, nil
+		}
+	}
+	return 0, errors.New("testredis: find a free port: the kernel gave only ports already handed out")
 }
 
 func launch(bin string, port int, log *logBuffer) (*process, error) {
