@@ -533,7 +533,8 @@ func (c *Channel) onBotMessage(ctx context.Context, d *chatbot.BotCallbackDataMo
 }
 
 // deliver remembers how to answer the chat and hands the message (with
-// eventID, if any) to the router in the background: the router
+// eventID, if any) to the router in the background, after the messages of
+// the same conversation delivered before it: the router
 // de-duplicates and queues, but it may also answer in the chat (a typed
 // decision's notice, "an approval is waiting"), which takes up to
 // HTTPTimeout. Close waits for it. The error is for a channel not started
@@ -558,7 +559,10 @@ func (c *Channel) deliver(ctx context.Context, d *chatbot.BotCallbackDataModel, 
 	}
 	c.mu.Unlock()
 	ctx = context.WithoutCancel(ctx) // the SDK cancels it with the frame's connection
-	if !c.bg.Go(func() {
+	// In order within a conversation: the SDK hands frames over from
+	// goroutines of its own, but a message acknowledged before another is
+	// not overtaken by it here.
+	if !c.bg.GoInOrder(m.ChatID, func() {
 		ctx, cancel := context.WithTimeout(ctx, c.cfg.HTTPTimeout)
 		defer cancel()
 		if err := h.HandleMessage(ctx, m); err != nil {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -136,6 +138,23 @@ func TestDuplicateMsgIDOneReply(t *testing.T) {
 	eventually(t, "the barrier", func() bool { return g.fake.CountText("echo: barrier") == 1 })
 	if n := g.fake.CountText("echo: hello"); n != 1 || g.model.Seen("hello") != 1 {
 		t.Fatalf("%d replies, model saw %d", n, g.model.Seen("hello"))
+	}
+}
+
+// TestMessagesKeepTheirOrder: messages of one conversation reach the
+// agent in the order DingTalk delivered them, although the SDK hands each
+// frame over from a goroutine of its own.
+func TestMessagesKeepTheirOrder(t *testing.T) {
+	g := newRig(t, nil)
+	const n = 30
+	for i := range n {
+		g.fake.Push(payload.BotMessageCallbackTopic, g.fake.BotMessage(nextID(), "cid-order", "bob", fmt.Sprintf("m%02d", i), false))
+	}
+	last := fmt.Sprintf("m%02d", n-1)
+	eventually(t, "the last message's answer", func() bool { return g.model.Seen(last) == 1 })
+	saw := g.model.Saw()
+	if !slices.IsSorted(saw) || saw[len(saw)-1] != last {
+		t.Fatalf("the model saw %v; want the messages in the order they were sent", saw)
 	}
 }
 

@@ -42,7 +42,9 @@ func (c *Channel) onMessage(ctx context.Context, ev *larkim.P2MessageReceiveV1) 
 		return nil
 	}
 	errc := make(chan error, 1)
-	if !c.bg.Go(func() { errc <- h.HandleMessage(context.WithoutCancel(ctx), m) }) {
+	// In order within a chat: a message received before another is not
+	// overtaken by it here.
+	if !c.bg.GoInOrder(m.ChatID, func() { errc <- h.HandleMessage(context.WithoutCancel(ctx), m) }) {
 		return fmt.Errorf("feishu: channel closed")
 	}
 	timer := time.NewTimer(messageAckWait)

@@ -88,3 +88,69 @@ func TestConcurrent(t *testing.T) {
 		t.Fatalf("accepted %d, ran %d", accepted.Load(), ran.Load())
 	}
 }
+
+// TestGoInOrder: functions of one key run in the order of the calls, one
+// at a time; another key's run beside them (the first function of key a
+// waits for one of key b); Wait waits for those still queued; after Close
+// nothing is queued.
+func TestGoInOrder(t *testing.T) {
+	var g Group
+	var mu sync.Mutex
+	got := map[string][]int{}
+	running := map[string]int{}
+	bStarted := make(chan struct{})
+	var once sync.Once
+	const n = 200
+	for i := range n {
+		for _, key := range []string{"a", "b"} {
+			ok := g.GoInOrder(key, func() {
+				mu.Lock()
+				running[key]++
+				if running[key] > 1 {
+					t.Errorf("key %s: two functions at once", key)
+				}
+				mu.Unlock()
+				if key == "a" && i == 0 {
+					select {
+					case <-bStarted:
+					case <-time.After(10 * time.Second):
+						t.Error("key b did not run while key a's first function waited for it")
+					}
+				}
+				if key == "b" {
+					once.Do(func() { close(bStarted) })
+				}
+				mu.Lock()
+				got[key] = append(got[key], i)
+				running[key]--
+				mu.Unlock()
+			})
+			if !ok {
+				t.Fatal("GoInOrder refused before Close")
+			}
+		}
+	}
+	if err := g.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"a", "b"} {
+		if len(got[key]) != n {
+			t.Fatalf("key %s: %d functions ran after Wait, want %d", key, len(got[key]), n)
+		}
+		for i, v := range got[key] {
+			if v != i {
+				t.Fatalf("key %s: function %d ran in place %d", key, v, i)
+			}
+		}
+	}
+	g.mu.Lock()
+	lanes := len(g.lanes)
+	g.mu.Unlock()
+	if lanes != 0 {
+		t.Fatalf("%d lanes left after every function ran", lanes)
+	}
+	g.Close()
+	if g.GoInOrder("a", func() { t.Error("ran after Close") }) {
+		t.Fatal("GoInOrder after Close reported true")
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -92,4 +93,12 @@ func (m *Model) Seen(text string) int {
 		}
 	}
 	return n
+}
+
+// Saw returns the user texts the model was asked, in the order it was
+// asked them.
+func (m *Model) Saw() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.saw)
 }
