@@ -188,7 +188,9 @@ func (l *Loop) Submit(in Inbound) error {
 // (Engine.ClaimResume): exactly one goes on.
 func (l *Loop) Resume(a *approval.Approval, o approval.Outcome) {
 	l.mu.Lock()
-	if _, owned := l.owned[a.ID]; owned || l.closed {
+	// A turn running here takes its approval's outcome itself, but never
+	// a resolution of a frozen one: a turn stops waiting at frozen.
+	if _, owned := l.owned[a.ID]; (owned && o.Resolution == "") || l.closed {
 		l.mu.Unlock()
 		return
 	}

@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/hitlbot/hitlbot/agent"
@@ -109,4 +110,39 @@ func TestResolutionResumesTheConversation(t *testing.T) {
 			h.noMoreResumed(t)
 		})
 	}
+}
+
+// TestResolutionWhileTheTurnStillRuns: a resolution that arrives while the
+// turn that took the frozen outcome is still running (its model answers
+// slowly) is not taken for that turn's: the turn never waits for a
+// resolution. Once the turn has ended, the resolution continues the
+// conversation.
+func TestResolutionWhileTheTurnStillRuns(t *testing.T) {
+	inner := eraseThenTell(nil)
+	answering := make(chan struct{})
+	release := make(chan struct{})
+	var once sync.Once
+	h := newHarness(t, scripted(func(req agent.Request) (agent.Response, error) {
+		if last := req.Messages[len(req.Messages)-1]; last.Role == agent.RoleTool {
+			once.Do(func() {
+				close(answering)
+				<-release
+			})
+		}
+		return inner(req)
+	}))
+	ch := h.submit(t, "s1", "erase orders")
+	a := h.nextApproval(t)
+	abandonClaim(t, h, a)
+	<-answering                               // the turn took the frozen outcome; its model is answering
+	h.resolve(t, a, approval.ResolveDone, "") // the engine hands its outcome to the loop
+	close(release)
+	if r := result(t, ch); len(r.Actions) != 1 || r.Actions[0].Status != approval.StatusFrozen {
+		t.Fatalf("the turn took %+v, want frozen", r.Actions)
+	}
+	r := h.nextResumed(t)
+	if r.to.Resumed != a.ID || len(r.res.Actions) != 1 || r.res.Actions[0].Status != approval.StatusExecuted {
+		t.Fatalf("resumed in %+v with %+v", r.to, r.res.Actions)
+	}
+	h.noMoreResumed(t)
 }
