@@ -192,6 +192,10 @@ const (
 	StatusFailed         Status = "failed"          // the tool did not run, or reported a failure
 	StatusUnauthorized   Status = "unauthorized"    // the actor may not decide this approval
 	StatusCancelled      Status = "cancelled"       // withdrawn (by the requester, an operator or a failed card)
+	// StatusAwaitingQuorum answers an approve that counted towards a
+	// quorum not yet reached (Outcome.Approvals of Outcome.Quorum): the
+	// approval still waits, for more approvers.
+	StatusAwaitingQuorum Status = "awaiting_quorum"
 )
 
 // Action statuses. An agent's action (one tool call of a turn, agent.Action,
@@ -208,14 +212,14 @@ const (
 var AllStatuses = []Status{
 	StatusExecuted, StatusReplayed, StatusRejected, StatusTampered, StatusAlreadyDecided,
 	StatusSuperseded, StatusFrozen, StatusExpired, StatusMissing, StatusFailed,
-	StatusUnauthorized, StatusCancelled,
+	StatusUnauthorized, StatusCancelled, StatusAwaitingQuorum,
 }
 
 // Final reports whether an approval with this status has ended (as opposed to
 // statuses that describe a refused attempt on an approval that lives on).
 func (s Status) Final() bool {
 	switch s {
-	case StatusUnauthorized, StatusTampered, StatusMissing, StatusAlreadyDecided, StatusPending:
+	case StatusUnauthorized, StatusTampered, StatusMissing, StatusAlreadyDecided, StatusPending, StatusAwaitingQuorum:
 		return false
 	}
 	return true
@@ -337,6 +341,10 @@ type Approval struct {
 	// proposed, kept when an edit (Decision.Edits) bound the approval to
 	// the edited calls' hash (PayloadSHA256 then); empty otherwise.
 	ProposedSHA256 string `json:"proposed_sha256,omitempty"`
+	// Votes are the approvals counted towards the rule's quorum
+	// (Approvers.Quorum above 1), in the order they came: the one that
+	// reached it is the last. Empty when one approval decides.
+	Votes []Vote `json:"votes,omitempty"`
 	// Verdicts, set by a per-call decision that approved some calls and
 	// rejected others, says which calls run (see Verdicts); empty when
 	// the decision took every call alike.
@@ -397,11 +405,33 @@ func (a *Approval) Clone() *Approval {
 	c.Calls = append([]Call(nil), a.Calls...)
 	c.Cards = append([]CardRef(nil), a.Cards...)
 	c.Approvers.Users = append([]UserID(nil), a.Approvers.Users...)
+	c.Votes = append([]Vote(nil), a.Votes...)
 	if a.Outcome != nil {
 		o := a.Outcome.Clone()
 		c.Outcome = &o
 	}
 	return &c
+}
+
+// Vote is one person's approval counted towards a quorum.
+type Vote struct {
+	// By is who approved, Via where, At when (the deciding replica's
+	// clock).
+	By  UserID    `json:"by"`
+	Via Source    `json:"via,omitempty"`
+	At  time.Time `json:"at"`
+	// Comment is what they wrote, if anything (cleaned as a decision's).
+	Comment string `json:"comment,omitempty"`
+}
+
+// Voted reports whether actor's approval is among a's votes.
+func (a *Approval) Voted(actor UserID) bool {
+	for _, v := range a.Votes {
+		if v.By == actor {
+			return true
+		}
+	}
+	return false
 }
 
 // Verb is what a decision asks for.
@@ -531,6 +561,11 @@ type Outcome struct {
 	// with DecidedBy, and Store.Cancel records both on the approval);
 	// other outcomes leave it empty: the approval's DecidedVia says it.
 	DecidedVia Source `json:"decided_via,omitempty"`
+	// Approvals and Quorum, on an outcome of status awaiting_quorum (and
+	// on the one that reached the quorum), say how many distinct people
+	// have approved and how many must; zero where one approval decides.
+	Approvals int `json:"approvals,omitempty"`
+	Quorum    int `json:"quorum,omitempty"`
 	// Resolution is set on the outcome of a frozen approval that a person
 	// resolved (Engine.Decide with Verb Resolve): done (Status executed,
 	// recorded by hand), abandon (Status failed) or retry (the status of

@@ -16,6 +16,14 @@ type Notifier interface {
 	Settle(ctx context.Context, a *Approval, o Outcome) error
 }
 
+// ProgressNotifier is implemented by a Notifier that can show how far a
+// pending approval has come towards its quorum (Approval.Votes) on every
+// card of it. A card it updates must still end in the approval's final
+// state when a Settle races the update.
+type ProgressNotifier interface {
+	Progress(ctx context.Context, a *Approval) error
+}
+
 // Dispatcher runs tool calls; the agent's tool registry implements it.
 type Dispatcher interface {
 	// Dispatch runs one call and returns its result. A result with IsError

@@ -12,6 +12,7 @@ import (
 	"github.com/hitlbot/hitlbot/approval/audit"
 	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/internal/redact"
+	"github.com/hitlbot/hitlbot/words"
 )
 
 // Edit before approve. A decision with Edits approves the calls with the
@@ -67,6 +68,11 @@ type EditedCall struct {
 // not take, together with per-call choices.
 var ErrEdit = errors.New("edit refused")
 
+// ErrQuorumNoEdit refuses an edit, or a per-call decision that approves
+// some calls and rejects others, of an approval whose rule needs several
+// approvers: each approver approves what the card shows, as it is.
+var ErrQuorumNoEdit = errors.New(words.In("en", words.QuorumNoEdit))
+
 // MaxEditedNote bounds Call.Edited, in runes.
 const MaxEditedNote = 300
 
@@ -93,6 +99,9 @@ func (e *Engine) editDecision(ctx context.Context, id ID, d Decision) (_ Decisio
 		return d, nil, nil, err
 	}
 	d.Verb = Approve
+	if a.Approvers.Needed() > 1 {
+		return d, nil, nil, E(op, errkind.Invalid, id, ErrQuorumNoEdit)
+	}
 	if len(d.Edits) == 0 {
 		return d, nil, nil, E(op, errkind.Invalid, id, fmt.Errorf("%w: no arguments", ErrEdit))
 	}

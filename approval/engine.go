@@ -332,6 +332,11 @@ func (e *Engine) Request(ctx context.Context, r Request) (*Approval, error) {
 	if a.Approvers.Mode == "" {
 		a.Approvers.Mode = ApproverRequester
 	}
+	if !a.Approvers.Reachable(a.Requester) {
+		// Fail closed, and say so: a card nobody can ever complete would
+		// only wait for its expiry.
+		return nil, E(op, errkind.Invalid, "", fmt.Errorf("%w (%d needed, rule %s)", ErrQuorumUnreachable, a.Approvers.Needed(), a.Approvers.DescribeIn("en")))
+	}
 	if r.Verdict.Grantable && r.Verdict.Risk == RiskMedium {
 		a.GrantWindow = r.Verdict.GrantWindow
 	}
@@ -517,6 +522,14 @@ func (e *Engine) Decide(ctx context.Context, id ID, d Decision) (Outcome, error)
 			return *a.Outcome, nil
 		}
 		return e.outcome(st, ""), nil
+	case ClaimVoted:
+		e.auditNote(a, audit.EventVote, d.Actor, d.Source, StatusAwaitingQuorum, "", d.Comment)
+		e.log.Info("approval counted towards the quorum", "approval_id", id, "user_id", d.Actor,
+			"approvals", len(a.Votes), "quorum", a.Approvers.Needed())
+		e.progress(a)
+		return e.quorumOutcome(a, words.OutcomeAwaitingQuorum), nil
+	case ClaimVotedBefore:
+		return e.quorumOutcome(a, words.QuorumVotedBefore), nil
 	case ClaimOK:
 	default:
 		return Outcome{}, E("approval.Decide", errkind.Internal, id, fmt.Errorf("unknown claim code %q", res.Code))
@@ -1071,6 +1084,45 @@ func (e *Engine) Evaluate(ctx context.Context, p *Policy, c CallInfo) (Verdict, 
 // settle updates every card of a to its final state, bounded in time and
 // detached from the caller's cancellation. Failures are logged: the
 // decision stands whether or not a card could be updated.
+// quorumOutcome is the awaiting_quorum answer to an approve that counted
+// towards a's quorum (k words.OutcomeAwaitingQuorum), or that had counted
+// before (words.QuorumVotedBefore): the sentence, then the progress.
+func (e *Engine) quorumOutcome(a *Approval, k words.Key) Outcome {
+	progress := QuorumProgressIn(a, e.cfg.Lang)
+	o := Outcome{Status: StatusAwaitingQuorum, Detail: progress, Approvals: len(a.Votes), Quorum: a.Approvers.Needed()}
+	if k == words.OutcomeAwaitingQuorum {
+		o.Content = e.cfg.Text.Text(StatusAwaitingQuorum) + ": " + progress
+	} else {
+		o.Content, o.IsError = words.In(e.cfg.Lang, k, progress), true
+	}
+	return o
+}
+
+// QuorumProgressIn says a's progress towards its quorum in lang: "1/2
+// approved: alice". The user ids are said as they are.
+func QuorumProgressIn(a *Approval, lang string) string {
+	by := make([]string, len(a.Votes))
+	for i, v := range a.Votes {
+		by[i] = string(v.By)
+	}
+	return words.In(lang, words.QuorumProgress, len(a.Votes), a.Approvers.Needed(), strings.Join(by, words.In(lang, words.ApproversSep)))
+}
+
+// progress shows a's votes on its cards, where the notifier can
+// (ProgressNotifier); a failure is logged: the votes are recorded all the
+// same.
+func (e *Engine) progress(a *Approval) {
+	pn, ok := e.cfg.Notifier.(ProgressNotifier)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.SettleTimeout)
+	defer cancel()
+	if err := pn.Progress(ctx, a.Clone()); err != nil {
+		e.log.Warn("showing the approval's progress on its cards failed", "approval_id", a.ID, "err", err)
+	}
+}
+
 func (e *Engine) settle(a *Approval, o Outcome) {
 	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.SettleTimeout)
 	defer cancel()

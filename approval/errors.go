@@ -57,6 +57,11 @@ var ErrNotFound = errors.New("approval not found")
 // ErrUnavailable is returned (wrapped) when the store cannot be reached.
 var ErrUnavailable = errors.New("approval store unavailable")
 
+// ErrQuorumUnreachable refuses a request whose approver rule leaves fewer
+// people who may approve than its quorum (the requester taken out by
+// high_needs_other): nothing is asked.
+var ErrQuorumUnreachable = errors.New("too few people may approve this action to reach the quorum; nothing was asked")
+
 // UserMessage returns a sentence about err that is safe to show in a chat,
 // in English: UserMessageIn(err, "en"). Code that knows the language the
 // user is spoken to in calls UserMessageIn.

@@ -34,6 +34,8 @@ func (e *Engine) perCall(ctx context.Context, id ID, d Decision) (_ Decision, v 
 	}
 	d.Calls = nil
 	switch {
+	case v.Mixed() && a.Approvers.Needed() > 1:
+		return d, "", nil, E(op, errkind.Invalid, id, ErrQuorumNoEdit)
 	case v.Mixed():
 		d.Verb = Approve
 	case v.Approved(0):

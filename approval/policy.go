@@ -30,6 +30,39 @@ type ApproverRule struct {
 	// NotRequester forbids the requester from approving (four eyes); the
 	// requester may still reject their own request.
 	NotRequester bool `json:"not_requester,omitempty"`
+	// Quorum is how many distinct allowed people must approve before the
+	// calls run (M of N); 0 and 1 mean one. Any one allowed person's
+	// reject rejects (a veto).
+	Quorum int `json:"quorum,omitempty"`
+}
+
+// Needed returns how many distinct people must approve: the quorum, at
+// least 1.
+func (r ApproverRule) Needed() int {
+	return max(1, r.Quorum)
+}
+
+// Reachable reports whether enough distinct people may approve a request
+// of requester to reach the quorum: mode users with fewer allowed people
+// (the requester taken out when NotRequester) than the quorum never can,
+// and mode requester only ever has one. Mode chat can: anyone in the chat
+// may approve.
+func (r ApproverRule) Reachable(requester UserID) bool {
+	n := r.Needed()
+	switch r.Mode {
+	case ApproverUsers:
+		allowed := 0
+		for _, u := range r.Users {
+			if u != "" && !(r.NotRequester && u == requester) {
+				allowed++
+			}
+		}
+		return allowed >= n
+	case ApproverChat:
+		return true
+	default:
+		return n == 1 && !r.NotRequester
+	}
 }
 
 // Allows reports whether actor may take verb on an approval requested by
@@ -78,6 +111,9 @@ func (r ApproverRule) DescribeIn(lang string) string {
 	if r.NotRequester && r.Mode != ApproverRequester && r.Mode != "" {
 		s += words.In(lang, words.ApproversNotRequester)
 	}
+	if n := r.Needed(); n > 1 {
+		s += words.In(lang, words.ApproversQuorum, n)
+	}
 	return s
 }
 
@@ -93,6 +129,12 @@ type ApproverConfig struct {
 	Mode ApproverMode `json:"mode" mapstructure:"mode"`
 	// Users lists the user ids that may approve when Mode is "users".
 	Users []string `json:"users" mapstructure:"users"`
+	// Quorum is how many distinct people of the rule must approve (M of
+	// N; any one's reject rejects). 0 or 1: one approval decides. Mode
+	// requester allows only 1; mode users at most len(users) (one less
+	// with high_needs_other when the requester is listed: such a request
+	// is refused when it is made).
+	Quorum int `json:"quorum" mapstructure:"quorum"`
 }
 
 // ToolPolicy overrides the policy for one tool.
@@ -106,6 +148,9 @@ type ToolPolicy struct {
 	// ConfidenceThreshold overrides the global threshold for this tool;
 	// 0 keeps the global one.
 	ConfidenceThreshold float64 `json:"confidence_threshold" mapstructure:"confidence_threshold"`
+	// Approvers, when set, is who may approve this tool's calls (with its
+	// quorum), whatever their risk: it replaces approvers.<risk>.
+	Approvers *ApproverConfig `json:"approvers" mapstructure:"approvers"`
 }
 
 // PolicyConfig is the approval policy: when a tool call must wait for a
@@ -210,17 +255,12 @@ func (c PolicyConfig) Validate() error {
 			errs = append(errs, fmt.Errorf("approvers.%s: %v", risk, err))
 			continue
 		}
-		switch ac.Mode {
-		case "", ApproverRequester, ApproverChat:
-		case ApproverUsers:
-			if len(ac.Users) == 0 {
-				errs = append(errs, fmt.Errorf("approvers.%s.users: mode users needs at least one user id", risk))
-			}
-		default:
-			errs = append(errs, fmt.Errorf("approvers.%s.mode: %q is not requester, chat or users", risk, ac.Mode))
-		}
-		if r == RiskHigh && c.HighNeedsOther && (ac.Mode == "" || ac.Mode == ApproverRequester) {
-			errs = append(errs, fmt.Errorf("approvers.HIGH.mode: high_needs_other forbids the requester, so mode requester leaves nobody who may approve"))
+		errs = append(errs, ac.validate("approvers."+risk, r == RiskHigh && c.HighNeedsOther)...)
+	}
+	for name, tp := range c.Tools {
+		if tp.Approvers != nil {
+			// A tool's rule may serve a HIGH call: high_needs_other applies.
+			errs = append(errs, tp.Approvers.validate("tools."+name+".approvers", c.HighNeedsOther)...)
 		}
 	}
 	if c.HighNeedsOther {
@@ -237,6 +277,43 @@ func (c PolicyConfig) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// validate reports the problems of an approver rule at path; notReq says
+// that the rule may serve a call the requester may not approve
+// (high_needs_other).
+func (ac ApproverConfig) validate(path string, notReq bool) []error {
+	var errs []error
+	switch ac.Mode {
+	case "", ApproverRequester, ApproverChat:
+	case ApproverUsers:
+		if len(ac.Users) == 0 {
+			errs = append(errs, fmt.Errorf("%s.users: mode users needs at least one user id", path))
+		}
+		seen := map[string]bool{}
+		for _, u := range ac.Users {
+			if strings.TrimSpace(u) == "" {
+				errs = append(errs, fmt.Errorf("%s.users: an empty user id", path))
+			} else if seen[u] {
+				errs = append(errs, fmt.Errorf("%s.users: %q is listed twice", path, u))
+			}
+			seen[u] = true
+		}
+	default:
+		errs = append(errs, fmt.Errorf("%s.mode: %q is not requester, chat or users", path, ac.Mode))
+	}
+	if notReq && (ac.Mode == "" || ac.Mode == ApproverRequester) {
+		errs = append(errs, fmt.Errorf("%s.mode: high_needs_other forbids the requester, so mode requester leaves nobody who may approve", path))
+	}
+	switch {
+	case ac.Quorum < 0:
+		errs = append(errs, fmt.Errorf("%s.quorum: %d is negative", path, ac.Quorum))
+	case ac.Quorum > 1 && (ac.Mode == "" || ac.Mode == ApproverRequester):
+		errs = append(errs, fmt.Errorf("%s.quorum: %d needs that many people, but mode requester has one; use mode users or chat", path, ac.Quorum))
+	case ac.Mode == ApproverUsers && ac.Quorum > len(ac.Users):
+		errs = append(errs, fmt.Errorf("%s.quorum: %d is more than the %d users listed, so no request could ever be approved", path, ac.Quorum, len(ac.Users)))
+	}
+	return errs
 }
 
 func (c PolicyConfig) approverConfig(r Risk) (ApproverConfig, bool) {
@@ -397,7 +474,7 @@ func (p *Policy) Evaluate(c CallInfo, hasGrant func() (bool, error)) (Verdict, e
 	if len(blast) > 0 {
 		risk = RiskHigh
 	}
-	v := Verdict{Risk: risk, Approvers: p.approvers(risk), Timeout: p.timeout(risk)}
+	v := Verdict{Risk: risk, Approvers: p.approvers(risk, tp.Approvers), Timeout: p.timeout(risk)}
 	if risk == RiskMedium && p.cfg.GrantWindow > 0 && !p.cfg.Strict {
 		v.Grantable, v.GrantWindow = true, p.cfg.GrantWindow
 	}
@@ -476,9 +553,17 @@ func effectName(l words.Lang, e Effect) string {
 	return string(e)
 }
 
-func (p *Policy) approvers(r Risk) ApproverRule {
+// approvers is the rule for a call of risk r: the tool's own (tool, when
+// set), else approvers.<r>.
+func (p *Policy) approvers(r Risk, tool *ApproverConfig) ApproverRule {
 	ac, _ := p.cfg.approverConfig(r)
-	rule := ApproverRule{Mode: ac.Mode}
+	if tool != nil {
+		ac = *tool
+	}
+	rule := ApproverRule{Mode: ac.Mode, Quorum: ac.Quorum}
+	if rule.Quorum == 1 {
+		rule.Quorum = 0
+	}
 	if rule.Mode == "" {
 		rule.Mode = ApproverRequester
 	}

@@ -52,9 +52,17 @@ type Store interface {
 	// not pending (superseded, expired, or already_claimed); the actor not
 	// allowed by the record's ApproverRule for the verb (unauthorized,
 	// nothing changes); a hash mismatch (tampered, nothing changes); Now at
-	// or after ExpiresAt (-> expired); then reject -> rejected or
-	// approve -> claimed. Authorisation inside the claim keeps a decision
-	// at two store round trips (claim, complete).
+	// or after ExpiresAt (-> expired); then reject -> rejected (any one
+	// allowed person's reject: a veto, whatever the votes), or approve:
+	// where the rule needs a quorum (ApproverRule.Needed above 1), an
+	// actor already among the votes changes nothing (voted_before), else
+	// the actor's vote (Actor, Source, Now, Comment) is added, and while
+	// the votes are fewer than the quorum the approval stays pending
+	// (voted); the approve that reaches the quorum, like every approve
+	// where one decides, -> claimed. Votes and the claim are one atomic
+	// step: two replicas cannot both reach the quorum. Authorisation
+	// inside the claim keeps a decision at two store round trips (claim,
+	// complete).
 	Claim(ctx context.Context, id ID, req ClaimRequest) (ClaimResult, error)
 
 	// Complete moves a claimed approval to a terminal state (executed,
@@ -236,6 +244,12 @@ const (
 	ClaimExpired        ClaimCode = "expired"         // too late
 	ClaimNotYet         ClaimCode = "not_yet"         // expire intent before ExpiresAt; nothing changed
 	ClaimMissing        ClaimCode = "missing"         // no such approval
+	// ClaimVoted: an approve counted towards the rule's quorum (recorded
+	// in Approval.Votes), which is not reached yet; still pending.
+	ClaimVoted ClaimCode = "voted"
+	// ClaimVotedBefore: the actor's approval was counted already; nothing
+	// changed.
+	ClaimVotedBefore ClaimCode = "voted_before"
 )
 
 // ClaimResult is the output of Store.Claim.

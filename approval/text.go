@@ -25,6 +25,7 @@ var outcomeKeys = map[Status]words.Key{
 	StatusFailed:         words.OutcomeFailed,
 	StatusUnauthorized:   words.OutcomeUnauthorized,
 	StatusCancelled:      words.OutcomeCancelled,
+	StatusAwaitingQuorum: words.OutcomeAwaitingQuorum,
 }
 
 // DefaultOutcomeText returns the catalogue's words (package words) for

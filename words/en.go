@@ -14,6 +14,7 @@ var en = map[Key]string{
 	OutcomeFailed:         "The action failed",
 	OutcomeUnauthorized:   "You may not decide this approval",
 	OutcomeCancelled:      "The approval was withdrawn; nothing was run",
+	OutcomeAwaitingQuorum: "Your approval is counted; waiting for more approvers",
 
 	FrozenError:       "the tool stopped with an error, so whether it took effect is unknown (details in the server log)",
 	FrozenTimeout:     "timed out after %s",
@@ -122,6 +123,12 @@ var en = map[Key]string{
 	ApproversNotRequester: " (not the person who asked)",
 	ApproversSep:          ", ",
 	ApproversAside:        " (%s)",
+	ApproversQuorum:       "; %d of them must approve",
+
+	QuorumProgress:    "%d/%d approved: %s",
+	QuorumVotedBefore: "You have already approved this; %s",
+	QuorumNoEdit:      "This approval needs several approvers, so it cannot be edited or decided call by call: approve or decline it as it is",
+	QuorumUnreachable: "Too few people may approve this action (%d must); nothing was asked. Ask an operator to check approval.policy.approvers",
 
 	RouterWaiting: "An approval is waiting (%s). Reply 确认 (confirm) to run it or 取消 (cancel) to decline " +
 		"(a reason may follow: 取消 wrong table), or use the card's buttons. Your message has been queued for the assistant.",

@@ -23,6 +23,7 @@ const (
 	OutcomeFailed
 	OutcomeUnauthorized
 	OutcomeCancelled
+	OutcomeAwaitingQuorum
 
 	// Why an approval froze: said after the frozen outcome's sentence. The
 	// tool's own error is never among them (it may hold a secret).
@@ -148,6 +149,14 @@ const (
 	ApproversNotRequester // said after ApproversChat or ApproversUsers when the requester may not
 	ApproversSep          // joins two user ids
 	ApproversAside        // after a sentence, in brackets; args: who may approve
+	ApproversQuorum       // said after who may approve when several must; args: how many
+
+	// A quorum (approval.ApproverRule.Quorum): its progress on a card and
+	// in an awaiting_quorum outcome, and what it refuses.
+	QuorumProgress    // args: approvals so far, the quorum, who approved (joined by ApproversSep)
+	QuorumVotedBefore // an approver's second approve; args: QuorumProgress
+	QuorumNoEdit      // an edit or a per-call decision of an approval that needs several approvers
+	QuorumUnreachable // a request whose rule leaves too few people to reach the quorum; args: the quorum
 
 	// The router's notices.
 	RouterWaiting    // an approval waits; args: what it is

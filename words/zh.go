@@ -14,6 +14,7 @@ var zh = map[Key]string{
 	OutcomeFailed:         "执行失败",
 	OutcomeUnauthorized:   "你无权处理此审批",
 	OutcomeCancelled:      "审批已撤销，未执行",
+	OutcomeAwaitingQuorum: "已记录你的批准，等待其他审批人",
 
 	FrozenError:       "工具出错，无法确定是否已生效（详情见服务日志）",
 	FrozenTimeout:     "执行超时（%s）",
@@ -121,6 +122,12 @@ var zh = map[Key]string{
 	ApproversNotRequester: "（申请人本人除外）",
 	ApproversSep:          "、",
 	ApproversAside:        "（%s）",
+	ApproversQuorum:       "，需其中 %d 人批准",
+
+	QuorumProgress:    "%d/%d 已批准：%s",
+	QuorumVotedBefore: "你已批准过此操作；%s",
+	QuorumNoEdit:      "此审批需要多人批准，不能修改参数或逐项决定：请整体批准或拒绝",
+	QuorumUnreachable: "可批准此操作的人数不足（需 %d 人），未发起审批。请联系运维检查 approval.policy.approvers",
 
 	RouterWaiting:    "有一项操作正在等待确认（%s）。回复「确认」执行，回复「取消」放弃（可在后面写上原因，如「取消 表不对」），或使用卡片上的按钮。你的消息已排队交给助手处理。",
 	RouterCalls:      "%s，%d 个操作",

@@ -21,7 +21,8 @@ type Event string
 // Events.
 const (
 	EventWriteRequest   Event = "write_request"   // a risky call asked for approval
-	EventConfirm        Event = "confirm"         // a person confirmed; the call was claimed
+	EventConfirm        Event = "confirm"         // a person confirmed; the call was claimed (for a quorum: the approval that reached it)
+	EventVote           Event = "vote"            // a person approved towards a quorum not reached yet; the approval still waits
 	EventReject         Event = "reject"          // a person rejected it
 	EventExecute        Event = "execute"         // the call ran and succeeded
 	EventExecuteFailed  Event = "execute_failed"  // the call ran and reported a failure

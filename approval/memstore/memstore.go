@@ -326,6 +326,15 @@ func (s *Store) claimLocked(id approval.ID, req approval.ClaimRequest) (approval
 		p := s.endLocked(r, approval.StateExpired, req, o)
 		return out(approval.ClaimExpired, true), &p
 	}
+	if need := r.Approvers.Needed(); need > 1 && req.Intent == approval.IntentApprove {
+		if r.Voted(req.Actor) {
+			return out(approval.ClaimVotedBefore, false), nil
+		}
+		r.Votes = append(r.Votes, approval.Vote{By: req.Actor, Via: req.Source, At: req.Now, Comment: req.Comment})
+		if len(r.Votes) < need {
+			return out(approval.ClaimVoted, false), nil
+		}
+	}
 	r.DecidedBy, r.DecidedVia, r.Comment = req.Actor, req.Source, req.Comment
 	if req.Intent == approval.IntentReject {
 		o := req.OutcomeFor(approval.StatusRejected)

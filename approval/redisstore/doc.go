@@ -47,6 +47,9 @@
 //	r        requester          i   idempotency key (absent when empty)
 //	m        approver mode, absent for "requester"
 //	u        approver users (JSON array)    x  "1": not the requester
+//	qu       the approver rule's quorum, absent when one approval decides
+//	y1, y2…  votes towards the quorum (approval.Vote as JSON), in order,
+//	         each written once by the claim that counted it
 //	j        JSON of what never changes and no script reads: the calls
 //	         (each call's payload hash only when it is not the hash of its
 //	         tool and arguments), risk, summary, preview, reason (in English

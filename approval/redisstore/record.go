@@ -201,6 +201,9 @@ func encodeRecord(a *approval.Approval) (fields, error) {
 	if a.Approvers.NotRequester {
 		fs = append(fs, "x", "1")
 	}
+	if a.Approvers.Quorum > 1 {
+		fs = append(fs, "qu", strconv.Itoa(a.Approvers.Quorum))
+	}
 	fs.add("j", string(j))
 	for i, c := range a.Cards {
 		v, err := cardValue(c, a.Channel, a.ChatID)
@@ -359,6 +362,17 @@ func decodeRecord(id approval.ID, f record) (*approval.Approval, error) {
 		a.Outcome = &o
 	}
 	for i := 1; ; i++ {
+		v, ok := f.get("y" + strconv.Itoa(i))
+		if !ok {
+			break
+		}
+		var vote approval.Vote
+		if err := json.Unmarshal([]byte(v), &vote); err != nil {
+			return nil, fmt.Errorf("record field y%d: %w", i, err)
+		}
+		a.Votes = append(a.Votes, vote)
+	}
+	for i := 1; ; i++ {
 		v, ok := f.get("c" + strconv.Itoa(i))
 		if !ok {
 			break
@@ -395,6 +409,13 @@ func decodeFixed(a *approval.Approval, f record) error {
 		}
 	}
 	a.Approvers.NotRequester = f["x"] == "1"
+	if q, ok := f.get("qu"); ok {
+		n, err := strconv.Atoi(q)
+		if err != nil {
+			return fmt.Errorf("record field qu: %w", err)
+		}
+		a.Approvers.Quorum = n
+	}
 	a.PayloadSHA256 = decodeHash(f.str("h"))
 	a.IdempotencyKey = f.str("i")
 	ms, err1 := strconv.ParseInt(f["e"], 10, 64)

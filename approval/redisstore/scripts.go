@@ -225,12 +225,14 @@ return res
 //	         then the edited hash as text: the result cache is looked up
 //	         for the calls that will run.)
 //	ARGV[24] the approver's grant choice (approve only; "" when none)
+//	ARGV[25] the approver's vote (approval.Vote as JSON), counted where the
+//	         record has a quorum (field qu): votes are the fields y1, y2, …
 //
 // Returns {"missing"} or {code, ended 0|1, HGETALL of the record, cached
 // result JSON or ""}.
 const claimLua = libLua + `
 local rk, base, id, intent, nonce = KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[16]
-local f = record(rk, 'h', 'k', 'K', 'ch', 'ci', 'e', 'n', 'i', 'r', 'm', 'x', 'u', 't')
+local f = record(rk, 'h', 'k', 'K', 'ch', 'ci', 'e', 'n', 'i', 'r', 'm', 'x', 'u', 't', 'qu')
 local state = f[1]
 if not state then
   return {'missing'}
@@ -325,6 +327,26 @@ end
 if intent == 'reject' then
   finish('rejected', ARGV[11], 'claimed', 'by', actor, 'via', ARGV[6], 'cm', ARGV[7])
   return result('claimed', 1)
+end
+local quorum = tonumber(f[15] or '1') or 1
+if quorum > 1 then
+  -- votes towards the quorum: y1, y2, … each an approval.Vote as JSON
+  local nv = 0
+  while true do
+    local v = redis.call('HGET', rk, 'y' .. (nv + 1))
+    if not v then
+      break
+    end
+    if cjson.decode(long(rk, 'y' .. (nv + 1), v)).by == actor then
+      return result('voted_before', 0)
+    end
+    nv = nv + 1
+  end
+  setlong(rk, 'y' .. (nv + 1), ARGV[25])
+  if nv + 1 < quorum then
+    redis.call('HSET', rk, 't', mark('voted', 0))
+    return result('voted', 0)
+  end
 end
 setlong(rk, 's', 'claimed', 'at', ARGV[10], 't', mark('claimed', 0), 'by', actor, 'via', ARGV[6], 'cm', ARGV[7])
 if ARGV[20] ~= '' then

@@ -479,13 +479,21 @@ func (s *Store) Claim(ctx context.Context, id approval.ID, req approval.ClaimReq
 			editH, proposed, hashText = encodeHash(ed.PayloadSHA256), encodeHash(req.PayloadSHA256), ed.PayloadSHA256
 		}
 	}
+	var vote string
+	if req.Intent == approval.IntentApprove {
+		b, err := json.Marshal(approval.Vote{By: req.Actor, Via: req.Source, At: req.Now, Comment: req.Comment})
+		if err != nil {
+			return approval.ClaimResult{}, approval.E(op, errkind.Invalid, id, err)
+		}
+		vote = string(b)
+	}
 	nowMS, nowNS := splitTime(req.Now)
 	base := s.base(shard)
 	keys := []string{base + "ap:" + string(id)}
 	args := []any{base, string(id), string(req.Intent), encodeHash(req.PayloadSHA256),
 		string(req.Actor), string(req.Source), req.Comment,
 		nowMS, nowNS, fmtTime(req.Now), rej, exp, sup,
-		s.channel, durMS(s.retention), s.nonce(), req.Channel, req.ChatID, hashText, verdicts, editH, editJ, proposed, string(req.Grant)}
+		s.channel, durMS(s.retention), s.nonce(), req.Channel, req.ChatID, hashText, verdicts, editH, editJ, proposed, string(req.Grant), vote}
 	var res []any
 	acked := int64(-1) // not asked
 	if s.acks > 0 {
