@@ -375,6 +375,11 @@ func (e *Engine) Request(ctx context.Context, r Request) (*Approval, error) {
 			a.Cards = append(a.Cards, cards...)
 			return a, nil
 		}
+		if rec.State == StatePending && len(rec.Votes) > 0 {
+			// Votes towards the quorum came while the card was being
+			// sent: the cards they redrew did not include these.
+			e.progress(rec)
+		}
 		if rec.State.Terminal() && rec.Outcome != nil {
 			// A decision (a fast click, a typed reply, another replica)
 			// ended the approval while its card was being sent, and

@@ -26,9 +26,10 @@ type Store interface {
 	// have ended the approval while its card was being sent: AddCards then
 	// returns the record as it is after that step, with every card it has,
 	// and the caller settles the new cards itself, because the decision
-	// saw none of them. While the approval is pending or claimed it
-	// returns nil (a claimed one's Complete returns every card, these
-	// included).
+	// saw none of them. While the approval is claimed it returns nil (its
+	// Complete returns every card, these included), and while it is
+	// pending too, unless votes towards its quorum came in meanwhile: then
+	// it returns the record, so the caller shows them on the new cards.
 	AddCards(ctx context.Context, id ID, cards []CardRef) (*Approval, error)
 
 	// Pending returns the session's pending approval, or nil if there is none.

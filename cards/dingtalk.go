@@ -73,6 +73,10 @@ func DingTalkCardData(v View, lang string) map[string]string {
 	if v.Code != "" && !v.Final {
 		m["code"] = v.Code
 	}
+	if v.Progress != "" {
+		// A quorum's votes: "1/2 已批准：张三".
+		m["progress"] = v.Progress
+	}
 	if v.ApproveOnce != nil && !v.Final {
 		m["grant_buttons"], m["grant_window"] = "true", v.GrantWindow
 	}

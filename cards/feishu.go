@@ -236,6 +236,9 @@ func feishuFacts(v View, lang string) []any {
 	} else {
 		fmt.Fprintf(&b, "\n%s: %s", l.approvers, v.Approvers)
 	}
+	if v.Progress != "" {
+		b.WriteString("\n" + v.Progress)
+	}
 	if v.ShortHash != "" {
 		fmt.Fprintf(&b, "\n%s: %s", l.hash, v.ShortHash)
 	}

@@ -256,7 +256,28 @@ func goldenCases(t *testing.T) []golden {
 		v.Zone = shanghai
 		return golden{"pending_named_shanghai_" + lang, lang, v}
 	}
+	// A quorum of 2 of 3 DBAs, one of whom has approved; and its end.
+	quorum := func(lang string, final bool) golden {
+		a := one.Clone()
+		a.Approvers = approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"dba_li", "dba_wang", "dba_zhao"}, Quorum: 2, NotRequester: true}
+		a.Votes = []approval.Vote{{By: "dba_li", Via: approval.SourceCard, At: a.CreatedAt.Add(time.Minute)}}
+		text := en
+		if lang == "zh" {
+			text = zh
+		}
+		if !final {
+			return golden{"pending_quorum_" + lang, lang, cards.Pending(a, text, lang)}
+		}
+		a.Votes = append(a.Votes, approval.Vote{By: "dba_zhao", Via: approval.SourceCard, At: a.CreatedAt.Add(2 * time.Minute)})
+		a.DecidedBy = "dba_zhao"
+		o := approval.Outcome{Status: approval.StatusExecuted, DecidedBy: "dba_zhao", Content: "DROP TABLE"}
+		return golden{"final_quorum_" + lang, lang, cards.Final(a, o, text, lang)}
+	}
 	return []golden{
+		quorum("en", false),
+		quorum("zh", false),
+		quorum("en", true),
+		quorum("zh", true),
 		named("zh"),
 		named("en"),
 		resolved("en", approval.ResolveDone, approval.StatusExecuted, "row 7 was already gone; checked in the console"),

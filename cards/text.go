@@ -79,6 +79,9 @@ func Markdown(v View, lang string) string {
 	} else {
 		fmt.Fprintf(&b, "- %s: %s\n", l.approvers, escapeMD(v.Approvers))
 	}
+	if v.Progress != "" {
+		b.WriteString("- " + escapeMD(v.Progress) + "\n")
+	}
 	if v.ShortHash != "" {
 		fmt.Fprintf(&b, "- %s: `%s`\n", l.hash, codeSpan(v.ShortHash))
 	}
@@ -148,6 +151,9 @@ func Text(v View, lang string) string {
 	} else {
 		fmt.Fprintf(&b, "%s\n", requestedLine(v, v.requesterShown(), lang))
 		fmt.Fprintf(&b, "%s: %s\n", l.approvers, v.Approvers)
+	}
+	if v.Progress != "" {
+		b.WriteString(v.Progress + "\n")
 	}
 	if v.ShortHash != "" {
 		fmt.Fprintf(&b, "%s: %s\n", l.hash, v.ShortHash)

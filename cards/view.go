@@ -106,6 +106,11 @@ type View struct {
 	// in words ("5m").
 	ApproveOnce *ButtonValue `json:"approve_once,omitempty"`
 	GrantWindow string       `json:"grant_window,omitempty"`
+	// Quorum is how many people must approve (absent when one does);
+	// Progress says the votes so far ("1/2 已批准：u1"), once there are
+	// any, on a pending view and on the final one.
+	Quorum   int    `json:"quorum,omitempty"`
+	Progress string `json:"progress,omitempty"`
 	// Code is the approval's short code in its chat (approval.Codes), for
 	// 确认 <code> and /cancel <code>; set by the router when it shows the
 	// card, empty where no code is known.
@@ -251,6 +256,12 @@ func base(a *approval.Approval, lang string) View {
 		ExpiresAt:     a.ExpiresAt,
 		PayloadSHA256: a.PayloadSHA256,
 		ShortHash:     approval.ShortHash(a.PayloadSHA256),
+	}
+	if n := a.Approvers.Needed(); n > 1 {
+		v.Quorum = n
+		if len(a.Votes) > 0 {
+			v.Progress = approval.QuorumProgressIn(a, lang)
+		}
 	}
 	for i, c := range a.Calls {
 		cv := CallView{Tool: c.Tool, Args: c.Args, Summary: c.SummaryIn(lang), Edited: c.Edited}

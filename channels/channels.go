@@ -184,6 +184,14 @@ type Channel interface {
 	SettleApproval(ctx context.Context, ref approval.CardRef, v cards.View) error
 }
 
+// ProgressShower is implemented by a channel that can update a card it
+// showed in place while the approval still waits: ShowProgress redraws the
+// card ref as the pending view v (a quorum's votes so far), buttons and
+// all. Channels without it show the progress in the decider's answer only.
+type ProgressShower interface {
+	ShowProgress(ctx context.Context, ref approval.CardRef, v cards.View) error
+}
+
 // Scope is how session keys are built.
 type Scope string
 

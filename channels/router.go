@@ -661,6 +661,11 @@ func (r *Router) decideTyped(ctx context.Context, eng Decider, ch Channel, to Ta
 		if o.Status == approval.StatusUnauthorized {
 			text += r.words().mayApprove(pending.Approvers.DescribeIn(r.cfg.Lang))
 		}
+		if o.Status == approval.StatusAwaitingQuorum {
+			// Counted (or counted before), with the progress: "1/2
+			// approved: alice".
+			text = o.Content
+		}
 		r.notice(ctx, ch, to, log, text)
 	}()
 }
@@ -852,6 +857,56 @@ func (r *Router) Settle(ctx context.Context, a *approval.Approval, o approval.Ou
 	}
 	return errors.Join(errs...)
 }
+
+// Progress shows a's votes towards its quorum on every card of it whose
+// channel can redraw a pending card (ProgressShower; approval.
+// ProgressNotifier). A Settle may race it: so once the cards are redrawn
+// the record is read again, and if the approval has ended by then its
+// cards are settled once more, so that none is left pending.
+func (r *Router) Progress(ctx context.Context, a *approval.Approval) error {
+	v := r.pendingCard(ctx, a)
+	var errs []error
+	redrawn := false
+	for _, ref := range a.Cards {
+		ch, err := r.channel(ref.Channel)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		ps, ok := ch.(ProgressShower)
+		if !ok {
+			continue
+		}
+		if err := ps.ShowProgress(ctx, ref, v); err != nil {
+			errs = append(errs, fmt.Errorf("progress on card %s/%s of %s: %w", ref.Channel, ref.MessageID, a.ID, err))
+			continue
+		}
+		redrawn = true
+	}
+	if !redrawn {
+		return errors.Join(errs...)
+	}
+	now, err := r.decider.Get(ctx, a.ID)
+	if err != nil {
+		return errors.Join(append(errs, fmt.Errorf("re-reading %s after its progress: %w", a.ID, err))...)
+	}
+	if now.State.Terminal() && now.Outcome != nil {
+		v := cards.Final(now, *now.Outcome, r.text, r.cfg.Lang)
+		v.Zone = r.cfg.Zone
+		for _, ref := range now.Cards {
+			ch, err := r.channel(ref.Channel)
+			if err == nil {
+				err = ch.SettleApproval(ctx, ref, v)
+			}
+			if err != nil {
+				errs = append(errs, fmt.Errorf("settle card %s/%s of %s again: %w", ref.Channel, ref.MessageID, a.ID, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+var _ approval.ProgressNotifier = (*Router)(nil)
 
 // Say sends what the agent says to the chat the message came from, as a
 // reply to it, and hands where the turn stands (awaiting, ended) to a

@@ -50,7 +50,7 @@ var ErrNoRouter = errors.New("channels: the relay has no router yet (give it to 
 //  4. the router, with the engine, the loop and the relay in its
 //     RouterConfig; NewRouter hands the relay the router
 //
-// After step 4 every call is the router's (Show, Settle and Say, as
+// After step 4 every call is the router's (Show, Settle, Progress and Say, as
 // documented on Router); before it they return ErrNoRouter (for Show the
 // engine then cancels the approval, as for any card nobody could see).
 // Nothing calls them before then in that order: the engine shows a card
@@ -66,8 +66,9 @@ type Relay struct {
 func NewRelay() *Relay { return &Relay{} }
 
 var (
-	_ approval.Notifier = (*Relay)(nil)
-	_ agent.Speaker     = (*Relay)(nil)
+	_ approval.Notifier         = (*Relay)(nil)
+	_ approval.ProgressNotifier = (*Relay)(nil)
+	_ agent.Speaker             = (*Relay)(nil)
 )
 
 // attach gives the relay its router; a relay serves one router.
@@ -94,6 +95,15 @@ func (l *Relay) Settle(ctx context.Context, a *approval.Approval, o approval.Out
 		return ErrNoRouter
 	}
 	return r.Settle(ctx, a, o)
+}
+
+// Progress is the router's Progress (approval.ProgressNotifier).
+func (l *Relay) Progress(ctx context.Context, a *approval.Approval) error {
+	r := l.r.Load()
+	if r == nil {
+		return ErrNoRouter
+	}
+	return r.Progress(ctx, a)
 }
 
 // Say is the router's Say (agent.Speaker).

@@ -213,7 +213,7 @@ func (s *Store) AddCards(ctx context.Context, id approval.ID, cards []approval.C
 		return nil, approval.E("memstore.AddCards", errkind.NotFound, id, approval.ErrNotFound)
 	}
 	r.Cards = append(r.Cards, cards...)
-	if !r.State.Terminal() {
+	if r.State == approval.StateClaimed || (r.State == approval.StatePending && len(r.Votes) == 0) {
 		return nil, nil
 	}
 	return r.Clone(), nil

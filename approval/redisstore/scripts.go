@@ -462,15 +462,17 @@ return {'cancelled', redis.call('HGETALL', rk)}
 // does not append twice. When a decision ended the approval while its card
 // was being sent, it answers with the record as it is afterwards, so that
 // the caller learns it in the same round trip (and settles the new cards);
-// while the approval is pending or claimed it answers "live" (the record
-// is not read back: the requester has it).
+// while the approval is claimed, or pending without votes towards a
+// quorum, it answers "live" (the record is not read back: the requester
+// has it); a pending one with votes is read back, so the caller shows
+// the votes on the new cards.
 //
 //	KEYS[1]  record key <prefix>{<shard>}:ap:<id>
 //	ARGV[1]  nonce of this call
 //	ARGV[2…] per card: channel, chat id, message id, JSON
 //
-// Returns nil when the record is missing, "live" while it is pending or
-// claimed, else its HGETALL.
+// Returns nil when the record is missing, "live" (see above), else its
+// HGETALL.
 const addCardsLua = libLua + `
 local rk = KEYS[1]
 local f = record(rk, 'q', 'ch', 'ci')
@@ -495,7 +497,7 @@ if f[2] ~= ARGV[1] then
   end
   setlong(rk, unpack(kv))
 end
-if f[1] == 'pending' or f[1] == 'claimed' then
+if f[1] == 'claimed' or (f[1] == 'pending' and redis.call('HEXISTS', rk, 'y1') == 0) then
   return 'live'
 end
 return redis.call('HGETALL', rk)

@@ -18,6 +18,7 @@ func init() {
 		storeTest{"QuorumVeto", testQuorumVeto},
 		storeTest{"QuorumConcurrent", testQuorumConcurrent},
 		storeTest{"QuorumVetoRacesLastVote", testQuorumVetoRacesLastVote},
+		storeTest{"QuorumCardsAfterVote", testQuorumCardsAfterVote},
 	)
 }
 
@@ -207,5 +208,27 @@ func testQuorumVetoRacesLastVote(t *testing.T, s approval.Store, _ func(time.Dur
 		default:
 			t.Fatalf("approve %s, reject %s: want exactly one claimed", codes[0], codes[1])
 		}
+	}
+}
+
+// testQuorumCardsAfterVote: a card recorded while the approval is pending
+// comes back as nil, unless a vote came in before it: then AddCards
+// answers the pending record with its votes and every card, so the caller
+// shows the votes on the new card.
+func testQuorumCardsAfterVote(t *testing.T, s approval.Store, _ func(time.Duration)) {
+	a := NewQuorum(t, 2, 3)
+	put(t, s, a)
+	first := approval.CardRef{Channel: "feishu", ChatID: "oc_1", MessageID: "om_1"}
+	if rec, err := s.AddCards(ctx(t), a.ID, []approval.CardRef{first}); err != nil || rec != nil {
+		t.Fatalf("AddCards before any vote = %+v, %v; want nil", rec, err)
+	}
+	claim(t, s, a.ID, as(a, "u1"))
+	late := approval.CardRef{Channel: "dingtalk", ChatID: "cid", MessageID: "late"}
+	rec, err := s.AddCards(ctx(t), a.ID, []approval.CardRef{late})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec == nil || rec.State != approval.StatePending || len(rec.Votes) != 1 || len(rec.Cards) != 2 || rec.Cards[1] != late {
+		t.Fatalf("AddCards after a vote = %+v; want the pending record with its vote and both cards", rec)
 	}
 }

@@ -299,6 +299,10 @@ type DecisionResponse struct {
 	Actions []Action `json:"actions"`
 	// Approval is the approval after the decision.
 	Approval ApprovalInfo `json:"approval"`
+	// Approvals and Quorum, on a 202 awaiting_quorum answer, say how many
+	// distinct people have approved so far and how many must.
+	Approvals int `json:"approvals,omitempty"`
+	Quorum    int `json:"quorum,omitempty"`
 }
 
 func (a *API) serveDecision(w http.ResponseWriter, r *http.Request) {
@@ -394,6 +398,15 @@ func (a *API) serveDecision(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case decided(o.Status):
+	case o.Status == approval.StatusAwaitingQuorum:
+		// Counted (or counted before: Text says which); the approval
+		// still waits for more approvers.
+		if cur, err := a.engine.Get(ctx, rec.ID); err == nil {
+			rec = cur
+		}
+		writeJSON(w, http.StatusAccepted, DecisionResponse{Status: o.Status, Text: o.Content, Actions: []Action{},
+			Approval: a.info(rec, ""), Approvals: o.Approvals, Quorum: o.Quorum})
+		return
 	case o.Status == approval.StatusUnauthorized && edits != nil && mayDecide(u, rec):
 		// The approval's rule lets u approve it, the edited call's not.
 		a.writeError(w, r, fail(CodeForbidden, words.APIEditNeedsOther, o.Detail))

@@ -740,8 +740,9 @@ type clickResult struct {
 	err error
 }
 
-// undecided reports whether the click changed nothing: the store failed,
-// or the clicker may not decide, or the click was malformed. (An
+// undecided reports whether the click left the approval waiting: the
+// store failed, or the clicker may not decide, or the click was
+// malformed, or it counted towards a quorum not reached yet. (An
 // already_decided click changed nothing either, but another decision is
 // under way and will settle the card.)
 func (r clickResult) undecided() bool {
@@ -749,7 +750,7 @@ func (r clickResult) undecided() bool {
 		return true
 	}
 	switch r.o.Status {
-	case approval.StatusUnauthorized, approval.StatusTampered, approval.StatusMissing:
+	case approval.StatusUnauthorized, approval.StatusTampered, approval.StatusMissing, approval.StatusAwaitingQuorum:
 		return true
 	}
 	return false
@@ -771,6 +772,11 @@ func (c *Channel) private(r clickResult) map[string]string {
 	case approval.StatusAlreadyDecided:
 		// Another decision is under way (or this user's first click, which
 		// may yet fail): it settles the card for everyone.
+		return map[string]string{"status_text": text}
+	case approval.StatusAwaitingQuorum:
+		// Counted towards the quorum (or counted before): the approval
+		// still waits, its buttons stay for the other approvers (and for
+		// this one's veto); the card's progress line is everyone's.
 		return map[string]string{"status_text": text}
 	}
 	return nil

@@ -311,6 +311,33 @@ func (c *Channel) ShowApproval(ctx context.Context, to channels.Target, v cards.
 	return approval.CardRef{Channel: Name, ChatID: to.ChatID, MessageID: string(v.ApprovalID)}, nil
 }
 
+// ShowProgress redraws a pending card (a quorum's votes so far) in place,
+// its buttons still shown (channels.ProgressShower). A markdown approval
+// (no card template) has nothing to redraw: the decider's answer says the
+// progress.
+func (c *Channel) ShowProgress(ctx context.Context, ref approval.CardRef, v cards.View) error {
+	if _, ok := markdownKind(ref.MessageID); ok {
+		return nil
+	}
+	return c.updateCard(ctx, ref, v)
+}
+
+var _ channels.ProgressShower = (*Channel)(nil)
+
+// updateCard writes v's card data into the card ref.
+func (c *Channel) updateCard(ctx context.Context, ref approval.CardRef, v cards.View) error {
+	body := map[string]any{
+		"outTrackId":        ref.MessageID,
+		"cardData":          map[string]any{"cardParamMap": cards.DingTalkCardData(v, c.cfg.Lang)},
+		"cardUpdateOptions": map[string]bool{"updateCardDataByKey": true, "updatePrivateDataByKey": true},
+	}
+	var out cardAnswer
+	if err := c.api.do(ctx, http.MethodPut, "/v1.0/card/instances", body, &out); err != nil {
+		return fmt.Errorf("dingtalk: update card: %w", err)
+	}
+	return out.err("update card")
+}
+
 // SettleApproval updates the card to its final state (PUT
 // /v1.0/card/instances). For a markdown approval it posts the final state
 // only when nobody typed the decision (expired, superseded, cancelled):
@@ -324,14 +351,5 @@ func (c *Channel) SettleApproval(ctx context.Context, ref approval.CardRef, v ca
 		}
 		return nil
 	}
-	body := map[string]any{
-		"outTrackId":        ref.MessageID,
-		"cardData":          map[string]any{"cardParamMap": cards.DingTalkCardData(v, c.cfg.Lang)},
-		"cardUpdateOptions": map[string]bool{"updateCardDataByKey": true, "updatePrivateDataByKey": true},
-	}
-	var out cardAnswer
-	if err := c.api.do(ctx, http.MethodPut, "/v1.0/card/instances", body, &out); err != nil {
-		return fmt.Errorf("dingtalk: update card: %w", err)
-	}
-	return out.err("update card")
+	return c.updateCard(ctx, ref, v)
 }

@@ -45,6 +45,13 @@ func newRigStore(t *testing.T, mod func(*Config), store approval.Store) *rig {
 // scripted hitltest.Model).
 func newRigModel(t *testing.T, mod func(*Config), store approval.Store, m agent.Model) *rig {
 	t.Helper()
+	return newRigPolicy(t, mod, store, m, nil)
+}
+
+// newRigPolicy is newRigModel under the approval policy pc (nil: the
+// default one).
+func newRigPolicy(t *testing.T, mod func(*Config), store approval.Store, m agent.Model, pc *approval.PolicyConfig) *rig {
+	t.Helper()
 	erase := hitltest.NewTool("erase", approval.EffectDestructive)
 	erase.About = "erases a target"
 	g := &rig{fake: dingtalktest.New(t), erase: erase, model: &hitltest.Model{}}
@@ -62,7 +69,7 @@ func newRigModel(t *testing.T, mod func(*Config), store approval.Store, m agent.
 	if m != nil {
 		model = m
 	}
-	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: relay, Speaker: relay, Model: model, Tools: []agent.Tool{g.erase}})
+	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: relay, Speaker: relay, Model: model, Tools: []agent.Tool{g.erase}, Policy: pc})
 	eng, loop, ctx := st.Engine, st.Loop, st.Ctx
 	r, err := channels.NewRouter(channels.RouterConfig{Decider: eng, Submitter: loop, Relay: relay, Store: store, Lang: "en", Logger: quiet})
 	if err != nil {

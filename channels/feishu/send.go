@@ -306,6 +306,25 @@ func (c *Channel) SettleApproval(ctx context.Context, ref approval.CardRef, v ca
 	return nil
 }
 
+// ShowProgress redraws a pending card (a quorum's votes so far) in place,
+// buttons and all (channels.ProgressShower).
+func (c *Channel) ShowProgress(ctx context.Context, ref approval.CardRef, v cards.View) error {
+	if ref.MessageID == "" {
+		return errors.New("feishu progress: the card reference has no message id")
+	}
+	content, err := cards.FeishuCardJSON(v, c.cfg.Lang)
+	if err != nil {
+		return err
+	}
+	if err := c.patch(ctx, ref.MessageID, content); err != nil {
+		return fmt.Errorf("feishu progress of approval %s: %w", v.ApprovalID, err)
+	}
+	c.remember(ref.MessageID, v)
+	return nil
+}
+
+var _ channels.ProgressShower = (*Channel)(nil)
+
 // repatchDelay is how long after a "processing" answer a settled card is
 // patched again.
 var repatchDelay = 1500 * time.Millisecond
