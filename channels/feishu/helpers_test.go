@@ -75,6 +75,8 @@ type rigOptions struct {
 	// approvers, when set, is the approver rule of every risk (default:
 	// the requester).
 	approvers approval.ApproverMode
+	// policy, when set, is the whole approval policy (approvers ignored).
+	policy *approval.PolicyConfig
 	// now, when set, is the channel's clock (the webhook's timestamp
 	// bound).
 	now func() time.Time
@@ -148,6 +150,9 @@ func newRigWith(t *testing.T, o rigOptions, mod ...func(*Config, *hitltest.Tool)
 			c.Approvers[r] = approval.ApproverConfig{Mode: o.approvers}
 		}
 		pc = &c
+	}
+	if o.policy != nil {
+		pc = o.policy
 	}
 	var m agent.Model = g.model
 	if o.model != nil {
