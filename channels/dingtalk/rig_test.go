@@ -45,6 +45,13 @@ func newRigStore(t *testing.T, mod func(*Config), store approval.Store) *rig {
 // scripted hitltest.Model).
 func newRigModel(t *testing.T, mod func(*Config), store approval.Store, m agent.Model) *rig {
 	t.Helper()
+	return newRigLoop(t, mod, store, m, nil)
+}
+
+// newRigLoop is newRigModel whose agent loop's configuration loopCfg changes
+// (when not nil) before the loop is built.
+func newRigLoop(t *testing.T, mod func(*Config), store approval.Store, m agent.Model, loopCfg func(*agent.LoopConfig)) *rig {
+	t.Helper()
 	erase := hitltest.NewTool("erase", approval.EffectDestructive)
 	erase.About = "erases a target"
 	g := &rig{fake: dingtalktest.New(t), erase: erase, model: &hitltest.Model{}}
@@ -62,7 +69,7 @@ func newRigModel(t *testing.T, mod func(*Config), store approval.Store, m agent.
 	if m != nil {
 		model = m
 	}
-	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: relay, Speaker: relay, Model: model, Tools: []agent.Tool{g.erase}})
+	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: relay, Speaker: relay, Model: model, Tools: []agent.Tool{g.erase}, Loop: loopCfg})
 	eng, loop, ctx := st.Engine, st.Loop, st.Ctx
 	r, err := channels.NewRouter(channels.RouterConfig{Decider: eng, Submitter: loop, Relay: relay, Store: store, Lang: "en", Logger: quiet})
 	if err != nil {
