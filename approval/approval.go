@@ -289,6 +289,11 @@ type Approval struct {
 	RequesterName string `json:"requester_name,omitempty"`
 	// Approvers says who may decide.
 	Approvers ApproverRule `json:"approvers"`
+	// ApproveIn, when set, is the approvers' chat (approve_in): the card
+	// with its buttons is there, the requester's chat (Channel, ChatID)
+	// shows a status, and the approver rule "chat" means that chat (see
+	// InChat). Nil: the approval is decided in its own chat.
+	ApproveIn *Place `json:"approve_in,omitempty"`
 	// Calls are the tool calls to run on approval (one, or several for a batch).
 	Calls []Call `json:"calls"`
 	// PayloadSHA256 covers every call (PayloadHash for one call, BatchHash for several).
@@ -406,11 +411,34 @@ func (a *Approval) Clone() *Approval {
 	c.Cards = append([]CardRef(nil), a.Cards...)
 	c.Approvers.Users = append([]UserID(nil), a.Approvers.Users...)
 	c.Votes = append([]Vote(nil), a.Votes...)
+	if a.ApproveIn != nil {
+		p := *a.ApproveIn
+		c.ApproveIn = &p
+	}
 	if a.Outcome != nil {
 		o := a.Outcome.Clone()
 		c.Outcome = &o
 	}
 	return &c
+}
+
+// DecidesIn returns the chat where a's approvers decide: ApproveIn when
+// set, else the approval's own chat.
+func (a *Approval) DecidesIn() Place {
+	if a.ApproveIn != nil {
+		return *a.ApproveIn
+	}
+	return Place{Channel: a.Channel, ChatID: a.ChatID}
+}
+
+// InChat reports whether a decision taken in chatID of channel is taken
+// in the approval's chat for the approver rule "chat" (ApproverRule.
+// Allows' inChat): the approvers' chat when ApproveIn is set (then a
+// decision in the requester's own chat is not), else the approval's own
+// chat. An unknown chat ("") never is.
+func (a *Approval) InChat(channel, chatID string) bool {
+	p := a.DecidesIn()
+	return chatID != "" && channel == p.Channel && chatID == p.ChatID
 }
 
 // Vote is one person's approval counted towards a quorum.

@@ -157,7 +157,7 @@ func (e *Engine) editDecision(ctx context.Context, id ID, d Decision) (_ Decisio
 		d.Edits = nil
 		return d, nil, nil, nil
 	}
-	inChat := d.ChatID != "" && d.Channel == a.Channel && d.ChatID == a.ChatID
+	inChat := a.InChat(d.Channel, d.ChatID)
 	if !a.Approvers.Allows(d.Actor, a.Requester, Approve, inChat) {
 		rules = nil // the claim refuses the actor by the approval's own rule, and audits it
 	}

@@ -332,6 +332,12 @@ func (e *Engine) Request(ctx context.Context, r Request) (*Approval, error) {
 	if a.Approvers.Mode == "" {
 		a.Approvers.Mode = ApproverRequester
 	}
+	if p := r.Verdict.ApproveIn; p != nil && (p.Channel != a.Channel || p.ChatID != a.ChatID) {
+		// The approvers' chat (approve_in); asked in that very chat, it
+		// is the approval's own.
+		in := *p
+		a.ApproveIn = &in
+	}
 	if !a.Approvers.Reachable(a.Requester) {
 		// Fail closed, and say so: a card nobody can ever complete would
 		// only wait for its expiry.
