@@ -96,10 +96,23 @@ func (r ApproverRule) Allows(actor, requester UserID, verb Verb, inChat bool) bo
 // words.In), for a card, a toast or a reply. The user ids are said as
 // they are.
 func (r ApproverRule) DescribeIn(lang string) string {
+	return r.describe(lang, words.ApproversChat)
+}
+
+// DescribeElsewhereIn is DescribeIn said outside the chat where the
+// approval is decided (the requester's chat of an approval with an
+// approvers' chat, approve_in): mode chat is "anyone in the approvers'
+// chat".
+func (r ApproverRule) DescribeElsewhereIn(lang string) string {
+	return r.describe(lang, words.ApproversTheirChat)
+}
+
+// describe is DescribeIn with chat as the words of mode chat.
+func (r ApproverRule) describe(lang string, chat words.Key) string {
 	var s string
 	switch r.Mode {
 	case ApproverChat:
-		s = words.In(lang, words.ApproversChat)
+		s = words.In(lang, chat)
 	case ApproverUsers:
 		names := make([]string, len(r.Users))
 		for i, u := range r.Users {

@@ -114,10 +114,13 @@ var en = map[Key]string{
 	CardHowFeishu:  "Click a button, or reply \"@bot 确认\" (confirm) / \"@bot 取消\" (cancel).",
 	CardHowGroup:   "Reply **@bot 确认** (confirm) to run it or **@bot 取消** (cancel) to decline.",
 	CardHowDirect:  "Reply **确认** (confirm) to run it or **取消** (cancel) to decline.",
+	CardWaitsIn:    "Waiting for approval in %s",
+	ApproveInChat:  "the approvers' chat",
 
 	CardReasonInput: "Reason for cancelling (optional)",
 
 	ApproversChat:         "anyone in this chat",
+	ApproversTheirChat:    "anyone in the approvers' chat",
 	ApproversUsers:        "only %s",
 	ApproversRequester:    "only the person who asked",
 	ApproversNotRequester: " (not the person who asked)",

@@ -113,10 +113,13 @@ var zh = map[Key]string{
 	CardHowFeishu:  "点击按钮，或在群里回复「@机器人 确认」/「@机器人 取消」。",
 	CardHowGroup:   "回复 **@机器人 确认** 执行，回复 **@机器人 取消** 放弃。",
 	CardHowDirect:  "回复 **确认** 执行，回复 **取消** 放弃。",
+	CardWaitsIn:    "正在%s中等待审批",
+	ApproveInChat:  "审批群",
 
 	CardReasonInput: "取消原因（可选）",
 
 	ApproversChat:         "这个会话中的任何人",
+	ApproversTheirChat:    "审批群中的任何人",
 	ApproversUsers:        "仅 %s",
 	ApproversRequester:    "仅申请人本人",
 	ApproversNotRequester: "（申请人本人除外）",
