@@ -109,10 +109,11 @@ func (r *Router) command(ctx context.Context, ch Channel, to Target, m Message, 
 			}
 		}
 		switch {
-		case len(theirs) == 1 && pending == nil && theirs[0].Session.OfAgent() && r.replyFor(r.writtenAt(m), theirs[0]):
+		case len(theirs) == 1 && pending == nil && (theirs[0].Session.OfAgent() || theirs[0].ApproveIn != nil) && r.replyFor(r.writtenAt(m), theirs[0]):
 			// Nothing of the sender's own conversation waits, and the one
-			// they may decide is another agent's (no conversation of the
-			// chat is behind it): that one.
+			// they may decide is another agent's, or was sent here from
+			// another chat to be decided (approve_in): no conversation of
+			// this chat is behind it: that one.
 			r.decideTyped(ctx, r.decider, ch, to, m, theirs[0], reply, "", log)
 			return true
 		case len(theirs) < 2:
@@ -185,7 +186,8 @@ func (r *Router) pendingCard(ctx context.Context, a *approval.Approval) cards.Vi
 	if !ok {
 		return v
 	}
-	waiting, err := cmdr.ChatPending(ctx, a.Channel, a.ChatID)
+	place := a.DecidesIn() // the approvers' chat, when it has one
+	waiting, err := cmdr.ChatPending(ctx, place.Channel, place.ChatID)
 	if err != nil {
 		r.log.Warn("listing the chat's pending approvals failed; the card has no code", "approval_id", a.ID, "err", err)
 		return v

@@ -48,6 +48,9 @@ const (
 	ErrConflict
 	ErrExpired
 	ErrUnavailable
+	// ErrApproversUnreachable: the card could not be sent to the
+	// approvers' chat (approve_in), so the request failed.
+	ErrApproversUnreachable
 	ErrInvalid
 	ErrOther
 

@@ -83,6 +83,8 @@ type rigOptions struct {
 	// model, when set, is the agent's model (default: the rig's
 	// scripted hitltest.Model).
 	model agent.Model
+	// policy, when set, changes the approval policy (after approvers).
+	policy func(*approval.PolicyConfig)
 }
 
 // webhookKey is the encrypt key of webhook-mode rigs.
@@ -148,6 +150,13 @@ func newRigWith(t *testing.T, o rigOptions, mod ...func(*Config, *hitltest.Tool)
 			c.Approvers[r] = approval.ApproverConfig{Mode: o.approvers}
 		}
 		pc = &c
+	}
+	if o.policy != nil {
+		if pc == nil {
+			c := approval.DefaultPolicyConfig()
+			pc = &c
+		}
+		o.policy(pc)
 	}
 	var m agent.Model = g.model
 	if o.model != nil {
