@@ -441,6 +441,24 @@ func (a *Approval) InChat(channel, chatID string) bool {
 	return chatID != "" && channel == p.Channel && chatID == p.ChatID
 }
 
+// Allows reports whether actor may take verb on a, inChat saying that the
+// decision was taken in its chat (InChat): the approver rule's Allows,
+// except that with an approvers' chat (ApproveIn) the rule "chat" lets
+// the requester approve only from that chat, as anyone else; they may
+// still reject (withdraw) their own request from anywhere. (Without one,
+// the requester is in the approval's chat by definition.)
+func (a *Approval) Allows(actor UserID, verb Verb, inChat bool) bool {
+	return a.AllowsBy(a.Approvers, actor, verb, inChat)
+}
+
+// AllowsBy is Allows by rule r instead of a's own (an edited call's).
+func (a *Approval) AllowsBy(r ApproverRule, actor UserID, verb Verb, inChat bool) bool {
+	if a.ApproveIn != nil && r.Mode == ApproverChat && actor == a.Requester && verb != Reject && !inChat {
+		return false
+	}
+	return r.Allows(actor, a.Requester, verb, inChat)
+}
+
 // Vote is one person's approval counted towards a quorum.
 type Vote struct {
 	// By is who approved, Via where, At when (the deciding replica's

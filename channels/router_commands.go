@@ -104,7 +104,7 @@ func (r *Router) command(ctx context.Context, ch Channel, to Target, m Message, 
 		}
 		var theirs []*approval.Approval
 		for _, a := range live {
-			if a.Approvers.Allows(m.UserID, a.Requester, verb, a.InChat(m.Channel, m.ChatID)) {
+			if a.Allows(m.UserID, verb, a.InChat(m.Channel, m.ChatID)) {
 				theirs = append(theirs, a)
 			}
 		}
@@ -147,7 +147,7 @@ func (r *Router) command(ctx context.Context, ch Channel, to Target, m Message, 
 	}
 	// /cancel <code>: its requester or someone who may approve it.
 	inChat := a.InChat(m.Channel, m.ChatID)
-	if m.UserID != a.Requester && !a.Approvers.Allows(m.UserID, a.Requester, approval.Approve, inChat) {
+	if m.UserID != a.Requester && !a.Allows(m.UserID, approval.Approve, inChat) {
 		log.Info("a /cancel by someone who may not withdraw the approval", "approval_id", a.ID)
 		return say(words.Text(l, words.CmdCancelDenied, a.Approvers.DescribeIn(r.cfg.Lang)))
 	}

@@ -313,7 +313,7 @@ func (s *Store) claimLocked(id approval.ID, req approval.ClaimRequest) (approval
 	if req.Intent == approval.IntentReject {
 		verb = approval.Reject
 	}
-	if !r.Approvers.Allows(req.Actor, r.Requester, verb, r.InChat(req.Channel, req.ChatID)) {
+	if !r.Allows(req.Actor, verb, r.InChat(req.Channel, req.ChatID)) {
 		return out(approval.ClaimUnauthorized, false), nil
 	}
 	if req.PayloadSHA256 != r.PayloadSHA256 {
@@ -426,7 +426,7 @@ func (s *Store) resolveLocked(id approval.ID, req approval.ResolveRequest) (appr
 	if r.State != approval.StateFrozen {
 		return out(approval.ClaimNotFrozen, false), nil
 	}
-	if !r.Approvers.Allows(req.Actor, r.Requester, approval.Approve, r.InChat(req.Channel, req.ChatID)) {
+	if !r.Allows(req.Actor, approval.Approve, r.InChat(req.Channel, req.ChatID)) {
 		return out(approval.ClaimUnauthorized, false), nil
 	}
 	if req.PayloadSHA256 != r.PayloadSHA256 {

@@ -71,14 +71,16 @@ local function long(rk, name, v)
   end
   return v
 end
--- allows is approval.ApproverRule.Allows(actor, requester, verb, inChat)
--- for the record rk: mode is its approver mode (field m), notreq its
+-- allows is approval.Approval.Allows(actor, verb, inChat) for the record
+-- rk (its rule's ApproverRule.Allows): mode is its approver mode (field m), notreq its
 -- four-eyes flag (field x, "1"), users, ch and ci the stored forms of its
 -- users, channel and chat (fields u, ch, ci), ac and ai those of its
 -- approvers' chat (fields ac, ai: approve_in; absent when it has none);
 -- dch and dci are where the decision was taken ("" when unknown). "In
 -- chat" is approval.Approval.InChat: in the approvers' chat when the
--- record has one (then its own chat is not), else in its own chat.
+-- record has one (then its own chat is not), else in its own chat; and
+-- as approval.Approval.Allows, with an approvers' chat the rule "chat"
+-- lets the requester approve only from there.
 local function allows(rk, actor, requester, verb, mode, notreq, users, ch, ci, ac, ai, dch, dci)
   if actor == '' then
     return false
@@ -87,8 +89,10 @@ local function allows(rk, actor, requester, verb, mode, notreq, users, ch, ci, a
   elseif notreq == '1' and actor == requester then
     return false
   elseif mode == 'chat' then
-    -- the requester, or a decision taken in the approval's own chat
-    if actor == requester then
+    -- the requester, or a decision taken in the approval's chat: the
+    -- requester is in the approval's own chat by definition, not in
+    -- its approvers' chat (a reject of their own was allowed above)
+    if actor == requester and not ai then
       return true
     end
     if dci == '' then
@@ -318,7 +322,7 @@ if redis.call('GET', pk) ~= id then
   return result('superseded', 1)
 end
 
--- approval.ApproverRule.Allows(actor, requester, verb, inChat)
+-- approval.Approval.Allows(actor, verb, inChat)
 local actor, requester = ARGV[5], long(rk, 'r', f[10]) or ''
 local verb = 'approve'
 if intent == 'reject' then
@@ -574,7 +578,7 @@ end
 if f[1] ~= 'frozen' then
   return result('not_frozen', 0)
 end
--- approval.ApproverRule.Allows(actor, requester, "approve", inChat)
+-- approval.Approval.Allows(actor, "approve", inChat)
 local actor, requester = ARGV[4], long(rk, 'r', f[5]) or ''
 local allowed = allows(rk, actor, requester, 'approve', f[6], f[8], f[7], f[3], f[4], f[10], f[11], ARGV[12], ARGV[13])
 if not allowed then

@@ -34,8 +34,9 @@ func testApproveInRoundTrip(t *testing.T, s approval.Store, _ func(time.Duration
 
 // approveInCases: the approver rule "chat" of an approval with an
 // approvers' chat means that chat: a decision there is in chat, one in the
-// requester's own chat is not (but the requester may still decide: their
-// own request), nor one in a chat of the same id on another channel.
+// requester's own chat is not, nor one in a chat of the same id on
+// another channel. The requester may reject (withdraw) their own request
+// from their chat, but approve it only from the approvers' chat.
 var approveInCases = []struct {
 	name   string
 	actor  approval.UserID
@@ -50,7 +51,8 @@ var approveInCases = []struct {
 	{"same chat id, another channel", "bob", [2]string{"dingtalk", "oc_approvers"}, approval.IntentApprove, approval.ClaimUnauthorized},
 	{"unknown chat", "bob", [2]string{"feishu", ""}, approval.IntentApprove, approval.ClaimUnauthorized},
 	{"the requester rejects from their chat", "alice", [2]string{"test", "chat"}, approval.IntentReject, approval.ClaimOK},
-	{"the requester approves from their chat", "alice", [2]string{"test", "chat"}, approval.IntentApprove, approval.ClaimOK},
+	{"the requester may not approve from their chat", "alice", [2]string{"test", "chat"}, approval.IntentApprove, approval.ClaimUnauthorized},
+	{"the requester approves from the approvers' chat", "alice", [2]string{"feishu", "oc_approvers"}, approval.IntentApprove, approval.ClaimOK},
 }
 
 // testApproveInClaim runs approveInCases through Claim: the atomic step

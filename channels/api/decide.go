@@ -31,7 +31,9 @@ func mayDecide(u User, rec *approval.Approval) bool {
 	if rec.Channel != Name || !ok {
 		return false
 	}
-	return rec.Approvers.Allows(approval.UserID(u.UserID()), rec.Requester, approval.Approve, tenant == u.Tenant)
+	// With an approvers' chat (approve_in: Feishu or DingTalk), no API
+	// user decides "in its chat".
+	return rec.Allows(approval.UserID(u.UserID()), approval.Approve, rec.ApproveIn == nil && tenant == u.Tenant)
 }
 
 // decisionChat is the chat a decision of u on rec is taken in: the
