@@ -6,20 +6,33 @@ import (
 	"testing"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/memstore"
 	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/channels/feishu/feishutest"
+	"github.com/hitlbot/hitlbot/internal/hitltest"
 )
 
 // opsChat is the approvers' chat of the approve_in tests.
 const opsChat = "oc_ops_approvers"
 
-// approveInRig is a rig whose HIGH calls (erase) ask in opsChat, where
-// anyone may decide (mode chat).
-func approveInRig(t *testing.T) *rig {
-	t.Helper()
-	return newRigWith(t, rigOptions{approvers: approval.ApproverChat, policy: func(c *approval.PolicyConfig) {
+// approveInOptions make a rig whose HIGH calls (erase) ask in opsChat,
+// where anyone may decide (mode chat), on store.
+func approveInOptions(store approval.Store) rigOptions {
+	return rigOptions{store: store, approvers: approval.ApproverChat, policy: func(c *approval.PolicyConfig) {
 		c.ApproveIn = map[string]approval.Place{"HIGH": {Channel: Name, ChatID: opsChat}}
-	}})
+	}}
+}
+
+// approveInRig is a rig of approveInOptions.
+func approveInRig(t *testing.T, store approval.Store) *rig {
+	t.Helper()
+	return newRigWith(t, approveInOptions(store))
+}
+
+// bothStores runs fn on the memory store and on Redis.
+func bothStores(t *testing.T, fn func(t *testing.T, store approval.Store)) {
+	t.Run("memory", func(t *testing.T) { fn(t, memstore.New(memstore.Options{})) })
+	t.Run("redis", func(t *testing.T) { fn(t, redisStore(t)) })
 }
 
 // askIn has user ask for "erase target" in their 1:1 chat and returns the
@@ -69,8 +82,10 @@ func (g *rig) settledAs(messageID, sub string) bool {
 // requester on the status card, in the requester's chat, is unauthorized
 // under mode chat (nothing runs); a click in the approvers' chat by
 // anyone there runs the tool once, and both cards end executed.
-func TestApproveInFeishu(t *testing.T) {
-	g := approveInRig(t)
+func TestApproveInFeishu(t *testing.T) { bothStores(t, testApproveInFeishu) }
+
+func testApproveInFeishu(t *testing.T, store approval.Store) {
+	g := approveInRig(t, store)
 	a := g.askIn(t, "oc_alice_p2p", "ou_alice", "orders")
 	if a.ApproveIn == nil || *a.ApproveIn != (approval.Place{Channel: Name, ChatID: opsChat}) {
 		t.Fatalf("ApproveIn = %+v", a.ApproveIn)
@@ -120,8 +135,10 @@ func TestApproveInFeishu(t *testing.T) {
 // TestApproveInFeishuTypedCode: in the approvers' chat, "@bot 确认 <code>"
 // decides the approval by the code its card shows, and a bare "@bot 确认"
 // decides it too when it is the only one waiting there.
-func TestApproveInFeishuTypedCode(t *testing.T) {
-	g := approveInRig(t)
+func TestApproveInFeishuTypedCode(t *testing.T) { bothStores(t, testApproveInFeishuTypedCode) }
+
+func testApproveInFeishuTypedCode(t *testing.T, store approval.Store) {
+	g := approveInRig(t, store)
 	bot := map[string]string{"@_user_1": "ou_bot"}
 	a := g.askIn(t, "oc_alice_p2p", "ou_alice", "orders")
 	code := approval.Codes([]*approval.Approval{a})[a.ID]
@@ -154,8 +171,10 @@ func TestApproveInFeishuTypedCode(t *testing.T) {
 // reached (the bot is not in it), the request fails: the requester is
 // told so, no status card is sent, nothing runs and nothing is left
 // pending.
-func TestApproveInFeishuUnreachable(t *testing.T) {
-	g := approveInRig(t)
+func TestApproveInFeishuUnreachable(t *testing.T) { bothStores(t, testApproveInFeishuUnreachable) }
+
+func testApproveInFeishuUnreachable(t *testing.T, store approval.Store) {
+	g := approveInRig(t, store)
 	g.fake.RefuseChat(opsChat)
 	e := g.say(t, "p2p", "oc_alice_p2p", "ou_alice", "erase orders", nil)
 	eventually(t, "the requester is told the approvers' chat could not be reached", func() bool {
@@ -182,5 +201,112 @@ func TestApproveInFeishuUnreachable(t *testing.T) {
 	}
 	if refused == 0 || g.erase.Runs.Load() != 0 {
 		t.Fatalf("%d refused sends to the approvers' chat, %d runs", refused, g.erase.Runs.Load())
+	}
+}
+
+// TestApproveInFeishuTwoReplicas: two replicas on one Redis (webhook
+// mode). Replica A gets the request and sends both cards; the click in
+// the approvers' chat lands on replica B, which never saw them: it runs
+// the tool once and settles both cards from the record.
+func TestApproveInFeishuTwoReplicas(t *testing.T) {
+	fake := feishutest.New()
+	defer fake.Close()
+	opts := approveInOptions(redisStore(t))
+	opts.fake, opts.webhook, opts.tool = fake, true, hitltest.NewTool("erase", approval.EffectDestructive)
+	ra, rb := newRigWith(t, opts), newRigWith(t, opts)
+	a := ra.askIn(t, "oc_alice_p2p", "ou_alice", "orders")
+	e := feishutest.CardActionEvent{EventID: nextID("ev_click"), Operator: "ou_carol", MessageID: a.Cards[0].MessageID, ChatID: opsChat,
+		Value: buttonValue(a, "approve")}
+	resp, body, err := feishutest.PostWebhook(rb.srv.URL, webhookKey, e.JSON(), false)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("click on replica B: %v %v %s", resp, err, body)
+	}
+	eventually(t, "executed, both cards settled", func() bool {
+		return rb.state(t, a.ID) == approval.StateExecuted && rb.settledAs(a.Cards[0].MessageID, "Executed") && rb.settledAs(a.Cards[1].MessageID, "Executed")
+	})
+	if n := opts.tool.Runs.Load(); n != 1 {
+		t.Fatalf("the tool ran %d times, want once", n)
+	}
+}
+
+// TestApproveInFeishuStatusUnsent: the status card cannot be sent to the
+// requester's chat (the bot is not in it any more): the approval waits in
+// the approvers' chat all the same, with its one card, and is decided
+// there.
+func TestApproveInFeishuStatusUnsent(t *testing.T) {
+	g := approveInRig(t, memstore.New(memstore.Options{}))
+	g.fake.RefuseChat("oc_alice_p2p")
+	g.say(t, "p2p", "oc_alice_p2p", "ou_alice", "erase orders", nil)
+	var a *approval.Approval
+	eventually(t, "an approval is pending with its card in the approvers' chat", func() bool {
+		p, err := g.engine.Pending(context.Background(), channels.SessionKey(g.scope, Name, "oc_alice_p2p", "ou_alice", ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a = p
+		return p != nil && len(p.Cards) == 1
+	})
+	if a.Cards[0].ChatID != opsChat {
+		t.Fatalf("cards %+v", a.Cards)
+	}
+	e := feishutest.CardActionEvent{EventID: nextID("ev_click"), Operator: "ou_carol", MessageID: a.Cards[0].MessageID, ChatID: opsChat,
+		Value: buttonValue(a, "approve")}
+	if code, _, _ := g.push(t, e.JSON()); code != 200 {
+		t.Fatalf("click ack %d", code)
+	}
+	eventually(t, "executed", func() bool {
+		return g.state(t, a.ID) == approval.StateExecuted && g.settledAs(a.Cards[0].MessageID, "Executed")
+	})
+}
+
+// TestApproveInFeishuQuorum: 2 people of the approvers' chat must
+// approve. The first approval redraws both cards with the progress: the
+// approvers' card keeps its buttons, the status card still has none; the
+// second runs the tool once and both end executed.
+func TestApproveInFeishuQuorum(t *testing.T) {
+	opts := approveInOptions(memstore.New(memstore.Options{}))
+	opts.approvers = ""
+	policy := opts.policy
+	opts.policy = func(c *approval.PolicyConfig) {
+		policy(c)
+		c.Approvers = map[string]approval.ApproverConfig{"HIGH": {Mode: approval.ApproverChat, Quorum: 2}}
+	}
+	g := newRigWith(t, opts)
+	a := g.askIn(t, "oc_alice_p2p", "ou_alice", "orders")
+	for _, who := range []string{"ou_bob", "ou_carol"} {
+		e := feishutest.CardActionEvent{EventID: nextID("ev_click"), Operator: who, MessageID: a.Cards[0].MessageID, ChatID: opsChat,
+			Value: buttonValue(a, "approve")}
+		if code, _, _ := g.push(t, e.JSON()); code != 200 {
+			t.Fatalf("click ack %d", code)
+		}
+		if who != "ou_bob" {
+			break
+		}
+		eventually(t, "both cards redrawn with the progress", func() bool {
+			ops, status := false, false
+			for _, c := range g.calls("patch") {
+				if !strings.Contains(c.Content, "1/2 approved: ou_bob") {
+					continue
+				}
+				ops = ops || c.MessageID == a.Cards[0].MessageID && strings.Contains(c.Content, `"tag":"form"`)
+				status = status || c.MessageID == a.Cards[1].MessageID && !strings.Contains(c.Content, `"tag":"form"`) &&
+					strings.Contains(c.Content, "Waiting for approval in the approvers' chat")
+			}
+			return ops && status
+		})
+		for _, c := range g.calls("patch") {
+			if c.MessageID == a.Cards[1].MessageID && strings.Contains(c.Content, `"tag":"form"`) {
+				t.Fatalf("the status card was given buttons: %s", c.Content)
+			}
+		}
+		if g.erase.Runs.Load() != 0 {
+			t.Fatal("the tool ran on one approval of two")
+		}
+	}
+	eventually(t, "executed, both cards settled", func() bool {
+		return g.state(t, a.ID) == approval.StateExecuted && g.settledAs(a.Cards[0].MessageID, "Executed") && g.settledAs(a.Cards[1].MessageID, "Executed")
+	})
+	if n := g.erase.Runs.Load(); n != 1 {
+		t.Fatalf("the tool ran %d times, want once", n)
 	}
 }
