@@ -3,6 +3,7 @@ package dingtalk
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -136,4 +137,60 @@ func TestApproveInOnDingTalkUnreachable(t *testing.T) {
 			t.Fatalf("a status was said: %q", s)
 		}
 	}
+}
+
+// TestApproveInOnDingTalkMarkdown: without a card template the approval
+// is a markdown message in the approvers' group (answered by typing) and
+// its status one in the requester's group; once 确认 <code> typed in the
+// approvers' group has run the tool, the requester's group is told how it
+// ended (nobody typed there).
+func TestApproveInOnDingTalkMarkdown(t *testing.T) {
+	pc := approval.DefaultPolicyConfig()
+	pc.Approvers = map[string]approval.ApproverConfig{"HIGH": {Mode: approval.ApproverChat}}
+	pc.ApproveIn = map[string]approval.Place{"HIGH": {Channel: Name, ChatID: "cid_ops"}}
+	g := newRigPolicy(t, func(c *Config) { c.CardTemplateID = "" }, memstore.New(memstore.Options{}), nil, &pc)
+	g.fake.Push(payload.BotMessageCallbackTopic, g.fake.BotMessage(nextID(), "cid_req", "alice", "erase orders", true))
+	var a *approval.Approval
+	eventually(t, "an approval with its two messages", func() bool {
+		p, err := g.engine.Pending(context.Background(), channels.SessionKey(channels.ScopePerChat, Name, "cid_req", "alice", ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a = p
+		return p != nil && len(p.Cards) == 2
+	})
+	if a.Cards[0].ChatID != "cid_ops" || a.Cards[1].ChatID != "cid_req" || !strings.HasSuffix(a.Cards[1].MessageID, "-status") {
+		t.Fatalf("cards %+v", a.Cards)
+	}
+	if g.fake.CountText("Waiting for approval in the approvers' chat") != 1 {
+		t.Fatalf("the status was said %d times: %q", g.fake.CountText("Waiting for approval in the approvers' chat"), g.fake.Texts())
+	}
+	code := approval.Codes([]*approval.Approval{a})[a.ID]
+	g.fake.Push(payload.BotMessageCallbackTopic, g.fake.BotMessage(nextID(), "cid_ops", "dave", "确认 "+code, true))
+	eventually(t, "executed, and the requester's group told", func() bool {
+		rec, err := g.engine.Get(context.Background(), a.ID)
+		return err == nil && rec.State == approval.StateExecuted && g.markdownSaid("Executed") == 1
+	})
+	if n := g.erase.Runs.Load(); n != 1 {
+		t.Fatalf("the tool ran %d times, want once", n)
+	}
+}
+
+// markdownSaid counts the markdown messages (the robot's own cards: no
+// typed answer is markdown) that say sub.
+func (g *rig) markdownSaid(sub string) int {
+	n := 0
+	for _, c := range g.fake.Calls("/robot/sendBySession") {
+		if m, ok := c.Body["markdown"].(map[string]any); ok && strings.Contains(fmt.Sprint(m["text"]), sub) {
+			n++
+		}
+	}
+	for _, p := range []string{"/v1.0/robot/groupMessages/send", "/v1.0/robot/oToMessages/batchSend"} {
+		for _, c := range g.fake.Calls(p) {
+			if c.Body["msgKey"] == "sampleMarkdown" && strings.Contains(fmt.Sprint(c.Body["msgParam"]), sub) {
+				n++
+			}
+		}
+	}
+	return n
 }
