@@ -459,6 +459,16 @@ func (a *Approval) AllowsBy(r ApproverRule, actor UserID, verb Verb, inChat bool
 	return r.Allows(actor, a.Requester, verb, inChat)
 }
 
+// ApproversIn says who may approve a (ApproverRule.DescribeIn) to someone
+// who decided in chatID of channel: outside the approvers' chat of an
+// approval that has one, mode chat is "anyone in the approvers' chat".
+func (a *Approval) ApproversIn(lang, channel, chatID string) string {
+	if a.ApproveIn != nil && !a.InChat(channel, chatID) {
+		return a.Approvers.DescribeElsewhereIn(lang)
+	}
+	return a.Approvers.DescribeIn(lang)
+}
+
 // Vote is one person's approval counted towards a quorum.
 type Vote struct {
 	// By is who approved, Via where, At when (the deciding replica's

@@ -659,7 +659,7 @@ func (r *Router) decideTyped(ctx context.Context, eng Decider, ch Channel, to Ta
 			}
 		}
 		if o.Status == approval.StatusUnauthorized {
-			text += r.words().mayApprove(pending.Approvers.DescribeIn(r.cfg.Lang))
+			text += r.words().mayApprove(pending.ApproversIn(r.cfg.Lang, m.Channel, m.ChatID))
 		}
 		if o.Status == approval.StatusAwaitingQuorum {
 			// Counted (or counted before), with the progress: "1/2

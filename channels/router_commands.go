@@ -149,7 +149,7 @@ func (r *Router) command(ctx context.Context, ch Channel, to Target, m Message, 
 	inChat := a.InChat(m.Channel, m.ChatID)
 	if m.UserID != a.Requester && !a.Allows(m.UserID, approval.Approve, inChat) {
 		log.Info("a /cancel by someone who may not withdraw the approval", "approval_id", a.ID)
-		return say(words.Text(l, words.CmdCancelDenied, a.Approvers.DescribeIn(r.cfg.Lang)))
+		return say(words.Text(l, words.CmdCancelDenied, a.ApproversIn(r.cfg.Lang, m.Channel, m.ChatID)))
 	}
 	o, err := cmdr.Cancel(ctx, a.ID, m.UserID, sourceOf(m.Channel), "")
 	if err != nil {

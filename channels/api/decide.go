@@ -52,7 +52,7 @@ func decisionChat(u User, rec *approval.Approval) string {
 // user_mismatch for another user. Who may decide is said in lang.
 func refusal(u User, rec *approval.Approval, lang words.Lang) *apiError {
 	tenant, _, _, _ := splitChatID(rec.ChatID)
-	who := rec.Approvers.DescribeIn(string(lang))
+	who := rec.ApproversIn(string(lang), Name, "") // never the approvers' chat
 	switch {
 	case tenant != u.Tenant:
 		return fail(CodeFamilyMismatch, words.APIFamilyMismatch, who)

@@ -310,3 +310,23 @@ func TestApproveInFeishuQuorum(t *testing.T) {
 		t.Fatalf("the tool ran %d times, want once", n)
 	}
 }
+
+// TestApproveInFeishuRequester: the requester's typed 确认 in their own
+// chat does not approve their request when it waits in the approvers'
+// chat (mode chat): they are told who may; their 取消 there withdraws it,
+// and both cards end rejected.
+func TestApproveInFeishuRequester(t *testing.T) {
+	g := approveInRig(t, memstore.New(memstore.Options{}))
+	a := g.askIn(t, "oc_alice_p2p", "ou_alice", "orders")
+	yes := g.say(t, "p2p", "oc_alice_p2p", "ou_alice", "确认", nil)
+	eventually(t, "the requester is told who may approve", func() bool {
+		return g.replied(yes.MessageID, "anyone in the approvers' chat") == 1
+	})
+	if st := g.state(t, a.ID); st != approval.StatePending || g.erase.Runs.Load() != 0 {
+		t.Fatalf("after the requester's 确认: state %s, runs %d", st, g.erase.Runs.Load())
+	}
+	g.say(t, "p2p", "oc_alice_p2p", "ou_alice", "取消", nil)
+	eventually(t, "rejected, both cards settled", func() bool {
+		return g.state(t, a.ID) == approval.StateRejected && g.settledAs(a.Cards[0].MessageID, "Declined") && g.settledAs(a.Cards[1].MessageID, "Declined")
+	})
+}
