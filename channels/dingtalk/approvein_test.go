@@ -11,18 +11,33 @@ import (
 
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/memstore"
+	"github.com/hitlbot/hitlbot/approval/redisstore"
 	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/channels/dingtalk/dingtalktest"
+	"github.com/hitlbot/hitlbot/internal/testredis"
 )
 
-// approveInRig is a rig whose HIGH calls (erase) ask in the group
-// cid_ops, where anyone may decide (mode chat).
-func approveInRig(t *testing.T) *rig {
+// approveInRig is a rig on store whose HIGH calls (erase) ask in the
+// group cid_ops, where anyone may decide (mode chat).
+func approveInRig(t *testing.T, store approval.Store) *rig {
 	t.Helper()
 	pc := approval.DefaultPolicyConfig()
 	pc.Approvers = map[string]approval.ApproverConfig{"HIGH": {Mode: approval.ApproverChat}}
 	pc.ApproveIn = map[string]approval.Place{"HIGH": {Channel: Name, ChatID: "cid_ops"}}
-	return newRigPolicy(t, nil, memstore.New(memstore.Options{}), nil, &pc)
+	return newRigPolicy(t, nil, store, nil, &pc)
+}
+
+// bothStores runs fn on the memory store and on Redis.
+func bothStores(t *testing.T, fn func(t *testing.T, store approval.Store)) {
+	t.Run("memory", func(t *testing.T) { fn(t, memstore.New(memstore.Options{})) })
+	t.Run("redis", func(t *testing.T) {
+		rdb, prefix := testredis.Start(t)
+		s, err := redisstore.New(rdb, redisstore.Options{Prefix: prefix, Logger: quiet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fn(t, s)
+	})
 }
 
 // clickIn is click taken in the conversation space.
@@ -61,8 +76,10 @@ func (g *rig) endedAs(t *testing.T, outTrack, st string) bool {
 // the requester's group by another person is unauthorized under mode
 // chat; one in the approvers' group runs the tool once, and both cards
 // end executed.
-func TestApproveInOnDingTalk(t *testing.T) {
-	g := approveInRig(t)
+func TestApproveInOnDingTalk(t *testing.T) { bothStores(t, testApproveInOnDingTalk) }
+
+func testApproveInOnDingTalk(t *testing.T, store approval.Store) {
+	g := approveInRig(t, store)
 	g.fake.Push(payload.BotMessageCallbackTopic, g.fake.BotMessage(nextID(), "cid_req", "alice", "erase orders", true))
 	eventually(t, "a card in each group", func() bool { return len(g.createdIn("cid_ops")) == 1 && len(g.createdIn("cid_req")) == 1 })
 	ops, mine := cardParams(t, g.createdIn("cid_ops")[0]), cardParams(t, g.createdIn("cid_req")[0])
@@ -96,8 +113,10 @@ func TestApproveInOnDingTalk(t *testing.T) {
 
 // TestApproveInOnDingTalkTypedCode: "确认 <code>" typed in the approvers'
 // group decides the approval by its code; the status card ends executed.
-func TestApproveInOnDingTalkTypedCode(t *testing.T) {
-	g := approveInRig(t)
+func TestApproveInOnDingTalkTypedCode(t *testing.T) { bothStores(t, testApproveInOnDingTalkTypedCode) }
+
+func testApproveInOnDingTalkTypedCode(t *testing.T, store approval.Store) {
+	g := approveInRig(t, store)
 	g.fake.Push(payload.BotMessageCallbackTopic, g.fake.BotMessage(nextID(), "cid_req", "alice", "erase orders", true))
 	eventually(t, "a card in each group", func() bool { return len(g.createdIn("cid_ops")) == 1 && len(g.createdIn("cid_req")) == 1 })
 	ops := cardParams(t, g.createdIn("cid_ops")[0])
@@ -120,7 +139,11 @@ func TestApproveInOnDingTalkTypedCode(t *testing.T) {
 // group: the request fails, the requester is told so, no card is created
 // anywhere, nothing runs and nothing is left pending.
 func TestApproveInOnDingTalkUnreachable(t *testing.T) {
-	g := approveInRig(t)
+	bothStores(t, testApproveInOnDingTalkUnreachable)
+}
+
+func testApproveInOnDingTalkUnreachable(t *testing.T, store approval.Store) {
+	g := approveInRig(t, store)
 	g.fake.RefuseSpace("dtv1.card//IM_GROUP.cid_ops")
 	g.fake.Push(payload.BotMessageCallbackTopic, g.fake.BotMessage(nextID(), "cid_req", "alice", "erase orders", true))
 	eventually(t, "the requester is told", func() bool { return g.fake.CountText("approvers' chat could not be reached") > 0 })
