@@ -139,7 +139,8 @@ func TestResumeAfterRestart(t *testing.T) {
 	}
 }
 
-// A resumed turn is a turn: it may ask for another approval and take its
+// A resumed turn is a turn: it may ask for another approval (naming the
+// requester by the name the platform gave, as the first did) and take its
 // outcome itself. When it ends it holds nothing as its own.
 func TestResumedTurnAsksAgain(t *testing.T) {
 	model := scripted(func(req agent.Request) (agent.Response, error) {
@@ -156,6 +157,9 @@ func TestResumedTurnAsksAgain(t *testing.T) {
 	first := h.suspend(t, "s1", "erase both")
 	h.decide(t, first, approval.Approve)
 	second := h.nextApproval(t) // asked by the resumed turn
+	if first.RequesterName != "Alice 张" || second.RequesterName != first.RequesterName {
+		t.Fatalf("requester names %q then %q; the resumed turn's approval must name the requester as the first did", first.RequesterName, second.RequesterName)
+	}
 	h.decide(t, second, approval.Approve)
 	r := h.nextResumed(t)
 	if r.to.Resumed != first.ID || r.res.Text != "both done" || len(r.res.Actions) != 2 || r.res.Actions[1].Status != approval.StatusExecuted {

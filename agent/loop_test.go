@@ -284,7 +284,7 @@ func (h *harness) submit(t *testing.T, session, text string) <-chan agent.TurnRe
 	id := fmt.Sprintf("m-%d", msgSeq.Add(1))
 	ch := h.speak.expect(id)
 	err := h.current().Submit(agent.Inbound{Session: approval.SessionKey(session), Channel: "test", ChatID: session, User: "alice",
-		MessageID: id, Text: text})
+		UserName: "Alice 张", MessageID: id, Text: text})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,11 +28,14 @@ type Suspension struct {
 
 // Origin is where a turn came from.
 type Origin struct {
-	Channel   string          `json:"channel"`
-	ChatID    string          `json:"chat_id"`
-	ThreadID  string          `json:"thread_id,omitempty"`
-	User      approval.UserID `json:"user"`
-	MessageID string          `json:"message_id,omitempty"`
+	Channel  string          `json:"channel"`
+	ChatID   string          `json:"chat_id"`
+	ThreadID string          `json:"thread_id,omitempty"`
+	User     approval.UserID `json:"user"`
+	// UserName is the sender's name as the platform gave it, so that an
+	// approval a resumed turn asks for names them as the first did.
+	UserName  string `json:"user_name,omitempty"`
+	MessageID string `json:"message_id,omitempty"`
 }
 
 // SuspendedCall is one tool call of a suspended turn.
@@ -52,7 +55,7 @@ const maxSuspended = 16
 // over batch.
 func (l *Loop) suspension(ts *turnState, id approval.ID, expires time.Time, batch []*prepared) Suspension {
 	s := Suspension{Approval: id, Until: expires.Add(l.cfg.Retention),
-		Origin: Origin{Channel: ts.in.Channel, ChatID: ts.in.ChatID, ThreadID: ts.in.ThreadID, User: ts.in.User, MessageID: ts.in.MessageID}}
+		Origin: Origin{Channel: ts.in.Channel, ChatID: ts.in.ChatID, ThreadID: ts.in.ThreadID, User: ts.in.User, UserName: ts.in.UserName, MessageID: ts.in.MessageID}}
 	for _, p := range batch {
 		s.Calls = append(s.Calls, SuspendedCall{ID: p.call.ID, Tool: p.call.Name, Hash: p.hash})
 	}
@@ -67,7 +70,8 @@ func withoutSuspension(ss []Suspension, id approval.ID) []Suspension {
 // inbound is the Inbound of the resumption of s.
 func (s Suspension) inbound(session approval.SessionKey) Inbound {
 	o := s.Origin
-	return Inbound{Session: session, Channel: o.Channel, ChatID: o.ChatID, ThreadID: o.ThreadID, User: o.User, MessageID: o.MessageID, Resumed: s.Approval}
+	return Inbound{Session: session, Channel: o.Channel, ChatID: o.ChatID, ThreadID: o.ThreadID, User: o.User, UserName: o.UserName,
+		MessageID: o.MessageID, Resumed: s.Approval}
 }
 
 // resume continues the suspended turn of approval in.Resumed with its

@@ -1,7 +1,9 @@
 package approval
 
 import (
+	"context"
 	"crypto/sha256"
+	"slices"
 )
 
 // codeAlphabet is what a short code is written with: lowercase letters
@@ -55,6 +57,24 @@ func Codes(as []*Approval) map[ID]string {
 		out[a.ID] = code
 	}
 	return out
+}
+
+// CodeIn is a's code among waiting, the approvals pending in its chat
+// (Store.ChatPending), a counted among them when the list misses it (it
+// was read before a was stored, or a has just ended).
+func CodeIn(waiting []*Approval, a *Approval) string {
+	if !slices.ContainsFunc(waiting, func(w *Approval) bool { return w.ID == a.ID }) {
+		waiting = append(slices.Clone(waiting), a)
+	}
+	return Codes(waiting)[a.ID]
+}
+
+// ChatCoder is implemented by a store that can tell an approval's short
+// code in its chat (its approvers' chat when it has one: DecidesIn) more cheaply than by reading every approval pending
+// there (redisstore: one round trip when the approval is the chat's only
+// one). ChatCode must answer what CodeIn of ChatPending answers.
+type ChatCoder interface {
+	ChatCode(ctx context.Context, a *Approval) (string, error)
 }
 
 // ByCode returns the approvals of as that code names: the one whose code

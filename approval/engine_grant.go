@@ -107,3 +107,18 @@ func (e *Engine) Revoke(ctx context.Context, s SessionKey, actor UserID, src Sou
 func (e *Engine) ChatPending(ctx context.Context, channel, chatID string) ([]*Approval, error) {
 	return e.cfg.Store.ChatPending(ctx, channel, chatID)
 }
+
+// ChatCode returns a's short code in its chat, its approvers' chat when
+// it has one (Codes among the approvals pending there, a included): through the store's ChatCoder where it has
+// one, else from ChatPending.
+func (e *Engine) ChatCode(ctx context.Context, a *Approval) (string, error) {
+	if cc, ok := e.cfg.Store.(ChatCoder); ok {
+		return cc.ChatCode(ctx, a)
+	}
+	place := a.DecidesIn() // the approvers' chat, when it has one
+	waiting, err := e.cfg.Store.ChatPending(ctx, place.Channel, place.ChatID)
+	if err != nil {
+		return "", err
+	}
+	return CodeIn(waiting, a), nil
+}

@@ -186,6 +186,10 @@ func DingTalkMarkdown(v View, lang string, group bool) string {
 	if group {
 		how = dingTalkWords(lang).howGroup
 	}
+	if v.Quorum > 1 {
+		// Decided whole, by several people: no per-call choice, no edit.
+		return strings.Replace(md, labelsFor(lang).howMD, how, 1)
+	}
 	if len(v.Calls) > 1 {
 		// No per-call choice in a typed reply: say where it is.
 		how += "  \n" + words.In(lang, words.CardPerCallElsewhere)

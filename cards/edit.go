@@ -61,7 +61,7 @@ func editableArgs(c CallView) (string, bool) {
 // feishuEditable reports whether v's card offers the edit: every call's
 // arguments may be shown.
 func feishuEditable(v View) bool {
-	if len(v.Calls) == 0 || v.Approve == nil {
+	if len(v.Calls) == 0 || v.Approve == nil || v.Quorum > 1 {
 		return false
 	}
 	for _, c := range v.Calls {
@@ -77,6 +77,9 @@ func feishuEditable(v View) bool {
 // the line that says where to edit.
 func feishuEditInputs(v View, lang string) []any {
 	l := words.Of(lang)
+	if v.Quorum > 1 {
+		return nil // each approver approves what the card shows, as it is
+	}
 	if !feishuEditable(v) {
 		return []any{plainDiv(words.Text(l, words.CardEditElsewhere))}
 	}

@@ -86,7 +86,8 @@ func ParseFeishuCalls(form map[string]any, n int) (map[string]approval.Verb, err
 // tool beside a select_static (run / do not run, run chosen first). None
 // for a card of one call.
 func feishuCallChoices(v View, lang string) []any {
-	if len(v.Calls) < 2 || v.Approve == nil || v.Approve.Calls != len(v.Calls) {
+	if len(v.Calls) < 2 || v.Approve == nil || v.Approve.Calls != len(v.Calls) || v.Quorum > 1 {
+		// (An approval that needs several approvers is decided whole.)
 		return nil
 	}
 	l := words.Of(lang)

@@ -175,6 +175,7 @@ type Router struct {
 	inflight sync.WaitGroup // typed decisions running (they run tools)
 
 	streams openStreams // streamed messages being written (stream.go)
+	held    heldResults // tool results a ResultFolder channel says only when no answer follows (results.go)
 }
 
 // NewRouter checks cfg and returns a router; when cfg.Relay is set, the
@@ -978,6 +979,9 @@ func (r *Router) Say(ctx context.Context, in agent.Inbound, s agent.Say) error {
 		return err
 	}
 	to := Target{Channel: in.Channel, ChatID: in.ChatID, ThreadID: in.ThreadID, ReplyTo: in.MessageID, UserID: in.User}
+	if said, err := r.foldResult(ctx, ch, in, to, s); said {
+		return err
+	}
 	if said, err := r.sayStream(ctx, ch, to, s); said {
 		return err
 	}

@@ -3,7 +3,6 @@ package channels
 import (
 	"context"
 	"log/slog"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,6 +20,8 @@ import (
 type Commander interface {
 	// ChatPending returns the approvals pending in a chat, oldest first.
 	ChatPending(ctx context.Context, channel, chatID string) ([]*approval.Approval, error)
+	// ChatCode returns an approval's short code in its chat.
+	ChatCode(ctx context.Context, a *approval.Approval) (string, error)
 	// Grants returns the session's live grants, oldest first.
 	Grants(ctx context.Context, s approval.SessionKey) ([]approval.Grant, error)
 	// Revoke removes the session's grants with those keys (all: none
@@ -186,16 +187,12 @@ func (r *Router) pendingCard(ctx context.Context, a *approval.Approval) cards.Vi
 	if !ok {
 		return v
 	}
-	place := a.DecidesIn() // the approvers' chat, when it has one
-	waiting, err := cmdr.ChatPending(ctx, place.Channel, place.ChatID)
+	code, err := cmdr.ChatCode(ctx, a) // in the approvers' chat, when it has one
 	if err != nil {
-		r.log.Warn("listing the chat's pending approvals failed; the card has no code", "approval_id", a.ID, "err", err)
+		r.log.Warn("finding the approval's code in its chat failed; the card has no code", "approval_id", a.ID, "err", err)
 		return v
 	}
-	if !slices.ContainsFunc(waiting, func(w *approval.Approval) bool { return w.ID == a.ID }) {
-		waiting = append(waiting, a)
-	}
-	v.Code = approval.Codes(waiting)[a.ID]
+	v.Code = code
 	return v
 }
 

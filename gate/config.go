@@ -44,9 +44,10 @@ type Place struct {
 	// Channel is feishu, dingtalk, web or api.
 	Channel string `mapstructure:"channel"`
 	// ChatID is the chat: a Feishu chat id (oc_…), a DingTalk
-	// conversation id, a web session id. For api: the tenant (may be
-	// empty); the approvals are listed to the API users the approver rule
-	// allows.
+	// conversation id, a web chat as <user>/<session_id> (the web user
+	// whose page shows the cards, e.g. local/ops). For api: the tenant
+	// (may be empty); the approvals are listed to the API users the
+	// approver rule allows.
 	ChatID string `mapstructure:"chat_id"`
 }
 
@@ -57,6 +58,10 @@ const DefaultMaxPending = 20
 const minTokenLen = 16
 
 var agentNameRE = regexp.MustCompile(`^[a-z0-9_-]{1,32}$`)
+
+// webChatRE is a web chat id as the web channel names its chats:
+// <user>/<session_id>.
+var webChatRE = regexp.MustCompile(`^[^/]+(/[^/]+)*/[A-Za-z0-9_-]{1,64}$`)
 
 // Validate checks every agent; errors name the key ("agents[ci].token_env:
 // …"). getenv and readFile read the tokens.
@@ -91,8 +96,11 @@ func Validate(cs []AgentConfig, getenv func(string) string, readFile func(string
 		}
 		switch c.ApproveIn.Channel {
 		case "feishu", "dingtalk", "web":
-			if c.ApproveIn.ChatID == "" {
+			switch {
+			case c.ApproveIn.ChatID == "":
 				add("approve_in.chat_id", "is required for channel %s", c.ApproveIn.Channel)
+			case c.ApproveIn.Channel == "web" && !webChatRE.MatchString(c.ApproveIn.ChatID):
+				add("approve_in.chat_id", "%q is not a web chat: write <user>/<session_id>, the web user who watches it and a session id of 1 to 64 of A-Z, a-z, 0-9, _ and - (e.g. local/ops)", c.ApproveIn.ChatID)
 			}
 		case "api":
 		default:

@@ -218,3 +218,35 @@ func TestMatchGlob(t *testing.T) {
 		}
 	}
 }
+
+// approveInPlaces are agents' approve_in places and the problem each has
+// ("" for none).
+var approveInPlaces = []struct {
+	place   Place
+	wantErr string
+}{
+	{Place{Channel: "feishu", ChatID: "oc_ops"}, ""},
+	{Place{Channel: "web", ChatID: "local/ops"}, ""},
+	{Place{Channel: "web", ChatID: "acme/alice/ops-1"}, ""},
+	{Place{Channel: "api"}, ""},
+	{Place{Channel: "web", ChatID: "ops"}, `approve_in.chat_id: "ops" is not a web chat: write <user>/<session_id>`},
+	{Place{Channel: "web", ChatID: "local/has space"}, "is not a web chat"},
+	{Place{Channel: "dingtalk"}, "approve_in.chat_id: is required for channel dingtalk"},
+	{Place{Channel: "slack", ChatID: "C1"}, `approve_in.channel: "slack" is not feishu, dingtalk, web or api`},
+}
+
+// TestValidateApproveIn: an agent's approve_in is checked as the channel
+// will use it; a web chat is <user>/<session_id>, as the web channel
+// names its chats.
+func TestValidateApproveIn(t *testing.T) {
+	env := func(string) string { return "agent-token-0123456789abcdef" }
+	for _, tc := range approveInPlaces {
+		err := Validate([]AgentConfig{{Name: "ci", TokenEnv: "T", ApproveIn: tc.place}}, env, nil)
+		switch {
+		case tc.wantErr == "" && err != nil:
+			t.Errorf("%+v: %v", tc.place, err)
+		case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), "agents[ci]."+tc.wantErr) && !strings.Contains(err.Error(), tc.wantErr)):
+			t.Errorf("%+v: %v, want %q", tc.place, err, tc.wantErr)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/openai/openai-go/v3"
@@ -79,10 +80,13 @@ type OpenAIConfig struct {
 	// Stream asks for the answer as server-sent events (stream: true) and
 	// hands each piece of its text to the turn as it comes, so the chats
 	// that can show a growing message (web, Feishu, DingTalk, bot chat)
-	// do; tool calls are assembled from their deltas. Default false (one
-	// JSON answer): some OpenAI-compatible servers stream tool calls
-	// badly; turn it on for a server that streams them (OpenAI, DeepSeek,
-	// Qwen, vLLM, Ollama). RequestTimeout bounds the whole stream.
+	// do; tool calls are assembled from their deltas. On by default
+	// (OpenAI, DeepSeek, Qwen, vLLM and Ollama stream them). A server that
+	// refuses a streamed request before its first event (an HTTP 400,
+	// 404, 405, 415, 422 or 501, or an answer that is no event stream) is
+	// asked again at once without streaming, and this model streams no
+	// more until the process restarts (logged once, with the fix: set it
+	// false). RequestTimeout bounds the whole stream.
 	Stream bool `json:"stream" mapstructure:"stream"`
 	// Headers are extra HTTP headers sent with every request, e.g. a
 	// gateway's routing header or "OpenAI-Organization". Values are
@@ -136,6 +140,9 @@ type OpenAI struct {
 	cfg    OpenAIConfig
 	svc    openai.ChatCompletionService
 	logger *slog.Logger
+	// noStream is set once the server refused a streamed request: every
+	// later one is sent whole (see OpenAIConfig.Stream).
+	noStream atomic.Bool
 }
 
 // NewOpenAI validates cfg, applies defaults and returns the model. It does
@@ -240,8 +247,16 @@ func (m *OpenAI) Complete(ctx context.Context, req agent.Request) (agent.Respons
 		return agent.Response{}, agent.NewModelError(publicFailed, err)
 	}
 	start := time.Now()
-	if m.cfg.Stream {
-		return m.completeStream(ctx, params, req.Delta, start)
+	if m.cfg.Stream && !m.noStream.Load() {
+		resp, err := m.completeStream(ctx, params, req.Delta, start)
+		if !errors.Is(err, errStreamRefused) {
+			return resp, err
+		}
+		if !m.noStream.Swap(true) {
+			m.logger.Warn("the model server refused a streamed answer; answers are no longer streamed (set model.openai.stream: false to stop trying)",
+				"model", m.cfg.Model, "err", err)
+		}
+		start = time.Now()
 	}
 	cc, err := m.svc.New(ctx, params)
 	if err != nil {

@@ -3,6 +3,8 @@ package model
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/openai/openai-go/v3"
@@ -14,6 +16,29 @@ import (
 // or [DONE] came) before any choice said why it finished: the answer is
 // incomplete, so it is a failure, never a shorter answer.
 var errStreamCut = errors.New("openai: the answer's stream ended before it finished")
+
+// errStreamRefused marks a streamed request the server refused before its
+// first event: it does not stream (see OpenAIConfig.Stream); the request
+// is sent again whole.
+var errStreamRefused = errors.New("openai: the server does not stream answers")
+
+// refusesStreams reports whether err, the failure of a streamed request
+// before any chunk, says the server does not take stream: true: an HTTP
+// status that refuses the request's form (400 Bad Request, 404, 405, 415,
+// 422, 501). Authentication, rate limits, timeouts and server errors are
+// failures of their own and are not retried whole.
+func refusesStreams(err error) bool {
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) {
+		return false
+	}
+	switch apiErr.StatusCode {
+	case http.StatusBadRequest, http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusUnsupportedMediaType,
+		http.StatusUnprocessableEntity, http.StatusNotImplemented:
+		return true
+	}
+	return false
+}
 
 // completeStream is Complete with stream: true. The server's events are
 // read by the SDK's server-sent-events decoder and assembled by its
@@ -45,9 +70,17 @@ func (m *OpenAI) completeStream(ctx context.Context, params openai.ChatCompletio
 		}
 	}
 	if err := stream.Err(); err != nil {
+		if chunks == 0 && refusesStreams(err) {
+			return agent.Response{}, fmt.Errorf("%w: %w", errStreamRefused, m.modelError(ctx, err))
+		}
 		merr := m.modelError(ctx, err)
 		m.logger.Warn("model completion failed", "model", m.cfg.Model, "duration", time.Since(start), "chunks", chunks, "err", merr.Err)
 		return agent.Response{}, merr
+	}
+	if finish == "" && chunks == 0 && ctx.Err() == nil {
+		// Not one event: the server answered something that is no
+		// event stream (a whole JSON answer, an empty body).
+		return agent.Response{}, fmt.Errorf("%w: no event in the answer", errStreamRefused)
 	}
 	if finish == "" {
 		m.logger.Warn("model completion failed", "model", m.cfg.Model, "duration", time.Since(start), "chunks", chunks, "err", errStreamCut)

@@ -183,3 +183,77 @@ func FuzzOpenAIStream(f *testing.F) {
 		}
 	})
 }
+
+// streamRefusals are servers that do not take stream: true, each
+// answering the streamed request in its own way before any event.
+var streamRefusals = []struct {
+	name  string
+	reply fakellm.Reply
+}{
+	{"400 stream not supported", fakellm.Status(400, "stream is not supported")},
+	{"422", fakellm.Status(422, "unknown field stream")},
+	{"a whole JSON answer", fakellm.Reply{Body: `{"id":"c1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"whole"},"finish_reason":"stop"}]}`}},
+}
+
+// TestOpenAIStreamRefusedFallsBackWhole: a server that refuses the
+// streamed request before any event is asked again at once without
+// streaming, the answer arrives whole (no deltas), the warning says how
+// to stop trying, and the next request is sent whole from the start.
+func TestOpenAIStreamRefusedFallsBackWhole(t *testing.T) {
+	for _, tc := range streamRefusals {
+		t.Run(tc.name, func(t *testing.T) {
+			s := fakellm.New(t)
+			s.Enqueue(tc.reply)
+			s.Enqueue(fakellm.Text("whole"))
+			s.Enqueue(fakellm.Text("again"))
+			m, logs := newTestOpenAI(t, s, func(c *OpenAIConfig) { c.Stream = true; c.MaxRetries = -1 })
+			var pieces []string
+			resp, err := m.Complete(context.Background(), collect(userAsks("hi"), &pieces))
+			if err != nil || resp.Message.Content != "whole" {
+				t.Fatalf("Complete = %+v, %v; want the whole answer", resp, err)
+			}
+			if len(pieces) != 0 {
+				t.Errorf("deltas = %q", pieces)
+			}
+			if resp, err := m.Complete(context.Background(), userAsks("hi")); err != nil || resp.Message.Content != "again" {
+				t.Fatalf("the next Complete = %+v, %v", resp, err)
+			}
+			reqs := s.Requests()
+			if len(reqs) != 3 || !reqs[0].Chat.Stream || reqs[1].Chat.Stream || reqs[2].Chat.Stream {
+				t.Fatalf("requests streamed %v; want the first only", streams(reqs))
+			}
+			if !strings.Contains(logs.String(), "set model.openai.stream: false") {
+				t.Errorf("no warning with the fix in the log:\n%s", logs)
+			}
+		})
+	}
+}
+
+// TestOpenAIStreamFailuresAreNotRefusals: a 401, a 429 and a 500 before
+// the stream are failures of their own, not a server that does not
+// stream: the next request streams again.
+func TestOpenAIStreamFailuresAreNotRefusals(t *testing.T) {
+	for _, code := range []int{401, 429, 500} {
+		s := fakellm.New(t)
+		s.Enqueue(fakellm.Status(code, "no"))
+		s.Enqueue(fakellm.Text("fine"))
+		m, _ := newTestOpenAI(t, s, func(c *OpenAIConfig) { c.Stream = true; c.MaxRetries = -1 })
+		if _, err := m.Complete(context.Background(), userAsks("hi")); err == nil {
+			t.Fatalf("%d: no error", code)
+		}
+		if _, err := m.Complete(context.Background(), userAsks("hi")); err != nil {
+			t.Fatal(err)
+		}
+		if reqs := s.Requests(); len(reqs) != 2 || !reqs[1].Chat.Stream {
+			t.Fatalf("%d: requests streamed %v; want both", code, streams(reqs))
+		}
+	}
+}
+
+func streams(reqs []fakellm.Request) []bool {
+	out := make([]bool, len(reqs))
+	for i, r := range reqs {
+		out[i] = r.Chat.Stream
+	}
+	return out
+}

@@ -199,22 +199,37 @@ func (s *Store) ChatPending(ctx context.Context, channel, chatID string) ([]*app
 		return nil, err
 	}
 	key := s.chatKey(channel, chatID)
-	// Entries whose approval expired longer than the retention ago name
-	// records that are gone; the others are read (a pending approval past
-	// its expiry is still pending until the sweeper or a claim ends it:
-	// the caller judges expiry by its clock, as with Pending).
+	ids, err := s.chatIDs(ctx, key)
+	if err != nil {
+		return nil, unavailable(op, "", err)
+	}
+	return s.chatRecords(ctx, key, ids)
+}
+
+// chatIDs returns the ids of a chat's index (key), after dropping the
+// entries whose approval expired longer than the retention ago: they name
+// records that are gone (a pending approval past its expiry is still
+// pending until the sweeper or a claim ends it: the caller judges expiry
+// by its clock, as with Pending). One round trip.
+func (s *Store) chatIDs(ctx context.Context, key string) ([]string, error) {
 	oldMS, _ := splitTime(s.clk.Now().Add(-s.retention))
 	pipe := s.c.Pipeline()
 	pipe.ZRemRangeByScore(ctx, key, "-inf", "("+strconv.FormatInt(oldMS, 10))
 	idsCmd := pipe.ZRange(ctx, key, 0, -1)
 	if _, err := pipe.Exec(ctx); err != nil {
-		return nil, unavailable(op, "", err)
+		return nil, err
 	}
-	ids := idsCmd.Val()
+	return idsCmd.Val(), nil
+}
+
+// chatRecords reads the records of ids, a chat's index (key), and returns
+// the pending ones oldest first; the others are pruned from the index.
+func (s *Store) chatRecords(ctx context.Context, key string, ids []string) ([]*approval.Approval, error) {
+	const op = "redisstore.ChatPending"
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	pipe = s.c.Pipeline()
+	pipe := s.c.Pipeline()
 	cmds := make([]*redis.MapStringStringCmd, len(ids))
 	for i, id := range ids {
 		shard, ok := approval.ID(id).Shard()
@@ -252,3 +267,30 @@ func (s *Store) ChatPending(ctx context.Context, channel, chatID string) ([]*app
 	approval.SortByCreation(out)
 	return out, nil
 }
+
+// ChatCode implements approval.ChatCoder: when a is the only approval in
+// its chat's index (nearly always), its code is its first candidate, told
+// after one round trip; otherwise the chat's records are read, as
+// ChatPending does.
+func (s *Store) ChatCode(ctx context.Context, a *approval.Approval) (string, error) {
+	const op = "redisstore.ChatCode"
+	if err := ctxErr(ctx, op, a.ID); err != nil {
+		return "", err
+	}
+	place := a.DecidesIn() // the approvers' chat, when it has one
+	key := s.chatKey(place.Channel, place.ChatID)
+	ids, err := s.chatIDs(ctx, key)
+	if err != nil {
+		return "", unavailable(op, a.ID, err)
+	}
+	if len(ids) == 0 || (len(ids) == 1 && ids[0] == string(a.ID)) {
+		return approval.Codes([]*approval.Approval{a})[a.ID], nil
+	}
+	waiting, err := s.chatRecords(ctx, key, ids)
+	if err != nil {
+		return "", err
+	}
+	return approval.CodeIn(waiting, a), nil
+}
+
+var _ approval.ChatCoder = (*Store)(nil)

@@ -128,10 +128,29 @@ func testApproveInChatPending(t *testing.T, s approval.Store, _ func(time.Durati
 	if got, err := s.ChatPending(ctx(t), "test", mine); err != nil || len(got) != 0 {
 		t.Fatalf("ChatPending of the requester's chat = %v, %v; want none", ids(got), err)
 	}
+	// Another approval of the approvers' chat's own: the codes are of
+	// that chat, and a store's ChatCode answers what CodeIn of its
+	// ChatPending answers.
+	own := NewApproval(t, approval.SessionKey(theirs.Channel+":"+theirs.ChatID))
+	own.Channel, own.ChatID = theirs.Channel, theirs.ChatID
+	own.CreatedAt = a.CreatedAt.Add(time.Second)
+	put(t, s, own)
+	if cc, ok := s.(approval.ChatCoder); ok {
+		waiting, err := s.ChatPending(ctx(t), theirs.Channel, theirs.ChatID)
+		if err != nil || len(waiting) != 2 {
+			t.Fatalf("ChatPending of the approvers' chat = %v, %v; want 2", ids(waiting), err)
+		}
+		for _, x := range []*approval.Approval{a, own} {
+			got, err := cc.ChatCode(ctx(t), x)
+			if want := approval.CodeIn(waiting, x); err != nil || got != want {
+				t.Fatalf("ChatCode(%s) = %q, %v; want %q", x.ID, got, err, want)
+			}
+		}
+	}
 	if _, ok, err := s.Cancel(ctx(t), a.ID, approval.Outcome{}, T0.Add(time.Second)); err != nil || !ok {
 		t.Fatalf("cancel = %v, %v", ok, err)
 	}
-	if got, err := s.ChatPending(ctx(t), theirs.Channel, theirs.ChatID); err != nil || len(got) != 0 {
-		t.Fatalf("ChatPending of the approvers' chat once ended = %v, %v", ids(got), err)
+	if got, err := s.ChatPending(ctx(t), theirs.Channel, theirs.ChatID); err != nil || len(got) != 1 || got[0].ID != own.ID {
+		t.Fatalf("ChatPending of the approvers' chat once ended = %v, %v; want the chat's own", ids(got), err)
 	}
 }

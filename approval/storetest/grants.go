@@ -193,6 +193,21 @@ func testChatPending(t *testing.T, s approval.Store, _ func(time.Duration)) {
 	if got, _ := s.ChatPending(ctx(t), "test", chat); len(got) != 2 || got[0].ID != a.ID || got[1].ID != c.ID {
 		t.Fatalf("ChatPending after b ended = %v, want a, c", ids(got))
 	}
+	// A store's ChatCode answers what CodeIn of ChatPending answers:
+	// in a chat of several approvals, and for the only one of its chat.
+	if cc, ok := s.(approval.ChatCoder); ok {
+		lone := mk("ou_d", "test", chat+"-lone", 0)
+		for _, x := range []*approval.Approval{a, c, lone} {
+			waiting, err := s.ChatPending(ctx(t), x.Channel, x.ChatID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := cc.ChatCode(ctx(t), x)
+			if want := approval.CodeIn(waiting, x); err != nil || got != want {
+				t.Fatalf("ChatCode(%s) = %q, %v; want %q", x.ID, got, err, want)
+			}
+		}
+	}
 }
 
 func ids(as []*approval.Approval) []approval.ID {

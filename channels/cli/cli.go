@@ -240,6 +240,13 @@ func (c *Chat) ShowApproval(ctx context.Context, to channels.Target, v cards.Vie
 	return approval.CardRef{Channel: Name, ChatID: to.ChatID, MessageID: ref}, nil
 }
 
+// FoldsResults marks the terminal as a channel whose reader gets a tool's
+// result in the answer printed after it (channels.ResultFolder): a result
+// is printed on its own line only when no answer follows.
+func (c *Chat) FoldsResults() {}
+
+var _ channels.ResultFolder = (*Chat)(nil)
+
 // SettleApproval queues the approval's final state for the REPL to print.
 func (c *Chat) SettleApproval(ctx context.Context, ref approval.CardRef, v cards.View) error {
 	c.push(event{settled: &v})

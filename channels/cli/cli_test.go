@@ -268,9 +268,10 @@ func TestApprovedRunsOnce(t *testing.T) {
 	if h.erase.Runs.Load() != 1 {
 		t.Fatalf("runs = %d", h.erase.Runs.Load())
 	}
+	// The result once: in the answer, not on a line of its own too.
 	out := h.out.String()
-	if !strings.Contains(out, "✓ erase: erase orders done (run 1)") {
-		t.Fatalf("no tool result in:\n%s", out)
+	if strings.Count(out, "erase orders done (run 1)") != 1 || strings.Contains(out, "✓ erase:") {
+		t.Fatalf("the tool result is not said exactly once in:\n%s", out)
 	}
 	if a := h.only(t); a.State != approval.StateExecuted || a.DecidedVia != approval.SourceCLI || a.DecidedBy != "alice" {
 		t.Fatalf("record %+v", a)

@@ -17,7 +17,9 @@ import (
 	"github.com/open-dingtalk/dingtalk-stream-sdk-go/chatbot"
 	"github.com/open-dingtalk/dingtalk-stream-sdk-go/payload"
 
+	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/memstore"
 	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/channels/dingtalk/dingtalktest"
 	"github.com/hitlbot/hitlbot/internal/testredis"
@@ -143,18 +145,21 @@ func TestDuplicateMsgIDOneReply(t *testing.T) {
 
 // TestMessagesKeepTheirOrder: messages of one conversation reach the
 // agent in the order DingTalk delivered them, although the SDK hands each
-// frame over from a goroutine of its own.
+// frame over from a goroutine of its own. The session's queue holds all n
+// messages: the test pushes them faster than the agent answers, and with
+// the default QueueSize (16) the loop rightly refuses those beyond it
+// ("too many messages are waiting").
 func TestMessagesKeepTheirOrder(t *testing.T) {
-	g := newRig(t, nil)
 	const n = 30
+	g := newRigLoop(t, nil, memstore.New(memstore.Options{}), nil, func(c *agent.LoopConfig) { c.QueueSize = n })
+	var want []string
 	for i := range n {
-		g.fake.Push(payload.BotMessageCallbackTopic, g.fake.BotMessage(nextID(), "cid-order", "bob", fmt.Sprintf("m%02d", i), false))
+		want = append(want, fmt.Sprintf("m%02d", i))
+		g.fake.Push(payload.BotMessageCallbackTopic, g.fake.BotMessage(nextID(), "cid-order", "bob", want[i], false))
 	}
-	last := fmt.Sprintf("m%02d", n-1)
-	eventually(t, "the last message's answer", func() bool { return g.model.Seen(last) == 1 })
-	saw := g.model.Saw()
-	if !slices.IsSorted(saw) || saw[len(saw)-1] != last {
-		t.Fatalf("the model saw %v; want the messages in the order they were sent", saw)
+	eventually(t, "the last message's answer", func() bool { return g.model.Seen(want[n-1]) == 1 })
+	if saw := g.model.Saw(); !slices.Equal(saw, want) {
+		t.Fatalf("the model saw %v; want the messages in the order they were sent: %v", saw, want)
 	}
 }
 

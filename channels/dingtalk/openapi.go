@@ -321,6 +321,13 @@ func (c *Channel) ShowApproval(ctx context.Context, to channels.Target, v cards.
 	return approval.CardRef{Channel: Name, ChatID: to.ChatID, MessageID: track}, nil
 }
 
+// FoldsResults marks DingTalk as a channel whose people read a tool's
+// result in the answer after it (and an approved call's on its card):
+// channels.ResultFolder.
+func (c *Channel) FoldsResults() {}
+
+var _ channels.ResultFolder = (*Channel)(nil)
+
 // ShowProgress redraws a pending card (a quorum's votes so far) in place,
 // its buttons still shown (channels.ProgressShower). A markdown approval
 // (no card template) has nothing to redraw: the decider's answer says the

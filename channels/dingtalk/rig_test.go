@@ -45,12 +45,26 @@ func newRigStore(t *testing.T, mod func(*Config), store approval.Store) *rig {
 // scripted hitltest.Model).
 func newRigModel(t *testing.T, mod func(*Config), store approval.Store, m agent.Model) *rig {
 	t.Helper()
-	return newRigPolicy(t, mod, store, m, nil)
+	return newRigWith(t, mod, store, m, nil, nil)
 }
 
 // newRigPolicy is newRigModel under the approval policy pc (nil: the
 // default one).
 func newRigPolicy(t *testing.T, mod func(*Config), store approval.Store, m agent.Model, pc *approval.PolicyConfig) *rig {
+	t.Helper()
+	return newRigWith(t, mod, store, m, pc, nil)
+}
+
+// newRigLoop is newRigModel whose agent loop's configuration loopCfg changes
+// (when not nil) before the loop is built.
+func newRigLoop(t *testing.T, mod func(*Config), store approval.Store, m agent.Model, loopCfg func(*agent.LoopConfig)) *rig {
+	t.Helper()
+	return newRigWith(t, mod, store, m, nil, loopCfg)
+}
+
+// newRigWith is newRigModel under the approval policy pc (nil: the
+// default) with the loop's configuration changed by loopCfg (nil: none).
+func newRigWith(t *testing.T, mod func(*Config), store approval.Store, m agent.Model, pc *approval.PolicyConfig, loopCfg func(*agent.LoopConfig)) *rig {
 	t.Helper()
 	erase := hitltest.NewTool("erase", approval.EffectDestructive)
 	erase.About = "erases a target"
@@ -69,7 +83,7 @@ func newRigPolicy(t *testing.T, mod func(*Config), store approval.Store, m agent
 	if m != nil {
 		model = m
 	}
-	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: relay, Speaker: relay, Model: model, Tools: []agent.Tool{g.erase}, Policy: pc})
+	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: relay, Speaker: relay, Model: model, Tools: []agent.Tool{g.erase}, Policy: pc, Loop: loopCfg})
 	eng, loop, ctx := st.Engine, st.Loop, st.Ctx
 	r, err := channels.NewRouter(channels.RouterConfig{Decider: eng, Submitter: loop, Relay: relay, Store: store, Lang: "en", Logger: quiet})
 	if err != nil {

@@ -18,7 +18,7 @@ const opsChat = "oc_ops_approvers"
 // approveInOptions make a rig whose HIGH calls (erase) ask in opsChat,
 // where anyone may decide (mode chat), on store.
 func approveInOptions(store approval.Store) rigOptions {
-	return rigOptions{store: store, approvers: approval.ApproverChat, policy: func(c *approval.PolicyConfig) {
+	return rigOptions{store: store, approvers: approval.ApproverChat, editPolicy: func(c *approval.PolicyConfig) {
 		c.ApproveIn = map[string]approval.Place{"HIGH": {Channel: Name, ChatID: opsChat}}
 	}}
 }
@@ -266,9 +266,9 @@ func TestApproveInFeishuStatusUnsent(t *testing.T) {
 func TestApproveInFeishuQuorum(t *testing.T) {
 	opts := approveInOptions(memstore.New(memstore.Options{}))
 	opts.approvers = ""
-	policy := opts.policy
-	opts.policy = func(c *approval.PolicyConfig) {
-		policy(c)
+	edit := opts.editPolicy
+	opts.editPolicy = func(c *approval.PolicyConfig) {
+		edit(c)
 		c.Approvers = map[string]approval.ApproverConfig{"HIGH": {Mode: approval.ApproverChat, Quorum: 2}}
 	}
 	g := newRigWith(t, opts)

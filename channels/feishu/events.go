@@ -354,6 +354,11 @@ func (c *Channel) outcomeResponse(a channels.CardAction, o approval.Outcome, vie
 		return toast("error", text)
 	case approval.StatusAlreadyDecided:
 		return toast("info", text)
+	case approval.StatusAwaitingQuorum:
+		// Counted (or counted before), with the progress; the approval
+		// still waits, and its cards were redrawn with the votes
+		// (Router.Progress): no card in the answer, the buttons stay.
+		return toast("info", o.Content)
 	}
 	kind := "info"
 	switch o.Status {

@@ -75,6 +75,8 @@ type rigOptions struct {
 	// approvers, when set, is the approver rule of every risk (default:
 	// the requester).
 	approvers approval.ApproverMode
+	// policy, when set, is the whole approval policy (approvers ignored).
+	policy *approval.PolicyConfig
 	// now, when set, is the channel's clock (the webhook's timestamp
 	// bound).
 	now func() time.Time
@@ -83,8 +85,9 @@ type rigOptions struct {
 	// model, when set, is the agent's model (default: the rig's
 	// scripted hitltest.Model).
 	model agent.Model
-	// policy, when set, changes the approval policy (after approvers).
-	policy func(*approval.PolicyConfig)
+	// editPolicy, when set, changes the approval policy (after approvers
+	// and policy).
+	editPolicy func(*approval.PolicyConfig)
 }
 
 // webhookKey is the encrypt key of webhook-mode rigs.
@@ -152,11 +155,14 @@ func newRigWith(t *testing.T, o rigOptions, mod ...func(*Config, *hitltest.Tool)
 		pc = &c
 	}
 	if o.policy != nil {
+		pc = o.policy
+	}
+	if o.editPolicy != nil {
 		if pc == nil {
 			c := approval.DefaultPolicyConfig()
 			pc = &c
 		}
-		o.policy(pc)
+		o.editPolicy(pc)
 	}
 	var m agent.Model = g.model
 	if o.model != nil {

@@ -312,6 +312,13 @@ func (c *Channel) SettleApproval(ctx context.Context, ref approval.CardRef, v ca
 	return nil
 }
 
+// FoldsResults marks Feishu as a channel whose people read a tool's result
+// in the answer after it (and an approved call's on its card):
+// channels.ResultFolder.
+func (c *Channel) FoldsResults() {}
+
+var _ channels.ResultFolder = (*Channel)(nil)
+
 // ShowProgress redraws a pending card (a quorum's votes so far) in place,
 // buttons and all (channels.ProgressShower).
 func (c *Channel) ShowProgress(ctx context.Context, ref approval.CardRef, v cards.View) error {

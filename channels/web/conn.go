@@ -401,6 +401,9 @@ func (c *conn) decide(st *step, verb approval.Verb, comment string, grant approv
 	case o.Status == approval.StatusUnauthorized:
 		reopen()
 		c.fail(CodeUnauthorized, o.Content, st.sessionID, st.id)
+	case o.Status == approval.StatusAwaitingQuorum:
+		reopen()
+		c.fail(CodeAwaitingQuorum, o.Content, st.sessionID, st.id)
 	default: // missing, tampered: this step cannot be answered
 		st.state, st.status, st.resolvedAt = stepResolved, o.Status, w.clk.Now()
 		c.fail(CodeInvalidStepID, w.words().invalidStep, st.sessionID, st.id)

@@ -224,6 +224,10 @@
 //   - UNAUTHORIZED: this user may not decide this approval (e.g. four eyes).
 //   - UNAVAILABLE: the approval store cannot be reached; nothing ran, the
 //     step can be answered again.
+//   - AWAITING_QUORUM: the approve counted towards a quorum not reached
+//     yet (or had counted before); the message says the progress ("1/2
+//     approved: alice"). Nothing ran; the step stays open for the other
+//     approvers, and for a reject.
 //
 // A frame larger than Config.MaxMessageBytes closes the socket (close code
 // 1009); the page reconnects. /ws answers GET only (405 with "Allow: GET"

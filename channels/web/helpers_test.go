@@ -66,12 +66,19 @@ func newServerModel(t testing.TB, m agent.Model, opts ...option) *server {
 // model m (nil: the scripted hitltest.Model).
 func newServerEffectModel(t testing.TB, effect approval.Effect, m agent.Model, opts ...option) *server {
 	t.Helper()
+	return newServerWith(t, effect, m, nil, opts...)
+}
+
+// newServerWith is newServerEffectModel under the approval policy pc
+// (nil: the default one).
+func newServerWith(t testing.TB, effect approval.Effect, m agent.Model, pc *approval.PolicyConfig, opts ...option) *server {
+	t.Helper()
 	erase := hitltest.NewTool("erase", effect)
 	erase.About = "Erases the named thing for good"
 	s := &server{erase: erase, clk: clock.NewFake(time.Now())}
 	store := memstore.New(memstore.Options{})
 	relay := channels.NewRelay()
-	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: relay, Speaker: relay, Tools: []agent.Tool{s.erase}, Clock: s.clk, Model: m})
+	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: relay, Speaker: relay, Tools: []agent.Tool{s.erase}, Clock: s.clk, Model: m, Policy: pc})
 	eng, loop, reg, ctx := st.Engine, st.Loop, st.Tools, st.Ctx
 	cfg := web.Config{AllowAnonymousLocal: true, Tools: reg, Logger: quiet, PingInterval: time.Minute}
 	for _, o := range opts {

@@ -28,6 +28,10 @@ const (
 	CodeInvalidMessage = "INVALID_MESSAGE"
 	CodeUnauthorized   = "UNAUTHORIZED"
 	CodeUnavailable    = "UNAVAILABLE"
+	// CodeAwaitingQuorum answers an approve that counted towards a quorum
+	// not reached yet (the message says the progress): the step stays
+	// open, for the other approvers and for a reject.
+	CodeAwaitingQuorum = "AWAITING_QUORUM"
 )
 
 // inFrame is any frame a client sends. The frame's kind is in "type"

@@ -204,7 +204,9 @@ func probeStore(ctx context.Context, cfg *config.Config, timeout time.Duration) 
 }
 
 // probeModel asks the OpenAI-compatible endpoint for a tiny chat
-// completion that offers one tool.
+// completion that offers one tool, answered whole; then, with
+// model.openai.stream on, for a streamed one: a server that answers it
+// whole (the bot then stops streaming) is a WARN.
 func probeModel(ctx context.Context, cfg *config.Config, timeout time.Duration) finding {
 	if cfg.Model.Provider != "openai" {
 		return ok("rules model (no LLM): nothing to reach")
@@ -213,6 +215,39 @@ func probeModel(ctx context.Context, cfg *config.Config, timeout time.Duration) 
 	oc.MaxRetries = -1 // one attempt: the answer is what doctor reports
 	oc.RequestTimeout = capped(oc.RequestTimeout, timeout)
 	oc.MaxTokens = 64
+	stream := oc.Stream
+	oc.Stream = false
+	f := probeModelTools(ctx, oc)
+	if f.verdict != verdictOK || !stream {
+		return f
+	}
+	oc.Stream = true
+	m, err := model.NewOpenAI(oc, nil)
+	if err != nil {
+		return fail(oneLine(err.Error()), fixModel)
+	}
+	pieces := 0
+	_, err = m.Complete(ctx, agent.Request{
+		Messages: []agent.Message{{Role: agent.RoleUser, Content: "This is a connectivity check. Answer: pong."}},
+		Delta:    func(string) { pieces++ },
+	})
+	switch {
+	case err != nil:
+		return finding{verdict: verdictWarn, detail: f.detail + "; a streamed answer failed (" + oneLine(err.Error()) + "): " + warnModelStream}
+	case pieces == 0:
+		return finding{verdict: verdictWarn, detail: f.detail + ", but answered a streamed request whole: " + warnModelStream}
+	}
+	f.detail += ", and streams its answers"
+	return f
+}
+
+// warnModelStream says what a server that does not stream means for the
+// bot, and what to do.
+const warnModelStream = "the bot shows its answers whole (model.openai.stream is on: set it false to stop trying)"
+
+// probeModelTools is probeModel's first request: one tool offered, the
+// answer whole.
+func probeModelTools(ctx context.Context, oc model.OpenAIConfig) finding {
 	m, err := model.NewOpenAI(oc, nil)
 	if err != nil {
 		return fail(oneLine(err.Error()), fixModel)

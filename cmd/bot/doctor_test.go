@@ -129,21 +129,45 @@ var doctorCases = []doctorCase{
 		name: "model calls the tool",
 		setup: func(t *testing.T) (map[string]string, string) {
 			s := fakellm.New(t)
-			s.Enqueue(fakellm.Calls(fakellm.Call(doctorToolName, "{}")))
+			s.Enqueue(fakellm.Calls(fakellm.Call(doctorToolName, "{}")), fakellm.Text("pong"))
 			return modelEnv(s.URL, s.APIKey()), ""
 		},
 		status: 0,
-		lines:  map[string][]string{"model": {"OK", `"gpt-test" at http://127.0.0.1`, "answers and calls the offered tool"}},
+		lines:  map[string][]string{"model": {"OK", `"gpt-test" at http://127.0.0.1`, "answers and calls the offered tool, and streams its answers"}},
+	},
+	{
+		name: "model does not stream",
+		setup: func(t *testing.T) (map[string]string, string) {
+			s := fakellm.New(t)
+			// The tools probe, then the streamed request refused, then
+			// the same request whole (as the bot asks again).
+			s.Enqueue(fakellm.Calls(fakellm.Call(doctorToolName, "{}")), fakellm.Status(400, "stream is not supported"), fakellm.Text("pong"))
+			return modelEnv(s.URL, s.APIKey()), ""
+		},
+		status: 0,
+		lines:  map[string][]string{"model": {"WARN", "answers and calls the offered tool", "answered a streamed request whole", "set it false to stop trying"}},
+	},
+	{
+		name: "model stream off",
+		setup: func(t *testing.T) (map[string]string, string) {
+			s := fakellm.New(t)
+			s.Enqueue(fakellm.Calls(fakellm.Call(doctorToolName, "{}")))
+			env := modelEnv(s.URL, s.APIKey())
+			env["HITLBOT_MODEL_OPENAI_STREAM"] = "false"
+			return env, ""
+		},
+		status: 0,
+		lines:  map[string][]string{"model": {"OK", "answers and calls the offered tool"}},
 	},
 	{
 		name: "model answers in text",
 		setup: func(t *testing.T) (map[string]string, string) {
 			s := fakellm.New(t)
-			s.Enqueue(fakellm.Text("pong"))
+			s.Enqueue(fakellm.Text("pong"), fakellm.Text("pong"))
 			return modelEnv(s.URL, s.APIKey()), ""
 		},
 		status: 0,
-		lines:  map[string][]string{"model": {"OK", "accepts tools"}},
+		lines:  map[string][]string{"model": {"OK", "accepts tools", "streams its answers"}},
 	},
 	{
 		name: "model key refused",

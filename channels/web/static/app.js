@@ -146,7 +146,7 @@
 
   function onError(f) {
     const msg = f.message + ' [' + f.code + ']';
-    if (f.step_id && (f.code === 'UNAUTHORIZED' || f.code === 'UNAVAILABLE')) {
+    if (f.step_id && (f.code === 'UNAUTHORIZED' || f.code === 'UNAVAILABLE' || f.code === 'AWAITING_QUORUM')) {
       for (const b of document.querySelectorAll('li.resolve[data-step="' + CSS.escape(f.step_id) + '"] button')) b.disabled = false;
       // The step can still be answered (by someone else, or later).
       if (current === f.step_id) {
