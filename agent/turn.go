@@ -380,7 +380,7 @@ func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared) {
 	zh := false // a tool said its preview in Chinese
 	for i, p := range batch {
 		if p.verdict.Risk > v.Risk {
-			v.Risk, v.Approvers, v.Timeout = p.verdict.Risk, p.verdict.Approvers, p.verdict.Timeout
+			v.Risk, v.Approvers, v.ApproveIn, v.Timeout = p.verdict.Risk, p.verdict.Approvers, p.verdict.ApproveIn, p.verdict.Timeout
 		}
 		v.Grantable = v.Grantable && p.verdict.Grantable
 		if !p.assessed {
@@ -398,6 +398,14 @@ func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared) {
 		previewsZH = append(previewsZH, previewZH)
 		reasons = append(reasons, p.verdict.Reason)
 		reasonsZH = append(reasonsZH, p.verdict.ReasonZH)
+	}
+	for _, p := range batch {
+		if v.ApproveIn != nil {
+			break
+		}
+		// A call whose tool asks in an approvers' chat takes the batch
+		// there, even when another call set the batch's rule.
+		v.ApproveIn = p.verdict.ApproveIn
 	}
 	v.Reason = strings.Join(dedupe(reasons), "; ")
 	v.ReasonZH = strings.Join(dedupe(reasonsZH), "；")

@@ -289,6 +289,11 @@ type Approval struct {
 	RequesterName string `json:"requester_name,omitempty"`
 	// Approvers says who may decide.
 	Approvers ApproverRule `json:"approvers"`
+	// ApproveIn, when set, is the approvers' chat (approve_in): the card
+	// with its buttons is there, the requester's chat (Channel, ChatID)
+	// shows a status, and the approver rule "chat" means that chat (see
+	// InChat). Nil: the approval is decided in its own chat.
+	ApproveIn *Place `json:"approve_in,omitempty"`
 	// Calls are the tool calls to run on approval (one, or several for a batch).
 	Calls []Call `json:"calls"`
 	// PayloadSHA256 covers every call (PayloadHash for one call, BatchHash for several).
@@ -406,11 +411,62 @@ func (a *Approval) Clone() *Approval {
 	c.Cards = append([]CardRef(nil), a.Cards...)
 	c.Approvers.Users = append([]UserID(nil), a.Approvers.Users...)
 	c.Votes = append([]Vote(nil), a.Votes...)
+	if a.ApproveIn != nil {
+		p := *a.ApproveIn
+		c.ApproveIn = &p
+	}
 	if a.Outcome != nil {
 		o := a.Outcome.Clone()
 		c.Outcome = &o
 	}
 	return &c
+}
+
+// DecidesIn returns the chat where a's approvers decide: ApproveIn when
+// set, else the approval's own chat.
+func (a *Approval) DecidesIn() Place {
+	if a.ApproveIn != nil {
+		return *a.ApproveIn
+	}
+	return Place{Channel: a.Channel, ChatID: a.ChatID}
+}
+
+// InChat reports whether a decision taken in chatID of channel is taken
+// in the approval's chat for the approver rule "chat" (ApproverRule.
+// Allows' inChat): the approvers' chat when ApproveIn is set (then a
+// decision in the requester's own chat is not), else the approval's own
+// chat. An unknown chat ("") never is.
+func (a *Approval) InChat(channel, chatID string) bool {
+	p := a.DecidesIn()
+	return chatID != "" && channel == p.Channel && chatID == p.ChatID
+}
+
+// Allows reports whether actor may take verb on a, inChat saying that the
+// decision was taken in its chat (InChat): the approver rule's Allows,
+// except that with an approvers' chat (ApproveIn) the rule "chat" lets
+// the requester approve only from that chat, as anyone else; they may
+// still reject (withdraw) their own request from anywhere. (Without one,
+// the requester is in the approval's chat by definition.)
+func (a *Approval) Allows(actor UserID, verb Verb, inChat bool) bool {
+	return a.AllowsBy(a.Approvers, actor, verb, inChat)
+}
+
+// AllowsBy is Allows by rule r instead of a's own (an edited call's).
+func (a *Approval) AllowsBy(r ApproverRule, actor UserID, verb Verb, inChat bool) bool {
+	if a.ApproveIn != nil && r.Mode == ApproverChat && actor == a.Requester && verb != Reject && !inChat {
+		return false
+	}
+	return r.Allows(actor, a.Requester, verb, inChat)
+}
+
+// ApproversIn says who may approve a (ApproverRule.DescribeIn) to someone
+// who decided in chatID of channel: outside the approvers' chat of an
+// approval that has one, mode chat is "anyone in the approvers' chat".
+func (a *Approval) ApproversIn(lang, channel, chatID string) string {
+	if a.ApproveIn != nil && !a.InChat(channel, chatID) {
+		return a.Approvers.DescribeElsewhereIn(lang)
+	}
+	return a.Approvers.DescribeIn(lang)
 }
 
 // Vote is one person's approval counted towards a quorum.

@@ -70,7 +70,7 @@ func CodeIn(waiting []*Approval, a *Approval) string {
 }
 
 // ChatCoder is implemented by a store that can tell an approval's short
-// code in its chat more cheaply than by reading every approval pending
+// code in its chat (its approvers' chat when it has one: DecidesIn) more cheaply than by reading every approval pending
 // there (redisstore: one round trip when the approval is the chat's only
 // one). ChatCode must answer what CodeIn of ChatPending answers.
 type ChatCoder interface {

@@ -157,15 +157,15 @@ func (e *Engine) editDecision(ctx context.Context, id ID, d Decision) (_ Decisio
 		d.Edits = nil
 		return d, nil, nil, nil
 	}
-	inChat := d.ChatID != "" && d.Channel == a.Channel && d.ChatID == a.ChatID
-	if !a.Approvers.Allows(d.Actor, a.Requester, Approve, inChat) {
+	inChat := a.InChat(d.Channel, d.ChatID)
+	if !a.Allows(d.Actor, Approve, inChat) {
 		rules = nil // the claim refuses the actor by the approval's own rule, and audits it
 	}
 	for _, r := range rules {
 		if r.Mode == "" {
 			r.Mode = ApproverRequester
 		}
-		if !r.Allows(d.Actor, a.Requester, Approve, inChat) {
+		if !a.AllowsBy(r, d.Actor, Approve, inChat) {
 			e.audit(a, audit.EventUnauthorized, d.Actor, d.Source, StatusUnauthorized, "edited call needs another approver")
 			o := e.outcome(StatusUnauthorized, "")
 			o.Content += r.AsideIn(e.cfg.Lang)

@@ -332,6 +332,12 @@ func (e *Engine) Request(ctx context.Context, r Request) (*Approval, error) {
 	if a.Approvers.Mode == "" {
 		a.Approvers.Mode = ApproverRequester
 	}
+	if p := r.Verdict.ApproveIn; p != nil && (p.Channel != a.Channel || p.ChatID != a.ChatID) {
+		// The approvers' chat (approve_in); asked in that very chat, it
+		// is the approval's own.
+		in := *p
+		a.ApproveIn = &in
+	}
 	if !a.Approvers.Reachable(a.Requester) {
 		// Fail closed, and say so: a card nobody can ever complete would
 		// only wait for its expiry.
@@ -502,8 +508,8 @@ func (e *Engine) Decide(ctx context.Context, id ID, d Decision) (Outcome, error)
 	case ClaimUnauthorized:
 		e.audit(a, audit.EventUnauthorized, d.Actor, d.Source, StatusUnauthorized, "")
 		o := e.outcome(StatusUnauthorized, "")
-		o.Content += a.Approvers.AsideIn(e.cfg.Lang)
-		o.Detail = a.Approvers.DescribeIn(e.cfg.Lang)
+		o.Detail = a.ApproversIn(e.cfg.Lang, d.Channel, d.ChatID)
+		o.Content += words.In(e.cfg.Lang, words.ApproversAside, o.Detail)
 		return o, nil
 	case ClaimTampered:
 		e.audit(a, audit.EventTampered, d.Actor, d.Source, StatusTampered, "payload hash mismatch")

@@ -108,14 +108,15 @@ func (e *Engine) ChatPending(ctx context.Context, channel, chatID string) ([]*Ap
 	return e.cfg.Store.ChatPending(ctx, channel, chatID)
 }
 
-// ChatCode returns a's short code in its chat (Codes among the approvals
-// pending there, a included): through the store's ChatCoder where it has
+// ChatCode returns a's short code in its chat, its approvers' chat when
+// it has one (Codes among the approvals pending there, a included): through the store's ChatCoder where it has
 // one, else from ChatPending.
 func (e *Engine) ChatCode(ctx context.Context, a *Approval) (string, error) {
 	if cc, ok := e.cfg.Store.(ChatCoder); ok {
 		return cc.ChatCode(ctx, a)
 	}
-	waiting, err := e.cfg.Store.ChatPending(ctx, a.Channel, a.ChatID)
+	place := a.DecidesIn() // the approvers' chat, when it has one
+	waiting, err := e.cfg.Store.ChatPending(ctx, place.Channel, place.ChatID)
 	if err != nil {
 		return "", err
 	}

@@ -57,6 +57,11 @@ var ErrNotFound = errors.New("approval not found")
 // ErrUnavailable is returned (wrapped) when the store cannot be reached.
 var ErrUnavailable = errors.New("approval store unavailable")
 
+// ErrApproversUnreachable is returned (wrapped) by a Notifier that could
+// not send the card to the approvers' chat of an approval (approve_in):
+// the request fails and is cancelled, and UserMessageIn says so.
+var ErrApproversUnreachable = errors.New("the approvers' chat could not be reached; nothing was asked")
+
 // ErrQuorumUnreachable refuses a request whose approver rule leaves fewer
 // people who may approve than its quorum (the requester taken out by
 // high_needs_other): nothing is asked.
@@ -73,6 +78,9 @@ func UserMessage(err error) string { return UserMessageIn(err, "en") }
 // detail. Channels pass their configured language.
 func UserMessageIn(err error, lang string) string {
 	k := words.ErrOther
+	if errors.Is(err, ErrApproversUnreachable) {
+		return words.In(lang, words.ErrApproversUnreachable)
+	}
 	switch KindOf(err) {
 	case errkind.NotFound:
 		k = words.ErrNotFound

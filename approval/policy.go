@@ -3,6 +3,7 @@ package approval
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -95,10 +96,23 @@ func (r ApproverRule) Allows(actor, requester UserID, verb Verb, inChat bool) bo
 // words.In), for a card, a toast or a reply. The user ids are said as
 // they are.
 func (r ApproverRule) DescribeIn(lang string) string {
+	return r.describe(lang, words.ApproversChat)
+}
+
+// DescribeElsewhereIn is DescribeIn said outside the chat where the
+// approval is decided (the requester's chat of an approval with an
+// approvers' chat, approve_in): mode chat is "anyone in the approvers'
+// chat".
+func (r ApproverRule) DescribeElsewhereIn(lang string) string {
+	return r.describe(lang, words.ApproversTheirChat)
+}
+
+// describe is DescribeIn with chat as the words of mode chat.
+func (r ApproverRule) describe(lang string, chat words.Key) string {
 	var s string
 	switch r.Mode {
 	case ApproverChat:
-		s = words.In(lang, words.ApproversChat)
+		s = words.In(lang, chat)
 	case ApproverUsers:
 		names := make([]string, len(r.Users))
 		for i, u := range r.Users {
@@ -151,6 +165,36 @@ type ToolPolicy struct {
 	// Approvers, when set, is who may approve this tool's calls (with its
 	// quorum), whatever their risk: it replaces approvers.<risk>.
 	Approvers *ApproverConfig `json:"approvers" mapstructure:"approvers"`
+	// ApproveIn, when set, is the approvers' chat of this tool's calls,
+	// whatever their risk: it replaces approve_in.<risk>.
+	ApproveIn *Place `json:"approve_in" mapstructure:"approve_in"`
+}
+
+// Place is one chat of one channel: where the cards of the approvals an
+// approve_in rule names go (the approvers' chat), instead of the
+// requester's chat.
+type Place struct {
+	// Channel is feishu or dingtalk (the web page, the HTTP API and 1:1
+	// chats with listed people are not supported yet).
+	Channel string `json:"channel" mapstructure:"channel"`
+	// ChatID is the chat: a Feishu chat id (oc_…) or a DingTalk
+	// conversation id (cid…).
+	ChatID string `json:"chat_id" mapstructure:"chat_id"`
+}
+
+// ApproveInChannels are the channels an approve_in place may name.
+var ApproveInChannels = []string{"feishu", "dingtalk"}
+
+// validate reports the problems of an approve_in place at path.
+func (p Place) validate(path string) []error {
+	var errs []error
+	if !slices.Contains(ApproveInChannels, p.Channel) {
+		errs = append(errs, fmt.Errorf("%s.channel: %q is not feishu or dingtalk (approvers' chats on web, api or 1:1 are not supported)", path, p.Channel))
+	}
+	if strings.TrimSpace(p.ChatID) == "" {
+		errs = append(errs, fmt.Errorf("%s.chat_id: is required", path))
+	}
+	return errs
 }
 
 // PolicyConfig is the approval policy: when a tool call must wait for a
@@ -202,6 +246,12 @@ type PolicyConfig struct {
 	// Timeouts maps a risk to how long an approval waits before it
 	// expires. Missing risks use 5m.
 	Timeouts map[string]time.Duration `json:"timeouts" mapstructure:"timeouts"`
+	// ApproveIn maps a risk (LOW, MEDIUM, HIGH) to the approvers' chat:
+	// the approval's card (with its buttons) goes there instead of the
+	// requester's chat, which gets a status line that follows the
+	// approval to its end. The approver rule "chat" then means that chat.
+	// Missing risks ask in the requester's chat.
+	ApproveIn map[string]Place `json:"approve_in" mapstructure:"approve_in"`
 }
 
 // DefaultHighRows is how many rows a write may affect before it is HIGH.
@@ -262,6 +312,17 @@ func (c PolicyConfig) Validate() error {
 			// A tool's rule may serve a HIGH call: high_needs_other applies.
 			errs = append(errs, tp.Approvers.validate("tools."+name+".approvers", c.HighNeedsOther)...)
 		}
+		if tp.ApproveIn != nil {
+			errs = append(errs, tp.ApproveIn.validate("tools."+name+".approve_in")...)
+		}
+	}
+	for _, risk := range slices.Sorted(maps.Keys(c.ApproveIn)) {
+		p := c.ApproveIn[risk]
+		if _, err := ParseRisk(risk); err != nil {
+			errs = append(errs, fmt.Errorf("approve_in.%s: %v", risk, err))
+			continue
+		}
+		errs = append(errs, p.validate("approve_in."+risk)...)
 	}
 	if c.HighNeedsOther {
 		if _, ok := c.approverConfig(RiskHigh); !ok {
@@ -424,6 +485,9 @@ type Verdict struct {
 	ReasonZH string
 	// Approvers is who may decide.
 	Approvers ApproverRule
+	// ApproveIn, when set, is the approvers' chat: the card goes there
+	// (approve_in), and the requester's chat gets a status line.
+	ApproveIn *Place
 	// Timeout is how long the approval waits.
 	Timeout time.Duration
 	// Grantable reports that an approval of this call may grant the
@@ -474,7 +538,7 @@ func (p *Policy) Evaluate(c CallInfo, hasGrant func() (bool, error)) (Verdict, e
 	if len(blast) > 0 {
 		risk = RiskHigh
 	}
-	v := Verdict{Risk: risk, Approvers: p.approvers(risk, tp.Approvers), Timeout: p.timeout(risk)}
+	v := Verdict{Risk: risk, Approvers: p.approvers(risk, tp.Approvers), ApproveIn: p.approveIn(risk, tp.ApproveIn), Timeout: p.timeout(risk)}
 	if risk == RiskMedium && p.cfg.GrantWindow > 0 && !p.cfg.Strict {
 		v.Grantable, v.GrantWindow = true, p.cfg.GrantWindow
 	}
@@ -572,6 +636,21 @@ func (p *Policy) approvers(r Risk, tool *ApproverConfig) ApproverRule {
 	}
 	rule.NotRequester = r == RiskHigh && p.cfg.HighNeedsOther
 	return rule
+}
+
+// approveIn is the approvers' chat of a call of risk r: the tool's own
+// (tool, when set), else approve_in.<r>, else nil (the requester's chat).
+func (p *Policy) approveIn(r Risk, tool *Place) *Place {
+	if tool != nil {
+		pl := *tool
+		return &pl
+	}
+	for k, pl := range p.cfg.ApproveIn {
+		if strings.EqualFold(k, r.String()) {
+			return &pl
+		}
+	}
+	return nil
 }
 
 func (p *Policy) timeout(r Risk) time.Duration {

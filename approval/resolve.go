@@ -139,8 +139,8 @@ func (e *Engine) resolve(ctx context.Context, id ID, d Decision) (Outcome, error
 	case ClaimUnauthorized:
 		e.audit(a, audit.EventUnauthorized, d.Actor, d.Source, StatusUnauthorized, "resolution "+string(d.Resolution))
 		o := e.outcome(StatusUnauthorized, "")
-		o.Content += a.Approvers.AsideIn(e.cfg.Lang)
-		o.Detail = a.Approvers.DescribeIn(e.cfg.Lang)
+		o.Detail = a.ApproversIn(e.cfg.Lang, d.Channel, d.ChatID)
+		o.Content += words.In(e.cfg.Lang, words.ApproversAside, o.Detail)
 		return o, nil
 	case ClaimTampered:
 		e.audit(a, audit.EventTampered, d.Actor, d.Source, StatusTampered, "payload hash mismatch (resolution)")

@@ -28,7 +28,9 @@ import (
 // card that may grant grant_buttons "true" (the template shows 仅本次 and
 // 本会话允许 instead of 确认, their params action approve and grant once
 // / session; absent otherwise) and grant_window (the window in words,
-// "5m"); a batch's card also has per_call_hint (where to decide call by
+// "5m"); a requester's status card (View.WaitsIn, approve_in) is
+// pending with buttons "false" and status_text saying where it waits; a
+// batch's card also has per_call_hint (where to decide call by
 // call while it waits, "" once it has ended).
 //
 // A frozen approval (its effect unknown) is resolved on its final card:
@@ -100,13 +102,18 @@ func DingTalkCardData(v View, lang string) map[string]string {
 		m["result"] = ""
 		m["final"] = "false"
 		m["buttons"] = "true"
+		if v.WaitsIn != "" {
+			// The status card of the requester's chat (approve_in).
+			m["status_text"] = WaitsInLine(v, lang)
+			m["buttons"] = "false"
+		}
 	}
 	if len(v.Calls) > 1 {
 		// The template's two buttons decide every call alike; per call is
 		// decided on the web page or with the API (per_call_hint, shown
 		// while pending; "" once final).
 		m["per_call_hint"] = ""
-		if !v.Final {
+		if !v.Final && v.WaitsIn == "" {
 			m["per_call_hint"] = words.In(lang, words.CardPerCallElsewhere)
 		}
 	}
@@ -172,8 +179,8 @@ func DingTalkOutcomeData(o approval.Outcome, text approval.OutcomeText, lang str
 // The "markdown" card variable uses the 1:1 wording.
 func DingTalkMarkdown(v View, lang string, group bool) string {
 	md := Markdown(v, lang)
-	if v.Final {
-		return md
+	if v.Final || v.WaitsIn != "" {
+		return md // a status card says where it waits, not how to answer
 	}
 	how := dingTalkWords(lang).howDirect
 	if group {

@@ -262,7 +262,11 @@ func feishuPending(v View, lang string, buttons bool) map[string]any {
 	w := feishuWords(lang)
 	els := feishuFacts(v, lang)
 	els = append(els, map[string]any{"tag": "hr"})
-	if buttons && v.Approve != nil && v.Reject != nil {
+	if v.WaitsIn != "" {
+		// The status card of the requester's chat: the approval waits in
+		// the approvers' chat.
+		els = append(els, plainDiv(WaitsInLine(v, lang)))
+	} else if buttons && v.Approve != nil && v.Reject != nil {
 		how := w.how
 		columns := []any{
 			feishuButtonColumn(w.confirm, "primary", feishuApproveName, *v.Approve),

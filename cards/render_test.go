@@ -273,7 +273,21 @@ func goldenCases(t *testing.T) []golden {
 		o := approval.Outcome{Status: approval.StatusExecuted, DecidedBy: "dba_zhao", Content: "DROP TABLE"}
 		return golden{"final_quorum_" + lang, lang, cards.Final(a, o, text, lang)}
 	}
+	// The status card of the requester's chat while the approval waits in
+	// the approvers' chat (approve_in): no buttons, one line saying where.
+	waiting := func(lang string) golden {
+		a := one.Clone()
+		a.Approvers = approval.ApproverRule{Mode: approval.ApproverChat}
+		a.ApproveIn = &approval.Place{Channel: "feishu", ChatID: "oc_ops"}
+		text := en
+		if lang == "zh" {
+			text = zh
+		}
+		return golden{"waiting_approve_in_" + lang, lang, cards.Waiting(a, text, lang)}
+	}
 	return []golden{
+		waiting("en"),
+		waiting("zh"),
 		quorum("en", false),
 		quorum("zh", false),
 		quorum("en", true),

@@ -95,6 +95,8 @@ func Markdown(v View, lang string) string {
 		if v.Result != "" {
 			fmt.Fprintf(&b, "\n%s:\n\n%s", l.resultOf(v), fenced(v.Result))
 		}
+	} else if v.WaitsIn != "" {
+		b.WriteString("\n" + escapeMD(WaitsInLine(v, lang)) + "\n")
 	} else {
 		b.WriteString("\n" + l.howMD + "\n")
 	}
@@ -165,6 +167,8 @@ func Text(v View, lang string) string {
 		if v.Result != "" {
 			fmt.Fprintf(&b, "%s:\n%s", l.resultOf(v), indent(v.Result))
 		}
+	} else if v.WaitsIn != "" {
+		b.WriteString(WaitsInLine(v, lang) + "\n")
 	} else {
 		b.WriteString(l.howText + "\n")
 	}

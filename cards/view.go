@@ -115,6 +115,11 @@ type View struct {
 	// 确认 <code> and /cancel <code>; set by the router when it shows the
 	// card, empty where no code is known.
 	Code string `json:"code,omitempty"`
+	// WaitsIn, on the status card of the requester's chat of an approval
+	// decided in an approvers' chat (approve_in; see Waiting), says where
+	// it waits ("the approvers' chat"): the card has no buttons and says
+	// so in one line instead of how to answer. Empty on every other view.
+	WaitsIn string `json:"waits_in,omitempty"`
 }
 
 // MaxResultExcerpt bounds the result shown on a final card, in runes.
@@ -142,6 +147,24 @@ func Pending(a *approval.Approval, text approval.OutcomeText, lang string) View 
 		}
 	}
 	return v
+}
+
+// Waiting builds the status card of a waiting approval for its
+// requester's chat when it is decided in an approvers' chat (approve_in):
+// the pending view without buttons or short code, who may approve said
+// from outside that chat, and WaitsIn naming where it waits.
+func Waiting(a *approval.Approval, text approval.OutcomeText, lang string) View {
+	v := base(a, lang)
+	v.Approvers = a.Approvers.DescribeElsewhereIn(lang)
+	v.WaitsIn = words.In(lang, words.ApproveInChat)
+	return v
+}
+
+// WaitsInLine is the one line a status card (View.WaitsIn) shows
+// instead of how to answer: "Waiting for approval in the approvers'
+// chat".
+func WaitsInLine(v View, lang string) string {
+	return words.In(lang, words.CardWaitsIn, v.WaitsIn)
 }
 
 // Final builds the view of an ended approval (or of the status a decision

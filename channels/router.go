@@ -660,7 +660,7 @@ func (r *Router) decideTyped(ctx context.Context, eng Decider, ch Channel, to Ta
 			}
 		}
 		if o.Status == approval.StatusUnauthorized {
-			text += r.words().mayApprove(pending.Approvers.DescribeIn(r.cfg.Lang))
+			text += r.words().mayApprove(pending.ApproversIn(r.cfg.Lang, m.Channel, m.ChatID))
 		}
 		if o.Status == approval.StatusAwaitingQuorum {
 			// Counted (or counted before), with the progress: "1/2
@@ -803,24 +803,79 @@ func sourceOf(channel string) approval.Source {
 // Show sends the card of a new approval through the approval's channel to
 // its chat (approval.Notifier). A channel that is not registered is an
 // error, so the engine cancels an approval nobody could see.
+//
+// An approval with an approvers' chat (approve_in) is shown there first,
+// with its buttons; if that fails, the error (wrapping
+// approval.ErrApproversUnreachable) fails the request and nothing was sent
+// to the requester. Then the requester's chat gets the status card
+// (cards.Waiting): no buttons, where it waits. A status card that cannot
+// be sent is logged and left out: the approval itself is sound. Both
+// references are returned, so Settle ends both.
 func (r *Router) Show(ctx context.Context, a *approval.Approval) ([]approval.CardRef, error) {
-	ch, err := r.channel(a.Channel)
-	if err != nil {
-		return nil, fmt.Errorf("show approval %s: %w", a.ID, err)
+	own := Target{Channel: a.Channel, ChatID: a.ChatID, ThreadID: r.threadOf(a), UserID: a.Requester}
+	if a.ApproveIn == nil {
+		ref, err := r.showIn(ctx, a, own, r.pendingCard(ctx, a))
+		if err != nil {
+			return nil, err
+		}
+		return []approval.CardRef{ref}, nil
 	}
-	to := Target{Channel: a.Channel, ChatID: a.ChatID, ThreadID: r.threadOf(a), UserID: a.Requester}
-	ref, err := ch.ShowApproval(ctx, to, r.pendingCard(ctx, a))
+	in := Target{Channel: a.ApproveIn.Channel, ChatID: a.ApproveIn.ChatID}
+	ref, err := r.showIn(ctx, a, in, r.pendingCard(ctx, a))
 	if err != nil {
-		return nil, fmt.Errorf("show approval %s on %s: %w", a.ID, a.Channel, err)
+		return nil, fmt.Errorf("%w: %w", approval.ErrApproversUnreachable, err)
+	}
+	status, err := r.showIn(ctx, a, own, r.statusView(a))
+	if err != nil {
+		r.log.Warn("the status card could not be sent to the requester's chat; the approval waits in the approvers' chat all the same",
+			"channel", a.Channel, "chat_id", a.ChatID, "approval_id", a.ID, "err", err)
+		return []approval.CardRef{ref}, nil
+	}
+	return []approval.CardRef{ref, status}, nil
+}
+
+// showIn sends v, a card of a, to to.
+func (r *Router) showIn(ctx context.Context, a *approval.Approval, to Target, v cards.View) (approval.CardRef, error) {
+	ch, err := r.channel(to.Channel)
+	if err != nil {
+		return approval.CardRef{}, fmt.Errorf("show approval %s: %w", a.ID, err)
+	}
+	ref, err := ch.ShowApproval(ctx, to, v)
+	if err != nil {
+		return approval.CardRef{}, fmt.Errorf("show approval %s on %s: %w", a.ID, to.Channel, err)
 	}
 	if ref.Channel == "" {
-		ref.Channel = a.Channel
+		ref.Channel = to.Channel
 	}
 	if ref.ChatID == "" {
-		ref.ChatID = a.ChatID
+		ref.ChatID = to.ChatID
 	}
-	r.log.Debug("approval shown", "channel", a.Channel, "chat_id", a.ChatID, "approval_id", a.ID, "msg_id", ref.MessageID)
-	return []approval.CardRef{ref}, nil
+	r.log.Debug("approval shown", "channel", to.Channel, "chat_id", to.ChatID, "approval_id", a.ID, "msg_id", ref.MessageID, "status_card", v.WaitsIn != "")
+	return ref, nil
+}
+
+// statusView is the status card of a in its requester's chat while it
+// waits in its approvers' chat (cards.Waiting).
+func (r *Router) statusView(a *approval.Approval) cards.View {
+	v := cards.Waiting(a, r.text, r.cfg.Lang)
+	v.Zone = r.cfg.Zone
+	return v
+}
+
+// isStatusCard reports whether ref is a's status card: a card of an
+// approval with an approvers' chat outside that chat.
+func isStatusCard(a *approval.Approval, ref approval.CardRef) bool {
+	return a.ApproveIn != nil && (ref.Channel != a.ApproveIn.Channel || ref.ChatID != a.ApproveIn.ChatID)
+}
+
+// finalOn is the final view v as card ref of a shows it: a status card
+// offers no resolution of a frozen approval (that is done where the
+// approval was decided).
+func finalOn(a *approval.Approval, ref approval.CardRef, v cards.View) cards.View {
+	if isStatusCard(a, ref) {
+		v.Resolve = nil
+	}
+	return v
 }
 
 // threadOf recovers the thread of a per_thread session from its key.
@@ -848,7 +903,7 @@ func (r *Router) Settle(ctx context.Context, a *approval.Approval, o approval.Ou
 	for _, ref := range a.Cards {
 		ch, err := r.channel(ref.Channel)
 		if err == nil {
-			err = ch.SettleApproval(ctx, ref, v)
+			err = ch.SettleApproval(ctx, ref, finalOn(a, ref, v))
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("settle card %s/%s of %s: %w", ref.Channel, ref.MessageID, a.ID, err))
@@ -866,6 +921,7 @@ func (r *Router) Settle(ctx context.Context, a *approval.Approval, o approval.Ou
 // cards are settled once more, so that none is left pending.
 func (r *Router) Progress(ctx context.Context, a *approval.Approval) error {
 	v := r.pendingCard(ctx, a)
+	status := r.statusView(a)
 	var errs []error
 	redrawn := false
 	for _, ref := range a.Cards {
@@ -878,7 +934,11 @@ func (r *Router) Progress(ctx context.Context, a *approval.Approval) error {
 		if !ok {
 			continue
 		}
-		if err := ps.ShowProgress(ctx, ref, v); err != nil {
+		shown := v
+		if isStatusCard(a, ref) {
+			shown = status // the votes, still without buttons
+		}
+		if err := ps.ShowProgress(ctx, ref, shown); err != nil {
 			errs = append(errs, fmt.Errorf("progress on card %s/%s of %s: %w", ref.Channel, ref.MessageID, a.ID, err))
 			continue
 		}
@@ -897,7 +957,7 @@ func (r *Router) Progress(ctx context.Context, a *approval.Approval) error {
 		for _, ref := range now.Cards {
 			ch, err := r.channel(ref.Channel)
 			if err == nil {
-				err = ch.SettleApproval(ctx, ref, v)
+				err = ch.SettleApproval(ctx, ref, finalOn(now, ref, v))
 			}
 			if err != nil {
 				errs = append(errs, fmt.Errorf("settle card %s/%s of %s again: %w", ref.Channel, ref.MessageID, a.ID, err))
@@ -960,6 +1020,11 @@ func (r *Router) PendingView(ctx context.Context, to Target) (*cards.View, error
 	if err != nil || a == nil {
 		return nil, err
 	}
+	if a.ApproveIn != nil {
+		// It waits in the approvers' chat: the requester sees its status.
+		v := r.statusView(a)
+		return &v, nil
+	}
 	v := r.pendingCard(ctx, a)
 	return &v, nil
 }
@@ -977,10 +1042,13 @@ func (r *Router) ApprovalView(ctx context.Context, channel string, id approval.I
 		}
 		return nil, err
 	}
-	if a.State != approval.StatePending || !slices.ContainsFunc(a.Cards, func(c approval.CardRef) bool {
-		return c.Channel == channel && c.MessageID == messageID
-	}) {
+	i := slices.IndexFunc(a.Cards, func(c approval.CardRef) bool { return c.Channel == channel && c.MessageID == messageID })
+	if a.State != approval.StatePending || i < 0 {
 		return nil, nil
+	}
+	if isStatusCard(a, a.Cards[i]) {
+		v := r.statusView(a)
+		return &v, nil
 	}
 	v := r.pendingCard(ctx, a)
 	return &v, nil

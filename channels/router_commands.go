@@ -105,15 +105,16 @@ func (r *Router) command(ctx context.Context, ch Channel, to Target, m Message, 
 		}
 		var theirs []*approval.Approval
 		for _, a := range live {
-			if a.Approvers.Allows(m.UserID, a.Requester, verb, m.Channel == a.Channel && m.ChatID == a.ChatID) {
+			if a.Allows(m.UserID, verb, a.InChat(m.Channel, m.ChatID)) {
 				theirs = append(theirs, a)
 			}
 		}
 		switch {
-		case len(theirs) == 1 && pending == nil && theirs[0].Session.OfAgent() && r.replyFor(r.writtenAt(m), theirs[0]):
+		case len(theirs) == 1 && pending == nil && (theirs[0].Session.OfAgent() || theirs[0].ApproveIn != nil) && r.replyFor(r.writtenAt(m), theirs[0]):
 			// Nothing of the sender's own conversation waits, and the one
-			// they may decide is another agent's (no conversation of the
-			// chat is behind it): that one.
+			// they may decide is another agent's, or was sent here from
+			// another chat to be decided (approve_in): no conversation of
+			// this chat is behind it: that one.
 			r.decideTyped(ctx, r.decider, ch, to, m, theirs[0], reply, "", log)
 			return true
 		case len(theirs) < 2:
@@ -146,10 +147,10 @@ func (r *Router) command(ctx context.Context, ch Channel, to Target, m Message, 
 		return true
 	}
 	// /cancel <code>: its requester or someone who may approve it.
-	inChat := m.Channel == a.Channel && m.ChatID == a.ChatID
-	if m.UserID != a.Requester && !a.Approvers.Allows(m.UserID, a.Requester, approval.Approve, inChat) {
+	inChat := a.InChat(m.Channel, m.ChatID)
+	if m.UserID != a.Requester && !a.Allows(m.UserID, approval.Approve, inChat) {
 		log.Info("a /cancel by someone who may not withdraw the approval", "approval_id", a.ID)
-		return say(words.Text(l, words.CmdCancelDenied, a.Approvers.DescribeIn(r.cfg.Lang)))
+		return say(words.Text(l, words.CmdCancelDenied, a.ApproversIn(r.cfg.Lang, m.Channel, m.ChatID)))
 	}
 	o, err := cmdr.Cancel(ctx, a.ID, m.UserID, sourceOf(m.Channel), "")
 	if err != nil {
@@ -186,7 +187,7 @@ func (r *Router) pendingCard(ctx context.Context, a *approval.Approval) cards.Vi
 	if !ok {
 		return v
 	}
-	code, err := cmdr.ChatCode(ctx, a)
+	code, err := cmdr.ChatCode(ctx, a) // in the approvers' chat, when it has one
 	if err != nil {
 		r.log.Warn("finding the approval's code in its chat failed; the card has no code", "approval_id", a.ID, "err", err)
 		return v

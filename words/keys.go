@@ -48,6 +48,9 @@ const (
 	ErrConflict
 	ErrExpired
 	ErrUnavailable
+	// ErrApproversUnreachable: the card could not be sent to the
+	// approvers' chat (approve_in), so the request failed.
+	ErrApproversUnreachable
 	ErrInvalid
 	ErrOther
 
@@ -136,6 +139,12 @@ const (
 	CardHowFeishu  // how to answer a Feishu card
 	CardHowGroup   // how to answer a DingTalk card in a group, in Markdown
 	CardHowDirect  // how to answer a DingTalk card in a direct chat, in Markdown
+	// CardWaitsIn is the one line of a requester's status card while the
+	// approval waits in another chat (approve_in): %s is where
+	// (ApproveInChat).
+	CardWaitsIn
+	// ApproveInChat names the approvers' chat (approve_in) in a sentence.
+	ApproveInChat
 
 	// The placeholder of a Feishu card's reason field (the form input
 	// whose text is the decision's comment).
@@ -144,6 +153,7 @@ const (
 	// Who may approve (approval.ApproverRule.DescribeIn): on a card, in a
 	// refusal, after an unauthorized outcome.
 	ApproversChat         // anyone in the chat may
+	ApproversTheirChat    // anyone in the approvers' chat may (approve_in), said in the requester's chat
 	ApproversUsers        // args: the user ids, joined by ApproversSep
 	ApproversRequester    // only the requester may
 	ApproversNotRequester // said after ApproversChat or ApproversUsers when the requester may not

@@ -111,7 +111,9 @@ func (s *Store) ChatPending(ctx context.Context, channel, chatID string) ([]*app
 	s.mu.Lock()
 	var out []*approval.Approval
 	for id := range s.due {
-		if r := s.recs[id]; r != nil && r.State == approval.StatePending && r.Channel == channel && r.ChatID == chatID {
+		// An approval asked in an approvers' chat (approve_in) is listed
+		// there, not in its requester's chat.
+		if r := s.recs[id]; r != nil && r.State == approval.StatePending && r.DecidesIn() == (approval.Place{Channel: channel, ChatID: chatID}) {
 			out = append(out, r.Clone())
 		}
 	}

@@ -313,8 +313,7 @@ func (s *Store) claimLocked(id approval.ID, req approval.ClaimRequest) (approval
 	if req.Intent == approval.IntentReject {
 		verb = approval.Reject
 	}
-	inChat := req.ChatID != "" && req.Channel == r.Channel && req.ChatID == r.ChatID
-	if !r.Approvers.Allows(req.Actor, r.Requester, verb, inChat) {
+	if !r.Allows(req.Actor, verb, r.InChat(req.Channel, req.ChatID)) {
 		return out(approval.ClaimUnauthorized, false), nil
 	}
 	if req.PayloadSHA256 != r.PayloadSHA256 {
@@ -427,8 +426,7 @@ func (s *Store) resolveLocked(id approval.ID, req approval.ResolveRequest) (appr
 	if r.State != approval.StateFrozen {
 		return out(approval.ClaimNotFrozen, false), nil
 	}
-	inChat := req.ChatID != "" && req.Channel == r.Channel && req.ChatID == r.ChatID
-	if !r.Approvers.Allows(req.Actor, r.Requester, approval.Approve, inChat) {
+	if !r.Allows(req.Actor, approval.Approve, r.InChat(req.Channel, req.ChatID)) {
 		return out(approval.ClaimUnauthorized, false), nil
 	}
 	if req.PayloadSHA256 != r.PayloadSHA256 {

@@ -21,7 +21,8 @@
 //	<prefix>{<shard>}:grant:<GrantID(key)>           STRING a session grant's JSON (PX its window)
 //	<prefix>{<shard>}:grants:<session>               ZSET  the session's grants, scored by expiry
 //	<prefix>chat:<len(channel)>:<channel>:<chat>     ZSET  a chat's approvals by ExpiresAt (ChatPending),
-//	                                                  added in Put's pipeline, pruned when read
+//	                                                  added in Put's pipeline, pruned when read; an
+//	                                                  approval with an approvers' chat is listed there
 //	<prefix>outcomes                                  pub/sub channel: {"id":…,"outcome":{…}}
 //
 // # The record
@@ -40,6 +41,9 @@
 //	h        payload hash: "h" and the 32 bytes of a lowercase hex SHA-256,
 //	         or "=" and any other text as given (the claim compares this form)
 //	ch, ci   channel and chat id (absent when empty)
+//	ac, ai   the approvers' chat (approval.Approval.ApproveIn): channel
+//	         and chat id, absent when the approval has none; the claim
+//	         and resolve scripts read them (the approver rule "chat")
 //	k        session, when it does not begin with <ch>:<ci>; else K, what
 //	         follows that (absent when nothing: the per-chat session scope)
 //	e, n     ExpiresAt as unix milliseconds and the nanoseconds within that

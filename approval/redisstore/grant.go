@@ -277,7 +277,8 @@ func (s *Store) ChatCode(ctx context.Context, a *approval.Approval) (string, err
 	if err := ctxErr(ctx, op, a.ID); err != nil {
 		return "", err
 	}
-	key := s.chatKey(a.Channel, a.ChatID)
+	place := a.DecidesIn() // the approvers' chat, when it has one
+	key := s.chatKey(place.Channel, place.ChatID)
 	ids, err := s.chatIDs(ctx, key)
 	if err != nil {
 		return "", unavailable(op, a.ID, err)

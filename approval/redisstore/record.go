@@ -180,6 +180,12 @@ func encodeRecord(a *approval.Approval) (fields, error) {
 	} else {
 		fs.add("k", string(a.Session))
 	}
+	if p := a.ApproveIn; p != nil {
+		// The approvers' chat: the claim and resolve scripts read it
+		// (the approver rule "chat"), so it is not in j.
+		fs.add("ac", p.Channel)
+		fs.add("ai", p.ChatID)
+	}
 	ms, ns := splitTime(a.ExpiresAt)
 	fs = append(fs, "e", ms, "n", ns)
 	if a.Requester != "" {
@@ -397,6 +403,9 @@ func decodeFixed(a *approval.Approval, f record) error {
 		a.Session = approval.SessionKey(k)
 	} else {
 		a.Session = approval.SessionKey(a.Channel + ":" + a.ChatID + f.str("K"))
+	}
+	if ai, ok := f.get("ai"); ok {
+		a.ApproveIn = &approval.Place{Channel: f.str("ac"), ChatID: ai}
 	}
 	a.Requester = approval.UserID(f.str("r"))
 	a.Approvers.Mode = approval.ApproverRequester

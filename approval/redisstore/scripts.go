@@ -71,12 +71,17 @@ local function long(rk, name, v)
   end
   return v
 end
--- allows is approval.ApproverRule.Allows(actor, requester, verb, inChat)
--- for the record rk: mode is its approver mode (field m), notreq its
+-- allows is approval.Approval.Allows(actor, verb, inChat) for the record
+-- rk (its rule's ApproverRule.Allows): mode is its approver mode (field m), notreq its
 -- four-eyes flag (field x, "1"), users, ch and ci the stored forms of its
--- users, channel and chat (fields u, ch, ci); dch and dci are where the
--- decision was taken ("" when unknown).
-local function allows(rk, actor, requester, verb, mode, notreq, users, ch, ci, dch, dci)
+-- users, channel and chat (fields u, ch, ci), ac and ai those of its
+-- approvers' chat (fields ac, ai: approve_in; absent when it has none);
+-- dch and dci are where the decision was taken ("" when unknown). "In
+-- chat" is approval.Approval.InChat: in the approvers' chat when the
+-- record has one (then its own chat is not), else in its own chat; and
+-- as approval.Approval.Allows, with an approvers' chat the rule "chat"
+-- lets the requester approve only from there.
+local function allows(rk, actor, requester, verb, mode, notreq, users, ch, ci, ac, ai, dch, dci)
   if actor == '' then
     return false
   elseif verb == 'reject' and actor == requester then
@@ -84,8 +89,19 @@ local function allows(rk, actor, requester, verb, mode, notreq, users, ch, ci, d
   elseif notreq == '1' and actor == requester then
     return false
   elseif mode == 'chat' then
-    -- the requester, or a decision taken in the approval's own chat
-    return actor == requester or (dci ~= '' and dch == (long(rk, 'ch', ch) or '') and dci == long(rk, 'ci', ci))
+    -- the requester, or a decision taken in the approval's chat: the
+    -- requester is in the approval's own chat by definition, not in
+    -- its approvers' chat (a reject of their own was allowed above)
+    if actor == requester and not ai then
+      return true
+    end
+    if dci == '' then
+      return false
+    end
+    if ai then
+      return dch == (long(rk, 'ac', ac) or '') and dci == long(rk, 'ai', ai)
+    end
+    return dch == (long(rk, 'ch', ch) or '') and dci == long(rk, 'ci', ci)
   elseif mode == 'users' then
     local list = long(rk, 'u', users)
     if list then
@@ -232,7 +248,7 @@ return res
 // result JSON or ""}.
 const claimLua = libLua + `
 local rk, base, id, intent, nonce = KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[16]
-local f = record(rk, 'h', 'k', 'K', 'ch', 'ci', 'e', 'n', 'i', 'r', 'm', 'x', 'u', 't', 'qu')
+local f = record(rk, 'h', 'k', 'K', 'ch', 'ci', 'e', 'n', 'i', 'r', 'm', 'x', 'u', 't', 'qu', 'ac', 'ai')
 local state = f[1]
 if not state then
   return {'missing'}
@@ -306,13 +322,13 @@ if redis.call('GET', pk) ~= id then
   return result('superseded', 1)
 end
 
--- approval.ApproverRule.Allows(actor, requester, verb, inChat)
+-- approval.Approval.Allows(actor, verb, inChat)
 local actor, requester = ARGV[5], long(rk, 'r', f[10]) or ''
 local verb = 'approve'
 if intent == 'reject' then
   verb = 'reject'
 end
-local allowed = allows(rk, actor, requester, verb, f[11], f[12], f[13], f[5], f[6], ARGV[17], ARGV[18])
+local allowed = allows(rk, actor, requester, verb, f[11], f[12], f[13], f[5], f[6], f[16], f[17], ARGV[17], ARGV[18])
 if not allowed then
   return result('unauthorized', 0)
 end
@@ -547,7 +563,7 @@ return {id, redis.call('HGETALL', rk)}
 // Returns {"missing"} or {code, ended 0|1, HGETALL of the record}.
 const resolveLua = libLua + `
 local rk, id, nonce = KEYS[1], ARGV[1], ARGV[11]
-local f = record(rk, 'h', 'ch', 'ci', 'r', 'm', 'u', 'x', 't')
+local f = record(rk, 'h', 'ch', 'ci', 'r', 'm', 'u', 'x', 't', 'ac', 'ai')
 if not f[1] then
   return {'missing'}
 end
@@ -562,9 +578,9 @@ end
 if f[1] ~= 'frozen' then
   return result('not_frozen', 0)
 end
--- approval.ApproverRule.Allows(actor, requester, "approve", inChat)
+-- approval.Approval.Allows(actor, "approve", inChat)
 local actor, requester = ARGV[4], long(rk, 'r', f[5]) or ''
-local allowed = allows(rk, actor, requester, 'approve', f[6], f[8], f[7], f[3], f[4], ARGV[12], ARGV[13])
+local allowed = allows(rk, actor, requester, 'approve', f[6], f[8], f[7], f[3], f[4], f[10], f[11], ARGV[12], ARGV[13])
 if not allowed then
   return result('unauthorized', 0)
 end

@@ -305,7 +305,10 @@ func (s *Store) Put(ctx context.Context, a *approval.Approval, supersededOutcome
 	// sweeper's expiry or leaves the approval out of the chat's /pending,
 	// never a claim.
 	due := redis.Z{Score: float64(expMS), Member: string(a.ID)}
-	chat := s.chatKey(a.Channel, a.ChatID)
+	// An approval asked in an approvers' chat (approve_in) is listed
+	// there, not in its requester's chat.
+	place := a.DecidesIn()
+	chat := s.chatKey(place.Channel, place.ChatID)
 	chatTTL := time.Duration(durMS(life+s.retention)) * time.Millisecond
 	pipe := s.c.Pipeline()
 	putCmd := s.put.EvalSha(ctx, pipe, keys, args...)

@@ -75,6 +75,10 @@ var tests = []storeTest{
 	{"ResolveRetry", testResolveRetry},
 	{"ResolveRefused", testResolveRefused},
 	{"ConcurrentResolutions", testConcurrentResolutions},
+	{"ApproveInRoundTrip", testApproveInRoundTrip},
+	{"ApproveInClaim", testApproveInClaim},
+	{"ApproveInResolve", testApproveInResolve},
+	{"ApproveInChatPending", testApproveInChatPending},
 }
 
 // T0 is the time the suite's approvals are created at.

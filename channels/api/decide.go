@@ -31,7 +31,9 @@ func mayDecide(u User, rec *approval.Approval) bool {
 	if rec.Channel != Name || !ok {
 		return false
 	}
-	return rec.Approvers.Allows(approval.UserID(u.UserID()), rec.Requester, approval.Approve, tenant == u.Tenant)
+	// With an approvers' chat (approve_in: Feishu or DingTalk), no API
+	// user decides "in its chat".
+	return rec.Allows(approval.UserID(u.UserID()), approval.Approve, rec.ApproveIn == nil && tenant == u.Tenant)
 }
 
 // decisionChat is the chat a decision of u on rec is taken in: the
@@ -50,7 +52,7 @@ func decisionChat(u User, rec *approval.Approval) string {
 // user_mismatch for another user. Who may decide is said in lang.
 func refusal(u User, rec *approval.Approval, lang words.Lang) *apiError {
 	tenant, _, _, _ := splitChatID(rec.ChatID)
-	who := rec.Approvers.DescribeIn(string(lang))
+	who := rec.ApproversIn(string(lang), Name, "") // never the approvers' chat
 	switch {
 	case tenant != u.Tenant:
 		return fail(CodeFamilyMismatch, words.APIFamilyMismatch, who)

@@ -230,6 +230,10 @@ func (c *Channel) post(ctx context.Context, to channels.Target, kind chatKind, m
 // that settling it after a restart, or on another replica, posts through
 // the right robot send API. (Refs written before the kind was kept are
 // "md:<approval id>": their chat is a group unless this process saw it.)
+// statusTrack ends the outTrackId (and the markdown ref) of a requester's
+// status card (approve_in): "<approval id>-status".
+const statusTrack = "-status"
+
 const (
 	markdownRef       = "md:"
 	markdownRefGroup  = markdownRef + "g:"
@@ -267,6 +271,12 @@ func (a cardAnswer) err(what string) error {
 // in HTTP mode, a markdown message answered by typing 确认 / 取消.
 func (c *Channel) ShowApproval(ctx context.Context, to channels.Target, v cards.View) (approval.CardRef, error) {
 	info, _ := c.chat(to.ChatID, kindUnknown)
+	track := string(v.ApprovalID)
+	if v.WaitsIn != "" {
+		// The requester's status card (approve_in): a card of its own
+		// beside the approval's, whose outTrackId is the approval id.
+		track += statusTrack
+	}
 	if c.cfg.CardTemplateID == "" || c.cfg.Mode == ModeHTTP {
 		err := c.sendMarkdown(ctx, to, kindUnknown, cards.DingTalkMarkdownTitle(v), cards.DingTalkMarkdown(v, c.cfg.Lang, info.group))
 		if err != nil {
@@ -276,11 +286,11 @@ func (c *Channel) ShowApproval(ctx context.Context, to channels.Target, v cards.
 		if info.group {
 			ref = markdownRefGroup
 		}
-		return approval.CardRef{Channel: Name, ChatID: to.ChatID, MessageID: ref + string(v.ApprovalID)}, nil
+		return approval.CardRef{Channel: Name, ChatID: to.ChatID, MessageID: ref + track}, nil
 	}
 	body := map[string]any{
 		"cardTemplateId": c.cfg.CardTemplateID,
-		"outTrackId":     string(v.ApprovalID),
+		"outTrackId":     track,
 		"callbackType":   "STREAM",
 		"cardData":       map[string]any{"cardParamMap": cards.DingTalkCardData(v, c.cfg.Lang)},
 		"userIdType":     1,
@@ -308,7 +318,7 @@ func (c *Channel) ShowApproval(ctx context.Context, to channels.Target, v cards.
 	if err := out.err("create card"); err != nil {
 		return approval.CardRef{}, err
 	}
-	return approval.CardRef{Channel: Name, ChatID: to.ChatID, MessageID: string(v.ApprovalID)}, nil
+	return approval.CardRef{Channel: Name, ChatID: to.ChatID, MessageID: track}, nil
 }
 
 // FoldsResults marks DingTalk as a channel whose people read a tool's
@@ -351,6 +361,12 @@ func (c *Channel) updateCard(ctx context.Context, ref approval.CardRef, v cards.
 // the router already answers a typed one.
 func (c *Channel) SettleApproval(ctx context.Context, ref approval.CardRef, v cards.View) error {
 	if kind, ok := markdownKind(ref.MessageID); ok {
+		if strings.HasSuffix(ref.MessageID, statusTrack) {
+			// A requester's status: nobody typed the decision in this
+			// chat, so its end is always said here.
+			return c.sendMarkdown(ctx, channels.Target{Channel: Name, ChatID: ref.ChatID, UserID: v.Requester}, kind,
+				cards.DingTalkMarkdownTitle(v), cards.DingTalkMarkdown(v, c.cfg.Lang, false))
+		}
 		switch v.Status {
 		case approval.StatusExpired, approval.StatusSuperseded, approval.StatusCancelled:
 			return c.sendMarkdown(ctx, channels.Target{Channel: Name, ChatID: ref.ChatID, UserID: v.Requester}, kind,

@@ -85,6 +85,9 @@ type rigOptions struct {
 	// model, when set, is the agent's model (default: the rig's
 	// scripted hitltest.Model).
 	model agent.Model
+	// editPolicy, when set, changes the approval policy (after approvers
+	// and policy).
+	editPolicy func(*approval.PolicyConfig)
 }
 
 // webhookKey is the encrypt key of webhook-mode rigs.
@@ -153,6 +156,13 @@ func newRigWith(t *testing.T, o rigOptions, mod ...func(*Config, *hitltest.Tool)
 	}
 	if o.policy != nil {
 		pc = o.policy
+	}
+	if o.editPolicy != nil {
+		if pc == nil {
+			c := approval.DefaultPolicyConfig()
+			pc = &c
+		}
+		o.editPolicy(pc)
 	}
 	var m agent.Model = g.model
 	if o.model != nil {

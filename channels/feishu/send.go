@@ -270,7 +270,13 @@ func (c *Channel) ShowApproval(ctx context.Context, to channels.Target, v cards.
 		return approval.CardRef{}, err
 	}
 	to.ReplyTo = "" // the card stands on its own in the chat
-	id, err := c.post(ctx, to, larkim.MsgTypeInteractive, content, hashUUID("card", string(v.ApprovalID)))
+	kind := "card"
+	if v.WaitsIn != "" {
+		// The requester's status card (approve_in) is another message
+		// than the approval's card: Feishu keeps one message per uuid.
+		kind = "status"
+	}
+	id, err := c.post(ctx, to, larkim.MsgTypeInteractive, content, hashUUID(kind, string(v.ApprovalID)))
 	if err != nil {
 		return approval.CardRef{}, fmt.Errorf("feishu show approval %s: %w", v.ApprovalID, err)
 	}

@@ -80,15 +80,38 @@ func (f *Fake) aiRefuseLocked(w http.ResponseWriter, status int, code, msg strin
 	_, _ = w.Write(b)
 }
 
+// refuse answers a refused card call.
+func refuse(w http.ResponseWriter, status int, code, msg string) {
+	w.WriteHeader(status)
+	b, _ := json.Marshal(map[string]string{"code": code, "message": msg})
+	_, _ = w.Write(b)
+}
+
 // cardCreated checks and records a createAndDeliver of an AI card (its
-// cardParamMap has a flowStatus); false: refused (answered). Other cards
-// pass as before.
+// cardParamMap has a flowStatus); false: refused (answered). Another card
+// is refused in a space the robot is not in (RefuseSpace) and when its
+// outTrackId was used already (one card per outTrackId).
 func (f *Fake) cardCreated(w http.ResponseWriter, c Call) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	data, _ := c.Body["cardData"].(map[string]any)
 	params, _ := data["cardParamMap"].(map[string]any)
+	space, _ := c.Body["openSpaceId"].(string)
+	if f.outOf[space] {
+		refuse(w, 400, "param.robotNotInGroup", "the robot is not a member of "+space)
+		return false
+	}
 	if _, ai := params["flowStatus"]; !ai {
+		// An interactive card: one card per outTrackId, as DingTalk keeps.
+		id, _ := c.Body["outTrackId"].(string)
+		if f.tracks[id] {
+			refuse(w, 400, "param.outTrackIdDuplicated", "outTrackId "+id+" was used already")
+			return false
+		}
+		if f.tracks == nil {
+			f.tracks = map[string]bool{}
+		}
+		f.tracks[id] = true
 		return true
 	}
 	id, _ := c.Body["outTrackId"].(string)

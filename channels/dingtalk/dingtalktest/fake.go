@@ -33,8 +33,10 @@ type Fake struct {
 	calls   []Call
 	nextMsg int
 	refuse  bool
-	secret  string  // the only appSecret the token endpoint accepts ("": any)
-	ai      aiCards // cards by outTrackId, AI card streams (aicard.go)
+	secret  string          // the only appSecret the token endpoint accepts ("": any)
+	ai      aiCards         // cards by outTrackId, AI card streams (aicard.go)
+	tracks  map[string]bool // the outTrackIds of the interactive cards created
+	outOf   map[string]bool // openSpaceIds the robot is not in (RefuseSpace)
 }
 
 // Call is one HTTP call the fake received.
@@ -282,6 +284,18 @@ func (f *Fake) RequireSecret(secret string) {
 	f.mu.Lock()
 	f.secret = secret
 	f.mu.Unlock()
+}
+
+// RefuseSpace makes every card created in openSpaceId (as
+// "dtv1.card//IM_GROUP.<cid>") fail with HTTP 400, as for a group the
+// robot is not in (the error's code is the fake's own).
+func (f *Fake) RefuseSpace(openSpaceID string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.outOf == nil {
+		f.outOf = map[string]bool{}
+	}
+	f.outOf[openSpaceID] = true
 }
 
 // Refuse makes the ticket request answer 401 (a refused start).

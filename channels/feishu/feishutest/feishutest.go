@@ -58,7 +58,8 @@ type Server struct {
 
 	mu          sync.Mutex
 	calls       []Call
-	throttle    map[string]int // op → 429 answers still to give
+	throttle    map[string]int  // op → 429 answers still to give
+	outOf       map[string]bool // chats the bot is not in (RefuseChat)
 	resetHeader string
 	nextID      int
 	tokens      int
@@ -198,6 +199,12 @@ func (s *Server) record(w http.ResponseWriter, r *http.Request, op string) (Call
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if op == "create" && s.outOf[b.ReceiveID] {
+		c.Answered = 400
+		s.calls = append(s.calls, c)
+		writeJSON(w, 400, map[string]any{"code": NotInChatCode, "msg": "Bot/User can NOT be out of the chat."})
+		return c, false
+	}
 	if s.throttle[op] > 0 {
 		s.throttle[op]--
 		c.Answered = 429
@@ -230,6 +237,21 @@ func (s *Server) record(w http.ResponseWriter, r *http.Request, op string) (Call
 	}
 	s.calls = append(s.calls, c)
 	return c, true
+}
+
+// NotInChatCode is Feishu's answer to a message sent to a chat the bot is
+// not in (or that does not exist).
+const NotInChatCode = 230002
+
+// RefuseChat makes every message sent to chat fail as Feishu fails one to
+// a chat the bot is not in (400, code NotInChatCode).
+func (s *Server) RefuseChat(chat string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.outOf == nil {
+		s.outOf = map[string]bool{}
+	}
+	s.outOf[chat] = true
 }
 
 func (s *Server) newID() string {

@@ -441,6 +441,16 @@ var validateTests = []validateTest{
 		want: []string{"log.level", "store.backend", "approval.outcome_text.exploded", "approval.lang", "approval.time_zone", "approval.session_scope", "model.provider", "channels.api.lang", "channels.cli.lang"},
 	},
 	{
+		name: "approve_in",
+		change: func(c *Config) {
+			c.Channels.Feishu.Enabled = false
+			c.Approval.Policy.ApproveIn = map[string]approval.Place{"HIGH": {Channel: "feishu", ChatID: "oc_ops"}, "MEDIUM": {Channel: "web", ChatID: "s1"}}
+			c.Approval.Policy.Tools = map[string]approval.ToolPolicy{"drop_table": {ApproveIn: &approval.Place{Channel: "dingtalk"}}}
+		},
+		want: []string{"approval.policy.tools.drop_table.approve_in.chat_id", "approval.policy.approve_in.MEDIUM.channel",
+			"approval.policy.approve_in.HIGH.channel", "approval.policy.tools.drop_table.approve_in.channel"},
+	},
+	{
 		name:   "redis without an address",
 		change: func(c *Config) { c.Store.Backend = "redis" },
 		want:   []string{"store.redis"},

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"os"
@@ -153,9 +154,32 @@ func (c *Config) validateStore(ps *Problems) {
 	}
 }
 
+// validateApproveIn refuses an approvers' chat (approval.policy.approve_in,
+// approval.policy.tools.<name>.approve_in) on a channel that is not
+// enabled: its cards could never be shown, so every such request would
+// fail. (The channel and chat_id themselves are checked by the policy.)
+func (c *Config) validateApproveIn(ps *Problems) {
+	enabled := map[string]bool{"feishu": c.Channels.Feishu.Enabled, "dingtalk": c.Channels.DingTalk.Enabled}
+	check := func(path string, p approval.Place) {
+		if on, known := enabled[p.Channel]; known && !on {
+			ps.add(path+".channel", fmt.Sprintf("%q is not enabled (channels.%s.enabled): the approvers' chat could never be reached", p.Channel, p.Channel))
+		}
+	}
+	p := c.Approval.Policy
+	for _, risk := range slices.Sorted(maps.Keys(p.ApproveIn)) {
+		check("approval.policy.approve_in."+risk, p.ApproveIn[risk])
+	}
+	for _, name := range slices.Sorted(maps.Keys(p.Tools)) {
+		if in := p.Tools[name].ApproveIn; in != nil {
+			check("approval.policy.tools."+name+".approve_in", *in)
+		}
+	}
+}
+
 func (c *Config) validateApproval(ps *Problems) {
 	a := c.Approval
 	ps.addErr("approval.policy", a.Policy.Validate())
+	c.validateApproveIn(ps)
 	if _, err := approval.NewReplyParser(a.Replies); err != nil {
 		ps.addErr("approval", err)
 	}
