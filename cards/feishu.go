@@ -236,7 +236,8 @@ func feishuFacts(v View, lang string) []any {
 	} else {
 		fmt.Fprintf(&b, "\n%s: %s", l.approvers, v.Approvers)
 	}
-	if v.Progress != "" {
+	progress := feishuProgress(v, lang)
+	if progress == nil && v.Progress != "" {
 		b.WriteString("\n" + v.Progress)
 	}
 	if v.ShortHash != "" {
@@ -252,10 +253,40 @@ func feishuFacts(v View, lang string) []any {
 		b.WriteString("\n" + e)
 	}
 	els = append(els, plainDiv(b.String()))
+	if progress != nil {
+		els = append(els, progress)
+	}
 	if v.Preview != "" {
 		els = append(els, markdownEl(fenced(excerpt(v.Preview, MaxFeishuPreview))))
 	}
 	return els
+}
+
+// feishuProgress is a quorum's progress line as a markdown element that
+// mentions each voter (<at id=ou_…></at>: the client shows their names),
+// when every voter has a Feishu id; nil otherwise (the line is then said
+// as text, ids as they are).
+func feishuProgress(v View, lang string) map[string]any {
+	if v.Progress == "" || len(v.Voters) == 0 {
+		return nil
+	}
+	for _, u := range v.Voters {
+		if !feishuUserID.MatchString(string(u)) {
+			return nil
+		}
+	}
+	// The catalogue's sentence with one slot per voter (a byte no
+	// sentence holds), escaped, then the mentions put in the slots.
+	const slot = "\x00"
+	slots := make([]string, len(v.Voters))
+	for i := range slots {
+		slots[i] = slot
+	}
+	line := escapeMD(words.In(lang, words.QuorumProgress, len(v.Voters), v.Quorum, strings.Join(slots, words.In(lang, words.ApproversSep))))
+	for _, u := range v.Voters {
+		line = replaceOnce(line, slot, "<at id="+string(u)+"></at>")
+	}
+	return markdownEl(line)
 }
 
 func feishuPending(v View, lang string, buttons bool) map[string]any {

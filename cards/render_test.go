@@ -259,8 +259,8 @@ func goldenCases(t *testing.T) []golden {
 	// A quorum of 2 of 3 DBAs, one of whom has approved; and its end.
 	quorum := func(lang string, final bool) golden {
 		a := one.Clone()
-		a.Approvers = approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"dba_li", "dba_wang", "dba_zhao"}, Quorum: 2, NotRequester: true}
-		a.Votes = []approval.Vote{{By: "dba_li", Via: approval.SourceCard, At: a.CreatedAt.Add(time.Minute)}}
+		a.Approvers = approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"ou_dbali", "ou_dbawang", "ou_dbazhao"}, Quorum: 2, NotRequester: true}
+		a.Votes = []approval.Vote{{By: "ou_dbali", Via: approval.SourceCard, At: a.CreatedAt.Add(time.Minute)}}
 		text := en
 		if lang == "zh" {
 			text = zh
@@ -268,9 +268,9 @@ func goldenCases(t *testing.T) []golden {
 		if !final {
 			return golden{"pending_quorum_" + lang, lang, cards.Pending(a, text, lang)}
 		}
-		a.Votes = append(a.Votes, approval.Vote{By: "dba_zhao", Via: approval.SourceCard, At: a.CreatedAt.Add(2 * time.Minute)})
-		a.DecidedBy = "dba_zhao"
-		o := approval.Outcome{Status: approval.StatusExecuted, DecidedBy: "dba_zhao", Content: "DROP TABLE"}
+		a.Votes = append(a.Votes, approval.Vote{By: "ou_dbazhao", Via: approval.SourceCard, At: a.CreatedAt.Add(2 * time.Minute)})
+		a.DecidedBy = "ou_dbazhao"
+		o := approval.Outcome{Status: approval.StatusExecuted, DecidedBy: "ou_dbazhao", Content: "DROP TABLE"}
 		return golden{"final_quorum_" + lang, lang, cards.Final(a, o, text, lang)}
 	}
 	// The status card of the requester's chat while the approval waits in

@@ -111,6 +111,9 @@ type View struct {
 	// any, on a pending view and on the final one.
 	Quorum   int    `json:"quorum,omitempty"`
 	Progress string `json:"progress,omitempty"`
+	// Voters are who approved towards the quorum, in order (Progress
+	// names them; a Feishu card mentions them).
+	Voters []approval.UserID `json:"voters,omitempty"`
 	// Code is the approval's short code in its chat (approval.Codes), for
 	// 确认 <code> and /cancel <code>; set by the router when it shows the
 	// card, empty where no code is known.
@@ -284,6 +287,9 @@ func base(a *approval.Approval, lang string) View {
 		v.Quorum = n
 		if len(a.Votes) > 0 {
 			v.Progress = approval.QuorumProgressIn(a, lang)
+			for _, vote := range a.Votes {
+				v.Voters = append(v.Voters, vote.By)
+			}
 		}
 	}
 	for i, c := range a.Calls {

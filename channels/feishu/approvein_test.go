@@ -285,7 +285,7 @@ func TestApproveInFeishuQuorum(t *testing.T) {
 		eventually(t, "both cards redrawn with the progress", func() bool {
 			ops, status := false, false
 			for _, c := range g.calls("patch") {
-				if !strings.Contains(c.Content, "1/2 approved: ou_bob") {
+				if !strings.Contains(c.Content, `1/2 approved: \u003cat id=ou_bob\u003e\u003c/at\u003e`) {
 					continue
 				}
 				ops = ops || c.MessageID == a.Cards[0].MessageID && strings.Contains(c.Content, `"tag":"form"`)

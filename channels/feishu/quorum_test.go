@@ -10,8 +10,8 @@ import (
 // TestQuorumOnFeishu, through the fake Feishu and the real SDK: HIGH needs
 // 2 of ou_dba1, ou_dba2, ou_dba3. The card says so and offers no edit;
 // the first DBA's click is answered with a toast that their approval
-// counts, and the card is patched in place with "1/2 approved: ou_dba1"
-// and its buttons; a second click by the same DBA counts for nothing;
+// counts, and the card is patched in place with "1/2 approved:" and a
+// mention of ou_dba1 (the client shows the name), and its buttons; a second click by the same DBA counts for nothing;
 // the second DBA's click runs the call once and the card ends executed
 // with both votes.
 func TestQuorumOnFeishu(t *testing.T) {
@@ -30,7 +30,7 @@ func TestQuorumOnFeishu(t *testing.T) {
 	}
 	eventually(t, "the card patched with the progress", func() bool {
 		for _, c := range g.calls("patch") {
-			if c.MessageID == a.Cards[0].MessageID && strings.Contains(c.Content, "1/2 approved: ou_dba1") && strings.Contains(c.Content, `"decision":"approve"`) {
+			if c.MessageID == a.Cards[0].MessageID && strings.Contains(c.Content, `1/2 approved: \u003cat id=ou_dba1\u003e\u003c/at\u003e`) && strings.Contains(c.Content, `"decision":"approve"`) {
 				return true
 			}
 		}
@@ -48,7 +48,7 @@ func TestQuorumOnFeishu(t *testing.T) {
 	eventually(t, "the card ended with both votes", func() bool {
 		ps := g.calls("patch")
 		last := ps[len(ps)-1]
-		return last.MessageID == a.Cards[0].MessageID && strings.Contains(last.Content, "2/2 approved: ou_dba1, ou_dba2") &&
+		return last.MessageID == a.Cards[0].MessageID && strings.Contains(last.Content, `2/2 approved: \u003cat id=ou_dba1\u003e\u003c/at\u003e, \u003cat id=ou_dba2\u003e\u003c/at\u003e`) &&
 			!strings.Contains(last.Content, `"decision":"approve"`)
 	})
 	if n := g.erase.Runs.Load(); n != 1 {
