@@ -506,11 +506,7 @@ func (e *Engine) Decide(ctx context.Context, id ID, d Decision) (Outcome, error)
 	case ClaimMissing:
 		return e.outcome(StatusMissing, ""), nil
 	case ClaimUnauthorized:
-		e.audit(a, audit.EventUnauthorized, d.Actor, d.Source, StatusUnauthorized, "")
-		o := e.outcome(StatusUnauthorized, "")
-		o.Detail = a.ApproversIn(e.cfg.Lang, d.Channel, d.ChatID)
-		o.Content += words.In(e.cfg.Lang, words.ApproversAside, o.Detail)
-		return o, nil
+		return e.unauthorized(a, d, ""), nil
 	case ClaimTampered:
 		e.audit(a, audit.EventTampered, d.Actor, d.Source, StatusTampered, "payload hash mismatch")
 		return e.outcome(StatusTampered, ""), nil
@@ -1095,6 +1091,17 @@ func (e *Engine) Evaluate(ctx context.Context, p *Policy, c CallInfo) (Verdict, 
 // settle updates every card of a to its final state, bounded in time and
 // detached from the caller's cancellation. Failures are logged: the
 // decision stands whether or not a card could be updated.
+// unauthorized audits d, which the store refused because its actor may
+// not take it (errText says what it was, "" for a decision), and answers
+// it: the refusal, then who may decide, said from where d was taken.
+func (e *Engine) unauthorized(a *Approval, d Decision, errText string) Outcome {
+	e.audit(a, audit.EventUnauthorized, d.Actor, d.Source, StatusUnauthorized, errText)
+	o := e.outcome(StatusUnauthorized, "")
+	o.Detail = a.ApproversIn(e.cfg.Lang, d.Channel, d.ChatID)
+	o.Content += words.In(e.cfg.Lang, words.ApproversAside, o.Detail)
+	return o
+}
+
 // quorumOutcome is the awaiting_quorum answer to an approve that counted
 // towards a's quorum (k words.OutcomeAwaitingQuorum), or that had counted
 // before (words.QuorumVotedBefore): the sentence, then the progress.

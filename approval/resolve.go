@@ -137,11 +137,7 @@ func (e *Engine) resolve(ctx context.Context, id ID, d Decision) (Outcome, error
 	case ClaimMissing:
 		return e.outcome(StatusMissing, ""), nil
 	case ClaimUnauthorized:
-		e.audit(a, audit.EventUnauthorized, d.Actor, d.Source, StatusUnauthorized, "resolution "+string(d.Resolution))
-		o := e.outcome(StatusUnauthorized, "")
-		o.Detail = a.ApproversIn(e.cfg.Lang, d.Channel, d.ChatID)
-		o.Content += words.In(e.cfg.Lang, words.ApproversAside, o.Detail)
-		return o, nil
+		return e.unauthorized(a, d, "resolution "+string(d.Resolution)), nil
 	case ClaimTampered:
 		e.audit(a, audit.EventTampered, d.Actor, d.Source, StatusTampered, "payload hash mismatch (resolution)")
 		return e.outcome(StatusTampered, ""), nil

@@ -550,15 +550,22 @@ func (r *repl) confirm(ctx context.Context, v cards.View, ref string) error {
 	default:
 		comment = r.c.reason(line)
 	}
-	o, derr := r.h.HandleCardAction(context.WithoutCancel(ctx), channels.CardAction{Channel: Name, ChatID: ChatID,
-		MessageID: ref, EventID: "cli_" + randomHex(8), UserID: approval.UserID(r.c.cfg.User), ApprovalID: v.ApprovalID,
-		Verb: verb, PayloadSHA256: v.PayloadSHA256, Comment: comment, Grant: grant})
+	return r.decide(ctx, channels.CardAction{MessageID: ref, ApprovalID: v.ApprovalID, Verb: verb,
+		PayloadSHA256: v.PayloadSHA256, Comment: comment, Grant: grant})
+}
+
+// decide hands the chat user's answer a (its approval, verb, hash and what
+// goes with them) to the router as a click of this chat, and says why when
+// it decided nothing (not allowed, already decided, the store down): the
+// approval's card is not settled by such an attempt. The end of ctx ends
+// the REPL.
+func (r *repl) decide(ctx context.Context, a channels.CardAction) error {
+	a.Channel, a.ChatID, a.EventID, a.UserID = Name, ChatID, "cli_"+randomHex(8), approval.UserID(r.c.cfg.User)
+	o, err := r.h.HandleCardAction(context.WithoutCancel(ctx), a)
 	switch {
-	case derr != nil:
-		r.printf("! %s\n", approval.UserMessageIn(derr, r.c.cfg.Lang))
+	case err != nil:
+		r.printf("! %s\n", approval.UserMessageIn(err, r.c.cfg.Lang))
 	case !o.Status.Final():
-		// Refused (not allowed to decide, already decided): say why; the
-		// approval's card is not settled by this attempt.
 		r.printf("! %s\n", o.Content)
 	}
 	if ctx.Err() != nil {

@@ -30,20 +30,8 @@ func (r *repl) resolve(ctx context.Context, v cards.View) error {
 	if res == "" {
 		return nil
 	}
-	ref := "cli-" + string(v.ApprovalID)
-	o, derr := r.h.HandleCardAction(context.WithoutCancel(ctx), channels.CardAction{Channel: Name, ChatID: ChatID,
-		MessageID: ref, EventID: "cli_" + randomHex(8), UserID: approval.UserID(r.c.cfg.User), ApprovalID: v.ApprovalID,
+	return r.decide(ctx, channels.CardAction{MessageID: "cli-" + string(v.ApprovalID), ApprovalID: v.ApprovalID,
 		Verb: approval.Resolve, Resolution: res, PayloadSHA256: v.PayloadSHA256, Comment: note})
-	switch {
-	case derr != nil:
-		r.printf("! %s\n", approval.UserMessageIn(derr, r.c.cfg.Lang))
-	case !o.Status.Final():
-		r.printf("! %s\n", o.Content)
-	}
-	if ctx.Err() != nil {
-		return errQuit
-	}
-	return nil
 }
 
 // parseResolution reads the answer to the resolve prompt: its first word

@@ -38,16 +38,7 @@ func (c *Channel) OpenStream(_ context.Context, to channels.Target) (channels.An
 		return nil, errors.New("dingtalk: no ai_card_template_id: answers are not streamed")
 	}
 	sink := &aiCard{c: c, to: to, id: "answer-" + randomHex(12)}
-	return aiAnswer{answerstream.New(sink, c.cfg.StreamInterval, c.log.With("chat_id", to.ChatID, "msg_id", to.ReplyTo))}, nil
-}
-
-// aiAnswer is a channels.AnswerStream on a stream.Writer.
-type aiAnswer struct{ w *answerstream.Writer }
-
-func (a aiAnswer) Append(text string) { a.w.Append(text) }
-
-func (a aiAnswer) Finish(ctx context.Context, text string, how channels.StreamEnd) error {
-	return a.w.Finish(ctx, text, how == channels.EndFailed)
+	return answerstream.Answer{Writer: answerstream.New(sink, c.cfg.StreamInterval, c.log.With("chat_id", to.ChatID, "msg_id", to.ReplyTo))}, nil
 }
 
 // aiCard is the AI card of one streamed answer (a stream.Sink).

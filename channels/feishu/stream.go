@@ -37,16 +37,7 @@ func (c *Channel) OpenStream(_ context.Context, to channels.Target) (channels.An
 		return nil, errors.New("feishu: streaming is off (stream_interval < 0)")
 	}
 	sink := &cardStream{c: c, to: to}
-	return streamAnswer{stream.New(sink, c.cfg.StreamInterval, c.log.With("chat_id", to.ChatID, "msg_id", to.ReplyTo))}, nil
-}
-
-// streamAnswer is a channels.AnswerStream on a stream.Writer.
-type streamAnswer struct{ w *stream.Writer }
-
-func (s streamAnswer) Append(text string) { s.w.Append(text) }
-
-func (s streamAnswer) Finish(ctx context.Context, text string, how channels.StreamEnd) error {
-	return s.w.Finish(ctx, text, how == channels.EndFailed)
+	return stream.Answer{Writer: stream.New(sink, c.cfg.StreamInterval, c.log.With("chat_id", to.ChatID, "msg_id", to.ReplyTo))}, nil
 }
 
 // cardStream is the CardKit card of one streamed answer (a stream.Sink).

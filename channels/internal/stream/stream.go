@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hitlbot/hitlbot/channels"
 )
 
 // Sink is a platform's streamed message. Its calls come from one goroutine,
@@ -167,3 +169,15 @@ func (w *Writer) run() {
 		}
 	}
 }
+
+// Answer is a channels.AnswerStream written through a Writer: what the
+// Feishu and DingTalk channels return from OpenStream.
+type Answer struct{ *Writer }
+
+// Finish ends the answer with its final text (Writer.Finish), failed when
+// the model failed.
+func (a Answer) Finish(ctx context.Context, text string, how channels.StreamEnd) error {
+	return a.Writer.Finish(ctx, text, how == channels.EndFailed)
+}
+
+var _ channels.AnswerStream = Answer{}
