@@ -380,7 +380,7 @@ func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared) {
 	zh := false // a tool said its preview in Chinese
 	for i, p := range batch {
 		if p.verdict.Risk > v.Risk {
-			v.Risk, v.Approvers, v.ApproveIn, v.Timeout = p.verdict.Risk, p.verdict.Approvers, p.verdict.ApproveIn, p.verdict.Timeout
+			v.Risk, v.Approvers, v.ApproveIn, v.Timeout, v.Escalation = p.verdict.Risk, p.verdict.Approvers, p.verdict.ApproveIn, p.verdict.Timeout, p.verdict.Escalation
 		}
 		v.Grantable = v.Grantable && p.verdict.Grantable
 		if !p.assessed {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/hitlbot/hitlbot/words"
 	"strings"
 	"time"
 )
@@ -294,6 +295,12 @@ type Approval struct {
 	// shows a status, and the approver rule "chat" means that chat (see
 	// InChat). Nil: the approval is decided in its own chat.
 	ApproveIn *Place `json:"approve_in,omitempty"`
+	// Escalation is its timed escalation, in order (copied from the
+	// policy when it was requested), and Escalated how many of its steps
+	// have been taken: the approvers of those steps may decide too (see
+	// AllowsIn), and their chats show cards of it.
+	Escalation []Escalation `json:"escalation,omitempty"`
+	Escalated  int          `json:"escalated,omitempty"`
 	// Calls are the tool calls to run on approval (one, or several for a batch).
 	Calls []Call `json:"calls"`
 	// PayloadSHA256 covers every call (PayloadHash for one call, BatchHash for several).
@@ -411,6 +418,14 @@ func (a *Approval) Clone() *Approval {
 	c.Cards = append([]CardRef(nil), a.Cards...)
 	c.Approvers.Users = append([]UserID(nil), a.Approvers.Users...)
 	c.Votes = append([]Vote(nil), a.Votes...)
+	c.Escalation = make([]Escalation, len(a.Escalation))
+	for i, st := range a.Escalation {
+		st.Approvers.Users = append([]UserID(nil), st.Approvers.Users...)
+		c.Escalation[i] = st
+	}
+	if len(a.Escalation) == 0 {
+		c.Escalation = nil
+	}
 	if a.ApproveIn != nil {
 		p := *a.ApproveIn
 		c.ApproveIn = &p
@@ -463,10 +478,14 @@ func (a *Approval) AllowsBy(r ApproverRule, actor UserID, verb Verb, inChat bool
 // who decided in chatID of channel: outside the approvers' chat of an
 // approval that has one, mode chat is "anyone in the approvers' chat".
 func (a *Approval) ApproversIn(lang, channel, chatID string) string {
+	s := a.Approvers.DescribeIn(lang)
 	if a.ApproveIn != nil && !a.InChat(channel, chatID) {
-		return a.Approvers.DescribeElsewhereIn(lang)
+		s = a.Approvers.DescribeElsewhereIn(lang)
 	}
-	return a.Approvers.DescribeIn(lang)
+	if who := a.EscalatedWhoIn(lang); who != "" {
+		s += words.In(lang, words.ApproversAlso, who)
+	}
+	return s
 }
 
 // Vote is one person's approval counted towards a quorum.

@@ -158,14 +158,16 @@ func (e *Engine) editDecision(ctx context.Context, id ID, d Decision) (_ Decisio
 		return d, nil, nil, nil
 	}
 	inChat := a.InChat(d.Channel, d.ChatID)
-	if !a.Allows(d.Actor, Approve, inChat) {
+	if !a.AllowsIn(d.Actor, Approve, d.Channel, d.ChatID) {
 		rules = nil // the claim refuses the actor by the approval's own rule, and audits it
 	}
 	for _, r := range rules {
 		if r.Mode == "" {
 			r.Mode = ApproverRequester
 		}
-		if !a.AllowsBy(r, d.Actor, Approve, inChat) {
+		// The people of an escalation step taken may approve whatever
+		// the approval asks, an edited call included.
+		if !a.AllowsBy(r, d.Actor, Approve, inChat) && !a.EscalationAllows(d.Actor, Approve, d.Channel, d.ChatID) {
 			e.audit(a, audit.EventUnauthorized, d.Actor, d.Source, StatusUnauthorized, "edited call needs another approver")
 			o := e.outcome(StatusUnauthorized, "")
 			o.Content += r.AsideIn(e.cfg.Lang)

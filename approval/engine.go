@@ -338,6 +338,9 @@ func (e *Engine) Request(ctx context.Context, r Request) (*Approval, error) {
 		in := *p
 		a.ApproveIn = &in
 	}
+	if len(r.Verdict.Escalation) > 0 {
+		a.Escalation = append([]Escalation(nil), r.Verdict.Escalation...)
+	}
 	if !a.Approvers.Reachable(a.Requester) {
 		// Fail closed, and say so: a card nobody can ever complete would
 		// only wait for its expiry.
@@ -963,14 +966,15 @@ func (e *Engine) freezeStale(ctx context.Context, a *Approval) bool {
 	return true
 }
 
-// Sweep ends approvals that are past their expiry although no Wait ended
+// Sweep takes the escalation steps that are due (see escalate) and ends approvals that are past their expiry although no Wait ended
 // them (the process that waited died, or a turn gave up): each goes through
 // the same claim gate as a click, so it is expired exactly once (audited,
 // every card settled) whichever replica sweeps, and an approval a decision
 // won is left alone while its tool may still be running. A claim that got
 // no result within staleAfter is frozen (freezeStale): its process died
 // mid-run. An approval still claimed but not yet stale stays in the index
-// for a later sweep. It returns how many index entries it settled.
+// for a later sweep. It returns how many index entries it settled and
+// escalation steps it took.
 func (e *Engine) Sweep(ctx context.Context) (int, error) {
 	ids, err := e.cfg.Store.Due(ctx, e.cfg.Clock.Now().UTC(), 256)
 	if err != nil {
@@ -990,7 +994,8 @@ func (e *Engine) Sweep(ctx context.Context) (int, error) {
 	if err := e.cfg.Store.Undue(ctx, done...); err != nil {
 		return 0, err
 	}
-	return len(done), nil
+	taken, err := e.escalate(ctx)
+	return len(done) + taken, err
 }
 
 // RunSweeper calls Sweep every interval until ctx ends. Each round is

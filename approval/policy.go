@@ -168,6 +168,61 @@ type ToolPolicy struct {
 	// ApproveIn, when set, is the approvers' chat of this tool's calls,
 	// whatever their risk: it replaces approve_in.<risk>.
 	ApproveIn *Place `json:"approve_in" mapstructure:"approve_in"`
+	// Escalation, when set, is the timed escalation of this tool's calls,
+	// whatever their risk: it replaces escalation.<risk>.
+	Escalation []EscalationConfig `json:"escalation" mapstructure:"escalation"`
+}
+
+// EscalationConfig is one step of a timed escalation: when nobody has
+// decided an approval After its request, it is also shown in To (a new
+// card of the same approval: a decision on either settles both), its
+// original chat is told, and Approvers may decide it too. The expiry
+// still bounds the whole.
+type EscalationConfig struct {
+	// After is how long after the request the step is taken, if the
+	// approval still waits then. Each step's After must be longer than
+	// the one before, and shorter than the approval's timeout.
+	After time.Duration `json:"after" mapstructure:"after"`
+	// To is the chat the approval is also shown in: feishu or dingtalk,
+	// and a chat id.
+	To Place `json:"to" mapstructure:"to"`
+	// Approvers are who may decide it from then on, besides those of the
+	// approval's own rule: mode users (the listed user ids) or chat
+	// (anyone who decides in To). They count towards its quorum like
+	// anyone else, and high_needs_other still keeps the requester out.
+	Approvers ApproverConfig `json:"approvers" mapstructure:"approvers"`
+}
+
+// validate reports the problems of the escalation steps at path; timeout
+// is the longest an approval they serve may wait.
+func validateEscalation(path string, steps []EscalationConfig, timeout time.Duration) []error {
+	var errs []error
+	var prev time.Duration
+	for i, st := range steps {
+		at := fmt.Sprintf("%s[%d]", path, i)
+		switch {
+		case st.After <= 0:
+			errs = append(errs, fmt.Errorf("%s.after: %v is not positive", at, st.After))
+		case st.After <= prev:
+			errs = append(errs, fmt.Errorf("%s.after: %v is not later than the step before (%v)", at, st.After, prev))
+		case st.After >= timeout:
+			errs = append(errs, fmt.Errorf("%s.after: %v is not before the approval expires (timeout %v), so the step would never be taken", at, st.After, timeout))
+		}
+		prev = max(prev, st.After)
+		errs = append(errs, st.To.validate(at+".to")...)
+		switch st.Approvers.Mode {
+		case ApproverUsers, ApproverChat:
+			errs = append(errs, st.Approvers.validate(at+".approvers", false)...)
+		case "", ApproverRequester:
+			errs = append(errs, fmt.Errorf("%s.approvers.mode: write users (with users) or chat: the requester may approve already, so the step would add nobody", at))
+		default:
+			errs = append(errs, fmt.Errorf("%s.approvers.mode: %q is not users or chat", at, st.Approvers.Mode))
+		}
+		if st.Approvers.Quorum != 0 {
+			errs = append(errs, fmt.Errorf("%s.approvers.quorum: a step has no quorum of its own; the approval's rule keeps its quorum, and the step's people count towards it", at))
+		}
+	}
+	return errs
 }
 
 // Place is one chat of one channel: where the cards of the approvals an
@@ -252,6 +307,11 @@ type PolicyConfig struct {
 	// approval to its end. The approver rule "chat" then means that chat.
 	// Missing risks ask in the requester's chat.
 	ApproveIn map[string]Place `json:"approve_in" mapstructure:"approve_in"`
+	// Escalation maps a risk (LOW, MEDIUM, HIGH) to its timed escalation:
+	// steps taken in order while nobody decides (see EscalationConfig).
+	// The replica that sweeps takes each step once. Missing risks never
+	// escalate.
+	Escalation map[string][]EscalationConfig `json:"escalation" mapstructure:"escalation"`
 }
 
 // DefaultHighRows is how many rows a write may affect before it is HIGH.
@@ -323,6 +383,22 @@ func (c PolicyConfig) Validate() error {
 			continue
 		}
 		errs = append(errs, p.validate("approve_in."+risk)...)
+	}
+	for _, risk := range slices.Sorted(maps.Keys(c.Escalation)) {
+		r, err := ParseRisk(risk)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("escalation.%s: %v", risk, err))
+			continue
+		}
+		errs = append(errs, validateEscalation("escalation."+risk, c.Escalation[risk], c.timeoutOf(r))...)
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Tools)) {
+		if steps := c.Tools[name].Escalation; len(steps) > 0 {
+			// A tool's call may be of any risk: a step must be reachable
+			// under the longest timeout.
+			longest := max(c.timeoutOf(RiskLow), c.timeoutOf(RiskMedium), c.timeoutOf(RiskHigh))
+			errs = append(errs, validateEscalation("tools."+name+".escalation", steps, longest)...)
+		}
 	}
 	if c.HighNeedsOther {
 		if _, ok := c.approverConfig(RiskHigh); !ok {
@@ -488,6 +564,9 @@ type Verdict struct {
 	// ApproveIn, when set, is the approvers' chat: the card goes there
 	// (approve_in), and the requester's chat gets a status line.
 	ApproveIn *Place
+	// Escalation is the approval's timed escalation, in order; empty: it
+	// never escalates.
+	Escalation []Escalation
 	// Timeout is how long the approval waits.
 	Timeout time.Duration
 	// Grantable reports that an approval of this call may grant the
@@ -539,6 +618,7 @@ func (p *Policy) Evaluate(c CallInfo, hasGrant func() (bool, error)) (Verdict, e
 		risk = RiskHigh
 	}
 	v := Verdict{Risk: risk, Approvers: p.approvers(risk, tp.Approvers), ApproveIn: p.approveIn(risk, tp.ApproveIn), Timeout: p.timeout(risk)}
+	v.Escalation = p.escalation(risk, tp.Escalation)
 	if risk == RiskMedium && p.cfg.GrantWindow > 0 && !p.cfg.Strict {
 		v.Grantable, v.GrantWindow = true, p.cfg.GrantWindow
 	}
@@ -638,6 +718,30 @@ func (p *Policy) approvers(r Risk, tool *ApproverConfig) ApproverRule {
 	return rule
 }
 
+// escalation is the timed escalation of a call of risk r: the tool's own
+// steps (tool, when set), else escalation.<r>. (The approval's own
+// rule's NotRequester, high_needs_other, keeps the requester out of every
+// step too.)
+func (p *Policy) escalation(r Risk, tool []EscalationConfig) []Escalation {
+	steps := tool
+	if len(steps) == 0 {
+		for k, s := range p.cfg.Escalation {
+			if strings.EqualFold(k, r.String()) {
+				steps = s
+			}
+		}
+	}
+	var out []Escalation
+	for _, st := range steps {
+		rule := ApproverRule{Mode: st.Approvers.Mode}
+		for _, u := range st.Approvers.Users {
+			rule.Users = append(rule.Users, UserID(u))
+		}
+		out = append(out, Escalation{After: st.After, To: st.To, Approvers: rule})
+	}
+	return out
+}
+
 // approveIn is the approvers' chat of a call of risk r: the tool's own
 // (tool, when set), else approve_in.<r>, else nil (the requester's chat).
 func (p *Policy) approveIn(r Risk, tool *Place) *Place {
@@ -653,8 +757,12 @@ func (p *Policy) approveIn(r Risk, tool *Place) *Place {
 	return nil
 }
 
-func (p *Policy) timeout(r Risk) time.Duration {
-	for k, d := range p.cfg.Timeouts {
+func (p *Policy) timeout(r Risk) time.Duration { return p.cfg.timeoutOf(r) }
+
+// timeoutOf is how long an approval of risk r waits: timeouts.<r>, else
+// DefaultTimeout.
+func (c PolicyConfig) timeoutOf(r Risk) time.Duration {
+	for k, d := range c.Timeouts {
 		if strings.EqualFold(k, r.String()) && d > 0 {
 			return d
 		}

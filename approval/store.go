@@ -121,6 +121,24 @@ type Store interface {
 	// Undue removes approvals from the expiry index.
 	Undue(ctx context.Context, ids ...ID) error
 
+	// Escalations returns up to limit approvals whose next escalation
+	// step (Approval.NextEscalation) is due at or before now, earliest
+	// first. Put adds every approval that has steps to this index; it may
+	// name approvals that have ended since: Escalate drops those.
+	Escalations(ctx context.Context, now time.Time, limit int) ([]ID, error)
+	// Escalate takes the next step of an approval's escalation when it is
+	// due at now: the one atomic step every escalation passes, so that of
+	// two replicas sweeping at once only one takes a step. In this order:
+	// missing; not pending, no step left, or now at or after ExpiresAt
+	// (EscalateNone: nothing changes, and the approval leaves the index);
+	// the step not yet due (EscalateNotDue: it stays in the index at its
+	// time); then the step is taken (EscalateTaken): Escalated counts it,
+	// its people may decide from then on (Approval.AllowsIn, inside Claim
+	// and Resolve), the approval is listed in the step's chat
+	// (ChatPending), and the index holds it at its next step's time, if
+	// any.
+	Escalate(ctx context.Context, id ID, now time.Time) (EscalateResult, error)
+
 	// Ping checks that the store answers.
 	Ping(ctx context.Context) error
 }
@@ -230,6 +248,28 @@ type ClaimRequest struct {
 	// StatusExpired or StatusSuperseded (a store may call it for all three
 	// up front). Nil gives an outcome with the status alone.
 	Outcome func(Status) Outcome
+}
+
+// EscalateCode is the verdict of Store.Escalate.
+type EscalateCode string
+
+// Escalate codes.
+const (
+	EscalateTaken   EscalateCode = "taken"   // this call took the step
+	EscalateNotDue  EscalateCode = "not_due" // the next step is later; nothing changed
+	EscalateNone    EscalateCode = "none"    // no step to take: ended, claimed, expired or every step taken
+	EscalateMissing EscalateCode = "missing" // no such approval
+)
+
+// EscalateResult is the output of Store.Escalate.
+type EscalateResult struct {
+	// Code is the verdict.
+	Code EscalateCode
+	// Approval is the record after the call (nil when missing).
+	Approval *Approval
+	// Step is the index in Approval.Escalation of the step this call took
+	// (EscalateTaken only).
+	Step int
 }
 
 // ClaimCode is the verdict of a claim.

@@ -105,7 +105,7 @@ func (r *Router) command(ctx context.Context, ch Channel, to Target, m Message, 
 		}
 		var theirs []*approval.Approval
 		for _, a := range live {
-			if a.Allows(m.UserID, verb, a.InChat(m.Channel, m.ChatID)) {
+			if a.AllowsIn(m.UserID, verb, m.Channel, m.ChatID) {
 				theirs = append(theirs, a)
 			}
 		}
@@ -147,8 +147,7 @@ func (r *Router) command(ctx context.Context, ch Channel, to Target, m Message, 
 		return true
 	}
 	// /cancel <code>: its requester or someone who may approve it.
-	inChat := a.InChat(m.Channel, m.ChatID)
-	if m.UserID != a.Requester && !a.Allows(m.UserID, approval.Approve, inChat) {
+	if m.UserID != a.Requester && !a.AllowsIn(m.UserID, approval.Approve, m.Channel, m.ChatID) {
 		log.Info("a /cancel by someone who may not withdraw the approval", "approval_id", a.ID)
 		return say(words.Text(l, words.CmdCancelDenied, a.ApproversIn(r.cfg.Lang, m.Channel, m.ChatID)))
 	}

@@ -132,6 +132,10 @@ var en = map[Key]string{
 	QuorumProgress:    "%d/%d approved: %s",
 	QuorumVotedBefore: "You have already approved this; %s",
 	QuorumNoEdit:      "This approval needs several approvers, so it cannot be edited or decided call by call: approve or decline it as it is",
+	EscalatedLine:     "Nobody decided within %s: also asked in %s; %s may decide too",
+	EscalationFailed:  "Nobody decided within %s, but the approval could not be shown in %s (%s). It still waits here",
+	ApproversAnyoneIn: "anyone in %s",
+	ApproversAlso:     "; after escalation also %s",
 	QuorumUnreachable: "Too few people may approve this action (%d must); nothing was asked. Ask an operator to check approval.policy.approvers",
 
 	RouterWaiting: "An approval is waiting (%s). Reply 确认 (confirm) to run it or 取消 (cancel) to decline " +
@@ -271,6 +275,10 @@ var en = map[Key]string{
 	AgoMinutes:        "%d minutes ago",
 	AgoHour:           "1 hour ago",
 	AgoHours:          "%d hours ago",
+
+	SpanSeconds: "%d s",
+	SpanMinutes: "%d min",
+	SpanHours:   "%d h",
 	CmdHelp: "Commands:\n" +
 		"/pending — what waits for a decision in this chat, with its code\n" +
 		"确认 <code> / 取消 <code> (confirm / cancel <code>) — decide one of them\n" +

@@ -168,6 +168,13 @@ const (
 	QuorumNoEdit      // an edit or a per-call decision of an approval that needs several approvers
 	QuorumUnreachable // a request whose rule leaves too few people to reach the quorum; args: the quorum
 
+	// A timed escalation (approval.Escalation): the line on every card of
+	// an escalated approval and the notice in its chat, and its failure.
+	EscalatedLine     // args: how long nobody decided (Span), the chats also asked, who may decide too
+	EscalationFailed  // the escalation chat could not be reached; args: how long (Span), the chat, the error
+	ApproversAnyoneIn // anyone deciding in one chat may (a step of mode chat); args: the chat id
+	ApproversAlso     // said after who may approve once an escalation added people; args: who (EscalatedWhoIn)
+
 	// The router's notices.
 	RouterWaiting    // an approval waits; args: what it is
 	RouterCalls      // what a batch is; args: tool, number of calls
@@ -319,6 +326,11 @@ const (
 	AgoMinutes // args: minutes
 	AgoHour
 	AgoHours // args: hours
+
+	// Spans of time (Span): a timeout, an escalation's wait.
+	SpanSeconds // args: seconds
+	SpanMinutes // args: minutes
+	SpanHours   // args: hours
 	CmdHelp  // the commands, one a line
 	CmdGrantsNone
 	CmdGrantsHead

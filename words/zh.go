@@ -131,6 +131,10 @@ var zh = map[Key]string{
 	QuorumProgress:    "%d/%d 已批准：%s",
 	QuorumVotedBefore: "你已批准过此操作；%s",
 	QuorumNoEdit:      "此审批需要多人批准，不能修改参数或逐项决定：请整体批准或拒绝",
+	EscalatedLine:     "%s 内无人决定：已同时请 %s 审批；%s 也可决定",
+	EscalationFailed:  "%s 内无人决定，但审批无法发到 %s（%s）。它仍在这里等待",
+	ApproversAnyoneIn: "%s 中的任何人",
+	ApproversAlso:     "；升级后 %s 也可",
 	QuorumUnreachable: "可批准此操作的人数不足（需 %d 人），未发起审批。请联系运维检查 approval.policy.approvers",
 
 	RouterWaiting:    "有一项操作正在等待确认（%s）。回复「确认」执行，回复「取消」放弃（可在后面写上原因，如「取消 表不对」），或使用卡片上的按钮。你的消息已排队交给助手处理。",
@@ -269,6 +273,10 @@ var zh = map[Key]string{
 	AgoMinutes:        "%d 分钟前",
 	AgoHour:           "1 小时前",
 	AgoHours:          "%d 小时前",
+
+	SpanSeconds: "%d 秒",
+	SpanMinutes: "%d 分钟",
+	SpanHours:   "%d 小时",
 	CmdHelp: "可用命令：\n" +
 		"/pending — 本群等待决定的请求及其代码\n" +
 		"确认 <代码> / 取消 <代码> — 决定其中一个\n" +

@@ -39,6 +39,7 @@ const (
 	EventRetry          Event = "retry"           // a person had a frozen approval run once more (its run is audited after it)
 	EventResolveAbandon Event = "resolve_abandon" // a person abandoned a frozen approval: taken as not done
 	EventRevoke         Event = "revoke"          // a person revoked a session grant (/revoke); approval_id is the approval that granted it
+	EventEscalate       Event = "escalate"        // nobody decided in time: a step of its escalation showed it in another chat (the note says which; error_text when that failed)
 )
 
 // Valid reports whether e is one of the events above.
@@ -47,7 +48,7 @@ func (e Event) Valid() bool {
 	case EventWriteRequest, EventConfirm, EventReject, EventExecute, EventExecuteFailed,
 		EventExecuteUnknown, EventReplay, EventExpire, EventSupersede, EventCancel,
 		EventUnauthorized, EventTampered, EventAutoAllow, EventCallback,
-		EventResolveDone, EventRetry, EventResolveAbandon, EventRevoke:
+		EventResolveDone, EventRetry, EventResolveAbandon, EventRevoke, EventVote, EventEscalate:
 		return true
 	}
 	return false

@@ -113,11 +113,26 @@ func (s *Store) ChatPending(ctx context.Context, channel, chatID string) ([]*app
 	for id := range s.due {
 		// An approval asked in an approvers' chat (approve_in) is listed
 		// there, not in its requester's chat.
-		if r := s.recs[id]; r != nil && r.State == approval.StatePending && r.DecidesIn() == (approval.Place{Channel: channel, ChatID: chatID}) {
+		if r := s.recs[id]; r != nil && r.State == approval.StatePending && listedIn(r, approval.Place{Channel: channel, ChatID: chatID}) {
 			out = append(out, r.Clone())
 		}
 	}
 	s.mu.Unlock()
 	approval.SortByCreation(out)
 	return out, nil
+}
+
+// listedIn reports whether r is listed in the chat p (ChatPending): its
+// own chat, or its approvers' chat when it has one, and the chats of the
+// escalation steps taken so far.
+func listedIn(r *approval.Approval, p approval.Place) bool {
+	if r.DecidesIn() == p {
+		return true
+	}
+	for _, st := range r.Taken() {
+		if st.To == p {
+			return true
+		}
+	}
+	return false
 }

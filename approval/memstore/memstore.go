@@ -40,6 +40,7 @@ type Store struct {
 	cache   map[string]cached
 	subs    map[int]func(approval.ID, approval.Outcome)
 	due     map[approval.ID]time.Time // the expiry index (see Due)
+	esc     map[approval.ID]time.Time // the escalation index (see Escalations)
 	nextSub int
 	puts    int
 	// decided lists records in the order they were decided (claimed or
@@ -84,6 +85,7 @@ func New(opts Options) *Store {
 		cache:     map[string]cached{},
 		subs:      map[int]func(approval.ID, approval.Outcome){},
 		due:       map[approval.ID]time.Time{},
+		esc:       map[approval.ID]time.Time{},
 	}
 }
 
@@ -149,6 +151,9 @@ func (s *Store) Put(ctx context.Context, a *approval.Approval, supersededOutcome
 	s.recs[a.ID] = a.Clone()
 	s.latest[a.Session] = a.ID
 	s.due[a.ID] = a.ExpiresAt
+	if _, at, ok := a.NextEscalation(); ok {
+		s.esc[a.ID] = at
+	}
 	s.mu.Unlock()
 	s.publish(pub...)
 	return old, nil
@@ -313,7 +318,7 @@ func (s *Store) claimLocked(id approval.ID, req approval.ClaimRequest) (approval
 	if req.Intent == approval.IntentReject {
 		verb = approval.Reject
 	}
-	if !r.Allows(req.Actor, verb, r.InChat(req.Channel, req.ChatID)) {
+	if !r.AllowsIn(req.Actor, verb, req.Channel, req.ChatID) {
 		return out(approval.ClaimUnauthorized, false), nil
 	}
 	if req.PayloadSHA256 != r.PayloadSHA256 {
@@ -426,7 +431,7 @@ func (s *Store) resolveLocked(id approval.ID, req approval.ResolveRequest) (appr
 	if r.State != approval.StateFrozen {
 		return out(approval.ClaimNotFrozen, false), nil
 	}
-	if !r.Allows(req.Actor, approval.Approve, r.InChat(req.Channel, req.ChatID)) {
+	if !r.AllowsIn(req.Actor, approval.Approve, req.Channel, req.ChatID) {
 		return out(approval.ClaimUnauthorized, false), nil
 	}
 	if req.PayloadSHA256 != r.PayloadSHA256 {

@@ -136,6 +136,9 @@ type frozen struct {
 	Zone  int           `json:"z,omitempty"`
 	CZone *int          `json:"cz,omitempty"`
 	Grant time.Duration `json:"g,omitempty"`
+	// Escalation is the approval's timed escalation (the steps taken
+	// are counted in field ed).
+	Escalation []approval.Escalation `json:"es,omitempty"`
 }
 
 type frozenCall struct {
@@ -211,6 +214,19 @@ func encodeRecord(a *approval.Approval) (fields, error) {
 		fs = append(fs, "qu", strconv.Itoa(a.Approvers.Quorum))
 	}
 	fs.add("j", string(j))
+	if a.Escalated > 0 {
+		ed, eu, ep, err := escalatedFields(a)
+		if err != nil {
+			return nil, err
+		}
+		fs = append(fs, "ed", ed)
+		if eu != "" {
+			fs.add("eu", eu)
+		}
+		if ep != "" {
+			fs.add("ep", ep)
+		}
+	}
 	for i, c := range a.Cards {
 		v, err := cardValue(c, a.Channel, a.ChatID)
 		if err != nil {
@@ -221,10 +237,37 @@ func encodeRecord(a *approval.Approval) (fields, error) {
 	return fs, nil
 }
 
+// escalatedFields returns what the fields ed, eu and ep hold for a: the
+// steps of its escalation taken, their people (a JSON array, "" when
+// none) and the chats of those of mode chat ("<channel>\n<chat id>", a
+// JSON array, "" when none), which the claim and resolve scripts read.
+func escalatedFields(a *approval.Approval) (ed, eu, ep string, err error) {
+	if users := a.EscalationUsers(); len(users) > 0 {
+		b, err := json.Marshal(users)
+		if err != nil {
+			return "", "", "", err
+		}
+		eu = string(b)
+	}
+	if places := a.EscalationPlaces(); len(places) > 0 {
+		s := make([]string, len(places))
+		for i, p := range places {
+			s[i] = p.Channel + "\n" + p.ChatID
+		}
+		b, err := json.Marshal(s)
+		if err != nil {
+			return "", "", "", err
+		}
+		ep = string(b)
+	}
+	return strconv.Itoa(a.Escalated), eu, ep, nil
+}
+
 // encodeFrozen is the JSON of a's field "j".
 func encodeFrozen(a *approval.Approval) ([]byte, error) {
 	fr := frozen{Risk: a.Risk, Summary: a.Summary, Preview: a.Preview, Reason: a.Reason, ReasonZH: a.ReasonZH,
-		SummaryZH: a.SummaryZH, PreviewZH: a.PreviewZH, About: a.About, AboutZH: a.AboutZH, RequesterName: a.RequesterName, Grant: a.GrantWindow}
+		SummaryZH: a.SummaryZH, PreviewZH: a.PreviewZH, About: a.About, AboutZH: a.AboutZH, RequesterName: a.RequesterName, Grant: a.GrantWindow,
+		Escalation: a.Escalation}
 	if a.Calls != nil {
 		fr.Calls = make([]frozenCall, len(a.Calls))
 	}
@@ -353,6 +396,13 @@ func decodeRecord(id approval.ID, f record) (*approval.Approval, error) {
 	if v, ok := f.get("ph"); ok {
 		a.ProposedSHA256 = decodeHash(v)
 	}
+	if v, ok := f.get("ed"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("record field ed: %q is not a count", v)
+		}
+		a.Escalated = n
+	}
 	if v, ok := f.get("at"); ok {
 		t, err := time.Parse(time.RFC3339Nano, v)
 		if err != nil {
@@ -398,6 +448,7 @@ func decodeFixed(a *approval.Approval, f record) error {
 	if err := json.Unmarshal([]byte(f.str("j")), &fr); err != nil {
 		return fmt.Errorf("record field j: %w", err)
 	}
+	a.Escalation = fr.Escalation
 	a.Channel, a.ChatID = f.str("ch"), f.str("ci")
 	if k, ok := f.get("k"); ok {
 		a.Session = approval.SessionKey(k)

@@ -81,7 +81,7 @@ end
 -- record has one (then its own chat is not), else in its own chat; and
 -- as approval.Approval.Allows, with an approvers' chat the rule "chat"
 -- lets the requester approve only from there.
-local function allows(rk, actor, requester, verb, mode, notreq, users, ch, ci, ac, ai, dch, dci)
+local function ownallows(rk, actor, requester, verb, mode, notreq, users, ch, ci, ac, ai, dch, dci)
   if actor == '' then
     return false
   elseif verb == 'reject' and actor == requester then
@@ -114,6 +114,44 @@ local function allows(rk, actor, requester, verb, mode, notreq, users, ch, ci, a
     return false
   end
   return actor == requester
+end
+-- escalated is approval.Approval.EscalationAllows: the people of the
+-- escalation steps taken so far (field eu, a JSON array of user ids) may
+-- decide from anywhere, and anyone may decide from the chat of a step of
+-- mode chat (field ep, a JSON array of "<channel>\n<chat id>"); never the
+-- requester when the rule keeps them out (notreq). Read only when the
+-- approval's own rule said no, so a decision of its own approvers costs
+-- nothing more.
+local function escalated(rk, actor, requester, notreq, dch, dci)
+  if actor == '' or (notreq == '1' and actor == requester) then
+    return false
+  end
+  local eu = long(rk, 'eu', redis.call('HGET', rk, 'eu'))
+  if eu then
+    for _, u in ipairs(cjson.decode(eu)) do
+      if u == actor then
+        return true
+      end
+    end
+  end
+  if dci ~= '' then
+    local ep = long(rk, 'ep', redis.call('HGET', rk, 'ep'))
+    if ep then
+      local here = dch .. '\n' .. dci
+      for _, p in ipairs(cjson.decode(ep)) do
+        if p == here then
+          return true
+        end
+      end
+    end
+  end
+  return false
+end
+-- allows is approval.Approval.AllowsIn: the approval's own rule
+-- (ownallows), else a step of its escalation taken so far (escalated).
+local function allows(rk, actor, requester, verb, mode, notreq, users, ch, ci, ac, ai, dch, dci)
+  return ownallows(rk, actor, requester, verb, mode, notreq, users, ch, ci, ac, ai, dch, dci)
+    or escalated(rk, actor, requester, notreq, dch, dci)
 end
 local function setlong(rk, ...)
   local args, kv = {}, {...}
@@ -607,4 +645,60 @@ setlong(rk, 's', st, 'at', ARGV[7], 'o', ARGV[8], 't', 'resolve ' .. nonce .. ' 
 redis.call('PEXPIRE', rk, ARGV[10])
 redis.call('PUBLISH', ARGV[9], '{"id":"' .. id .. '","outcome":' .. ARGV[8] .. '}')
 return result('claimed', 1)
+`
+
+// escalateLua takes the next step of an approval's escalation: Store.
+// Escalate has read the record and checked, by the caller's clock, that
+// the step is due; the script takes it only if the record is as it was
+// read (still pending, the same number of steps taken) and not expired.
+//
+//	KEYS[1]  record key <prefix>{<shard>}:ap:<id>
+//	ARGV[1]  the steps taken as the record was read (field ed; the step
+//	         to take is this one)
+//	ARGV[2]  now, unix ms  ARGV[3] now, ns within the ms
+//	ARGV[4]  the people of every step taken with this one (field eu, a
+//	         JSON array), "" when none
+//	ARGV[5]  the chats of every step of mode chat taken with this one
+//	         (field ep), "" when none
+//	ARGV[6]  nonce of this call
+//
+// Returns {"missing"} or {code, HGETALL of the record}: code "taken", or
+// "changed" (another call took the step, or the approval is no longer
+// pending or has expired: nothing changed).
+const escalateLua = libLua + `
+local rk, nonce = KEYS[1], ARGV[6]
+local f = record(rk, 'e', 'n', 'ed', 'et')
+if not f[1] then
+  return {'missing'}
+end
+local function result(code)
+  return {code, redis.call('HGETALL', rk)}
+end
+if f[5] == nonce then
+  -- this very call, re-sent after a lost reply: answer as the first time
+  return result('taken')
+end
+local nowms, nowns = tonumber(ARGV[2]), tonumber(ARGV[3])
+local expms, expns = tonumber(f[2]), tonumber(f[3])
+local before = nowms < expms or (nowms == expms and nowns < expns)
+if f[1] ~= 'pending' or not before or (f[4] or '0') ~= ARGV[1] then
+  return result('changed')
+end
+local set = {'ed', tostring(tonumber(ARGV[1]) + 1), 'et', nonce}
+if ARGV[4] ~= '' then
+  set[#set + 1] = 'eu'
+  set[#set + 1] = ARGV[4]
+end
+if ARGV[5] ~= '' then
+  set[#set + 1] = 'ep'
+  set[#set + 1] = ARGV[5]
+end
+for _, name in ipairs({'eu', 'ep'}) do
+  local i = 1
+  while redis.call('HDEL', rk, name .. '.' .. i) == 1 do
+    i = i + 1
+  end
+end
+setlong(rk, unpack(set))
+return result('taken')
 `

@@ -229,6 +229,17 @@ func TestScriptsTouchOneSlot(t *testing.T) {
 	run("complete frozen again", sess, func() error { return errOf(s.Complete(ctx, fz.ID, approval.StateFrozen, long, 0)) })
 	run("resolve done", sess, func() error { _, err := s.Resolve(ctx, fz.ID, resolve(fz, approval.ResolveDone)); return err })
 
+	// An escalation step taken, then a claim by the step's person: the
+	// claim reads the fields eu and ep.
+	es := storetest.NewApproval(t, sess)
+	es.Escalation = []approval.Escalation{{After: time.Minute, To: approval.Place{Channel: "feishu", ChatID: "oc_oncall"},
+		Approvers: approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"dave"}}}}
+	run("put es", sess, func() error { _, err := s.Put(ctx, es, outcome); return err })
+	run("escalate", sess, func() error { _, err := s.Escalate(ctx, es.ID, es.CreatedAt.Add(time.Minute)); return err })
+	byStep := req(es, approval.IntentApprove)
+	byStep.Actor = "dave"
+	run("claim by a step's person", sess, func() error { _, err := s.Claim(ctx, es.ID, byStep); return err })
+
 	missing := storetest.NewApproval(t)
 	run("claim missing", missing.Session, func() error { _, err := s.Claim(ctx, missing.ID, req(missing, approval.IntentApprove)); return err })
 	run("complete missing", missing.Session, func() error { return errOf(s.Complete(ctx, missing.ID, approval.StateExecuted, outcome, 0)) })

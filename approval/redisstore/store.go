@@ -84,7 +84,7 @@ type Store struct {
 	seq       atomic.Uint64
 
 	put, claim, complete, cancel, addCards, pending, resolve *redis.Script
-	putGrant, listGrants, revoke                             *redis.Script
+	putGrant, listGrants, revoke, escalate                   *redis.Script
 }
 
 var _ approval.Store = (*Store)(nil)
@@ -144,6 +144,7 @@ func New(client redis.UniversalClient, opts Options) (*Store, error) {
 		putGrant:   redis.NewScript(putGrantLua),
 		listGrants: redis.NewScript(listGrantsLua),
 		revoke:     redis.NewScript(revokeLua),
+		escalate:   redis.NewScript(escalateLua),
 	}, nil
 }
 
@@ -177,6 +178,7 @@ func (s *Store) idemKey(sess approval.SessionKey, key string) string {
 
 func (s *Store) seenKey(key string) string { return s.prefix + "seen:" + key }
 func (s *Store) dueKey() string            { return s.prefix + "due" }
+func (s *Store) escKey() string            { return s.prefix + "esc" }
 
 // ---- errors
 
@@ -310,11 +312,17 @@ func (s *Store) Put(ctx context.Context, a *approval.Approval, supersededOutcome
 	place := a.DecidesIn()
 	chat := s.chatKey(place.Channel, place.ChatID)
 	chatTTL := time.Duration(durMS(life+s.retention)) * time.Millisecond
+	_, escAt, escalates := a.NextEscalation()
+	escMS, _ := splitTime(escAt)
+	esc := redis.Z{Score: float64(escMS), Member: string(a.ID)}
 	pipe := s.c.Pipeline()
 	putCmd := s.put.EvalSha(ctx, pipe, keys, args...)
 	pipe.ZAdd(ctx, s.dueKey(), due)
 	pipe.ZAdd(ctx, chat, due)
 	pipe.PExpire(ctx, chat, chatTTL)
+	if escalates {
+		pipe.ZAdd(ctx, s.escKey(), esc)
+	}
 	_, err = pipe.Exec(ctx)
 	if err != nil && redis.HasErrorPrefix(putCmd.Err(), "NOSCRIPT") {
 		// The server does not know the script yet (first use, or after a
@@ -325,6 +333,9 @@ func (s *Store) Put(ctx context.Context, a *approval.Approval, supersededOutcome
 		pipe.ZAdd(ctx, s.dueKey(), due)
 		pipe.ZAdd(ctx, chat, due)
 		pipe.PExpire(ctx, chat, chatTTL)
+		if escalates {
+			pipe.ZAdd(ctx, s.escKey(), esc)
+		}
 		_, err = pipe.Exec(ctx)
 	}
 	if err != nil {

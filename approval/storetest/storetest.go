@@ -79,6 +79,12 @@ var tests = []storeTest{
 	{"ApproveInClaim", testApproveInClaim},
 	{"ApproveInResolve", testApproveInResolve},
 	{"ApproveInChatPending", testApproveInChatPending},
+	{"EscalationRoundTrip", testEscalationRoundTrip},
+	{"EscalateSteps", testEscalateSteps},
+	{"EscalateEnded", testEscalateEnded},
+	{"EscalationClaim", testEscalationClaim},
+	{"ConcurrentEscalate", testConcurrentEscalate},
+	{"EscalationChatPending", testEscalationChatPending},
 }
 
 // T0 is the time the suite's approvals are created at.

@@ -33,7 +33,10 @@ func mayDecide(u User, rec *approval.Approval) bool {
 	}
 	// With an approvers' chat (approve_in: Feishu or DingTalk), no API
 	// user decides "in its chat".
-	return rec.Allows(approval.UserID(u.UserID()), approval.Approve, rec.ApproveIn == nil && tenant == u.Tenant)
+	// The people an escalation step added decide from anywhere (mode
+	// users); its chats are Feishu's or DingTalk's, not the API's.
+	user := approval.UserID(u.UserID())
+	return rec.Allows(user, approval.Approve, rec.ApproveIn == nil && tenant == u.Tenant) || rec.EscalationAllows(user, approval.Approve, "", "")
 }
 
 // decisionChat is the chat a decision of u on rec is taken in: the

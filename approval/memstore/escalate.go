@@ -1,0 +1,74 @@
+package memstore
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/errkind"
+)
+
+// Escalations implements approval.Store.
+func (s *Store) Escalations(ctx context.Context, now time.Time, limit int) ([]approval.ID, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, approval.E("memstore.Escalations", errkind.Unavailable, "", err)
+	}
+	type entry struct {
+		id approval.ID
+		at time.Time
+	}
+	var es []entry
+	s.mu.Lock()
+	for id, at := range s.esc {
+		if !at.After(now) {
+			es = append(es, entry{id, at})
+		}
+	}
+	s.mu.Unlock()
+	sort.Slice(es, func(i, j int) bool {
+		if !es[i].at.Equal(es[j].at) {
+			return es[i].at.Before(es[j].at)
+		}
+		return es[i].id < es[j].id
+	})
+	if limit > 0 && len(es) > limit {
+		es = es[:limit]
+	}
+	ids := make([]approval.ID, len(es))
+	for i, e := range es {
+		ids[i] = e.id
+	}
+	return ids, nil
+}
+
+// Escalate implements approval.Store.
+func (s *Store) Escalate(ctx context.Context, id approval.ID, now time.Time) (approval.EscalateResult, error) {
+	if err := ctx.Err(); err != nil {
+		return approval.EscalateResult{}, approval.E("memstore.Escalate", errkind.Unavailable, id, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.recs[id]
+	if r == nil {
+		delete(s.esc, id)
+		return approval.EscalateResult{Code: approval.EscalateMissing}, nil
+	}
+	_, at, ok := r.NextEscalation()
+	if !ok || r.State != approval.StatePending || !now.Before(r.ExpiresAt) {
+		delete(s.esc, id)
+		return approval.EscalateResult{Code: approval.EscalateNone, Approval: r.Clone()}, nil
+	}
+	if now.Before(at) {
+		s.esc[id] = at
+		return approval.EscalateResult{Code: approval.EscalateNotDue, Approval: r.Clone()}, nil
+	}
+	step := r.Escalated
+	r.Escalated++
+	if _, next, ok := r.NextEscalation(); ok {
+		s.esc[id] = next
+	} else {
+		delete(s.esc, id)
+	}
+	return approval.EscalateResult{Code: approval.EscalateTaken, Approval: r.Clone(), Step: step}, nil
+}
