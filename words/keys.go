@@ -331,7 +331,7 @@ const (
 	SpanSeconds // args: seconds
 	SpanMinutes // args: minutes
 	SpanHours   // args: hours
-	CmdHelp  // the commands, one a line
+	CmdHelp     // the commands, one a line
 	CmdGrantsNone
 	CmdGrantsHead
 	CmdGrantLine // args: number, tool, payload summary, who approved, remaining time
