@@ -2,6 +2,7 @@ package approval
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -220,6 +221,84 @@ var badPolicies = []struct {
 	}), "approvers.HIGH.mode"},
 	{cfgWith(func(c *PolicyConfig) { c.Timeouts = map[string]time.Duration{"HIGH": 0} }), "timeouts.HIGH"},
 	{cfgWith(func(c *PolicyConfig) { c.Timeouts = map[string]time.Duration{"SOON": time.Minute} }), "timeouts.SOON"},
+	{cfgWith(func(c *PolicyConfig) { c.Escalation = map[string][]EscalationConfig{"SOON": {oncallStep(time.Minute)}} }), "escalation.SOON"},
+	{cfgWith(func(c *PolicyConfig) { c.Escalation = map[string][]EscalationConfig{"HIGH": {oncallStep(0)}} }), "escalation.HIGH[0].after"},
+	{cfgWith(func(c *PolicyConfig) {
+		c.Escalation = map[string][]EscalationConfig{"HIGH": {oncallStep(2 * time.Minute), oncallStep(time.Minute)}}
+	}), "escalation.HIGH[1].after"},
+	{cfgWith(func(c *PolicyConfig) {
+		c.Escalation = map[string][]EscalationConfig{"HIGH": {oncallStep(5 * time.Minute)}}
+	}), "escalation.HIGH[0].after"},
+	{cfgWith(func(c *PolicyConfig) {
+		c.Timeouts = map[string]time.Duration{"HIGH": 10 * time.Minute}
+		c.Escalation = map[string][]EscalationConfig{"MEDIUM": {oncallStep(7 * time.Minute)}}
+	}), "escalation.MEDIUM[0].after"},
+	{cfgWith(func(c *PolicyConfig) {
+		st := oncallStep(time.Minute)
+		st.To.Channel = "web"
+		c.Escalation = map[string][]EscalationConfig{"HIGH": {st}}
+	}), "escalation.HIGH[0].to.channel"},
+	{cfgWith(func(c *PolicyConfig) {
+		st := oncallStep(time.Minute)
+		st.To.ChatID = " "
+		c.Escalation = map[string][]EscalationConfig{"HIGH": {st}}
+	}), "escalation.HIGH[0].to.chat_id"},
+	{cfgWith(func(c *PolicyConfig) {
+		st := oncallStep(time.Minute)
+		st.Approvers = ApproverConfig{}
+		c.Escalation = map[string][]EscalationConfig{"HIGH": {st}}
+	}), "escalation.HIGH[0].approvers.mode"},
+	{cfgWith(func(c *PolicyConfig) {
+		st := oncallStep(time.Minute)
+		st.Approvers = ApproverConfig{Mode: ApproverUsers}
+		c.Escalation = map[string][]EscalationConfig{"HIGH": {st}}
+	}), "escalation.HIGH[0].approvers.users"},
+	{cfgWith(func(c *PolicyConfig) {
+		st := oncallStep(time.Minute)
+		st.Approvers.Quorum = 2
+		c.Escalation = map[string][]EscalationConfig{"HIGH": {st}}
+	}), "escalation.HIGH[0].approvers.quorum"},
+	{cfgWith(func(c *PolicyConfig) {
+		c.Tools = map[string]ToolPolicy{"drop": {Escalation: []EscalationConfig{oncallStep(time.Hour)}}}
+	}), "tools.drop.escalation[0].after"},
+}
+
+// oncallStep is an escalation step after d to the on-call chat, where
+// ou_oncall may decide too.
+func oncallStep(d time.Duration) EscalationConfig {
+	return EscalationConfig{After: d, To: Place{Channel: "feishu", ChatID: "oc_oncall"},
+		Approvers: ApproverConfig{Mode: ApproverUsers, Users: []string{"ou_oncall"}}}
+}
+
+// TestEscalationVerdict: a call gets its risk's steps, a tool's own steps
+// replace them, and a risk without steps never escalates.
+func TestEscalationVerdict(t *testing.T) {
+	tool := oncallStep(2 * time.Minute)
+	tool.Approvers = ApproverConfig{Mode: ApproverChat}
+	p, err := NewPolicy(cfgWith(func(c *PolicyConfig) {
+		c.Escalation = map[string][]EscalationConfig{"high": {oncallStep(time.Minute), oncallStep(3 * time.Minute)}}
+		c.Tools = map[string]ToolPolicy{"drop": {Escalation: []EscalationConfig{tool}}}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		tool   string
+		effect Effect
+		want   string
+	}{
+		{"sql_execute", EffectDestructive, "[{1m0s {feishu oc_oncall} {users [ou_oncall] false 0}} {3m0s {feishu oc_oncall} {users [ou_oncall] false 0}}]"},
+		{"drop", EffectDestructive, "[{2m0s {feishu oc_oncall} {chat [] false 0}}]"},
+		{"sql_execute", EffectWrite, "[]"},
+	} {
+		v, err := p.Evaluate(CallInfo{Tool: c.tool, Effect: c.effect, Confidence: 1}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(v.Escalation); got != c.want {
+			t.Errorf("%s %v: Escalation = %s, want %s", c.tool, c.effect, got, c.want)
+		}
+	}
 }
 
 func TestPolicyValidate(t *testing.T) {
