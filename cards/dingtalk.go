@@ -79,6 +79,10 @@ func DingTalkCardData(v View, lang string) map[string]string {
 		// A quorum's votes: "1/2 已批准：张三".
 		m["progress"] = v.Progress
 	}
+	if v.Escalated != "" && !v.Final {
+		// A timed escalation's step taken: who else was asked.
+		m["escalated"] = v.Escalated
+	}
 	if v.ApproveOnce != nil && !v.Final {
 		m["grant_buttons"], m["grant_window"] = "true", v.GrantWindow
 	}

@@ -235,6 +235,9 @@ func feishuFacts(v View, lang string) []any {
 		}
 	} else {
 		fmt.Fprintf(&b, "\n%s: %s", l.approvers, v.Approvers)
+		if v.Escalated != "" {
+			b.WriteString("\n" + v.Escalated)
+		}
 	}
 	progress := feishuProgress(v, lang)
 	if progress == nil && v.Progress != "" {

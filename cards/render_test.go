@@ -285,7 +285,22 @@ func goldenCases(t *testing.T) []golden {
 		}
 		return golden{"waiting_approve_in_" + lang, lang, cards.Waiting(a, text, lang)}
 	}
+	// An approval nobody decided within 10 minutes: its first step asked
+	// the on-call chat, where ou_oncall may decide too.
+	escalated := func(lang string) golden {
+		a := one.Clone()
+		a.Escalation = []approval.Escalation{{After: 10 * time.Minute, To: approval.Place{Channel: "feishu", ChatID: "oc_oncall"},
+			Approvers: approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"ou_oncall"}}}}
+		a.Escalated = 1
+		text := en
+		if lang == "zh" {
+			text = zh
+		}
+		return golden{"pending_escalated_" + lang, lang, cards.Pending(a, text, lang)}
+	}
 	return []golden{
+		escalated("en"),
+		escalated("zh"),
 		waiting("en"),
 		waiting("zh"),
 		quorum("en", false),

@@ -78,6 +78,9 @@ func Markdown(v View, lang string) string {
 		}
 	} else {
 		fmt.Fprintf(&b, "- %s: %s\n", l.approvers, escapeMD(v.Approvers))
+		if v.Escalated != "" {
+			b.WriteString("- " + escapeMD(v.Escalated) + "\n")
+		}
 	}
 	if v.Progress != "" {
 		b.WriteString("- " + escapeMD(v.Progress) + "\n")
@@ -153,6 +156,9 @@ func Text(v View, lang string) string {
 	} else {
 		fmt.Fprintf(&b, "%s\n", requestedLine(v, v.requesterShown(), lang))
 		fmt.Fprintf(&b, "%s: %s\n", l.approvers, v.Approvers)
+		if v.Escalated != "" {
+			b.WriteString(v.Escalated + "\n")
+		}
 	}
 	if v.Progress != "" {
 		b.WriteString(v.Progress + "\n")

@@ -123,6 +123,11 @@ type View struct {
 	// it waits ("the approvers' chat"): the card has no buttons and says
 	// so in one line instead of how to answer. Empty on every other view.
 	WaitsIn string `json:"waits_in,omitempty"`
+	// Escalated, once a step of the approval's timed escalation has been
+	// taken, says so while it waits: how long nobody decided, which
+	// chats were asked too, who may decide too
+	// (approval.Approval.EscalatedIn). Empty before, and on a final view.
+	Escalated string `json:"escalated,omitempty"`
 }
 
 // MaxResultExcerpt bounds the result shown on a final card, in runes.
@@ -282,6 +287,9 @@ func base(a *approval.Approval, lang string) View {
 		ExpiresAt:     a.ExpiresAt,
 		PayloadSHA256: a.PayloadSHA256,
 		ShortHash:     approval.ShortHash(a.PayloadSHA256),
+	}
+	if a.State == approval.StatePending || a.State == "" {
+		v.Escalated = a.EscalatedIn(lang)
 	}
 	if n := a.Approvers.Needed(); n > 1 {
 		v.Quorum = n
