@@ -863,9 +863,24 @@ func (r *Router) statusView(a *approval.Approval) cards.View {
 }
 
 // isStatusCard reports whether ref is a's status card: a card of an
-// approval with an approvers' chat outside that chat.
+// approval with an approvers' chat outside that chat (and outside the
+// chats its escalation asked: their cards have buttons).
 func isStatusCard(a *approval.Approval, ref approval.CardRef) bool {
-	return a.ApproveIn != nil && (ref.Channel != a.ApproveIn.Channel || ref.ChatID != a.ApproveIn.ChatID)
+	if a.ApproveIn == nil || (ref.Channel == a.ApproveIn.Channel && ref.ChatID == a.ApproveIn.ChatID) {
+		return false
+	}
+	return !escalationCard(a, ref)
+}
+
+// escalationCard reports whether ref is in the chat of a step of a's
+// escalation taken so far.
+func escalationCard(a *approval.Approval, ref approval.CardRef) bool {
+	for _, st := range a.Taken() {
+		if st.To.Channel == ref.Channel && st.To.ChatID == ref.ChatID {
+			return true
+		}
+	}
+	return false
 }
 
 // finalOn is the final view v as card ref of a shows it: a status card
@@ -922,6 +937,8 @@ func (r *Router) Settle(ctx context.Context, a *approval.Approval, o approval.Ou
 func (r *Router) Progress(ctx context.Context, a *approval.Approval) error {
 	v := r.pendingCard(ctx, a)
 	status := r.statusView(a)
+	// A card in a chat its escalation asked shows the code of that chat.
+	inStep := map[approval.Place]cards.View{}
 	var errs []error
 	redrawn := false
 	for _, ref := range a.Cards {
@@ -935,8 +952,15 @@ func (r *Router) Progress(ctx context.Context, a *approval.Approval) error {
 			continue
 		}
 		shown := v
-		if isStatusCard(a, ref) {
+		place := approval.Place{Channel: ref.Channel, ChatID: ref.ChatID}
+		switch {
+		case isStatusCard(a, ref):
 			shown = status // the votes, still without buttons
+		case place != a.DecidesIn() && escalationCard(a, ref):
+			if _, ok := inStep[place]; !ok {
+				inStep[place] = r.pendingCardIn(ctx, a, place)
+			}
+			shown = inStep[place]
 		}
 		if err := ps.ShowProgress(ctx, ref, shown); err != nil {
 			errs = append(errs, fmt.Errorf("progress on card %s/%s of %s: %w", ref.Channel, ref.MessageID, a.ID, err))

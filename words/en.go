@@ -133,7 +133,7 @@ var en = map[Key]string{
 	QuorumVotedBefore: "You have already approved this; %s",
 	QuorumNoEdit:      "This approval needs several approvers, so it cannot be edited or decided call by call: approve or decline it as it is",
 	EscalatedLine:     "Nobody decided within %s: also asked in %s; %s may decide too",
-	EscalationFailed:  "Nobody decided within %s, but the approval could not be shown in %s (%s). It still waits here",
+	EscalationFailed:  "Nobody decided within %s, but the approval could not be shown in %s. It still waits here",
 	ApproversAnyoneIn: "anyone in %s",
 	ApproversAlso:     "; after escalation also %s",
 	QuorumUnreachable: "Too few people may approve this action (%d must); nothing was asked. Ask an operator to check approval.policy.approvers",

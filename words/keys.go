@@ -171,7 +171,7 @@ const (
 	// A timed escalation (approval.Escalation): the line on every card of
 	// an escalated approval and the notice in its chat, and its failure.
 	EscalatedLine     // args: how long nobody decided (Span), the chats also asked, who may decide too
-	EscalationFailed  // the escalation chat could not be reached; args: how long (Span), the chat, the error
+	EscalationFailed  // the escalation chat could not be reached; args: how long (Span), the chat
 	ApproversAnyoneIn // anyone deciding in one chat may (a step of mode chat); args: the chat id
 	ApproversAlso     // said after who may approve once an escalation added people; args: who (EscalatedWhoIn)
 

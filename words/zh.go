@@ -132,7 +132,7 @@ var zh = map[Key]string{
 	QuorumVotedBefore: "你已批准过此操作；%s",
 	QuorumNoEdit:      "此审批需要多人批准，不能修改参数或逐项决定：请整体批准或拒绝",
 	EscalatedLine:     "%s内无人决定：已同时请 %s 审批；%s 也可决定",
-	EscalationFailed:  "%s内无人决定，但审批无法发到 %s（%s）。它仍在这里等待",
+	EscalationFailed:  "%s内无人决定，但审批无法发到 %s。它仍在这里等待",
 	ApproversAnyoneIn: "%s 中的任何人",
 	ApproversAlso:     "；升级后 %s 也可",
 	QuorumUnreachable: "可批准此操作的人数不足（需 %d 人），未发起审批。请联系运维检查 approval.policy.approvers",

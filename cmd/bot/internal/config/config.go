@@ -216,7 +216,9 @@ type Approval struct {
 	// ExecTimeout bounds one approved tool run. Default 2m.
 	ExecTimeout time.Duration `mapstructure:"exec_timeout"`
 	// SweepInterval is how often one replica expires approvals that passed
-	// their expiry with nobody waiting, and settles their cards. Default 30s.
+	// their expiry with nobody waiting, and settles their cards, and takes
+	// the escalation steps that are due (a step is taken at the first
+	// sweep after its time). Default 10s.
 	SweepInterval time.Duration `mapstructure:"sweep_interval"`
 }
 

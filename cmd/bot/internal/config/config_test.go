@@ -451,6 +451,17 @@ var validateTests = []validateTest{
 			"approval.policy.approve_in.HIGH.channel", "approval.policy.tools.drop_table.approve_in.channel"},
 	},
 	{
+		name: "escalation to a channel that is not enabled",
+		change: func(c *Config) {
+			c.Channels.DingTalk.Enabled = false
+			step := approval.EscalationConfig{After: time.Minute, To: approval.Place{Channel: "dingtalk", ChatID: "cidoncall"},
+				Approvers: approval.ApproverConfig{Mode: approval.ApproverChat}}
+			c.Approval.Policy.Escalation = map[string][]approval.EscalationConfig{"HIGH": {step}}
+			c.Approval.Policy.Tools = map[string]approval.ToolPolicy{"deploy": {Escalation: []approval.EscalationConfig{step}}}
+		},
+		want: []string{"approval.policy.tools.deploy.escalation[0].to.channel", "approval.policy.escalation.HIGH[0].to.channel"},
+	},
+	{
 		name:   "redis without an address",
 		change: func(c *Config) { c.Store.Backend = "redis" },
 		want:   []string{"store.redis"},

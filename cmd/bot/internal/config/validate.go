@@ -155,9 +155,11 @@ func (c *Config) validateStore(ps *Problems) {
 }
 
 // validateApproveIn refuses an approvers' chat (approval.policy.approve_in,
-// approval.policy.tools.<name>.approve_in) on a channel that is not
-// enabled: its cards could never be shown, so every such request would
-// fail. (The channel and chat_id themselves are checked by the policy.)
+// approval.policy.tools.<name>.approve_in), or the chat of an escalation
+// step (approval.policy.escalation.<risk>[i].to, and a tool's), on a
+// channel that is not enabled: its cards could never be shown, so every
+// such request would fail, or every such step. (The channel and chat_id
+// themselves are checked by the policy.)
 func (c *Config) validateApproveIn(ps *Problems) {
 	enabled := map[string]bool{"feishu": c.Channels.Feishu.Enabled, "dingtalk": c.Channels.DingTalk.Enabled}
 	check := func(path string, p approval.Place) {
@@ -172,6 +174,14 @@ func (c *Config) validateApproveIn(ps *Problems) {
 	for _, name := range slices.Sorted(maps.Keys(p.Tools)) {
 		if in := p.Tools[name].ApproveIn; in != nil {
 			check("approval.policy.tools."+name+".approve_in", *in)
+		}
+		for i, st := range p.Tools[name].Escalation {
+			check(fmt.Sprintf("approval.policy.tools.%s.escalation[%d].to", name, i), st.To)
+		}
+	}
+	for _, risk := range slices.Sorted(maps.Keys(p.Escalation)) {
+		for i, st := range p.Escalation[risk] {
+			check(fmt.Sprintf("approval.policy.escalation.%s[%d].to", risk, i), st.To)
 		}
 	}
 }

@@ -1,0 +1,65 @@
+package channels
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/cards"
+	"github.com/hitlbot/hitlbot/words"
+)
+
+// Escalate carries out step step of a's timed escalation
+// (approval.EscalationNotifier): it shows a, with its buttons and the
+// code it has in that chat, in the step's chat, and tells the chat where
+// a waited so far (its approvers' chat when it has one) that nobody
+// decided in time and who else was asked. If the card cannot be sent,
+// that chat is told so instead, and the error is returned: a still waits
+// where it was, and the step's people may decide it there or by a typed
+// code.
+func (r *Router) Escalate(ctx context.Context, a *approval.Approval, step int) ([]approval.CardRef, error) {
+	if step < 0 || step >= len(a.Escalation) {
+		return nil, fmt.Errorf("escalate %s: no step %d", a.ID, step)
+	}
+	st := a.Escalation[step]
+	log := r.log.With("approval_id", a.ID, "step", step+1)
+	ref, err := r.showIn(ctx, a, Target{Channel: st.To.Channel, ChatID: st.To.ChatID}, r.pendingCardIn(ctx, a, st.To))
+	l := words.Of(r.cfg.Lang)
+	text := a.EscalatedIn(r.cfg.Lang)
+	if err != nil {
+		text = words.Text(l, words.EscalationFailed, words.Span(l, st.After), st.To.ChatID)
+	}
+	where := a.DecidesIn()
+	to := Target{Channel: where.Channel, ChatID: where.ChatID}
+	if a.ApproveIn == nil {
+		to.ThreadID, to.UserID = r.threadOf(a), a.Requester
+	}
+	if ch, cerr := r.channel(to.Channel); cerr == nil {
+		r.notice(ctx, ch, to, log, text)
+	} else {
+		log.Warn("the chat where the approval waits cannot be told of its escalation", "err", cerr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return []approval.CardRef{ref}, nil
+}
+
+var _ approval.EscalationNotifier = (*Router)(nil)
+
+// pendingCardIn is a's pending card as a chat other than its own shows it
+// (place: a chat its escalation asked): with the code a has there.
+func (r *Router) pendingCardIn(ctx context.Context, a *approval.Approval, place approval.Place) cards.View {
+	v := r.pendingView(a)
+	cmdr, ok := r.decider.(Commander)
+	if !ok {
+		return v
+	}
+	waiting, err := cmdr.ChatPending(ctx, place.Channel, place.ChatID)
+	if err != nil {
+		r.log.Warn("finding the approval's code in its escalation chat failed; the card has no code", "approval_id", a.ID, "err", err)
+		return v
+	}
+	v.Code = approval.CodeIn(waiting, a)
+	return v
+}
