@@ -66,9 +66,10 @@ type Relay struct {
 func NewRelay() *Relay { return &Relay{} }
 
 var (
-	_ approval.Notifier         = (*Relay)(nil)
-	_ approval.ProgressNotifier = (*Relay)(nil)
-	_ agent.Speaker             = (*Relay)(nil)
+	_ approval.Notifier           = (*Relay)(nil)
+	_ approval.ProgressNotifier   = (*Relay)(nil)
+	_ approval.EscalationNotifier = (*Relay)(nil)
+	_ agent.Speaker               = (*Relay)(nil)
 )
 
 // attach gives the relay its router; a relay serves one router.
@@ -104,6 +105,15 @@ func (l *Relay) Progress(ctx context.Context, a *approval.Approval) error {
 		return ErrNoRouter
 	}
 	return r.Progress(ctx, a)
+}
+
+// Escalate is the router's Escalate (approval.EscalationNotifier).
+func (l *Relay) Escalate(ctx context.Context, a *approval.Approval, step int) ([]approval.CardRef, error) {
+	r := l.r.Load()
+	if r == nil {
+		return nil, ErrNoRouter
+	}
+	return r.Escalate(ctx, a, step)
 }
 
 // Say is the router's Say (agent.Speaker).

@@ -18,6 +18,7 @@ import (
 	"github.com/hitlbot/hitlbot/approval/memstore"
 	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/channels/feishu/feishutest"
+	"github.com/hitlbot/hitlbot/internal/clock"
 	"github.com/hitlbot/hitlbot/internal/hitltest"
 	"github.com/hitlbot/hitlbot/internal/waitfor"
 )
@@ -88,6 +89,8 @@ type rigOptions struct {
 	// editPolicy, when set, changes the approval policy (after approvers
 	// and policy).
 	editPolicy func(*approval.PolicyConfig)
+	// clock, when set, is the engine's clock (default: the wall clock).
+	clock clock.Clock
 }
 
 // webhookKey is the encrypt key of webhook-mode rigs.
@@ -168,7 +171,7 @@ func newRigWith(t *testing.T, o rigOptions, mod ...func(*Config, *hitltest.Tool)
 	if o.model != nil {
 		m = o.model
 	}
-	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: relay, Speaker: relay, Model: m, Tools: []agent.Tool{g.erase}, Policy: pc})
+	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: relay, Speaker: relay, Model: m, Tools: []agent.Tool{g.erase}, Policy: pc, Clock: o.clock})
 	eng, loop, ctx := st.Engine, st.Loop, st.Ctx
 	r, err := channels.NewRouter(channels.RouterConfig{Decider: eng, Submitter: loop, Relay: relay, Store: store, Lang: "en", Logger: quiet, Scope: scope})
 	if err != nil {
