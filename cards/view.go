@@ -128,6 +128,11 @@ type View struct {
 	// chats were asked too, who may decide too
 	// (approval.Approval.EscalatedIn). Empty before, and on a final view.
 	Escalated string `json:"escalated,omitempty"`
+	// Step, on the card a step of the approval's escalation sends to its
+	// chat, is that step's number (1 for the first); 0 on every other
+	// card. A platform that names a card by its approval (DingTalk's
+	// outTrackId) tells the cards apart by it.
+	Step int `json:"-"`
 }
 
 // MaxResultExcerpt bounds the result shown on a final card, in runes.

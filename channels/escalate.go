@@ -23,7 +23,9 @@ func (r *Router) Escalate(ctx context.Context, a *approval.Approval, step int) (
 	}
 	st := a.Escalation[step]
 	log := r.log.With("approval_id", a.ID, "step", step+1)
-	ref, err := r.showIn(ctx, a, Target{Channel: st.To.Channel, ChatID: st.To.ChatID}, r.pendingCardIn(ctx, a, st.To))
+	v := r.pendingCardIn(ctx, a, st.To)
+	v.Step = step + 1
+	ref, err := r.showIn(ctx, a, Target{Channel: st.To.Channel, ChatID: st.To.ChatID}, v)
 	l := words.Of(r.cfg.Lang)
 	text := a.EscalatedIn(r.cfg.Lang)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -234,6 +235,11 @@ func (c *Channel) post(ctx context.Context, to channels.Target, kind chatKind, m
 // status card (approve_in): "<approval id>-status".
 const statusTrack = "-status"
 
+// escalationTrack and the step's number end the outTrackId (and the
+// markdown ref) of the card a step of an approval's escalation sent to
+// its chat: "<approval id>-e1".
+const escalationTrack = "-e"
+
 const (
 	markdownRef       = "md:"
 	markdownRefGroup  = markdownRef + "g:"
@@ -276,6 +282,11 @@ func (c *Channel) ShowApproval(ctx context.Context, to channels.Target, v cards.
 		// The requester's status card (approve_in): a card of its own
 		// beside the approval's, whose outTrackId is the approval id.
 		track += statusTrack
+	}
+	if v.Step > 0 {
+		// The card an escalation step sent to its chat: another card of
+		// the same approval.
+		track += escalationTrack + strconv.Itoa(v.Step)
 	}
 	if c.cfg.CardTemplateID == "" || c.cfg.Mode == ModeHTTP {
 		err := c.sendMarkdown(ctx, to, kindUnknown, cards.DingTalkMarkdownTitle(v), cards.DingTalkMarkdown(v, c.cfg.Lang, info.group))

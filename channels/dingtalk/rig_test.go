@@ -13,6 +13,7 @@ import (
 	"github.com/hitlbot/hitlbot/approval/memstore"
 	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/channels/dingtalk/dingtalktest"
+	"github.com/hitlbot/hitlbot/internal/clock"
 	"github.com/hitlbot/hitlbot/internal/hitltest"
 	"github.com/hitlbot/hitlbot/internal/waitfor"
 )
@@ -66,6 +67,12 @@ func newRigLoop(t *testing.T, mod func(*Config), store approval.Store, m agent.M
 // default) with the loop's configuration changed by loopCfg (nil: none).
 func newRigWith(t *testing.T, mod func(*Config), store approval.Store, m agent.Model, pc *approval.PolicyConfig, loopCfg func(*agent.LoopConfig)) *rig {
 	t.Helper()
+	return newRigClock(t, mod, store, m, pc, loopCfg, nil)
+}
+
+// newRigClock is newRigWith with the engine on clk (nil: the wall clock).
+func newRigClock(t *testing.T, mod func(*Config), store approval.Store, m agent.Model, pc *approval.PolicyConfig, loopCfg func(*agent.LoopConfig), clk clock.Clock) *rig {
+	t.Helper()
 	erase := hitltest.NewTool("erase", approval.EffectDestructive)
 	erase.About = "erases a target"
 	g := &rig{fake: dingtalktest.New(t), erase: erase, model: &hitltest.Model{}}
@@ -83,7 +90,7 @@ func newRigWith(t *testing.T, mod func(*Config), store approval.Store, m agent.M
 	if m != nil {
 		model = m
 	}
-	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: relay, Speaker: relay, Model: model, Tools: []agent.Tool{g.erase}, Policy: pc, Loop: loopCfg})
+	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: relay, Speaker: relay, Model: model, Tools: []agent.Tool{g.erase}, Policy: pc, Loop: loopCfg, Clock: clk})
 	eng, loop, ctx := st.Engine, st.Loop, st.Ctx
 	r, err := channels.NewRouter(channels.RouterConfig{Decider: eng, Submitter: loop, Relay: relay, Store: store, Lang: "en", Logger: quiet})
 	if err != nil {
