@@ -73,6 +73,13 @@ func newServerEffectModel(t testing.TB, effect approval.Effect, m agent.Model, o
 // (nil: the default one).
 func newServerWith(t testing.TB, effect approval.Effect, m agent.Model, pc *approval.PolicyConfig, opts ...option) *server {
 	t.Helper()
+	return newServerBeside(t, effect, m, pc, nil, opts...)
+}
+
+// newServerBeside is newServerWith with more channels registered beside
+// the web one (an approval's escalation may ask in their chats).
+func newServerBeside(t testing.TB, effect approval.Effect, m agent.Model, pc *approval.PolicyConfig, beside []channels.Channel, opts ...option) *server {
+	t.Helper()
 	erase := hitltest.NewTool("erase", effect)
 	erase.About = "Erases the named thing for good"
 	s := &server{erase: erase, clk: clock.NewFake(time.Now())}
@@ -100,6 +107,11 @@ func newServerWith(t testing.TB, effect approval.Effect, m agent.Model, pc *appr
 	}
 	if err := r.Register(w); err != nil {
 		t.Fatal(err)
+	}
+	for _, ch := range beside {
+		if err := r.Register(ch); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := r.Start(ctx); err != nil {
 		t.Fatal(err)
