@@ -17,6 +17,8 @@
 //	<prefix>{<shard>}:pending:<session>               STRING the session's latest approval id (pending or ended)
 //	<prefix>{<shard>}:idem:<len(session)>:<session>:<key>  STRING cached result {"hash":…,"outcome":…}
 //	<prefix>due                                       ZSET  expiry index: id scored by ExpiresAt (unix ms)
+//	<prefix>esc                                       ZSET  escalation index: id scored by its next step's time
+//	                                                  (unix ms), added in Put's pipeline, moved or removed by Escalate
 //	<prefix>seen:<key>                                STRING de-duplication mark (SET NX PX)
 //	<prefix>{<shard>}:grant:<GrantID(key)>           STRING a session grant's JSON (PX its window)
 //	<prefix>{<shard>}:grants:<session>               ZSET  the session's grants, scored by expiry
@@ -52,13 +54,20 @@
 //	m        approver mode, absent for "requester"
 //	u        approver users (JSON array)    x  "1": not the requester
 //	qu       the approver rule's quorum, absent when one approval decides
+//	ed       how many steps of its timed escalation were taken (absent: none);
+//	         the steps themselves never change and are in j
+//	eu, ep   the people of the escalation steps taken (JSON array of user
+//	         ids) and the chats of those of mode chat (JSON array of
+//	         "<channel>\n<chat id>"), absent when none; the claim and
+//	         resolve scripts read them when the approval's own rule refuses
+//	et       nonce of the last escalate script (see Lost replies)
 //	y1, y2…  votes towards the quorum (approval.Vote as JSON), in order,
 //	         each written once by the claim that counted it
 //	j        JSON of what never changes and no script reads: the calls
 //	         (each call's payload hash only when it is not the hash of its
 //	         tool and arguments), risk, summary, preview, reason (in English
 //	         and Chinese), grant window, CreatedAt as its distance from
-//	         ExpiresAt, time zones
+//	         ExpiresAt, time zones, the steps of its timed escalation
 //	c1, c2…  cards: "=" and the message id for a card in the approval's own
 //	         channel and chat (nearly every card), else the JSON array
 //	         [channel, chat id, message id]; Put writes the cards it is given,
@@ -125,6 +134,10 @@
 //	PutGrant, Grants, Revoke 1 script each (the grant's slot: its session's)
 //	GrantFor  1  GET
 //	Due       1  ZRANGEBYSCORE           Undue    1  ZREM
+//	Escalations 1  ZRANGEBYSCORE of esc
+//	Escalate  3  HGETALL, judged in Go; the escalate script (the step is
+//	             taken only if ed is still what Go read); the esc and chat
+//	             index updates pipelined (a step that is not due: 2)
 //
 // Scripts are loaded lazily: go-redis's Script.Run sends EVALSHA and falls
 // back to EVAL when the server does not know the script yet (first use, or
