@@ -94,7 +94,9 @@ func testEscalationOnDingTalk(t *testing.T, store approval.Store) {
 
 // TestEscalationOnDingTalkTypedCode: "确认 <code>" typed in the on-call
 // group after the step decides the approval by the code it has there.
-func TestEscalationOnDingTalkTypedCode(t *testing.T) { bothStores(t, testEscalationOnDingTalkTypedCode) }
+func TestEscalationOnDingTalkTypedCode(t *testing.T) {
+	bothStores(t, testEscalationOnDingTalkTypedCode)
+}
 
 func testEscalationOnDingTalkTypedCode(t *testing.T, store approval.Store) {
 	clk := clock.NewFake(time.Now().UTC())
