@@ -244,7 +244,7 @@ var ApproveInChannels = []string{"feishu", "dingtalk"}
 func (p Place) validate(path string) []error {
 	var errs []error
 	if !slices.Contains(ApproveInChannels, p.Channel) {
-		errs = append(errs, fmt.Errorf("%s.channel: %q is not feishu or dingtalk (approvers' chats on web, api or 1:1 are not supported)", path, p.Channel))
+		errs = append(errs, fmt.Errorf("%s.channel: %q is not feishu or dingtalk (chats on the web page, the API or 1:1 with listed people cannot be asked here)", path, p.Channel))
 	}
 	if strings.TrimSpace(p.ChatID) == "" {
 		errs = append(errs, fmt.Errorf("%s.chat_id: is required", path))

@@ -164,7 +164,7 @@ func (c *Config) validateApproveIn(ps *Problems) {
 	enabled := map[string]bool{"feishu": c.Channels.Feishu.Enabled, "dingtalk": c.Channels.DingTalk.Enabled}
 	check := func(path string, p approval.Place) {
 		if on, known := enabled[p.Channel]; known && !on {
-			ps.add(path+".channel", fmt.Sprintf("%q is not enabled (channels.%s.enabled): the approvers' chat could never be reached", p.Channel, p.Channel))
+			ps.add(path+".channel", fmt.Sprintf("%q is not enabled (channels.%s.enabled): that chat could never be reached", p.Channel, p.Channel))
 		}
 	}
 	p := c.Approval.Policy
