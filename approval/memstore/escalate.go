@@ -2,7 +2,6 @@ package memstore
 
 import (
 	"context"
-	"sort"
 	"time"
 
 	"github.com/hitlbot/hitlbot/approval"
@@ -14,32 +13,7 @@ func (s *Store) Escalations(ctx context.Context, now time.Time, limit int) ([]ap
 	if err := ctx.Err(); err != nil {
 		return nil, approval.E("memstore.Escalations", errkind.Unavailable, "", err)
 	}
-	type entry struct {
-		id approval.ID
-		at time.Time
-	}
-	var es []entry
-	s.mu.Lock()
-	for id, at := range s.esc {
-		if !at.After(now) {
-			es = append(es, entry{id, at})
-		}
-	}
-	s.mu.Unlock()
-	sort.Slice(es, func(i, j int) bool {
-		if !es[i].at.Equal(es[j].at) {
-			return es[i].at.Before(es[j].at)
-		}
-		return es[i].id < es[j].id
-	})
-	if limit > 0 && len(es) > limit {
-		es = es[:limit]
-	}
-	ids := make([]approval.ID, len(es))
-	for i, e := range es {
-		ids[i] = e.id
-	}
-	return ids, nil
+	return s.dueIn(s.esc, now, limit), nil
 }
 
 // Escalate implements approval.Store.

@@ -530,21 +530,27 @@ func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]approval.I
 	if err := ctx.Err(); err != nil {
 		return nil, approval.E("memstore.Due", errkind.Unavailable, "", err)
 	}
-	s.mu.Lock()
+	return s.dueIn(s.due, now, limit), nil
+}
+
+// dueIn returns up to limit ids of index (the expiry or the escalation
+// index) whose time is at or before now, earliest first (then by id).
+func (s *Store) dueIn(index map[approval.ID]time.Time, now time.Time, limit int) []approval.ID {
 	type entry struct {
-		id  approval.ID
-		exp time.Time
+		id approval.ID
+		at time.Time
 	}
 	var es []entry
-	for id, exp := range s.due {
-		if !exp.After(now) {
-			es = append(es, entry{id, exp})
+	s.mu.Lock()
+	for id, at := range index {
+		if !at.After(now) {
+			es = append(es, entry{id, at})
 		}
 	}
 	s.mu.Unlock()
 	sort.Slice(es, func(i, j int) bool {
-		if !es[i].exp.Equal(es[j].exp) {
-			return es[i].exp.Before(es[j].exp)
+		if !es[i].at.Equal(es[j].at) {
+			return es[i].at.Before(es[j].at)
 		}
 		return es[i].id < es[j].id
 	})
@@ -555,7 +561,7 @@ func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]approval.I
 	for i, e := range es {
 		ids[i] = e.id
 	}
-	return ids, nil
+	return ids
 }
 
 // Undue implements approval.Store.

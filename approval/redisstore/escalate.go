@@ -14,17 +14,7 @@ import (
 // Escalations implements approval.Store: a ZRANGEBYSCORE of the
 // escalation index.
 func (s *Store) Escalations(ctx context.Context, now time.Time, limit int) ([]approval.ID, error) {
-	const op = "redisstore.Escalations"
-	ms, _ := splitTime(now)
-	ids, err := s.c.ZRangeByScore(ctx, s.escKey(), &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(ms, 10), Count: int64(limit)}).Result()
-	if err != nil {
-		return nil, unavailable(op, "", err)
-	}
-	out := make([]approval.ID, len(ids))
-	for i, id := range ids {
-		out[i] = approval.ID(id)
-	}
-	return out, nil
+	return s.dueIn(ctx, "redisstore.Escalations", s.escKey(), now, limit)
 }
 
 // Escalate implements approval.Store in two round trips and one more for

@@ -239,9 +239,14 @@ func replyCode(res []any) string {
 
 // Due implements approval.Store: a ZRANGEBYSCORE of the expiry index.
 func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]approval.ID, error) {
-	const op = "redisstore.Due"
+	return s.dueIn(ctx, "redisstore.Due", s.dueKey(), now, limit)
+}
+
+// dueIn returns up to limit ids of the index key (the expiry or the
+// escalation index) scored at or before now, earliest first.
+func (s *Store) dueIn(ctx context.Context, op, key string, now time.Time, limit int) ([]approval.ID, error) {
 	ms, _ := splitTime(now)
-	ids, err := s.c.ZRangeByScore(ctx, s.dueKey(), &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(ms, 10), Count: int64(limit)}).Result()
+	ids, err := s.c.ZRangeByScore(ctx, key, &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(ms, 10), Count: int64(limit)}).Result()
 	if err != nil {
 		return nil, unavailable(op, "", err)
 	}
