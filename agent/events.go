@@ -26,6 +26,9 @@ type Inbound struct {
 	UserName string
 	// Text is the message, mentions stripped.
 	Text string
+	// Group reports that the chat is a group chat (not a 1:1 chat): an
+	// approval's privacy applies there (approval.Approval.Group).
+	Group bool
 	// Resumed, when set, makes this no message: the turn that asked for
 	// this approval stopped waiting before it ended, and its outcome
 	// resumes it (Loop.Resume).

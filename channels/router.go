@@ -493,7 +493,7 @@ func (r *Router) HandleMessage(ctx context.Context, m Message) error {
 	}
 
 	err = loop.Submit(agent.Inbound{Session: session, Channel: m.Channel, ChatID: m.ChatID, ThreadID: m.ThreadID,
-		User: m.UserID, UserName: m.UserName, MessageID: m.MessageID, Text: m.Text})
+		User: m.UserID, UserName: m.UserName, MessageID: m.MessageID, Text: m.Text, Group: m.ChatType != "p2p"})
 	tl, listens := ch.(TurnListener)
 	switch {
 	case errors.Is(err, agent.ErrBusy), errors.Is(err, agent.ErrClosed):

@@ -79,6 +79,7 @@ var tests = []storeTest{
 	{"ApproveInClaim", testApproveInClaim},
 	{"ApproveInResolve", testApproveInResolve},
 	{"ApproveInChatPending", testApproveInChatPending},
+	{"PrivacyRoundTrip", testPrivacyRoundTrip},
 }
 
 // T0 is the time the suite's approvals are created at.
