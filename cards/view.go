@@ -123,6 +123,9 @@ type View struct {
 	// it waits ("the approvers' chat"): the card has no buttons and says
 	// so in one line instead of how to answer. Empty on every other view.
 	WaitsIn string `json:"waits_in,omitempty"`
+	// Redacted marks the onlookers' view of a private approval (Redact):
+	// every renderer shows one line (RedactedLine), no button.
+	Redacted bool `json:"redacted,omitempty"`
 }
 
 // MaxResultExcerpt bounds the result shown on a final card, in runes.
@@ -222,6 +225,11 @@ func finish(v View, o approval.Outcome, text approval.OutcomeText, lang string) 
 		v.StatusText = words.In(lang, words.ResolvedAbandon)
 	case approval.ResolveRetry:
 		v.StatusText = words.In(lang, words.ResolvedRetry, v.StatusText)
+	}
+	if v.Redacted {
+		// Onlookers learn how it ended and who decided, nothing else.
+		v.Result, v.Resolve, v.Calls = "", nil, nil
+		return v
 	}
 	if len(o.Results) == len(v.Calls) {
 		// Each call's own end: a batch's statuses, and what an approver
