@@ -5,9 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hitlbot/hitlbot/agent/model"
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/channels/feishu/feishutest"
+	"github.com/hitlbot/hitlbot/internal/fakellm"
 )
 
 // privateGroup is the group chat of the privacy tests.
@@ -216,5 +218,49 @@ func TestPrivacyShowsAllWhereNobodyLooksOn(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPrivacyNoStreamInGroup: the model streams, but the answer of a
+// turn that ran a private approval's call never streams into the group:
+// after ou_bob approves from his 1:1 card, no card entity is opened for
+// it, and the whole answer goes to ou_alice in her 1:1 chat.
+func TestPrivacyNoStreamInGroup(t *testing.T) {
+	llm := fakellm.New(t)
+	m, err := model.NewOpenAI(model.OpenAIConfig{BaseURL: llm.URL, Model: "m", APIKey: llm.APIKey(), Stream: true, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := privacyOptions(nil, false)
+	o.model = m
+	g := newRigWith(t, o)
+	llm.Enqueue(fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "erase", Arguments: `{"target":"orders"}`}}},
+		fakellm.Reply{Text: "The orders table is erased.", Chunks: fakellm.Split("The orders table is erased.", 4)})
+	g.say(t, "group", privateGroup, "ou_alice", "@_user_1 erase the orders", map[string]string{"@_user_1": g.fake.BotOpenID})
+	var a *approval.Approval
+	eventually(t, "the private approval's cards are out", func() bool {
+		p, err := g.engine.Pending(context.Background(), channels.SessionKey(g.scope, Name, privateGroup, "ou_alice", ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a = p
+		return p != nil && len(p.Cards) == 3
+	})
+	var bob approval.CardRef
+	for _, c := range a.Cards {
+		if c.Private && c.ChatID == feishutest.P2PChat("ou_bob") {
+			bob = c
+		}
+	}
+	e := feishutest.CardActionEvent{EventID: nextID("ev_click"), Operator: "ou_bob", MessageID: bob.MessageID, ChatID: bob.ChatID, Value: buttonValue(a, "approve")}
+	if code, data, _ := g.push(t, e.JSON()); code != 200 {
+		t.Fatalf("click ack %d: %s", code, data)
+	}
+	eventually(t, "the answer sent to ou_alice privately", func() bool { return len(g.sentTo("ou_alice", "The orders table is erased.")) == 1 })
+	if es := g.fake.CardEntities(); len(es) != 0 {
+		t.Fatalf("the answer streamed into %d card entities: %+v", len(es), es)
+	}
+	if leaks := g.inGroup(privateGroup, g.groupMessages(), "is erased"); len(leaks) != 0 {
+		t.Fatalf("the group read the answer: %+v", leaks)
 	}
 }
