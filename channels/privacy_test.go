@@ -3,12 +3,18 @@ package channels
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/memstore"
 	"github.com/hitlbot/hitlbot/approval/storetest"
+	"github.com/hitlbot/hitlbot/cards"
+	"github.com/hitlbot/hitlbot/internal/hitltest"
 )
 
 // putPrivate stores a pending private approval of alice in the fake
@@ -87,5 +93,133 @@ func TestPrivateFailsClosed(t *testing.T) {
 		if s.ref.Private == s.v.Redacted || (s.v.Redacted && (s.v.Result != "" || s.v.Summary != "")) || (!s.v.Redacted && s.v.Result != "DELETE 1") {
 			t.Errorf("card %+v settled as redacted %v, result %q, summary %q", s.ref, s.v.Redacted, s.v.Result, s.v.Summary)
 		}
+	}
+}
+
+// privateFake is a fake channel that can show a card and say something
+// to some people only (PrivateChannel), recording what it did.
+type privateFake struct {
+	*fakeChannel
+	mu      sync.Mutex
+	to      map[approval.UserID][]string // what each person was told, "kind: text"
+	privCnt int
+}
+
+func (p *privateFake) ShowApprovalTo(_ context.Context, to Target, users []approval.UserID, v cards.View) ([]approval.CardRef, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var refs []approval.CardRef
+	for _, u := range users {
+		p.privCnt++
+		p.to[u] = append(p.to[u], "card: "+v.Summary)
+		refs = append(refs, approval.CardRef{Channel: p.name, ChatID: "p2p_" + string(u), MessageID: fmt.Sprintf("private-%d", p.privCnt)})
+	}
+	return refs, nil
+}
+
+func (p *privateFake) SendTo(_ context.Context, _ Target, users []approval.UserID, out Outgoing) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, u := range users {
+		p.to[u] = append(p.to[u], string(out.Kind)+": "+out.Text)
+	}
+	return nil
+}
+
+// told reports whether user was told something of kind holding sub.
+func (p *privateFake) told(user approval.UserID, kind, sub string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range p.to[user] {
+		if strings.HasPrefix(s, kind+": ") && strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// privateReplicas are two replicas of one deployment (one store, one
+// history, one session locker) whose channel "fake" can show things to
+// some people only, and whose HIGH calls only bob may approve, private in
+// groups.
+func privateReplicas(t *testing.T) (a, b *rig, pa, pb *privateFake) {
+	t.Helper()
+	store := memstore.New(memstore.Options{})
+	hist, locker := agent.NewMemoryHistory(), agent.NewMemoryLocker()
+	pc := approval.DefaultPolicyConfig()
+	pc.Approvers = map[string]approval.ApproverConfig{"HIGH": {Mode: approval.ApproverUsers, Users: []string{"bob"}}}
+	pc.Privacy = map[string]approval.Privacy{"HIGH": approval.PrivacyGroup}
+	mk := func() (*rig, *privateFake) {
+		g := &rig{ch: newFake("fake"), erase: hitltest.NewTool("erase", approval.EffectDestructive), model: &hitltest.Model{}}
+		pf := &privateFake{fakeChannel: g.ch, to: map[approval.UserID][]string{}}
+		relay := NewRelay()
+		st := hitltest.New(t, hitltest.Config{Store: store, Notifier: relay, Speaker: relay, Model: g.model, Tools: []agent.Tool{g.erase}, Policy: &pc,
+			Loop: func(c *agent.LoopConfig) { c.History, c.Locker = hist, locker }})
+		r, err := NewRouter(RouterConfig{Decider: st.Engine, Submitter: st.Loop, Relay: relay, Store: store, Lang: "en", Logger: quiet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Register(pf); err != nil {
+			t.Fatal(err)
+		}
+		g.store, g.engine, g.loop, g.router = store, st.Engine, st.Loop, r
+		return g, pf
+	}
+	a, pa = mk()
+	b, pb = mk()
+	return a, b, pa, pb
+}
+
+// TestPrivateTurnResumedElsewhere: the replica whose turn waited for a
+// private approval is gone; bob approves on the other replica, which
+// resumes the turn: its tool result and answer go to alice alone, and
+// the group reads one line. While the approval waited, another message
+// in the group was told it waits by its redacted line.
+func TestPrivateTurnResumedElsewhere(t *testing.T) {
+	a, b, pa, pb := privateReplicas(t)
+	ap := a.pendingApproval(t, "orders")
+	if !ap.Private() || !pa.told("alice", "card", "orders") || !pa.told("bob", "card", "orders") || pa.told("carol", "card", "") {
+		t.Fatalf("private %v; told %v", ap.Private(), pa.to)
+	}
+	shown := a.ch.shownCards()
+	if len(shown) != 1 || !shown[0].v.Redacted || strings.Contains(shown[0].v.Summary, "orders") {
+		t.Fatalf("the group's cards: %+v", shown)
+	}
+
+	a.send(t, msg("carol", "what is going on?"))
+	eventually(t, "carol told an approval waits", func() bool { return a.ch.hasText("notice", "asked for a HIGH risk action") })
+	for _, s := range a.ch.texts() {
+		if strings.Contains(s, "orders") {
+			t.Fatalf("the group read %q", s)
+		}
+	}
+
+	if err := a.loop.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := b.engine.Get(context.Background(), ap.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bobCard approval.CardRef
+	for _, c := range rec.Cards {
+		if c.Private && c.ChatID == "p2p_bob" {
+			bobCard = c
+		}
+	}
+	o, err := b.router.HandleCardAction(context.Background(), CardAction{Channel: "fake", ChatID: bobCard.ChatID, MessageID: bobCard.MessageID,
+		EventID: "click-private", UserID: "bob", ApprovalID: ap.ID, Verb: approval.Approve, PayloadSHA256: rec.PayloadSHA256})
+	if err != nil || o.Status != approval.StatusExecuted {
+		t.Fatalf("outcome %+v, %v", o, err)
+	}
+	eventually(t, "the answer to alice alone", func() bool { return pb.told("alice", "answer", "summary: erase done (run 1)") })
+	eventually(t, "the group told", func() bool { return b.ch.hasText("notice", "The answer was sent to alice privately.") })
+	for _, s := range append(a.ch.texts(), b.ch.texts()...) {
+		if strings.Contains(s, "erase done") {
+			t.Fatalf("the group read %q", s)
+		}
+	}
+	if pb.told("bob", "answer", "") || pb.told("carol", "answer", "") {
+		t.Fatalf("others were told: %v", pb.to)
 	}
 }
