@@ -71,7 +71,8 @@ type Say struct {
 	Args json.RawMessage
 	// IsError marks a failed tool result or a notice about a problem.
 	IsError bool
-	// Approval is the approval an awaiting event waits for.
+	// Approval is the approval an awaiting event waits for; on the notice
+	// that a live grant let a call run, the approval that granted it.
 	Approval approval.ID
 	// Result is the turn's result, on turn_ended.
 	Result *TurnResult

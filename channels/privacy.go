@@ -181,7 +181,8 @@ func (p *privateTurns) end(in agent.Inbound) {
 
 // sayPrivately handles s when the turn of in ran, or was refused, the
 // calls of a private approval (its awaiting event names it; a resumed turn
-// is that approval's): from then on its tool results, notices and answer
+// is that approval's), or ran a call that approval's grant let run (the
+// grant's notice names it): from then on its tool results, notices and answer
 // go to the requester only (PrivateChannel.SendTo), no stream is opened in
 // the chat, and when the turn ends the chat reads one line: the answer was
 // sent to the requester privately. said reports that s needs nothing more
@@ -193,7 +194,7 @@ func (r *Router) sayPrivately(ctx context.Context, ch Channel, in agent.Inbound,
 		if s.Kind == agent.SayTurnEnded {
 			r.private.end(in)
 		}
-		if s.Kind != agent.SayAwaiting || !in.Group {
+		if s.Approval == "" || !in.Group {
 			return false, nil
 		}
 		t = nil // it asks again: that approval may be private
@@ -201,7 +202,9 @@ func (r *Router) sayPrivately(ctx context.Context, ch Channel, in agent.Inbound,
 	if t == nil {
 		var id approval.ID
 		switch {
-		case s.Kind == agent.SayAwaiting && in.Group:
+		case s.Approval != "" && in.Group:
+			// An awaiting event, or a grant's notice: the approval that
+			// granted the call keeps what follows as private as it was.
 			id = s.Approval
 		case in.Resumed != "" && s.Kind != agent.SayTurnEnded:
 			id = in.Resumed

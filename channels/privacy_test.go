@@ -138,35 +138,39 @@ func (p *privateFake) told(user approval.UserID, kind, sub string) bool {
 	return false
 }
 
-// privateReplicas are two replicas of one deployment (one store, one
-// history, one session locker) whose channel "fake" can show things to
-// some people only, and whose HIGH calls only bob may approve, private in
-// groups.
+// privateRig is a rig on store, history and locker whose channel "fake"
+// can show things to some people only, whose tool erase has effect, and
+// whose HIGH and MEDIUM calls only bob may approve, private in groups.
+func privateRig(t *testing.T, store approval.Store, hist agent.History, locker agent.SessionLocker, effect approval.Effect) (*rig, *privateFake) {
+	t.Helper()
+	pc := approval.DefaultPolicyConfig()
+	bob := approval.ApproverConfig{Mode: approval.ApproverUsers, Users: []string{"bob"}}
+	pc.Approvers = map[string]approval.ApproverConfig{"HIGH": bob, "MEDIUM": bob}
+	pc.Privacy = map[string]approval.Privacy{"HIGH": approval.PrivacyGroup, "MEDIUM": approval.PrivacyGroup}
+	g := &rig{ch: newFake("fake"), erase: hitltest.NewTool("erase", effect), model: &hitltest.Model{}}
+	pf := &privateFake{fakeChannel: g.ch, to: map[approval.UserID][]string{}}
+	relay := NewRelay()
+	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: relay, Speaker: relay, Model: g.model, Tools: []agent.Tool{g.erase}, Policy: &pc,
+		Loop: func(c *agent.LoopConfig) { c.History, c.Locker = hist, locker }})
+	r, err := NewRouter(RouterConfig{Decider: st.Engine, Submitter: st.Loop, Relay: relay, Store: store, Lang: "en", Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Register(pf); err != nil {
+		t.Fatal(err)
+	}
+	g.store, g.engine, g.loop, g.router = store, st.Engine, st.Loop, r
+	return g, pf
+}
+
+// privateReplicas are two privateRigs of HIGH calls that are replicas of
+// one deployment: one store, one history, one session locker.
 func privateReplicas(t *testing.T) (a, b *rig, pa, pb *privateFake) {
 	t.Helper()
 	store := memstore.New(memstore.Options{})
 	hist, locker := agent.NewMemoryHistory(), agent.NewMemoryLocker()
-	pc := approval.DefaultPolicyConfig()
-	pc.Approvers = map[string]approval.ApproverConfig{"HIGH": {Mode: approval.ApproverUsers, Users: []string{"bob"}}}
-	pc.Privacy = map[string]approval.Privacy{"HIGH": approval.PrivacyGroup}
-	mk := func() (*rig, *privateFake) {
-		g := &rig{ch: newFake("fake"), erase: hitltest.NewTool("erase", approval.EffectDestructive), model: &hitltest.Model{}}
-		pf := &privateFake{fakeChannel: g.ch, to: map[approval.UserID][]string{}}
-		relay := NewRelay()
-		st := hitltest.New(t, hitltest.Config{Store: store, Notifier: relay, Speaker: relay, Model: g.model, Tools: []agent.Tool{g.erase}, Policy: &pc,
-			Loop: func(c *agent.LoopConfig) { c.History, c.Locker = hist, locker }})
-		r, err := NewRouter(RouterConfig{Decider: st.Engine, Submitter: st.Loop, Relay: relay, Store: store, Lang: "en", Logger: quiet})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := r.Register(pf); err != nil {
-			t.Fatal(err)
-		}
-		g.store, g.engine, g.loop, g.router = store, st.Engine, st.Loop, r
-		return g, pf
-	}
-	a, pa = mk()
-	b, pb = mk()
+	a, pa = privateRig(t, store, hist, locker, approval.EffectDestructive)
+	b, pb = privateRig(t, store, hist, locker, approval.EffectDestructive)
 	return a, b, pa, pb
 }
 
@@ -221,5 +225,33 @@ func TestPrivateTurnResumedElsewhere(t *testing.T) {
 	}
 	if pb.told("bob", "answer", "") || pb.told("carol", "answer", "") {
 		t.Fatalf("others were told: %v", pb.to)
+	}
+}
+
+// TestPrivateGrantKeepsPrivate: a MEDIUM call, private in groups, that
+// bob approved for the session runs again without asking; what it says
+// (the grant's notice, its result, the answer) goes to alice alone, as
+// the approval's did.
+func TestPrivateGrantKeepsPrivate(t *testing.T) {
+	g, pf := privateRig(t, memstore.New(memstore.Options{}), agent.NewMemoryHistory(), agent.NewMemoryLocker(), approval.EffectWrite)
+	ap := g.pendingApproval(t, "orders")
+	if !ap.Private() || ap.GrantWindow == 0 {
+		t.Fatalf("private %v, grant window %v", ap.Private(), ap.GrantWindow)
+	}
+	if o, err := g.router.HandleCardAction(context.Background(), CardAction{Channel: "fake", ChatID: "p2p_bob", MessageID: "private-2",
+		EventID: "click-grant", UserID: "bob", ApprovalID: ap.ID, Verb: approval.Approve, PayloadSHA256: ap.PayloadSHA256, Grant: approval.GrantSession}); err != nil || o.Status != approval.StatusExecuted {
+		t.Fatalf("outcome %+v, %v", o, err)
+	}
+	eventually(t, "the first answer to alice alone", func() bool { return pf.told("alice", "answer", "summary: erase done (run 1)") })
+	g.send(t, msg("alice", "erase orders"))
+	eventually(t, "the granted call's answer to alice alone", func() bool { return pf.told("alice", "answer", "summary: erase done (run 2)") })
+	if !pf.told("alice", "notice", "Auto-approved") {
+		t.Fatalf("alice was not told of the grant: %v", pf.to)
+	}
+	eventually(t, "the group told twice", func() bool { return g.ch.countText("notice", "The answer was sent to alice privately.") == 2 })
+	for _, s := range g.ch.texts() {
+		if strings.Contains(s, "erase done") || strings.Contains(s, "Auto-approved") {
+			t.Fatalf("the group read %q", s)
+		}
 	}
 }
