@@ -189,12 +189,15 @@ func (p *privateTurns) end(in agent.Inbound) {
 // (awaiting and turn_ended still go on to a TurnListener). Fails closed:
 // what cannot be sent privately is not said in the chat either.
 func (r *Router) sayPrivately(ctx context.Context, ch Channel, in agent.Inbound, to Target, s agent.Say) (said bool, err error) {
+	if !in.Group {
+		return false, nil // a 1:1 chat: nothing is private there (Approval.Private)
+	}
 	t := r.private.get(in)
 	if t != nil && t.a == nil { // a resumed turn of an approval that is not private
 		if s.Kind == agent.SayTurnEnded {
 			r.private.end(in)
 		}
-		if s.Approval == "" || !in.Group {
+		if s.Approval == "" {
 			return false, nil
 		}
 		t = nil // it asks again: that approval may be private
@@ -202,7 +205,7 @@ func (r *Router) sayPrivately(ctx context.Context, ch Channel, in agent.Inbound,
 	if t == nil {
 		var id approval.ID
 		switch {
-		case s.Approval != "" && in.Group:
+		case s.Approval != "":
 			// An awaiting event, or a grant's notice: the approval that
 			// granted the call keeps what follows as private as it was.
 			id = s.Approval
@@ -261,7 +264,10 @@ func (r *Router) sayPrivately(ctx context.Context, ch Channel, in agent.Inbound,
 		}
 		return true, send(out)
 	case agent.SayAnswer:
+		// The answer follows every result held: this turn's private ones,
+		// and those the chat's folding held before it became private.
 		t.held = nil
+		r.held.take(in)
 		return true, send(Outgoing{Kind: OutAnswer, Text: s.Text})
 	case agent.SayTurnEnded:
 		var errs []error
