@@ -26,6 +26,9 @@ type Inbound struct {
 	UserName string
 	// Text is the message, mentions stripped.
 	Text string
+	// Group reports that the chat is a group chat (not a 1:1 chat): an
+	// approval's privacy applies there (approval.Approval.Group).
+	Group bool
 	// Resumed, when set, makes this no message: the turn that asked for
 	// this approval stopped waiting before it ended, and its outcome
 	// resumes it (Loop.Resume).
@@ -68,7 +71,8 @@ type Say struct {
 	Args json.RawMessage
 	// IsError marks a failed tool result or a notice about a problem.
 	IsError bool
-	// Approval is the approval an awaiting event waits for.
+	// Approval is the approval an awaiting event waits for; on the notice
+	// that a live grant let a call run, the approval that granted it.
 	Approval approval.ID
 	// Result is the turn's result, on turn_ended.
 	Result *TurnResult

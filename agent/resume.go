@@ -36,6 +36,8 @@ type Origin struct {
 	// approval a resumed turn asks for names them as the first did.
 	UserName  string `json:"user_name,omitempty"`
 	MessageID string `json:"message_id,omitempty"`
+	// Group reports a group chat (Inbound.Group).
+	Group bool `json:"group,omitempty"`
 }
 
 // SuspendedCall is one tool call of a suspended turn.
@@ -55,7 +57,8 @@ const maxSuspended = 16
 // over batch.
 func (l *Loop) suspension(ts *turnState, id approval.ID, expires time.Time, batch []*prepared) Suspension {
 	s := Suspension{Approval: id, Until: expires.Add(l.cfg.Retention),
-		Origin: Origin{Channel: ts.in.Channel, ChatID: ts.in.ChatID, ThreadID: ts.in.ThreadID, User: ts.in.User, UserName: ts.in.UserName, MessageID: ts.in.MessageID}}
+		Origin: Origin{Channel: ts.in.Channel, ChatID: ts.in.ChatID, ThreadID: ts.in.ThreadID, User: ts.in.User, UserName: ts.in.UserName, MessageID: ts.in.MessageID,
+			Group: ts.in.Group}}
 	for _, p := range batch {
 		s.Calls = append(s.Calls, SuspendedCall{ID: p.call.ID, Tool: p.call.Name, Hash: p.hash})
 	}
@@ -71,7 +74,7 @@ func withoutSuspension(ss []Suspension, id approval.ID) []Suspension {
 func (s Suspension) inbound(session approval.SessionKey) Inbound {
 	o := s.Origin
 	return Inbound{Session: session, Channel: o.Channel, ChatID: o.ChatID, ThreadID: o.ThreadID, User: o.User, UserName: o.UserName,
-		MessageID: o.MessageID, Resumed: s.Approval}
+		MessageID: o.MessageID, Resumed: s.Approval, Group: o.Group}
 }
 
 // resume continues the suspended turn of approval in.Resumed with its

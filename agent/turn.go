@@ -383,6 +383,10 @@ func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared) {
 			v.Risk, v.Approvers, v.ApproveIn, v.Timeout, v.Escalation = p.verdict.Risk, p.verdict.Approvers, p.verdict.ApproveIn, p.verdict.Timeout, p.verdict.Escalation
 		}
 		v.Grantable = v.Grantable && p.verdict.Grantable
+		if p.verdict.Privacy == approval.PrivacyGroup {
+			// A batch is private if any of its calls is.
+			v.Privacy = approval.PrivacyGroup
+		}
 		if !p.assessed {
 			p.preview = previewWords(ctx, p.tool, p.args)
 		}
@@ -436,7 +440,7 @@ func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared) {
 	req := approval.Request{
 		ID:      id,
 		Session: ts.in.Session, Channel: ts.in.Channel, ChatID: ts.in.ChatID, Requester: ts.in.User, RequesterName: ts.in.UserName,
-		Calls: calls, Verdict: v,
+		Group: ts.in.Group, Calls: calls, Verdict: v,
 		Summary:        strings.Join(summaries, "\n"),
 		Preview:        strings.Join(previews, "\n\n"),
 		IdempotencyKey: ts.id + "/" + strings.Join(keys, ","),

@@ -273,6 +273,10 @@ type CardRef struct {
 	ChatID string `json:"chat_id,omitempty"`
 	// MessageID is the platform's handle for updating the card.
 	MessageID string `json:"message_id"`
+	// Private marks a card shown only to the people who may see a private
+	// approval (Approval.MaySee): its whole form, with buttons. A card of
+	// a private approval without it is the redacted one its chat sees.
+	Private bool `json:"private,omitempty"`
 }
 
 // Approval is the durable record of one request for a person's decision.
@@ -301,6 +305,11 @@ type Approval struct {
 	// AllowsIn), and their chats show cards of it.
 	Escalation []Escalation `json:"escalation,omitempty"`
 	Escalated  int          `json:"escalated,omitempty"`
+	// Privacy is who sees the approval in a group chat (the policy's
+	// privacy rule when it was asked); Group reports that its chat is a
+	// group chat, not a 1:1 chat. See Private and MaySee.
+	Privacy Privacy `json:"privacy,omitempty"`
+	Group   bool    `json:"group,omitempty"`
 	// Calls are the tool calls to run on approval (one, or several for a batch).
 	Calls []Call `json:"calls"`
 	// PayloadSHA256 covers every call (PayloadHash for one call, BatchHash for several).

@@ -249,6 +249,9 @@ type Request struct {
 	// RequesterName their name as the platform gave it (optional).
 	Requester     UserID
 	RequesterName string
+	// Group reports that the chat is a group chat (Approval.Group): the
+	// verdict's privacy applies there only.
+	Group bool
 	// Calls are the tool calls (arguments as the model gave them; the
 	// engine canonicalizes and hashes them).
 	Calls []Call
@@ -328,6 +331,8 @@ func (e *Engine) Request(ctx context.Context, r Request) (*Approval, error) {
 		ExpiresAt:      now.Add(timeout),
 		IdempotencyKey: r.IdempotencyKey,
 		State:          StatePending,
+		Privacy:        r.Verdict.Privacy,
+		Group:          r.Group,
 	}
 	if a.Approvers.Mode == "" {
 		a.Approvers.Mode = ApproverRequester

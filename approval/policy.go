@@ -171,6 +171,9 @@ type ToolPolicy struct {
 	// Escalation, when set, is the timed escalation of this tool's calls,
 	// whatever their risk: it replaces escalation.<risk>.
 	Escalation []EscalationConfig `json:"escalation" mapstructure:"escalation"`
+	// Privacy, when set, is who sees this tool's calls in a group chat,
+	// whatever their risk: it replaces privacy.<risk> ("group" or "none").
+	Privacy Privacy `json:"privacy" mapstructure:"privacy"`
 }
 
 // EscalationConfig is one step of a timed escalation: when nobody has
@@ -312,6 +315,12 @@ type PolicyConfig struct {
 	// The replica that sweeps takes each step once. Missing risks never
 	// escalate.
 	Escalation map[string][]EscalationConfig `json:"escalation" mapstructure:"escalation"`
+	// Privacy maps a risk (LOW, MEDIUM, HIGH) to who sees its approvals in
+	// a group chat: "group" shows the arguments, preview and result only
+	// to the requester and the people who may approve (everyone else
+	// sees one redacted line); "none" (or missing) shows them to the
+	// chat. A 1:1 chat, and an approver rule "chat", show everything.
+	Privacy map[string]Privacy `json:"privacy" mapstructure:"privacy"`
 }
 
 // DefaultHighRows is how many rows a write may affect before it is HIGH.
@@ -357,6 +366,18 @@ func (c PolicyConfig) Validate() error {
 		}
 		if tp.ConfidenceThreshold < 0 || tp.ConfidenceThreshold > 1 {
 			errs = append(errs, fmt.Errorf("tools.%s.confidence_threshold: %v is not between 0 and 1", name, tp.ConfidenceThreshold))
+		}
+		if err := tp.Privacy.validate(); err != nil {
+			errs = append(errs, fmt.Errorf("tools.%s.privacy: %w", name, err))
+		}
+	}
+	for _, risk := range slices.Sorted(maps.Keys(c.Privacy)) {
+		if _, err := ParseRisk(risk); err != nil {
+			errs = append(errs, fmt.Errorf("privacy.%s: %v", risk, err))
+			continue
+		}
+		if err := c.Privacy[risk].validate(); err != nil {
+			errs = append(errs, fmt.Errorf("privacy.%s: %w", risk, err))
 		}
 	}
 	for risk, ac := range c.Approvers {
@@ -569,6 +590,9 @@ type Verdict struct {
 	Escalation []Escalation
 	// Timeout is how long the approval waits.
 	Timeout time.Duration
+	// Privacy is who sees the call's approval in a group chat
+	// (privacy.<risk>, tools.<name>.privacy); see Approval.Private.
+	Privacy Privacy
 	// Grantable reports that an approval of this call may grant the
 	// session a window without asking (MEDIUM only, not strict), and
 	// GrantWindow how long.
@@ -617,7 +641,8 @@ func (p *Policy) Evaluate(c CallInfo, hasGrant func() (bool, error)) (Verdict, e
 	if len(blast) > 0 {
 		risk = RiskHigh
 	}
-	v := Verdict{Risk: risk, Approvers: p.approvers(risk, tp.Approvers), ApproveIn: p.approveIn(risk, tp.ApproveIn), Timeout: p.timeout(risk)}
+	v := Verdict{Risk: risk, Approvers: p.approvers(risk, tp.Approvers), ApproveIn: p.approveIn(risk, tp.ApproveIn), Timeout: p.timeout(risk),
+		Privacy: p.privacy(risk, tp.Privacy)}
 	v.Escalation = p.escalation(risk, tp.Escalation)
 	if risk == RiskMedium && p.cfg.GrantWindow > 0 && !p.cfg.Strict {
 		v.Grantable, v.GrantWindow = true, p.cfg.GrantWindow

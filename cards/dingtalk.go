@@ -49,6 +49,9 @@ const (
 
 // DingTalkCardData returns the cardParamMap of v (pending or final).
 func DingTalkCardData(v View, lang string) map[string]string {
+	if v.Redacted {
+		return dingTalkRedacted(v, lang)
+	}
 	m := map[string]string{
 		"title":           v.Title,
 		"summary":         strings.TrimSpace(v.Summary),
@@ -183,7 +186,7 @@ func DingTalkOutcomeData(o approval.Outcome, text approval.OutcomeText, lang str
 // The "markdown" card variable uses the 1:1 wording.
 func DingTalkMarkdown(v View, lang string, group bool) string {
 	md := Markdown(v, lang)
-	if v.Final || v.WaitsIn != "" {
+	if v.Final || v.WaitsIn != "" || v.Redacted {
 		return md // a status card says where it waits, not how to answer
 	}
 	how := dingTalkWords(lang).howDirect

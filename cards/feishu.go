@@ -73,6 +73,9 @@ const (
 // buttons (their callback value is the ButtonValue object), or, for a final
 // view, a card of how it ended without buttons.
 func FeishuCard(v View, lang string) map[string]any {
+	if v.Redacted {
+		return feishuRedacted(v, lang)
+	}
 	if v.Final {
 		return feishuFinal(v, lang)
 	}

@@ -298,9 +298,39 @@ func goldenCases(t *testing.T) []golden {
 		}
 		return golden{"pending_escalated_" + lang, lang, cards.Pending(a, text, lang)}
 	}
+	// A private approval in a group chat as its onlookers see it:
+	// pending, executed, and rejected with a comment.
+	redacted := func(name, lang string, st approval.Status) golden {
+		text := en
+		if lang == "zh" {
+			text = zh
+		}
+		a := one.Clone()
+		a.Channel, a.ChatID, a.Requester, a.RequesterName = "feishu", "oc_group", "ou_zhang", "张三"
+		a.Approvers = approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"ou_li"}}
+		a.Privacy, a.Group = approval.PrivacyGroup, true
+		switch st {
+		case approval.StatusExecuted:
+			a.DecidedBy = "ou_li"
+			o := approval.Outcome{Status: st, DecidedBy: "ou_li", Content: "DELETE 37\n37 rows deleted from orders"}
+			return golden{name, lang, cards.Redact(cards.Final(a, o, text, lang))}
+		case approval.StatusRejected:
+			a.DecidedBy, a.Comment = "ou_li", "not the orders table"
+			o := approval.Outcome{Status: st, DecidedBy: "ou_li", Content: text[st] + ": ou_li (\"not the orders table\")", Detail: `ou_li ("not the orders table")`}
+			return golden{name, lang, cards.Redact(cards.Final(a, o, text, lang))}
+		}
+		a.Requester, a.RequesterName = "staff_0421", "张三" // a DingTalk requester: named, not mentioned
+		return golden{name, lang, cards.Redact(cards.Pending(a, text, lang))}
+	}
 	return []golden{
 		escalated("en"),
 		escalated("zh"),
+		redacted("redacted_pending_zh", "zh", ""),
+		redacted("redacted_pending_en", "en", ""),
+		redacted("redacted_executed_zh", "zh", approval.StatusExecuted),
+		redacted("redacted_executed_en", "en", approval.StatusExecuted),
+		redacted("redacted_rejected_zh", "zh", approval.StatusRejected),
+		redacted("redacted_rejected_en", "en", approval.StatusRejected),
 		waiting("en"),
 		waiting("zh"),
 		quorum("en", false),
@@ -458,5 +488,44 @@ func TestReasonInTheCardsLanguage(t *testing.T) {
 				t.Errorf("%s card (zh reason %q) lacks %q:\n%s", tc.lang, tc.zh, tc.want, out)
 			}
 		}
+	}
+}
+
+// TestRedactedSaysNothingOfTheCall: every rendering of a redacted view
+// (Markdown, text, web JSON, Feishu, DingTalk data and markdown), pending
+// and final, holds none of what the call is: tool, statement, preview,
+// reason, result, comment, payload hash or short code; and no button.
+func TestRedactedSaysNothingOfTheCall(t *testing.T) {
+	for _, c := range goldenCases(t) {
+		if !strings.HasPrefix(c.name, "redacted_") {
+			continue
+		}
+		t.Run(c.name, func(t *testing.T) {
+			js, err := cards.WebJSON(c.view)
+			if err != nil {
+				t.Fatal(err)
+			}
+			feishu, err := json.Marshal(cards.FeishuCard(c.view, c.lang))
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, err := json.Marshal(cards.DingTalkCardData(c.view, c.lang))
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := sample(t, false)
+			for _, out := range []string{cards.Markdown(c.view, c.lang), cards.Text(c.view, c.lang), string(js), string(feishu), string(data),
+				cards.DingTalkMarkdown(c.view, c.lang, true)} {
+				for _, secret := range []string{"sql_exec", "DELETE", "orders", "cancelled", "redacted>", "37", a.PayloadSHA256, approval.ShortHash(a.PayloadSHA256),
+					"not the orders table", "\"approve\"", `"tag":"button"`, `"buttons":"true"`, approval.ShortCode(a.ID, 0)} {
+					if strings.Contains(out, secret) {
+						t.Errorf("%q in\n%s", secret, out)
+					}
+				}
+				if !strings.Contains(out, "张三") && !strings.Contains(out, "ou_zhang") {
+					t.Errorf("the requester is not named in\n%s", out)
+				}
+			}
+		})
 	}
 }

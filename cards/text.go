@@ -24,6 +24,9 @@ import (
 // text is escaped and blocks are fenced with a fence longer than any run of
 // backticks inside them. lang is "zh" or "en" (anything else is English).
 func Markdown(v View, lang string) string {
+	if v.Redacted {
+		return redactedMarkdown(v, lang)
+	}
 	l := labelsFor(lang)
 	var b strings.Builder
 	if v.Final {
@@ -110,6 +113,9 @@ func Markdown(v View, lang string) string {
 // text as it is: the same facts as Markdown, one per line, with the
 // preview and the result indented.
 func Text(v View, lang string) string {
+	if v.Redacted {
+		return redactedText(v, lang)
+	}
 	l := labelsFor(lang)
 	var b strings.Builder
 	if v.Final {

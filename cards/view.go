@@ -133,6 +133,9 @@ type View struct {
 	// card. A platform that names a card by its approval (DingTalk's
 	// outTrackId) tells the cards apart by it.
 	Step int `json:"-"`
+	// Redacted marks the onlookers' view of a private approval (Redact):
+	// every renderer shows one line (RedactedLine), no button.
+	Redacted bool `json:"redacted,omitempty"`
 }
 
 // MaxResultExcerpt bounds the result shown on a final card, in runes.
@@ -232,6 +235,11 @@ func finish(v View, o approval.Outcome, text approval.OutcomeText, lang string) 
 		v.StatusText = words.In(lang, words.ResolvedAbandon)
 	case approval.ResolveRetry:
 		v.StatusText = words.In(lang, words.ResolvedRetry, v.StatusText)
+	}
+	if v.Redacted {
+		// Onlookers learn how it ended and who decided, nothing else.
+		v.Result, v.Resolve, v.Calls = "", nil, nil
+		return v
 	}
 	if len(o.Results) == len(v.Calls) {
 		// Each call's own end: a batch's statuses, and what an approver

@@ -174,8 +174,9 @@ type Router struct {
 
 	inflight sync.WaitGroup // typed decisions running (they run tools)
 
-	streams openStreams // streamed messages being written (stream.go)
-	held    heldResults // tool results a ResultFolder channel says only when no answer follows (results.go)
+	streams openStreams  // streamed messages being written (stream.go)
+	held    heldResults  // tool results a ResultFolder channel says only when no answer follows (results.go)
+	private privateTurns // turns of private approvals, whose words go to their requester only (privacy.go)
 }
 
 // NewRouter checks cfg and returns a router; when cfg.Relay is set, the
@@ -493,7 +494,7 @@ func (r *Router) HandleMessage(ctx context.Context, m Message) error {
 	}
 
 	err = loop.Submit(agent.Inbound{Session: session, Channel: m.Channel, ChatID: m.ChatID, ThreadID: m.ThreadID,
-		User: m.UserID, UserName: m.UserName, MessageID: m.MessageID, Text: m.Text})
+		User: m.UserID, UserName: m.UserName, MessageID: m.MessageID, Text: m.Text, Group: m.ChatType != "p2p"})
 	tl, listens := ch.(TurnListener)
 	switch {
 	case errors.Is(err, agent.ErrBusy), errors.Is(err, agent.ErrClosed):
@@ -667,7 +668,7 @@ func (r *Router) decideTyped(ctx context.Context, eng Decider, ch Channel, to Ta
 			// approved: alice".
 			text = o.Content
 		}
-		r.notice(ctx, ch, to, log, text)
+		r.noticeAbout(ctx, ch, to, log, pending, m.UserID, text) // privately, for a private approval
 	}()
 }
 
@@ -812,6 +813,9 @@ func sourceOf(channel string) approval.Source {
 // be sent is logged and left out: the approval itself is sound. Both
 // references are returned, so Settle ends both.
 func (r *Router) Show(ctx context.Context, a *approval.Approval) ([]approval.CardRef, error) {
+	if a.Private() {
+		return r.showPrivate(ctx, a) // privacy.go
+	}
 	own := Target{Channel: a.Channel, ChatID: a.ChatID, ThreadID: r.threadOf(a), UserID: a.Requester}
 	if a.ApproveIn == nil {
 		ref, err := r.showIn(ctx, a, own, r.pendingCard(ctx, a))
@@ -890,7 +894,7 @@ func finalOn(a *approval.Approval, ref approval.CardRef, v cards.View) cards.Vie
 	if isStatusCard(a, ref) {
 		v.Resolve = nil
 	}
-	return v
+	return viewOn(a, ref, v)
 }
 
 // threadOf recovers the thread of a per_thread session from its key.
@@ -962,6 +966,7 @@ func (r *Router) Progress(ctx context.Context, a *approval.Approval) error {
 			}
 			shown = inStep[place]
 		}
+		shown = viewOn(a, ref, shown)
 		if err := ps.ShowProgress(ctx, ref, shown); err != nil {
 			errs = append(errs, fmt.Errorf("progress on card %s/%s of %s: %w", ref.Channel, ref.MessageID, a.ID, err))
 			continue
@@ -1003,6 +1008,9 @@ func (r *Router) Say(ctx context.Context, in agent.Inbound, s agent.Say) error {
 		return err
 	}
 	to := Target{Channel: in.Channel, ChatID: in.ChatID, ThreadID: in.ThreadID, ReplyTo: in.MessageID, UserID: in.User}
+	if said, err := r.sayPrivately(ctx, ch, in, to, s); said {
+		return err
+	}
 	if said, err := r.foldResult(ctx, ch, in, to, s); said {
 		return err
 	}
@@ -1046,10 +1054,10 @@ func (r *Router) PendingView(ctx context.Context, to Target) (*cards.View, error
 	}
 	if a.ApproveIn != nil {
 		// It waits in the approvers' chat: the requester sees its status.
-		v := r.statusView(a)
+		v := viewFor(a, to.UserID, r.statusView(a))
 		return &v, nil
 	}
-	v := r.pendingCard(ctx, a)
+	v := viewFor(a, to.UserID, r.pendingCard(ctx, a))
 	return &v, nil
 }
 
@@ -1071,10 +1079,10 @@ func (r *Router) ApprovalView(ctx context.Context, channel string, id approval.I
 		return nil, nil
 	}
 	if isStatusCard(a, a.Cards[i]) {
-		v := r.statusView(a)
+		v := viewOn(a, a.Cards[i], r.statusView(a))
 		return &v, nil
 	}
-	v := r.pendingCard(ctx, a)
+	v := viewOn(a, a.Cards[i], r.pendingCard(ctx, a))
 	return &v, nil
 }
 
@@ -1088,6 +1096,9 @@ func (r *Router) notice(ctx context.Context, ch Channel, to Target, log *slog.Lo
 // waitingNotice tells the sender that an approval waits and how to answer.
 func (r *Router) waitingNotice(a *approval.Approval) string {
 	what := clip.Runes(clip.FirstLine(a.Summary), 120) // the agent's summary names the tool: "erase: …"
+	if a.Private() {
+		return fmt.Sprintf(r.words().waiting, r.redactedLine(a))
+	}
 	if what == "" || len(a.Calls) > 1 {
 		what = fmt.Sprintf(r.words().calls, a.Tool(), len(a.Calls))
 	}

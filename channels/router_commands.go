@@ -260,6 +260,10 @@ func (r *Router) pendingList(l words.Lang, as []*approval.Approval, codes map[ap
 func (r *Router) pendingLines(l words.Lang, as []*approval.Approval, codes map[approval.ID]string, now time.Time) string {
 	lines := make([]string, len(as))
 	for i, a := range as {
+		if line, ok := r.pendingLineOf(l, a, codes[a.ID]); ok {
+			lines[i] = line // a private approval: its redacted line (privacy.go)
+			continue
+		}
 		summary := clip.Runes(clip.FirstLine(a.Summary), 80)
 		if summary == "" {
 			summary = a.Tool()

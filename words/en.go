@@ -424,4 +424,13 @@ var en = map[Key]string{
 
 	// What another agent's call is, for its approver (issue 18).
 	AboutGate: "A call another agent (%s) wants to make; it runs on that agent's side once allowed.",
+
+	// Privacy in groups (issue 17).
+	RedactedPending:  "%s asked for a %s action · waiting for approval (%s)",
+	RedactedFinal:    "%s asked for a %s action · %s",
+	RedactedDecided:  "%s (%s)",
+	PrivateAnswer:    "The answer was sent to %s privately.",
+	PrivateResult:    "Decided; the result was sent to %s privately.",
+	PrivateUnsent:    "The answer could not be sent to %s privately, so it is not shown here either.",
+	PrivateCommandAt: "%s — %s",
 }

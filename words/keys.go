@@ -472,6 +472,16 @@ const (
 	// What another agent's call is, for its approver (issue 18).
 	AboutGate // args: the agent
 
+	// Privacy in groups (issue 17): what onlookers of a private approval
+	// see, and where its words went instead.
+	RedactedPending  // args: the requester, the risk in words, who may approve
+	RedactedFinal    // args: the requester, the risk in words, how it ended
+	RedactedDecided  // args: how it ended, who decided
+	PrivateAnswer    // args: the requester
+	PrivateResult    // args: who decided
+	PrivateUnsent    // the private answer could not be sent; args: the requester
+	PrivateCommandAt // a private approval's code and line in /pending; args: the code, the redacted line
+
 	// numKeys counts the keys; it is not one.
 	numKeys
 )

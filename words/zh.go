@@ -422,4 +422,13 @@ var zh = map[Key]string{
 
 	// What another agent's call is, for its approver (issue 18).
 	AboutGate: "另一个智能体（%s）想要执行的调用；允许后由该智能体自己执行。",
+
+	// Privacy in groups (issue 17).
+	RedactedPending:  "%s 请求了一个%s操作 · 等待审批（%s）",
+	RedactedFinal:    "%s 请求了一个%s操作 · %s",
+	RedactedDecided:  "%s（%s）",
+	PrivateAnswer:    "答复已私下发给 %s。",
+	PrivateResult:    "已处理，结果已私下发给 %s。",
+	PrivateUnsent:    "答复无法私下发给 %s，因此也不在这里显示。",
+	PrivateCommandAt: "%s — %s",
 }

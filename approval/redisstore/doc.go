@@ -67,10 +67,14 @@
 //	         (each call's payload hash only when it is not the hash of its
 //	         tool and arguments), risk, summary, preview, reason (in English
 //	         and Chinese), grant window, CreatedAt as its distance from
-//	         ExpiresAt, time zones, the steps of its timed escalation
+//	         ExpiresAt, time zones, the steps of its timed escalation, the
+//	         privacy rule (pv) and whether the chat is a group (gp): the
+//	         router reads them, no script does
 //	c1, c2…  cards: "=" and the message id for a card in the approval's own
 //	         channel and chat (nearly every card), else the JSON array
-//	         [channel, chat id, message id]; Put writes the cards it is given,
+//	         [channel, chat id, message id], with "p" fourth for a card
+//	         shown only to the people who may see a private approval
+//	         (approval.CardRef.Private); Put writes the cards it is given,
 //	         AddCards appends
 //	t, q     nonce and answer of the last transition, nonce of the last
 //	         AddCards (see Lost replies)

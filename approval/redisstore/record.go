@@ -139,6 +139,11 @@ type frozen struct {
 	// Escalation is the approval's timed escalation (the steps taken
 	// are counted in field ed).
 	Escalation []approval.Escalation `json:"es,omitempty"`
+	// Privacy is approval.Approval.Privacy, absent when empty; Group
+	// reports a group chat (approval.Approval.Group). No script reads
+	// them: the router and the channels do.
+	Privacy approval.Privacy `json:"pv,omitempty"`
+	Group   bool             `json:"gp,omitempty"`
 }
 
 type frozenCall struct {
@@ -267,7 +272,7 @@ func escalatedFields(a *approval.Approval) (ed, eu, ep string, err error) {
 func encodeFrozen(a *approval.Approval) ([]byte, error) {
 	fr := frozen{Risk: a.Risk, Summary: a.Summary, Preview: a.Preview, Reason: a.Reason, ReasonZH: a.ReasonZH,
 		SummaryZH: a.SummaryZH, PreviewZH: a.PreviewZH, About: a.About, AboutZH: a.AboutZH, RequesterName: a.RequesterName, Grant: a.GrantWindow,
-		Escalation: a.Escalation}
+		Escalation: a.Escalation, Privacy: a.Privacy, Group: a.Group}
 	if a.Calls != nil {
 		fr.Calls = make([]frozenCall, len(a.Calls))
 	}
@@ -302,17 +307,22 @@ func encodeFrozen(a *approval.Approval) ([]byte, error) {
 }
 
 // cardJSON is the stored form of a card: a JSON array [channel, chat id,
-// message id].
+// message id], and "p" fourth for a private card (approval.CardRef.Private).
 func cardJSON(c approval.CardRef) (string, error) {
-	b, err := json.Marshal([3]string{c.Channel, c.ChatID, c.MessageID})
+	s := []string{c.Channel, c.ChatID, c.MessageID}
+	if c.Private {
+		s = append(s, "p")
+	}
+	b, err := json.Marshal(s)
 	return string(b), err
 }
 
 // cardValue is the stored form of a card of an approval in channel ch and
-// chat ci: "=" and the message id when the card is in that chat (as nearly
-// every card is), else its JSON. The add-cards script decides the same way.
+// chat ci: "=" and the message id when the card is in that chat and not
+// private (as nearly every card is), else its JSON. The add-cards script
+// decides the same way (AddCards hands it no channel for a private card).
 func cardValue(c approval.CardRef, ch, ci string) (string, error) {
-	if c.Channel == ch && c.ChatID == ci {
+	if c.Channel == ch && c.ChatID == ci && !c.Private {
 		return "=" + c.MessageID, nil
 	}
 	return cardJSON(c)
@@ -323,11 +333,14 @@ func decodeCard(v, ch, ci string) (approval.CardRef, error) {
 	if m, ok := strings.CutPrefix(v, "="); ok {
 		return approval.CardRef{Channel: ch, ChatID: ci, MessageID: m}, nil
 	}
-	var s [3]string
+	var s []string
 	if err := json.Unmarshal([]byte(v), &s); err != nil {
 		return approval.CardRef{}, err
 	}
-	return approval.CardRef{Channel: s[0], ChatID: s[1], MessageID: s[2]}, nil
+	if len(s) < 3 {
+		return approval.CardRef{}, fmt.Errorf("card %q: want [channel, chat id, message id]", v)
+	}
+	return approval.CardRef{Channel: s[0], ChatID: s[1], MessageID: s[2], Private: len(s) > 3 && s[3] == "p"}, nil
 }
 
 // withZone returns t at the UTC offset off as the JSON decoding of the
@@ -513,5 +526,6 @@ func decodeFixed(a *approval.Approval, f record) error {
 	}
 	a.Risk, a.Summary, a.Preview, a.Reason, a.ReasonZH, a.GrantWindow = fr.Risk, fr.Summary, fr.Preview, fr.Reason, fr.ReasonZH, fr.Grant
 	a.SummaryZH, a.PreviewZH, a.About, a.AboutZH, a.RequesterName = fr.SummaryZH, fr.PreviewZH, fr.About, fr.AboutZH, fr.RequesterName
+	a.Privacy, a.Group = fr.Privacy, fr.Group
 	return nil
 }

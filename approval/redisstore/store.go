@@ -404,7 +404,11 @@ func (s *Store) AddCards(ctx context.Context, id approval.ID, cards []approval.C
 		if err != nil {
 			return nil, approval.E(op, errkind.Invalid, id, err)
 		}
-		args = append(args, c.Channel, c.ChatID, c.MessageID, j)
+		ch := c.Channel
+		if c.Private {
+			ch = "" // never the approval's channel: the script keeps the JSON
+		}
+		args = append(args, ch, c.ChatID, c.MessageID, j)
 	}
 	v, err := s.addCards.Run(ctx, s.c, []string{s.recordKey(shard, id)}, args...).Result()
 	if errors.Is(err, redis.Nil) {

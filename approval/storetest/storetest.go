@@ -85,6 +85,7 @@ var tests = []storeTest{
 	{"EscalationClaim", testEscalationClaim},
 	{"ConcurrentEscalate", testConcurrentEscalate},
 	{"EscalationChatPending", testEscalationChatPending},
+	{"PrivacyRoundTrip", testPrivacyRoundTrip},
 }
 
 // T0 is the time the suite's approvals are created at.

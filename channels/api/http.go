@@ -759,7 +759,7 @@ func (a *API) visibleApprovals(ctx context.Context, u User, pendingOnly bool) ([
 	}
 	out := recs[:0]
 	for _, o := range recs {
-		if ownedBy(o.entry, u) || mayDecide(u, o.rec) {
+		if (ownedBy(o.entry, u) || mayDecide(u, o.rec)) && o.rec.MaySee(approval.UserID(u.UserID())) {
 			out = append(out, o)
 		}
 	}
@@ -869,7 +869,8 @@ func (a *API) visible(ctx context.Context, u User, id string) (*approval.Approva
 	if aerr != nil {
 		return nil, "", false, aerr
 	}
-	if !owner && !mayDecide(u, rec) {
+	if !owner && !mayDecide(u, rec) || !rec.MaySee(approval.UserID(u.UserID())) {
+		// Privacy in groups: who may not see an approval does not find it.
 		return nil, "", false, fail(CodeNotFound, words.APINoApproval)
 	}
 	return rec, token, owner, nil

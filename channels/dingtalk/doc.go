@@ -53,6 +53,14 @@
 // its chat's type in its ref ("md:g:<id>" / "md:p:<id>"), so settling it
 // after a restart, or on another replica, uses the right send API.
 //
+// Privacy in groups (private.go, channels.PrivateChannel). A private
+// approval's whole card is delivered in the group to its recipients only
+// (imGroupOpenDeliverModel.recipients, supportForward false, outTrackId
+// "<id>-private"), beside the redacted card; what its turn says goes by
+// the robot's 1:1 send (oToMessages/batchSend), never the sessionWebhook.
+// That recipients hide the card from everyone else is what DingTalk's
+// documents say; it is not checked on a live tenant here.
+//
 // # Several replicas
 //
 // DingTalk gives each push to one of the open connections, but what

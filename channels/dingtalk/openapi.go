@@ -371,6 +371,9 @@ func (c *Channel) updateCard(ctx context.Context, ref approval.CardRef, v cards.
 // only when nobody typed the decision (expired, superseded, cancelled):
 // the router already answers a typed one.
 func (c *Channel) SettleApproval(ctx context.Context, ref approval.CardRef, v cards.View) error {
+	if _, ok := markdownKind(ref.MessageID); ok && strings.HasSuffix(ref.MessageID, privateTrack) {
+		return c.settlePrivateMarkdown(ctx, ref, v) // never in the group (private.go)
+	}
 	if kind, ok := markdownKind(ref.MessageID); ok {
 		if strings.HasSuffix(ref.MessageID, statusTrack) {
 			// A requester's status: nobody typed the decision in this

@@ -74,6 +74,13 @@
 // and a refused clicker is told who may approve. A developer laptop running production credentials steals
 // a share of events: use a separate app for development.
 //
+// Privacy in groups (private.go, channels.PrivateChannel). A private
+// approval's whole card goes to each person who may see it in their 1:1
+// chat with the bot (im/v1/messages, receive_id_type open_id), and its
+// turn's answer likewise; the group gets the redacted card. Ephemeral
+// cards ("仅特定人可见") are not used: they cannot be patched to a final
+// state, are seen only while their person is online and notify nobody.
+//
 // # Console checklist (开发者后台, for the README)
 //
 //  1. Create a custom app (企业自建应用) and enable the bot capability

@@ -63,6 +63,8 @@ type rig struct {
 	// then posted to it, signed and encrypted, instead of pushed over the
 	// long connection.
 	srv *httptest.Server
+	// said are the messages say sent, in order.
+	said []feishutest.MessageEvent
 }
 
 // rigOptions let several rigs act as replicas of one deployment: one
@@ -233,6 +235,7 @@ func (g *rig) say(t *testing.T, chatType, chat, user, text string, mentions map[
 	if code, _, _ := g.push(t, e.JSON()); code != 200 {
 		t.Fatalf("message ack %d", code)
 	}
+	g.said = append(g.said, e)
 	return e
 }
 

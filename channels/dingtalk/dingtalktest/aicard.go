@@ -104,6 +104,10 @@ func (f *Fake) cardCreated(w http.ResponseWriter, c Call) bool {
 	if _, ai := params["flowStatus"]; !ai {
 		// An interactive card: one card per outTrackId, as DingTalk keeps.
 		id, _ := c.Body["outTrackId"].(string)
+		if _, err := deliveryOf(c); err != nil {
+			refuse(w, 400, "param.recipientsInvalid", err.Error())
+			return false
+		}
 		if f.tracks[id] {
 			refuse(w, 400, "param.outTrackIdDuplicated", "outTrackId "+id+" was used already")
 			return false

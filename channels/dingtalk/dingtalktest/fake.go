@@ -221,6 +221,80 @@ func (f *Fake) Calls(path string) []Call {
 	return out
 }
 
+// Delivery is how an interactive card was delivered (createAndDeliver).
+type Delivery struct {
+	OutTrackID  string
+	OpenSpaceID string
+	// Recipients are imGroupOpenDeliverModel.recipients: the only people
+	// of the group who see the card (部分人可见); nil: everyone there.
+	Recipients []string
+	// SupportForward is the space model's supportForward (false when
+	// absent).
+	SupportForward bool
+	// Params is the card's cardParamMap; Body the whole request.
+	Params map[string]any
+	Body   map[string]any
+}
+
+// deliveryOf reads the delivery of a createAndDeliver call; recipients,
+// when present, must be a non-empty array of user ids (strings).
+func deliveryOf(c Call) (Delivery, error) {
+	d := Delivery{Body: c.Body}
+	d.OutTrackID, _ = c.Body["outTrackId"].(string)
+	d.OpenSpaceID, _ = c.Body["openSpaceId"].(string)
+	data, _ := c.Body["cardData"].(map[string]any)
+	d.Params, _ = data["cardParamMap"].(map[string]any)
+	for _, k := range []string{"imGroupOpenSpaceModel", "imRobotOpenSpaceModel"} {
+		if m, ok := c.Body[k].(map[string]any); ok {
+			d.SupportForward, _ = m["supportForward"].(bool)
+		}
+	}
+	deliver, _ := c.Body["imGroupOpenDeliverModel"].(map[string]any)
+	raw, present := deliver["recipients"]
+	if !present {
+		return d, nil
+	}
+	list, ok := raw.([]any)
+	if !ok || len(list) == 0 {
+		return d, fmt.Errorf("imGroupOpenDeliverModel.recipients is not a non-empty array: %v", raw)
+	}
+	for _, r := range list {
+		s, ok := r.(string)
+		if !ok || s == "" {
+			return d, fmt.Errorf("imGroupOpenDeliverModel.recipients holds %v, not a user id", r)
+		}
+		d.Recipients = append(d.Recipients, s)
+	}
+	return d, nil
+}
+
+// Deliveries returns the cards asked for (createAndDeliver calls, refused
+// ones included), in order, with their recipients.
+func (f *Fake) Deliveries() []Delivery {
+	var out []Delivery
+	for _, c := range f.Calls("/v1.0/card/instances/createAndDeliver") {
+		if d, err := deliveryOf(c); err == nil {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// DirectTexts returns the msgParam of every message sent by the robot's
+// 1:1 send (oToMessages/batchSend) to user.
+func (f *Fake) DirectTexts(user string) []string {
+	var out []string
+	for _, c := range f.Calls("/v1.0/robot/oToMessages/batchSend") {
+		ids, _ := c.Body["userIds"].([]any)
+		for _, id := range ids {
+			if id == user {
+				out = append(out, fmt.Sprint(c.Body["msgParam"]))
+			}
+		}
+	}
+	return out
+}
+
 // Texts returns the text of every message posted to the sessionWebhook
 // or the robot send APIs.
 func (f *Fake) Texts() []string {

@@ -36,13 +36,16 @@ const Token = "t-fake"
 type Call struct {
 	Op        string // "create", "reply" or "patch"
 	MessageID string // the message replied to or patched
-	ReceiveID string // create: the chat
-	MsgType   string
-	Content   string // the message content (a JSON string, as sent)
-	UUID      string
-	InThread  bool
-	Answered  int       // the HTTP status answered
-	At        time.Time // when the fake received it
+	ReceiveID string // create: the chat, or the person (ReceiveIDType open_id)
+	// ReceiveIDType is a create's receive_id_type: chat_id, or open_id for
+	// a message to one person in their 1:1 chat with the bot.
+	ReceiveIDType string
+	MsgType       string
+	Content       string // the message content (a JSON string, as sent)
+	UUID          string
+	InThread      bool
+	Answered      int       // the HTTP status answered
+	At            time.Time // when the fake received it
 }
 
 // Server is the fake.
@@ -197,8 +200,17 @@ func (s *Server) record(w http.ResponseWriter, r *http.Request, op string) (Call
 	if op == "patch" {
 		c.MsgType = "interactive"
 	}
+	if op == "create" {
+		c.ReceiveIDType = r.URL.Query().Get("receive_id_type")
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if c.ReceiveIDType == "open_id" && !strings.HasPrefix(b.ReceiveID, "ou_") {
+		c.Answered = 400
+		s.calls = append(s.calls, c)
+		writeJSON(w, 400, map[string]any{"code": 99992361, "msg": "open_id cross app or invalid"})
+		return c, false
+	}
 	if op == "create" && s.outOf[b.ReceiveID] {
 		c.Answered = 400
 		s.calls = append(s.calls, c)
@@ -262,15 +274,20 @@ func (s *Server) newID() string {
 }
 
 func (s *Server) create(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Query().Get("receive_id_type") != "chat_id" {
-		writeJSON(w, 400, map[string]any{"code": 99992402, "msg": "receive_id_type must be chat_id here"})
+	kind := r.URL.Query().Get("receive_id_type")
+	if kind != "chat_id" && kind != "open_id" {
+		writeJSON(w, 400, map[string]any{"code": 99992402, "msg": "receive_id_type must be chat_id or open_id here"})
 		return
 	}
 	c, ok := s.record(w, r, "create")
 	if !ok {
 		return
 	}
-	writeJSON(w, 200, map[string]any{"code": 0, "msg": "success", "data": map[string]any{"message_id": s.newID(), "chat_id": c.ReceiveID, "msg_type": c.MsgType}})
+	chat := c.ReceiveID
+	if kind == "open_id" {
+		chat = P2PChat(c.ReceiveID) // the bot's 1:1 chat with that person
+	}
+	writeJSON(w, 200, map[string]any{"code": 0, "msg": "success", "data": map[string]any{"message_id": s.newID(), "chat_id": chat, "msg_type": c.MsgType}})
 }
 
 func (s *Server) reply(w http.ResponseWriter, r *http.Request) {
@@ -286,6 +303,11 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, 200, map[string]any{"code": 0, "msg": "success", "data": map[string]any{}})
 }
+
+// P2PChat is the chat id the fake gives the bot's 1:1 chat with the
+// person of openID (a message created with receive_id_type open_id lands
+// there).
+func P2PChat(openID string) string { return "oc_p2p_" + strings.TrimPrefix(openID, "ou_") }
 
 // Calls returns the OpenAPI calls received so far.
 func (s *Server) Calls() []Call {

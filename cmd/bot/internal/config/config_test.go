@@ -462,6 +462,14 @@ var validateTests = []validateTest{
 		want: []string{"approval.policy.tools.deploy.escalation[0].to.channel", "approval.policy.escalation.HIGH[0].to.channel"},
 	},
 	{
+		name: "privacy",
+		change: func(c *Config) {
+			c.Approval.Policy.Privacy = map[string]approval.Privacy{"HIGH": "secret", "SEVERE": "group", "MEDIUM": "group"}
+			c.Approval.Policy.Tools = map[string]approval.ToolPolicy{"drop_table": {Privacy: "hidden"}}
+		},
+		want: []string{"approval.policy.tools.drop_table.privacy", "approval.policy.privacy.HIGH", "approval.policy.privacy.SEVERE"},
+	},
+	{
 		name:   "redis without an address",
 		change: func(c *Config) { c.Store.Backend = "redis" },
 		want:   []string{"store.redis"},

@@ -1,0 +1,99 @@
+package approval
+
+import (
+	"errors"
+	"slices"
+	"strings"
+)
+
+// Privacy says who sees an approval in a group chat: its arguments,
+// preview and result, and the answer of the turn that asked for it.
+type Privacy string
+
+// Privacy rules.
+const (
+	// PrivacyNone shows the approval to everyone in its chat (the default).
+	PrivacyNone Privacy = "none"
+	// PrivacyGroup shows it, in a group chat, only to its requester and
+	// the people who may approve it (MaySee); everyone else sees one
+	// redacted line.
+	PrivacyGroup Privacy = "group"
+)
+
+// validate refuses a rule that is neither group nor none (nor empty).
+func (p Privacy) validate() error {
+	switch Privacy(strings.ToLower(string(p))) {
+	case "", PrivacyNone, PrivacyGroup:
+		return nil
+	}
+	return errors.New("\"" + string(p) + "\" is not group or none")
+}
+
+// group reports whether p is the rule group, in any case.
+func (p Privacy) group() bool { return strings.EqualFold(string(p), string(PrivacyGroup)) }
+
+// privacy is the privacy of a call of risk r: the tool's own (tool, when
+// set), else privacy.<r>, else none. A rule that is not group is none:
+// Validate refuses anything else before a policy exists.
+func (p *Policy) privacy(r Risk, tool Privacy) Privacy {
+	if tool == "" {
+		for k, v := range p.cfg.Privacy {
+			if strings.EqualFold(k, r.String()) {
+				tool = v
+			}
+		}
+	}
+	if tool.group() {
+		return PrivacyGroup
+	}
+	return PrivacyNone
+}
+
+// Private reports whether a is shown, in its chat, to the people who may
+// see it only (MaySee), everyone else seeing one redacted line: its rule
+// is privacy group, its chat is a group chat, and its approver rule is not
+// "chat" (under which everyone in the chat may approve, so nobody there is
+// an onlooker). A 1:1 chat shows everything.
+func (a *Approval) Private() bool {
+	return a != nil && a.Privacy.group() && a.Group && a.Approvers.Mode != ApproverChat
+}
+
+// MaySee reports whether u may see the whole of a: its arguments,
+// preview, result and the answer of its turn. Everyone may see an
+// approval that is not private; of a private one, its requester and the
+// people its approver rule allows to approve (mode users: the listed
+// users; mode requester: the requester). It is the one place that
+// decides; Viewers lists the people it allows, to send them the card.
+func (a *Approval) MaySee(u UserID) bool {
+	if a == nil {
+		return false
+	}
+	if !a.Private() {
+		return true
+	}
+	if u == "" {
+		return false
+	}
+	if u == a.Requester {
+		return true
+	}
+	switch a.Approvers.Mode {
+	case ApproverUsers:
+		return slices.Contains(a.Approvers.Users, u)
+	}
+	return false
+}
+
+// Viewers lists the people MaySee allows to see a private approval, the
+// requester first, each once: to whom its whole card is sent. It names
+// the candidates (the requester and the approver rule's users) and keeps
+// those MaySee allows, so MaySee stays the one that decides.
+func (a *Approval) Viewers() []UserID {
+	var out []UserID
+	for _, u := range append([]UserID{a.Requester}, a.Approvers.Users...) {
+		if u != "" && !slices.Contains(out, u) && a.MaySee(u) {
+			out = append(out, u)
+		}
+	}
+	return out
+}

@@ -1,0 +1,124 @@
+package approval_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hitlbot/hitlbot/approval"
+)
+
+// TestPrivacyValidation: a privacy rule is group, none or empty, per risk
+// and per tool; anything else is refused, naming its path.
+func TestPrivacyValidation(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		risks   map[string]approval.Privacy
+		tool    approval.Privacy
+		wantErr string // "" : valid
+	}{
+		{name: "none at all"},
+		{name: "group per risk", risks: map[string]approval.Privacy{"HIGH": "group", "medium": "none"}},
+		{name: "group per tool", tool: "group"},
+		{name: "empty per risk", risks: map[string]approval.Privacy{"LOW": ""}},
+		{name: "upper case", risks: map[string]approval.Privacy{"HIGH": "GROUP"}},
+		{name: "unknown value per risk", risks: map[string]approval.Privacy{"HIGH": "private"}, wantErr: `privacy.HIGH: "private" is not group or none`},
+		{name: "unknown risk", risks: map[string]approval.Privacy{"SEVERE": "group"}, wantErr: "privacy.SEVERE:"},
+		{name: "unknown value per tool", tool: "secret", wantErr: `tools.drop_table.privacy: "secret" is not group or none`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := approval.DefaultPolicyConfig()
+			c.Privacy = tc.risks
+			if tc.tool != "" {
+				c.Tools = map[string]approval.ToolPolicy{"drop_table": {Privacy: tc.tool}}
+			}
+			err := c.Validate()
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("Validate() = %v, want nil", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Fatalf("Validate() = %v, want an error with %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+// TestPrivacyVerdict: the verdict carries privacy.<risk>, and a tool's
+// own rule replaces it.
+func TestPrivacyVerdict(t *testing.T) {
+	c := approval.DefaultPolicyConfig()
+	c.Privacy = map[string]approval.Privacy{"high": "group"}
+	c.Tools = map[string]approval.ToolPolicy{"peek": {Privacy: "group"}, "wipe": {Privacy: "none"}}
+	p, err := approval.NewPolicy(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		tool   string
+		effect approval.Effect
+		want   approval.Privacy
+	}{
+		{"drop", approval.EffectDestructive, approval.PrivacyGroup},
+		{"write", approval.EffectWrite, approval.PrivacyNone},
+		{"peek", approval.EffectWrite, approval.PrivacyGroup},
+		{"wipe", approval.EffectDestructive, approval.PrivacyNone},
+	} {
+		v, err := p.Evaluate(approval.CallInfo{Tool: tc.tool, Effect: tc.effect, Confidence: 1}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Privacy != tc.want {
+			t.Errorf("%s: privacy %q, want %q", tc.tool, v.Privacy, tc.want)
+		}
+	}
+}
+
+// TestPrivateAndMaySee: privacy group hides an approval of a group chat
+// from everyone but its requester and the people its rule lets approve;
+// a 1:1 chat, privacy none and the rule "chat" hide nothing.
+func TestPrivateAndMaySee(t *testing.T) {
+	users := approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"bob", "dave"}}
+	for _, tc := range []struct {
+		name    string
+		privacy approval.Privacy
+		group   bool
+		rule    approval.ApproverRule
+		private bool
+		see     map[approval.UserID]bool
+		viewers []approval.UserID
+	}{
+		{"group chat, users", approval.PrivacyGroup, true, users, true,
+			map[approval.UserID]bool{"alice": true, "bob": true, "dave": true, "carol": false, "": false}, []approval.UserID{"alice", "bob", "dave"}},
+		{"group chat, requester", approval.PrivacyGroup, true, approval.ApproverRule{Mode: approval.ApproverRequester}, true,
+			map[approval.UserID]bool{"alice": true, "bob": false, "carol": false}, []approval.UserID{"alice"}},
+		{"group chat, four eyes", approval.PrivacyGroup, true, approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"alice", "bob"}, NotRequester: true}, true,
+			map[approval.UserID]bool{"alice": true, "bob": true, "carol": false}, []approval.UserID{"alice", "bob"}},
+		{"group chat, mode chat: nobody is an onlooker", approval.PrivacyGroup, true, approval.ApproverRule{Mode: approval.ApproverChat}, false,
+			map[approval.UserID]bool{"alice": true, "carol": true}, []approval.UserID{"alice"}},
+		{"1:1 chat", approval.PrivacyGroup, false, users, false,
+			map[approval.UserID]bool{"alice": true, "carol": true}, []approval.UserID{"alice", "bob", "dave"}},
+		{"privacy none", approval.PrivacyNone, true, users, false,
+			map[approval.UserID]bool{"carol": true}, []approval.UserID{"alice", "bob", "dave"}},
+		{"no privacy (an older record)", "", true, users, false,
+			map[approval.UserID]bool{"carol": true}, []approval.UserID{"alice", "bob", "dave"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &approval.Approval{Requester: "alice", Approvers: tc.rule, Privacy: tc.privacy, Group: tc.group}
+			if got := a.Private(); got != tc.private {
+				t.Errorf("Private() = %v, want %v", got, tc.private)
+			}
+			for u, want := range tc.see {
+				if got := a.MaySee(u); got != want {
+					t.Errorf("MaySee(%q) = %v, want %v", u, got, want)
+				}
+			}
+			if got := a.Viewers(); !slices.Equal(got, tc.viewers) {
+				t.Errorf("Viewers() = %v, want %v", got, tc.viewers)
+			}
+		})
+	}
+	var none *approval.Approval
+	if none.Private() || none.MaySee("alice") {
+		t.Error("a nil approval is private or may be seen")
+	}
+}

@@ -1,0 +1,116 @@
+package dingtalk
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/cards"
+	"github.com/hitlbot/hitlbot/channels"
+)
+
+// Privacy in groups (channels.PrivateChannel). A private approval's whole
+// card is delivered in the group to its recipients only
+// (imGroupOpenDeliverModel.recipients: "部分人可见"), outTrackId
+// "<approval id>-private", beside the redacted card everyone sees; what
+// the turn says privately goes by the robot's 1:1 send
+// (oToMessages/batchSend), never by the group's sessionWebhook. Without a
+// card template (or in HTTP mode) the whole card is a markdown message by
+// that 1:1 send too.
+
+// privateTrack ends the outTrackId (and the markdown ref) of a private
+// approval's card for its recipients.
+const privateTrack = "-private"
+
+// ShowApprovalTo delivers the card of v in the group of to, visible to
+// users only, and returns its reference; without a card template, the
+// markdown of v goes to each of them by the robot's 1:1 send.
+func (c *Channel) ShowApprovalTo(ctx context.Context, to channels.Target, users []approval.UserID, v cards.View) ([]approval.CardRef, error) {
+	if len(users) == 0 {
+		return nil, fmt.Errorf("dingtalk: show approval %s privately: no one to show it to", v.ApprovalID)
+	}
+	info, _ := c.chat(to.ChatID, kindUnknown)
+	track := string(v.ApprovalID) + privateTrack
+	ids := make([]string, len(users))
+	for i, u := range users {
+		ids[i] = string(u)
+	}
+	if c.cfg.CardTemplateID == "" || c.cfg.Mode == ModeHTTP || !info.group {
+		if err := c.sendDirect(ctx, info.robotCode, ids, "sampleMarkdown",
+			map[string]string{"title": cards.DingTalkMarkdownTitle(v), "text": cards.DingTalkMarkdown(v, c.cfg.Lang, false)}); err != nil {
+			return nil, fmt.Errorf("dingtalk: show approval %s privately: %w", v.ApprovalID, err)
+		}
+		return []approval.CardRef{{Channel: Name, ChatID: to.ChatID, MessageID: markdownRefDirect + track, Private: true}}, nil
+	}
+	body := map[string]any{
+		"cardTemplateId":        c.cfg.CardTemplateID,
+		"outTrackId":            track,
+		"callbackType":          "STREAM",
+		"cardData":              map[string]any{"cardParamMap": cards.DingTalkCardData(v, c.cfg.Lang)},
+		"userIdType":            1,
+		"openSpaceId":           "dtv1.card//IM_GROUP." + to.ChatID,
+		"imGroupOpenSpaceModel": map[string]any{"supportForward": false},
+		"imGroupOpenDeliverModel": map[string]any{"robotCode": info.robotCode, "recipients": ids,
+			"atUserIds": map[string]string{string(users[0]): string(users[0])}},
+	}
+	var out cardAnswer
+	if err := c.api.do(ctx, http.MethodPost, "/v1.0/card/instances/createAndDeliver", body, &out); err != nil {
+		return nil, fmt.Errorf("dingtalk: create private card: %w", err)
+	}
+	if err := out.err("create private card"); err != nil {
+		return nil, err
+	}
+	return []approval.CardRef{{Channel: Name, ChatID: to.ChatID, MessageID: track, Private: true}}, nil
+}
+
+// SendTo says out to users by the robot's 1:1 send.
+func (c *Channel) SendTo(ctx context.Context, to channels.Target, users []approval.UserID, out channels.Outgoing) error {
+	text := out.Text
+	if out.Kind == channels.OutToolResult && out.Tool != "" {
+		text = out.Tool + ": " + text
+	}
+	if strings.TrimSpace(text) == "" {
+		return nil
+	}
+	info, _ := c.chat(to.ChatID, kindUnknown)
+	ids := make([]string, len(users))
+	for i, u := range users {
+		ids[i] = string(u)
+	}
+	return c.sendDirect(ctx, info.robotCode, ids, "sampleText", map[string]string{"content": text})
+}
+
+// sendDirect sends msgKey with param to each of users in their 1:1 chat
+// with the robot (oToMessages/batchSend).
+func (c *Channel) sendDirect(ctx context.Context, robotCode string, users []string, msgKey string, param map[string]string) error {
+	if len(users) == 0 {
+		return errors.New("dingtalk: no one to send to")
+	}
+	p, err := json.Marshal(param)
+	if err != nil {
+		return err
+	}
+	body := map[string]any{"robotCode": robotCode, "userIds": users, "msgKey": msgKey, "msgParam": string(p)}
+	return c.api.do(ctx, http.MethodPost, "/v1.0/robot/oToMessages/batchSend", body, nil)
+}
+
+// settlePrivateMarkdown says the end of a private approval shown as a
+// markdown message (ref markdownRefDirect + "<id>-private") to its
+// requester, by the robot's 1:1 send: only when nobody typed the decision
+// (expired, superseded, cancelled), as for any markdown approval.
+func (c *Channel) settlePrivateMarkdown(ctx context.Context, ref approval.CardRef, v cards.View) error {
+	switch v.Status {
+	case approval.StatusExpired, approval.StatusSuperseded, approval.StatusCancelled:
+	default:
+		return nil
+	}
+	info, _ := c.chat(ref.ChatID, kindUnknown)
+	return c.sendDirect(ctx, info.robotCode, []string{string(v.Requester)}, "sampleMarkdown",
+		map[string]string{"title": cards.DingTalkMarkdownTitle(v), "text": cards.DingTalkMarkdown(v, c.cfg.Lang, false)})
+}
+
+var _ channels.PrivateChannel = (*Channel)(nil)

@@ -1,0 +1,335 @@
+package channels
+
+// Privacy in groups (issue 17): an approval whose policy says privacy
+// group, asked in a group chat, is shown whole only to the people who may
+// see it (approval.Approval.MaySee: its requester and the people its rule
+// lets approve); the chat sees its redacted card (cards.Redact), and the
+// turn that ran or was refused its calls answers its requester privately.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/hitlbot/hitlbot/agent"
+	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/errkind"
+	"github.com/hitlbot/hitlbot/cards"
+	"github.com/hitlbot/hitlbot/words"
+)
+
+// PrivateChannel is implemented by a channel whose group chats can show
+// something to some of their people only. Feishu sends it to each of them
+// in their 1:1 chat with the bot (an ephemeral card cannot be updated and
+// reaches nobody offline); DingTalk delivers the card in the group to
+// those recipients, and a message by the robot's 1:1 send. A private
+// approval on a channel without it is not shown at all (fail closed: the
+// engine cancels it).
+type PrivateChannel interface {
+	Channel
+	// ShowApprovalTo shows v, the whole card of a private approval of the
+	// group chat to, to users only, and returns a reference to each card
+	// it sent. It fails when the card reached none of them.
+	ShowApprovalTo(ctx context.Context, to Target, users []approval.UserID, v cards.View) ([]approval.CardRef, error)
+	// SendTo says out, which belongs to the group chat to, to users only.
+	SendTo(ctx context.Context, to Target, users []approval.UserID, out Outgoing) error
+}
+
+// ErrNoPrivacy is the error of a private approval, or of what its turn
+// says privately, on a channel that cannot show anything to some people
+// only (not a PrivateChannel).
+var ErrNoPrivacy = errors.New("channels: this channel cannot show anything to some people of a chat only")
+
+// showPrivate shows a private approval: its whole card, with its buttons,
+// to the people who may see it (PrivateChannel.ShowApprovalTo through the
+// channel where it is decided: the approvers' chat's when it has one), and
+// then the redacted card to everyone in its chat (and in its approvers'
+// chat). If the whole card reaches nobody the request fails and nothing is
+// shown in the chat; a redacted card that cannot be sent is logged and
+// left out.
+func (r *Router) showPrivate(ctx context.Context, a *approval.Approval) ([]approval.CardRef, error) {
+	own := Target{Channel: a.Channel, ChatID: a.ChatID, ThreadID: r.threadOf(a), UserID: a.Requester}
+	where := own
+	if a.ApproveIn != nil {
+		where = Target{Channel: a.ApproveIn.Channel, ChatID: a.ApproveIn.ChatID}
+	}
+	fail := func(err error) error {
+		if a.ApproveIn != nil {
+			return fmt.Errorf("%w: %w", approval.ErrApproversUnreachable, err)
+		}
+		return err
+	}
+	ch, err := r.channel(where.Channel)
+	if err != nil {
+		return nil, fail(fmt.Errorf("show approval %s: %w", a.ID, err))
+	}
+	pc, ok := ch.(PrivateChannel)
+	if !ok {
+		return nil, fail(fmt.Errorf("show private approval %s on %s: %w", a.ID, where.Channel, ErrNoPrivacy))
+	}
+	full := r.pendingCard(ctx, a)
+	refs, err := pc.ShowApprovalTo(ctx, where, a.Viewers(), full)
+	if err != nil {
+		return nil, fail(fmt.Errorf("show private approval %s on %s: %w", a.ID, where.Channel, err))
+	}
+	for i := range refs {
+		refs[i].Private = true
+		if refs[i].Channel == "" {
+			refs[i].Channel = where.Channel
+		}
+	}
+	redacted := cards.Redact(full)
+	places := []Target{where}
+	if where.Channel != own.Channel || where.ChatID != own.ChatID {
+		places = append(places, own)
+	}
+	for _, to := range places {
+		ref, err := r.showIn(ctx, a, to, redacted)
+		if err != nil {
+			r.log.Warn("the redacted card could not be sent to the chat; the approval waits on its private cards all the same",
+				"channel", to.Channel, "chat_id", to.ChatID, "approval_id", a.ID, "err", err)
+			continue
+		}
+		refs = append(refs, ref)
+	}
+	r.log.Debug("private approval shown", "channel", where.Channel, "chat_id", where.ChatID, "approval_id", a.ID, "cards", len(refs))
+	return refs, nil
+}
+
+// viewOn is v as card ref of a shows it: the redacted view on a card of a
+// private approval that is not one of its private cards.
+func viewOn(a *approval.Approval, ref approval.CardRef, v cards.View) cards.View {
+	if a.Private() && !ref.Private {
+		return cards.Redact(v)
+	}
+	return v
+}
+
+// viewFor is v as user sees it: the redacted view of a private approval
+// for a person who may not see it (approval.Approval.MaySee).
+func viewFor(a *approval.Approval, user approval.UserID, v cards.View) cards.View {
+	if !a.MaySee(user) {
+		return cards.Redact(v)
+	}
+	return v
+}
+
+// redactedLine is the one line a private approval's chat reads of it.
+func (r *Router) redactedLine(a *approval.Approval) string {
+	v := cards.Redact(r.pendingView(a))
+	return cards.RedactedLine(v, requesterName(a), r.cfg.Lang)
+}
+
+// requesterName is who asked for a, as a line names them.
+func requesterName(a *approval.Approval) string {
+	if a.RequesterName != "" {
+		return a.RequesterName
+	}
+	return string(a.Requester)
+}
+
+// privateTurns are the running turns that ran, or were refused, a private
+// approval's calls, by conversation (a session runs one turn at a time):
+// from then on what the turn says goes to its requester only.
+type privateTurns struct {
+	mu sync.Mutex
+	m  map[approval.SessionKey]*privateTurn
+}
+
+// privateTurn is one such turn.
+type privateTurn struct {
+	a *approval.Approval
+	// held are the tool results held until an answer follows (a channel
+	// that folds results, ResultFolder); said tells that something was
+	// sent privately, so the chat is told once, when the turn ends;
+	// failed that something could not be.
+	held         []Outgoing
+	said, failed bool
+}
+
+// get returns the private turn of in's conversation, or nil.
+func (p *privateTurns) get(in agent.Inbound) *privateTurn {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.m[in.Session]
+}
+
+// set marks in's conversation's turn private, for a; a nil a marks a
+// resumed turn whose approval is not private.
+func (p *privateTurns) set(in agent.Inbound, a *approval.Approval) *privateTurn {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.m == nil {
+		p.m = map[approval.SessionKey]*privateTurn{}
+	}
+	t := p.m[in.Session]
+	if t == nil || t.a == nil {
+		t = &privateTurn{a: a}
+		p.m[in.Session] = t
+	}
+	return t
+}
+
+// end forgets the private turn of in's conversation.
+func (p *privateTurns) end(in agent.Inbound) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.m, in.Session)
+}
+
+// sayPrivately handles s when the turn of in ran, or was refused, the
+// calls of a private approval (its awaiting event names it; a resumed turn
+// is that approval's), or ran a call that approval's grant let run (the
+// grant's notice names it): from then on its tool results, notices and answer
+// go to the requester only (PrivateChannel.SendTo), no stream is opened in
+// the chat, and when the turn ends the chat reads one line: the answer was
+// sent to the requester privately. said reports that s needs nothing more
+// (awaiting and turn_ended still go on to a TurnListener). Fails closed:
+// what cannot be sent privately is not said in the chat either.
+func (r *Router) sayPrivately(ctx context.Context, ch Channel, in agent.Inbound, to Target, s agent.Say) (said bool, err error) {
+	if !in.Group {
+		return false, nil // a 1:1 chat: nothing is private there (Approval.Private)
+	}
+	t := r.private.get(in)
+	if t != nil && t.a == nil { // a resumed turn of an approval that is not private
+		if s.Kind == agent.SayTurnEnded {
+			r.private.end(in)
+		}
+		if s.Approval == "" {
+			return false, nil
+		}
+		t = nil // it asks again: that approval may be private
+	}
+	if t == nil {
+		var id approval.ID
+		switch {
+		case s.Approval != "":
+			// An awaiting event, or a grant's notice: the approval that
+			// granted the call keeps what follows as private as it was.
+			id = s.Approval
+		case in.Resumed != "" && s.Kind != agent.SayTurnEnded:
+			id = in.Resumed
+		default:
+			return false, nil
+		}
+		a, err := r.decider.Get(ctx, id)
+		if err != nil {
+			if approval.KindOf(err) == errkind.NotFound {
+				return false, nil
+			}
+			// Unknown: fail closed, as if it were private, for the
+			// requester of this turn.
+			r.log.Warn("reading the approval of a turn failed; what the turn says goes to its sender only", "approval_id", id, "err", err)
+			a = &approval.Approval{ID: id, Requester: in.User, RequesterName: in.UserName, Privacy: approval.PrivacyGroup, Group: true,
+				Approvers: approval.ApproverRule{Mode: approval.ApproverRequester}}
+		}
+		if !a.Private() {
+			if in.Resumed != "" && id == in.Resumed {
+				r.private.set(in, nil) // looked up once per resumed turn
+			}
+			return false, nil
+		}
+		t = r.private.set(in, a)
+	}
+	log := r.log.With("channel", in.Channel, "chat_id", in.ChatID, "approval_id", t.a.ID)
+	send := func(out Outgoing) error {
+		pc, ok := ch.(PrivateChannel)
+		if !ok {
+			t.failed = true
+			return fmt.Errorf("say privately in %s: %w", in.Channel, ErrNoPrivacy)
+		}
+		if err := pc.SendTo(ctx, to, []approval.UserID{t.a.Requester}, out); err != nil {
+			t.failed = true
+			return err
+		}
+		t.said = true
+		return nil
+	}
+	_, folds := ch.(ResultFolder)
+	switch s.Kind {
+	case agent.SayAwaiting:
+		return false, nil
+	case agent.SayDelta, agent.SayStreamEnd:
+		if s.Kind == agent.SayStreamEnd && s.IsError {
+			return true, send(Outgoing{Kind: OutNotice, Text: s.Text, IsError: true})
+		}
+		return true, nil // never streamed in the chat; the answer follows whole
+	case agent.SayToolResult:
+		out := Outgoing{Kind: OutToolResult, Text: s.Text, Tool: s.Tool, Args: s.Args, IsError: s.IsError}
+		if folds {
+			t.held = append(t.held, out)
+			return true, nil
+		}
+		return true, send(out)
+	case agent.SayAnswer:
+		// The answer follows every result held: this turn's private ones,
+		// and those the chat's folding held before it became private.
+		t.held = nil
+		r.held.take(in)
+		return true, send(Outgoing{Kind: OutAnswer, Text: s.Text})
+	case agent.SayTurnEnded:
+		var errs []error
+		for _, out := range t.held {
+			errs = append(errs, send(out))
+		}
+		r.private.end(in)
+		line := ""
+		switch {
+		case t.failed:
+			line = words.In(r.cfg.Lang, words.PrivateUnsent, requesterName(t.a))
+		case t.said:
+			line = words.In(r.cfg.Lang, words.PrivateAnswer, requesterName(t.a))
+		}
+		if line != "" {
+			if err := ch.Send(ctx, to, Outgoing{Kind: OutNotice, Text: line}); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if err := errors.Join(errs...); err != nil {
+			log.Warn("saying a private turn's end failed", "err", err)
+		}
+		return false, nil // the TurnListener still learns the turn ended
+	}
+	return true, send(Outgoing{Kind: outKind(s.Kind), Text: s.Text, Tool: s.Tool, Args: s.Args, IsError: s.IsError})
+}
+
+// noticeAbout says text, the answer to user's typed decision of a, in the
+// chat of to; of a private approval, to user only (when they may see it),
+// the chat reading one line instead.
+func (r *Router) noticeAbout(ctx context.Context, ch Channel, to Target, log *slog.Logger, a *approval.Approval, user approval.UserID, text string) {
+	if !a.Private() {
+		r.notice(ctx, ch, to, log, text)
+		return
+	}
+	if !a.MaySee(user) {
+		// Not theirs to decide: the answer says so (and who may), nothing
+		// of the call.
+		r.notice(ctx, ch, to, log, text)
+		return
+	}
+	line := words.In(r.cfg.Lang, words.PrivateResult, user)
+	pc, ok := ch.(PrivateChannel)
+	switch {
+	case !ok:
+		log.Warn("the answer to a typed decision of a private approval cannot be sent privately", "err", ErrNoPrivacy)
+		line = words.In(r.cfg.Lang, words.PrivateUnsent, user)
+	default:
+		if err := pc.SendTo(ctx, to, []approval.UserID{user}, Outgoing{Kind: OutNotice, Text: text}); err != nil {
+			log.Warn("sending the answer to a typed decision privately failed", "err", err)
+			line = words.In(r.cfg.Lang, words.PrivateUnsent, user)
+		}
+	}
+	r.notice(ctx, ch, to, log, line)
+}
+
+// pendingLineOf is how /pending lists approval a: a private approval by
+// its code and redacted line.
+func (r *Router) pendingLineOf(l words.Lang, a *approval.Approval, code string) (string, bool) {
+	if !a.Private() {
+		return "", false
+	}
+	v := cards.Redact(r.pendingView(a))
+	return words.Text(l, words.PrivateCommandAt, code, cards.RedactedLine(v, requesterName(a), string(l))), true
+}
