@@ -62,7 +62,8 @@ func (a *Approval) Private() bool {
 // preview, result and the answer of its turn. Everyone may see an
 // approval that is not private; of a private one, its requester and the
 // people its approver rule allows to approve (mode users: the listed
-// users; mode requester: the requester). It is the one place that
+// users; mode requester: the requester), and the people the escalation
+// steps taken so far listed. It is the one place that
 // decides; Viewers lists the people it allows, to send them the card.
 func (a *Approval) MaySee(u UserID) bool {
 	if a == nil {
@@ -77,20 +78,23 @@ func (a *Approval) MaySee(u UserID) bool {
 	if u == a.Requester {
 		return true
 	}
-	switch a.Approvers.Mode {
-	case ApproverUsers:
-		return slices.Contains(a.Approvers.Users, u)
+	if a.Approvers.Mode == ApproverUsers && slices.Contains(a.Approvers.Users, u) {
+		return true
 	}
-	return false
+	// The people a step of its timed escalation added (mode users) may
+	// decide it, so they see it; a step of mode chat shows it whole in
+	// its chat, where everyone may decide.
+	return slices.Contains(a.EscalationUsers(), u)
 }
 
 // Viewers lists the people MaySee allows to see a private approval, the
 // requester first, each once: to whom its whole card is sent. It names
-// the candidates (the requester and the approver rule's users) and keeps
+// the candidates (the requester, the approver rule's users, the
+// escalation steps' users) and keeps
 // those MaySee allows, so MaySee stays the one that decides.
 func (a *Approval) Viewers() []UserID {
 	var out []UserID
-	for _, u := range append([]UserID{a.Requester}, a.Approvers.Users...) {
+	for _, u := range append(append([]UserID{a.Requester}, a.Approvers.Users...), a.EscalationUsers()...) {
 		if u != "" && !slices.Contains(out, u) && a.MaySee(u) {
 			out = append(out, u)
 		}

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hitlbot/hitlbot/approval"
 )
@@ -120,5 +121,37 @@ func TestPrivateAndMaySee(t *testing.T) {
 	var none *approval.Approval
 	if none.Private() || none.MaySee("alice") {
 		t.Error("a nil approval is private or may be seen")
+	}
+}
+
+// TestMaySeeAfterEscalation: the people a step of a private approval's
+// escalation lists may see it once the step is taken, not before; a step
+// of mode chat adds nobody by name (its chat gets the whole card).
+func TestMaySeeAfterEscalation(t *testing.T) {
+	a := &approval.Approval{Requester: "alice", Privacy: approval.PrivacyGroup, Group: true,
+		Approvers: approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"bob"}},
+		Escalation: []approval.Escalation{
+			{After: time.Minute, Approvers: approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"dave", "bob"}}},
+			{After: 2 * time.Minute, To: approval.Place{Channel: "feishu", ChatID: "oc_oncall"}, Approvers: approval.ApproverRule{Mode: approval.ApproverChat}},
+		}}
+	for _, c := range []struct {
+		taken   int
+		dave    bool
+		viewers []approval.UserID
+	}{
+		{0, false, []approval.UserID{"alice", "bob"}},
+		{1, true, []approval.UserID{"alice", "bob", "dave"}},
+		{2, true, []approval.UserID{"alice", "bob", "dave"}},
+	} {
+		a.Escalated = c.taken
+		if got := a.MaySee("dave"); got != c.dave {
+			t.Errorf("%d steps taken: MaySee(dave) = %v, want %v", c.taken, got, c.dave)
+		}
+		if a.MaySee("erin") {
+			t.Errorf("%d steps taken: an onlooker may see it", c.taken)
+		}
+		if got := a.Viewers(); !slices.Equal(got, c.viewers) {
+			t.Errorf("%d steps taken: Viewers() = %v, want %v", c.taken, got, c.viewers)
+		}
 	}
 }

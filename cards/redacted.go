@@ -33,6 +33,7 @@ func Redact(v View) View {
 		DecidedBy:     v.DecidedBy,
 		Resolution:    v.Resolution,
 		Redacted:      true,
+		Step:          v.Step,
 	}
 }
 

@@ -25,7 +25,7 @@ func (r *Router) Escalate(ctx context.Context, a *approval.Approval, step int) (
 	log := r.log.With("approval_id", a.ID, "step", step+1)
 	v := r.pendingCardIn(ctx, a, st.To)
 	v.Step = step + 1
-	ref, err := r.showIn(ctx, a, Target{Channel: st.To.Channel, ChatID: st.To.ChatID}, v)
+	refs, err := r.showStep(ctx, a, st, v)
 	l := words.Of(r.cfg.Lang)
 	text := a.EscalatedIn(r.cfg.Lang)
 	if err != nil {
@@ -44,7 +44,50 @@ func (r *Router) Escalate(ctx context.Context, a *approval.Approval, step int) (
 	if err != nil {
 		return nil, err
 	}
-	return []approval.CardRef{ref}, nil
+	return refs, nil
+}
+
+// showStep sends v, a's card with the step's number, to the chat of
+// escalation step st. A private approval (approval.Approval.Private) is
+// shown there as it is in its own chat: a step of mode chat lets everyone
+// there decide, so its chat gets the whole card (recorded as private: it
+// is settled whole); a step of mode users gets the whole card shown to
+// its people only (PrivateChannel) and the redacted card in its chat.
+func (r *Router) showStep(ctx context.Context, a *approval.Approval, st approval.Escalation, v cards.View) ([]approval.CardRef, error) {
+	to := Target{Channel: st.To.Channel, ChatID: st.To.ChatID}
+	if !a.Private() || st.Approvers.Mode == approval.ApproverChat {
+		ref, err := r.showIn(ctx, a, to, v)
+		if err != nil {
+			return nil, err
+		}
+		ref.Private = a.Private()
+		return []approval.CardRef{ref}, nil
+	}
+	ch, err := r.channel(to.Channel)
+	if err != nil {
+		return nil, fmt.Errorf("escalate %s: %w", a.ID, err)
+	}
+	pc, ok := ch.(PrivateChannel)
+	if !ok {
+		return nil, fmt.Errorf("escalate private approval %s on %s: %w", a.ID, to.Channel, ErrNoPrivacy)
+	}
+	refs, err := pc.ShowApprovalTo(ctx, to, st.Approvers.Users, v)
+	if err != nil {
+		return nil, fmt.Errorf("escalate private approval %s on %s: %w", a.ID, to.Channel, err)
+	}
+	for i := range refs {
+		refs[i].Private = true
+		if refs[i].Channel == "" {
+			refs[i].Channel = to.Channel
+		}
+	}
+	if ref, err := r.showIn(ctx, a, to, cards.Redact(v)); err != nil {
+		r.log.Warn("the redacted card could not be sent to the escalation chat; the step's people have theirs all the same",
+			"channel", to.Channel, "chat_id", to.ChatID, "approval_id", a.ID, "err", err)
+	} else {
+		refs = append(refs, ref)
+	}
+	return refs, nil
 }
 
 var _ approval.EscalationNotifier = (*Router)(nil)

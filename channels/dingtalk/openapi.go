@@ -277,17 +277,7 @@ func (a cardAnswer) err(what string) error {
 // in HTTP mode, a markdown message answered by typing 确认 / 取消.
 func (c *Channel) ShowApproval(ctx context.Context, to channels.Target, v cards.View) (approval.CardRef, error) {
 	info, _ := c.chat(to.ChatID, kindUnknown)
-	track := string(v.ApprovalID)
-	if v.WaitsIn != "" {
-		// The requester's status card (approve_in): a card of its own
-		// beside the approval's, whose outTrackId is the approval id.
-		track += statusTrack
-	}
-	if v.Step > 0 {
-		// The card an escalation step sent to its chat: another card of
-		// the same approval.
-		track += escalationTrack + strconv.Itoa(v.Step)
-	}
+	track := cardTrack(v)
 	if c.cfg.CardTemplateID == "" || c.cfg.Mode == ModeHTTP {
 		err := c.sendMarkdown(ctx, to, kindUnknown, cards.DingTalkMarkdownTitle(v), cards.DingTalkMarkdown(v, c.cfg.Lang, info.group))
 		if err != nil {
@@ -364,6 +354,22 @@ func (c *Channel) updateCard(ctx context.Context, ref approval.CardRef, v cards.
 		return fmt.Errorf("dingtalk: update card: %w", err)
 	}
 	return out.err("update card")
+}
+
+// cardTrack is the outTrackId of the card v: the approval id, then
+// statusTrack for a requester's status card (approve_in: a card of its
+// own beside the approval's), then escalationTrack and the step for the
+// card an escalation step sent to its chat. (A private card adds
+// privateTrack after that.)
+func cardTrack(v cards.View) string {
+	track := string(v.ApprovalID)
+	if v.WaitsIn != "" {
+		track += statusTrack
+	}
+	if v.Step > 0 {
+		track += escalationTrack + strconv.Itoa(v.Step)
+	}
+	return track
 }
 
 // SettleApproval updates the card to its final state (PUT

@@ -34,7 +34,7 @@ func (c *Channel) ShowApprovalTo(ctx context.Context, to channels.Target, users 
 		return nil, fmt.Errorf("dingtalk: show approval %s privately: no one to show it to", v.ApprovalID)
 	}
 	info, _ := c.chat(to.ChatID, kindUnknown)
-	track := string(v.ApprovalID) + privateTrack
+	track := cardTrack(v) + privateTrack
 	ids := make([]string, len(users))
 	for i, u := range users {
 		ids[i] = string(u)

@@ -194,3 +194,78 @@ func TestEscalationFeishuUnreachable(t *testing.T) {
 		t.Fatalf("the tool ran %d times", n)
 	}
 }
+
+// TestEscalationOfAPrivateApproval: a private approval (privacy group)
+// asked in a group, which only ou_bob may approve, escalates after a
+// minute to the on-call chat, where ou_dave may decide too. The on-call
+// chat gets the redacted card only (nothing of the call); ou_dave gets the
+// whole card with its buttons in his 1:1 chat, approves from it, the call
+// runs once, and every card ends executed (the redacted ones redacted).
+func TestEscalationOfAPrivateApproval(t *testing.T) { bothStores(t, testEscalationOfAPrivateApproval) }
+
+func testEscalationOfAPrivateApproval(t *testing.T, store approval.Store) {
+	clk := clock.NewFake(time.Now().UTC())
+	opts := escalationOptions(store, clk)
+	escalate := opts.editPolicy
+	opts.editPolicy = func(c *approval.PolicyConfig) {
+		escalate(c)
+		c.Privacy = map[string]approval.Privacy{"HIGH": approval.PrivacyGroup}
+	}
+	g := newRigWith(t, opts)
+	a := g.askPrivately(t, "group", privateGroup, "ou_alice", "orders", 3)
+	if !a.Private() || a.MaySee("ou_dave") {
+		t.Fatalf("private %v; ou_dave may see it before the step: %v", a.Private(), a.MaySee("ou_dave"))
+	}
+	clk.Advance(time.Minute)
+	if n, err := g.engine.Sweep(context.Background()); err != nil || n != 1 {
+		t.Fatalf("sweep: %d, %v", n, err)
+	}
+	oncall := g.created(oncallChat, "")
+	if len(oncall) != 1 || !strings.Contains(oncall[0].Content, "asked for a HIGH risk action") {
+		t.Fatalf("the on-call chat got %+v, want the redacted card", oncall)
+	}
+	for _, secret := range []string{"orders", "erase", `"decision"`} {
+		if strings.Contains(oncall[0].Content, secret) {
+			t.Fatalf("the on-call chat's card says %q:\n%s", secret, oncall[0].Content)
+		}
+	}
+	whole := g.sentTo("ou_dave", `"decision":"approve"`)
+	if len(whole) != 1 || !strings.Contains(whole[0].Content, "orders") {
+		t.Fatalf("ou_dave got %d whole cards: %+v", len(whole), whole)
+	}
+	rec, err := g.engine.Get(context.Background(), a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dave approval.CardRef
+	for _, c := range rec.Cards {
+		if c.Private && c.ChatID == feishutest.P2PChat("ou_dave") {
+			dave = c
+		}
+	}
+	if dave.MessageID == "" || !rec.MaySee("ou_dave") {
+		t.Fatalf("no private card of ou_dave among %+v (may see: %v)", rec.Cards, rec.MaySee("ou_dave"))
+	}
+	e := feishutest.CardActionEvent{EventID: nextID("ev_click"), Operator: "ou_dave", MessageID: dave.MessageID, ChatID: dave.ChatID, Value: buttonValue(a, "approve")}
+	if code, data, _ := g.push(t, e.JSON()); code != 200 {
+		t.Fatalf("click ack %d: %s", code, data)
+	}
+	eventually(t, "executed", func() bool { return g.state(t, a.ID) == approval.StateExecuted })
+	if n := g.erase.Runs.Load(); n != 1 {
+		t.Fatalf("the call ran %d times", n)
+	}
+	rec, err = g.engine.Get(context.Background(), a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range rec.Cards {
+		want := "erase done (run 1)"
+		if !c.Private {
+			want = `asked for a HIGH risk action · Executed (ou\\_dave)`
+		}
+		eventually(t, "card "+c.MessageID+" settled", func() bool { return g.settledAs(c.MessageID, want) })
+		if !c.Private && g.settledAs(c.MessageID, "orders") {
+			t.Fatal("a redacted card was settled with the call's words")
+		}
+	}
+}
