@@ -276,12 +276,20 @@ func TestInvalidAndBusy(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	started := make(chan struct{}, 2)
+	// Two waits that each take a slot and keep it: a wait refused
+	// because the probe below held a slot at that moment tries again, so
+	// that in the end both hold theirs (without that, one refused wait
+	// left the probe a free slot for ever).
 	for range 2 {
-		go func() { started <- struct{}{}; _, _ = r.gate.Wait(ctx, r.ci, ans.ID, time.Minute) }()
+		go func() {
+			for ctx.Err() == nil {
+				if _, err := r.gate.Wait(ctx, r.ci, ans.ID, time.Minute); !errors.Is(err, gate.ErrBusy) {
+					return
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}()
 	}
-	<-started
-	<-started
 	// A third wait (it changes nothing, unlike a new request, which would
 	// supersede the approval they wait on) is refused once both hold
 	// their slots.
