@@ -118,7 +118,10 @@
 // risk, expiresAt, isDestructive}; inputPreview is the call's arguments as
 // an object, sanitised (values of secret-looking keys and secret-looking
 // text redacted, strings cut to 200 runes, arrays to 20 elements), or
-// {"calls": [{tool, input}, …]} for a batch approval.
+// {"calls": [{tool, input}, …]} for a batch approval. An approval decided
+// in an approvers' chat (approval.policy.approve_in) adds waitsIn ("the
+// approvers' chat"): its requester's token may withdraw it (confirmed:
+// false) but not approve it.
 //
 // # A decision
 //

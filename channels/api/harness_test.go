@@ -124,6 +124,9 @@ type setup struct {
 	policy *approval.PolicyConfig
 	// loop, when set, changes the agent loop's configuration.
 	loop func(*agent.LoopConfig)
+	// beside are channels registered beside the API (an approvers'
+	// chat of another platform).
+	beside []channels.Channel
 }
 
 // newHarness wires the real parts: memory store, engine, agent loop with
@@ -166,8 +169,10 @@ func newHarness(t testing.TB, mod ...func(*setup)) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := router.Register(h.api); err != nil {
-		t.Fatal(err)
+	for _, ch := range append([]channels.Channel{h.api}, s.beside...) {
+		if err := router.Register(ch); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := router.Start(st.Ctx); err != nil {
 		t.Fatal(err)

@@ -120,6 +120,11 @@ type PendingAction struct {
 	// ExpiresAt is RFC 3339.
 	ExpiresAt     string `json:"expiresAt"`
 	IsDestructive bool   `json:"isDestructive"`
+	// WaitsIn, set when the approval is decided in an approvers' chat
+	// (approval.policy.approve_in), says so in the API's language ("the
+	// approvers' chat"): the token cannot approve it (confirmed: true is
+	// refused as UNAUTHORIZED), only withdraw it (confirmed: false).
+	WaitsIn string `json:"waitsIn,omitempty"`
 }
 
 // ApprovalInfo is one approval as GET /api/approvals shows it. Tool
@@ -631,7 +636,7 @@ func domainOf(r *ChatResponse) string {
 func pendingAction(v cards.View, token string) PendingAction {
 	return PendingAction{Token: token, ApprovalID: string(v.ApprovalID), Description: v.Summary, ToolName: v.Tool,
 		InputPreview: inputPreview(v.Calls), Risk: v.Risk.String(), ExpiresAt: v.ExpiresAt.UTC().Format(time.RFC3339),
-		IsDestructive: v.Risk >= approval.RiskHigh}
+		IsDestructive: v.Risk >= approval.RiskHigh, WaitsIn: v.WaitsIn}
 }
 
 // Bounds of an inputPreview.

@@ -468,6 +468,10 @@ func (r *repl) awaitTurn(ctx context.Context, turn string) error {
 // it ends the turn named turn.
 func (r *repl) handle(ctx context.Context, ev event, turn string) (end bool, err error) {
 	switch {
+	case ev.shown != nil && ev.shown.WaitsIn != "":
+		// The status of an approval decided in an approvers' chat
+		// (approve_in): nothing to answer here; its end follows.
+		r.printf("\n%s", cards.Text(*ev.shown, r.c.cfg.Lang))
 	case ev.shown != nil:
 		return false, r.confirm(ctx, *ev.shown, ev.ref)
 	case ev.settled != nil:

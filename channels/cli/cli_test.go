@@ -17,6 +17,7 @@ import (
 	"github.com/hitlbot/hitlbot/approval/memstore"
 	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/channels/cli"
+	"github.com/hitlbot/hitlbot/channels/internal/chattest"
 	"github.com/hitlbot/hitlbot/internal/hitltest"
 )
 
@@ -106,6 +107,14 @@ func startModel(t *testing.T, in io.Reader, m agent.Model, opts ...cli.Option) *
 // (nil: the script).
 func startEffectModel(t *testing.T, in io.Reader, effect approval.Effect, m agent.Model, opts ...cli.Option) *harness {
 	t.Helper()
+	return startBeside(t, in, effect, m, nil, nil, opts...)
+}
+
+// startBeside is startEffectModel under the approval policy pc (nil: the
+// default one), with the channels beside registered too (an approvers'
+// chat of another platform).
+func startBeside(t *testing.T, in io.Reader, effect approval.Effect, m agent.Model, pc *approval.PolicyConfig, beside []channels.Channel, opts ...cli.Option) *harness {
+	t.Helper()
 	h := &harness{erase: hitltest.NewTool("erase", effect), out: &output{}, done: make(chan error, 1), audit: &hitltest.Trail{},
 		intr: make(chan os.Signal, 1)}
 	h.erase.Result = hitltest.TargetResult
@@ -122,7 +131,11 @@ func startEffectModel(t *testing.T, in io.Reader, effect approval.Effect, m agen
 		if err != nil {
 			return nil, err
 		}
-		pol, err := approval.NewPolicy(approval.DefaultPolicyConfig())
+		cfg := approval.DefaultPolicyConfig()
+		if pc != nil {
+			cfg = *pc
+		}
+		pol, err := approval.NewPolicy(cfg)
 		if err != nil {
 			return nil, err
 		}
@@ -139,8 +152,10 @@ func startEffectModel(t *testing.T, in io.Reader, effect approval.Effect, m agen
 		if err != nil {
 			return nil, err
 		}
-		if err := router.Register(ch); err != nil {
-			return nil, err
+		for _, c := range append([]channels.Channel{ch}, beside...) {
+			if err := router.Register(c); err != nil {
+				return nil, err
+			}
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		if err := h.engine.Start(ctx); err != nil {
@@ -563,5 +578,39 @@ func TestCommandInChat(t *testing.T) {
 	}
 	if strings.Contains(h.out.String(), "no answer") {
 		t.Fatalf("the chat waited for a turn:\n%s", h.out.String())
+	}
+}
+
+// TestApproveInFromTheTerminal: the chat user's HIGH call is decided in a
+// Feishu approvers' chat (approve_in): the terminal shows where it waits
+// and asks nothing; when someone there approves, the call runs once and
+// the terminal prints how it ended, then the answer.
+func TestApproveInFromTheTerminal(t *testing.T) {
+	pc := approval.DefaultPolicyConfig()
+	pc.Approvers = map[string]approval.ApproverConfig{"HIGH": {Mode: approval.ApproverChat}}
+	pc.ApproveIn = map[string]approval.Place{"HIGH": {Channel: "feishu", ChatID: "oc_ops"}}
+	rec := &chattest.Recorder{}
+	in, w := io.Pipe()
+	h := startBeside(t, in, approval.EffectDestructive, nil, &pc, []channels.Channel{rec})
+	h.out.waitFor(t, cli.Prompt, 1)
+	fmt.Fprintln(w, "erase orders")
+	h.out.waitFor(t, "Waiting for approval in the approvers' chat", 1)
+	a := h.only(t)
+	o, err := h.engine.Decide(context.Background(), a.ID, approval.Decision{Verb: approval.Approve, Actor: "ou_carol", Source: approval.SourceCard,
+		PayloadSHA256: a.PayloadSHA256, Channel: "feishu", ChatID: "oc_ops"})
+	if err != nil || o.Status != approval.StatusExecuted {
+		t.Fatalf("the approvers' chat's approve = %+v, %v", o, err)
+	}
+	h.out.waitFor(t, "summary: erase orders done (run 1)\n", 1)
+	h.out.waitFor(t, cli.Prompt, 2)
+	w.Close()
+	if err := h.ended(t); err != nil {
+		t.Fatal(err)
+	}
+	if out := h.out.String(); strings.Contains(out, cli.ConfirmPrompt("en")) {
+		t.Fatalf("the terminal asked to decide:\n%s", out)
+	}
+	if shown, _ := rec.Views(); len(shown) != 1 || shown[0].Approve == nil || h.erase.Runs.Load() != 1 {
+		t.Fatalf("the approvers' chat was shown %+v; %d runs", shown, h.erase.Runs.Load())
 	}
 }

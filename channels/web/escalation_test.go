@@ -2,53 +2,15 @@ package web_test
 
 import (
 	"context"
-	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/cards"
 	"github.com/hitlbot/hitlbot/channels"
+	"github.com/hitlbot/hitlbot/channels/internal/chattest"
 )
-
-// chatRecorder is a channel named feishu that records the cards it is
-// given to show and settle: the chat an escalation step asks, beside the
-// web page. (Feishu itself is tested against its fake in channels/feishu.)
-type chatRecorder struct {
-	mu      sync.Mutex
-	shown   []cards.View
-	settled []cards.View
-}
-
-func (c *chatRecorder) Name() string                                                   { return "feishu" }
-func (c *chatRecorder) Start(context.Context, channels.Handler) error                  { return nil }
-func (c *chatRecorder) Close(context.Context) error                                    { return nil }
-func (c *chatRecorder) Ready() error                                                   { return nil }
-func (c *chatRecorder) Send(context.Context, channels.Target, channels.Outgoing) error { return nil }
-
-func (c *chatRecorder) ShowApproval(_ context.Context, to channels.Target, v cards.View) (approval.CardRef, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.shown = append(c.shown, v)
-	return approval.CardRef{Channel: "feishu", ChatID: to.ChatID, MessageID: fmt.Sprintf("om_%d", len(c.shown))}, nil
-}
-
-func (c *chatRecorder) SettleApproval(_ context.Context, _ approval.CardRef, v cards.View) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.settled = append(c.settled, v)
-	return nil
-}
-
-func (c *chatRecorder) views() (shown, settled []cards.View) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]cards.View(nil), c.shown...), append([]cards.View(nil), c.settled...)
-}
-
-var _ channels.Channel = (*chatRecorder)(nil)
 
 // TestEscalationFromTheWeb: a web user asks for a HIGH call only bob may
 // approve; nobody decides within a minute. The sweep shows the approval
@@ -61,7 +23,7 @@ func TestEscalationFromTheWeb(t *testing.T) {
 	pc.Approvers = map[string]approval.ApproverConfig{"HIGH": {Mode: approval.ApproverUsers, Users: []string{"bob"}}}
 	pc.Escalation = map[string][]approval.EscalationConfig{"HIGH": {{After: time.Minute, To: approval.Place{Channel: "feishu", ChatID: "oc_oncall"},
 		Approvers: approval.ApproverConfig{Mode: approval.ApproverUsers, Users: []string{"ou_dave"}}}}}
-	rec := &chatRecorder{}
+	rec := &chattest.Recorder{}
 	s := newServerBeside(t, approval.EffectDestructive, nil, &pc, []channels.Channel{rec})
 	c := s.connect(t, "", "s1")
 	c.message("s1", "erase orders")
@@ -77,7 +39,7 @@ func TestEscalationFromTheWeb(t *testing.T) {
 	if !strings.Contains(told.str("content"), "ou_dave may decide too") {
 		t.Fatalf("the page was told %q", told.str("content"))
 	}
-	shown, _ := rec.views()
+	shown, _ := rec.Views()
 	if len(shown) != 1 || shown[0].Approve == nil || shown[0].Step != 1 || !strings.Contains(shown[0].Escalated, "also asked in oc_oncall") {
 		t.Fatalf("the on-call chat was shown %+v", shown)
 	}
@@ -97,7 +59,52 @@ func TestEscalationFromTheWeb(t *testing.T) {
 	if n := s.erase.Runs.Load(); n != 1 {
 		t.Fatalf("the tool ran %d times, want once", n)
 	}
-	if _, settled := rec.views(); len(settled) != 1 || settled[0].Status != approval.StatusExecuted {
+	if _, settled := rec.Views(); len(settled) != 1 || settled[0].Status != approval.StatusExecuted {
 		t.Fatalf("the on-call card settled as %+v", settled)
+	}
+}
+
+// TestApproveInFromTheWeb: a web user's HIGH call is decided in a Feishu
+// approvers' chat (approve_in). The page gets no dialog (nothing to
+// answer there), a notice that says where it waits instead; the card with
+// its buttons goes to the approvers' chat; when someone there approves,
+// the call runs once and the page reads how it ended.
+func TestApproveInFromTheWeb(t *testing.T) {
+	pc := approval.DefaultPolicyConfig()
+	pc.Approvers = map[string]approval.ApproverConfig{"HIGH": {Mode: approval.ApproverChat}}
+	pc.ApproveIn = map[string]approval.Place{"HIGH": {Channel: "feishu", ChatID: "oc_ops"}}
+	rec := &chattest.Recorder{}
+	s := newServerBeside(t, approval.EffectDestructive, nil, &pc, []channels.Channel{rec})
+	c := s.connect(t, "", "s1")
+	c.message("s1", "erase orders")
+	waits := c.expect("agent.message", withContent("Waiting for approval in the approvers' chat"))
+	if waits.str("kind") != "notice" {
+		t.Fatalf("the status = %v", waits)
+	}
+	var shown []cards.View
+	for deadline := time.Now().Add(10 * time.Second); len(shown) == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		shown, _ = rec.Views()
+	}
+	if len(shown) != 1 || shown[0].Approve == nil || shown[0].WaitsIn != "" {
+		t.Fatalf("the approvers' chat was shown %+v", shown)
+	}
+	id := shown[0].ApprovalID
+	a, err := s.engine.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := s.engine.Decide(context.Background(), id, approval.Decision{Verb: approval.Approve, Actor: "ou_carol", Source: approval.SourceCard,
+		PayloadSHA256: a.PayloadSHA256, Channel: "feishu", ChatID: "oc_ops"})
+	if err != nil || o.Status != approval.StatusExecuted {
+		t.Fatalf("the approvers' chat's approve = %+v, %v", o, err)
+	}
+	c.expect("agent.message", withContent("Executed"))
+	if n := s.erase.Runs.Load(); n != 1 {
+		t.Fatalf("the tool ran %d times, want once", n)
+	}
+	for _, f := range c.seen() {
+		if f.str("type") == "agent.user_confirm" {
+			t.Fatalf("the page was asked to decide: %v", f)
+		}
 	}
 }

@@ -367,6 +367,13 @@ func (w *Web) ShowApproval(_ context.Context, to channels.Target, v cards.View) 
 	if err != nil {
 		return approval.CardRef{}, err
 	}
+	if v.WaitsIn != "" {
+		// The status of an approval decided in an approvers' chat
+		// (approve_in): nothing to answer on this page, so a notice, not
+		// a step; its end is said the same way (SettleApproval).
+		w.notify(to.ChatID, user, sid, cards.Text(v, w.cfg.Lang))
+		return approval.CardRef{Channel: Name, ChatID: to.ChatID, MessageID: statusRef + string(v.ApprovalID)}, nil
+	}
 	st, err := w.newStep(to.ChatID, user, sid, v)
 	if err != nil {
 		return approval.CardRef{}, err
@@ -382,6 +389,14 @@ func (w *Web) ShowApproval(_ context.Context, to channels.Target, v cards.View) 
 // SettleApproval sends agent.confirm_resolved for the step, and for every
 // other step of the same approval this process showed (a re-sent one).
 func (w *Web) SettleApproval(_ context.Context, ref approval.CardRef, v cards.View) error {
+	if strings.HasPrefix(ref.MessageID, statusRef) {
+		user, sid, err := splitChatID(ref.ChatID)
+		if err != nil {
+			return err
+		}
+		w.notify(ref.ChatID, user, sid, cards.Text(v, w.cfg.Lang))
+		return nil
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	ids := append([]string{ref.MessageID}, w.byApproval[v.ApprovalID]...)
@@ -407,6 +422,20 @@ func (w *Web) SettleApproval(_ context.Context, ref approval.CardRef, v cards.Vi
 		w.deliverLocked(w.chatLocked(ref.ChatID, user, sid), mustJSON(w.resolvedOf(sid, id, v)))
 	}
 	return nil
+}
+
+// statusRef begins the card reference of an approval's status shown as a
+// notice (approve_in): "status:<approval id>".
+const statusRef = "status:"
+
+// notify delivers text as a notice to the chat chatID (user's session
+// sid).
+func (w *Web) notify(chatID string, user approval.UserID, sid, text string) {
+	frame := mustJSON(messageFrame{Type: typeAgentMessage, Event: typeAgentMessage, SessionID: sid, Kind: string(channels.OutNotice),
+		Content: text, Timestamp: w.now()})
+	w.mu.Lock()
+	w.deliverLocked(w.chatLocked(chatID, user, sid), frame)
+	w.mu.Unlock()
 }
 
 func statusText(v cards.View) string {
