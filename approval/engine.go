@@ -398,12 +398,21 @@ func (e *Engine) Request(ctx context.Context, r Request) (*Approval, error) {
 			// A decision (a fast click, a typed reply, another replica)
 			// ended the approval while its card was being sent, and
 			// settled the cards it knew of: none of these. Settle them
-			// here, so no card keeps live buttons.
-			e.settle(rec, *rec.Outcome)
+			// here, so no card keeps live buttons (and only them: the
+			// others are settled already).
+			e.settle(withCards(rec, cards), *rec.Outcome)
 		}
 		return rec, nil
 	}
 	return a, nil
+}
+
+// withCards is a copy of a that names cards alone: what a caller settles
+// when a decision settled a's other cards already.
+func withCards(a *Approval, cards []CardRef) *Approval {
+	c := a.Clone()
+	c.Cards = append([]CardRef(nil), cards...)
+	return c
 }
 
 // remember notes an approval this engine is about to request (see

@@ -80,7 +80,7 @@ func (e *Engine) escalated(ctx context.Context, a *Approval, step int) {
 		case added != nil && added.State.Terminal() && added.Outcome != nil:
 			// Decided while the card was being sent: the decision
 			// settled the cards it knew of, not these.
-			e.settle(added, *added.Outcome)
+			e.settle(withCards(added, cards), *added.Outcome)
 			return
 		case added != nil:
 			rec = added

@@ -176,3 +176,52 @@ func TestEscalationBoundedByExpiry(t *testing.T) {
 		t.Fatalf("state %s, want expired", rec.State)
 	}
 }
+
+// cardSettles counts the settles of each card (by message id).
+type cardSettles struct {
+	*escalationNotes
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *cardSettles) Settle(ctx context.Context, a *approval.Approval, o approval.Outcome) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, ref := range a.Cards {
+		c.n[ref.MessageID]++
+	}
+	return nil
+}
+
+// TestEscalationWhileTheCardIsSent: the approval's first card is still
+// being sent when its escalation step is taken and a person decides it
+// (a slow chat API): each card is settled once, the escalation's by the
+// decision, the first one by the request when its send returns.
+func TestEscalationWhileTheCardIsSent(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, be backend) {
+		f := newFixture(t, be)
+		cs := &cardSettles{escalationNotes: &escalationNotes{notifier: f.notes}, n: map[string]int{}}
+		e, err := approval.NewEngine(approval.EngineConfig{Store: f.sa, Notifier: cs, Dispatcher: f.tool, Audit: f.audit, Clock: f.clk, Logger: quiet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Start(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		f.notes.onShow = func(a *approval.Approval) {
+			f.clk.Advance(time.Minute)
+			if n, err := e.Sweep(context.Background()); err != nil || n != 1 {
+				t.Errorf("sweep while the card is sent: %d, %v", n, err)
+			}
+			if o, err := e.Decide(context.Background(), a.ID, decision(a, approval.Approve, "dave")); err != nil || o.Status != approval.StatusExecuted {
+				t.Errorf("dave's approve while the card is sent = %+v, %v", o, err)
+			}
+		}
+		a := request(t, e, escalatesTo)
+		cs.mu.Lock()
+		defer cs.mu.Unlock()
+		if cs.n["m-"+string(a.ID)] != 1 || cs.n["esc-"+string(a.ID)] != 1 || len(cs.n) != 2 {
+			t.Fatalf("settles per card %v, want each card once", cs.n)
+		}
+	})
+}

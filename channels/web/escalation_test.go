@@ -60,7 +60,8 @@ func TestEscalationFromTheWeb(t *testing.T) {
 		t.Fatalf("the tool ran %d times, want once", n)
 	}
 	if _, settled := rec.Views(); len(settled) != 1 || settled[0].Status != approval.StatusExecuted {
-		t.Fatalf("the on-call card settled as %+v", settled)
+		rec, _ := s.engine.Get(context.Background(), id)
+		t.Fatalf("the on-call card settled %d times; cards %+v", len(settled), rec.Cards)
 	}
 }
 
