@@ -343,6 +343,10 @@ func (e *Engine) Request(ctx context.Context, r Request) (*Approval, error) {
 		in := *p
 		a.ApproveIn = &in
 	}
+	if a.ApproveIn != nil && a.ApproveIn.Direct && (a.Approvers.Mode != ApproverUsers || len(a.Approvers.Users) == 0) {
+		// 1:1 to the people the rule lists, and it lists nobody.
+		return nil, E(op, errkind.Invalid, "", fmt.Errorf("%w: approve_in direct needs approvers of mode users (rule %s)", ErrApproversUnreachable, a.Approvers.DescribeIn("en")))
+	}
 	if len(r.Verdict.Escalation) > 0 {
 		a.Escalation = append([]Escalation(nil), r.Verdict.Escalation...)
 	}

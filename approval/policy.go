@@ -213,6 +213,9 @@ func validateEscalation(path string, steps []EscalationConfig, timeout time.Dura
 		}
 		prev = max(prev, st.After)
 		errs = append(errs, st.To.validate(at+".to")...)
+		if st.To.Direct {
+			errs = append(errs, fmt.Errorf("%s.to.direct: a step asks in a chat; name its chat_id", at))
+		}
 		switch st.Approvers.Mode {
 		case ApproverUsers, ApproverChat:
 			errs = append(errs, st.Approvers.validate(at+".approvers", false)...)
@@ -230,14 +233,20 @@ func validateEscalation(path string, steps []EscalationConfig, timeout time.Dura
 
 // Place is one chat of one channel: where the cards of the approvals an
 // approve_in rule names go (the approvers' chat), instead of the
-// requester's chat.
+// requester's chat; or, Direct, the 1:1 chats of the people the approver
+// rule lists.
 type Place struct {
-	// Channel is feishu or dingtalk (the web page, the HTTP API and 1:1
-	// chats with listed people are not supported yet).
+	// Channel is feishu or dingtalk (the web page and the HTTP API are
+	// not supported).
 	Channel string `json:"channel" mapstructure:"channel"`
 	// ChatID is the chat: a Feishu chat id (oc_…) or a DingTalk
-	// conversation id (cid…).
+	// conversation id (cid…). Empty when Direct.
 	ChatID string `json:"chat_id" mapstructure:"chat_id"`
+	// Direct sends the card, with its buttons, to each person the
+	// approver rule lists (mode users), in their 1:1 chat with the bot,
+	// instead of to a chat (approve_in only). A rule that lists nobody
+	// refuses the request when it is made.
+	Direct bool `json:"direct,omitempty" mapstructure:"direct"`
 }
 
 // ApproveInChannels are the channels an approve_in place may name.
@@ -247,10 +256,13 @@ var ApproveInChannels = []string{"feishu", "dingtalk"}
 func (p Place) validate(path string) []error {
 	var errs []error
 	if !slices.Contains(ApproveInChannels, p.Channel) {
-		errs = append(errs, fmt.Errorf("%s.channel: %q is not feishu or dingtalk (chats on the web page, the API or 1:1 with listed people cannot be asked here)", path, p.Channel))
+		errs = append(errs, fmt.Errorf("%s.channel: %q is not feishu or dingtalk (chats on the web page or the API cannot be asked here)", path, p.Channel))
 	}
-	if strings.TrimSpace(p.ChatID) == "" {
-		errs = append(errs, fmt.Errorf("%s.chat_id: is required", path))
+	switch {
+	case p.Direct && p.ChatID != "":
+		errs = append(errs, fmt.Errorf("%s.chat_id: give a chat_id or direct: true, not both", path))
+	case !p.Direct && strings.TrimSpace(p.ChatID) == "":
+		errs = append(errs, fmt.Errorf("%s.chat_id: is required (or direct: true, to send the card 1:1 to the people the approver rule lists)", path))
 	}
 	return errs
 }
@@ -395,6 +407,9 @@ func (c PolicyConfig) Validate() error {
 		}
 		if tp.ApproveIn != nil {
 			errs = append(errs, tp.ApproveIn.validate("tools."+name+".approve_in")...)
+			if tp.ApproveIn.Direct && (tp.Approvers == nil || tp.Approvers.Mode != ApproverUsers) {
+				errs = append(errs, fmt.Errorf("tools.%s.approve_in.direct: sends the card to the people tools.%s.approvers lists; set it, with mode users", name, name))
+			}
 		}
 	}
 	for _, risk := range slices.Sorted(maps.Keys(c.ApproveIn)) {
@@ -404,6 +419,11 @@ func (c PolicyConfig) Validate() error {
 			continue
 		}
 		errs = append(errs, p.validate("approve_in."+risk)...)
+		if r, _ := ParseRisk(risk); p.Direct {
+			if ac, ok := c.approverConfig(r); !ok || ac.Mode != ApproverUsers {
+				errs = append(errs, fmt.Errorf("approve_in.%s.direct: sends the card to the people approvers.%s lists, but it lists nobody (set its mode to users)", risk, risk))
+			}
+		}
 	}
 	for _, risk := range slices.Sorted(maps.Keys(c.Escalation)) {
 		r, err := ParseRisk(risk)

@@ -261,6 +261,25 @@ var badPolicies = []struct {
 	{cfgWith(func(c *PolicyConfig) {
 		c.Tools = map[string]ToolPolicy{"drop": {Escalation: []EscalationConfig{oncallStep(time.Hour)}}}
 	}), "tools.drop.escalation[0].after"},
+	{cfgWith(func(c *PolicyConfig) {
+		st := oncallStep(time.Minute)
+		st.To = Place{Channel: "feishu", Direct: true}
+		c.Escalation = map[string][]EscalationConfig{"HIGH": {st}}
+	}), "escalation.HIGH[0].to.direct"},
+	{cfgWith(func(c *PolicyConfig) {
+		c.Approvers = map[string]ApproverConfig{"HIGH": {Mode: ApproverUsers, Users: []string{"ou_dba"}}}
+		c.ApproveIn = map[string]Place{"HIGH": {Channel: "feishu", ChatID: "oc_1", Direct: true}}
+	}), "approve_in.HIGH.chat_id"},
+	{cfgWith(func(c *PolicyConfig) {
+		c.ApproveIn = map[string]Place{"HIGH": {Channel: "feishu", Direct: true}}
+	}), "approve_in.HIGH.direct"},
+	{cfgWith(func(c *PolicyConfig) {
+		c.Approvers = map[string]ApproverConfig{"HIGH": {Mode: ApproverChat}}
+		c.ApproveIn = map[string]Place{"HIGH": {Channel: "feishu", Direct: true}}
+	}), "approve_in.HIGH.direct"},
+	{cfgWith(func(c *PolicyConfig) {
+		c.Tools = map[string]ToolPolicy{"drop": {ApproveIn: &Place{Channel: "dingtalk", Direct: true}}}
+	}), "tools.drop.approve_in.direct"},
 }
 
 // oncallStep is an escalation step after d to the on-call chat, where

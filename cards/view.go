@@ -173,6 +173,9 @@ func Waiting(a *approval.Approval, text approval.OutcomeText, lang string) View 
 	v := base(a, lang)
 	v.Approvers = a.Approvers.DescribeElsewhereIn(lang)
 	v.WaitsIn = words.In(lang, words.ApproveInChat)
+	if a.ApproveIn != nil && a.ApproveIn.Direct {
+		v.WaitsIn = words.In(lang, words.ApproveInDirect)
+	}
 	return v
 }
 

@@ -86,6 +86,9 @@ func (r *Router) showPrivate(ctx context.Context, a *approval.Approval) ([]appro
 		places = append(places, own)
 	}
 	for _, to := range places {
+		if to.ChatID == "" {
+			continue // approve_in direct: the whole cards went 1:1, there is no chat
+		}
 		ref, err := r.showIn(ctx, a, to, redacted)
 		if err != nil {
 			r.log.Warn("the redacted card could not be sent to the chat; the approval waits on its private cards all the same",

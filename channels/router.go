@@ -824,18 +824,28 @@ func (r *Router) Show(ctx context.Context, a *approval.Approval) ([]approval.Car
 		}
 		return []approval.CardRef{ref}, nil
 	}
-	in := Target{Channel: a.ApproveIn.Channel, ChatID: a.ApproveIn.ChatID}
-	ref, err := r.showIn(ctx, a, in, r.pendingCard(ctx, a))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", approval.ErrApproversUnreachable, err)
+	var refs []approval.CardRef
+	if a.ApproveIn.Direct {
+		direct, err := r.showDirect(ctx, a)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", approval.ErrApproversUnreachable, err)
+		}
+		refs = direct
+	} else {
+		in := Target{Channel: a.ApproveIn.Channel, ChatID: a.ApproveIn.ChatID}
+		ref, err := r.showIn(ctx, a, in, r.pendingCard(ctx, a))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", approval.ErrApproversUnreachable, err)
+		}
+		refs = []approval.CardRef{ref}
 	}
 	status, err := r.showIn(ctx, a, own, r.statusView(a))
 	if err != nil {
 		r.log.Warn("the status card could not be sent to the requester's chat; the approval waits in the approvers' chat all the same",
 			"channel", a.Channel, "chat_id", a.ChatID, "approval_id", a.ID, "err", err)
-		return []approval.CardRef{ref}, nil
+		return refs, nil
 	}
-	return []approval.CardRef{ref, status}, nil
+	return append(refs, status), nil
 }
 
 // showIn sends v, a card of a, to to.
@@ -872,6 +882,11 @@ func (r *Router) statusView(a *approval.Approval) cards.View {
 func isStatusCard(a *approval.Approval, ref approval.CardRef) bool {
 	if a.ApproveIn == nil || (ref.Channel == a.ApproveIn.Channel && ref.ChatID == a.ApproveIn.ChatID) {
 		return false
+	}
+	if a.ApproveIn.Direct {
+		// The cards went 1:1 to the listed people (never the
+		// requester): the status card is the one in the requester's chat.
+		return ref.Channel == a.Channel && ref.ChatID == a.ChatID
 	}
 	return !escalationCard(a, ref)
 }
@@ -965,6 +980,8 @@ func (r *Router) Progress(ctx context.Context, a *approval.Approval) error {
 				inStep[place] = r.pendingCardIn(ctx, a, place)
 			}
 			shown = inStep[place]
+		case a.ApproveIn != nil && a.ApproveIn.Direct:
+			shown.Code = "" // a 1:1 card: no chat's code
 		}
 		shown = viewOn(a, ref, shown)
 		if err := ps.ShowProgress(ctx, ref, shown); err != nil {

@@ -145,6 +145,9 @@ const (
 	CardWaitsIn
 	// ApproveInChat names the approvers' chat (approve_in) in a sentence.
 	ApproveInChat
+	// ApproveInDirect names, in the same sentence, the 1:1 chats of the
+	// listed approvers (approve_in direct).
+	ApproveInDirect
 
 	// The placeholder of a Feishu card's reason field (the form input
 	// whose text is the decision's comment).

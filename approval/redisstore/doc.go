@@ -45,7 +45,9 @@
 //	ch, ci   channel and chat id (absent when empty)
 //	ac, ai   the approvers' chat (approval.Approval.ApproveIn): channel
 //	         and chat id, absent when the approval has none; the claim
-//	         and resolve scripts read them (the approver rule "chat")
+//	         and resolve scripts read them (the approver rule "chat");
+//	         ad "1" when the cards go 1:1 to the listed people (Direct:
+//	         ai is then empty)
 //	k        session, when it does not begin with <ch>:<ci>; else K, what
 //	         follows that (absent when nothing: the per-chat session scope)
 //	e, n     ExpiresAt as unix milliseconds and the nanoseconds within that

@@ -193,6 +193,9 @@ func encodeRecord(a *approval.Approval) (fields, error) {
 		// (the approver rule "chat"), so it is not in j.
 		fs.add("ac", p.Channel)
 		fs.add("ai", p.ChatID)
+		if p.Direct {
+			fs = append(fs, "ad", "1")
+		}
 	}
 	ms, ns := splitTime(a.ExpiresAt)
 	fs = append(fs, "e", ms, "n", ns)
@@ -469,7 +472,7 @@ func decodeFixed(a *approval.Approval, f record) error {
 		a.Session = approval.SessionKey(a.Channel + ":" + a.ChatID + f.str("K"))
 	}
 	if ai, ok := f.get("ai"); ok {
-		a.ApproveIn = &approval.Place{Channel: f.str("ac"), ChatID: ai}
+		a.ApproveIn = &approval.Place{Channel: f.str("ac"), ChatID: ai, Direct: f["ad"] == "1"}
 	}
 	a.Requester = approval.UserID(f.str("r"))
 	a.Approvers.Mode = approval.ApproverRequester

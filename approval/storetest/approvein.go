@@ -25,6 +25,12 @@ func testApproveInRoundTrip(t *testing.T, s approval.Store, _ func(time.Duration
 	if got.Channel != a.Channel || got.ChatID != a.ChatID || got.Session != a.Session {
 		t.Fatalf("the requester's chat changed: %s %s %s", got.Channel, got.ChatID, got.Session)
 	}
+	d := NewApproval(t)
+	d.ApproveIn = &approval.Place{Channel: "feishu", Direct: true}
+	put(t, s, d)
+	if got := get(t, s, d.ID); got.ApproveIn == nil || *got.ApproveIn != *d.ApproveIn {
+		t.Fatalf("a direct ApproveIn = %+v, want %+v", got.ApproveIn, d.ApproveIn)
+	}
 	b := NewApproval(t)
 	put(t, s, b)
 	if got := get(t, s, b.ID); got.ApproveIn != nil {

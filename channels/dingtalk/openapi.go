@@ -289,6 +289,13 @@ func (c *Channel) ShowApproval(ctx context.Context, to channels.Target, v cards.
 		}
 		return approval.CardRef{Channel: Name, ChatID: to.ChatID, MessageID: ref + track}, nil
 	}
+	return c.createCard(ctx, to, info, track, v)
+}
+
+// createCard creates the interactive card v, named track, in the group
+// to (info.group), else in the 1:1 chat of to.UserID with the robot, and
+// returns its reference.
+func (c *Channel) createCard(ctx context.Context, to channels.Target, info chatInfo, track string, v cards.View) (approval.CardRef, error) {
 	body := map[string]any{
 		"cardTemplateId": c.cfg.CardTemplateID,
 		"outTrackId":     track,

@@ -33,6 +33,9 @@ func (c *Channel) ShowApprovalTo(ctx context.Context, to channels.Target, users 
 	if len(users) == 0 {
 		return nil, fmt.Errorf("dingtalk: show approval %s privately: no one to show it to", v.ApprovalID)
 	}
+	if to.ChatID == "" {
+		return c.showDirect(ctx, users, v)
+	}
 	info, _ := c.chat(to.ChatID, kindUnknown)
 	track := cardTrack(v) + privateTrack
 	ids := make([]string, len(users))
@@ -114,3 +117,32 @@ func (c *Channel) settlePrivateMarkdown(ctx context.Context, ref approval.CardRe
 }
 
 var _ channels.PrivateChannel = (*Channel)(nil)
+
+// showDirect delivers the card of v to each of users in their 1:1 chat
+// with the robot (approve_in direct: no group), one card each, named
+// "<card track>-<user id>". It needs the interactive card (a card
+// template, the stream mode): a typed 确认 in a 1:1 chat names no
+// approval of that chat, so a markdown message could never be answered.
+// A person it cannot reach is logged and left out; it fails only when
+// the card reached nobody.
+func (c *Channel) showDirect(ctx context.Context, users []approval.UserID, v cards.View) ([]approval.CardRef, error) {
+	if c.cfg.CardTemplateID == "" || c.cfg.Mode == ModeHTTP {
+		return nil, fmt.Errorf("dingtalk: show approval %s 1:1: needs the interactive card (card_template_id, stream mode)", v.ApprovalID)
+	}
+	info := chatInfo{group: false, robotCode: c.cfg.RobotCode}
+	var refs []approval.CardRef
+	var errs []error
+	for _, u := range users {
+		ref, err := c.createCard(ctx, channels.Target{Channel: Name, UserID: u}, info, cardTrack(v)+"-"+string(u), v)
+		if err != nil {
+			c.log.Warn("the card could not be sent 1:1 to a person who may approve", "approval_id", v.ApprovalID, "user_id", u, "err", err)
+			errs = append(errs, err)
+			continue
+		}
+		refs = append(refs, ref)
+	}
+	if len(refs) == 0 {
+		return nil, fmt.Errorf("dingtalk: show approval %s 1:1: reached nobody: %w", v.ApprovalID, errors.Join(errs...))
+	}
+	return refs, nil
+}

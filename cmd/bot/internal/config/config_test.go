@@ -451,6 +451,16 @@ var validateTests = []validateTest{
 			"approval.policy.approve_in.HIGH.channel", "approval.policy.tools.drop_table.approve_in.channel"},
 	},
 	{
+		name: "approve_in direct on DingTalk without its card",
+		change: func(c *Config) {
+			c.Channels.DingTalk.Enabled, c.Channels.DingTalk.CardTemplateID = true, ""
+			c.Channels.DingTalk.ClientID, c.Channels.DingTalk.ClientSecret = "app-key", "app-secret"
+			c.Approval.Policy.Approvers = map[string]approval.ApproverConfig{"HIGH": {Mode: approval.ApproverUsers, Users: []string{"dba1"}}}
+			c.Approval.Policy.ApproveIn = map[string]approval.Place{"HIGH": {Channel: "dingtalk", Direct: true}}
+		},
+		want: []string{"approval.policy.approve_in.HIGH.direct"},
+	},
+	{
 		name: "escalation to a channel that is not enabled",
 		change: func(c *Config) {
 			c.Channels.DingTalk.Enabled = false

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"github.com/hitlbot/hitlbot/channels/dingtalk"
 	"maps"
 	"net"
 	"net/url"
@@ -165,6 +166,9 @@ func (c *Config) validateApproveIn(ps *Problems) {
 	check := func(path string, p approval.Place) {
 		if on, known := enabled[p.Channel]; known && !on {
 			ps.add(path+".channel", fmt.Sprintf("%q is not enabled (channels.%s.enabled): that chat could never be reached", p.Channel, p.Channel))
+		}
+		if d := c.Channels.DingTalk; p.Direct && p.Channel == "dingtalk" && (d.CardTemplateID == "" || d.Mode == dingtalk.ModeHTTP) {
+			ps.add(path+".direct", "cards go 1:1 on DingTalk only as interactive cards: set channels.dingtalk.card_template_id and keep the stream mode")
 		}
 	}
 	p := c.Approval.Policy
