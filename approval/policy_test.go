@@ -306,8 +306,8 @@ func TestEscalationVerdict(t *testing.T) {
 		effect Effect
 		want   string
 	}{
-		{"sql_execute", EffectDestructive, "[{1m0s {feishu oc_oncall} {users [ou_oncall] false 0}} {3m0s {feishu oc_oncall} {users [ou_oncall] false 0}}]"},
-		{"drop", EffectDestructive, "[{2m0s {feishu oc_oncall} {chat [] false 0}}]"},
+		{"sql_execute", EffectDestructive, "[{1m0s {feishu oc_oncall false} {users [ou_oncall] false 0}} {3m0s {feishu oc_oncall false} {users [ou_oncall] false 0}}]"},
+		{"drop", EffectDestructive, "[{2m0s {feishu oc_oncall false} {chat [] false 0}}]"},
 		{"sql_execute", EffectWrite, "[]"},
 	} {
 		v, err := p.Evaluate(CallInfo{Tool: c.tool, Effect: c.effect, Confidence: 1}, nil)
