@@ -1132,7 +1132,11 @@ func (e *Engine) quorumOutcome(a *Approval, k words.Key) Outcome {
 	progress := QuorumProgressIn(a, e.cfg.Lang)
 	o := Outcome{Status: StatusAwaitingQuorum, Detail: progress, Approvals: len(a.Votes), Quorum: a.Approvers.Needed()}
 	if k == words.OutcomeAwaitingQuorum {
-		o.Content = e.cfg.Text.Text(StatusAwaitingQuorum) + ": " + progress
+		sep := ": "
+		if words.Of(e.cfg.Lang) == words.ZH {
+			sep = "："
+		}
+		o.Content = e.cfg.Text.Text(StatusAwaitingQuorum) + sep + progress
 	} else {
 		o.Content, o.IsError = words.In(e.cfg.Lang, k, progress), true
 	}

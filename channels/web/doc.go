@@ -176,6 +176,10 @@
 // risk_text, and about, what the call does written for its approver;
 // tool_description is about, or for a tool that says nothing for its
 // approver its own description. risk stays the level (LOW, MEDIUM, HIGH).
+// While the approval waits, the same step is sent again (same step_id)
+// when metadata.progress (a quorum's votes: "1/2 approved: bob") or
+// metadata.escalated (a timed escalation's line) changes: a client
+// updates the step it shows, keeping what its person is typing.
 //
 //	{"type":"agent.tool_result","event":"agent.tool_result","session_id":"s1","step_id":"confirm_ap_…_sql_exec",
 //	 "tool_name":"sql_exec","tool_args":{…},"content":"DELETE 37","is_error":false,"timestamp":"…",

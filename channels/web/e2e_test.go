@@ -12,6 +12,7 @@ package web_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -529,4 +530,51 @@ func e2ePage(t *testing.T, page *cdp, lang, shot string, phone bool) {
 func quoteJS(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// TestE2EQuorumProgress: HIGH needs 2 people of the chat. The page's
+// approve counts: the dialog stays open, says AWAITING_QUORUM, and shows
+// the progress line under who asked; the comment typed is kept. The
+// approve of a second person (through the engine, as a card would) ends
+// the dialog.
+func TestE2EQuorumProgress(t *testing.T) {
+	bin := findChromium()
+	if bin == "" && os.Getenv("CI") != "" {
+		t.Fatal("no Chromium installed and CI is set: scripts/e2e.sh installs Debian's chromium when run as root")
+	}
+	if bin == "" {
+		t.Skip("no Chromium installed: run scripts/e2e.sh as root to install Debian's chromium")
+	}
+	page := launch(t, bin)
+	for _, lang := range []string{"en", "zh"} {
+		t.Run(lang, func(t *testing.T) {
+			page.t = t
+			pc := approval.DefaultPolicyConfig()
+			pc.Approvers = map[string]approval.ApproverConfig{"HIGH": {Mode: approval.ApproverChat, Quorum: 2}}
+			s := newServerWith(t, approval.EffectDestructive, nil, &pc, withLang(lang), withGreeting(e2eGreeting))
+			page.call("Emulation.setDeviceMetricsOverride", map[string]any{"width": 1280, "height": 860, "deviceScaleFactor": 1, "mobile": false})
+			page.call("Page.navigate", map[string]any{"url": s.srv.URL + "/?session=e2e_quorum_" + lang})
+			page.until("the socket to connect", `document.getElementById('status').classList.contains('online') && !document.getElementById('input').disabled`)
+			page.eval(`(() => { const i = document.getElementById('input'); i.value = 'erase orders'; document.getElementById('send').click(); return true })()`)
+			page.until("the confirmation dialog", `!document.getElementById('overlay').hidden && document.getElementById('dlg-progress').hidden`)
+			page.eval(`document.getElementById('dlg-comment').value = 'ok from me'; document.getElementById('dlg-approve').click(); true`)
+			progress := words.In(lang, words.QuorumProgress, 1, 2, web.LocalUser)
+			page.until("the progress in the dialog", `!document.getElementById('overlay').hidden && !document.getElementById('dlg-progress').hidden && document.getElementById('dlg-progress').textContent === `+quoteJS(progress)+` && !document.getElementById('dlg-error').hidden`)
+			if v, _ := page.eval(`document.getElementById('dlg-comment').value`).(string); v != "ok from me" {
+				t.Fatalf("the comment became %q after the progress", v)
+			}
+			screenshot(t, page, lang+"_desktop_quorum")
+			ids := s.engine
+			pending, err := ids.Pending(context.Background(), approval.SessionKey("web:"+web.LocalUser+"/e2e_quorum_"+lang))
+			if err != nil || pending == nil {
+				t.Fatalf("pending: %v, %v", pending, err)
+			}
+			o, err := s.engine.Decide(context.Background(), pending.ID, approval.Decision{Verb: approval.Approve, Actor: "bob", Source: approval.SourceAPI,
+				PayloadSHA256: pending.PayloadSHA256, Channel: pending.Channel, ChatID: pending.ChatID})
+			if err != nil || o.Status != approval.StatusExecuted {
+				t.Fatalf("the second approve = %+v, %v", o, err)
+			}
+			page.until("the dialog to close", `document.getElementById('overlay').hidden && document.getElementById('log').innerText.includes('erase done (run 1)')`)
+		})
+	}
 }

@@ -35,6 +35,10 @@ func TestEscalationFromTheWeb(t *testing.T) {
 	if n, err := s.engine.Sweep(context.Background()); err != nil || n != 1 {
 		t.Fatalf("sweep: %d, %v", n, err)
 	}
+	again := c.expect("agent.user_confirm", withStep(step))
+	if e, _ := again.meta("escalated").(string); !strings.Contains(e, "also asked in oc_oncall") {
+		t.Fatalf("the step again says escalated %q", e)
+	}
 	told := c.expect("agent.message", withContent("also asked in oc_oncall"))
 	if !strings.Contains(told.str("content"), "ou_dave may decide too") {
 		t.Fatalf("the page was told %q", told.str("content"))

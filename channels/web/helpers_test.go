@@ -85,12 +85,16 @@ func newServerBeside(t testing.TB, effect approval.Effect, m agent.Model, pc *ap
 	s := &server{erase: erase, clk: clock.NewFake(time.Now())}
 	store := memstore.New(memstore.Options{})
 	relay := channels.NewRelay()
-	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: relay, Speaker: relay, Tools: []agent.Tool{s.erase}, Clock: s.clk, Model: m, Policy: pc})
-	eng, loop, reg, ctx := st.Engine, st.Loop, st.Tools, st.Ctx
-	cfg := web.Config{AllowAnonymousLocal: true, Tools: reg, Logger: quiet, PingInterval: time.Minute}
+	cfg := web.Config{AllowAnonymousLocal: true, Logger: quiet, PingInterval: time.Minute}
 	for _, o := range opts {
 		o(&cfg)
 	}
+	// One language for the page, the cards and the engine's outcomes, as
+	// cmd/bot configures them from approval.lang.
+	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: relay, Speaker: relay, Tools: []agent.Tool{s.erase}, Clock: s.clk, Model: m, Policy: pc,
+		Lang: cfg.Lang})
+	eng, loop, reg, ctx := st.Engine, st.Loop, st.Tools, st.Ctx
+	cfg.Tools = reg
 	// The cards are in the page's language, as cmd/bot configures both
 	// from approval.lang.
 	lang := cfg.Lang

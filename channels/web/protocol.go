@@ -140,6 +140,12 @@ type confirmMetadata struct {
 	About     string `json:"about,omitempty"`
 	RiskText  string `json:"risk_text,omitempty"`
 	ShortHash string `json:"short_hash,omitempty"`
+	// Progress says a quorum's votes so far ("1/2 approved: bob"), and
+	// Escalated what a timed escalation has done ("Nobody decided within
+	// 10 min: also asked in …"); the step's frame is sent again, with the
+	// same step_id, when either changes while it waits.
+	Progress  string `json:"progress,omitempty"`
+	Escalated string `json:"escalated,omitempty"`
 }
 
 type toolResultFrame struct {

@@ -28,6 +28,12 @@ func TestQuorumStepStaysOpen(t *testing.T) {
 	if e.str("code") != web.CodeAwaitingQuorum || !strings.Contains(e.str("message"), "1/2 approved: "+web.LocalUser) {
 		t.Fatalf("the first approve = %v", e)
 	}
+	// Every page showing the step is told the progress: the step again,
+	// the same step_id, with metadata.progress.
+	again := c.expect("agent.user_confirm", withStep(step))
+	if p, _ := again.meta("progress").(string); p != "1/2 approved: "+web.LocalUser {
+		t.Fatalf("the step again says progress %q", p)
+	}
 	c.respond("s1", step, true, "")
 	if e := c.expect("error", withStep(step)); e.str("code") != web.CodeAwaitingQuorum || !strings.Contains(e.str("message"), "already approved") {
 		t.Fatalf("the same person again = %v", e)

@@ -386,6 +386,36 @@ func (w *Web) ShowApproval(_ context.Context, to channels.Target, v cards.View) 
 	return approval.CardRef{Channel: Name, ChatID: to.ChatID, MessageID: st.id}, nil
 }
 
+// ShowProgress sends the step of ref again, drawn from v, the pending
+// view of its approval with a quorum's votes so far or an escalation's
+// line (channels.ProgressShower): the page updates the step it has, with
+// the same step_id. A step this process does not know (shown by another
+// replica, or before a restart) or has resolved is left alone.
+func (w *Web) ShowProgress(_ context.Context, ref approval.CardRef, v cards.View) error {
+	w.mu.Lock()
+	st := w.steps[ref.MessageID]
+	if st == nil || st.state == stepResolved {
+		w.mu.Unlock()
+		return nil
+	}
+	chatID, user, sid := st.chatID, st.user, st.sessionID
+	w.mu.Unlock()
+	fresh, err := w.newStep(chatID, user, sid, v)
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if st.state == stepResolved || fresh.id != st.id {
+		return nil
+	}
+	st.view, st.frame = fresh.view, fresh.frame
+	w.deliverLocked(w.chatLocked(chatID, user, sid), st.frame)
+	return nil
+}
+
+var _ channels.ProgressShower = (*Web)(nil)
+
 // SettleApproval sends agent.confirm_resolved for the step, and for every
 // other step of the same approval this process showed (a re-sent one).
 func (w *Web) SettleApproval(_ context.Context, ref approval.CardRef, v cards.View) error {
@@ -487,7 +517,7 @@ func (w *Web) newStep(chatID string, user approval.UserID, sid string, v cards.V
 		Metadata: confirmMetadata{ToolName: v.Tool, ToolDescription: desc, ToolArgs: args, RequiresConfirmation: true,
 			Risk: v.Risk.String(), ExpiresAt: v.ExpiresAt.UTC().Format(time.RFC3339), PayloadSHA256: v.PayloadSHA256,
 			ApprovalID: v.ApprovalID, Summary: v.Summary, Preview: v.Preview, Reason: v.Reason, Requester: v.Requester, Approvers: v.Approvers,
-			About: v.About, RiskText: v.RiskText, ShortHash: v.ShortHash},
+			About: v.About, RiskText: v.RiskText, ShortHash: v.ShortHash, Progress: v.Progress, Escalated: v.Escalated},
 		Card: card,
 	})
 	if err != nil {

@@ -30,6 +30,9 @@ type Config struct {
 	Policy *approval.PolicyConfig
 	// Loop, when set, changes the loop's configuration before it is built.
 	Loop func(*agent.LoopConfig)
+	// Lang is the engine's language ("zh", "en"; default English), as
+	// cmd/bot sets it and the channels' from approval.lang.
+	Lang string
 }
 
 // Stack is a started approval engine and an agent loop on one store. They
@@ -73,7 +76,7 @@ func New(t testing.TB, c Config) *Stack {
 	}
 	// As cmd/bot wires it: edits are checked with the registry and policy.
 	eng, err := approval.NewEngine(approval.EngineConfig{Store: s.Store, Notifier: c.Notifier, Dispatcher: s.Tools, Audit: aud,
-		Logger: Quiet, PollInterval: time.Hour, Clock: c.Clock,
+		Logger: Quiet, PollInterval: time.Hour, Clock: c.Clock, Lang: c.Lang, Text: approval.DefaultOutcomeText(c.Lang),
 		Editor: agent.EditChecker{Tools: s.Tools, Policy: func() *approval.Policy { return pol }}})
 	if err != nil {
 		t.Fatal(err)

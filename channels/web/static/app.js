@@ -126,12 +126,15 @@
         addToolResult(f);
         break;
       case 'agent.user_confirm':
+        // The same step again: its progress changed (a quorum's votes,
+        // an escalation); the dialog keeps what is being typed.
         if (!pending.has(f.step_id)) {
-          pending.set(f.step_id, f);
           addLine('notice', t('needsConfirm', { what: f.metadata.summary || f.metadata.tool_name }));
         }
+        pending.set(f.step_id, f);
         renderPending();
-        if (!current) openDialog(f.step_id);
+        if (current === f.step_id) renderProgress(f);
+        else if (!current) openDialog(f.step_id);
         break;
       case 'agent.confirm_resolved':
         if (pending.has(f.step_id) || f.resolution) addOutcome(f);
@@ -446,13 +449,23 @@
     $('dlg-desc').textContent = m.about || m.tool_description || m.summary || '';
     renderRequested(f);
     $('dlg-tool').textContent = m.tool_name;
-    $('dlg-approvers').textContent = m.approvers || '';
+    renderProgress(f);
     $('dlg-hash').textContent = m.short_hash || '';
     let args;
     try { args = JSON.stringify(m.tool_args, null, 2); } catch (e) { args = String(m.tool_args); }
     $('dlg-args').textContent = args;
     $('dlg-details').open = false;
     $('dlg-keys').textContent = isHigh(f) ? t('keysHigh') : t('keys');
+  }
+
+  // renderProgress shows who may approve, and how far the approval has
+  // come: a quorum's votes, an escalation's line.
+  function renderProgress(f) {
+    const m = f.metadata;
+    $('dlg-approvers').textContent = m.approvers || '';
+    const line = [m.progress, m.escalated].filter(Boolean).join(' · ');
+    $('dlg-progress').textContent = line;
+    $('dlg-progress').hidden = !line;
   }
 
   function openDialog(stepId) {
