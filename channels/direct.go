@@ -31,24 +31,10 @@ func (r *Router) showDirect(ctx context.Context, a *approval.Approval) ([]approv
 	if len(users) == 0 {
 		return nil, fmt.Errorf("show approval %s 1:1: its rule lists nobody but the requester", a.ID)
 	}
-	ch, err := r.channel(to.Channel)
+	// The whole card: as a private approval's own when it is private.
+	refs, err := r.showTo(ctx, a, to, users, r.pendingView(a), a.Private())
 	if err != nil {
-		return nil, fmt.Errorf("show approval %s: %w", a.ID, err)
-	}
-	pc, ok := ch.(PrivateChannel)
-	if !ok {
-		return nil, fmt.Errorf("show approval %s 1:1 on %s: %w", a.ID, to.Channel, ErrNoPrivacy)
-	}
-	v := r.pendingView(a)
-	refs, err := pc.ShowApprovalTo(ctx, to, users, v)
-	if err != nil {
-		return nil, fmt.Errorf("show approval %s 1:1 on %s: %w", a.ID, to.Channel, err)
-	}
-	for i := range refs {
-		refs[i].Private = a.Private() // the whole card, as a private approval's own
-		if refs[i].Channel == "" {
-			refs[i].Channel = to.Channel
-		}
+		return nil, err
 	}
 	r.log.Debug("approval shown 1:1", "channel", to.Channel, "approval_id", a.ID, "cards", len(refs))
 	return refs, nil

@@ -63,23 +63,9 @@ func (r *Router) showStep(ctx context.Context, a *approval.Approval, st approval
 		ref.Private = a.Private()
 		return []approval.CardRef{ref}, nil
 	}
-	ch, err := r.channel(to.Channel)
+	refs, err := r.showTo(ctx, a, to, st.Approvers.Users, v, true)
 	if err != nil {
-		return nil, fmt.Errorf("escalate %s: %w", a.ID, err)
-	}
-	pc, ok := ch.(PrivateChannel)
-	if !ok {
-		return nil, fmt.Errorf("escalate private approval %s on %s: %w", a.ID, to.Channel, ErrNoPrivacy)
-	}
-	refs, err := pc.ShowApprovalTo(ctx, to, st.Approvers.Users, v)
-	if err != nil {
-		return nil, fmt.Errorf("escalate private approval %s on %s: %w", a.ID, to.Channel, err)
-	}
-	for i := range refs {
-		refs[i].Private = true
-		if refs[i].Channel == "" {
-			refs[i].Channel = to.Channel
-		}
+		return nil, err
 	}
 	if ref, err := r.showIn(ctx, a, to, cards.Redact(v)); err != nil {
 		r.log.Warn("the redacted card could not be sent to the escalation chat; the step's people have theirs all the same",

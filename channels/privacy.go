@@ -61,24 +61,10 @@ func (r *Router) showPrivate(ctx context.Context, a *approval.Approval) ([]appro
 		}
 		return err
 	}
-	ch, err := r.channel(where.Channel)
-	if err != nil {
-		return nil, fail(fmt.Errorf("show approval %s: %w", a.ID, err))
-	}
-	pc, ok := ch.(PrivateChannel)
-	if !ok {
-		return nil, fail(fmt.Errorf("show private approval %s on %s: %w", a.ID, where.Channel, ErrNoPrivacy))
-	}
 	full := r.pendingCard(ctx, a)
-	refs, err := pc.ShowApprovalTo(ctx, where, a.Viewers(), full)
+	refs, err := r.showTo(ctx, a, where, a.Viewers(), full, true)
 	if err != nil {
-		return nil, fail(fmt.Errorf("show private approval %s on %s: %w", a.ID, where.Channel, err))
-	}
-	for i := range refs {
-		refs[i].Private = true
-		if refs[i].Channel == "" {
-			refs[i].Channel = where.Channel
-		}
+		return nil, fail(err)
 	}
 	redacted := cards.Redact(full)
 	places := []Target{where}
@@ -98,6 +84,34 @@ func (r *Router) showPrivate(ctx context.Context, a *approval.Approval) ([]appro
 		refs = append(refs, ref)
 	}
 	r.log.Debug("private approval shown", "channel", where.Channel, "chat_id", where.ChatID, "approval_id", a.ID, "cards", len(refs))
+	return refs, nil
+}
+
+// showTo shows v, a card of a, to users only, through the PrivateChannel
+// of to's channel (PrivateChannel.ShowApprovalTo: in the chat to, or 1:1
+// when to names no chat), and returns the references of the cards it
+// sent, marked private (CardRef.Private) when private is set. It fails
+// when the card reached none of them, or the channel cannot show a card
+// to some people only (ErrNoPrivacy).
+func (r *Router) showTo(ctx context.Context, a *approval.Approval, to Target, users []approval.UserID, v cards.View, private bool) ([]approval.CardRef, error) {
+	ch, err := r.channel(to.Channel)
+	if err != nil {
+		return nil, fmt.Errorf("show approval %s: %w", a.ID, err)
+	}
+	pc, ok := ch.(PrivateChannel)
+	if !ok {
+		return nil, fmt.Errorf("show approval %s to some people only on %s: %w", a.ID, to.Channel, ErrNoPrivacy)
+	}
+	refs, err := pc.ShowApprovalTo(ctx, to, users, v)
+	if err != nil {
+		return nil, fmt.Errorf("show approval %s to some people only on %s: %w", a.ID, to.Channel, err)
+	}
+	for i := range refs {
+		refs[i].Private = private
+		if refs[i].Channel == "" {
+			refs[i].Channel = to.Channel
+		}
+	}
 	return refs, nil
 }
 

@@ -931,6 +931,13 @@ func (r *Router) threadOf(a *approval.Approval) string {
 // a failure and reports them all.
 func (r *Router) Settle(ctx context.Context, a *approval.Approval, o approval.Outcome) error {
 	defer r.submitter.Resume(a, o)
+	return errors.Join(r.settleCards(ctx, a, o)...)
+}
+
+// settleCards updates every card of a to its final state o, each through
+// the channel that sent it and as that card shows it (finalOn), and
+// returns what failed; it goes on after a failure.
+func (r *Router) settleCards(ctx context.Context, a *approval.Approval, o approval.Outcome) []error {
 	v := cards.Final(a, o, r.text, r.cfg.Lang)
 	v.Zone = r.cfg.Zone
 	var errs []error
@@ -945,7 +952,7 @@ func (r *Router) Settle(ctx context.Context, a *approval.Approval, o approval.Ou
 		}
 		r.log.Debug("card settled", "channel", ref.Channel, "chat_id", ref.ChatID, "approval_id", a.ID, "msg_id", ref.MessageID, "status", o.Status)
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 // Progress shows a's votes towards its quorum on every card of it whose
@@ -954,7 +961,10 @@ func (r *Router) Settle(ctx context.Context, a *approval.Approval, o approval.Ou
 // the record is read again, and if the approval has ended by then its
 // cards are settled once more, so that none is left pending.
 func (r *Router) Progress(ctx context.Context, a *approval.Approval) error {
-	v := r.pendingCard(ctx, a)
+	v := r.pendingView(a) // 1:1 cards (approve_in direct) show no chat's code
+	if a.ApproveIn == nil || !a.ApproveIn.Direct {
+		v = r.pendingCard(ctx, a)
+	}
 	status := r.statusView(a)
 	// A card in a chat its escalation asked shows the code of that chat.
 	inStep := map[approval.Place]cards.View{}
@@ -980,8 +990,6 @@ func (r *Router) Progress(ctx context.Context, a *approval.Approval) error {
 				inStep[place] = r.pendingCardIn(ctx, a, place)
 			}
 			shown = inStep[place]
-		case a.ApproveIn != nil && a.ApproveIn.Direct:
-			shown.Code = "" // a 1:1 card: no chat's code
 		}
 		shown = viewOn(a, ref, shown)
 		if err := ps.ShowProgress(ctx, ref, shown); err != nil {
@@ -998,17 +1006,7 @@ func (r *Router) Progress(ctx context.Context, a *approval.Approval) error {
 		return errors.Join(append(errs, fmt.Errorf("re-reading %s after its progress: %w", a.ID, err))...)
 	}
 	if now.State.Terminal() && now.Outcome != nil {
-		v := cards.Final(now, *now.Outcome, r.text, r.cfg.Lang)
-		v.Zone = r.cfg.Zone
-		for _, ref := range now.Cards {
-			ch, err := r.channel(ref.Channel)
-			if err == nil {
-				err = ch.SettleApproval(ctx, ref, finalOn(now, ref, v))
-			}
-			if err != nil {
-				errs = append(errs, fmt.Errorf("settle card %s/%s of %s again: %w", ref.Channel, ref.MessageID, a.ID, err))
-			}
-		}
+		errs = append(errs, r.settleCards(ctx, now, *now.Outcome)...)
 	}
 	return errors.Join(errs...)
 }

@@ -289,13 +289,14 @@ func (c *Channel) ShowApproval(ctx context.Context, to channels.Target, v cards.
 		}
 		return approval.CardRef{Channel: Name, ChatID: to.ChatID, MessageID: ref + track}, nil
 	}
-	return c.createCard(ctx, to, info, track, v)
+	return c.createCard(ctx, to, info, track, v, nil)
 }
 
 // createCard creates the interactive card v, named track, in the group
-// to (info.group), else in the 1:1 chat of to.UserID with the robot, and
+// to (info.group; to.UserID mentioned; when recipients are given, only
+// they see it), else in the 1:1 chat of to.UserID with the robot, and
 // returns its reference.
-func (c *Channel) createCard(ctx context.Context, to channels.Target, info chatInfo, track string, v cards.View) (approval.CardRef, error) {
+func (c *Channel) createCard(ctx context.Context, to channels.Target, info chatInfo, track string, v cards.View, recipients []string) (approval.CardRef, error) {
 	body := map[string]any{
 		"cardTemplateId": c.cfg.CardTemplateID,
 		"outTrackId":     track,
@@ -309,6 +310,9 @@ func (c *Channel) createCard(ctx context.Context, to channels.Target, info chatI
 		deliver := map[string]any{"robotCode": info.robotCode}
 		if to.UserID != "" {
 			deliver["atUserIds"] = map[string]string{string(to.UserID): string(to.UserID)}
+		}
+		if len(recipients) > 0 {
+			deliver["recipients"] = recipients
 		}
 		body["imGroupOpenDeliverModel"] = deliver
 	} else {

@@ -49,25 +49,12 @@ func (c *Channel) ShowApprovalTo(ctx context.Context, to channels.Target, users 
 		}
 		return []approval.CardRef{{Channel: Name, ChatID: to.ChatID, MessageID: markdownRefDirect + track, Private: true}}, nil
 	}
-	body := map[string]any{
-		"cardTemplateId":        c.cfg.CardTemplateID,
-		"outTrackId":            track,
-		"callbackType":          "STREAM",
-		"cardData":              map[string]any{"cardParamMap": cards.DingTalkCardData(v, c.cfg.Lang)},
-		"userIdType":            1,
-		"openSpaceId":           "dtv1.card//IM_GROUP." + to.ChatID,
-		"imGroupOpenSpaceModel": map[string]any{"supportForward": false},
-		"imGroupOpenDeliverModel": map[string]any{"robotCode": info.robotCode, "recipients": ids,
-			"atUserIds": map[string]string{string(users[0]): string(users[0])}},
+	ref, err := c.createCard(ctx, channels.Target{Channel: Name, ChatID: to.ChatID, UserID: users[0]}, info, track, v, ids)
+	if err != nil {
+		return nil, fmt.Errorf("dingtalk: show approval %s privately: %w", v.ApprovalID, err)
 	}
-	var out cardAnswer
-	if err := c.api.do(ctx, http.MethodPost, "/v1.0/card/instances/createAndDeliver", body, &out); err != nil {
-		return nil, fmt.Errorf("dingtalk: create private card: %w", err)
-	}
-	if err := out.err("create private card"); err != nil {
-		return nil, err
-	}
-	return []approval.CardRef{{Channel: Name, ChatID: to.ChatID, MessageID: track, Private: true}}, nil
+	ref.Private = true
+	return []approval.CardRef{ref}, nil
 }
 
 // SendTo says out to users by the robot's 1:1 send.
@@ -133,7 +120,7 @@ func (c *Channel) showDirect(ctx context.Context, users []approval.UserID, v car
 	var refs []approval.CardRef
 	var errs []error
 	for _, u := range users {
-		ref, err := c.createCard(ctx, channels.Target{Channel: Name, UserID: u}, info, cardTrack(v)+"-"+string(u), v)
+		ref, err := c.createCard(ctx, channels.Target{Channel: Name, UserID: u}, info, cardTrack(v)+"-"+string(u), v, nil)
 		if err != nil {
 			c.log.Warn("the card could not be sent 1:1 to a person who may approve", "approval_id", v.ApprovalID, "user_id", u, "err", err)
 			errs = append(errs, err)
