@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -113,14 +114,23 @@ func (g *Gate) Authenticate(tok string) (*Agent, bool) {
 
 // Errors of the gate, by what the caller should do.
 var (
-	// ErrInvalid: the request is malformed (no tool_name, input not an
-	// object); 400.
+	// ErrInvalid: the request is malformed (no tool_name, no input, input
+	// not an object); 400.
 	ErrInvalid = errors.New("invalid request")
 	// ErrNotFound: no approval of this agent has that id; 404.
 	ErrNotFound = errors.New("no such approval")
 	// ErrBusy: the agent has MaxPending requests in flight here; 429.
 	ErrBusy = errors.New("too many requests waiting")
+	// ErrKeyConflict: the request's key (tool_use_id, idempotency_key)
+	// already names another request, with another tool or input; 409
+	// idempotency_conflict. It comes wrapped in an approval.Error of kind
+	// errkind.Conflict.
+	ErrKeyConflict = errors.New(codeKeyConflict)
 )
+
+// codeKeyConflict names ErrKeyConflict: the HTTP API's error code, the
+// audit record's outcome.
+const codeKeyConflict = "idempotency_conflict"
 
 // Ask is one request of an agent.
 type Ask struct {
@@ -130,8 +140,9 @@ type Ask struct {
 	Input json.RawMessage
 	// Key identifies the request (Claude Code's tool_use_id, or an
 	// idempotency key): the same key from the same agent is the same
-	// approval, so a retry never makes a second card. Empty: every
-	// request is new.
+	// approval, so a retry never makes a second card; the same key with
+	// another tool or input is ErrKeyConflict. Empty: every request is
+	// new.
 	Key string
 	// Description is the agent's own words about the call, shown on the
 	// card.
@@ -197,8 +208,9 @@ func (a Answer) Behavior() json.RawMessage {
 func callTool(agent, tool string) string { return agent + "/" + tool }
 
 // Ask asks for approval of one call: at once allowed when the policy lets
-// it run without asking (audited), else a pending approval shown on a card
-// (or the existing one, for a key asked before).
+// it run without asking (audited), else a pending approval shown on a card.
+// A key asked before answers with its approval when the tool and input are
+// the same (a retry), else fails with ErrKeyConflict.
 func (g *Gate) Ask(ctx context.Context, ag *Agent, q Ask) (Answer, error) {
 	q.Tool = strings.TrimSpace(q.Tool)
 	if q.Tool == "" || len(q.Tool) > 200 || strings.ContainsAny(q.Tool, "/\x00\n") {
@@ -206,6 +218,11 @@ func (g *Gate) Ask(ctx context.Context, ag *Agent, q Ask) (Answer, error) {
 	}
 	if len(q.Key) > 200 {
 		return Answer{}, fmt.Errorf("%w: tool_use_id is longer than 200 characters", ErrInvalid)
+	}
+	if in := bytes.TrimSpace(q.Input); len(in) == 0 || string(in) == "null" {
+		// HashCall would read no input as {}: a call the agent never
+		// described, shown as one without arguments.
+		return Answer{}, fmt.Errorf("%w: input is required: the tool's input as a JSON object ({} for a tool without arguments)", ErrInvalid)
 	}
 	canon, _, err := approval.HashCall(q.Tool, q.Input)
 	if err != nil || len(canon) == 0 || canon[0] != '{' {
@@ -222,6 +239,14 @@ func (g *Gate) Ask(ctx context.Context, ag *Agent, q Ask) (Answer, error) {
 		return Answer{}, err
 	}
 	id := g.id(ag, session, q.Key)
+	if q.Key != "" {
+		// The key names one request: asked before, this is a retry (that
+		// approval's answer) or a conflict, whatever the policy says of
+		// the request now.
+		if ans, found, err := g.asked(ctx, ag, id, session, name, hash); found || err != nil {
+			return ans, err
+		}
+	}
 	if !v.NeedsApproval {
 		g.deps.Audit.Append(audit.Record{Event: audit.EventAutoAllow, ApprovalID: string(id), Session: string(session), Tool: name,
 			PayloadSHA256: hash, Actor: ag.cfg.Name, Source: "agent", Outcome: StatusAllowed, Reason: clip.Runes(v.Reason, 200)})
@@ -254,14 +279,48 @@ func (g *Gate) Ask(ctx context.Context, ag *Agent, q Ask) (Answer, error) {
 		Verdict: v, Summary: summary, Preview: preview, SummaryZH: summaryZH, PreviewZH: previewZH,
 		About: approval.Say(words.AboutGate, ag.cfg.Name)})
 	if approval.KindOf(err) == errkind.Conflict && q.Key != "" {
-		// Asked before with this key: the same approval.
-		return g.Get(ctx, ag, id)
+		// Asked meanwhile with this key, on this replica or another (the
+		// store refuses a second approval of an id): the same request or
+		// a conflict, never the other request's answer.
+		if ans, found, err := g.asked(ctx, ag, id, session, name, hash); found || err != nil {
+			return ans, err
+		}
+		return Answer{}, ErrNotFound
 	}
 	if err != nil {
 		return Answer{}, err
 	}
 	g.log.Info("agent request waits for approval", "agent", ag.cfg.Name, "approval_id", a.ID, "tool", name, "risk", a.Risk.String())
 	return answerOf(a, nil), nil
+}
+
+// asked looks up the approval of ag's request key (its id): found, it
+// answers where that approval stands when it was asked for the same tool
+// and input (payload hash hash of call name), or fails with ErrKeyConflict
+// (audited) when it was asked for another. found is false when the key
+// names no approval yet.
+func (g *Gate) asked(ctx context.Context, ag *Agent, id approval.ID, session approval.SessionKey, name, hash string) (ans Answer, found bool, err error) {
+	a, err := g.own(ctx, ag, id)
+	if errors.Is(err, ErrNotFound) {
+		return Answer{}, false, nil
+	}
+	if err != nil {
+		return Answer{}, true, err
+	}
+	// An approver's edit binds the approval to the edited call; the key
+	// still names the call as it was asked.
+	was := a.PayloadSHA256
+	if a.ProposedSHA256 != "" {
+		was = a.ProposedSHA256
+	}
+	if was == hash {
+		return answerOf(a, a.Outcome), true, nil
+	}
+	g.deps.Audit.Append(audit.Record{Event: audit.EventTampered, ApprovalID: string(id), Session: string(session), Tool: name,
+		PayloadSHA256: hash, Actor: ag.cfg.Name, Source: "agent", Outcome: codeKeyConflict,
+		Error: "the request's key names approval " + string(id) + " of payload " + approval.ShortHash(was) + "; nothing was asked"})
+	g.log.Warn("an agent reused a request key with another tool or input; refused", "agent", ag.cfg.Name, "approval_id", id, "tool", name)
+	return Answer{}, true, approval.E("gate.Ask", errkind.Conflict, id, ErrKeyConflict)
 }
 
 // Get returns where an approval of the agent stands.

@@ -12,6 +12,7 @@ import (
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/audit"
+	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/approval/memstore"
 	"github.com/hitlbot/hitlbot/gate"
 	"github.com/hitlbot/hitlbot/internal/hitltest"
@@ -40,6 +41,8 @@ type rig struct {
 	trail  *hitltest.Trail
 	ci     *gate.Agent
 	other  *gate.Agent
+	cfgs   []gate.AgentConfig
+	deps   gate.Deps
 }
 
 // agents are the rig's agents: ci (the issue's example policy, cards to
@@ -85,15 +88,26 @@ func newRigAgents(t testing.TB, s approval.Store, agents []gate.AgentConfig, mod
 		t.Fatal(err)
 	}
 	env := map[string]string{"CI_TOKEN": ciToken, "OTHER_TOKEN": otherToken, "SOLO_TOKEN": soloToken}
-	g, err := gate.New(agents, gate.Deps{Engine: eng, Policy: func() *approval.Policy { return pol }, Audit: r.trail, Lang: "en",
-		Getenv: func(k string) string { return env[k] }})
+	r.engine, r.cfgs = eng, agents
+	r.deps = gate.Deps{Engine: eng, Policy: func() *approval.Policy { return pol }, Audit: r.trail, Lang: "en",
+		Getenv: func(k string) string { return env[k] }}
+	r.withEngine(t, eng)
+	return r
+}
+
+// withEngine makes the rig's gate ask e (the rig's engine, or one that
+// wraps it).
+func (r *rig) withEngine(t testing.TB, e gate.Engine) {
+	t.Helper()
+	d := r.deps
+	d.Engine = e
+	g, err := gate.New(r.cfgs, d)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.gate, r.engine = g, eng
+	r.gate = g
 	r.ci, _ = g.Authenticate(ciToken)
 	r.other, _ = g.Authenticate(otherToken)
-	return r
 }
 
 func (r *rig) card(t *testing.T) *approval.Approval {
@@ -435,5 +449,137 @@ func TestAgentsSharingAChat(t *testing.T) {
 	}
 	if got, _ := r.gate.Get(context.Background(), r.other, second.ID); got.Status != gate.StatusDenied {
 		t.Fatalf("the other agent's answer: %+v", got)
+	}
+}
+
+// reusedKey are requests under the key toolu_01 after Bash {"command":"ls
+// build"} was asked with it: another input, another tool with the same
+// input, and one the policy would allow at once (LOW). Each is an
+// idempotency conflict, never the earlier answer.
+var reusedKey = []gate.Ask{
+	{Tool: "Bash", Input: json.RawMessage(`{"command":"rm -rf / --no-preserve-root"}`), Key: "toolu_01"},
+	{Tool: "Write", Input: json.RawMessage(`{"command":"ls build"}`), Key: "toolu_01"},
+	{Tool: "Read", Input: json.RawMessage(`{"file_path":"/etc/shadow"}`), Key: "toolu_01"},
+}
+
+// TestKeyNamesOnePayload: a key names one request. Reused with another
+// tool or input, while its approval waits and after it was approved, it
+// is refused as a conflict (audited), shows no card and changes nothing;
+// the same request again is the retry it always was.
+func TestKeyNamesOnePayload(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	ls := gate.Ask{Tool: "Bash", Input: json.RawMessage(`{"command":"ls build"}`), Key: "toolu_01"}
+	ans, err := r.gate.Ask(ctx, r.ci, ls)
+	if err != nil || ans.Status != gate.StatusPending {
+		t.Fatalf("ask: %+v, %v", ans, err)
+	}
+	a := r.card(t)
+	conflicts := func(when string) {
+		t.Helper()
+		for _, q := range reusedKey {
+			got, err := r.gate.Ask(ctx, r.ci, q)
+			if !errors.Is(err, gate.ErrKeyConflict) || approval.KindOf(err) != errkind.Conflict {
+				t.Fatalf("%s: %s %s under the same key: %+v, %v; want an idempotency conflict", when, q.Tool, q.Input, got, err)
+			}
+		}
+		select {
+		case x := <-r.shown:
+			t.Fatalf("%s: a reused key showed a card: %s %s", when, x.ID, x.Calls[0].Args)
+		default:
+		}
+	}
+	conflicts("while it waits")
+	if got, err := r.gate.Get(ctx, r.ci, ans.ID); err != nil || got.Status != gate.StatusPending {
+		t.Fatalf("the approval after the conflicts: %+v, %v", got, err)
+	}
+	r.decide(t, a, approval.Approve, "ou_456", "")
+	conflicts("after the approval")
+	again, err := r.gate.Ask(ctx, r.ci, ls)
+	if err != nil || again.Status != gate.StatusAllowed || string(again.Input) != `{"command":"ls build"}` {
+		t.Fatalf("the same request again: %+v, %v", again, err)
+	}
+	if got, err := r.gate.Get(ctx, r.ci, ans.ID); err != nil || got.Status != gate.StatusAllowed || string(got.Input) != `{"command":"ls build"}` {
+		t.Fatalf("get_approval after the conflicts: %+v, %v", got, err)
+	}
+	n := 0
+	recs, _ := r.trail.Records(ctx, string(ans.ID))
+	for _, rec := range recs {
+		if rec.Event == audit.EventTampered && rec.Actor == "ci-claude" && rec.Source == "agent" && rec.Outcome == "idempotency_conflict" &&
+			rec.PayloadSHA256 != a.PayloadSHA256 {
+			n++
+		}
+	}
+	if n != 2*len(reusedKey) {
+		t.Fatalf("%d conflict records, want %d: %+v", n, 2*len(reusedKey), recs)
+	}
+	// Keys are each agent's own: another agent's toolu_01 is another request.
+	mine, err := r.gate.Ask(ctx, r.other, reusedKey[0])
+	if err != nil || mine.Status != gate.StatusPending || mine.ID == ans.ID {
+		t.Fatalf("another agent's request with the key: %+v, %v", mine, err)
+	}
+	if x := r.card(t); x.ID != mine.ID || x.Tool() != "other/Bash" {
+		t.Fatalf("another agent's card: %s %s", x.ID, x.Tool())
+	}
+}
+
+// edited is an Engine whose approvals read as if an approver had edited
+// their call: bound to another payload, the proposed one kept.
+type edited struct{ gate.Engine }
+
+func (e edited) Get(ctx context.Context, id approval.ID) (*approval.Approval, error) {
+	a, err := e.Engine.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	b := *a
+	b.ProposedSHA256, b.PayloadSHA256 = a.PayloadSHA256, strings.Repeat("e", 64)
+	return &b, nil
+}
+
+// TestKeyRetryAfterAnEdit: the key names the call as the agent asked it,
+// whatever an approver's edit bound the approval to.
+func TestKeyRetryAfterAnEdit(t *testing.T) {
+	r := newRig(t)
+	q := gate.Ask{Tool: "Bash", Input: json.RawMessage(`{"command":"make deploy"}`), Key: "toolu_e"}
+	ans, err := r.gate.Ask(context.Background(), r.ci, q)
+	if err != nil || ans.Status != gate.StatusPending {
+		t.Fatalf("ask: %+v, %v", ans, err)
+	}
+	r.card(t)
+	r.withEngine(t, edited{r.engine})
+	if again, err := r.gate.Ask(context.Background(), r.ci, q); err != nil || again.ID != ans.ID {
+		t.Fatalf("the retry: %+v, %v; want %s", again, err, ans.ID)
+	}
+	q.Input = json.RawMessage(`{"command":"make deploy-prod"}`)
+	if got, err := r.gate.Ask(context.Background(), r.ci, q); !errors.Is(err, gate.ErrKeyConflict) {
+		t.Fatalf("another input: %+v, %v; want an idempotency conflict", got, err)
+	}
+}
+
+// noInput are inputs that are no input: absent, or JSON null.
+var noInput = []json.RawMessage{nil, json.RawMessage(``), json.RawMessage(`null`), json.RawMessage(" null\n")}
+
+// TestInputIsRequired: a request without an input is refused and shows
+// nothing; {} (a tool without arguments) is an input.
+func TestInputIsRequired(t *testing.T) {
+	r := newRig(t)
+	for _, in := range noInput {
+		got, err := r.gate.Ask(context.Background(), r.ci, gate.Ask{Tool: "Bash", Input: in, Key: "toolu_in"})
+		if !errors.Is(err, gate.ErrInvalid) || !strings.Contains(err.Error(), "input is required") {
+			t.Errorf("input %q: %+v, %v; want invalid: input is required", in, got, err)
+		}
+	}
+	select {
+	case x := <-r.shown:
+		t.Fatalf("a request without an input showed a card: %s %s", x.ID, x.Calls[0].Args)
+	default:
+	}
+	ans, err := r.gate.Ask(context.Background(), r.ci, gate.Ask{Tool: "Bash", Input: json.RawMessage(`{}`), Key: "toolu_in"})
+	if err != nil || ans.Status != gate.StatusPending {
+		t.Fatalf("input {}: %+v, %v", ans, err)
+	}
+	if a := r.card(t); string(a.Calls[0].Args) != `{}` {
+		t.Fatalf("input {}: the card's call %s", a.Calls[0].Args)
 	}
 }

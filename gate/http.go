@@ -49,7 +49,8 @@ func viewOf(a Answer) view {
 // people's API, package channels/api):
 //
 //	POST /api/approvals  {tool_name, input, tool_use_id?, idempotency_key?, description?, callback_url?}
-//	                     201 {id, status: pending, expiresAt, …}; 200 when allowed at once or asked before
+//	                     201 {id, status: pending, expiresAt, …}; 200 when allowed at once or asked before;
+//	                     409 idempotency_conflict when the key was asked before with another tool or input
 //	GET  /api/approvals/{id}[?wait=30s]   where it stands; with wait, held until it ends or wait passes (≤ 60s)
 //
 // A request with an agent's bearer token is the gate's; any other goes to
@@ -93,6 +94,10 @@ func (g *Gate) serveCreate(w http.ResponseWriter, r *http.Request, ag *Agent) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&in); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request", "the body is not a JSON object of the documented fields: "+err.Error())
+		return
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		writeError(w, http.StatusBadRequest, "invalid_request", "the body has more after its JSON object; send one object")
 		return
 	}
 	if in.CallbackURL != "" {
@@ -141,6 +146,8 @@ func (g *Gate) writeFailure(w http.ResponseWriter, err error) {
 		writeError(w, http.StatusBadRequest, "invalid_request", err.Error())
 	case errors.Is(err, ErrNotFound):
 		writeError(w, http.StatusNotFound, "not_found", "this agent has no approval with that id")
+	case errors.Is(err, ErrKeyConflict):
+		writeError(w, http.StatusConflict, codeKeyConflict, message(err))
 	case errors.Is(err, ErrBusy):
 		w.Header().Set("Retry-After", "5")
 		writeError(w, http.StatusTooManyRequests, "too_many_pending", message(err))

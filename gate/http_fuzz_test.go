@@ -18,6 +18,11 @@ func FuzzAgentRequest(f *testing.F) {
 		`{"tool_name":"Bash","input":{"a":1,"a":2}}`,
 		`{"tool_name":"Bash","input":{},"callback_url":"http://[::1]:x"}`,
 		`{"tool_name":"a/b","input":{}}`,
+		`{"tool_name":"Bash"}`,
+		`{"tool_name":"Bash","input":null}`,
+		`{"tool_name":"Bash","input":{"command":"ls build"},"tool_use_id":"toolu_01"}`,
+		`{"tool_name":"Bash","input":{"command":"rm -rf /"},"tool_use_id":"toolu_01"}`,
+		`{"tool_name":"Read","input":{"file_path":"/a"},"idempotency_key":"toolu_01"}`,
 		`null`, `[]`, `"x"`, `{`, ``,
 	} {
 		f.Add(s)

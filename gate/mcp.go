@@ -36,7 +36,7 @@ var (
 	askSchema = json.RawMessage(`{"type":"object","additionalProperties":true,"required":["tool_name","input"],"properties":{` +
 		`"tool_name":{"type":"string","description":"the tool the agent wants to run, e.g. Bash"},` +
 		`"input":{"type":"object","description":"its input, exactly as it would run"},` +
-		`"tool_use_id":{"type":"string","description":"the call's id: the same id asks the same approval again"},` +
+		`"tool_use_id":{"type":"string","description":"the call's id: the same id with the same tool_name and input asks the same approval again; with another, it is refused"},` +
 		`"idempotency_key":{"type":"string","description":"instead of tool_use_id"},` +
 		`"description":{"type":"string","description":"why, in a sentence for the person deciding"}}}`)
 	idSchema = json.RawMessage(`{"type":"object","additionalProperties":true,"required":["approval_id"],"properties":{` +
@@ -169,6 +169,13 @@ func message(err error) string {
 		return err.Error()
 	case errors.Is(err, ErrBusy):
 		return "too many requests of this agent are waiting for a decision; wait for one to end, then ask again"
+	case errors.Is(err, ErrKeyConflict):
+		which := "another request"
+		if ae := (*approval.Error)(nil); errors.As(err, &ae) && ae.ID != "" {
+			which += ", approval " + string(ae.ID) + ","
+		}
+		return codeKeyConflict + ": this tool_use_id (or idempotency_key) already names " + which +
+			" with another tool or input; nothing was asked. Do not run this call: ask again with an id of its own."
 	}
 	return "approvals are unavailable right now (" + approval.UserMessageIn(err, "en") + "); nothing was decided"
 }

