@@ -101,3 +101,31 @@ func (a *Approval) Viewers() []UserID {
 	}
 	return out
 }
+
+// GrantMaySee reports whether u may see the whole of grant g (its tool
+// and its payload's summary), given a, the approval that granted it
+// (g.ApprovalID): MaySee of a, so a grant of a private approval is seen
+// by the people who may see that approval. Without its record (a nil or
+// another approval: gone, unreadable) only the grantee may: fail closed.
+// u "" stands for everyone in a chat (an answer the whole chat reads).
+func GrantMaySee(g Grant, a *Approval, u UserID) bool {
+	if a == nil || a.ID != g.ApprovalID {
+		return u != "" && u == g.User
+	}
+	return a.MaySee(u)
+}
+
+// GrantMayRevoke reports whether u, asking in chatID of channel, may
+// revoke grant g, given a, the approval that granted it: its grantee
+// (the requester whose calls it lets run), or someone a's approver rule
+// (or a step of its escalation taken) lets decide a there. Without a's
+// record only the grantee may.
+func GrantMayRevoke(g Grant, a *Approval, u UserID, channel, chatID string) bool {
+	if u == "" {
+		return false
+	}
+	if u == g.User {
+		return true
+	}
+	return a != nil && a.ID == g.ApprovalID && a.AllowsIn(u, Approve, channel, chatID)
+}

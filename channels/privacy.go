@@ -341,10 +341,25 @@ func (r *Router) noticeAbout(ctx context.Context, ch Channel, to Target, log *sl
 	r.notice(ctx, ch, to, log, line)
 }
 
-// pendingLineOf is how /pending lists approval a: a private approval by
-// its code and redacted line.
-func (r *Router) pendingLineOf(l words.Lang, a *approval.Approval, code string) (string, bool) {
-	if !a.Private() {
+// readerOf is who reads the router's answer to m (a command's, the list
+// of an ambiguous bare 确认): its sender alone in a 1:1 chat, everyone in a
+// group chat (""). Every answer that names an approval or a grant shows
+// it whole only to a reader approval.Approval.MaySee (or
+// approval.GrantMaySee) allows: in a group, a private approval or its
+// grant is named by its redacted line, whoever asked, since the whole
+// chat reads the answer.
+func readerOf(m Message) approval.UserID {
+	if m.ChatType == "p2p" {
+		return m.UserID
+	}
+	return ""
+}
+
+// pendingLineOf is how /pending lists approval a for reader: an approval
+// reader may not see (a private one, in a group) by its code and
+// redacted line.
+func (r *Router) pendingLineOf(l words.Lang, a *approval.Approval, code string, reader approval.UserID) (string, bool) {
+	if a.MaySee(reader) {
 		return "", false
 	}
 	v := cards.Redact(r.pendingView(a))

@@ -255,3 +255,33 @@ func TestPrivateGrantKeepsPrivate(t *testing.T) {
 		}
 	}
 }
+
+// TestPrivateGrantListed: a grant that a private approval gave is named
+// in the group by one line (its grantee, who approved, time left), never
+// its statement, whoever asks (the whole group reads the answer; the
+// grantee too).
+func TestPrivateGrantListed(t *testing.T) {
+	g, _ := privateRig(t, memstore.New(memstore.Options{}), agent.NewMemoryHistory(), agent.NewMemoryLocker(), approval.EffectWrite)
+	ctx := context.Background()
+	ap := g.pendingApproval(t, "salaries")
+	if o, err := g.router.HandleCardAction(ctx, CardAction{Channel: "fake", ChatID: "p2p_bob", MessageID: "private-2",
+		EventID: "click-grant", UserID: "bob", ApprovalID: ap.ID, Verb: approval.Approve, PayloadSHA256: ap.PayloadSHA256, Grant: approval.GrantSession}); err != nil || o.Status != approval.StatusExecuted {
+		t.Fatalf("outcome %+v, %v", o, err)
+	}
+	eventually(t, "the grant recorded", func() bool {
+		gs, err := g.store.Grants(ctx, "fake:c1")
+		return err == nil && len(gs) == 1
+	})
+	for _, who := range []approval.UserID{"carol", "alice"} {
+		g.ch.reset()
+		g.send(t, msg(who, "/grants"))
+		if !g.ch.hasText("answer", "1. a private grant of alice — approved by bob, ") {
+			t.Fatalf("/grants by %s: %v", who, g.ch.texts())
+		}
+		for _, s := range g.ch.texts() {
+			if strings.Contains(s, "salaries") || strings.Contains(s, "erase") {
+				t.Fatalf("/grants by %s named the private grant: %q", who, s)
+			}
+		}
+	}
+}

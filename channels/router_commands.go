@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/cards"
 	"github.com/hitlbot/hitlbot/internal/clip"
 	"github.com/hitlbot/hitlbot/words"
@@ -59,11 +60,11 @@ func (r *Router) command(ctx context.Context, ch Channel, to Target, m Message, 
 	case CmdHelp:
 		return say(words.Text(l, words.CmdHelp))
 	case CmdGrants:
-		gs, err := cmdr.Grants(ctx, session)
+		gs, err := r.grantsOf(ctx, cmdr, session)
 		if err != nil {
 			return unavailable(err)
 		}
-		return say(r.grantList(l, gs))
+		return say(r.grantList(l, gs, readerOf(m)))
 	case CmdRevoke:
 		return r.revoke(ctx, cmdr, c.Arg, session, m, l, say, unavailable)
 	case CmdPending, CmdCancel, CmdDecide:
@@ -92,7 +93,7 @@ func (r *Router) command(ctx context.Context, ch Channel, to Target, m Message, 
 	codes := approval.Codes(live)
 	switch c.Kind {
 	case CmdPending:
-		return say(r.pendingList(l, live, codes, now))
+		return say(r.pendingList(l, live, codes, now, readerOf(m)))
 	case CmdNone:
 		// A bare 确认 / 取消: ambiguous when the sender may decide more
 		// than one approval waiting in the chat; then the bot asks which.
@@ -120,7 +121,7 @@ func (r *Router) command(ctx context.Context, ch Channel, to Target, m Message, 
 		case len(theirs) < 2:
 			return false
 		}
-		return say(words.Text(l, words.CmdAmbiguous, r.pendingLines(l, theirs, codes, now)))
+		return say(words.Text(l, words.CmdAmbiguous, r.pendingLines(l, theirs, codes, now, readerOf(m))))
 	}
 	if c.Arg == "" {
 		return say(words.Text(l, words.CmdCancelUsage))
@@ -133,7 +134,7 @@ func (r *Router) command(ctx context.Context, ch Channel, to Target, m Message, 
 	case len(found) == 0:
 		return say(words.Text(l, words.CmdNoSuchCode, c.Arg))
 	case len(found) > 1:
-		return say(words.Text(l, words.CmdAmbiguous, r.pendingLines(l, found, codes, now)))
+		return say(words.Text(l, words.CmdAmbiguous, r.pendingLines(l, found, codes, now, readerOf(m))))
 	}
 	a := found[0]
 	if c.Kind == CmdDecide && !r.replyFor(r.writtenAt(m), a) {
@@ -195,72 +196,133 @@ func (r *Router) pendingCard(ctx context.Context, a *approval.Approval) cards.Vi
 	return v
 }
 
-// revoke answers /revoke <n|all>.
+// revoke answers /revoke <n|all>: it revokes only grants the sender may
+// revoke (approval.GrantMayRevoke: the grantee, or someone who may decide
+// the approval that granted it); /revoke all by anyone else revokes
+// nothing of theirs and says how many it left.
 func (r *Router) revoke(ctx context.Context, cmdr Commander, arg string, session approval.SessionKey, m Message, l words.Lang,
 	say func(string) bool, unavailable func(error) bool) bool {
 	if arg == "" {
 		return say(words.Text(l, words.CmdRevokeUsage))
 	}
-	src := sourceOf(m.Channel)
-	if arg == "all" {
-		n, err := cmdr.Revoke(ctx, session, m.UserID, src)
-		if err != nil {
-			return unavailable(err)
+	n := 0
+	if arg != "all" {
+		var err error
+		if n, err = strconv.Atoi(arg); err != nil || n < 1 {
+			return say(words.Text(l, words.CmdRevokeUsage))
 		}
-		return say(words.Text(l, words.CmdRevoked, n))
 	}
-	n, err := strconv.Atoi(arg)
-	if err != nil || n < 1 {
-		return say(words.Text(l, words.CmdRevokeUsage))
-	}
-	gs, err := cmdr.Grants(ctx, session)
+	gs, err := r.grantsOf(ctx, cmdr, session)
 	if err != nil {
 		return unavailable(err)
 	}
 	if n > len(gs) {
 		return say(words.Text(l, words.CmdRevokeNoSuch, arg, len(gs)))
 	}
-	got, err := cmdr.Revoke(ctx, session, m.UserID, src, gs[n-1].Key())
-	if err != nil {
-		return unavailable(err)
+	if n > 0 {
+		gs = gs[n-1 : n]
 	}
-	return say(words.Text(l, words.CmdRevoked, got))
+	var keys []string
+	for _, g := range gs {
+		if approval.GrantMayRevoke(g.Grant, g.by, m.UserID, m.Channel, m.ChatID) {
+			keys = append(keys, g.Key())
+		}
+	}
+	left := len(gs) - len(keys)
+	if n > 0 && left > 0 {
+		return say(words.Text(l, words.CmdRevokeDenied, arg))
+	}
+	got := 0
+	if len(keys) > 0 { // never none: Revoke with no key revokes every grant
+		if got, err = cmdr.Revoke(ctx, session, m.UserID, sourceOf(m.Channel), keys...); err != nil {
+			return unavailable(err)
+		}
+	}
+	text := words.Text(l, words.CmdRevoked, got)
+	if left > 0 {
+		text += "\n" + words.Text(l, words.CmdRevokeLeft, left)
+	}
+	return say(text)
 }
 
-// grantList words /grants: numbered, oldest first (the numbers /revoke
-// takes), each with its tool, a short summary of its payload, who
-// approved it and how long it has left.
-func (r *Router) grantList(l words.Lang, gs []approval.Grant) string {
+// grant is a live grant with the approval that granted it (nil when its
+// record could not be read: the checks then fail closed).
+type grant struct {
+	approval.Grant
+	by *approval.Approval
+}
+
+// grantsOf returns the session's live grants, oldest first (the numbers
+// /grants and /revoke use), each with the approval that granted it. A
+// record that is gone or cannot be read leaves that grant's approval nil
+// (logged), not the command unanswered.
+func (r *Router) grantsOf(ctx context.Context, cmdr Commander, session approval.SessionKey) ([]grant, error) {
+	gs, err := cmdr.Grants(ctx, session)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]grant, len(gs))
+	for i, g := range gs {
+		out[i].Grant = g
+		a, err := r.decider.Get(ctx, g.ApprovalID)
+		if err != nil {
+			if approval.KindOf(err) != errkind.NotFound {
+				r.log.Warn("reading the approval of a grant failed; the grant is shown to its grantee only", "approval_id", g.ApprovalID, "err", err)
+			}
+			continue
+		}
+		out[i].by = a
+	}
+	return out, nil
+}
+
+// grantList words /grants for reader (readerOf the message): numbered,
+// oldest first (the numbers /revoke takes), each with its tool, a short
+// summary of its payload, who approved it and how long it has left; a
+// grant whose approval reader may not see (approval.GrantMaySee: a
+// private one, in a group, where the whole chat reads the answer) by one
+// line that names its grantee only.
+func (r *Router) grantList(l words.Lang, gs []grant, reader approval.UserID) string {
 	if len(gs) == 0 {
 		return words.Text(l, words.CmdGrantsNone)
 	}
 	now := r.cfg.Clock.Now()
 	lines := []string{words.Text(l, words.CmdGrantsHead)}
 	for i, g := range gs {
+		left := remaining(g.ExpiresAt.Sub(now))
+		if !approval.GrantMaySee(g.Grant, g.by, reader) {
+			who := string(g.User)
+			if g.by != nil {
+				who = requesterName(g.by)
+			}
+			lines = append(lines, words.Text(l, words.CmdGrantLinePrivate, i+1, who, g.ApprovedBy, left))
+			continue
+		}
 		summary := g.Summary
 		if summary == "" {
 			summary = clip.Runes(g.PayloadSHA256, 12)
 		}
-		lines = append(lines, words.Text(l, words.CmdGrantLine, i+1, g.Tool, summary, g.ApprovedBy, remaining(g.ExpiresAt.Sub(now))))
+		lines = append(lines, words.Text(l, words.CmdGrantLine, i+1, g.Tool, summary, g.ApprovedBy, left))
 	}
 	return strings.Join(lines, "\n")
 }
 
-// pendingList words /pending.
-func (r *Router) pendingList(l words.Lang, as []*approval.Approval, codes map[approval.ID]string, now time.Time) string {
+// pendingList words /pending for reader (readerOf the message).
+func (r *Router) pendingList(l words.Lang, as []*approval.Approval, codes map[approval.ID]string, now time.Time, reader approval.UserID) string {
 	if len(as) == 0 {
 		return words.Text(l, words.CmdPendingNone)
 	}
-	return words.Text(l, words.CmdPendingHead) + "\n" + r.pendingLines(l, as, codes, now)
+	return words.Text(l, words.CmdPendingHead) + "\n" + r.pendingLines(l, as, codes, now, reader)
 }
 
-// pendingLines lists approvals one a line: code (as codes, computed over
-// every approval waiting in the chat, gives it), summary, requester, time
-// left.
-func (r *Router) pendingLines(l words.Lang, as []*approval.Approval, codes map[approval.ID]string, now time.Time) string {
+// pendingLines lists approvals one a line for reader: code (as codes,
+// computed over every approval waiting in the chat, gives it), summary,
+// requester, time left; an approval reader may not see by its redacted
+// line.
+func (r *Router) pendingLines(l words.Lang, as []*approval.Approval, codes map[approval.ID]string, now time.Time, reader approval.UserID) string {
 	lines := make([]string, len(as))
 	for i, a := range as {
-		if line, ok := r.pendingLineOf(l, a, codes[a.ID]); ok {
+		if line, ok := r.pendingLineOf(l, a, codes[a.ID], reader); ok {
 			lines[i] = line // a private approval: its redacted line (privacy.go)
 			continue
 		}

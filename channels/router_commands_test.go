@@ -9,6 +9,7 @@ import (
 
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/storetest"
 )
 
 // commandTests is the table of what ParseCommand reads (codes are 4
@@ -216,8 +217,15 @@ func TestGrantCommands(t *testing.T) {
 		ctx := context.Background()
 		sess := approval.SessionKey("fake:c1")
 		mk := func(tool, hash, summary string, by approval.UserID, age time.Duration) approval.Grant {
+			// The approval that granted it (not private): its record
+			// says who may see and revoke the grant.
+			a := storetest.NewApproval(t, sess)
+			a.Channel, a.ChatID, a.Approvers = "fake", "c1", approval.ApproverRule{Mode: approval.ApproverRequester}
+			if _, err := store.Put(ctx, a, approval.Outcome{Status: approval.StatusSuperseded}); err != nil {
+				t.Fatal(err)
+			}
 			g := approval.Grant{Session: sess, User: "alice", Tool: tool, PayloadSHA256: hash, Summary: summary,
-				ApprovalID: approval.NewID(sess), ApprovedBy: by, ApprovedAt: time.Now().Add(-age), ExpiresAt: time.Now().Add(5*time.Minute - age)}
+				ApprovalID: a.ID, ApprovedBy: by, ApprovedAt: time.Now().Add(-age), ExpiresAt: time.Now().Add(5*time.Minute - age)}
 			if err := store.PutGrant(ctx, g, 5*time.Minute-age); err != nil {
 				t.Fatal(err)
 			}
@@ -340,5 +348,60 @@ func TestBareConfirmDecidesAnotherSessionsOnlyApproval(t *testing.T) {
 	eventually(t, "the approval executed", func() bool { return g.state(t, a.ID) == approval.StateExecuted })
 	if n := g.erase.Runs.Load(); n != 1 {
 		t.Fatalf("the tool ran %d times, want 1", n)
+	}
+}
+
+// revokeSteps are /revoke commands in a group, in order, on one grant of
+// alice that an approval only bob may approve gave: an onlooker revokes
+// nothing of it (and is told so), its approver or its grantee may.
+var revokeSteps = []struct {
+	who       approval.UserID
+	text      string
+	answer    string
+	grantLeft bool
+}{
+	{"carol", "/revoke all", "Revoked 0 grant(s)", true},
+	{"carol", "/revoke all", "1 grant(s) of others were left as they are", true},
+	{"carol", "/revoke 1", "Grant 1 is not yours to revoke", true},
+	{"bob", "/revoke 1", "Revoked 1 grant(s)", false},
+	{"", "", "", false}, // the grant again
+	{"carol", "/revoke all", "Revoked 0 grant(s)", true},
+	{"alice", "/revoke all", "Revoked 1 grant(s)", false},
+}
+
+// TestRevokeOnlyWhoMay: /revoke acts only on the grants the sender may
+// revoke (approval.GrantMayRevoke): the grantee's, or those of an approval
+// the sender may decide.
+func TestRevokeOnlyWhoMay(t *testing.T) {
+	g := newRig(t, nil)
+	ctx := context.Background()
+	sess := approval.SessionKey("fake:c1")
+	a := storetest.NewApproval(t, sess)
+	a.Channel, a.ChatID, a.Approvers = "fake", "c1", approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"bob"}}
+	if _, err := g.store.Put(ctx, a, approval.Outcome{Status: approval.StatusSuperseded}); err != nil {
+		t.Fatal(err)
+	}
+	put := func() {
+		gr := approval.Grant{Session: sess, User: "alice", Tool: "tasks_add", PayloadSHA256: "h1", Summary: "add a task",
+			ApprovalID: a.ID, ApprovedBy: "bob", ApprovedAt: time.Now(), ExpiresAt: time.Now().Add(5 * time.Minute)}
+		if err := g.store.PutGrant(ctx, gr, 5*time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put()
+	for i, st := range revokeSteps {
+		if st.text == "" {
+			put()
+			continue
+		}
+		g.ch.reset()
+		g.send(t, msg(st.who, st.text))
+		gs, err := g.store.Grants(ctx, sess)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !g.ch.hasText("answer", st.answer) || (len(gs) == 1) != st.grantLeft {
+			t.Fatalf("step %d, %s's %q: %d grants left, answer %v", i, st.who, st.text, len(gs), g.ch.texts())
+		}
 	}
 }

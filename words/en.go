@@ -434,4 +434,9 @@ var en = map[Key]string{
 	PrivateResult:    "Decided; the result was sent to %s privately.",
 	PrivateUnsent:    "The answer could not be sent to %s privately, so it is not shown here either.",
 	PrivateCommandAt: "%s — %s",
+
+	// Grants of private approvals (privacy in groups).
+	CmdGrantLinePrivate: "%d. a private grant of %s — approved by %s, %s left",
+	CmdRevokeDenied:     "Grant %s is not yours to revoke: only its requester or someone who may approve it may.",
+	CmdRevokeLeft:       "%d grant(s) of others were left as they are: only their requester or someone who may approve them may revoke them.",
 }

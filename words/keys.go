@@ -341,6 +341,12 @@ const (
 	CmdRevokeUsage
 	CmdRevokeNoSuch // args: the number typed, how many grants there are
 	CmdRevoked      // args: how many
+	// CmdGrantLinePrivate is /grants' line of a grant a private approval
+	// gave, for readers who may not see that approval; args: number, the
+	// grantee, who approved, remaining time.
+	CmdGrantLinePrivate
+	CmdRevokeDenied // /revoke <n> of a grant the sender may not revoke; args: the number
+	CmdRevokeLeft   // after /revoke all: the grants of others it left; args: how many
 	CmdPendingNone
 	CmdPendingHead
 	CmdPendingLine // args: code, summary, requester, remaining time

@@ -432,4 +432,9 @@ var zh = map[Key]string{
 	PrivateResult:    "已处理，结果已私下发给 %s。",
 	PrivateUnsent:    "答复无法私下发给 %s，因此也不在这里显示。",
 	PrivateCommandAt: "%s — %s",
+
+	// 私密审批的授权（群聊隐私）。
+	CmdGrantLinePrivate: "%d. %s 的私密授权 — 由 %s 批准，剩余 %s",
+	CmdRevokeDenied:     "第 %s 项授权不能由你撤销：只有它的发起人或可审批它的人可以。",
+	CmdRevokeLeft:       "其他人的 %d 项授权未变：只有其发起人或可审批它们的人可以撤销。",
 }
