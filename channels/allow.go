@@ -1,6 +1,7 @@
 package channels
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -90,6 +91,39 @@ func (s allowSet) allows(user approval.UserID, chat string) bool {
 		}
 	}
 	return true
+}
+
+// allowsUser reports whether the Users list lets user in, whatever the
+// chat: for a request that is in no chat (the HTTP API's reads).
+func (s allowSet) allowsUser(user approval.UserID) bool {
+	if s.users == nil {
+		return true
+	}
+	_, ok := s.users[string(user)]
+	return ok
+}
+
+// Admitter says who may use a channel at all (RouterConfig.Allow): a
+// channel that serves requests of its own besides the messages and clicks
+// it hands to the Router (the HTTP API's reads, decisions and cancels of
+// approvals) asks it first, on every route. The Router is one.
+type Admitter interface {
+	// Admits reports whether channel's allow-list lets user in (its
+	// Users; a request that names no chat is judged by them alone). A
+	// refusal is counted and logged as the Router's own are.
+	Admits(ctx context.Context, channel string, user approval.UserID) bool
+}
+
+var _ Admitter = (*Router)(nil)
+
+// Admits reports whether channel's allow-list lets user in
+// (Admitter). Nothing is answered to the person: the asking channel does.
+func (r *Router) Admits(ctx context.Context, channel string, user approval.UserID) bool {
+	if a, ok := r.allow[channel]; !ok || a.allowsUser(user) {
+		return true
+	}
+	r.refuse(ctx, channel, user, "", r.log.With("channel", channel, "user_id", user))
+	return false
 }
 
 // RefusalNoticeInterval is how often, at most, one person in one group chat

@@ -39,6 +39,7 @@
 //	user_mismatch      403  another user's action, which the approver rule does not let the caller decide
 //	family_mismatch    403  another tenant's action, likewise (the seed's name; the tenant is its family)
 //	forbidden          403  the caller's own action, which the rule needs someone else to approve (four eyes)
+//	not_allowed        403  the caller is not in channels.api.allow.users (every route)
 //	not_found          404  unknown or used token, unknown or invisible approval
 //	method_not_allowed 405  see Allow
 //	already_decided    409  the approval is no longer pending (decision route, cancel)

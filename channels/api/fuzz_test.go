@@ -15,7 +15,7 @@ import (
 
 // knownCodes are the error codes the API answers with.
 var knownCodes = map[string]bool{"invalid_request": true, "unauthorized": true, "user_mismatch": true, "family_mismatch": true,
-	"forbidden": true, "not_found": true, "method_not_allowed": true, "already_decided": true, "tampered": true, "expired": true,
+	"forbidden": true, "not_allowed": true, "not_found": true, "method_not_allowed": true, "already_decided": true, "tampered": true, "expired": true,
 	"rate_limited": true}
 
 // fuzzPost sends body and checks what every answer must be: never a 5xx,

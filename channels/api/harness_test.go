@@ -127,6 +127,8 @@ type setup struct {
 	// beside are channels registered beside the API (an approvers'
 	// chat of another platform).
 	beside []channels.Channel
+	// router, when set, changes the router's configuration.
+	router func(*channels.RouterConfig)
 }
 
 // newHarness wires the real parts: memory store, engine, agent loop with
@@ -159,7 +161,11 @@ func newHarness(t testing.TB, mod ...func(*setup)) *harness {
 	h.engine = st.Engine
 	loop := st.Loop
 	h.loop = loop
-	router, err := channels.NewRouter(channels.RouterConfig{Decider: h.engine, Submitter: loop, Relay: relay, Store: store, Logger: quiet, Clock: h.clk})
+	rc := channels.RouterConfig{Decider: h.engine, Submitter: loop, Relay: relay, Store: store, Logger: quiet, Clock: h.clk}
+	if s.router != nil {
+		s.router(&rc)
+	}
+	router, err := channels.NewRouter(rc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -189,6 +189,7 @@ const (
 	CodeUserMismatch     = "user_mismatch"      // 403: another user's action, and its approver rule does not let the caller decide it
 	CodeFamilyMismatch   = "family_mismatch"    // 403: another tenant's action, and its approver rule does not let the caller decide it
 	CodeForbidden        = "forbidden"          // 403: the caller's own action, which the approver rule needs someone else to approve (four eyes)
+	CodeNotAllowed       = "not_allowed"        // 403: the caller is not in channels.api.allow.users
 	CodeNotFound         = "not_found"          // 404: unknown, already used, or not visible
 	CodeMethodNotAllowed = "method_not_allowed" // 405: the route takes other methods (the Allow header names them)
 	CodeConflict         = "already_decided"    // 409: a decision or cancel of an approval that is no longer pending
@@ -205,6 +206,7 @@ var codeStatus = map[string]int{
 	CodeUserMismatch:     http.StatusForbidden,
 	CodeFamilyMismatch:   http.StatusForbidden,
 	CodeForbidden:        http.StatusForbidden,
+	CodeNotAllowed:       http.StatusForbidden,
 	CodeNotFound:         http.StatusNotFound,
 	CodeMethodNotAllowed: http.StatusMethodNotAllowed,
 	CodeConflict:         http.StatusConflict,
@@ -285,8 +287,22 @@ func (a *API) writeError(w http.ResponseWriter, r *http.Request, e *apiError) {
 // ---- authentication
 
 // authenticate returns the caller: the user of the bearer token, or
-// LocalUser for an anonymous loopback request when that is allowed.
+// LocalUser for an anonymous loopback request when that is allowed; then
+// admits them, so every route holds channels.api.allow.users.
 func (a *API) authenticate(r *http.Request) (User, *apiError) {
+	u, aerr := a.identify(r)
+	if aerr == nil {
+		aerr = a.allowed(r.Context(), u)
+	}
+	if aerr != nil {
+		return User{}, aerr
+	}
+	return u, nil
+}
+
+// identify returns the user of the request's bearer token, or LocalUser
+// for an anonymous loopback request when that is allowed.
+func (a *API) identify(r *http.Request) (User, *apiError) {
 	h := r.Header.Get("Authorization")
 	if h == "" {
 		if a.cfg.AllowAnonymousLocal && loopback(r.RemoteAddr) {
@@ -303,6 +319,22 @@ func (a *API) authenticate(r *http.Request) (User, *apiError) {
 		return User{}, fail(CodeUnauthorized, words.APIAuthUnknown)
 	}
 	return u, nil
+}
+
+// allowed asks the router whether the channel's allow-list
+// (channels.api.allow.users) lets u in: every route asks, before anything
+// is read, decided or withdrawn (not_allowed, 403). Not running (no
+// handler to ask): 503, fail closed. A handler that keeps no allow-list
+// (not a channels.Admitter) lets everyone in.
+func (a *API) allowed(ctx context.Context, u User) *apiError {
+	h := a.handler()
+	if h == nil {
+		return fail(CodeUnavailable, words.APINotRunning)
+	}
+	if ad, ok := h.(channels.Admitter); ok && !ad.Admits(ctx, Name, approval.UserID(u.UserID())) {
+		return fail(CodeNotAllowed, words.RouterRefused)
+	}
+	return nil
 }
 
 func loopback(remoteAddr string) bool {
