@@ -45,6 +45,10 @@ type Message struct {
 	// where it writes the reply, so a model need not read the reply's
 	// words to know; the OpenAI model does not send it.
 	Status approval.Status `json:"status,omitempty"`
+	// Private, when set, marks a message of a private turn (see Private):
+	// only that turn sends it to the model; the others read one line in
+	// its place. The OpenAI model does not send it.
+	Private *Private `json:"private,omitempty"`
 }
 
 // ToolCall is one call the model asks for.

@@ -41,6 +41,12 @@ func (l *Loop) resumeResolution(ctx context.Context, in Inbound, conv Conversati
 	for i, c := range a.Calls {
 		calls[i] = approval.Call{Tool: c.Tool, CallID: c.CallID}
 	}
+	ids := make([]string, len(a.Calls))
+	for i, c := range a.Calls {
+		ids[i] = c.CallID
+	}
+	// A private turn's approval: its conversation goes on private.
+	p := privateAt(ts.conv, ids, a)
 	cos := callOutcomes(o, calls)
 	for i, co := range cos {
 		c := a.Calls[i]
@@ -55,6 +61,7 @@ func (l *Loop) resumeResolution(ctx context.Context, in Inbound, conv Conversati
 			l.say(ctx, ts.in, Say{Kind: SayToolResult, Tool: c.Tool, Args: c.Args, Text: co.reply, IsError: co.isError})
 		}
 	}
+	ts.goPrivate(p, len(ts.conv.Messages))
 	ts.conv.Messages = append(ts.conv.Messages, Message{Role: RoleSystem, Content: resolutionUpdate(a, o, calls, cos)})
 	log.Info("continuing the conversation with a frozen approval's resolution", "resolution", string(o.Resolution))
 	l.rounds(ctx, ts)

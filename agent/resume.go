@@ -138,7 +138,12 @@ func (l *Loop) resume(in Inbound, a *approval.Approval, o approval.Outcome) (to 
 	defer ts.releaseWith(l)
 	defer func() { l.disown(ts.owned...) }()
 	ts.conv = conv
+	// A private turn goes on private: its resumption reads its own
+	// messages, and marks what it writes (privacy.go).
+	p := privateAt(ts.conv, s.callIDs(), a)
+	from := len(ts.conv.Messages)
 	cos := l.settleSuspension(ctx, &ts.conv, s, a, o)
+	ts.goPrivate(p, min(from, len(ts.conv.Messages)))
 	for j, co := range cos {
 		c := s.Calls[j]
 		ts.result.Actions = append(ts.result.Actions, Action{Tool: c.Tool, Input: argsOf(a, c.ID), Result: co.reply, Status: co.status, IsError: co.isError})
@@ -214,6 +219,9 @@ func argsOf(a *approval.Approval, id string) []byte {
 // changed, or, when the history no longer holds them, what became of each
 // call.
 func (l *Loop) settleSuspension(ctx context.Context, conv *Conversation, s Suspension, a *approval.Approval, o approval.Outcome) []callOutcome {
+	// The update on a private turn's approval is that turn's, whichever
+	// turn writes it (privacy.go).
+	private := privateAt(*conv, s.callIDs(), a)
 	msgs := conv.Messages
 	if n := len(msgs); n > 0 && msgs[n-1].Role == RoleAssistant && msgs[n-1].Status == approval.StatusPending {
 		msgs = msgs[:n-1]
@@ -243,11 +251,21 @@ func (l *Loop) settleSuspension(ctx context.Context, conv *Conversation, s Suspe
 	case tail:
 	case len(at) > 0:
 		conv.Messages = append(conv.Messages, Message{Role: RoleSystem, Content: fmt.Sprintf(
-			"Update on the earlier approval %s: it ended (%s), and the replies of its tool calls above now say what became of them.", s.Approval, o.Status)})
+			"Update on the earlier approval %s: it ended (%s), and the replies of its tool calls above now say what became of them.", s.Approval, o.Status),
+			Private: private})
 	default:
-		conv.Messages = append(conv.Messages, Message{Role: RoleSystem, Content: describeEnded(s.Approval, a, o)})
+		conv.Messages = append(conv.Messages, Message{Role: RoleSystem, Content: describeEnded(s.Approval, a, o), Private: private})
 	}
 	return cos
+}
+
+// callIDs are the ids of s's calls.
+func (s Suspension) callIDs() []string {
+	ids := make([]string, len(s.Calls))
+	for i, c := range s.Calls {
+		ids[i] = c.ID
+	}
+	return ids
 }
 
 // resolveEnded writes into conv the outcomes of the suspended turns whose

@@ -35,6 +35,12 @@ type turnState struct {
 	// streaming is set while the model streams its text: a message that
 	// grows in the chat is no silence, so the slow notice waits.
 	streaming atomic.Bool
+	// private, once the turn met a private approval, marks what it
+	// writes to the history from message privateFrom on (privacy.go);
+	// roundAt is the index of the current round's assistant message.
+	private     *Private
+	privateFrom int
+	roundAt     int
 }
 
 // signalWaiting tells the slow-notice watcher that an approval wait starts
@@ -113,7 +119,8 @@ func (l *Loop) rounds(ctx context.Context, ts *turnState) {
 			l.say(ctx, in, Say{Kind: SayNotice, Text: ts.result.Text})
 			return
 		}
-		msgs := ts.conv.Messages
+		ts.markPrivate()
+		msgs := forModel(ts.conv.Messages, ts.private)
 		if l.cfg.SystemPrompt != "" {
 			msgs = append([]Message{{Role: RoleSystem, Content: l.cfg.SystemPrompt}}, msgs...)
 		}
@@ -166,6 +173,7 @@ func (l *Loop) rounds(ctx context.Context, ts *turnState) {
 			}
 		}
 		ts.conv.Messages = append(ts.conv.Messages, forHistory(msg))
+		ts.roundAt = len(ts.conv.Messages) - 1
 		if len(msg.ToolCalls) == 0 {
 			ts.result.Text = msg.Content
 			l.say(ctx, in, Say{Kind: SayAnswer, Text: msg.Content})
@@ -202,6 +210,7 @@ func (l *Loop) end(ctx context.Context, ts *turnState) {
 		l.resolveEnded(rctx, &ts.conv, ts.log)
 		rcancel()
 	}
+	ts.markPrivate()
 	ts.conv.Trim(l.cfg.MaxHistory)
 	if err := l.cfg.History.Save(context.WithoutCancel(ctx), ts.in.Session, ts.conv); err != nil {
 		ts.log.Error("saving history failed", "err", err)
@@ -345,6 +354,9 @@ func (l *Loop) handleCalls(ctx context.Context, ts *turnState, calls []ToolCall)
 		}
 		p.verdict = v
 		if !v.NeedsApproval {
+			// A grant of a private approval keeps what follows as
+			// private as that approval was.
+			ts.goPrivate(l.grantPrivate(ctx, ts, v.Grant), ts.roundAt)
 			l.sayGranted(ctx, ts.in, v.Grant)
 			res, err := l.cfg.Tools.Dispatch(ctx, approval.Call{Tool: c.Name, Args: args, PayloadSHA256: hash, CallID: c.ID})
 			switch {
@@ -422,6 +434,11 @@ func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared) {
 	// the approval's outcome finds the turn and resumes it. This turn
 	// takes the outcome itself while it waits (own: Resume leaves it).
 	id := approval.NewID(ts.in.Session)
+	if (&approval.Approval{Privacy: v.Privacy, Group: ts.in.Group, Approvers: v.Approvers}).Private() {
+		// The approval will be private (Engine.Request copies these):
+		// the turn is, from this round on, before anything is saved.
+		ts.goPrivate(&Private{Turn: string(id), By: requesterName(ts.in)}, ts.roundAt)
+	}
 	l.own(id)
 	timeout := v.Timeout
 	if timeout <= 0 {
@@ -432,7 +449,7 @@ func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared) {
 		log.Warn("too many suspended turns; forgetting the oldest", "approval_id", ts.conv.Suspended[0].Approval)
 		ts.conv.Suspended = append([]Suspension(nil), ts.conv.Suspended[n-maxSuspended:]...)
 	}
-	saved := withPlaceholders(ts.conv, batch, id)
+	saved := withPlaceholders(ts.conv, batch, id, ts.private)
 	saved.Trim(l.cfg.MaxHistory)
 	if err := l.cfg.History.Save(ctx, ts.in.Session, saved); err != nil {
 		log.Warn("saving history before the approval failed; its outcome may not resume the turn if this wait ends first", "approval_id", id, "err", err)
@@ -461,6 +478,9 @@ func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared) {
 		}
 		l.say(ctx, ts.in, Say{Kind: SayNotice, Text: approval.UserMessageIn(err, l.cfg.Lang), IsError: true})
 		return
+	}
+	if a.Private() {
+		ts.goPrivate(&Private{Turn: string(a.ID), By: requesterName(ts.in)}, ts.roundAt)
 	}
 	l.say(ctx, ts.in, Say{Kind: SayAwaiting, Approval: a.ID})
 	ts.signalWaiting(true)
@@ -502,13 +522,14 @@ func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared) {
 }
 
 // withPlaceholders returns conv with provisional tool replies for the
-// batch, so that a history saved mid-wait is valid on its own.
-func withPlaceholders(conv Conversation, batch []*prepared, id approval.ID) Conversation {
+// batch, so that a history saved mid-wait is valid on its own; a private
+// turn's (private set) are marked as its.
+func withPlaceholders(conv Conversation, batch []*prepared, id approval.ID, private *Private) Conversation {
 	c := conv
 	c.Messages = append([]Message(nil), conv.Messages...)
 	for _, p := range batch {
 		c.Messages = append(c.Messages, Message{Role: RoleTool, ToolCallID: p.call.ID, Name: p.call.Name,
-			Content: "Not run yet: waiting for a person's approval (" + string(id) + ").", Status: approval.StatusPending})
+			Content: "Not run yet: waiting for a person's approval (" + string(id) + ").", Status: approval.StatusPending, Private: private})
 	}
 	return c
 }

@@ -285,3 +285,122 @@ func TestPrivateGrantListed(t *testing.T) {
 		}
 	}
 }
+
+// contextModel makes m answer a question ("what did …") from its request,
+// as an LLM would: with the last tool result it finds there, and records
+// everything the request held, by question.
+type contextModel struct {
+	mu   sync.Mutex
+	seen map[string]string // question -> every text of its request
+}
+
+func (c *contextModel) hook(m *hitltest.Model) {
+	m.Hook = func(_ context.Context, req agent.Request) (agent.Response, bool, error) {
+		last := req.Messages[len(req.Messages)-1]
+		if last.Role == agent.RoleSystem { // an update on an approval: say what it says
+			for i := len(req.Messages) - 1; i >= 0; i-- {
+				if req.Messages[i].Role == agent.RoleTool {
+					return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "summary: " + req.Messages[i].Content}}, true, nil
+				}
+			}
+		}
+		if last.Role != agent.RoleUser || !strings.HasPrefix(last.Content, "what did") {
+			return agent.Response{}, false, nil
+		}
+		var all []string
+		answer := "last result: none I can see"
+		for _, msg := range req.Messages {
+			all = append(all, msg.Content)
+			for _, tc := range msg.ToolCalls {
+				all = append(all, string(tc.Args))
+			}
+			if msg.Role == agent.RoleTool {
+				answer = "last result: " + msg.Content
+			}
+		}
+		c.mu.Lock()
+		c.seen[last.Content] = strings.Join(all, "\n")
+		c.mu.Unlock()
+		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: answer}}, true, nil
+	}
+}
+
+// request returns what the model's request for question held.
+func (c *contextModel) request(question string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.seen[question]
+}
+
+// TestPrivateTurnStaysOutOfOthersHistory: with the default session scope
+// (per chat: one history for the group), alice's private erase of
+// "salaries" returns rows only she and bob may see. An onlooker who asks
+// the model what the last query returned, while the turn waits (its
+// replica gone) and after bob approved it on the other replica, gets an
+// answer from a request that holds neither the call's arguments nor its
+// result, only a line that a private action took place; alice's resumed
+// turn still reads its own result and answers her privately; a later
+// turn of alice's, whose answer the group reads, does not get it either.
+func TestPrivateTurnStaysOutOfOthersHistory(t *testing.T) {
+	a, b, pa, pb := privateReplicas(t)
+	cm := &contextModel{seen: map[string]string{}}
+	for _, g := range []*rig{a, b} {
+		cm.hook(g.model)
+		g.erase.Result = func(_, target string, _ int64) string { return "rows of " + target + ": alice=9000, bob=8000" }
+	}
+	ap := a.pendingApproval(t, "salaries")
+	if !ap.Private() || !pa.told("bob", "card", "salaries") {
+		t.Fatalf("private %v; told %v", ap.Private(), pa.to)
+	}
+	if err := a.loop.Close(context.Background()); err != nil { // the turn is suspended in the history
+		t.Fatal(err)
+	}
+	leaked := func(who, question string) {
+		t.Helper()
+		req := cm.request(question)
+		if req == "" {
+			t.Fatalf("%s's %q never reached the model", who, question)
+		}
+		// (alice's message "erase salaries" was typed in the group: the
+		// call's arguments and its result are what is private)
+		if strings.Contains(req, `"target"`) || strings.Contains(req, "rows of") || strings.Contains(req, "9000") {
+			t.Fatalf("%s's %q: the model's request held the private turn:\n%s", who, question, req)
+		}
+		if !strings.Contains(req, "A private action requested by alice took place here") {
+			t.Fatalf("%s's %q: the model was not told a private action took place:\n%s", who, question, req)
+		}
+		for _, s := range b.ch.texts() {
+			if strings.Contains(s, "rows of") || strings.Contains(s, "9000") {
+				t.Fatalf("the group read %q", s)
+			}
+		}
+	}
+	q1 := "what did the last query return? (while it waits)"
+	b.send(t, msg("carol", q1))
+	eventually(t, "carol answered while it waits", func() bool { return b.ch.hasText("answer", "last result: ") })
+	leaked("carol", q1)
+
+	rec, err := b.engine.Get(context.Background(), ap.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, err := b.router.HandleCardAction(context.Background(), CardAction{Channel: "fake", ChatID: "p2p_bob", MessageID: "private-2",
+		EventID: "click-salaries", UserID: "bob", ApprovalID: ap.ID, Verb: approval.Approve, PayloadSHA256: rec.PayloadSHA256}); err != nil || o.Status != approval.StatusExecuted {
+		t.Fatalf("outcome %+v, %v", o, err)
+	}
+	// The resumed turn read its own result, and answered alice alone.
+	eventually(t, "the answer to alice alone", func() bool { return pb.told("alice", "answer", "summary: rows of salaries: alice=9000") })
+	eventually(t, "the group told", func() bool { return b.ch.hasText("notice", "The answer was sent to alice privately.") })
+
+	b.ch.reset()
+	q2 := "what did the last query return? (after it ran)"
+	b.send(t, msg("carol", q2))
+	eventually(t, "carol answered after it ran", func() bool { return b.ch.hasText("answer", "last result: ") })
+	leaked("carol", q2)
+
+	b.ch.reset()
+	q3 := "what did the last query return? (alice, in the group)"
+	b.send(t, msg("alice", q3))
+	eventually(t, "alice answered in the group", func() bool { return b.ch.hasText("answer", "last result: ") })
+	leaked("alice", q3)
+}
