@@ -155,3 +155,49 @@ func TestMaySeeAfterEscalation(t *testing.T) {
 		}
 	}
 }
+
+// grantChecks are who may see and revoke a grant of alice, by the
+// approval that gave it: private in a group (bob approves), not private,
+// or its record gone (nil). "" is everyone in a chat.
+var grantChecks = []struct {
+	name              string
+	private, gone     bool
+	user              approval.UserID
+	maySee, mayRevoke bool
+}{
+	{name: "private, onlooker", private: true, user: "carol"},
+	{name: "private, the whole chat", private: true, user: ""},
+	{name: "private, grantee", private: true, user: "alice", maySee: true, mayRevoke: true},
+	{name: "private, approver", private: true, user: "bob", maySee: true, mayRevoke: true},
+	{name: "plain, onlooker", user: "carol", maySee: true},
+	{name: "plain, the whole chat", user: "", maySee: true},
+	{name: "plain, approver", user: "bob", maySee: true, mayRevoke: true},
+	{name: "gone, grantee", gone: true, user: "alice", maySee: true, mayRevoke: true},
+	{name: "gone, approver", gone: true, user: "bob"},
+	{name: "gone, the whole chat", gone: true, user: ""},
+}
+
+// TestGrantMaySeeAndRevoke: a grant is seen as its approval is
+// (MaySee), revoked by its grantee or whom that approval's rule lets
+// decide; without the approval's record, by its grantee only.
+func TestGrantMaySeeAndRevoke(t *testing.T) {
+	for _, tc := range grantChecks {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &approval.Approval{ID: approval.NewID("fake:c1"), Requester: "alice", Group: true,
+				Approvers: approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"bob"}}}
+			if tc.private {
+				a.Privacy = approval.PrivacyGroup
+			}
+			g := approval.Grant{Session: "fake:c1", User: "alice", Tool: "sql_execute", ApprovalID: a.ID}
+			if tc.gone {
+				a = nil
+			}
+			if got := approval.GrantMaySee(g, a, tc.user); got != tc.maySee {
+				t.Errorf("GrantMaySee = %v, want %v", got, tc.maySee)
+			}
+			if got := approval.GrantMayRevoke(g, a, tc.user, "fake", "c1"); got != tc.mayRevoke {
+				t.Errorf("GrantMayRevoke = %v, want %v", got, tc.mayRevoke)
+			}
+		})
+	}
+}
