@@ -117,6 +117,11 @@ const (
 	// ended it), Actions its tool calls, Waiting the approval it stopped
 	// waiting for while still open, Err set when it failed, Resumed the
 	// approval whose outcome resumed it (the turn was not this message's).
+	// A message the router answers itself (a typed 确认 / 取消, a late
+	// one, a refusal by the allow-list, an approval command) ends with one
+	// too, with no turn of the agent: Text is the answer, Status its
+	// typed status where it has one, Decided the approval the message's
+	// typed decision ended (the turn that waited for it goes on).
 	TurnEnded TurnEventKind = "ended"
 	// TurnQueued: the message is queued behind Approval, which waits for a
 	// decision in the session; Text says so in words.
@@ -142,13 +147,25 @@ type TurnEvent struct {
 	Actions  []agent.Action
 	Waiting  approval.ID
 	Err      error
+	// Status and Decided are set on the TurnEnded of a message the
+	// router answered itself: the status of its answer (a typed
+	// decision's outcome; how the approval ended, for a reply that came
+	// too late or lost a race: already_decided when something ran), and
+	// the approval its typed decision ended ("" when it ended none).
+	Status  approval.Status
+	Decided approval.ID
 }
 
 // TurnListener is implemented by a channel that answers each request when
 // its turn ends (the HTTP API). The router hands it the turn's events, to
 // the Target of the message (ReplyTo is the turn's message id), instead of
 // the notices that stand for them in a chat (an approval is waiting, the
-// conversation is busy, the bot is shutting down). It must not block.
+// conversation is busy, the bot is shutting down, the router's own answer
+// to a message). Every inbound message it hands to the router gets a
+// TurnEnded, TurnQueued or TurnRefused for its message id, whichever path
+// it takes (a queued message's turn ends later with a TurnEnded of its
+// own); only a duplicate and a message older than MaxAge are dropped
+// unanswered. It must not block.
 type TurnListener interface {
 	TurnEvent(ctx context.Context, to Target, ev TurnEvent)
 }

@@ -425,12 +425,12 @@ func (r *Router) HandleMessage(ctx context.Context, m Message) error {
 		// In a direct chat every refused message is answered (only the
 		// sender reads it, and the API and the CLI wait for an answer);
 		// in a group at most once per RefusalNoticeInterval.
-		if r.refuse(ctx, m.Channel, m.UserID, m.ChatID, log) || m.ChatType == "p2p" {
+		// A channel that listens for turn events is always answered: its
+		// request waits for the message.
+		_, listens := ch.(TurnListener)
+		if r.refuse(ctx, m.Channel, m.UserID, m.ChatID, log) || m.ChatType == "p2p" || listens {
 			to := Target{Channel: m.Channel, ChatID: m.ChatID, ThreadID: m.ThreadID, ReplyTo: m.MessageID, UserID: m.UserID}
-			// IsError: the message's turn ends here, with this answer.
-			if err := ch.Send(ctx, to, Outgoing{Kind: OutNotice, Text: r.words().refused, IsError: true}); err != nil {
-				log.Warn("sending a notice failed", "err", err)
-			}
+			r.answer(ctx, ch, to, log, answer{text: r.words().refused})
 		}
 		return nil
 	}
@@ -465,7 +465,7 @@ func (r *Router) HandleMessage(ctx context.Context, m Message) error {
 		if reply != approval.ReplyNone {
 			// It may be a decision and we cannot tell: run nothing, say so.
 			log.Error("looking up the pending approval failed; the typed reply was not applied", "err", perr)
-			r.notice(ctx, ch, to, log, approval.UserMessageIn(perr, r.cfg.Lang))
+			r.answer(ctx, ch, to, log, answer{text: approval.UserMessageIn(perr, r.cfg.Lang), err: perr})
 			return nil
 		}
 		log.Warn("looking up the pending approval failed", "err", perr)
@@ -495,26 +495,19 @@ func (r *Router) HandleMessage(ctx context.Context, m Message) error {
 
 	err = loop.Submit(agent.Inbound{Session: session, Channel: m.Channel, ChatID: m.ChatID, ThreadID: m.ThreadID,
 		User: m.UserID, UserName: m.UserName, MessageID: m.MessageID, Text: m.Text, Group: m.ChatType != "p2p"})
-	tl, listens := ch.(TurnListener)
 	switch {
-	case errors.Is(err, agent.ErrBusy), errors.Is(err, agent.ErrClosed):
-		text, refusal := r.words().busy, ErrBusy
-		if errors.Is(err, agent.ErrClosed) {
-			text, refusal = r.words().closing, ErrClosing
-		} else {
-			log.Warn("the session's queue is full; message refused")
-		}
-		if listens {
-			tl.TurnEvent(ctx, to, TurnEvent{Kind: TurnRefused, Text: text, Err: refusal})
-		} else {
-			r.notice(ctx, ch, to, log, text)
-		}
+	case errors.Is(err, agent.ErrBusy):
+		log.Warn("the session's queue is full; message refused")
+		r.refuseTurn(ctx, ch, to, log, ErrBusy)
+		return nil
+	case errors.Is(err, agent.ErrClosed):
+		r.refuseTurn(ctx, ch, to, log, ErrClosing)
 		return nil
 	case err != nil:
 		return err
 	}
 	if pending != nil {
-		if listens {
+		if tl, listens := ch.(TurnListener); listens {
 			tl.TurnEvent(ctx, to, TurnEvent{Kind: TurnQueued, Approval: pending.ID, Text: r.waitingNotice(pending)})
 		} else {
 			r.notice(ctx, ch, to, log, r.waitingNotice(pending))
@@ -544,9 +537,10 @@ func (r *Router) replyFor(written time.Time, a *approval.Approval) bool {
 // approval, when the session's last approval has ended and the reply was
 // written for it: after it was created (give or take ReplyClockSkew) and no
 // later than LateReplyWindow after it ended. The answer is how it ended
-// (endedWords), sent as an error notice (the reply decided nothing; a
-// client that waits for its answer stops waiting). It reports whether it
-// answered; if not, the text goes to the agent as any other.
+// (endedWords), the router's answer to m (answer: an error notice in a
+// chat, the reply decided nothing; a turn_ended to a channel that listens
+// for turn events, so a request that waits for m ends). It reports whether
+// it answered; if not, the text goes to the agent as any other.
 func (r *Router) lateReply(ctx context.Context, store approval.Store, ch Channel, to Target, m Message, session approval.SessionKey, log *slog.Logger) bool {
 	last, err := store.Latest(ctx, session)
 	if err != nil {
@@ -562,10 +556,8 @@ func (r *Router) lateReply(ctx context.Context, store approval.Store, ch Channel
 	}
 	st, text := r.endedWords(last)
 	log.Info("a typed reply came after the session's approval ended; answered with how it ended", "approval_id", last.ID,
-		"status", st, "created_at", written, "decided_at", last.DecidedAt)
-	if err := ch.Send(ctx, to, Outgoing{Kind: OutNotice, Text: text, IsError: true}); err != nil {
-		log.Warn("sending a notice failed", "err", err)
-	}
+		"status", st, "outcome", outcomeOf(last), "created_at", written, "decided_at", last.DecidedAt)
+	r.answer(ctx, ch, to, log, answer{text: text, status: st})
 	return true
 }
 
@@ -573,7 +565,8 @@ func (r *Router) lateReply(ctx context.Context, store approval.Store, ch Channel
 // late or lost a race: the words of its status when nothing ran (expired,
 // cancelled, superseded, rejected), else "already decided" with what came
 // of it (executed, failed, frozen, replayed), or "already decided" alone
-// while it runs.
+// while it runs. The status is the one the words stand for: that status
+// when nothing ran, else StatusAlreadyDecided (the reply ran nothing).
 func (r *Router) endedWords(a *approval.Approval) (approval.Status, string) {
 	if !a.State.Terminal() || a.Outcome == nil || a.Outcome.Status == "" {
 		return approval.StatusAlreadyDecided, r.text.Text(approval.StatusAlreadyDecided)
@@ -582,8 +575,89 @@ func (r *Router) endedWords(a *approval.Approval) (approval.Status, string) {
 	case approval.StatusExpired, approval.StatusCancelled, approval.StatusSuperseded, approval.StatusRejected:
 		return st, r.text.Text(st)
 	default:
-		return st, fmt.Sprintf(r.words().decidedFmt, r.text.Text(approval.StatusAlreadyDecided), r.text.Text(st))
+		return approval.StatusAlreadyDecided, fmt.Sprintf(r.words().decidedFmt, r.text.Text(approval.StatusAlreadyDecided), r.text.Text(st))
 	}
+}
+
+// decidedBy reports whether a typed decision whose outcome has status st
+// ended its approval as the sender asked (approved or declined it; the
+// engine settled it before Decide returned), as opposed to finding it
+// ended (expired, superseded, withdrawn) or deciding nothing.
+func decidedBy(st approval.Status) bool {
+	switch st {
+	case approval.StatusExpired, approval.StatusSuperseded, approval.StatusCancelled:
+		return false
+	}
+	return st.Final()
+}
+
+// outcomeOf is the status of a's outcome, "" while it has none (for logs).
+func outcomeOf(a *approval.Approval) approval.Status {
+	if a.Outcome == nil {
+		return ""
+	}
+	return a.Outcome.Status
+}
+
+// answer is the router's own answer to an inbound message that goes no
+// further (it never reaches the agent, so no turn of the agent ends it).
+type answer struct {
+	text string
+	// status is the answer's typed status: a typed decision's outcome,
+	// or how the approval ended for a reply that came too late or lost a
+	// race (see endedWords); "" for none.
+	status approval.Status
+	// decided is the approval the message's typed decision ended; ""
+	// when it ended none (a late reply, a lost race, a vote towards a
+	// quorum, a refusal).
+	decided approval.ID
+	// about, when set, is the approval the message's typed decision was
+	// about, and user its sender: a private approval's answer is said to
+	// them alone (noticeAbout). An answer without it decided nothing.
+	about *approval.Approval
+	user  approval.UserID
+	// err is why the message could not be handled, when that is the
+	// answer (the store could not be asked).
+	err error
+}
+
+// answer ends message to's handling with ans, the one place that says
+// the router's own answer to a message (a typed decision's outcome, a
+// late reply, a refusal by the allow-list, a lookup that failed): to a
+// channel that listens for turn events (the HTTP API) a turn_ended with
+// it, so the request that waits for the message always ends; to the
+// others the text in the chat, as an error notice when the message decided
+// nothing (a client that waits for an answer, the terminal chat, stops
+// waiting), privately for a private approval (noticeAbout).
+func (r *Router) answer(ctx context.Context, ch Channel, to Target, log *slog.Logger, ans answer) {
+	if tl, ok := ch.(TurnListener); ok {
+		// The answer reaches the request of the message's sender alone.
+		tl.TurnEvent(ctx, to, TurnEvent{Kind: TurnEnded, Text: ans.text, Status: ans.status, Decided: ans.decided, Err: ans.err})
+		return
+	}
+	if ans.about != nil {
+		r.noticeAbout(ctx, ch, to, log, ans.about, ans.user, ans.text)
+		return
+	}
+	if err := ch.Send(ctx, to, Outgoing{Kind: OutNotice, Text: ans.text, IsError: true}); err != nil {
+		log.Warn("sending a notice failed", "err", err)
+	}
+}
+
+// refuseTurn answers a message that was not taken, why being ErrBusy
+// (its session's queue is full) or ErrClosing (the router or the loop is
+// shutting down): to a channel that listens for turn events a typed
+// refused, to the others a notice.
+func (r *Router) refuseTurn(ctx context.Context, ch Channel, to Target, log *slog.Logger, why error) {
+	text := r.words().busy
+	if errors.Is(why, ErrClosing) {
+		text = r.words().closing
+	}
+	if tl, ok := ch.(TurnListener); ok {
+		tl.TurnEvent(ctx, to, TurnEvent{Kind: TurnRefused, Text: text, Err: why})
+		return
+	}
+	r.notice(ctx, ch, to, log, text)
 }
 
 // dedupKey is the de-duplication key of an inbound id: prefix, channel,
@@ -624,7 +698,7 @@ func (r *Router) decideTyped(ctx context.Context, eng Decider, ch Channel, to Ta
 	r.mu.Lock()
 	if r.closing {
 		r.mu.Unlock()
-		r.notice(ctx, ch, to, log, r.words().closing)
+		r.refuseTurn(ctx, ch, to, log, ErrClosing)
 		return
 	}
 	r.inflight.Add(1)
@@ -636,19 +710,18 @@ func (r *Router) decideTyped(ctx context.Context, eng Decider, ch Channel, to Ta
 			PayloadSHA256: pending.PayloadSHA256, Channel: m.Channel, ChatID: m.ChatID, Comment: reason})
 		if err != nil {
 			log.Error("typed decision failed; nothing was run", "err", err)
-			r.notice(ctx, ch, to, log, approval.UserMessageIn(err, r.cfg.Lang))
+			r.answer(ctx, ch, to, log, answer{text: approval.UserMessageIn(err, r.cfg.Lang), err: err})
 			return
 		}
 		r.metrics.Decision(m.Channel, o.Status)
 		log.Info("typed decision", "status", o.Status)
-		text := r.text.Text(o.Status)
+		text, st := r.text.Text(o.Status), o.Status
 		if o.Status == approval.StatusAlreadyDecided {
 			// Lost a race (a cancel, another person's decision, an
 			// expiry): say how the approval ended, not only that it did.
 			if a, err := eng.Get(ctx, pending.ID); err == nil {
-				var st approval.Status
 				st, text = r.endedWords(a)
-				log.Info("the typed reply came after the approval ended", "final_status", st)
+				log.Info("the typed reply came after the approval ended", "final_status", outcomeOf(a))
 			}
 		}
 		if o.Status == approval.StatusFailed || o.Status == approval.StatusFrozen {
@@ -668,7 +741,11 @@ func (r *Router) decideTyped(ctx context.Context, eng Decider, ch Channel, to Ta
 			// approved: alice".
 			text = o.Content
 		}
-		r.noticeAbout(ctx, ch, to, log, pending, m.UserID, text) // privately, for a private approval
+		ans := answer{text: text, status: st, about: pending, user: m.UserID} // privately, for a private approval
+		if decidedBy(o.Status) {
+			ans.decided = pending.ID
+		}
+		r.answer(ctx, ch, to, log, ans)
 	}()
 }
 

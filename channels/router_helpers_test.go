@@ -192,6 +192,13 @@ func newReplicas(t testing.TB, store approval.Store, mod ...func(*agent.LoopConf
 // configuration.
 func newRigWith(t testing.TB, store approval.Store, engClock clock.Clock, loopMod func(*agent.LoopConfig), mod ...func(*RouterConfig)) *rig {
 	t.Helper()
+	return newRigAs(t, store, engClock, loopMod, nil, mod...)
+}
+
+// newRigAs is newRigWith registering as(g.ch) in place of the fake
+// channel itself (nil: the fake channel).
+func newRigAs(t testing.TB, store approval.Store, engClock clock.Clock, loopMod func(*agent.LoopConfig), as func(*fakeChannel) Channel, mod ...func(*RouterConfig)) *rig {
+	t.Helper()
 	if store == nil {
 		store = memstore.New(memstore.Options{})
 	}
@@ -207,7 +214,11 @@ func newRigWith(t testing.TB, store approval.Store, engClock clock.Clock, loopMo
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Register(g.ch); err != nil {
+	var ch Channel = g.ch
+	if as != nil {
+		ch = as(g.ch)
+	}
+	if err := r.Register(ch); err != nil {
 		t.Fatal(err)
 	}
 	g.store, g.engine, g.loop, g.router = store, eng, loop, r

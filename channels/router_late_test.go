@@ -3,10 +3,12 @@ package channels
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/memstore"
 	"github.com/hitlbot/hitlbot/internal/clock"
 )
 
@@ -151,4 +153,128 @@ func TestTypedReplyLosesRaceWithCancel(t *testing.T) {
 			t.Fatalf("the losing 确认 was told %q; texts %v", got, g.ch.texts())
 		}
 	})
+}
+
+// listener is the rig's fake channel as a channel that listens for turn
+// events, as the HTTP API does.
+type listener struct {
+	*fakeChannel
+	mu     sync.Mutex
+	events []turnRec
+}
+
+type turnRec struct {
+	msgID string // Target.ReplyTo
+	ev    TurnEvent
+}
+
+func (l *listener) TurnEvent(_ context.Context, to Target, ev TurnEvent) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.events = append(l.events, turnRec{to.ReplyTo, ev})
+}
+
+// endOf waits for the first event that ends message id's request (a
+// turn_ended, queued or refused) and returns it.
+func (l *listener) endOf(t testing.TB, id string) TurnEvent {
+	t.Helper()
+	var got TurnEvent
+	eventually(t, "the end of message "+id, func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		for _, r := range l.events {
+			if r.msgID == id && (r.ev.Kind == TurnEnded || r.ev.Kind == TurnQueued || r.ev.Kind == TurnRefused) {
+				got = r.ev
+				return true
+			}
+		}
+		return false
+	})
+	return got
+}
+
+// routerAnswers are messages the router answers itself, sent to a channel
+// that listens for turn events: each ends with a turn_ended carrying the
+// answer (issue 24 item 5: a late or losing typed reply was said only as
+// a notice, and the HTTP API's request waited for a turn that never
+// came).
+var routerAnswers = []struct {
+	name  string
+	store func(approval.Store) approval.Store
+	allow map[string]Allow
+	// before readies the session; it returns the approval, if any.
+	before func(t *testing.T, g *rig) *approval.Approval
+	typed  string
+	want   TurnEvent // Text a prefix; Decided "x": the approval of before
+}{
+	{name: "late, after a decline", before: endedBy("取消"), typed: "确认",
+		want: TurnEvent{Text: "Declined; nothing was run", Status: approval.StatusRejected}},
+	{name: "late, after execution", before: endedBy("确认"), typed: "取消",
+		want: TurnEvent{Text: "This approval has already been decided: Executed", Status: approval.StatusAlreadyDecided}},
+	{name: "lost a race with a cancel", store: func(s approval.Store) approval.Store { return cancelFirst{s} },
+		before: pending, typed: "确认",
+		want: TurnEvent{Text: "The approval was withdrawn; nothing was run", Status: approval.StatusCancelled}},
+	{name: "decided", before: pending, typed: "确认",
+		want: TurnEvent{Text: "Executed", Status: approval.StatusExecuted, Decided: "x"}},
+	{name: "pending lookup failed", store: func(s approval.Store) approval.Store { return pendingFails{s} }, typed: "确认",
+		want: TurnEvent{Text: "Approvals are temporarily unavailable; nothing was run."}},
+	{name: "refused by the allow-list", allow: map[string]Allow{"fake": {Users: []string{"bob"}}}, typed: "确认",
+		want: TurnEvent{Text: "Sorry, you are not allowed"}},
+}
+
+func pending(t *testing.T, g *rig) *approval.Approval { return g.pendingApproval(t, "orders") }
+
+// endedBy readies a session whose approval the typed text ended.
+func endedBy(text string) func(t *testing.T, g *rig) *approval.Approval {
+	return func(t *testing.T, g *rig) *approval.Approval {
+		a := g.pendingApproval(t, "orders")
+		g.send(t, msg("alice", text))
+		g.drain()
+		eventually(t, "the waiting turn ends", func() bool { return g.ch.hasText("answer", "summary: ") })
+		return a
+	}
+}
+
+// TestRouterAnswersEndTheTurn: every message the router answers itself
+// ends, for a channel that listens for turn events, with one turn_ended
+// for its message id, carrying the answer, its status and (for a typed
+// decision that ended the approval) the approval; the chat reads no
+// notice of it (the request's answer is the event).
+func TestRouterAnswersEndTheTurn(t *testing.T) {
+	for _, tt := range routerAnswers {
+		t.Run(tt.name, func(t *testing.T) {
+			var store approval.Store = memstore.New(memstore.Options{})
+			if tt.store != nil {
+				store = tt.store(store)
+			}
+			var l *listener
+			g := newRigAs(t, store, nil, nil, func(f *fakeChannel) Channel { l = &listener{fakeChannel: f}; return l },
+				func(c *RouterConfig) { c.Allow = tt.allow })
+			var a *approval.Approval
+			if tt.before != nil {
+				a = tt.before(t, g)
+			}
+			g.ch.reset()
+			m := msg("alice", tt.typed)
+			g.send(t, m)
+			got := l.endOf(t, m.MessageID)
+			want := tt.want
+			if want.Decided == "x" {
+				want.Decided = a.ID
+			}
+			if got.Kind != TurnEnded || !strings.HasPrefix(got.Text, want.Text) || got.Status != want.Status || got.Decided != want.Decided {
+				t.Fatalf("the %s ended with %+v; want a turn_ended %+v", tt.typed, got, want)
+			}
+			if g.ch.hasText("notice", want.Text) {
+				t.Fatalf("the answer was also said as a notice: %v", g.ch.texts())
+			}
+			g.drain()
+			if tt.allow == nil {
+				g.barrier(t, "alice")
+			}
+			if g.model.Seen(tt.typed) != 0 {
+				t.Fatalf("the %s reached the agent", tt.typed)
+			}
+		})
+	}
 }

@@ -527,13 +527,18 @@ func decidedActions(rec *approval.Approval, o approval.Outcome) []Action {
 // error when the router refused the message (429 busy, 503 shutting down).
 //
 // It ends on the router's typed turn events (channels.TurnEvent), never on
-// what is said: a turn's end (its answer or the notice that ended it); an
-// approval shown (a new pending action); the message queued behind the
-// conversation's pending approval (its pending action); the message
-// refused; the settling of waitFor when no turn of this process waits for
-// that approval (a typed 确认 / 取消 decided here for a turn elsewhere: its
-// outcome is the answer, and the resumed turn's answer comes with a later
-// request). tool_result messages are actions, except the first one
+// what is said: a turn's end (its answer or the notice that ended it), or
+// the router's own answer to the message (a typed 确认 / 取消 that found
+// the approval ended or lost the race for it, a late one, an approval
+// command: its text and status); an approval shown (a new pending
+// action); the message queued behind the conversation's pending approval
+// (its pending action); the message refused; the settling of waitFor when
+// no turn of this process waits for that approval (a typed 确认 / 取消
+// decided here for a turn elsewhere: its outcome is the answer, and the
+// resumed turn's answer comes with a later request). When the message's
+// typed decision ended waitFor and a turn of this process waits for it
+// (its settling said so), that turn's end is the answer: it comes after
+// the decision. tool_result messages are actions, except the first one
 // matching each call of skip (already reported). What other turns say (an
 // earlier turn that outlived its request, a resumed turn) is not this
 // request's answer.
@@ -547,6 +552,9 @@ func (a *API) await(ctx context.Context, wt *waiter, u User, convID string, wait
 	filter := !slices.Contains(turns, "")
 	res := &ChatResponse{}
 	var notices []string
+	// localWait: waitFor was settled while a turn of this process waited
+	// for it, so that turn goes on.
+	localWait := false
 	for {
 		for {
 			ev, ok := wt.pop()
@@ -564,6 +572,9 @@ func (a *API) await(ctx context.Context, wt *waiter, u User, convID string, wait
 				}
 				return res, nil
 			case ev.settled != nil:
+				if waitFor != "" && ev.settled.view.ApprovalID == waitFor && ev.settled.local {
+					localWait = true
+				}
 				if waitFor != "" && ev.settled.view.ApprovalID == waitFor && !ev.settled.local {
 					v := ev.settled.view
 					res.Text = v.StatusText
@@ -580,7 +591,10 @@ func (a *API) await(ctx context.Context, wt *waiter, u User, convID string, wait
 					if te.Resumed != "" {
 						continue // a resumed turn's answer is kept for the next request
 					}
-					res.Text = te.Text
+					if te.Decided != "" && te.Decided == waitFor && localWait {
+						continue // the typed decision's outcome; the waiting turn's end follows
+					}
+					res.Text, res.Status = te.Text, te.Status
 					return res, nil
 				case channels.TurnQueued:
 					res.Text = te.Text
