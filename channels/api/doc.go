@@ -95,18 +95,25 @@
 // fresh message id that is also the response's requestId) handed to the
 // router. The request then waits (at most TurnTimeout) for the turn:
 //
-//   - The router does not tell a channel when a turn ends, so the API reads
-//     it from what the turn says through Send. Everything the agent says
-//     comes with Target.ReplyTo set to the message id the turn started
-//     from, and an approval's idempotency key starts with that id, so the
-//     request listens to its own turn only.
-//   - A "tool_result" is an action; an "answer" ends the turn (its text is
-//     the response's text); a "notice" with IsError ends it too (the model
-//     failed, for example). A plain notice ends the request only while the
-//     conversation has a pending action: that is the router saying the
-//     message was queued behind the approval, and the response carries the
-//     pending action again. Other notices (still working…) are kept and
-//     returned if TurnTimeout passes first (with "incomplete": true).
+//   - The API is a channels.TurnListener: the router tells it, typed, where
+//     the message's turn stands, and the request ends on those events,
+//     never on the words. Everything the agent says comes with
+//     Target.ReplyTo set to the message id the turn started from, and an
+//     approval's idempotency key starts with that id, so the request
+//     listens to its own turn only.
+//   - A "tool_result" is an action; turn_ended ends the request (its text
+//     is the response's text: the turn's answer, or the notice that ended
+//     it when the model failed). A message the router answers itself ends
+//     with a turn_ended too, at once: a typed 确认 / 取消 that found the
+//     approval ended (within the late-reply window) or lost the race for
+//     it ("already decided: Executed", "Declined; nothing was run"; with
+//     "status": already_decided, rejected, cancelled, expired…), an
+//     approval command, a refusal by the allow-list. queued ends it while
+//     the conversation has a pending action (the message waits behind it;
+//     the response carries the pending action again); refused answers 429
+//     (the conversation's queue is full) or 503 (shutting down). Notices
+//     (still working…) are kept and returned if TurnTimeout passes first
+//     (with "incomplete": true).
 //   - An approval shown in the conversation (ShowApproval) ends the
 //     request with requiresConfirmation and pendingAction {token, …}; the
 //     turn goes on waiting in the background.
@@ -134,7 +141,9 @@
 // otherwise (another decider, the turn runs on another replica, or died in
 // a restart) the outcome is the answer. A typed 确认 / 取消 message in the
 // conversation decides it as well (the router recognises it); the request
-// then returns the rest of the turn the same way.
+// then returns the rest of the turn the same way when its decision ended
+// the approval, and the router's answer at once otherwise (the approval
+// had ended, another decision won, a vote counted towards a quorum).
 //
 // {confirmationTokens: [...], confirmed} decides up to MaxBatchTokens
 // pending actions in one request (the seed's first enhancement), one
