@@ -614,3 +614,28 @@ func TestApproveInFromTheTerminal(t *testing.T) {
 		t.Fatalf("the approvers' chat was shown %+v; %d runs", shown, h.erase.Runs.Load())
 	}
 }
+
+// TestLateTypedReplyAnswered: a 确认 typed at the input prompt after the
+// approval was decided at its own prompt is told it was already decided,
+// and the prompt comes back at once (it decided nothing, ran nothing, and
+// the assistant does not read it).
+func TestLateTypedReplyAnswered(t *testing.T) {
+	in, w := io.Pipe()
+	h := start(t, in)
+	h.out.waitFor(t, cli.Prompt, 1)
+	fmt.Fprintln(w, "erase orders")
+	h.out.waitFor(t, cli.ConfirmPrompt("en"), 1)
+	fmt.Fprintln(w, "y")
+	h.out.waitFor(t, "summary: erase orders done (run 1)\n", 1)
+	h.out.waitFor(t, cli.Prompt, 2)
+	fmt.Fprintln(w, "确认")
+	h.out.waitFor(t, "! This approval has already been decided: Executed\n", 1)
+	h.out.waitFor(t, cli.Prompt, 3)
+	w.Close()
+	if err := h.ended(t); err != nil {
+		t.Fatal(err)
+	}
+	if h.erase.Runs.Load() != 1 || strings.Contains(h.out.String(), "echo: 确认") {
+		t.Fatalf("runs %d; output:\n%s", h.erase.Runs.Load(), h.out.String())
+	}
+}

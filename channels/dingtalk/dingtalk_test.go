@@ -418,3 +418,21 @@ func TestLeaseFailoverWhenOwnerCutOff(t *testing.T) {
 		t.Fatal("the cut-off replica reports ready")
 	}
 }
+
+// TestLateTypedReplyAnswered: a 确认 typed after the approval was decided
+// is answered in the chat with how the approval ended; nothing runs again
+// and the model does not read it.
+func TestLateTypedReplyAnswered(t *testing.T) {
+	g := newRig(t, func(c *Config) { c.CardTemplateID = "" })
+	g.fake.Push(payload.BotMessageCallbackTopic, g.fake.BotMessage(nextID(), "cid-late", "alice", "erase users", true))
+	eventually(t, "the markdown approval", func() bool { return g.fake.CountText("@bot 确认") == 1 })
+	g.fake.Push(payload.BotMessageCallbackTopic, g.fake.BotMessage(nextID(), "cid-late", "alice", "确认", true))
+	eventually(t, "the summary", func() bool { return g.fake.CountText("summary: erase done (run 1)") == 1 })
+	g.fake.Push(payload.BotMessageCallbackTopic, g.fake.BotMessage(nextID(), "cid-late", "alice", "确认", true))
+	eventually(t, "the late reply is answered", func() bool {
+		return g.fake.CountText("This approval has already been decided: Executed") == 1
+	})
+	if g.erase.Runs.Load() != 1 || g.model.Seen("确认") != 0 {
+		t.Fatalf("runs %d, the model saw 确认 %d times", g.erase.Runs.Load(), g.model.Seen("确认"))
+	}
+}

@@ -453,3 +453,30 @@ func TestMessageFields(t *testing.T) {
 		t.Fatalf("got %+v\nwant %+v", got, want)
 	}
 }
+
+// TestLateTypedReplyAnswered: a "@bot 确认" typed after the approval was
+// decided is answered in the chat, as a reply to it, with how the
+// approval ended; nothing runs again and the model does not read it.
+func TestLateTypedReplyAnswered(t *testing.T) {
+	g := newRig(t)
+	bot := map[string]string{"@_user_1": "ou_bot"}
+	g.say(t, "group", "oc_group_late", "ou_alice", "@_user_1 erase orders", bot)
+	var a *approval.Approval
+	eventually(t, "an approval is pending in the group", func() bool {
+		p, err := g.engine.Pending(context.Background(), "feishu:oc_group_late")
+		if err != nil {
+			t.Fatal(err)
+		}
+		a = p
+		return p != nil && len(p.Cards) > 0
+	})
+	g.say(t, "group", "oc_group_late", "ou_alice", "@_user_1 确认", bot)
+	eventually(t, "executed", func() bool { return g.state(t, a.ID) == approval.StateExecuted })
+	late := g.say(t, "group", "oc_group_late", "ou_alice", "@_user_1 确认", bot)
+	eventually(t, "the late reply is answered", func() bool {
+		return g.replied(late.MessageID, "This approval has already been decided: Executed") == 1
+	})
+	if g.erase.Runs.Load() != 1 || g.model.Seen("确认") != 0 {
+		t.Fatalf("runs %d, the model saw 确认 %d times", g.erase.Runs.Load(), g.model.Seen("确认"))
+	}
+}

@@ -447,3 +447,30 @@ func TestNotStartedIs503(t *testing.T) {
 		t.Fatal("a token without a user was accepted")
 	}
 }
+
+// TestLateTypedReplyAnswered: a 确认 typed after the step was decided in
+// its dialog is answered on the page with how the approval ended, as an
+// error line; nothing runs again and the assistant does not read it.
+func TestLateTypedReplyAnswered(t *testing.T) {
+	s := newServer(t)
+	c := s.connect(t, "", "s1")
+	c.message("s1", "erase orders")
+	step := c.expect("agent.user_confirm", nil).str("step_id")
+	c.respond("s1", step, true, "")
+	c.expect("agent.message", withContent("summary: erase done (run 1)"))
+	c.message("s1", "确认")
+	f := c.expect("agent.message", withContent("This approval has already been decided: Executed"))
+	if f.str("kind") != "notice" || f["is_error"] != true {
+		t.Fatalf("the late 确认 was answered %v", f)
+	}
+	c.message("s1", "hello")
+	c.expect("agent.message", withContent("echo: hello"))
+	for _, f := range c.seen() {
+		if strings.Contains(f.str("content"), "echo: 确认") {
+			t.Fatalf("the assistant read the late 确认: %v", f)
+		}
+	}
+	if s.erase.Runs.Load() != 1 {
+		t.Fatalf("runs %d", s.erase.Runs.Load())
+	}
+}
