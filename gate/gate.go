@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hitlbot/hitlbot/approval"
@@ -29,6 +30,9 @@ type Engine interface {
 	Wait(ctx context.Context, id approval.ID) (approval.Outcome, error)
 	Get(ctx context.Context, id approval.ID) (*approval.Approval, error)
 	Evaluate(ctx context.Context, p *approval.Policy, c approval.CallInfo) (approval.Verdict, error)
+	// Store is the approvals' store, shared by the replicas: a callback's
+	// delivery is claimed there (Seen), so one replica sends it.
+	Store() approval.Store
 }
 
 var _ Engine = (*approval.Engine)(nil)
@@ -70,6 +74,11 @@ type Gate struct {
 	deps   Deps
 	agents []*Agent
 	log    *slog.Logger
+	// senders counts the callback senders running (tests wait on it);
+	// sending counts them by delivery, so a retry starts no second one.
+	senders sync.WaitGroup
+	sendMu  sync.Mutex
+	sending map[delivery]int
 }
 
 // New builds the gate of the configured agents (Validate's checks apply).
@@ -80,7 +89,7 @@ func New(cfgs []AgentConfig, deps Deps) (*Gate, error) {
 	if deps.Engine == nil || deps.Policy == nil || deps.Audit == nil {
 		return nil, errors.New("gate.New: Engine, Policy and Audit are required")
 	}
-	g := &Gate{deps: deps, log: deps.Logger}
+	g := &Gate{deps: deps, log: deps.Logger, sending: map[delivery]int{}}
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
@@ -212,21 +221,38 @@ func callTool(agent, tool string) string { return agent + "/" + tool }
 // A key asked before answers with its approval when the tool and input are
 // the same (a retry), else fails with ErrKeyConflict.
 func (g *Gate) Ask(ctx context.Context, ag *Agent, q Ask) (Answer, error) {
+	ans, _, err := g.ask(ctx, ag, q)
+	return ans, err
+}
+
+// ask is Ask, also reporting whether this request made the approval:
+// false when the policy allowed it at once, and for a retry, which names
+// an approval made before (on this replica or another).
+func (g *Gate) ask(ctx context.Context, ag *Agent, q Ask) (Answer, bool, error) {
 	q.Tool = strings.TrimSpace(q.Tool)
 	if q.Tool == "" || len(q.Tool) > 200 || strings.ContainsAny(q.Tool, "/\x00\n") {
-		return Answer{}, fmt.Errorf("%w: tool_name must be 1 to 200 characters, with no / or line break", ErrInvalid)
+		return Answer{}, false, fmt.Errorf("%w: tool_name must be 1 to 200 characters, with no / or line break", ErrInvalid)
 	}
 	if len(q.Key) > 200 {
-		return Answer{}, fmt.Errorf("%w: tool_use_id is longer than 200 characters", ErrInvalid)
+		return Answer{}, false, fmt.Errorf("%w: tool_use_id is longer than 200 characters", ErrInvalid)
 	}
 	if in := bytes.TrimSpace(q.Input); len(in) == 0 || string(in) == "null" {
 		// HashCall would read no input as {}: a call the agent never
 		// described, shown as one without arguments.
-		return Answer{}, fmt.Errorf("%w: input is required: the tool's input as a JSON object ({} for a tool without arguments)", ErrInvalid)
+		return Answer{}, false, fmt.Errorf("%w: input is required: the tool's input as a JSON object ({} for a tool without arguments)", ErrInvalid)
 	}
 	canon, _, err := approval.HashCall(q.Tool, q.Input)
-	if err != nil || len(canon) == 0 || canon[0] != '{' {
-		return Answer{}, fmt.Errorf("%w: input must be a JSON object", ErrInvalid)
+	if err != nil {
+		// Valid JSON that canonicalization refuses: a key twice, which two
+		// parsers could read as two different calls.
+		why := err
+		if inner := errors.Unwrap(err); inner != nil {
+			why = inner // without Canonicalize's "canonical json: "
+		}
+		return Answer{}, false, fmt.Errorf("%w: input: %s; send the input as one JSON object with each key once", ErrInvalid, clip.Runes(why.Error(), 200))
+	}
+	if len(canon) == 0 || canon[0] != '{' {
+		return Answer{}, false, fmt.Errorf("%w: input must be a JSON object", ErrInvalid)
 	}
 	name := callTool(ag.cfg.Name, q.Tool)
 	hash := approval.PayloadHash(name, canon)
@@ -236,7 +262,7 @@ func (g *Gate) Ask(ctx context.Context, ag *Agent, q Ask) (Answer, error) {
 	v, err := g.deps.Engine.Evaluate(ctx, policy, approval.CallInfo{Session: session, User: g.requester(ag),
 		Tool: name, Effect: effectOf(risk), Hash: hash, Confidence: 1, EffectSource: source(ag.cfg.Name, pattern)})
 	if err != nil {
-		return Answer{}, err
+		return Answer{}, false, err
 	}
 	id := g.id(ag, session, q.Key)
 	if q.Key != "" {
@@ -244,14 +270,14 @@ func (g *Gate) Ask(ctx context.Context, ag *Agent, q Ask) (Answer, error) {
 		// approval's answer) or a conflict, whatever the policy says of
 		// the request now.
 		if ans, found, err := g.asked(ctx, ag, id, session, name, hash); found || err != nil {
-			return ans, err
+			return ans, false, err
 		}
 	}
 	if !v.NeedsApproval {
 		g.deps.Audit.Append(audit.Record{Event: audit.EventAutoAllow, ApprovalID: string(id), Session: string(session), Tool: name,
 			PayloadSHA256: hash, Actor: ag.cfg.Name, Source: "agent", Outcome: StatusAllowed, Reason: clip.Runes(v.Reason, 200)})
 		g.log.Info("agent request allowed by the policy", "agent", ag.cfg.Name, "tool", name, "risk", v.Risk.String())
-		return Answer{Status: StatusAllowed, Input: canon, Risk: v.Risk.String(), Message: "allowed by the policy: " + v.Reason}, nil
+		return Answer{Status: StatusAllowed, Input: canon, Risk: v.Risk.String(), Message: "allowed by the policy: " + v.Reason}, false, nil
 	}
 	// What waits for a person counts against the agent's cap; what the
 	// policy allows at once does not.
@@ -259,7 +285,7 @@ func (g *Gate) Ask(ctx context.Context, ag *Agent, q Ask) (Answer, error) {
 	case ag.slots <- struct{}{}:
 		defer func() { <-ag.slots }()
 	default:
-		return Answer{}, ErrBusy
+		return Answer{}, false, ErrBusy
 	}
 	// The card's words in both languages, so each card of the approval
 	// says them in its own (Approval.SummaryIn, PreviewIn).
@@ -283,15 +309,15 @@ func (g *Gate) Ask(ctx context.Context, ag *Agent, q Ask) (Answer, error) {
 		// store refuses a second approval of an id): the same request or
 		// a conflict, never the other request's answer.
 		if ans, found, err := g.asked(ctx, ag, id, session, name, hash); found || err != nil {
-			return ans, err
+			return ans, false, err
 		}
-		return Answer{}, ErrNotFound
+		return Answer{}, false, ErrNotFound
 	}
 	if err != nil {
-		return Answer{}, err
+		return Answer{}, false, err
 	}
 	g.log.Info("agent request waits for approval", "agent", ag.cfg.Name, "approval_id", a.ID, "tool", name, "risk", a.Risk.String())
-	return answerOf(a, nil), nil
+	return answerOf(a, nil), true, nil
 }
 
 // asked looks up the approval of ag's request key (its id): found, it

@@ -49,7 +49,9 @@ func viewOf(a Answer) view {
 // people's API, package channels/api):
 //
 //	POST /api/approvals  {tool_name, input, tool_use_id?, idempotency_key?, description?, callback_url?}
-//	                     201 {id, status: pending, expiresAt, …}; 200 when allowed at once or asked before;
+//	                     201 {id, status: pending, expiresAt, …} when this request made the approval;
+//	                     200 when allowed at once, or for a retry (the key asked before with the same
+//	                     tool and input: that approval, pending or ended);
 //	                     409 idempotency_conflict when the key was asked before with another tool or input
 //	GET  /api/approvals/{id}[?wait=30s]   where it stands; with wait, held until it ends or wait passes (≤ 60s)
 //
@@ -106,17 +108,17 @@ func (g *Gate) serveCreate(w http.ResponseWriter, r *http.Request, ag *Agent) {
 			return
 		}
 	}
-	ans, err := g.Ask(r.Context(), ag, in.ask())
+	ans, created, err := g.ask(r.Context(), ag, in.ask())
 	if err != nil {
 		g.writeFailure(w, err)
 		return
 	}
 	status := http.StatusOK
-	if ans.Status == StatusPending {
+	if created {
 		status = http.StatusCreated
-		if in.CallbackURL != "" {
-			go g.callback(ag, ans.ID, in.CallbackURL)
-		}
+	}
+	if ans.Status == StatusPending && in.CallbackURL != "" {
+		g.startCallback(ag, ans.ID, in.CallbackURL)
 	}
 	writeJSON(w, status, viewOf(ans))
 }
@@ -210,9 +212,48 @@ func Sign(key []byte, ts int64, body []byte) string {
 // callbackTries are the waits before each delivery attempt.
 var callbackTries = []time.Duration{0, time.Second, 4 * time.Second, 15 * time.Second, time.Minute}
 
+// callbackClaimTTL is how long a claimed delivery stays claimed: far longer
+// than the other senders of the approval take to see that it ended.
+const callbackClaimTTL = 24 * time.Hour
+
+// delivery names one delivery a replica makes: an approval's outcome to a
+// callback URL.
+type delivery struct {
+	id  approval.ID
+	url string
+}
+
+// startCallback starts delivering approval id's outcome to u, unless this
+// replica is delivering it there already (for the request, or an earlier
+// retry of it).
+func (g *Gate) startCallback(ag *Agent, id approval.ID, u string) {
+	k := delivery{id, u}
+	g.sendMu.Lock()
+	defer g.sendMu.Unlock()
+	if g.sending[k] > 0 {
+		return
+	}
+	g.sending[k]++
+	g.senders.Go(func() {
+		defer func() {
+			g.sendMu.Lock()
+			if g.sending[k]--; g.sending[k] == 0 {
+				delete(g.sending, k)
+			}
+			g.sendMu.Unlock()
+		}()
+		g.callback(ag, id, u)
+	})
+}
+
 // callback waits for approval id to end and POSTs its answer to u, signed,
-// retrying on failure; each attempt's end is audited. It is delivered by
-// the replica that created the approval.
+// retrying on failure; each delivery's end is audited. Every replica that
+// got the request, or a retry of it, with u waits; once the approval ends,
+// the first of them to claim the delivery in the store (Seen) sends it and
+// the others send nothing, so u gets the outcome from one sender. That
+// sender retries until a 2xx, so a receiver whose 2xx was lost sees the
+// same body again (de-duplicate on its id); a sender that stops after its
+// claim (a restart) hands the delivery to nobody: GET the approval then.
 func (g *Gate) callback(ag *Agent, id approval.ID, u string) {
 	ctx := context.Background()
 	var ans Answer
@@ -231,9 +272,23 @@ func (g *Gate) callback(ag *Agent, id approval.ID, u string) {
 	body, _ := json.Marshal(viewOf(ans))
 	key := CallbackKey(string(ag.token))
 	client := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	claimed := false
 	var last string
 	for i, wait := range callbackTries {
 		time.Sleep(wait)
+		if !claimed {
+			first, err := g.claimCallback(ctx, ag, id, u)
+			if err != nil {
+				last = "the delivery could not be claimed in the store"
+				g.log.Warn("callback: the delivery could not be claimed; retrying", "agent", ag.cfg.Name, "approval_id", id, "attempt", i+1, "err", err)
+				continue
+			}
+			if !first {
+				g.log.Info("callback: another sender delivers it (a retry's, on this replica or another); not sent", "agent", ag.cfg.Name, "approval_id", id)
+				return
+			}
+			claimed = true
+		}
 		ts := time.Now().Unix()
 		req, err := http.NewRequest(http.MethodPost, u, bytes.NewReader(body))
 		if err != nil {
@@ -258,4 +313,17 @@ func (g *Gate) callback(ag *Agent, id approval.ID, u string) {
 	}
 	g.deps.Audit.Append(audit.Record{Event: audit.EventCallback, ApprovalID: string(id), Actor: ag.cfg.Name, Source: "agent", Outcome: "failed", Error: last})
 	g.log.Error("callback not delivered; gave up", "agent", ag.cfg.Name, "approval_id", id, "err", last)
+}
+
+// claimCallback claims the delivery of ended approval id's outcome to u
+// for this sender: true the first time, on any replica. The claim names
+// the approval's creation too, so an approval made again under the same
+// id (its record gone, the key asked again) is delivered again.
+func (g *Gate) claimCallback(ctx context.Context, ag *Agent, id approval.ID, u string) (bool, error) {
+	a, err := g.own(ctx, ag, id)
+	if err != nil {
+		return false, err
+	}
+	h := sha256.Sum256([]byte(u))
+	return g.deps.Engine.Store().Seen(ctx, fmt.Sprintf("gate-callback:%s:%d:%s", id, a.CreatedAt.UnixNano(), hex.EncodeToString(h[:16])), callbackClaimTTL)
 }

@@ -55,6 +55,7 @@ var httpTests = []struct {
 	{"no tool", "POST", "/api/approvals", ciToken, `{"input":{}}`, 400, "tool_name"},
 	{"no input", "POST", "/api/approvals", ciToken, `{"tool_name":"Bash","tool_use_id":"t-no-input"}`, 400, `"error":"invalid_request","message":"invalid request: input is required`},
 	{"input null", "POST", "/api/approvals", ciToken, `{"tool_name":"Bash","input":null}`, 400, `"error":"invalid_request","message":"invalid request: input is required`},
+	{"a duplicate key in input", "POST", "/api/approvals", ciToken, `{"tool_name":"Bash","input":{"command":"ls","command":"rm -rf /"}}`, 400, `"error":"invalid_request","message":"invalid request: input: duplicate object key \"command\"; send`},
 	{"input {}", "POST", "/api/approvals", ciToken, `{"tool_name":"Glob","input":{}}`, 200, `"status":"allowed"`},
 	{"callback host not allowed", "POST", "/api/approvals", ciToken, `{"tool_name":"Bash","input":{},"callback_url":"https://evil.example/cb"}`, 400, "callback_hosts"},
 	{"LOW at once", "POST", "/api/approvals", ciToken, `{"tool_name":"Grep","input":{"pattern":"TODO"}}`, 200, `"status":"allowed"`},
@@ -209,5 +210,31 @@ func TestHTTPKeyConflict(t *testing.T) {
 	code, body, _ = request(t, "POST", srv.URL+"/api/approvals", ciToken, `{"tool_name":"Bash","input":{"command":"ls build"},"idempotency_key":"k-1"}`)
 	if code != http.StatusOK || !strings.Contains(body, `"status":"allowed"`) || !strings.Contains(body, `"input":{"command":"ls build"}`) {
 		t.Fatalf("the same request again: %d %s", code, body)
+	}
+}
+
+// TestHTTPRetryAnswers200: 201 Created is for the request that made the
+// approval; a retry with its key (the same tool and input) names that
+// approval and answers 200, pending or ended.
+func TestHTTPRetryAnswers200(t *testing.T) {
+	r := newRig(t)
+	srv := httptest.NewServer(r.gate.HTTP(people))
+	t.Cleanup(srv.Close)
+	const ask = `{"tool_name":"Bash","input":{"command":"make deploy"},"idempotency_key":"k-retry"}`
+	code, body, _ := request(t, "POST", srv.URL+"/api/approvals", ciToken, ask)
+	if code != http.StatusCreated || !strings.Contains(body, `"status":"pending"`) {
+		t.Fatalf("create: %d %s; want 201 pending", code, body)
+	}
+	var first struct{ ID approval.ID }
+	_ = json.Unmarshal([]byte(body), &first)
+	card := r.card(t)
+	code, body, _ = request(t, "POST", srv.URL+"/api/approvals", ciToken, ask)
+	if code != http.StatusOK || !strings.Contains(body, `"status":"pending"`) || !strings.Contains(body, `"id":"`+string(first.ID)+`"`) {
+		t.Fatalf("a retry while pending: %d %s; want 200 pending %s", code, body, first.ID)
+	}
+	r.decide(t, card, approval.Reject, "ou_456", "")
+	code, body, _ = request(t, "POST", srv.URL+"/api/approvals", ciToken, ask)
+	if code != http.StatusOK || !strings.Contains(body, `"status":"denied"`) {
+		t.Fatalf("a retry once decided: %d %s; want 200 denied", code, body)
 	}
 }

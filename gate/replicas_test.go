@@ -5,6 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/audit"
 	"github.com/hitlbot/hitlbot/approval/memstore"
 	"github.com/hitlbot/hitlbot/approval/redisstore"
 	"github.com/hitlbot/hitlbot/gate"
@@ -173,6 +178,65 @@ func TestKeyConflictAcrossReplicas(t *testing.T) {
 				if card.ID != answers[asked].ID || string(card.Calls[0].Args) != string(asks[asked].Input) {
 					t.Fatalf("%s: the card %s %s; want %s %s", key, card.ID, card.Calls[0].Args, answers[asked].ID, asks[asked].Input)
 				}
+			}
+		})
+	}
+}
+
+// TestCallbackOnce: a request with a callback_url, retried with it twice
+// on the replica that made the approval and twice on another. Each replica
+// has one delivery under way; once decided, the two claim it in the store
+// and the decision is POSTed to the callback once, audited once as
+// delivered.
+func TestCallbackOnce(t *testing.T) {
+	for _, st := range replicaStores {
+		t.Run(st.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var got []string
+			cb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				b, _ := io.ReadAll(r.Body)
+				mu.Lock()
+				got = append(got, string(b))
+				mu.Unlock()
+			}))
+			t.Cleanup(cb.Close)
+			stores := st.stores(t)
+			a, b := newRigOn(t, stores[0]), newRigOn(t, stores[1])
+			srvA, srvB := httptest.NewServer(a.gate.HTTP(people)), httptest.NewServer(b.gate.HTTP(people))
+			t.Cleanup(srvA.Close)
+			t.Cleanup(srvB.Close)
+			ask := `{"tool_name":"Bash","input":{"command":"terraform apply"},"tool_use_id":"toolu_cb","callback_url":"` + cb.URL + `/hook"}`
+			var id string
+			for i, srv := range []string{srvA.URL, srvA.URL, srvA.URL, srvB.URL, srvB.URL} {
+				code, body, _ := request(t, "POST", srv+"/api/approvals", ciToken, ask)
+				var v struct{ ID string }
+				if err := json.Unmarshal([]byte(body), &v); err != nil || code/100 != 2 || (id != "" && v.ID != id) {
+					t.Fatalf("request %d: %d %s; want approval %s", i, code, body, id)
+				}
+				id = v.ID
+			}
+			if na, nb := gate.CallbacksSending(a.gate), gate.CallbacksSending(b.gate); na != 1 || nb != 1 {
+				t.Fatalf("deliveries under way: %d on A, %d on B; want one on each (a retry starts none on its replica)", na, nb)
+			}
+			a.decide(t, a.card(t), approval.Approve, "ou_456", "")
+			gate.CallbacksDone(a.gate)
+			gate.CallbacksDone(b.gate)
+			mu.Lock()
+			defer mu.Unlock()
+			if len(got) != 1 || !strings.Contains(got[0], `"status":"allowed"`) || !strings.Contains(got[0], id) {
+				t.Fatalf("the callback received %d deliveries (%.200q …); want one, allowed, of %s", len(got), got, id)
+			}
+			var delivered int
+			for _, rec := range append(a.trail.All(), b.trail.All()...) {
+				if rec.Event == audit.EventCallback {
+					if rec.Outcome != "delivered" || rec.ApprovalID != id {
+						t.Fatalf("callback audit record: %+v", rec)
+					}
+					delivered++
+				}
+			}
+			if delivered != 1 {
+				t.Fatalf("%d callback audit records; want one", delivered)
 			}
 		})
 	}
