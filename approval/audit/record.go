@@ -32,9 +32,9 @@ const (
 	EventSupersede      Event = "supersede"       // a newer approval in the session replaced it
 	EventCancel         Event = "cancel"          // the requester or the system withdrew it
 	EventUnauthorized   Event = "unauthorized"    // someone who may not decide tried to
-	EventTampered       Event = "tampered"        // a decision carried the wrong payload hash
+	EventTampered       Event = "tampered"        // a decision carried the wrong payload hash; or (package gate, outcome idempotency_conflict) an agent's request key reused with another payload
 	EventAutoAllow      Event = "auto_allow"      // another agent's request the policy allowed without asking (package gate)
-	EventCallback       Event = "callback"        // an agent's decision POSTed to its callback_url: delivered or failed
+	EventCallback       Event = "callback"        // an agent's decision POSTed to its callback_url (by the one sender that claimed the delivery): delivered or failed
 	EventResolveDone    Event = "resolve_done"    // a person recorded a frozen approval as done by hand
 	EventRetry          Event = "retry"           // a person had a frozen approval run once more (its run is audited after it)
 	EventResolveAbandon Event = "resolve_abandon" // a person abandoned a frozen approval: taken as not done
