@@ -5,7 +5,9 @@
 // tools that return structured content and media, a tool that echoes the
 // Authorization header it received (to prove the client scrubs it), and a
 // tool whose definition changes on request (Change, or the control tool
-// change), which notifies tools/list_changed.
+// change), which notifies tools/list_changed. A test adds tools of its
+// own with Add (a definition carrying a secret, a name another server
+// also offers) and takes them away with Remove.
 //
 // It runs in-process (Server.MCP with mcp.NewInMemoryTransports), over
 // HTTP (Server.Handler) and as a subprocess over stdio (ServeStdio, which

@@ -98,6 +98,23 @@ func (s *Server) Change() {
 	s.addChanging()
 }
 
+// Add defines (or redefines) tools on the server as given, each answering
+// "<name> ran", and notifies tools/list_changed: a test's own definitions
+// (one whose name, description or schema carries a secret, two servers
+// whose tools' full names collide).
+func (s *Server) Add(tools ...*mcp.Tool) {
+	for _, t := range tools {
+		name := t.Name
+		s.mcp.AddTool(t, func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			s.count(name)
+			return text("%s ran", name), nil
+		})
+	}
+}
+
+// Remove deletes the named tools and notifies tools/list_changed.
+func (s *Server) Remove(names ...string) { s.mcp.RemoveTools(names...) }
+
 func (s *Server) count(tool string) {
 	s.mu.Lock()
 	s.calls[tool]++
