@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -83,6 +84,28 @@ var registryGroupTests = []struct {
 	}, []string{"look"}, `tool "look" registered twice`},
 	{"a name twice in one group", func(r *agent.Registry) error {
 		return r.SetGroup("fs", hitltest.NewTool("fs__a", approval.EffectRead), hitltest.NewTool("fs__a", approval.EffectRead))
+	}, []string{"look"}, `tool "fs__a" registered twice`},
+	{"Offer leaves out only the names another group holds", func(r *agent.Registry) error {
+		if _, err := r.Offer("a", hitltest.NewTool("a__b__c", approval.EffectRead)); err != nil {
+			return err
+		}
+		taken, err := r.Offer("a__b", hitltest.NewTool("look", approval.EffectRead), hitltest.NewTool("a__b__c", approval.EffectRead),
+			hitltest.NewTool("a__b__d", approval.EffectRead))
+		if err == nil && strings.Join(taken, ",") != "a__b__c,look" {
+			err = fmt.Errorf("taken %v", taken)
+		}
+		return err
+	}, []string{"a__b__c", "a__b__d", "look"}, ""},
+	{"Offer replaces the group whole", func(r *agent.Registry) error {
+		if _, err := r.Offer("fs", hitltest.NewTool("fs__a", approval.EffectRead)); err != nil {
+			return err
+		}
+		_, err := r.Offer("fs", hitltest.NewTool("fs__b", approval.EffectRead))
+		return err
+	}, []string{"fs__b", "look"}, ""},
+	{"Offer of a name twice changes nothing", func(r *agent.Registry) error {
+		_, err := r.Offer("fs", hitltest.NewTool("fs__a", approval.EffectRead), hitltest.NewTool("fs__a", approval.EffectRead))
+		return err
 	}, []string{"look"}, `tool "fs__a" registered twice`},
 }
 

@@ -207,6 +207,40 @@ func (r *Registry) SetGroup(group string, tools ...Tool) error {
 	return nil
 }
 
+// Offer is SetGroup for a group whose tools may not have every name they
+// ask for (an MCP server's): a tool whose name another group holds is
+// left out (the holder keeps it) and the rest replace the group. It
+// returns the names left out, sorted. Nothing changes, and err says why,
+// if a tool is invalid or the group names one tool twice.
+func (r *Registry) Offer(group string, tools ...Tool) (taken []string, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	others := make(map[string]entry, len(r.tools))
+	for name, e := range r.tools {
+		if e.group != group {
+			others[name] = e
+		}
+	}
+	kept := make([]Tool, 0, len(tools))
+	for _, t := range tools {
+		if _, held := others[t.Name()]; held {
+			taken = append(taken, t.Name())
+			continue
+		}
+		kept = append(kept, t)
+	}
+	add, err := r.resolve(group, kept, others)
+	if err != nil {
+		return nil, err
+	}
+	for name, e := range add {
+		others[name] = e
+	}
+	r.tools = others
+	sort.Strings(taken)
+	return taken, nil
+}
+
 // Get returns the named tool.
 func (r *Registry) Get(name string) (Tool, bool) {
 	r.mu.RLock()
