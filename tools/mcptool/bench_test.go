@@ -36,7 +36,7 @@ func BenchmarkCallOverhead(b *testing.B) {
 
 func benchOverhead(b *testing.B, c ServerConfig, opts Options) {
 	reg := agent.NewRegistry()
-	opts.OnChange = func(s string, tools []agent.Tool) { _ = reg.SetGroup(s, tools...) }
+	opts.OnChange = func(s string, tools []agent.Tool) []string { _ = reg.SetGroup(s, tools...); return nil }
 	m := Start(context.Background(), []ServerConfig{c}, opts)
 	defer m.Close()
 	if st := m.Status()[0]; !st.Up {

@@ -19,10 +19,11 @@ func startNPM(t *testing.T, c ServerConfig) (*Manager, *agent.Registry) {
 	t.Helper()
 	reg := agent.NewRegistry()
 	m := Start(context.Background(), []ServerConfig{c}, Options{Logger: testLogger(t), Getenv: os.Getenv,
-		OnChange: func(server string, tools []agent.Tool) {
+		OnChange: func(server string, tools []agent.Tool) []string {
 			if err := reg.SetGroup(server, tools...); err != nil {
 				t.Errorf("SetGroup: %v", err)
 			}
+			return nil
 		}})
 	t.Cleanup(func() { m.Close() })
 	if st := m.Status()[0]; !st.Up {

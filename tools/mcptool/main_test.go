@@ -69,7 +69,7 @@ type change struct {
 	tools  []agent.Tool
 }
 
-func (c *changes) on(server string, tools []agent.Tool) {
+func (c *changes) on(server string, tools []agent.Tool) []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.calls = append(c.calls, change{server, tools})
@@ -77,6 +77,7 @@ func (c *changes) on(server string, tools []agent.Tool) {
 		c.tools = map[string][]agent.Tool{}
 	}
 	c.tools[server] = tools
+	return nil
 }
 
 func (c *changes) count() int {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -40,10 +41,13 @@ type Options struct {
 	// the new tool objects when it comes up and when its list changes
 	// (tools/list_changed), and with nil when its session ends (its tools
 	// leave the registry while it is down; a call to one of them then fails
-	// as unknown, and nothing is sent). Calls are serialised across
-	// servers, and never made after Close returns. Hand the tools to
-	// agent.Registry.SetGroup(server, tools...). May be nil.
-	OnChange func(server string, tools []agent.Tool)
+	// as unknown, and nothing is sent). It is also called for a server
+	// that gains or loses a name another server lists (see Refusal).
+	// Calls are serialised across servers, and never made after Close
+	// returns. Hand the tools to agent.Registry.Offer(group, tools...) and
+	// return the names it refused (taken by a built-in tool): the status
+	// says them. May be nil.
+	OnChange func(server string, tools []agent.Tool) (taken []string)
 	// Clock times the backoff between connection attempts; nil: the wall clock.
 	Clock clock.Clock
 	// Version is the client version told to servers (clientInfo).
@@ -90,6 +94,48 @@ type ServerStatus struct {
 	// Calls counts the tool calls sent to the server since Start; Errors
 	// those that failed (a transport error, a timeout or isError).
 	Calls, Errors uint64
+	// Refused are the tools the server lists that are not offered because
+	// of another server, a built-in tool or a secret (empty while down).
+	Refused []Refusal
+}
+
+// Refusal is a tool a server lists that is not offered although nothing
+// is wrong with it on its own:
+//
+//   - its full name is also a tool of a server listed before it in
+//     tools.mcp.servers (server "a" with tool "b__c" and server "a__b"
+//     with tool "c" both make a__b__c): the earlier server has it, as
+//     long as the earlier server listed it last time it was up;
+//   - a built-in tool has that name (tools.http, tools.shell);
+//   - its name holds the value of one of the server's env or headers
+//     variables (its name would carry the secret everywhere).
+//
+// The server's other tools are offered.
+type Refusal struct {
+	// Tool is the full name (<server>__<tool>), any secret hidden.
+	Tool string
+	// Reason says why; it holds no secret.
+	Reason string
+}
+
+// String is "<tool> is not offered: <reason>".
+func (r Refusal) String() string { return r.Tool + " is not offered: " + r.Reason }
+
+// Reasons of a Refusal.
+const (
+	reasonBuiltIn = "a built-in tool has that name"
+)
+
+// reasonEarlier is the reason of a name an earlier server has.
+func reasonEarlier(server string) string {
+	return "MCP server " + server + ", listed before it in tools.mcp.servers, has a tool of that name"
+}
+
+// listing is what one tools/list gave: the tools that can be offered and
+// those refused for a secret in their name.
+type listing struct {
+	tools  []agent.Tool
+	secret []Refusal
 }
 
 // Manager keeps one session per configured MCP server, reconnecting with
@@ -120,8 +166,15 @@ type server struct {
 	err      string
 	since    time.Time
 	protocol string
-	tools    []agent.Tool
 	attempts int
+	// listed is the server's last listing, kept while it is down so that
+	// the names it had stay its own (a later server does not take them).
+	listed listing
+	// offered are the tools handed to OnChange: listed.tools while up,
+	// less the names an earlier server has (clash); tools are those the
+	// registry took, less the names a built-in tool has (taken).
+	offered, tools []agent.Tool
+	clash, taken   []Refusal
 }
 
 func newServer(c ServerConfig, opts Options, m *Manager, wg *sync.WaitGroup) *server {
@@ -181,6 +234,10 @@ func (m *Manager) Status() []ServerStatus {
 	out := make([]ServerStatus, 0, len(m.servers))
 	for _, s := range m.servers {
 		s.mu.Lock()
+		var refused []Refusal
+		if s.cs != nil {
+			refused = append(append(append(refused, s.listed.secret...), s.clash...), s.taken...)
+		}
 		out = append(out, ServerStatus{
 			Name:      s.cfg.Name,
 			Transport: s.cfg.Transport(),
@@ -192,22 +249,43 @@ func (m *Manager) Status() []ServerStatus {
 			Protocol:  s.protocol,
 			Calls:     s.calls.Load(),
 			Errors:    s.errors.Load(),
+			Refused:   refused,
 		})
 		s.mu.Unlock()
 	}
 	return out
 }
 
-// Ready is nil unless a required server is down; the error names each
-// and says why.
+// Ready is nil unless a required server is down or one of its tools is
+// refused (a Refusal: a required server's tools are all expected); the
+// error names each and says why.
 func (m *Manager) Ready() error {
 	var errs []error
 	for _, st := range m.Status() {
 		if st.Required && !st.Up {
 			errs = append(errs, fmt.Errorf("required MCP server %s is down: %s", st.Name, st.Err))
 		}
+		if st.Required {
+			for _, r := range st.Refused {
+				errs = append(errs, fmt.Errorf("required MCP server %s: %s", st.Name, r))
+			}
+		}
 	}
 	return errors.Join(errs...)
+}
+
+// Warnings say the refused tools (Refusal) of the servers that are not
+// required, one line each; the bot is ready nonetheless.
+func (m *Manager) Warnings() []string {
+	var out []string
+	for _, st := range m.Status() {
+		if !st.Required {
+			for _, r := range st.Refused {
+				out = append(out, fmt.Sprintf("MCP server %s: %s", st.Name, r))
+			}
+		}
+	}
+	return out
 }
 
 // Close ends every session, stops the stdio servers (stdin closed, then
@@ -294,16 +372,16 @@ func (s *server) serve(ctx context.Context, up func()) bool {
 				_ = cs.Close()
 				continue
 			}
-			s.publish(list)
+			s.publish(&list)
 		}
 	}
 }
 
 // connect opens a session and lists its tools within StartTimeout.
-func (s *server) connect(ctx context.Context, onListChanged func(context.Context, *mcp.ToolListChangedRequest)) (*mcp.ClientSession, []agent.Tool, error) {
+func (s *server) connect(ctx context.Context, onListChanged func(context.Context, *mcp.ToolListChangedRequest)) (*mcp.ClientSession, listing, error) {
 	t, cleanup, err := s.transport()
 	if err != nil {
-		return nil, nil, err
+		return nil, listing{}, err
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "hitlbot", Version: s.opts.Version}, &mcp.ClientOptions{
 		ToolListChangedHandler: onListChanged,
@@ -318,49 +396,67 @@ func (s *server) connect(ctx context.Context, onListChanged func(context.Context
 			where = s.cfg.Command
 		}
 		if sctx.Err() != nil && ctx.Err() == nil {
-			return nil, nil, fmt.Errorf("connecting to %s: no answer within start_timeout %s: %w", where, s.cfg.startTimeout(), err)
+			return nil, listing{}, fmt.Errorf("connecting to %s: no answer within start_timeout %s: %w", where, s.cfg.startTimeout(), err)
 		}
 		if msg := err.Error(); strings.Contains(msg, "Unauthorized") || strings.Contains(msg, "Forbidden") {
-			return nil, nil, fmt.Errorf("connecting to %s: %w (check the values of the headers' environment variables: %s)", where, err, strings.Join(headerEnvNames(s.cfg), ", "))
+			return nil, listing{}, fmt.Errorf("connecting to %s: %w (check the values of the headers' environment variables: %s)", where, err, strings.Join(headerEnvNames(s.cfg), ", "))
 		}
-		return nil, nil, fmt.Errorf("connecting to %s: %w", where, err)
+		return nil, listing{}, fmt.Errorf("connecting to %s: %w", where, err)
 	}
 	list, _, err := s.list(sctx, cs)
 	if err != nil {
 		_ = cs.Close()
-		return nil, nil, fmt.Errorf("listing tools: %w", err)
+		return nil, listing{}, fmt.Errorf("listing tools: %w", err)
 	}
 	return cs, list, nil
 }
 
 // list lists the server's tools (every page) and makes the offered ones;
-// the infos describe every listed tool, offered or not.
-func (s *server) list(ctx context.Context, cs *mcp.ClientSession) ([]agent.Tool, []ToolInfo, error) {
+// the infos describe every listed tool, offered or not. Each definition
+// has the server's secrets hidden before anything else reads it
+// (hideSecrets), and a tool whose name holds one is refused.
+func (s *server) list(ctx context.Context, cs *mcp.ClientSession) (listing, []ToolInfo, error) {
 	var (
-		tools []agent.Tool
+		l     listing
 		infos []ToolInfo
 		seen  = map[string]bool{}
 	)
 	for mt, err := range cs.Tools(ctx, nil) {
 		if err != nil {
-			return nil, nil, err
+			return listing{}, nil, err
 		}
-		t, skipped := newTool(s, mt)
-		if skipped == "" && seen[t.name] {
+		name := s.cfg.Name + Sep + s.scrub.Hide(mt.Name)
+		if s.nameHoldsSecret(mt.Name) {
+			l.secret = append(l.secret, Refusal{Tool: name, Reason: errSecretName})
+			infos = append(infos, ToolInfo{Name: name, Skipped: errSecretName})
+			s.log.Warn("mcp server: tool not offered", "tool", name, "why", errSecretName)
+			continue
+		}
+		var (
+			t       *tool
+			skipped string
+		)
+		hidden, err := s.hideSecrets(mt)
+		if err != nil {
+			skipped = "its definition: " + err.Error()
+		} else if t, skipped = newTool(s, hidden); skipped == "" && seen[t.name] {
 			skipped = "the server listed it twice"
 		}
-		info := ToolInfo{Name: s.cfg.Name + Sep + mt.Name, Description: describe(mt), Skipped: skipped}
-		info.Effect, info.Source = effectOf(s.cfg.Name, s.cfg.Trusted, mt.Annotations)
+		info := ToolInfo{Name: name, Skipped: skipped}
+		if hidden != nil {
+			info.Description = describe(hidden)
+			info.Effect, info.Source = effectOf(s.cfg.Name, s.cfg.Trusted, hidden.Annotations)
+		}
 		infos = append(infos, info)
 		if skipped != "" {
-			s.log.Warn("mcp server: tool not offered", "tool", mt.Name, "why", skipped)
+			s.log.Warn("mcp server: tool not offered", "tool", name, "why", skipped)
 			continue
 		}
 		seen[t.name] = true
-		tools = append(tools, t)
+		l.tools = append(l.tools, t)
 	}
-	sort.Slice(tools, func(i, j int) bool { return tools[i].Name() < tools[j].Name() })
-	return tools, infos, nil
+	sort.Slice(l.tools, func(i, j int) bool { return l.tools[i].Name() < l.tools[j].Name() })
+	return l, infos, nil
 }
 
 // session returns the live session, or nil while the server is down.
@@ -377,15 +473,15 @@ func (s *server) downReason() string {
 	return s.err
 }
 
-func (s *server) setUp(cs *mcp.ClientSession, tools []agent.Tool) {
+func (s *server) setUp(cs *mcp.ClientSession, l listing) {
 	s.mu.Lock()
 	s.cs, s.err, s.since = cs, "", s.opts.Clock.Now()
 	if r := cs.InitializeResult(); r != nil {
 		s.protocol = r.ProtocolVersion
 	}
 	s.mu.Unlock()
-	s.log.Info("mcp server up", "protocol", s.protocol, "tools", len(tools))
-	s.publish(tools)
+	s.log.Info("mcp server up", "protocol", s.protocol, "tools", len(l.tools))
+	s.publish(&l)
 }
 
 // setDown records why the server is down; wasUp withdraws its tools.
@@ -409,19 +505,157 @@ func (s *server) setDown(err error, wasUp bool) {
 	}
 }
 
-// publish makes tools the server's offer and tells OnChange.
-func (s *server) publish(tools []agent.Tool) {
+// publish records the server's new listing (nil: it went down, its
+// tools leave; its names stay its own) and shares the names out.
+func (s *server) publish(l *listing) {
 	if s.m == nil {
 		return
 	}
 	s.m.changeMu.Lock()
 	defer s.m.changeMu.Unlock()
-	s.mu.Lock()
-	s.tools = tools
-	s.mu.Unlock()
-	if s.opts.OnChange != nil && !s.m.closed {
-		s.opts.OnChange(s.cfg.Name, tools)
+	if l != nil {
+		s.mu.Lock()
+		s.listed = *l
+		s.mu.Unlock()
 	}
+	s.m.share(s)
+}
+
+// share gives every name to one server: the first in config order that
+// listed it (while up, or the last time it was up), so which server has
+// a name does not depend on which came up first. Each up server offers
+// its listed tools less the names an earlier server has. OnChange is told
+// for changed (always) and for every other server whose offer changed, in
+// an order that lets a name go before another server takes it (the
+// registry keeps a name with whoever holds it): first the servers that
+// lose names (with what they keep, when they also gain some), then
+// changed, then the servers that gain names. Called under changeMu.
+func (m *Manager) share(changed *server) {
+	type update struct {
+		s            *server
+		offer, kept  []agent.Tool
+		loses, gains bool
+	}
+	var ups []update
+	holder := map[string]string{} // full name -> server
+	for _, s := range m.servers {
+		s.mu.Lock()
+		up := s.cs != nil
+		listed := s.listed.tools
+		old := s.offered
+		s.mu.Unlock()
+		var (
+			offer []agent.Tool
+			clash []Refusal
+		)
+		for _, t := range listed {
+			if h, ok := holder[t.Name()]; ok {
+				clash = append(clash, Refusal{Tool: t.Name(), Reason: reasonEarlier(h)})
+				continue
+			}
+			offer = append(offer, t)
+		}
+		for _, t := range listed {
+			if _, ok := holder[t.Name()]; !ok {
+				holder[t.Name()] = s.cfg.Name
+			}
+		}
+		if !up {
+			offer, clash = nil, nil
+		}
+		s.mu.Lock()
+		s.clash = clash
+		s.mu.Unlock()
+		if s != changed && sameTools(offer, old) {
+			continue
+		}
+		if len(clash) > 0 {
+			s.log.Warn("mcp server: tools not offered: an earlier server has their names", "refused", clash)
+		}
+		u := update{s: s, offer: offer}
+		if s != changed {
+			u.kept = intersect(old, offer)
+			u.loses, u.gains = len(u.kept) < len(old), len(u.kept) < len(offer)
+		}
+		ups = append(ups, u)
+	}
+	for _, u := range ups {
+		switch {
+		case u.s == changed || !u.loses:
+		case u.gains:
+			m.offer(u.s, u.kept)
+		default:
+			m.offer(u.s, u.offer)
+		}
+	}
+	for _, u := range ups {
+		if u.s == changed {
+			m.offer(u.s, u.offer)
+		}
+	}
+	for _, u := range ups {
+		if u.s != changed && u.gains {
+			m.offer(u.s, u.offer)
+		}
+	}
+}
+
+// offer hands s's tools to OnChange and records what the registry took.
+func (m *Manager) offer(s *server, tools []agent.Tool) {
+	s.mu.Lock()
+	s.offered, s.tools, s.taken = tools, tools, nil
+	s.mu.Unlock()
+	if s.opts.OnChange == nil || m.closed {
+		return
+	}
+	taken := s.opts.OnChange(s.cfg.Name, tools)
+	if len(taken) == 0 {
+		return
+	}
+	var refused []Refusal
+	for _, n := range taken {
+		refused = append(refused, Refusal{Tool: n, Reason: reasonBuiltIn})
+	}
+	s.log.Warn("mcp server: tools not offered: a built-in tool has their names", "refused", refused)
+	s.mu.Lock()
+	s.taken = refused
+	s.tools = without(tools, taken)
+	s.mu.Unlock()
+}
+
+// intersect is the tools of a that are also in b (the same objects).
+func intersect(a, b []agent.Tool) []agent.Tool {
+	var out []agent.Tool
+	for _, t := range a {
+		if slices.Contains(b, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// without is tools less the named ones.
+func without(tools []agent.Tool, names []string) []agent.Tool {
+	var out []agent.Tool
+	for _, t := range tools {
+		if !slices.Contains(names, t.Name()) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// sameTools reports whether a and b hold the same tool objects.
+func sameTools(a, b []agent.Tool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // ToolInfo describes one tool a server lists, for `bot check -probe`.

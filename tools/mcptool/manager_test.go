@@ -132,11 +132,12 @@ func TestListChangedHandsOverNewDefinitions(t *testing.T) {
 func TestRegistryRefusesACallPinnedToAnOldDefinition(t *testing.T) {
 	reg := agent.NewRegistry()
 	ch := &changes{}
-	onChange := func(server string, tools []agent.Tool) {
+	onChange := func(server string, tools []agent.Tool) []string {
 		ch.on(server, tools)
 		if err := reg.SetGroup(server, tools...); err != nil {
 			t.Errorf("SetGroup: %v", err)
 		}
+		return nil
 	}
 	srv := mcptestNew()
 	m := Start(context.Background(), []ServerConfig{{Name: "t", Command: "x"}}, Options{transport: inMemory(srv), OnChange: onChange})

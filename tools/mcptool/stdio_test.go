@@ -93,7 +93,11 @@ func TestStdioServerKilledMidCall(t *testing.T) {
 	reg := agent.NewRegistry()
 	ch := &changes{}
 	m := Start(context.Background(), []ServerConfig{c}, Options{Getenv: getenv, Logger: testLogger(t),
-		OnChange: func(s string, tools []agent.Tool) { ch.on(s, tools); _ = reg.SetGroup(s, tools...) }})
+		OnChange: func(s string, tools []agent.Tool) []string {
+			ch.on(s, tools)
+			_ = reg.SetGroup(s, tools...)
+			return nil
+		}})
 	defer m.Close()
 	tl, ok := reg.Get("sub__slow")
 	if !ok {
