@@ -22,7 +22,9 @@ func mcpGroup(server string) string { return "mcp:" + server }
 // in the background and does not stop the bot (/readyz says when a
 // required one is down). Each server's tools are one group of the
 // registry, replaced whole when its list changes and emptied while it is
-// down, each tool wrapped for metrics.
+// down, each tool wrapped for metrics. A name a built-in tool has stays
+// the built-in's: the registry leaves it out and the server's status
+// (/readyz) says so; the server's other tools are offered.
 func (c *core) startMCP(ctx context.Context) {
 	servers := c.cfg.Tools.MCP.Servers
 	if len(servers) == 0 {
@@ -32,15 +34,17 @@ func (c *core) startMCP(ctx context.Context) {
 	c.mcp = mcptool.Start(ctx, servers, mcptool.Options{
 		Logger:  log,
 		Version: Version(),
-		OnChange: func(server string, tools []agent.Tool) {
-			if err := c.tools.SetGroup(mcpGroup(server), c.metrics.Tools(tools)...); err != nil {
-				// A name taken by a built-in tool or another server:
-				// none of this server's tools is offered.
+		OnChange: func(server string, tools []agent.Tool) []string {
+			taken, err := c.tools.Offer(mcpGroup(server), c.metrics.Tools(tools)...)
+			if err != nil {
+				// The manager checked each tool and their names: this
+				// is a bug. Offer none rather than some.
 				log.Error("the MCP server's tools cannot be offered", "server", server, "err", err)
 				_ = c.tools.SetGroup(mcpGroup(server))
-				return
+				return nil
 			}
-			log.Info("MCP server tools offered", "server", server, "tools", len(tools))
+			log.Info("MCP server tools offered", "server", server, "tools", len(tools)-len(taken))
+			return taken
 		},
 	})
 	c.metrics.MCP(c.mcp.Status)
@@ -51,18 +55,22 @@ func (c *core) startMCP(ctx context.Context) {
 	}
 }
 
-// mcpReady is nil unless a required MCP server is down.
-func (c *core) mcpReady() error {
+// mcpReady is nil unless a required MCP server is down or a tool of one
+// is refused (mcptool.Refusal); warnings say the refused tools of the
+// other servers, which do not make the bot unready.
+func (c *core) mcpReady() (problem error, warnings []string) {
 	if c.mcp == nil {
-		return nil
+		return nil, nil
 	}
-	return c.mcp.Ready()
+	return c.mcp.Ready(), c.mcp.Warnings()
 }
 
 // probeMCP is `bot check -probe`: it starts each MCP server of cfg once,
 // lists its tools with the risk the approval policy gives a call of each
-// (and why), and stops it. It returns the number of servers that could
-// not be probed.
+// (and why), and stops it. A tool a served bot would refuse because an
+// earlier server in tools.mcp.servers or a built-in tool has its name is
+// listed as not offered, and why, as the bot would do it. It returns the
+// number of servers that could not be probed.
 func probeMCP(ctx context.Context, cfg *config.Config, w io.Writer) int {
 	servers := cfg.Tools.MCP.Servers
 	if len(servers) == 0 {
@@ -73,6 +81,17 @@ func probeMCP(ctx context.Context, cfg *config.Config, w io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(w, "approval.policy: %v\n", err)
 		return len(servers)
+	}
+	// holder of each name so far: the built-in tools that can have a
+	// name like an MCP tool's, then each server in config order.
+	holder := map[string]string{}
+	for _, h := range cfg.Tools.HTTP {
+		holder[h.Name] = "a built-in tool (tools.http)"
+	}
+	if cfg.Tools.Shell.Enabled {
+		for _, sc := range cfg.Tools.Shell.Commands {
+			holder[sc.Name] = "a built-in tool (tools.shell)"
+		}
 	}
 	failed := 0
 	for _, s := range servers {
@@ -96,6 +115,10 @@ func probeMCP(ctx context.Context, cfg *config.Config, w io.Writer) int {
 				fmt.Fprintf(tw, "%s\t-\t-\tnot offered: %s\n", ti.Name, ti.Skipped)
 				continue
 			}
+			if h, ok := holder[ti.Name]; ok {
+				fmt.Fprintf(tw, "%s\t-\t-\tnot offered: %s has that name\n", ti.Name, h)
+				continue
+			}
 			v, err := pol.Evaluate(approval.CallInfo{Tool: ti.Name, Effect: ti.Effect, EffectSource: ti.Source, Confidence: 1}, nil)
 			if err != nil {
 				fmt.Fprintf(tw, "%s\t?\t?\t%v\n", ti.Name, err)
@@ -108,6 +131,11 @@ func probeMCP(ctx context.Context, cfg *config.Config, w io.Writer) int {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", ti.Name, v.Risk, asks, v.Reason)
 		}
 		tw.Flush()
+		for _, ti := range infos {
+			if _, ok := holder[ti.Name]; !ok && ti.Skipped == "" {
+				holder[ti.Name] = "MCP server " + s.Name + ", listed before it in tools.mcp.servers,"
+			}
+		}
 	}
 	return failed
 }

@@ -760,14 +760,20 @@ func (c *core) serveReady(w http.ResponseWriter, r *http.Request) {
 	if err := c.router.Ready(); err != nil {
 		problems = append(problems, err.Error())
 	}
-	if err := c.mcpReady(); err != nil {
-		problems = append(problems, err.Error())
+	mcpErr, warnings := c.mcpReady()
+	if mcpErr != nil {
+		problems = append(problems, mcpErr.Error())
+	}
+	body := map[string]any{"status": "ok"}
+	if len(warnings) > 0 {
+		body["warnings"] = warnings
 	}
 	if len(problems) > 0 {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "unavailable", "problems": problems})
+		body["status"], body["problems"] = "unavailable", problems
+		writeJSON(w, http.StatusServiceUnavailable, body)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	writeJSON(w, http.StatusOK, body)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -14,6 +14,10 @@
 //	decisions_total{channel,status}                decisions taken through a channel
 //	tool_duration_seconds{tool}                    tool runs (histogram)
 //	tool_errors_total{tool,kind}                   kind: failed | not_run | unknown
+//	mcp_server_up{server,transport}                MCP: 1 while the session is live
+//	mcp_server_tools{server}                       MCP: tools offered now
+//	mcp_server_tools_refused{server}               MCP: tools listed but not offered
+//	mcp_calls_total{server}, mcp_call_errors_total{server}
 //	model_request_duration_seconds{provider}       model requests (histogram)
 //	model_errors_total{provider}
 //	config_reloads_total{result}                   ok | failed | unchanged
@@ -25,4 +29,9 @@
 // ends, latency), each tool (Tool: duration, errors, on both the immediate
 // and the approved path) and the model (Model). A nil *Metrics records
 // nothing.
+//
+// A tool label is the tool's name, except that one MCP server's tools get
+// at most MaxToolLabels labels of their own; the rest share
+// "<server>__(other)" (a server names its tools and can rename them at
+// will, so its names must not make series without bound).
 package metrics

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net/http"
 	"runtime"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -36,6 +38,50 @@ type Metrics struct {
 	modelSecs   *prometheus.HistogramVec // provider
 	modelErrors *prometheus.CounterVec   // provider
 	reloads     *prometheus.CounterVec   // result
+
+	labelMu    sync.Mutex
+	mcpServers []string        // the configured MCP servers' names
+	labelled   map[string]bool // MCP tools with a label of their own
+	perServer  map[string]int  // MCP server -> tool labels given
+}
+
+// MaxToolLabels is how many of one MCP server's tools get a tool label of
+// their own (hitlbot_tool_duration_seconds{tool}, hitlbot_tool_errors_total,
+// hitlbot_approvals_*_total), first come first served over the process's
+// life; the server's other tools share the label "<server>__(other)",
+// which no tool can be named. An MCP server chooses its tools' names and
+// may change them at will (tools/list_changed): without a bound an
+// untrusted server could make series without end. Built-in tools, whose
+// names the config gives, are labelled by name.
+const MaxToolLabels = 64
+
+// OtherTools is the suffix of the label an MCP server's tools share
+// beyond MaxToolLabels: "<server>" + OtherTools.
+const OtherTools = "__(other)"
+
+// toolLabel is the tool label of the tool (or approval's tool) name.
+func (m *Metrics) toolLabel(name string) string {
+	m.labelMu.Lock()
+	defer m.labelMu.Unlock()
+	if m.labelled[name] {
+		return name
+	}
+	server := ""
+	for _, s := range m.mcpServers {
+		if strings.HasPrefix(name, s+"__") && len(s) > len(server) {
+			server = s
+		}
+	}
+	if server == "" {
+		return name
+	}
+	if m.perServer[server] >= MaxToolLabels {
+		// Not remembered: the names beyond the bound take no memory.
+		return server + OtherTools
+	}
+	m.perServer[server]++
+	m.labelled[name] = true
+	return name
 }
 
 // New returns metrics registered in a new registry, with the Go runtime and
@@ -43,8 +89,10 @@ type Metrics struct {
 func New(version string) *Metrics {
 	reg := prometheus.NewRegistry()
 	m := &Metrics{
-		reg: reg,
-		now: time.Now,
+		reg:       reg,
+		now:       time.Now,
+		labelled:  map[string]bool{},
+		perServer: map[string]int{},
 		requested: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "approvals_requested_total",
 			Help: "Approvals requested (cards shown), by tool and risk.",
@@ -162,13 +210,13 @@ func (m *Metrics) Reload(result string) {
 
 // requestedApproval counts an approval shown by this process.
 func (m *Metrics) requestedApproval(a *approval.Approval) {
-	m.requested.WithLabelValues(a.Tool(), a.Risk.String()).Inc()
+	m.requested.WithLabelValues(m.toolLabel(a.Tool()), a.Risk.String()).Inc()
 	m.pending.Inc()
 }
 
 // endedApproval counts an approval that ended with status st.
 func (m *Metrics) endedApproval(a *approval.Approval, st approval.Status) {
-	m.decided.WithLabelValues(a.Tool(), a.Risk.String(), string(st)).Inc()
+	m.decided.WithLabelValues(m.toolLabel(a.Tool()), a.Risk.String(), string(st)).Inc()
 	m.pending.Dec()
 	end := a.DecidedAt
 	if end.IsZero() {
@@ -180,7 +228,8 @@ func (m *Metrics) endedApproval(a *approval.Approval, st approval.Status) {
 }
 
 // toolRun records one tool run.
-func (m *Metrics) toolRun(tool string, d time.Duration, isError bool, err error) {
+func (m *Metrics) toolRun(name string, d time.Duration, isError bool, err error) {
+	tool := m.toolLabel(name)
 	m.toolSeconds.WithLabelValues(tool).Observe(d.Seconds())
 	switch {
 	case err != nil && errors.Is(err, approval.ErrNotRun):

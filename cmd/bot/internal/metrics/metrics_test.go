@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http/httptest"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/tools/mcptool"
 )
 
 // scrape returns the text the handler serves.
@@ -215,3 +217,61 @@ func TestToolKeepsCheck(t *testing.T) {
 		}
 	}
 }
+
+// namedTool is a fakeTool with a name.
+type namedTool struct {
+	fakeTool
+	name string
+}
+
+func (n namedTool) Name() string { return n.name }
+
+// TestMCPToolLabelsAreBounded: an MCP server names its tools and may
+// rename them without end; its tools get at most MaxToolLabels tool labels
+// of their own (in the tools' metrics and the approvals'), the rest share
+// "<server>__(other)". Built-in tools keep their names.
+func TestMCPToolLabelsAreBounded(t *testing.T) {
+	m := New("v")
+	m.MCP(func() []mcptool.ServerStatus { return []mcptool.ServerStatus{{Name: "u"}} })
+	ctx := context.Background()
+	n := notifierOf(m)
+	for i := range MaxToolLabels + 50 {
+		name := fmt.Sprintf("u__tool%03d", i)
+		if _, err := m.Tool(namedTool{name: name}).Run(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		a := &approval.Approval{Calls: []approval.Call{{Tool: name}}, Risk: approval.RiskHigh}
+		_, _ = n.Show(ctx, a)
+		_ = n.Settle(ctx, a, approval.Outcome{Status: approval.StatusRejected})
+	}
+	_, _ = m.Tool(namedTool{name: "fs__x"}).Run(ctx, nil)
+	text := scrape(t, m)
+	for _, metric := range []string{"hitlbot_tool_duration_seconds_count", "hitlbot_approvals_requested_total", "hitlbot_approvals_decided_total"} {
+		labels := map[string]bool{}
+		for _, line := range strings.Split(text, "\n") {
+			if rest, ok := strings.CutPrefix(line, metric+"{"); ok {
+				_, v, _ := strings.Cut(rest, `tool="`)
+				v, _, _ = strings.Cut(v, `"`)
+				labels[v] = true
+			}
+		}
+		if !labels["u__(other)"] || !labels["u__tool000"] || labels[fmt.Sprintf("u__tool%03d", MaxToolLabels)] {
+			t.Errorf("%s: the labels are not the first %d tools and u__(other)", metric, MaxToolLabels)
+		}
+		if want := MaxToolLabels + 1; len(labels)-btoi(labels["fs__x"]) != want {
+			t.Errorf("%s: %d tool labels of server u; want %d", metric, len(labels)-btoi(labels["fs__x"]), want)
+		}
+	}
+	wantLines(t, text, `hitlbot_tool_duration_seconds_count{tool="fs__x"} 1`,
+		fmt.Sprintf(`hitlbot_tool_duration_seconds_count{tool="u__(other)"} %d`, 50))
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// notifierOf is m's notifier over one that shows and settles nothing.
+func notifierOf(m *Metrics) approval.Notifier { return m.Notifier(fakeNotifier{}) }
