@@ -22,7 +22,7 @@
 // initialize handshake (2025-11-25 and older).
 //
 // A server's tools are offered while its session is up: OnChange hands
-// them over (agent.Registry.SetGroup) when it comes up and on every
+// them over (agent.Registry.Offer) when it comes up and on every
 // tools/list_changed, and withdraws them (nil) when the session ends. A
 // call to a withdrawn tool then fails as unknown tool, and nothing is
 // sent.
@@ -39,7 +39,7 @@
 //
 // Every tool is an agent.Foreign: its Definition is the sha256 of the
 // canonical JSON of what the server said of it (server, name, title,
-// description, input schema, annotations). A new listing makes new tool
+// description, input schema, annotations), its secrets hidden. A new listing makes new tool
 // objects, so a call hashed for a card before a change is refused by the
 // registry after it (approval.ErrToolChanged) and never reaches the server.
 //
@@ -60,5 +60,16 @@
 // The values of a server's env variables and header variables are scrubbed
 // from results, errors, statuses and logged stderr; previews show the
 // arguments only. An env value that is an ordinary word is scrubbed too
-// (values shorter than 4 bytes are not).
+// (values shorter than 4 bytes are not). A tool's definition is scrubbed
+// when the list is read (title, description, annotations' title, every
+// string of its schemas, keys included), before its digest is taken, and
+// a tool whose name holds a secret is refused (a Refusal).
+//
+// # Names that meet
+//
+// Server a's tool b__c and server a__b's tool c are both a__b__c: the
+// server listed first has the name (its last listing counts while it is
+// down), and OnChange's caller refuses a name a built-in tool has
+// (agent.Registry.Offer). Only that name is refused; ServerStatus.Refused
+// says it, Ready fails for a required server, Warnings say it otherwise.
 package mcptool
