@@ -76,6 +76,13 @@ type Say struct {
 	Approval approval.ID
 	// Result is the turn's result, on turn_ended.
 	Result *TurnResult
+	// Private is set on everything a private turn says, from the round
+	// that made it private to its turn_ended (privacy.go): the turn's
+	// requester (Inbound.User) is to read it alone. It is the one
+	// decision of a turn's privacy, the same for the live turn, its
+	// resumption on any replica and a frozen approval's resolution: the
+	// channel obeys it, and never decides by the approval at hand.
+	Private *Private
 }
 
 // Speaker is what the agent needs of a channel: a way to speak in the
@@ -108,4 +115,6 @@ type TurnResult struct {
 	Waiting approval.ID
 	// Err is set when the turn failed; Text then holds a sentence safe to show.
 	Err error
+	// private is the turn's privacy (Say.Private), for its turn_ended.
+	private *Private
 }

@@ -10,13 +10,13 @@ import (
 // sayGranted tells the chat that a call ran without asking because a live
 // grant covers it: who approved the same request, and how long ago
 // ("Auto-approved: the same request was approved by 张三 4 minutes ago."),
-// naming the approval that granted it (so a channel keeps what follows as
-// private as that approval was).
-func (l *Loop) sayGranted(ctx context.Context, in Inbound, g *approval.Grant) {
+// naming the approval that granted it (the turn went private before it
+// when that approval was private: privacy.go).
+func (l *Loop) sayGranted(ctx context.Context, ts *turnState, g *approval.Grant) {
 	if g == nil {
 		return
 	}
 	lang, _ := catalogue.Parse(l.cfg.Lang)
 	ago := catalogue.Ago(lang, l.cfg.Clock.Now().Sub(g.ApprovedAt))
-	l.say(ctx, in, Say{Kind: SayNotice, Text: catalogue.Text(lang, catalogue.GrantAutoApproved, g.ApprovedBy, ago), Approval: g.ApprovalID})
+	l.sayTurn(ctx, ts, Say{Kind: SayNotice, Text: catalogue.Text(lang, catalogue.GrantAutoApproved, g.ApprovedBy, ago), Approval: g.ApprovalID})
 }

@@ -263,7 +263,7 @@ func (l *Loop) offerResume(a *approval.Approval, o approval.Outcome) {
 	if err == nil && o.Resolution == "" && taken(conv, a) {
 		return // (a resolution of a frozen outcome comes after the turn took that)
 	}
-	in := Inbound{Session: a.Session, Channel: a.Channel, ChatID: a.ChatID, User: a.Requester, UserName: a.RequesterName, Resumed: a.ID}
+	in := Inbound{Session: a.Session, Channel: a.Channel, ChatID: a.ChatID, User: a.Requester, UserName: a.RequesterName, Resumed: a.ID, Group: a.Group}
 	// Not refused by a queue full of messages: an outcome is not lost to
 	// a chatty session. The extra room bounds a store that replays.
 	if err := l.enqueue(job{in: in, resume: &ended{a: a, o: o}}, l.cfg.QueueSize+maxSuspended); err != nil && !errors.Is(err, ErrClosed) {
@@ -315,7 +315,7 @@ func (l *Loop) work(s approval.SessionKey) {
 			res = l.turn(j.in)
 		}
 		if ran {
-			l.say(l.ctx, to, Say{Kind: SayTurnEnded, Result: &res})
+			l.say(l.ctx, to, Say{Kind: SayTurnEnded, Result: &res, Private: res.private})
 		}
 	}
 }

@@ -66,26 +66,41 @@ func forModel(msgs []Message, own *Private) []Message {
 
 // goPrivate makes ts a private turn from message from on (the assistant
 // message of the round that met the private approval), marked p; a turn
-// already private stays as it is.
+// already private stays as it is. It is where a turn's privacy is
+// decided, for the live turn (it asks for a private approval, or a call
+// runs under a grant one gave) and for every resumption and resolution
+// (the mark on its calls' replies in the history: privateAt); and once
+// decided, it holds to the turn's end.
 func (ts *turnState) goPrivate(p *Private, from int) {
-	if ts.private != nil || p == nil {
+	if ts.private.Load() != nil || p == nil {
 		return
 	}
-	ts.private, ts.privateFrom = p, max(from, 0)
+	ts.privateFrom = max(from, 0)
+	ts.private.Store(p)
 	ts.markPrivate()
 }
 
 // markPrivate marks the messages a private turn wrote from its private
 // round on (called before the history is sent to the model or saved).
 func (ts *turnState) markPrivate() {
-	if ts.private == nil {
+	p := ts.private.Load()
+	if p == nil {
 		return
 	}
 	for i := ts.privateFrom; i < len(ts.conv.Messages); i++ {
 		if ts.conv.Messages[i].Private == nil {
-			ts.conv.Messages[i].Private = ts.private
+			ts.conv.Messages[i].Private = p
 		}
 	}
+}
+
+// sayTurn says s for the turn ts, with the turn's privacy (Say.Private):
+// everything a turn says goes through here, so what a private turn says
+// is said to its requester alone whatever approval is at hand, on the
+// replica that waited as on any that resumes it.
+func (l *Loop) sayTurn(ctx context.Context, ts *turnState, s Say) {
+	s.Private = ts.private.Load()
+	l.say(ctx, ts.in, s)
 }
 
 // requesterName is how the history names the sender of in.

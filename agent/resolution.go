@@ -45,8 +45,9 @@ func (l *Loop) resumeResolution(ctx context.Context, in Inbound, conv Conversati
 	for i, c := range a.Calls {
 		ids[i] = c.CallID
 	}
-	// A private turn's approval: its conversation goes on private.
-	p := privateAt(ts.conv, ids, a)
+	// A private turn's approval: its conversation goes on private, from
+	// the update on (what it says, the retry's results first).
+	ts.goPrivate(privateAt(ts.conv, ids, a), len(ts.conv.Messages))
 	cos := callOutcomes(o, calls)
 	for i, co := range cos {
 		c := a.Calls[i]
@@ -58,10 +59,9 @@ func (l *Loop) resumeResolution(ctx context.Context, in Inbound, conv Conversati
 		}
 		ts.result.Actions = append(ts.result.Actions, Action{Tool: c.Tool, Input: c.Args, Result: co.reply, Status: co.status, IsError: co.isError})
 		if co.ran {
-			l.say(ctx, ts.in, Say{Kind: SayToolResult, Tool: c.Tool, Args: c.Args, Text: co.reply, IsError: co.isError})
+			l.sayTurn(ctx, ts, Say{Kind: SayToolResult, Tool: c.Tool, Args: c.Args, Text: co.reply, IsError: co.isError})
 		}
 	}
-	ts.goPrivate(p, len(ts.conv.Messages))
 	ts.conv.Messages = append(ts.conv.Messages, Message{Role: RoleSystem, Content: resolutionUpdate(a, o, calls, cos)})
 	log.Info("continuing the conversation with a frozen approval's resolution", "resolution", string(o.Resolution))
 	l.rounds(ctx, ts)

@@ -151,7 +151,7 @@ func (l *Loop) resume(in Inbound, a *approval.Approval, o approval.Outcome) (to 
 			ts.declined[c.Tool+"\x00"+c.Hash] = true
 		}
 		if co.ran {
-			l.say(ctx, ts.in, Say{Kind: SayToolResult, Tool: c.Tool, Args: argsOf(a, c.ID), Text: co.reply, IsError: co.isError})
+			l.sayTurn(ctx, ts, Say{Kind: SayToolResult, Tool: c.Tool, Args: argsOf(a, c.ID), Text: co.reply, IsError: co.isError})
 		}
 	}
 	if o.Status == approval.StatusSuperseded {

@@ -36,9 +36,10 @@ type turnState struct {
 	// grows in the chat is no silence, so the slow notice waits.
 	streaming atomic.Bool
 	// private, once the turn met a private approval, marks what it
-	// writes to the history from message privateFrom on (privacy.go);
-	// roundAt is the index of the current round's assistant message.
-	private     *Private
+	// writes to the history from message privateFrom on, and what it
+	// says (privacy.go); roundAt is the index of the current round's
+	// assistant message. Atomic: the slow notice reads it.
+	private     atomic.Pointer[Private]
 	privateFrom int
 	roundAt     int
 }
@@ -109,18 +110,18 @@ func (ts *turnState) releaseWith(l *Loop) {
 // rounds asks the model and runs its tool calls until it answers, a
 // round limit, a failure, or an approval the turn stopped waiting for.
 func (l *Loop) rounds(ctx context.Context, ts *turnState) {
-	in, log := ts.in, ts.log
+	log := ts.log
 	stopSlow := l.watchSlow(ctx, ts)
 	defer stopSlow()
 	specs := l.specs()
 	for round := 0; ; round++ {
 		if round == l.cfg.MaxToolRounds {
 			ts.result.Text = fmt.Sprintf(l.words.maxRounds, round)
-			l.say(ctx, in, Say{Kind: SayNotice, Text: ts.result.Text})
+			l.sayTurn(ctx, ts, Say{Kind: SayNotice, Text: ts.result.Text})
 			return
 		}
 		ts.markPrivate()
-		msgs := forModel(ts.conv.Messages, ts.private)
+		msgs := forModel(ts.conv.Messages, ts.private.Load())
 		if l.cfg.SystemPrompt != "" {
 			msgs = append([]Message{{Role: RoleSystem, Content: l.cfg.SystemPrompt}}, msgs...)
 		}
@@ -129,7 +130,7 @@ func (l *Loop) rounds(ctx context.Context, ts *turnState) {
 			if text != "" {
 				streamed = true
 				ts.streaming.Store(true)
-				l.say(ctx, in, Say{Kind: SayDelta, Text: text})
+				l.sayTurn(ctx, ts, Say{Kind: SayDelta, Text: text})
 			}
 		}})
 		ts.streaming.Store(false)
@@ -141,7 +142,7 @@ func (l *Loop) rounds(ctx context.Context, ts *turnState) {
 			log.Info("turn stopped by shutdown while the model was answering", "err", err)
 			ts.result.Err, ts.result.Text = err, l.words.shuttingDown
 			if streamed {
-				l.say(ctx, in, Say{Kind: SayStreamEnd})
+				l.sayTurn(ctx, ts, Say{Kind: SayStreamEnd})
 			}
 			return
 		}
@@ -159,10 +160,10 @@ func (l *Loop) rounds(ctx context.Context, ts *turnState) {
 			if streamed {
 				// The sentence ends the streamed message (and stands for
 				// the notice where nothing streams).
-				l.say(ctx, in, Say{Kind: SayStreamEnd, Text: public, IsError: true})
+				l.sayTurn(ctx, ts, Say{Kind: SayStreamEnd, Text: public, IsError: true})
 				return
 			}
-			l.say(ctx, in, Say{Kind: SayNotice, Text: public, IsError: true})
+			l.sayTurn(ctx, ts, Say{Kind: SayNotice, Text: public, IsError: true})
 			return
 		}
 		msg := resp.Message
@@ -176,13 +177,13 @@ func (l *Loop) rounds(ctx context.Context, ts *turnState) {
 		ts.roundAt = len(ts.conv.Messages) - 1
 		if len(msg.ToolCalls) == 0 {
 			ts.result.Text = msg.Content
-			l.say(ctx, in, Say{Kind: SayAnswer, Text: msg.Content})
+			l.sayTurn(ctx, ts, Say{Kind: SayAnswer, Text: msg.Content})
 			return
 		}
 		if streamed {
 			// The text the model wrote before its calls was streamed: end
 			// that message before any card of the calls is shown.
-			l.say(ctx, in, Say{Kind: SayStreamEnd})
+			l.sayTurn(ctx, ts, Say{Kind: SayStreamEnd})
 		}
 		l.handleCalls(ctx, ts, msg.ToolCalls)
 		if !ts.held {
@@ -196,7 +197,7 @@ func (l *Loop) rounds(ctx context.Context, ts *turnState) {
 			// so the resumption can take it back.
 			ts.result.Text = l.words.stillWaiting
 			ts.conv.Messages = append(ts.conv.Messages, Message{Role: RoleAssistant, Content: l.words.stillWaiting, Status: approval.StatusPending})
-			l.say(ctx, in, Say{Kind: SayNotice, Text: l.words.stillWaiting})
+			l.sayTurn(ctx, ts, Say{Kind: SayNotice, Text: l.words.stillWaiting})
 			return
 		}
 	}
@@ -211,6 +212,7 @@ func (l *Loop) end(ctx context.Context, ts *turnState) {
 		rcancel()
 	}
 	ts.markPrivate()
+	ts.result.private = ts.private.Load() // its turn_ended says it too
 	ts.conv.Trim(l.cfg.MaxHistory)
 	if err := l.cfg.History.Save(context.WithoutCancel(ctx), ts.in.Session, ts.conv); err != nil {
 		ts.log.Error("saving history failed", "err", err)
@@ -237,7 +239,7 @@ func (l *Loop) lockFailed(in Inbound, err error, log *slog.Logger) TurnResult {
 }
 
 func (l *Loop) fail(ctx context.Context, ts *turnState, err error, public string) TurnResult {
-	l.say(ctx, ts.in, Say{Kind: SayNotice, Text: public, IsError: true})
+	l.sayTurn(ctx, ts, Say{Kind: SayNotice, Text: public, IsError: true})
 	return TurnResult{Err: err, Text: public}
 }
 
@@ -263,7 +265,7 @@ func (l *Loop) watchSlow(ctx context.Context, ts *turnState) (stop func()) {
 					t = l.cfg.Clock.NewTimer(l.cfg.SlowNotice)
 					continue
 				}
-				l.say(ctx, ts.in, Say{Kind: SayNotice, Text: l.words.stillWorking})
+				l.sayTurn(ctx, ts, Say{Kind: SayNotice, Text: l.words.stillWorking})
 				return
 			}
 		}
@@ -357,7 +359,7 @@ func (l *Loop) handleCalls(ctx context.Context, ts *turnState, calls []ToolCall)
 			// A grant of a private approval keeps what follows as
 			// private as that approval was.
 			ts.goPrivate(l.grantPrivate(ctx, ts, v.Grant), ts.roundAt)
-			l.sayGranted(ctx, ts.in, v.Grant)
+			l.sayGranted(ctx, ts, v.Grant)
 			res, err := l.cfg.Tools.Dispatch(ctx, approval.Call{Tool: c.Name, Args: args, PayloadSHA256: hash, CallID: c.ID})
 			switch {
 			case err != nil && errors.Is(err, approval.ErrNotRun):
@@ -368,7 +370,7 @@ func (l *Loop) handleCalls(ctx context.Context, ts *turnState, calls []ToolCall)
 			default:
 				p.answer(res.Status, res.IsError, res.Content)
 			}
-			l.say(ctx, ts.in, Say{Kind: SayToolResult, Tool: c.Name, Args: args, Text: p.reply, IsError: p.isError})
+			l.sayTurn(ctx, ts, Say{Kind: SayToolResult, Tool: c.Name, Args: args, Text: p.reply, IsError: p.isError})
 			continue
 		}
 		batch = append(batch, p)
@@ -449,7 +451,8 @@ func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared) {
 		log.Warn("too many suspended turns; forgetting the oldest", "approval_id", ts.conv.Suspended[0].Approval)
 		ts.conv.Suspended = append([]Suspension(nil), ts.conv.Suspended[n-maxSuspended:]...)
 	}
-	saved := withPlaceholders(ts.conv, batch, id, ts.private)
+	ts.markPrivate() // this round's calls, when the turn was private before it
+	saved := withPlaceholders(ts.conv, batch, id, ts.private.Load())
 	saved.Trim(l.cfg.MaxHistory)
 	if err := l.cfg.History.Save(ctx, ts.in.Session, saved); err != nil {
 		log.Warn("saving history before the approval failed; its outcome may not resume the turn if this wait ends first", "approval_id", id, "err", err)
@@ -476,13 +479,13 @@ func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared) {
 		for _, p := range batch {
 			p.answer(approval.StatusFailed, true, l.words.notRun+approval.UserMessageIn(err, l.cfg.Lang))
 		}
-		l.say(ctx, ts.in, Say{Kind: SayNotice, Text: approval.UserMessageIn(err, l.cfg.Lang), IsError: true})
+		l.sayTurn(ctx, ts, Say{Kind: SayNotice, Text: approval.UserMessageIn(err, l.cfg.Lang), IsError: true})
 		return
 	}
 	if a.Private() {
 		ts.goPrivate(&Private{Turn: string(a.ID), By: requesterName(ts.in)}, ts.roundAt)
 	}
-	l.say(ctx, ts.in, Say{Kind: SayAwaiting, Approval: a.ID})
+	l.sayTurn(ctx, ts, Say{Kind: SayAwaiting, Approval: a.ID})
 	ts.signalWaiting(true)
 	ts.releaseWith(l) // waiting is not work: let other sessions use the worker
 	o, werr := l.cfg.Engine.Wait(ctx, a.ID)
@@ -549,7 +552,7 @@ func (l *Loop) applyOutcome(ts *turnState, batch []*prepared, o approval.Outcome
 			ts.declined[p.call.Name+"\x00"+p.hash] = true
 		}
 		if co.ran {
-			l.say(context.Background(), ts.in, Say{Kind: SayToolResult, Tool: p.call.Name, Args: p.args, Text: p.reply, IsError: p.isError})
+			l.sayTurn(context.Background(), ts, Say{Kind: SayToolResult, Tool: p.call.Name, Args: p.args, Text: p.reply, IsError: p.isError})
 		}
 	}
 }

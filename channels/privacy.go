@@ -15,7 +15,6 @@ import (
 
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
-	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/cards"
 	"github.com/hitlbot/hitlbot/words"
 )
@@ -147,9 +146,9 @@ func requesterName(a *approval.Approval) string {
 	return string(a.Requester)
 }
 
-// privateTurns are the running turns that ran, or were refused, a private
-// approval's calls, by conversation (a session runs one turn at a time):
-// from then on what the turn says goes to its requester only.
+// privateTurns are the running private turns (agent.Say.Private), by
+// conversation (a session runs one turn at a time): what they say goes to
+// their requester only.
 type privateTurns struct {
 	mu sync.Mutex
 	m  map[approval.SessionKey]*privateTurn
@@ -157,7 +156,10 @@ type privateTurns struct {
 
 // privateTurn is one such turn.
 type privateTurn struct {
-	a *approval.Approval
+	// user is its requester, who reads what it says; name is how the
+	// chat names them.
+	user approval.UserID
+	name string
 	// held are the tool results held until an answer follows (a channel
 	// that folds results, ResultFolder); said tells that something was
 	// sent privately, so the chat is told once, when the turn ends;
@@ -166,24 +168,21 @@ type privateTurn struct {
 	said, failed bool
 }
 
-// get returns the private turn of in's conversation, or nil.
-func (p *privateTurns) get(in agent.Inbound) *privateTurn {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.m[in.Session]
-}
-
-// set marks in's conversation's turn private, for a; a nil a marks a
-// resumed turn whose approval is not private.
-func (p *privateTurns) set(in agent.Inbound, a *approval.Approval) *privateTurn {
+// open returns the private turn of in's conversation, begun now if it
+// was not yet.
+func (p *privateTurns) open(in agent.Inbound) *privateTurn {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.m == nil {
 		p.m = map[approval.SessionKey]*privateTurn{}
 	}
 	t := p.m[in.Session]
-	if t == nil || t.a == nil {
-		t = &privateTurn{a: a}
+	if t == nil {
+		name := in.UserName
+		if name == "" {
+			name = string(in.User)
+		}
+		t = &privateTurn{user: in.User, name: name}
 		p.m[in.Session] = t
 	}
 	return t
@@ -196,68 +195,31 @@ func (p *privateTurns) end(in agent.Inbound) {
 	delete(p.m, in.Session)
 }
 
-// sayPrivately handles s when the turn of in ran, or was refused, the
-// calls of a private approval (its awaiting event names it; a resumed turn
-// is that approval's), or ran a call that approval's grant let run (the
-// grant's notice names it): from then on its tool results, notices and answer
-// go to the requester only (PrivateChannel.SendTo), no stream is opened in
-// the chat, and when the turn ends the chat reads one line: the answer was
-// sent to the requester privately. said reports that s needs nothing more
-// (awaiting and turn_ended still go on to a TurnListener). Fails closed:
-// what cannot be sent privately is not said in the chat either.
+// sayPrivately handles s when the turn of in is private (s.Private, which
+// the agent decides, the same for the live turn, its resumption on any
+// replica and a frozen approval's resolution: agent/privacy.go): its tool
+// results, notices and answer go to its requester only
+// (PrivateChannel.SendTo), no stream is opened in the chat, and when the
+// turn ends the chat reads one line: the answer was sent to the requester
+// privately. said reports that s needs nothing more (awaiting and
+// turn_ended still go on to a TurnListener). Fails closed: what cannot be
+// sent privately is not said in the chat either.
 func (r *Router) sayPrivately(ctx context.Context, ch Channel, in agent.Inbound, to Target, s agent.Say) (said bool, err error) {
-	if !in.Group {
-		return false, nil // a 1:1 chat: nothing is private there (Approval.Private)
-	}
-	t := r.private.get(in)
-	if t != nil && t.a == nil { // a resumed turn of an approval that is not private
+	if s.Private == nil {
 		if s.Kind == agent.SayTurnEnded {
-			r.private.end(in)
+			r.private.end(in) // nothing of a turn before it is left over
 		}
-		if s.Approval == "" {
-			return false, nil
-		}
-		t = nil // it asks again: that approval may be private
+		return false, nil
 	}
-	if t == nil {
-		var id approval.ID
-		switch {
-		case s.Approval != "":
-			// An awaiting event, or a grant's notice: the approval that
-			// granted the call keeps what follows as private as it was.
-			id = s.Approval
-		case in.Resumed != "" && s.Kind != agent.SayTurnEnded:
-			id = in.Resumed
-		default:
-			return false, nil
-		}
-		a, err := r.decider.Get(ctx, id)
-		if err != nil {
-			if approval.KindOf(err) == errkind.NotFound {
-				return false, nil
-			}
-			// Unknown: fail closed, as if it were private, for the
-			// requester of this turn.
-			r.log.Warn("reading the approval of a turn failed; what the turn says goes to its sender only", "approval_id", id, "err", err)
-			a = &approval.Approval{ID: id, Requester: in.User, RequesterName: in.UserName, Privacy: approval.PrivacyGroup, Group: true,
-				Approvers: approval.ApproverRule{Mode: approval.ApproverRequester}}
-		}
-		if !a.Private() {
-			if in.Resumed != "" && id == in.Resumed {
-				r.private.set(in, nil) // looked up once per resumed turn
-			}
-			return false, nil
-		}
-		t = r.private.set(in, a)
-	}
-	log := r.log.With("channel", in.Channel, "chat_id", in.ChatID, "approval_id", t.a.ID)
+	t := r.private.open(in)
+	log := r.log.With("channel", in.Channel, "chat_id", in.ChatID, "private_turn", s.Private.Turn)
 	send := func(out Outgoing) error {
 		pc, ok := ch.(PrivateChannel)
 		if !ok {
 			t.failed = true
 			return fmt.Errorf("say privately in %s: %w", in.Channel, ErrNoPrivacy)
 		}
-		if err := pc.SendTo(ctx, to, []approval.UserID{t.a.Requester}, out); err != nil {
+		if err := pc.SendTo(ctx, to, []approval.UserID{t.user}, out); err != nil {
 			t.failed = true
 			return err
 		}
@@ -295,9 +257,9 @@ func (r *Router) sayPrivately(ctx context.Context, ch Channel, in agent.Inbound,
 		line := ""
 		switch {
 		case t.failed:
-			line = words.In(r.cfg.Lang, words.PrivateUnsent, requesterName(t.a))
+			line = words.In(r.cfg.Lang, words.PrivateUnsent, t.name)
 		case t.said:
-			line = words.In(r.cfg.Lang, words.PrivateAnswer, requesterName(t.a))
+			line = words.In(r.cfg.Lang, words.PrivateAnswer, t.name)
 		}
 		if line != "" {
 			if err := ch.Send(ctx, to, Outgoing{Kind: OutNotice, Text: line}); err != nil {

@@ -140,17 +140,21 @@ func (p *privateFake) told(user approval.UserID, kind, sub string) bool {
 
 // privateRig is a rig on store, history and locker whose channel "fake"
 // can show things to some people only, whose tool erase has effect, and
-// whose HIGH and MEDIUM calls only bob may approve, private in groups.
+// whose HIGH and MEDIUM calls only bob may approve, private in groups;
+// its tool publish (a write, MEDIUM) is asked for in the open
+// (tools.publish.privacy none).
 func privateRig(t *testing.T, store approval.Store, hist agent.History, locker agent.SessionLocker, effect approval.Effect) (*rig, *privateFake) {
 	t.Helper()
 	pc := approval.DefaultPolicyConfig()
 	bob := approval.ApproverConfig{Mode: approval.ApproverUsers, Users: []string{"bob"}}
 	pc.Approvers = map[string]approval.ApproverConfig{"HIGH": bob, "MEDIUM": bob}
 	pc.Privacy = map[string]approval.Privacy{"HIGH": approval.PrivacyGroup, "MEDIUM": approval.PrivacyGroup}
-	g := &rig{ch: newFake("fake"), erase: hitltest.NewTool("erase", effect), model: &hitltest.Model{}}
+	pc.Tools = map[string]approval.ToolPolicy{"publish": {Privacy: approval.PrivacyNone}}
+	g := &rig{ch: newFake("fake"), erase: hitltest.NewTool("erase", effect), model: &hitltest.Model{Tools: []string{"erase", "publish"}}}
 	pf := &privateFake{fakeChannel: g.ch, to: map[approval.UserID][]string{}}
 	relay := NewRelay()
-	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: relay, Speaker: relay, Model: g.model, Tools: []agent.Tool{g.erase}, Policy: &pc,
+	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: relay, Speaker: relay, Model: g.model,
+		Tools: []agent.Tool{g.erase, hitltest.NewTool("publish", approval.EffectWrite)}, Policy: &pc,
 		Loop: func(c *agent.LoopConfig) { c.History, c.Locker = hist, locker }})
 	r, err := NewRouter(RouterConfig{Decider: st.Engine, Submitter: st.Loop, Relay: relay, Store: store, Lang: "en", Logger: quiet})
 	if err != nil {
@@ -163,14 +167,15 @@ func privateRig(t *testing.T, store approval.Store, hist agent.History, locker a
 	return g, pf
 }
 
-// privateReplicas are two privateRigs of HIGH calls that are replicas of
-// one deployment: one store, one history, one session locker.
-func privateReplicas(t *testing.T) (a, b *rig, pa, pb *privateFake) {
+// privateReplicas are two privateRigs whose erase has effect (HIGH calls
+// when destructive, MEDIUM ones that may grant when a write) that are
+// replicas of one deployment: one store, one history, one session locker.
+func privateReplicas(t *testing.T, effect approval.Effect) (a, b *rig, pa, pb *privateFake) {
 	t.Helper()
 	store := memstore.New(memstore.Options{})
 	hist, locker := agent.NewMemoryHistory(), agent.NewMemoryLocker()
-	a, pa = privateRig(t, store, hist, locker, approval.EffectDestructive)
-	b, pb = privateRig(t, store, hist, locker, approval.EffectDestructive)
+	a, pa = privateRig(t, store, hist, locker, effect)
+	b, pb = privateRig(t, store, hist, locker, effect)
 	return a, b, pa, pb
 }
 
@@ -180,7 +185,7 @@ func privateReplicas(t *testing.T) (a, b *rig, pa, pb *privateFake) {
 // the group reads one line. While the approval waited, another message
 // in the group was told it waits by its redacted line.
 func TestPrivateTurnResumedElsewhere(t *testing.T) {
-	a, b, pa, pb := privateReplicas(t)
+	a, b, pa, pb := privateReplicas(t, approval.EffectDestructive)
 	ap := a.pendingApproval(t, "orders")
 	if !ap.Private() || !pa.told("alice", "card", "orders") || !pa.told("bob", "card", "orders") || pa.told("carol", "card", "") {
 		t.Fatalf("private %v; told %v", ap.Private(), pa.to)
@@ -342,7 +347,7 @@ func (c *contextModel) request(question string) string {
 // turn still reads its own result and answers her privately; a later
 // turn of alice's, whose answer the group reads, does not get it either.
 func TestPrivateTurnStaysOutOfOthersHistory(t *testing.T) {
-	a, b, pa, pb := privateReplicas(t)
+	a, b, pa, pb := privateReplicas(t, approval.EffectDestructive)
 	cm := &contextModel{seen: map[string]string{}}
 	for _, g := range []*rig{a, b} {
 		cm.hook(g.model)
