@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"maps"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -15,15 +17,23 @@ import (
 )
 
 // TestServeAllowList: channels.api.allow.users set from the environment
-// refuses the anonymous local user of the API, end to end: the answer is
-// the refusal sentence, the agent never ran (no tool, no approval), and
-// the refusal is counted.
+// refuses the anonymous local user of the API, end to end: 403
+// not_allowed with the refusal sentence, the agent never ran (no tool, no
+// approval), and the refusal is counted.
 func TestServeAllowList(t *testing.T) {
 	t.Setenv("HITLBOT_CHANNELS_API_ALLOW_USERS", "default/alice")
 	s := serve(t, "-data", t.TempDir())
-	res := chat(t, s.base, map[string]any{"message": deleteCancelled})
-	if text, _ := res["text"].(string); !strings.Contains(text, "not allowed to use this assistant") || res["requiresConfirmation"] == true {
-		t.Fatalf("a refused user's message answered %v", res)
+	resp, err := http.Post(s.base+"/agent/chat", "application/json", strings.NewReader(`{"message":"`+deleteCancelled+`"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var res map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&res); err != nil {
+		t.Fatal(err)
+	}
+	if msg, _ := res["message"].(string); resp.StatusCode != http.StatusForbidden || res["error"] != "not_allowed" || !strings.Contains(msg, "not allowed to use this assistant") {
+		t.Fatalf("a refused user's message answered %d %v", resp.StatusCode, res)
 	}
 	_, metrics := get(t, s.base+"/metrics")
 	if !strings.Contains(metrics, `hitlbot_inbound_refused_total{channel="api"} 1`) || strings.Contains(metrics, "hitlbot_approvals_requested_total") {
