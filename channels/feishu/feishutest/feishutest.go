@@ -36,6 +36,9 @@ const Token = "t-fake"
 type Call struct {
 	Op        string // "create", "reply" or "patch"
 	MessageID string // the message replied to or patched
+	// Sent is the id of the message a successful create or reply made
+	// (what the fake answered as its message_id), e.g. to click its card.
+	Sent      string
 	ReceiveID string // create: the chat, or the person (ReceiveIDType open_id)
 	// ReceiveIDType is a create's receive_id_type: chat_id, or open_id for
 	// a message to one person in their 1:1 chat with the bot.
@@ -247,6 +250,10 @@ func (s *Server) record(w http.ResponseWriter, r *http.Request, op string) (Call
 			return c, false
 		}
 	}
+	if op != "patch" {
+		s.nextID++
+		c.Sent = fmt.Sprintf("om_bot_%d", s.nextID)
+	}
 	s.calls = append(s.calls, c)
 	return c, true
 }
@@ -266,13 +273,6 @@ func (s *Server) RefuseChat(chat string) {
 	s.outOf[chat] = true
 }
 
-func (s *Server) newID() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.nextID++
-	return fmt.Sprintf("om_bot_%d", s.nextID)
-}
-
 func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	kind := r.URL.Query().Get("receive_id_type")
 	if kind != "chat_id" && kind != "open_id" {
@@ -287,14 +287,15 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	if kind == "open_id" {
 		chat = P2PChat(c.ReceiveID) // the bot's 1:1 chat with that person
 	}
-	writeJSON(w, 200, map[string]any{"code": 0, "msg": "success", "data": map[string]any{"message_id": s.newID(), "chat_id": chat, "msg_type": c.MsgType}})
+	writeJSON(w, 200, map[string]any{"code": 0, "msg": "success", "data": map[string]any{"message_id": c.Sent, "chat_id": chat, "msg_type": c.MsgType}})
 }
 
 func (s *Server) reply(w http.ResponseWriter, r *http.Request) {
-	if _, ok := s.record(w, r, "reply"); !ok {
+	c, ok := s.record(w, r, "reply")
+	if !ok {
 		return
 	}
-	writeJSON(w, 200, map[string]any{"code": 0, "msg": "success", "data": map[string]any{"message_id": s.newID()}})
+	writeJSON(w, 200, map[string]any{"code": 0, "msg": "success", "data": map[string]any{"message_id": c.Sent}})
 }
 
 func (s *Server) patch(w http.ResponseWriter, r *http.Request) {
