@@ -164,6 +164,8 @@ func (s *speaker) kinds() []agent.SayKind {
 // shower is a Notifier that hands every new approval to the test and,
 // as the router does, resumes the turn of every approval that ends.
 type shower struct {
+	approval.NopNotifier // Progress and Escalate do nothing
+
 	shown chan *approval.Approval
 	h     *harness
 }

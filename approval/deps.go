@@ -5,23 +5,32 @@ import (
 	"errors"
 )
 
-// Notifier shows approvals to people and settles their cards. The channels
-// package implements it: it renders cards with the cards package and sends
-// them through the session's channel.
+// Notifier is everything the engine tells the people deciding: it shows
+// approvals, redraws their cards, carries out escalation steps and settles
+// the cards. The channels package implements it (the router, through its
+// Relay): it renders cards with the cards package and sends them through
+// the session's channel. Every method is part of the interface, so a
+// wrapper (metrics) cannot hide one: the compiler makes it forward them
+// all. NopNotifier does nothing for each.
 type Notifier interface {
 	// Show sends the card (or prompt) for a new approval and returns the
 	// references of what it sent, so any replica can update them later.
 	Show(ctx context.Context, a *Approval) ([]CardRef, error)
 	// Settle updates every card of the approval to its final state.
 	Settle(ctx context.Context, a *Approval, o Outcome) error
-}
-
-// ProgressNotifier is implemented by a Notifier that can show how far a
-// pending approval has come towards its quorum (Approval.Votes) on every
-// card of it. A card it updates must still end in the approval's final
-// state when a Settle races the update.
-type ProgressNotifier interface {
+	// Progress redraws every card of a pending approval with how far it
+	// has come towards its quorum (Approval.Votes) and the escalation
+	// steps taken. A card it updates must still end in the approval's
+	// final state when a Settle races the update.
 	Progress(ctx context.Context, a *Approval) error
+	// Escalate shows a, still pending, in the chat of its escalation step
+	// step (just taken: a.Escalated counts it), with its buttons, and
+	// tells the chat where it waited so far; it redraws none of a's other
+	// cards (the engine does, through Progress). It returns the
+	// references of the cards it sent, recorded like any card of a (a
+	// decision on either settles both). An error means that no card
+	// reached the step's chat; the notifier has said so where a waits.
+	Escalate(ctx context.Context, a *Approval, step int) ([]CardRef, error)
 }
 
 // Dispatcher runs tool calls; the agent's tool registry implements it.
@@ -52,5 +61,11 @@ func (NopNotifier) Show(context.Context, *Approval) ([]CardRef, error) { return 
 
 // Settle does nothing.
 func (NopNotifier) Settle(context.Context, *Approval, Outcome) error { return nil }
+
+// Progress does nothing.
+func (NopNotifier) Progress(context.Context, *Approval) error { return nil }
+
+// Escalate sends no card.
+func (NopNotifier) Escalate(context.Context, *Approval, int) ([]CardRef, error) { return nil, nil }
 
 var _ Notifier = NopNotifier{}

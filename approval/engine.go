@@ -1153,17 +1153,13 @@ func QuorumProgressIn(a *Approval, lang string) string {
 	return words.In(lang, words.QuorumProgress, len(a.Votes), a.Approvers.Needed(), strings.Join(by, words.In(lang, words.ApproversSep)))
 }
 
-// progress shows a's votes on its cards, where the notifier can
-// (ProgressNotifier); a failure is logged: the votes are recorded all the
+// progress shows a's votes and escalation steps on its cards
+// (Notifier.Progress); a failure is logged: the votes are recorded all the
 // same.
 func (e *Engine) progress(a *Approval) {
-	pn, ok := e.cfg.Notifier.(ProgressNotifier)
-	if !ok {
-		return
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.SettleTimeout)
 	defer cancel()
-	if err := pn.Progress(ctx, a.Clone()); err != nil {
+	if err := e.cfg.Notifier.Progress(ctx, a.Clone()); err != nil {
 		e.log.Warn("showing the approval's progress on its cards failed", "approval_id", a.ID, "err", err)
 	}
 }

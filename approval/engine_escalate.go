@@ -7,19 +7,6 @@ import (
 	"github.com/hitlbot/hitlbot/approval/audit"
 )
 
-// EscalationNotifier is implemented by a Notifier that can carry out a
-// step of an approval's timed escalation (Approval.Escalation).
-type EscalationNotifier interface {
-	// Escalate shows a, still pending, in the chat of its escalation step
-	// step (just taken: a.Escalated counts it), with its buttons, and
-	// tells the chat where it waited so far; it redraws none of a's other
-	// cards (the engine does, through ProgressNotifier). It returns the
-	// references of the cards it sent, recorded like any card of a (a
-	// decision on either settles both). An error means that no card
-	// reached the step's chat; the notifier has said so where a waits.
-	Escalate(ctx context.Context, a *Approval, step int) ([]CardRef, error)
-}
-
 // escalateBatch is how many escalation steps one sweep takes at most.
 const escalateBatch = 256
 
@@ -51,7 +38,7 @@ func (e *Engine) escalate(ctx context.Context) (int, error) {
 
 // escalated carries out step of a's escalation, which this engine took:
 // it audits the step, has the notifier show a in the step's chat
-// (EscalationNotifier), records the cards it sent, and redraws every card
+// (Notifier.Escalate), records the cards it sent, and redraws every card
 // of a, so that each says who may decide now. A card that could not be
 // sent is audited with its error: the step's people may decide all the
 // same (a typed 确认, the API), and a still waits where it was.
@@ -59,12 +46,7 @@ func (e *Engine) escalated(ctx context.Context, a *Approval, step int) {
 	st := a.Escalation[step]
 	note := fmt.Sprintf("step %d after %v: %s %s; %s", step+1, st.After, st.To.Channel, st.To.ChatID, st.Approvers.DescribeIn("en"))
 	e.log.Info("approval escalated", "approval_id", a.ID, "step", step+1, "after", st.After, "channel", st.To.Channel, "chat_id", st.To.ChatID)
-	en, ok := e.cfg.Notifier.(EscalationNotifier)
-	if !ok {
-		e.auditNote(a, audit.EventEscalate, "", SourceSystem, "", "", note)
-		return
-	}
-	cards, err := en.Escalate(ctx, a.Clone(), step)
+	cards, err := e.cfg.Notifier.Escalate(ctx, a.Clone(), step)
 	if err != nil {
 		e.log.Warn("showing the approval in its escalation chat failed", "approval_id", a.ID, "channel", st.To.Channel, "chat_id", st.To.ChatID, "err", err)
 		e.auditNote(a, audit.EventEscalate, "", SourceSystem, "", err.Error(), note)

@@ -96,6 +96,10 @@ func (c *counterTool) Dispatch(ctx context.Context, call approval.Call) (approva
 
 // notifier records Show and Settle calls.
 type notifier struct {
+	// Progress and Escalate do nothing (escalationNotes and progressNotes
+	// record them).
+	approval.NopNotifier
+
 	mu      sync.Mutex
 	failing bool
 	// onShow, when set, runs inside Show before it returns: a decision

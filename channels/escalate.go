@@ -10,7 +10,7 @@ import (
 )
 
 // Escalate carries out step step of a's timed escalation
-// (approval.EscalationNotifier): it shows a, with its buttons and the
+// (approval.Notifier): it shows a, with its buttons and the
 // code it has in that chat, in the step's chat, and tells the chat where
 // a waited so far (its approvers' chat when it has one) that nobody
 // decided in time and who else was asked. If the card cannot be sent,
@@ -75,8 +75,6 @@ func (r *Router) showStep(ctx context.Context, a *approval.Approval, st approval
 	}
 	return refs, nil
 }
-
-var _ approval.EscalationNotifier = (*Router)(nil)
 
 // pendingCardIn is a's pending card as a chat other than its own shows it
 // (place: a chat its escalation asked): with the code a has there.

@@ -1033,8 +1033,8 @@ func (r *Router) settleCards(ctx context.Context, a *approval.Approval, o approv
 }
 
 // Progress shows a's votes towards its quorum on every card of it whose
-// channel can redraw a pending card (ProgressShower; approval.
-// ProgressNotifier). A Settle may race it: so once the cards are redrawn
+// channel can redraw a pending card (ProgressShower; approval.Notifier).
+// A Settle may race it: so once the cards are redrawn
 // the record is read again, and if the approval has ended by then its
 // cards are settled once more, so that none is left pending.
 func (r *Router) Progress(ctx context.Context, a *approval.Approval) error {
@@ -1087,8 +1087,6 @@ func (r *Router) Progress(ctx context.Context, a *approval.Approval) error {
 	}
 	return errors.Join(errs...)
 }
-
-var _ approval.ProgressNotifier = (*Router)(nil)
 
 // Say sends what the agent says to the chat the message came from, as a
 // reply to it, and hands where the turn stands (awaiting, ended) to a

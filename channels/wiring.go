@@ -66,10 +66,8 @@ type Relay struct {
 func NewRelay() *Relay { return &Relay{} }
 
 var (
-	_ approval.Notifier           = (*Relay)(nil)
-	_ approval.ProgressNotifier   = (*Relay)(nil)
-	_ approval.EscalationNotifier = (*Relay)(nil)
-	_ agent.Speaker               = (*Relay)(nil)
+	_ approval.Notifier = (*Relay)(nil)
+	_ agent.Speaker     = (*Relay)(nil)
 )
 
 // attach gives the relay its router; a relay serves one router.
@@ -98,7 +96,7 @@ func (l *Relay) Settle(ctx context.Context, a *approval.Approval, o approval.Out
 	return r.Settle(ctx, a, o)
 }
 
-// Progress is the router's Progress (approval.ProgressNotifier).
+// Progress is the router's Progress (approval.Notifier).
 func (l *Relay) Progress(ctx context.Context, a *approval.Approval) error {
 	r := l.r.Load()
 	if r == nil {
@@ -107,7 +105,7 @@ func (l *Relay) Progress(ctx context.Context, a *approval.Approval) error {
 	return r.Progress(ctx, a)
 }
 
-// Escalate is the router's Escalate (approval.EscalationNotifier).
+// Escalate is the router's Escalate (approval.Notifier).
 func (l *Relay) Escalate(ctx context.Context, a *approval.Approval, step int) ([]approval.CardRef, error) {
 	r := l.r.Load()
 	if r == nil {

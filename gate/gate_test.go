@@ -27,6 +27,11 @@ const (
 // shown is a Notifier that hands every new approval to the test.
 type shown chan *approval.Approval
 
+func (shown) Progress(context.Context, *approval.Approval) error { return nil }
+func (shown) Escalate(context.Context, *approval.Approval, int) ([]approval.CardRef, error) {
+	return nil, nil
+}
+
 func (s shown) Show(_ context.Context, a *approval.Approval) ([]approval.CardRef, error) {
 	s <- a
 	return []approval.CardRef{{Channel: a.Channel, ChatID: a.ChatID, MessageID: "card-" + string(a.ID)}}, nil

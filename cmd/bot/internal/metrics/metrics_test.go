@@ -44,7 +44,11 @@ func wantLines(t *testing.T, text string, lines ...string) {
 	}
 }
 
-type fakeNotifier struct{ showErr error }
+type fakeNotifier struct {
+	approval.NopNotifier // Progress and Escalate do nothing
+
+	showErr error
+}
 
 func (f fakeNotifier) Show(context.Context, *approval.Approval) ([]approval.CardRef, error) {
 	return nil, f.showErr
@@ -144,6 +148,49 @@ func TestMetrics(t *testing.T) {
 		if !strings.Contains(text, name) {
 			t.Errorf("metrics lack %s", name)
 		}
+	}
+}
+
+// recordingNotifier records the Progress and Escalate calls it gets.
+type recordingNotifier struct {
+	approval.NopNotifier
+	progress []approval.ID
+	steps    []int
+}
+
+func (r *recordingNotifier) Progress(_ context.Context, a *approval.Approval) error {
+	r.progress = append(r.progress, a.ID)
+	return nil
+}
+
+func (r *recordingNotifier) Escalate(_ context.Context, a *approval.Approval, step int) ([]approval.CardRef, error) {
+	r.steps = append(r.steps, step)
+	return []approval.CardRef{{Channel: "feishu", ChatID: "oc_oncall", MessageID: "om_" + string(a.ID)}}, nil
+}
+
+// TestNotifierForwardsEveryCapability: the metrics notifier hands a
+// quorum's progress and an escalation step to the router (with the cards
+// the step sent), and counts neither as a request nor as an end.
+func TestNotifierForwardsEveryCapability(t *testing.T) {
+	m := New("v1.2.3")
+	next := &recordingNotifier{}
+	n := m.Notifier(next)
+	ctx := context.Background()
+	a := &approval.Approval{ID: "a1", Calls: []approval.Call{{Tool: "sql_execute"}}, Risk: approval.RiskHigh, CreatedAt: time.Now()}
+	if err := n.Progress(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	refs, err := n.Escalate(ctx, a, 1)
+	if err != nil || len(refs) != 1 || refs[0].MessageID != "om_a1" {
+		t.Fatalf("Escalate returned %+v, %v", refs, err)
+	}
+	if len(next.progress) != 1 || next.progress[0] != "a1" || len(next.steps) != 1 || next.steps[0] != 1 {
+		t.Fatalf("forwarded progress %v, steps %v", next.progress, next.steps)
+	}
+	text := scrape(t, m)
+	wantLines(t, text, "hitlbot_approvals_pending 0")
+	if strings.Contains(text, "hitlbot_approvals_requested_total{") || strings.Contains(text, "hitlbot_approvals_decided_total{") {
+		t.Fatalf("a redraw or an escalation step was counted:\n%s", text)
 	}
 }
 

@@ -16,7 +16,9 @@ import (
 // creates and settles every approval that ends, on whichever replica ends
 // it, so the counts need nothing from the audit trail (whose records carry
 // no risk). An approval whose card could not be shown is cancelled by the
-// engine without a Settle: it is counted here as ended, cancelled.
+// engine without a Settle: it is counted here as ended, cancelled. Progress
+// and Escalate are forwarded as they are (approval.Notifier declares them,
+// so the wrapper cannot hide them).
 func (m *Metrics) Notifier(next approval.Notifier) approval.Notifier {
 	if m == nil {
 		return next
@@ -46,8 +48,16 @@ func (n *notifier) Settle(ctx context.Context, a *approval.Approval, o approval.
 	return n.next.Settle(ctx, a, o)
 }
 
-// Unwrap returns the wrapped notifier.
-func (n *notifier) Unwrap() approval.Notifier { return n.next }
+// Progress forwards: a redraw is neither a request nor an end.
+func (n *notifier) Progress(ctx context.Context, a *approval.Approval) error {
+	return n.next.Progress(ctx, a)
+}
+
+// Escalate forwards: an escalation step adds cards to an approval already
+// counted, neither a request nor an end.
+func (n *notifier) Escalate(ctx context.Context, a *approval.Approval, step int) ([]approval.CardRef, error) {
+	return n.next.Escalate(ctx, a, step)
+}
 
 // Tool wraps a tool to time its runs (hitlbot_tool_duration_seconds{tool})
 // and count its failures (hitlbot_tool_errors_total{tool,kind}). Wrapping
