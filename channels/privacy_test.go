@@ -152,14 +152,18 @@ func privateRig(t *testing.T, store approval.Store, hist agent.History, locker a
 	pc.Tools = map[string]approval.ToolPolicy{"publish": {Privacy: approval.PrivacyNone}}
 	g := &rig{ch: newFake("fake"), erase: hitltest.NewTool("erase", effect), model: &hitltest.Model{Tools: []string{"erase", "publish"}}}
 	pf := &privateFake{fakeChannel: g.ch, to: map[approval.UserID][]string{}}
-	relay := NewRelay()
-	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: relay, Speaker: relay, Model: g.model,
-		Tools: []agent.Tool{g.erase, hitltest.NewTool("publish", approval.EffectWrite)}, Policy: &pc,
-		Loop: func(c *agent.LoopConfig) { c.History, c.Locker = hist, locker }})
-	r, err := NewRouter(RouterConfig{Decider: st.Engine, Submitter: st.Loop, Relay: relay, Store: store, Lang: "en", Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The stack as `bot serve` builds it (Assemble).
+	var r *Router
+	st := hitltest.New(t, hitltest.Config{Store: store, Model: g.model, Tools: []agent.Tool{g.erase, hitltest.NewTool("publish", approval.EffectWrite)}, Policy: &pc,
+		Loop: func(c *agent.LoopConfig) { c.History, c.Locker = hist, locker },
+		Assemble: func(ec approval.EngineConfig, lc agent.LoopConfig) (*approval.Engine, *agent.Loop, error) {
+			as, err := Assemble(Parts{Engine: ec, Loop: lc, Router: RouterConfig{Store: store, Lang: "en", Logger: quiet}})
+			if err != nil {
+				return nil, nil, err
+			}
+			r = as.Router
+			return as.Engine, as.Loop, nil
+		}})
 	if err := r.Register(pf); err != nil {
 		t.Fatal(err)
 	}

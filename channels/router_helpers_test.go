@@ -203,17 +203,22 @@ func newRigAs(t testing.TB, store approval.Store, engClock clock.Clock, loopMod 
 		store = memstore.New(memstore.Options{})
 	}
 	g := &rig{ch: newFake("fake"), erase: hitltest.NewTool("erase", approval.EffectDestructive), model: &hitltest.Model{}}
-	relay := NewRelay()
-	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: relay, Speaker: relay, Model: g.model, Tools: []agent.Tool{g.erase}, Clock: engClock, Loop: loopMod})
-	eng, loop := st.Engine, st.Loop
-	cfg := RouterConfig{Decider: eng, Submitter: loop, Relay: relay, Store: store, Lang: "en", Logger: quiet}
+	cfg := RouterConfig{Store: store, Lang: "en", Logger: quiet}
 	for _, m := range mod {
 		m(&cfg)
 	}
-	r, err := NewRouter(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The stack as `bot serve` builds it (Assemble).
+	var r *Router
+	st := hitltest.New(t, hitltest.Config{Store: store, Model: g.model, Tools: []agent.Tool{g.erase}, Clock: engClock, Loop: loopMod,
+		Assemble: func(ec approval.EngineConfig, lc agent.LoopConfig) (*approval.Engine, *agent.Loop, error) {
+			built, err := Assemble(Parts{Engine: ec, Loop: lc, Router: cfg})
+			if err != nil {
+				return nil, nil, err
+			}
+			r = built.Router
+			return built.Engine, built.Loop, nil
+		}})
+	eng, loop := st.Engine, st.Loop
 	var ch Channel = g.ch
 	if as != nil {
 		ch = as(g.ch)

@@ -155,20 +155,26 @@ func newHarness(t testing.TB, mod ...func(*setup)) *harness {
 	h := &harness{t: t, clk: s.clk, audit: &hitltest.Trail{}, release: make(chan struct{}),
 		erase: opTool("erase", approval.EffectDestructive), look: opTool("look", approval.EffectRead)}
 	store := s.store
-	relay := channels.NewRelay()
-	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: relay, Speaker: relay, Model: script(h.release),
-		Tools: []agent.Tool{h.erase, h.look, connectTool{}}, Audit: h.audit, Clock: h.clk, Policy: s.policy, Loop: s.loop})
+	// The stack as `bot serve` builds it (channels.Assemble).
+	var router *channels.Router
+	st := hitltest.New(t, hitltest.Config{Store: store, Model: script(h.release),
+		Tools: []agent.Tool{h.erase, h.look, connectTool{}}, Audit: h.audit, Clock: h.clk, Policy: s.policy, Loop: s.loop,
+		Assemble: func(ec approval.EngineConfig, lc agent.LoopConfig) (*approval.Engine, *agent.Loop, error) {
+			rc := channels.RouterConfig{Store: store, Logger: quiet, Clock: h.clk}
+			if s.router != nil {
+				s.router(&rc)
+			}
+			as, err := channels.Assemble(channels.Parts{Engine: ec, Loop: lc, Router: rc})
+			if err != nil {
+				return nil, nil, err
+			}
+			router = as.Router
+			return as.Engine, as.Loop, nil
+		}})
 	h.engine = st.Engine
 	loop := st.Loop
 	h.loop = loop
-	rc := channels.RouterConfig{Decider: h.engine, Submitter: loop, Relay: relay, Store: store, Logger: quiet, Clock: h.clk}
-	if s.router != nil {
-		s.router(&rc)
-	}
-	router, err := channels.NewRouter(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var err error
 	cfg := s.cfg
 	cfg.Audit, cfg.Clock = h.audit, h.clk
 	h.api, err = api.New(cfg, h.engine, quiet)

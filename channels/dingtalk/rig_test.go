@@ -85,17 +85,22 @@ func newRigClock(t *testing.T, mod func(*Config), store approval.Store, m agent.
 	if err != nil {
 		t.Fatal(err)
 	}
-	relay := channels.NewRelay()
 	var model agent.Model = g.model
 	if m != nil {
 		model = m
 	}
-	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: relay, Speaker: relay, Model: model, Tools: []agent.Tool{g.erase}, Policy: pc, Loop: loopCfg, Clock: clk})
-	eng, loop, ctx := st.Engine, st.Loop, st.Ctx
-	r, err := channels.NewRouter(channels.RouterConfig{Decider: eng, Submitter: loop, Relay: relay, Store: store, Lang: "en", Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The stack as `bot serve` builds it (channels.Assemble).
+	var r *channels.Router
+	st := hitltest.New(t, hitltest.Config{Store: store, Model: model, Tools: []agent.Tool{g.erase}, Policy: pc, Loop: loopCfg, Clock: clk,
+		Assemble: func(ec approval.EngineConfig, lc agent.LoopConfig) (*approval.Engine, *agent.Loop, error) {
+			as, err := channels.Assemble(channels.Parts{Engine: ec, Loop: lc, Router: channels.RouterConfig{Store: store, Lang: "en", Logger: quiet}})
+			if err != nil {
+				return nil, nil, err
+			}
+			r = as.Router
+			return as.Engine, as.Loop, nil
+		}})
+	eng, ctx := st.Engine, st.Ctx
 	if err := r.Register(ch); err != nil {
 		t.Fatal(err)
 	}

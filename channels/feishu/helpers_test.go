@@ -149,7 +149,6 @@ func newRigWith(t *testing.T, o rigOptions, mod ...func(*Config, *hitltest.Tool)
 		g.srv = httptest.NewServer(ch.WebhookHandler())
 		t.Cleanup(g.srv.Close)
 	}
-	relay := channels.NewRelay()
 	var pc *approval.PolicyConfig
 	if o.approvers != "" {
 		c := approval.DefaultPolicyConfig()
@@ -173,12 +172,18 @@ func newRigWith(t *testing.T, o rigOptions, mod ...func(*Config, *hitltest.Tool)
 	if o.model != nil {
 		m = o.model
 	}
-	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: relay, Speaker: relay, Model: m, Tools: []agent.Tool{g.erase}, Policy: pc, Clock: o.clock})
-	eng, loop, ctx := st.Engine, st.Loop, st.Ctx
-	r, err := channels.NewRouter(channels.RouterConfig{Decider: eng, Submitter: loop, Relay: relay, Store: store, Lang: "en", Logger: quiet, Scope: scope})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The stack as `bot serve` builds it (channels.Assemble).
+	var r *channels.Router
+	st := hitltest.New(t, hitltest.Config{Store: store, Model: m, Tools: []agent.Tool{g.erase}, Policy: pc, Clock: o.clock,
+		Assemble: func(ec approval.EngineConfig, lc agent.LoopConfig) (*approval.Engine, *agent.Loop, error) {
+			as, err := channels.Assemble(channels.Parts{Engine: ec, Loop: lc, Router: channels.RouterConfig{Store: store, Lang: "en", Logger: quiet, Scope: scope}})
+			if err != nil {
+				return nil, nil, err
+			}
+			r = as.Router
+			return as.Engine, as.Loop, nil
+		}})
+	eng, ctx := st.Engine, st.Ctx
 	if err := r.Register(ch); err != nil {
 		t.Fatal(err)
 	}

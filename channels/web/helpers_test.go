@@ -84,27 +84,31 @@ func newServerBeside(t testing.TB, effect approval.Effect, m agent.Model, pc *ap
 	erase.About = "Erases the named thing for good"
 	s := &server{erase: erase, clk: clock.NewFake(time.Now())}
 	store := memstore.New(memstore.Options{})
-	relay := channels.NewRelay()
 	cfg := web.Config{AllowAnonymousLocal: true, Logger: quiet, PingInterval: time.Minute}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	// One language for the page, the cards and the engine's outcomes, as
 	// cmd/bot configures them from approval.lang.
-	st := hitltest.New(t, hitltest.Config{Store: store, Notifier: relay, Speaker: relay, Tools: []agent.Tool{s.erase}, Clock: s.clk, Model: m, Policy: pc,
-		Lang: cfg.Lang})
-	eng, loop, reg, ctx := st.Engine, st.Loop, st.Tools, st.Ctx
-	cfg.Tools = reg
 	// The cards are in the page's language, as cmd/bot configures both
 	// from approval.lang.
 	lang := cfg.Lang
 	if lang == "" {
 		lang = "en"
 	}
-	r, err := channels.NewRouter(channels.RouterConfig{Decider: eng, Submitter: loop, Relay: relay, Store: store, Lang: lang, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The stack as `bot serve` builds it (channels.Assemble).
+	var r *channels.Router
+	st := hitltest.New(t, hitltest.Config{Store: store, Tools: []agent.Tool{s.erase}, Clock: s.clk, Model: m, Policy: pc, Lang: cfg.Lang,
+		Assemble: func(ec approval.EngineConfig, lc agent.LoopConfig) (*approval.Engine, *agent.Loop, error) {
+			as, err := channels.Assemble(channels.Parts{Engine: ec, Loop: lc, Router: channels.RouterConfig{Store: store, Lang: lang, Logger: quiet}})
+			if err != nil {
+				return nil, nil, err
+			}
+			r = as.Router
+			return as.Engine, as.Loop, nil
+		}})
+	eng, reg, ctx := st.Engine, st.Tools, st.Ctx
+	cfg.Tools = reg
 	w, err := web.New(cfg)
 	if err != nil {
 		t.Fatal(err)

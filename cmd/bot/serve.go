@@ -80,15 +80,17 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 //  3. the tools, each wrapped for metrics;
 //  4. the model (OpenAI-compatible or rules), wrapped for metrics;
 //  5. the approval policy, held in an atomic pointer for reloads;
-//  6. the relay (channels.Relay): the router's face to the engine and the
-//     loop, made before all three, because the engine notifies the router
-//     and the loop speaks through it while the router decides with the
-//     engine and submits to the loop;
-//  7. the engine, with the relay (wrapped for metrics) as its Notifier;
-//  8. the history, the session locker (Redis only) and the agent loop,
-//     with the engine and with the relay as its Speaker;
-//  9. the router, with the engine as its Decider, the loop as its
-//     Submitter and the relay, which is the router's from then on.
+//  6. the history and the session locker (Redis only);
+//  7. to 9. the engine, the agent loop and the router, by
+//     channels.Assemble (the one function the channels' tests build their
+//     stack with too): a relay (channels.Relay), the router's face to the
+//     engine and the loop, made before all three, because the engine
+//     notifies the router and the loop speaks through it while the router
+//     decides with the engine and submits to the loop; the engine, with
+//     the relay wrapped for metrics as its Notifier; the loop, with the
+//     engine and with the relay as its Speaker; the router, with the
+//     engine as its Decider, the loop as its Submitter and the relay,
+//     which is the router's from then on.
 //
 // Register: 10. the channels (serve: addHTTPChannels; chat: the
 // terminal), each built with what it needs (the store for replay marks,
@@ -228,29 +230,7 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 	}
 	c.policy.Store(pol)
 
-	// 6. The relay: the router's face to the engine and the loop, before
-	// the router exists.
-	relay := channels.NewRelay()
-
-	// 7. Engine.
-	c.engine, err = approval.NewEngine(approval.EngineConfig{
-		Store:       c.store,
-		Notifier:    c.metrics.Notifier(relay),
-		Dispatcher:  gate.Dispatcher{Next: c.tools},
-		Audit:       c.audit,
-		Logger:      log,
-		Text:        cfg.Approval.OutcomeText.With(cfg.Approval.Lang),
-		Lang:        cfg.Approval.Lang,
-		ResultTTL:   cfg.Approval.ResultTTL,
-		ExecTimeout: cfg.Approval.ExecTimeout,
-		// An approver's edited arguments are checked with the tools (3)
-		// and the policy in force (5).
-		Editor: agent.EditChecker{Tools: c.tools, Policy: c.policy.Load},
-	})
-	if err != nil {
-		return c, err
-	}
-	// 8. History, session locker, loop.
+	// 6. History and session locker.
 	var history agent.History = agent.NewMemoryHistory()
 	var locker agent.SessionLocker // nil: one replica, the loop's queues order each session
 	if c.redis != nil {
@@ -264,28 +244,6 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 		}
 		locker = rl
 	}
-	c.loop, err = agent.NewLoop(agent.LoopConfig{
-		Lang:          cfg.Approval.Lang,
-		Model:         mdl,
-		Tools:         c.tools,
-		Engine:        c.engine,
-		Policy:        c.policy.Load,
-		History:       history,
-		Locker:        locker,
-		Speaker:       relay,
-		Logger:        log,
-		SystemPrompt:  cfg.Model.SystemPrompt,
-		MaxToolRounds: cfg.Model.MaxToolRounds,
-		MaxHistory:    cfg.Model.MaxHistory,
-		TurnTimeout:   cfg.Model.TurnTimeout,
-		Retention:     cfg.Store.Retention,
-	})
-	if err != nil {
-		return c, err
-	}
-
-	// 9. Router: decides with the engine, submits to the loop, and takes
-	// the relay.
 	replies, err := approval.NewReplyParser(cfg.Approval.Replies)
 	if err != nil {
 		return c, fmt.Errorf("approval.replies: %w", err)
@@ -294,27 +252,61 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 	if err != nil {
 		return c, err
 	}
-	c.router, err = channels.NewRouter(channels.RouterConfig{
-		Decider:   c.engine,
-		Submitter: c.loop,
-		Relay:     relay,
-		Store:     c.store,
-		Replies:   replies,
-		Scope:     channels.Scope(cfg.Approval.SessionScope),
-		DedupTTL:  cfg.Approval.DedupTTL,
-		Lang:      cfg.Approval.Lang,
-		Zone:      zone,
-		Text:      cfg.Approval.OutcomeText,
-		Logger:    log,
-		Metrics:   c.metrics,
-		// Who may use each channel (channels.<name>.allow), and the clock
-		// allowance of typed replies (approval.reply_clock_skew).
-		Allow:          maps.Collect(cfg.Channels.Allow()),
-		ReplyClockSkew: cfg.Approval.ReplyClockSkew,
+
+	// 7–9. Engine, loop and router, assembled around one relay
+	// (channels.Assemble, which the tests of every channel build their
+	// stack with too): the engine notifies the relay, wrapped for metrics;
+	// the loop speaks through the relay; the router decides with the
+	// engine, submits to the loop and takes the relay.
+	as, err := channels.Assemble(channels.Parts{
+		Notifier: c.metrics.Notifier,
+		Engine: approval.EngineConfig{
+			Store:       c.store,
+			Dispatcher:  gate.Dispatcher{Next: c.tools},
+			Audit:       c.audit,
+			Logger:      log,
+			Text:        cfg.Approval.OutcomeText.With(cfg.Approval.Lang),
+			Lang:        cfg.Approval.Lang,
+			ResultTTL:   cfg.Approval.ResultTTL,
+			ExecTimeout: cfg.Approval.ExecTimeout,
+			// An approver's edited arguments are checked with the tools (3)
+			// and the policy in force (5).
+			Editor: agent.EditChecker{Tools: c.tools, Policy: c.policy.Load},
+		},
+		Loop: agent.LoopConfig{
+			Lang:          cfg.Approval.Lang,
+			Model:         mdl,
+			Tools:         c.tools,
+			Policy:        c.policy.Load,
+			History:       history,
+			Locker:        locker,
+			Logger:        log,
+			SystemPrompt:  cfg.Model.SystemPrompt,
+			MaxToolRounds: cfg.Model.MaxToolRounds,
+			MaxHistory:    cfg.Model.MaxHistory,
+			TurnTimeout:   cfg.Model.TurnTimeout,
+			Retention:     cfg.Store.Retention,
+		},
+		Router: channels.RouterConfig{
+			Store:    c.store,
+			Replies:  replies,
+			Scope:    channels.Scope(cfg.Approval.SessionScope),
+			DedupTTL: cfg.Approval.DedupTTL,
+			Lang:     cfg.Approval.Lang,
+			Zone:     zone,
+			Text:     cfg.Approval.OutcomeText,
+			Logger:   log,
+			Metrics:  c.metrics,
+			// Who may use each channel (channels.<name>.allow), and the clock
+			// allowance of typed replies (approval.reply_clock_skew).
+			Allow:          maps.Collect(cfg.Channels.Allow()),
+			ReplyClockSkew: cfg.Approval.ReplyClockSkew,
+		},
 	})
 	if err != nil {
 		return c, err
 	}
+	c.engine, c.loop, c.router = as.Engine, as.Loop, as.Router
 
 	// 10. The gate: other agents' requests for approval (agents).
 	if len(cfg.Agents) > 0 {

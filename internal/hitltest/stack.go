@@ -33,6 +33,14 @@ type Config struct {
 	// Lang is the engine's language ("zh", "en"; default English), as
 	// cmd/bot sets it and the channels' from approval.lang.
 	Lang string
+	// Assemble, when set, builds the engine and the loop from the
+	// configurations New made (Notifier and Speaker left empty), in place
+	// of approval.NewEngine and agent.NewLoop with Notifier and Speaker.
+	// A test that wants a router sets it to a call of channels.Assemble,
+	// the function `bot serve` builds its stack with, and keeps the router
+	// it returns (hitltest cannot import channels: the channels package's
+	// own tests use hitltest). Notifier and Speaker must then be nil.
+	Assemble func(approval.EngineConfig, agent.LoopConfig) (*approval.Engine, *agent.Loop, error)
 }
 
 // Stack is a started approval engine and an agent loop on one store. They
@@ -75,29 +83,45 @@ func New(t testing.TB, c Config) *Stack {
 		t.Fatal(err)
 	}
 	// As cmd/bot wires it: edits are checked with the registry and policy.
-	eng, err := approval.NewEngine(approval.EngineConfig{Store: s.Store, Notifier: c.Notifier, Dispatcher: s.Tools, Audit: aud,
+	ec := approval.EngineConfig{Store: s.Store, Dispatcher: s.Tools, Audit: aud,
 		Logger: Quiet, PollInterval: time.Hour, Clock: c.Clock, Lang: c.Lang, Text: approval.DefaultOutcomeText(c.Lang),
-		Editor: agent.EditChecker{Tools: s.Tools, Policy: func() *approval.Policy { return pol }}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	if err := eng.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	lc := agent.LoopConfig{Model: s.Model, Tools: s.Tools, Engine: eng, Policy: func() *approval.Policy { return pol },
-		History: agent.NewMemoryHistory(), Speaker: c.Speaker, Logger: Quiet, SlowNotice: time.Hour,
+		Editor: agent.EditChecker{Tools: s.Tools, Policy: func() *approval.Policy { return pol }}}
+	lc := agent.LoopConfig{Model: s.Model, Tools: s.Tools, Policy: func() *approval.Policy { return pol },
+		History: agent.NewMemoryHistory(), Logger: Quiet, SlowNotice: time.Hour,
 		// Short, so a test that waits for a second resumption waits past it.
 		ResumeGrace: 20 * time.Millisecond}
 	if c.Loop != nil {
 		c.Loop(&lc)
 	}
-	loop, err := agent.NewLoop(lc)
-	if err != nil {
+	var (
+		eng  *approval.Engine
+		loop *agent.Loop
+	)
+	if c.Assemble != nil {
+		if c.Notifier != nil || c.Speaker != nil {
+			t.Fatal("hitltest.New: Notifier and Speaker are Assemble's to make")
+		}
+		eng, loop, err = c.Assemble(ec, lc)
+		if err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		ec.Notifier = c.Notifier
+		if eng, err = approval.NewEngine(ec); err != nil {
+			t.Fatal(err)
+		}
+		lc.Engine, lc.Speaker = eng, c.Speaker
+		if loop, err = agent.NewLoop(lc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Cleanups run last first: the loop closes, then the engine's context ends.
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	t.Cleanup(func() { loop.Close(context.Background()) })
+	if err := eng.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { loop.Close(context.Background()) })
 	s.Engine, s.Loop, s.Ctx = eng, loop, ctx
 	return s
 }
