@@ -12,7 +12,7 @@ import (
 )
 
 // escalationNotes is the test notifier that also carries out escalation
-// steps (EscalationNotifier): it records each step and returns one card
+// steps (Notifier.Escalate): it records each step and returns one card
 // in the step's chat, or fails when failing is set.
 type escalationNotes struct {
 	*notifier

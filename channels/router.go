@@ -138,16 +138,17 @@ type ApprovalViewer interface {
 //
 // The engine needs the router (as its Notifier) and the loop needs it (as
 // its Speaker), while the router needs both (as its Decider and
-// Submitter). They are built in one order, through a Relay made first
-// (see Relay); then the channels are registered and started:
+// Submitter). Assemble builds them in one order, through a Relay made
+// first (see Relay); then the channels are registered and started:
 //
-//	relay := channels.NewRelay()
-//	eng, _ := approval.NewEngine(approval.EngineConfig{Store: store, Notifier: relay, Dispatcher: tools, Audit: auditLog})
-//	loop, _ := agent.NewLoop(agent.LoopConfig{Engine: eng, Speaker: relay, Model: model, Tools: tools, Policy: policy, History: history})
-//	r, _ := channels.NewRouter(channels.RouterConfig{Decider: eng, Submitter: loop, Relay: relay, Store: store, Lang: "zh", Logger: log})
-//	_ = r.Register(webChannel) // and the other channels
-//	_ = eng.Start(ctx)
-//	_ = r.Start(ctx)           // Start every channel with the router as its Handler
+//	as, _ := channels.Assemble(channels.Parts{
+//		Engine: approval.EngineConfig{Store: store, Dispatcher: tools, Audit: auditLog},
+//		Loop:   agent.LoopConfig{Model: model, Tools: tools, Policy: policy, History: history},
+//		Router: channels.RouterConfig{Store: store, Lang: "zh", Logger: log},
+//	})
+//	_ = as.Router.Register(webChannel) // and the other channels
+//	_ = as.Engine.Start(ctx)
+//	_ = as.Router.Start(ctx) // Start every channel with the router as its Handler
 //	...
 //	_ = r.Close(shutdownCtx)   // close the channels, let typed decisions finish
 //

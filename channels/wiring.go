@@ -42,15 +42,16 @@ var ErrNoRouter = errors.New("channels: the relay has no router yet (give it to 
 // Relay is the router's face to the engine and the loop, made before them.
 // The engine needs the router as its Notifier and the loop needs it as its
 // Speaker, while the router needs the engine (its Decider) and the loop
-// (its Submitter). A Relay breaks that circle in one declared order:
+// (its Submitter). A Relay breaks that circle in one declared order, which
+// Assemble follows (bot serve and the tests build their stack with it):
 //
 //  1. relay := channels.NewRelay()
-//  2. the engine, with the relay as its Notifier
+//  2. the engine, with the relay (or a wrapper of it) as its Notifier
 //  3. the loop, with the relay as its Speaker
 //  4. the router, with the engine, the loop and the relay in its
 //     RouterConfig; NewRouter hands the relay the router
 //
-// After step 4 every call is the router's (Show, Settle, Progress and Say, as
+// After step 4 every call is the router's (Show, Settle, Progress, Escalate and Say, as
 // documented on Router); before it they return ErrNoRouter (for Show the
 // engine then cancels the approval, as for any card nobody could see).
 // Nothing calls them before then in that order: the engine shows a card

@@ -33,11 +33,12 @@
 // and newCore builds the parts in the order they need each other — the
 // store (memory or Redis), the audit log (a file in the data directory,
 // and the Redis stream), the tools (each wrapped for metrics), the model,
-// the policy (held in an atomic pointer), the relay (the router's face,
-// made before the router), the engine (whose notifier is the relay,
-// wrapped for metrics), the agent loop (whose speaker is the relay), then
-// the router, which decides with the engine, submits to the loop and takes
-// the relay. The numbered steps are on core in serve.go. serve adds the
+// the policy (held in an atomic pointer), the history and session locker,
+// then, by channels.Assemble (the one constructor the channels' tests use
+// too), the relay (the router's face, made before the router), the engine
+// (whose notifier is the relay, wrapped for metrics), the agent loop (whose
+// speaker is the relay) and the router, which decides with the engine,
+// submits to the loop and takes the relay. The numbered steps are on core in serve.go. serve adds the
 // web and API channels, the HTTP server and the config watcher; chat adds
 // the terminal channel.
 //

@@ -26,7 +26,8 @@
 // The other packages know nothing of Prometheus. The router calls the small
 // methods Inbound, Deduplicated, Refused and Decision through an interface
 // of its own; cmd/bot wraps the rest: the engine's notifier (Notifier: requests,
-// ends, latency), each tool (Tool: duration, errors, on both the immediate
+// ends, latency; a quorum's progress and escalation steps pass through
+// uncounted), each tool (Tool: duration, errors, on both the immediate
 // and the approved path) and the model (Model). A nil *Metrics records
 // nothing.
 //
