@@ -344,29 +344,25 @@ func newChaosReplica(t *testing.T, ctx context.Context, k int, opt *redis.Option
 	if err := reg.Register(tool); err != nil {
 		t.Fatal(err)
 	}
-	relay := channels.NewRelay()
-	// PollInterval is long: every outcome must reach its waiter through the
-	// store's pub/sub (or the requesting engine's early slot), not by a poll.
-	eng, err := approval.NewEngine(approval.EngineConfig{Store: store, Notifier: relay, Dispatcher: reg, Audit: log, Logger: chaosQuiet,
-		ResultTTL: 10 * time.Minute, PollInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
 	pol, err := approval.NewPolicy(approval.DefaultPolicyConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	loop, err := agent.NewLoop(agent.LoopConfig{Model: chaosModel{}, Tools: reg, Engine: eng, Policy: func() *approval.Policy { return pol },
-		History: agent.NewMemoryHistory(), Speaker: relay, Logger: chaosQuiet, SlowNotice: time.Hour})
+	// The stack as `bot serve` builds it (channels.Assemble). PollInterval
+	// is long: every outcome must reach its waiter through the store's
+	// pub/sub (or the requesting engine's early slot), not by a poll.
+	as, err := channels.Assemble(channels.Parts{
+		Engine: approval.EngineConfig{Store: store, Dispatcher: reg, Audit: log, Logger: chaosQuiet,
+			ResultTTL: 10 * time.Minute, PollInterval: time.Hour},
+		Loop: agent.LoopConfig{Model: chaosModel{}, Tools: reg, Policy: func() *approval.Policy { return pol },
+			History: agent.NewMemoryHistory(), Logger: chaosQuiet, SlowNotice: time.Hour},
+		Router: channels.RouterConfig{Store: store, Lang: "zh", Logger: chaosQuiet, MaxAge: -1, DedupTTL: 10 * time.Minute},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	eng, loop, r := as.Engine, as.Loop, as.Router
 	t.Cleanup(func() { loop.Close(context.Background()) })
-	r, err := channels.NewRouter(channels.RouterConfig{Decider: eng, Submitter: loop, Relay: relay, Store: store, Lang: "zh", Logger: chaosQuiet,
-		MaxAge: -1, DedupTTL: 10 * time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if err := r.Register(&chaosChannel{w: w, replica: k}); err != nil {
 		t.Fatal(err)
 	}

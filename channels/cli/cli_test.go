@@ -125,12 +125,6 @@ func startBeside(t *testing.T, in io.Reader, effect approval.Effect, m agent.Mod
 			return nil, err
 		}
 		store := memstore.New(memstore.Options{})
-		relay := channels.NewRelay()
-		var err error
-		h.engine, err = approval.NewEngine(approval.EngineConfig{Store: store, Notifier: relay, Dispatcher: reg, Audit: h.audit, Logger: quiet})
-		if err != nil {
-			return nil, err
-		}
 		cfg := approval.DefaultPolicyConfig()
 		if pc != nil {
 			cfg = *pc
@@ -143,15 +137,18 @@ func startBeside(t *testing.T, in io.Reader, effect approval.Effect, m agent.Mod
 		if m != nil {
 			model = m
 		}
-		loop, err := agent.NewLoop(agent.LoopConfig{Model: model, Tools: reg, Engine: h.engine, Policy: func() *approval.Policy { return pol },
-			History: agent.NewMemoryHistory(), Speaker: relay, Logger: quiet, SlowNotice: time.Hour})
+		// The stack as `bot chat` builds it (channels.Assemble).
+		as, err := channels.Assemble(channels.Parts{
+			Engine: approval.EngineConfig{Store: store, Dispatcher: reg, Audit: h.audit, Logger: quiet},
+			Loop: agent.LoopConfig{Model: model, Tools: reg, Policy: func() *approval.Policy { return pol },
+				History: agent.NewMemoryHistory(), Logger: quiet, SlowNotice: time.Hour},
+			Router: channels.RouterConfig{Store: store, Logger: quiet},
+		})
 		if err != nil {
 			return nil, err
 		}
-		router, err := channels.NewRouter(channels.RouterConfig{Decider: h.engine, Submitter: loop, Relay: relay, Store: store, Logger: quiet})
-		if err != nil {
-			return nil, err
-		}
+		h.engine = as.Engine
+		loop, router := as.Loop, as.Router
 		for _, c := range append([]channels.Channel{ch}, beside...) {
 			if err := router.Register(c); err != nil {
 				return nil, err

@@ -587,25 +587,21 @@ func newInstance(ctx context.Context, s approval.Store, bt benchTool, hist agent
 	if err := reg.Register(bt.tool); err != nil {
 		return nil, err
 	}
-	// The wiring order of cmd/bot/serve.go: relay, engine, loop, router.
-	relay := channels.NewRelay()
-	e, err := approval.NewEngine(approval.EngineConfig{Store: s, Notifier: relay, Dispatcher: reg, Audit: nopAudit{}, Logger: log})
-	if err != nil {
-		return nil, err
-	}
 	pol, err := approval.NewPolicy(approval.DefaultPolicyConfig())
 	if err != nil {
 		return nil, err
 	}
-	loop, err := agent.NewLoop(agent.LoopConfig{Model: scriptedModel{bt}, Tools: reg, Engine: e, Policy: func() *approval.Policy { return pol },
-		History: hist, Locker: locker, Speaker: relay, Logger: log, Workers: 1024, SlowNotice: time.Hour})
+	// Built as cmd/bot/serve.go builds it (channels.Assemble).
+	as, err := channels.Assemble(channels.Parts{
+		Engine: approval.EngineConfig{Store: s, Dispatcher: reg, Audit: nopAudit{}, Logger: log},
+		Loop: agent.LoopConfig{Model: scriptedModel{bt}, Tools: reg, Policy: func() *approval.Policy { return pol },
+			History: hist, Locker: locker, Logger: log, Workers: 1024, SlowNotice: time.Hour},
+		Router: channels.RouterConfig{Store: s, Logger: log, MaxAge: -1},
+	})
 	if err != nil {
 		return nil, err
 	}
-	r, err := channels.NewRouter(channels.RouterConfig{Decider: e, Submitter: loop, Relay: relay, Store: s, Logger: log, MaxAge: -1})
-	if err != nil {
-		return nil, err
-	}
+	e, loop, r := as.Engine, as.Loop, as.Router
 	ch := newBenchChannel()
 	if err := r.Register(ch); err != nil {
 		return nil, err
