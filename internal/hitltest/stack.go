@@ -18,13 +18,11 @@ var Quiet = slog.New(slog.DiscardHandler)
 // Config is what a Stack is built of; the zero value of a field is its
 // default.
 type Config struct {
-	Store    approval.Store    // default: a new memstore
-	Notifier approval.Notifier // usually the router
-	Speaker  agent.Speaker     // usually the router
-	Model    agent.Model       // default: a new *Model
-	Tools    []agent.Tool      // the registry's tools
-	Audit    approval.Auditor  // default: NopAudit
-	Clock    clock.Clock       // the engine's clock (default: the wall clock)
+	Store approval.Store   // default: a new memstore
+	Model agent.Model      // default: a new *Model
+	Tools []agent.Tool     // the registry's tools
+	Audit approval.Auditor // default: NopAudit
+	Clock clock.Clock      // the engine's clock (default: the wall clock)
 	// Policy, when set, is the approval policy (default:
 	// approval.DefaultPolicyConfig()).
 	Policy *approval.PolicyConfig
@@ -33,13 +31,13 @@ type Config struct {
 	// Lang is the engine's language ("zh", "en"; default English), as
 	// cmd/bot sets it and the channels' from approval.lang.
 	Lang string
-	// Assemble, when set, builds the engine and the loop from the
-	// configurations New made (Notifier and Speaker left empty), in place
-	// of approval.NewEngine and agent.NewLoop with Notifier and Speaker.
-	// A test that wants a router sets it to a call of channels.Assemble,
-	// the function `bot serve` builds its stack with, and keeps the router
-	// it returns (hitltest cannot import channels: the channels package's
-	// own tests use hitltest). Notifier and Speaker must then be nil.
+	// Assemble builds the engine and the loop from the configurations New
+	// made (the engine's Notifier and the loop's Engine and Speaker left
+	// empty), with the router in front of them: a call of
+	// channels.Assemble, the function `bot serve` builds its stack with,
+	// that keeps the router it returns. Required: a rig wired otherwise
+	// than production is a defect. (hitltest cannot import channels
+	// itself: the channels package's own tests use hitltest.)
 	Assemble func(approval.EngineConfig, agent.LoopConfig) (*approval.Engine, *agent.Loop, error)
 }
 
@@ -93,27 +91,12 @@ func New(t testing.TB, c Config) *Stack {
 	if c.Loop != nil {
 		c.Loop(&lc)
 	}
-	var (
-		eng  *approval.Engine
-		loop *agent.Loop
-	)
-	if c.Assemble != nil {
-		if c.Notifier != nil || c.Speaker != nil {
-			t.Fatal("hitltest.New: Notifier and Speaker are Assemble's to make")
-		}
-		eng, loop, err = c.Assemble(ec, lc)
-		if err != nil {
-			t.Fatal(err)
-		}
-	} else {
-		ec.Notifier = c.Notifier
-		if eng, err = approval.NewEngine(ec); err != nil {
-			t.Fatal(err)
-		}
-		lc.Engine, lc.Speaker = eng, c.Speaker
-		if loop, err = agent.NewLoop(lc); err != nil {
-			t.Fatal(err)
-		}
+	if c.Assemble == nil {
+		t.Fatal("hitltest.New: Config.Assemble is required (a call of channels.Assemble)")
+	}
+	eng, loop, err := c.Assemble(ec, lc)
+	if err != nil {
+		t.Fatal(err)
 	}
 	// Cleanups run last first: the loop closes, then the engine's context ends.
 	ctx, cancel := context.WithCancel(context.Background())
