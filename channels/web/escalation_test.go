@@ -10,6 +10,7 @@ import (
 	"github.com/hitlbot/hitlbot/cards"
 	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/channels/internal/chattest"
+	"github.com/hitlbot/hitlbot/internal/waitfor"
 )
 
 // TestEscalationFromTheWeb: a web user asks for a HIGH call only bob may
@@ -30,6 +31,14 @@ func TestEscalationFromTheWeb(t *testing.T) {
 	conf := c.expect("agent.user_confirm", nil)
 	step := conf.str("step_id")
 	id := approval.ID(conf.meta("approval_id").(string))
+	// The page has the step; the engine records its card once Show
+	// returns. A step taken before that would not redraw it (a gap of the
+	// engine: AddCards returns no record to redraw for an approval without
+	// votes), so the sweep waits for the record.
+	waitfor.True(t, "the page's card recorded", func() bool {
+		a, err := s.engine.Get(context.Background(), id)
+		return err == nil && len(a.Cards) == 1
+	})
 
 	s.clk.Advance(time.Minute)
 	if n, err := s.engine.Sweep(context.Background()); err != nil || n != 1 {
