@@ -147,3 +147,20 @@ func (l *Loop) grantPrivate(ctx context.Context, ts *turnState, g *approval.Gran
 	}
 	return &Private{Turn: "grant:" + ts.id, By: requesterName(ts.in)}
 }
+
+// roundPrivacy decides, before any call of the round runs or anything of
+// it is said, whether the round makes ts private: a call that runs at
+// once (direct) under a grant of a private approval (grantPrivate), or
+// the approval id of verdict v the round's other calls will ask for
+// ("" when none) being private. The history marks the whole round, so
+// the whole round is said as private: a call that runs in the open
+// before a private one of the same round is said to the requester too.
+func (l *Loop) roundPrivacy(ctx context.Context, ts *turnState, direct []*prepared, id approval.ID, v approval.Verdict) {
+	for _, p := range direct {
+		ts.goPrivate(l.grantPrivate(ctx, ts, p.verdict.Grant), ts.roundAt)
+	}
+	if id != "" && (&approval.Approval{Privacy: v.Privacy, Group: ts.in.Group, Approvers: v.Approvers}).Private() {
+		// Engine.Request copies these into the approval.
+		ts.goPrivate(&Private{Turn: string(id), By: requesterName(ts.in)}, ts.roundAt)
+	}
+}

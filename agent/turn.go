@@ -308,14 +308,16 @@ func (p *prepared) answer(st approval.Status, isError bool, reply string) {
 	p.status, p.isError, p.reply = st, isError, reply
 }
 
-// handleCalls answers every tool call of one assistant message, in order:
-// invalid and declined calls at once, calls the policy lets through by
-// running them, and the rest as one (batch) approval.
+// handleCalls answers every tool call of one assistant message: invalid
+// and declined calls at once; then, once every call is evaluated and the
+// round's privacy decided (roundPrivacy), the calls the policy lets
+// through by running them, in order, and the rest as one (batch)
+// approval.
 func (l *Loop) handleCalls(ctx context.Context, ts *turnState, calls []ToolCall) {
 	log := ts.log
 	policy := l.cfg.Policy()
 	ps := make([]*prepared, len(calls))
-	var batch []*prepared
+	var direct, batch []*prepared // run at once; asked for as one approval
 	for i, c := range calls {
 		p := &prepared{call: c, args: c.Args}
 		ps[i] = p
@@ -355,28 +357,38 @@ func (l *Loop) handleCalls(ctx context.Context, ts *turnState, calls []ToolCall)
 			continue
 		}
 		p.verdict = v
-		if !v.NeedsApproval {
-			// A grant of a private approval keeps what follows as
-			// private as that approval was.
-			ts.goPrivate(l.grantPrivate(ctx, ts, v.Grant), ts.roundAt)
-			l.sayGranted(ctx, ts, v.Grant)
-			res, err := l.cfg.Tools.Dispatch(ctx, approval.Call{Tool: c.Name, Args: args, PayloadSHA256: hash, CallID: c.ID})
-			switch {
-			case err != nil && errors.Is(err, approval.ErrNotRun):
-				p.answer(approval.StatusFailed, true, "Error: "+err.Error())
-			case err != nil:
-				log.Error("tool failed with an unknown effect", "tool", c.Name, "err", err)
-				p.answer(approval.StatusFrozen, true, "The tool failed and its effect is unknown; do not retry it automatically.")
-			default:
-				p.answer(res.Status, res.IsError, res.Content)
-			}
-			l.sayTurn(ctx, ts, Say{Kind: SayToolResult, Tool: c.Name, Args: args, Text: p.reply, IsError: p.isError})
-			continue
+		if v.NeedsApproval {
+			batch = append(batch, p)
+		} else {
+			direct = append(direct, p)
 		}
-		batch = append(batch, p)
+	}
+	// The round's privacy is decided before any of its calls runs or
+	// anything of it is said: the history marks the whole round, so a
+	// call that runs at once is as private as a later call of the same
+	// round (a grant of a private approval, or a private approval asked).
+	var id approval.ID
+	var v approval.Verdict
+	if len(batch) > 0 {
+		id, v = approval.NewID(ts.in.Session), batchVerdict(batch)
+	}
+	l.roundPrivacy(ctx, ts, direct, id, v)
+	for _, p := range direct {
+		l.sayGranted(ctx, ts, p.verdict.Grant)
+		res, err := l.cfg.Tools.Dispatch(ctx, approval.Call{Tool: p.call.Name, Args: p.args, PayloadSHA256: p.hash, CallID: p.call.ID})
+		switch {
+		case err != nil && errors.Is(err, approval.ErrNotRun):
+			p.answer(approval.StatusFailed, true, "Error: "+err.Error())
+		case err != nil:
+			log.Error("tool failed with an unknown effect", "tool", p.call.Name, "err", err)
+			p.answer(approval.StatusFrozen, true, "The tool failed and its effect is unknown; do not retry it automatically.")
+		default:
+			p.answer(res.Status, res.IsError, res.Content)
+		}
+		l.sayTurn(ctx, ts, Say{Kind: SayToolResult, Tool: p.call.Name, Args: p.args, Text: p.reply, IsError: p.isError})
 	}
 	if len(batch) > 0 {
-		l.approve(ctx, ts, batch)
+		l.approve(ctx, ts, batch, id, v)
 	}
 	for _, p := range ps {
 		ts.conv.Messages = append(ts.conv.Messages, Message{Role: RoleTool, ToolCallID: p.call.ID, Name: p.call.Name, Content: p.reply, Status: p.status})
@@ -384,15 +396,14 @@ func (l *Loop) handleCalls(ctx context.Context, ts *turnState, calls []ToolCall)
 	}
 }
 
-// approve asks for one approval covering the batch, waits for it, and
-// turns its outcome into each call's reply.
-func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared) {
-	log := ts.log
+// batchVerdict is the verdict of one approval covering batch: that of its
+// riskiest call, private when any call is, grantable when every call is,
+// asked in an approvers' chat when a call's tool asks there, and every
+// call's reason.
+func batchVerdict(batch []*prepared) approval.Verdict {
 	v := batch[0].verdict
-	calls := make([]approval.Call, len(batch))
-	var summaries, summariesZH, previews, previewsZH, reasons, reasonsZH []string
-	zh := false // a tool said its preview in Chinese
-	for i, p := range batch {
+	var reasons, reasonsZH []string
+	for _, p := range batch {
 		if p.verdict.Risk > v.Risk {
 			v.Risk, v.Approvers, v.ApproveIn, v.Timeout, v.Escalation = p.verdict.Risk, p.verdict.Approvers, p.verdict.ApproveIn, p.verdict.Timeout, p.verdict.Escalation
 		}
@@ -401,19 +412,6 @@ func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared) {
 			// A batch is private if any of its calls is.
 			v.Privacy = approval.PrivacyGroup
 		}
-		if !p.assessed {
-			p.preview = previewWords(ctx, p.tool, p.args)
-		}
-		preview, previewZH := p.preview.EN, p.preview.In("zh")
-		zh = zh || p.preview.ZH != ""
-		calls[i] = approval.Call{Tool: p.call.Name, Args: p.args, Definition: p.definition, Summary: clip.Runes(clip.FirstLine(preview), 200), CallID: p.call.ID}
-		if p.preview.ZH != "" {
-			calls[i].SummaryZH = clip.Runes(clip.FirstLine(previewZH), 200)
-		}
-		summaries = append(summaries, p.call.Name+": "+clip.Runes(clip.FirstLine(preview), 200))
-		summariesZH = append(summariesZH, p.call.Name+": "+clip.Runes(clip.FirstLine(previewZH), 200))
-		previews = append(previews, preview)
-		previewsZH = append(previewsZH, previewZH)
 		reasons = append(reasons, p.verdict.Reason)
 		reasonsZH = append(reasonsZH, p.verdict.ReasonZH)
 	}
@@ -427,6 +425,31 @@ func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared) {
 	}
 	v.Reason = strings.Join(dedupe(reasons), "; ")
 	v.ReasonZH = strings.Join(dedupe(reasonsZH), "；")
+	return v
+}
+
+// approve asks for approval id, of verdict v (batchVerdict), covering the
+// batch, waits for it, and turns its outcome into each call's reply.
+func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared, id approval.ID, v approval.Verdict) {
+	log := ts.log
+	calls := make([]approval.Call, len(batch))
+	var summaries, summariesZH, previews, previewsZH []string
+	zh := false // a tool said its preview in Chinese
+	for i, p := range batch {
+		if !p.assessed {
+			p.preview = previewWords(ctx, p.tool, p.args)
+		}
+		preview, previewZH := p.preview.EN, p.preview.In("zh")
+		zh = zh || p.preview.ZH != ""
+		calls[i] = approval.Call{Tool: p.call.Name, Args: p.args, Definition: p.definition, Summary: clip.Runes(clip.FirstLine(preview), 200), CallID: p.call.ID}
+		if p.preview.ZH != "" {
+			calls[i].SummaryZH = clip.Runes(clip.FirstLine(previewZH), 200)
+		}
+		summaries = append(summaries, p.call.Name+": "+clip.Runes(clip.FirstLine(preview), 200))
+		summariesZH = append(summariesZH, p.call.Name+": "+clip.Runes(clip.FirstLine(previewZH), 200))
+		previews = append(previews, preview)
+		previewsZH = append(previewsZH, previewZH)
+	}
 	keys := make([]string, len(batch))
 	for i, p := range batch {
 		keys[i] = p.call.ID
@@ -435,12 +458,8 @@ func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared) {
 	// be shown and decided: whatever happens to this process from then on,
 	// the approval's outcome finds the turn and resumes it. This turn
 	// takes the outcome itself while it waits (own: Resume leaves it).
-	id := approval.NewID(ts.in.Session)
-	if (&approval.Approval{Privacy: v.Privacy, Group: ts.in.Group, Approvers: v.Approvers}).Private() {
-		// The approval will be private (Engine.Request copies these):
-		// the turn is, from this round on, before anything is saved.
-		ts.goPrivate(&Private{Turn: string(id), By: requesterName(ts.in)}, ts.roundAt)
-	}
+	// (Whether the approval makes the turn private was decided with the
+	// round: roundPrivacy.)
 	l.own(id)
 	timeout := v.Timeout
 	if timeout <= 0 {

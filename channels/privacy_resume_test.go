@@ -211,3 +211,85 @@ func TestPrivateFrozenResolution(t *testing.T) {
 	}
 	answeredPrivately(t, g, pf, nil, "Update on the earlier approval "+string(ap.ID))
 }
+
+// publishAndErase makes m answer "publish X and erase Y" with one round
+// of two calls: publish on X, then erase on Y.
+func publishAndErase(m *hitltest.Model) {
+	m.Hook = func(_ context.Context, req agent.Request) (agent.Response, bool, error) {
+		last := req.Messages[len(req.Messages)-1]
+		rest, ok := strings.CutPrefix(last.Content, "publish ")
+		x, y, both := strings.Cut(rest, " and erase ")
+		if last.Role != agent.RoleUser || !ok || !both {
+			return agent.Response{}, false, nil
+		}
+		call := func(id, tool, target string) agent.ToolCall {
+			args, _ := json.Marshal(hitltest.Args{Target: target})
+			return agent.ToolCall{ID: id, Name: tool, Args: args, Confidence: 1}
+		}
+		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant,
+			ToolCalls: []agent.ToolCall{call("p-"+x, "publish", x), call("e-"+y, "erase", y)}}}, true, nil
+	}
+}
+
+// privateRounds are the ways the second call of a round can make the
+// round private: it runs under a grant a private approval gave, or it
+// asks for a private approval.
+var privateRounds = []struct {
+	name    string
+	granted bool   // erase orders runs under bob's session grant
+	answer  string // the round's answer
+}{
+	{"second call under a private grant", true, "summary: erase done (run 2)"},
+	{"second call asks a private approval", false, "summary: erase done (run 1)"},
+}
+
+// TestPrivateRoundSaidPrivately: one round of alice's turn calls publish,
+// which runs at once in the open (under a grant of an approval that was
+// not private), then erase, which is private (its grant's approval was,
+// or its own approval is). The history marks the whole round private, so
+// nothing of it is said in the group: publish's result goes to alice
+// alone, as the round's answer does.
+func TestPrivateRoundSaidPrivately(t *testing.T) {
+	for _, tc := range privateRounds {
+		t.Run(tc.name, func(t *testing.T) {
+			g, pf := privateRig(t, memstore.New(memstore.Options{}), agent.NewMemoryHistory(), agent.NewMemoryLocker(), approval.EffectWrite)
+			publishAndErase(g.model)
+			if tc.granted {
+				ap := g.pendingApproval(t, "orders")
+				if o := g.decide(t, ap.ID, "click-erase", approval.GrantSession); o.Status != approval.StatusExecuted {
+					t.Fatalf("outcome %+v", o)
+				}
+				eventually(t, "erase's answer to alice", func() bool { return pf.told("alice", "answer", "summary: erase done (run 1)") })
+			}
+			g.send(t, msg("alice", "publish news"))
+			pub := g.pendingOf(t, "publish")
+			if pub.Private() {
+				t.Fatalf("publish's approval is private: %+v", pub)
+			}
+			if o := g.decide(t, pub.ID, "click-publish", approval.GrantSession); o.Status != approval.StatusExecuted {
+				t.Fatalf("outcome %+v", o)
+			}
+			eventually(t, "publish's answer in the group", func() bool { return g.ch.hasText("answer", "summary: publish done (run 1)") })
+
+			g.send(t, msg("alice", "publish news and erase orders"))
+			if !tc.granted {
+				ap := g.pendingOf(t, "erase")
+				if !ap.Private() {
+					t.Fatalf("erase's approval is not private: %+v", ap)
+				}
+				if o := g.decide(t, ap.ID, "click-erase-2", ""); o.Status != approval.StatusExecuted {
+					t.Fatalf("outcome %+v", o)
+				}
+			}
+			answeredPrivately(t, g, pf, nil, tc.answer)
+			if !pf.told("alice", "tool_result", "publish done (run 2)") {
+				t.Fatalf("alice was not told publish's result: %v", pf.to["alice"])
+			}
+			for _, s := range g.ch.texts() {
+				if strings.Contains(s, "publish done (run 2)") {
+					t.Fatalf("the group read %q of a private round", s)
+				}
+			}
+		})
+	}
+}
