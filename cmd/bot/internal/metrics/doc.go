@@ -34,5 +34,7 @@
 // A tool label is the tool's name, except that one MCP server's tools get
 // at most MaxToolLabels labels of their own; the rest share
 // "<server>__(other)" (a server names its tools and can rename them at
-// will, so its names must not make series without bound).
+// will, so its names must not make series without bound). Another agent's
+// approvals (tool "<agent>/<tool>", the agent naming the tool) are bounded
+// the same way per agent: the rest share "<agent>/(other)".
 package metrics

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net/http"
 	"runtime"
-	"strings"
 	"sync"
 	"time"
 
@@ -42,7 +41,7 @@ type Metrics struct {
 	labelMu    sync.Mutex
 	mcpServers []string        // the configured MCP servers' names
 	labelled   map[string]bool // MCP tools with a label of their own
-	perServer  map[string]int  // MCP server -> tool labels given
+	perServer  map[string]int  // MCP server, or "<agent>/" (labelOwner) -> tool labels given
 }
 
 // MaxToolLabels is how many of one MCP server's tools get a tool label of
@@ -66,20 +65,15 @@ func (m *Metrics) toolLabel(name string) string {
 	if m.labelled[name] {
 		return name
 	}
-	server := ""
-	for _, s := range m.mcpServers {
-		if strings.HasPrefix(name, s+"__") && len(s) > len(server) {
-			server = s
-		}
-	}
-	if server == "" {
+	owner, other := m.labelOwner(name)
+	if owner == "" {
 		return name
 	}
-	if m.perServer[server] >= MaxToolLabels {
+	if m.perServer[owner] >= MaxToolLabels {
 		// Not remembered: the names beyond the bound take no memory.
-		return server + OtherTools
+		return other
 	}
-	m.perServer[server]++
+	m.perServer[owner]++
 	m.labelled[name] = true
 	return name
 }
