@@ -620,28 +620,38 @@ type answer struct {
 	// err is why the message could not be handled, when that is the
 	// answer (the store could not be asked).
 	err error
+	// command is set for the answer to an approval command (/pending,
+	// /grants, 确认 <code> …, router_commands.go): what the message asked
+	// for, said in a chat as an answer, as a turn's answer is.
+	command bool
 }
 
 // answer ends message to's handling with ans, the one place that says
 // the router's own answer to a message (a typed decision's outcome, a
-// late reply, a refusal by the allow-list, a lookup that failed): to a
-// channel that listens for turn events (the HTTP API) a turn_ended with
-// it, so the request that waits for the message always ends; to the
-// others the text in the chat, as an error notice when the message decided
-// nothing (a client that waits for an answer, the terminal chat, stops
-// waiting), privately for a private approval (noticeAbout).
+// late reply, a refusal by the allow-list, a lookup that failed, an
+// approval command's answer): to a channel that listens for turn events
+// (the HTTP API) a turn_ended with it, so the request that waits for the
+// message always ends; to the others the text in the chat: a command's
+// as an answer, as a turn ends (the terminal chat gives its prompt back
+// on an answer), privately for a private approval (noticeAbout), else as
+// an error notice, the message having decided nothing (a client that
+// waits for an answer, the terminal chat, stops waiting).
 func (r *Router) answer(ctx context.Context, ch Channel, to Target, log *slog.Logger, ans answer) {
 	if tl, ok := ch.(TurnListener); ok {
 		// The answer reaches the request of the message's sender alone.
 		tl.TurnEvent(ctx, to, TurnEvent{Kind: TurnEnded, Text: ans.text, Status: ans.status, Decided: ans.decided, Err: ans.err})
 		return
 	}
-	if ans.about != nil {
+	out := Outgoing{Kind: OutNotice, Text: ans.text, IsError: true}
+	switch {
+	case ans.about != nil:
 		r.noticeAbout(ctx, ch, to, log, ans.about, ans.user, ans.text)
 		return
+	case ans.command:
+		out = Outgoing{Kind: OutAnswer, Text: ans.text}
 	}
-	if err := ch.Send(ctx, to, Outgoing{Kind: OutNotice, Text: ans.text, IsError: true}); err != nil {
-		log.Warn("sending a notice failed", "err", err)
+	if err := ch.Send(ctx, to, out); err != nil {
+		log.Warn("sending the router's answer failed", "err", err)
 	}
 }
 

@@ -51,7 +51,7 @@ func (r *Router) command(ctx context.Context, ch Channel, to Target, m Message, 
 	}
 	c := ParseCommand(m.Text, r.replies)
 	l := words.Of(r.cfg.Lang)
-	say := func(text string) bool { r.answerCommand(ctx, ch, to, log, text); return true }
+	say := func(text string) bool { r.answer(ctx, ch, to, log, answer{text: text, command: true}); return true }
 	unavailable := func(err error) bool {
 		log.Error("an approval command could not reach the store; nothing was changed", "err", err)
 		return say(words.Text(l, words.CmdUnavailable))
@@ -161,20 +161,6 @@ func (r *Router) command(ctx context.Context, ch Channel, to Target, m Message, 
 		return say(r.text.Text(o.Status))
 	}
 	return say(words.Text(l, words.CmdCancelled, codes[a.ID]))
-}
-
-// answerCommand ends the command's message with text, as a turn ends: to
-// a channel that listens for turn events (the HTTP API) a turn_ended with
-// the text, to the others an answer (the terminal chat gives its prompt
-// back on an answer; a chat shows it as any answer).
-func (r *Router) answerCommand(ctx context.Context, ch Channel, to Target, log *slog.Logger, text string) {
-	if tl, ok := ch.(TurnListener); ok {
-		tl.TurnEvent(ctx, to, TurnEvent{Kind: TurnEnded, Text: text})
-		return
-	}
-	if err := ch.Send(ctx, to, Outgoing{Kind: OutAnswer, Text: text}); err != nil {
-		log.Warn("sending a command's answer failed", "err", err)
-	}
 }
 
 // pendingCard is the pending view of a, with its short code in its chat
