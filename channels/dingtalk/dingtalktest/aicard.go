@@ -5,13 +5,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"time"
 )
 
 // AI card streaming, as the fake enforces it (the rules of the notes in
 // shared/reference, cards-forms-privacy-streaming.md B3/B4; the error codes
 // are the fake's, unconfirmed against DingTalk):
-//   - createAndDeliver: a unique outTrackId, every cardParamMap value a string
+//   - createAndDeliver: as every card (rules.go)
 //   - PUT /v1.0/card/streaming {outTrackId, guid, key, content, isFull, isFinalize, isError}: the card
 //     is known, guid set, key "content" (the AI template's variable), not finalised yet
 //   - at most AIStreamOpsPerSecond streaming calls per card in any second: more get HTTP 403
@@ -33,6 +34,8 @@ type AICard struct {
 	Finalized, Error bool
 	// FinalizedAt is when the stream was finalised.
 	FinalizedAt time.Time
+	// Delivered: createAndDeliver reached its space (deliverResults).
+	Delivered bool
 	ops         []time.Time
 }
 
@@ -73,85 +76,87 @@ func (f *Fake) AIRefusals() []string {
 	return append([]string(nil), f.ai.refusals...)
 }
 
+// aiRefuseLocked answers a refused AI card call (recorded in AIRefusals
+// too).
 func (f *Fake) aiRefuseLocked(w http.ResponseWriter, status int, code, msg string) {
 	f.ai.refusals = append(f.ai.refusals, msg)
-	w.WriteHeader(status)
-	b, _ := json.Marshal(map[string]string{"code": code, "message": msg})
-	_, _ = w.Write(b)
+	f.apiErrorLocked(w, status, code, msg)
 }
 
-// refuse answers a refused card call.
-func refuse(w http.ResponseWriter, status int, code, msg string) {
-	w.WriteHeader(status)
-	b, _ := json.Marshal(map[string]string{"code": code, "message": msg})
-	_, _ = w.Write(b)
-}
-
-// cardCreated checks and records a createAndDeliver of an AI card (its
-// cardParamMap has a flowStatus); false: refused (answered). Another card
-// is refused in a space the robot is not in (RefuseSpace) and when its
-// outTrackId was used already (one card per outTrackId).
-func (f *Fake) cardCreated(w http.ResponseWriter, c Call) bool {
+// cardCreated checks and records a createAndDeliver (rules.go): an
+// outTrackId not used before, every cardParamMap value a string within
+// MaxParamBytes, recipients (when given) user ids; it returns the
+// deliverResults, and false when the call was refused (answered). The
+// card of an AI template (its cardParamMap has a flowStatus) is kept for
+// its stream.
+func (f *Fake) cardCreated(w http.ResponseWriter, c Call) ([]deliverResult, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	data, _ := c.Body["cardData"].(map[string]any)
 	params, _ := data["cardParamMap"].(map[string]any)
-	space, _ := c.Body["openSpaceId"].(string)
-	if f.outOf[space] {
-		refuse(w, 400, "param.robotNotInGroup", "the robot is not a member of "+space)
-		return false
-	}
-	if _, ai := params["flowStatus"]; !ai {
-		// An interactive card: one card per outTrackId, as DingTalk keeps.
-		id, _ := c.Body["outTrackId"].(string)
-		if _, err := deliveryOf(c); err != nil {
-			refuse(w, 400, "param.recipientsInvalid", err.Error())
-			return false
-		}
-		if f.tracks[id] {
-			refuse(w, 400, "param.outTrackIdDuplicated", "outTrackId "+id+" was used already")
-			return false
-		}
-		if f.tracks == nil {
-			f.tracks = map[string]bool{}
-		}
-		f.tracks[id] = true
-		return true
+	_, ai := params["flowStatus"]
+	refuse := f.apiErrorLocked
+	if ai {
+		refuse = f.aiRefuseLocked
 	}
 	id, _ := c.Body["outTrackId"].(string)
 	if id == "" {
-		f.aiRefuseLocked(w, 400, "param.outTrackIdEmpty", "outTrackId is empty")
-		return false
+		refuse(w, http.StatusBadRequest, "param.outTrackIdEmpty", "outTrackId is empty")
+		return nil, false
 	}
-	if f.ai.cards[id] != nil {
-		f.aiRefuseLocked(w, 400, "param.outTrackIdDuplicated", "outTrackId "+id+" was used already")
-		return false
+	if code, msg := bodyParamsFault(c.Body); code != "" {
+		refuse(w, http.StatusBadRequest, code, msg)
+		return nil, false
 	}
-	for k, v := range params {
-		if _, ok := v.(string); !ok {
-			f.aiRefuseLocked(w, 400, "param.cardParamMapInvalid", fmt.Sprintf("cardParamMap.%s is not a string", k))
-			return false
-		}
+	if _, err := deliveryOf(c); err != nil {
+		refuse(w, http.StatusBadRequest, "param.recipientsInvalid", err.Error())
+		return nil, false
+	}
+	if f.tracks[id] {
+		refuse(w, http.StatusBadRequest, "param.cardAlreadyExist", "a card with outTrackId "+id+" exists already")
+		return nil, false
+	}
+	if f.tracks == nil {
+		f.tracks = map[string]bool{}
+	}
+	f.tracks[id] = true
+	space, _ := c.Body["openSpaceId"].(string)
+	results := f.deliverLocked(space)
+	if !ai {
+		return results, true
 	}
 	card := &AICard{OutTrackID: id}
 	card.Template, _ = c.Body["cardTemplateId"].(string)
 	card.FlowStatus, _ = params["flowStatus"].(string)
+	card.Delivered = slices.ContainsFunc(results, func(r deliverResult) bool { return r.Success })
 	if f.ai.cards == nil {
 		f.ai.cards = map[string]*AICard{}
 	}
 	f.ai.cards[id] = card
 	f.ai.order = append(f.ai.order, id)
-	return true
+	return results, true
 }
 
-// cardUpdated records a card update's flowStatus.
-func (f *Fake) cardUpdated(c Call) {
+// cardUpdated checks and records a card update (PUT
+// /v1.0/card/instances): its cardParamMaps keep the rules, and a card
+// updated while a callback of it is being handled is a breach; an AI
+// card's flowStatus is kept. False: refused (answered).
+func (f *Fake) cardUpdated(w http.ResponseWriter, c Call) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	id, _ := c.Body["outTrackId"].(string)
+	if id == "" {
+		f.apiErrorLocked(w, http.StatusBadRequest, "param.outTrackIdEmpty", "outTrackId is empty")
+		return false
+	}
+	if code, msg := bodyParamsFault(c.Body); code != "" {
+		f.apiErrorLocked(w, http.StatusBadRequest, code, msg)
+		return false
+	}
+	f.updatedLocked(id)
 	card := f.ai.cards[id]
 	if card == nil {
-		return
+		return true
 	}
 	if data, ok := c.Body["cardData"].(map[string]any); ok {
 		params, _ := data["cardParamMap"].(map[string]any)
@@ -159,6 +164,7 @@ func (f *Fake) cardUpdated(c Call) {
 			card.FlowStatus = s
 		}
 	}
+	return true
 }
 
 func (f *Fake) cardStreaming(w http.ResponseWriter, r *http.Request) {

@@ -1,8 +1,15 @@
 // Package dingtalktest is a local fake DingTalk for tests: the Stream
 // gateway (ticket, websocket frames and their ACKs), the oauth2 token, the
-// card APIs (createAndDeliver, PUT update), robot send and the
-// sessionWebhook. Point the channel's APIBaseURL and WebhookBaseURL (and so
-// the SDK's WithOpenApiHost) at URL().
+// card APIs (createAndDeliver, PUT update, AI card streaming), robot send
+// and the sessionWebhook. Point the channel's APIBaseURL and
+// WebhookBaseURL (and so the SDK's WithOpenApiHost) at URL().
+//
+// The fake is as strict as DingTalk: it keeps the platform's documented
+// rules (rules.go, aicard.go; each cited) and answers a breach in the
+// platform's shape, never more kindly. A breach it cannot refuse (a card
+// callback answered late, a card updated while its callback is handled)
+// is recorded, and fails the test at its end unless taken
+// (TakeViolations).
 package dingtalktest
 
 import (
@@ -11,6 +18,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -35,19 +43,34 @@ type Fake struct {
 	refuse  bool
 	secret  string          // the only appSecret the token endpoint accepts ("": any)
 	ai      aiCards         // cards by outTrackId, AI card streams (aicard.go)
-	tracks  map[string]bool // the outTrackIds of the interactive cards created
-	outOf   map[string]bool // openSpaceIds the robot is not in (RefuseSpace)
+	tracks  map[string]bool // the outTrackIds of every card created (one card each)
+	outOf   map[string]bool // the groups the robot is not in (LeaveGroup)
+	unknown map[string]bool // ids that are no staff (UnknownStaff)
+	flow    map[string]int  // batchSend throttles left per id (FlowControl)
+
+	refusals   []string       // OpenAPI calls refused, deliveries failed (Refusals)
+	violations []string       // breaches the fake could not refuse (Violations)
+	inflight   map[string]int // outTrackId → card callbacks being handled
+	cbNow      func() time.Time
+	reqSeq     int
+	carrier    int
+	sendSeq    int
 }
 
 // Call is one HTTP call the fake received.
 type Call struct {
 	Method, Path, Token string
 	Body                map[string]any
+	// Refused: the fake answered the call with an error.
+	Refused bool
+	// Missed are the batchSend userIds nothing was sent to (invalid or
+	// flow-controlled).
+	Missed []string
 }
 
 // New starts a fake DingTalk, closed when the test ends.
 func New(t testing.TB) *Fake {
-	f := &Fake{t: t, acks: map[string]chan map[string]any{}, conns: make(chan struct{}, 16)}
+	f := &Fake{t: t, acks: map[string]chan map[string]any{}, conns: make(chan struct{}, 16), inflight: map[string]int{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1.0/gateway/connections/open", func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
@@ -75,26 +98,42 @@ func New(t testing.TB) *Fake {
 		io.WriteString(w, `{"accessToken":"fake-token","expireIn":7200}`)
 	})
 	mux.HandleFunc("POST /v1.0/card/instances/createAndDeliver", func(w http.ResponseWriter, r *http.Request) {
-		c := f.record(r)
-		if !f.cardCreated(w, c) {
+		c, i := f.recordAt(r)
+		results, ok := f.cardCreated(w, c)
+		if !ok {
+			f.refused(i)
 			return
 		}
-		fmt.Fprintf(w, `{"success":true,"result":{"outTrackId":%q,"deliverResults":[{"success":true}]}}`, c.Body["outTrackId"])
+		b, _ := json.Marshal(map[string]any{"success": true, "result": map[string]any{"outTrackId": c.Body["outTrackId"], "deliverResults": results}})
+		_, _ = w.Write(b)
 	})
 	mux.HandleFunc("PUT /v1.0/card/instances", func(w http.ResponseWriter, r *http.Request) {
-		f.cardUpdated(f.record(r))
+		c, i := f.recordAt(r)
+		if !f.cardUpdated(w, c) {
+			f.refused(i)
+			return
+		}
 		io.WriteString(w, `{"success":true,"result":true}`)
 	})
 	mux.HandleFunc("PUT /v1.0/card/streaming", f.cardStreaming)
-	for _, p := range []string{"/v1.0/robot/groupMessages/send", "/v1.0/robot/oToMessages/batchSend"} {
-		mux.HandleFunc("POST "+p, func(w http.ResponseWriter, r *http.Request) {
-			f.record(r)
-			io.WriteString(w, `{"processQueryKey":"q1"}`)
-		})
-	}
+	mux.HandleFunc("POST /v1.0/robot/groupMessages/send", func(w http.ResponseWriter, r *http.Request) {
+		c, i := f.recordAt(r)
+		cid, _ := c.Body["openConversationId"].(string)
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.outOf[cid] {
+			f.apiErrorLocked(w, http.StatusBadRequest, "robot.notInGroup", "the robot is not in the group "+cid)
+			f.calls[i].Refused = true
+			return
+		}
+		f.sendSeq++
+		fmt.Fprintf(w, `{"processQueryKey":"q-%d"}`, f.sendSeq)
+	})
+	mux.HandleFunc("POST /v1.0/robot/oToMessages/batchSend", f.batchSend)
 	mux.HandleFunc("POST /robot/sendBySession", func(w http.ResponseWriter, r *http.Request) {
-		f.record(r)
+		_, i := f.recordAt(r)
 		if r.URL.Query().Get("session") == "broken" {
+			f.refused(i)
 			io.WriteString(w, `{"errcode":300001,"errmsg":"session expired"}`)
 			return
 		}
@@ -106,22 +145,75 @@ func New(t testing.TB) *Fake {
 		if f.conn != nil {
 			f.conn.Close()
 		}
+		v := f.violations
 		f.mu.Unlock()
 		f.srv.Close()
+		for _, s := range v {
+			t.Errorf("fake DingTalk: a platform rule was broken: %s", s)
+		}
 	})
 	return f
 }
 
 func (f *Fake) record(r *http.Request) Call {
+	c, _ := f.recordAt(r)
+	return c
+}
+
+// recordAt records the call and returns it with its index in f.calls.
+func (f *Fake) recordAt(r *http.Request) (Call, int) {
 	b, _ := io.ReadAll(r.Body)
 	c := Call{Method: r.Method, Path: r.URL.Path, Token: r.Header.Get("x-acs-dingtalk-access-token")}
 	if err := json.Unmarshal(b, &c.Body); err != nil {
 		f.t.Errorf("fake: %s %s: body %q: %v", r.Method, r.URL.Path, b, err)
 	}
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.calls = append(f.calls, c)
-	f.mu.Unlock()
-	return c
+	return c, len(f.calls) - 1
+}
+
+// refused marks the call i refused.
+func (f *Fake) refused(i int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls[i].Refused = true
+}
+
+// batchSend is POST /v1.0/robot/oToMessages/batchSend: at most
+// MaxBatchUsers userIds; the answer lists those nothing was sent to
+// (rules.go).
+func (f *Fake) batchSend(w http.ResponseWriter, r *http.Request) {
+	c, i := f.recordAt(r)
+	raw, _ := c.Body["userIds"].([]any)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case len(raw) == 0:
+		f.apiErrorLocked(w, http.StatusBadRequest, "param.userIdsEmpty", "userIds is empty")
+		f.calls[i].Refused = true
+		return
+	case len(raw) > MaxBatchUsers:
+		f.apiErrorLocked(w, http.StatusBadRequest, "param.userIdsTooMany", fmt.Sprintf("userIds holds %d ids, at most %d", len(raw), MaxBatchUsers))
+		f.calls[i].Refused = true
+		return
+	}
+	invalid, throttled := []string{}, []string{}
+	for _, v := range raw {
+		id, _ := v.(string)
+		switch {
+		case !f.staffLocked(id):
+			invalid = append(invalid, id)
+		case f.flow[id] > 0:
+			f.flow[id]--
+			throttled = append(throttled, id)
+		}
+	}
+	f.calls[i].Missed = append(append([]string(nil), invalid...), throttled...)
+	f.sendSeq++
+	b, _ := json.Marshal(map[string]any{"processQueryKey": fmt.Sprintf("q-%d", f.sendSeq),
+		"invalidStaffIdList": invalid, "flowControlledStaffIdList": throttled})
+	_, _ = w.Write(b)
 }
 
 func (f *Fake) serveWS(w http.ResponseWriter, r *http.Request) {
@@ -171,12 +263,25 @@ func (f *Fake) Push(topic string, data any) map[string]any {
 	if err != nil {
 		f.t.Fatal(err)
 	}
+	var track string
+	if topic == cardCallbackTopic {
+		var d struct {
+			OutTrackID string `json:"outTrackId"`
+		}
+		_ = json.Unmarshal(b, &d)
+		track = d.OutTrackID
+	}
 	f.mu.Lock()
 	f.nextMsg++
 	id := fmt.Sprintf("frame-%d", f.nextMsg)
 	ch := make(chan map[string]any, 1)
 	f.acks[id] = ch
 	conn := f.conn
+	var start time.Time
+	if topic == cardCallbackTopic {
+		f.inflight[track]++
+		start = f.cbClockLocked()
+	}
 	f.mu.Unlock()
 	if conn == nil {
 		f.t.Fatal("fake: Push before any stream connection")
@@ -192,12 +297,19 @@ func (f *Fake) Push(topic string, data any) map[string]any {
 	}
 	select {
 	case ack := <-ch:
+		if topic == cardCallbackTopic {
+			f.callbackAnswered(track, start, ack)
+		}
 		return ack
 	case <-time.After(10 * time.Second):
 		f.t.Fatalf("fake: no ACK for %s", id)
 	}
 	return nil
 }
+
+// cardCallbackTopic is the topic of card callbacks
+// (payload.CardInstanceCallbackTopic).
+const cardCallbackTopic = "/v1.0/card/instances/callback"
 
 // Drop closes the stream connection from the server side.
 func (f *Fake) Drop() {
@@ -280,11 +392,14 @@ func (f *Fake) Deliveries() []Delivery {
 	return out
 }
 
-// DirectTexts returns the msgParam of every message sent by the robot's
-// 1:1 send (oToMessages/batchSend) to user.
+// DirectTexts returns the msgParam of every message the robot's 1:1 send
+// (oToMessages/batchSend) delivered to user.
 func (f *Fake) DirectTexts(user string) []string {
 	var out []string
 	for _, c := range f.Calls("/v1.0/robot/oToMessages/batchSend") {
+		if c.Refused || slices.Contains(c.Missed, user) {
+			continue // nothing reached user
+		}
 		ids, _ := c.Body["userIds"].([]any)
 		for _, id := range ids {
 			if id == user {
@@ -296,12 +411,15 @@ func (f *Fake) DirectTexts(user string) []string {
 }
 
 // Texts returns the text of every message posted to the sessionWebhook
-// or the robot send APIs.
+// or the robot send APIs that reached someone.
 func (f *Fake) Texts() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []string
 	for _, c := range f.calls {
+		if ids, _ := c.Body["userIds"].([]any); c.Refused || (len(ids) > 0 && len(c.Missed) == len(ids)) {
+			continue
+		}
 		switch c.Path {
 		case "/robot/sendBySession":
 			if t, ok := c.Body["text"].(map[string]any); ok {
@@ -358,18 +476,6 @@ func (f *Fake) RequireSecret(secret string) {
 	f.mu.Lock()
 	f.secret = secret
 	f.mu.Unlock()
-}
-
-// RefuseSpace makes every card created in openSpaceId (as
-// "dtv1.card//IM_GROUP.<cid>") fail with HTTP 400, as for a group the
-// robot is not in (the error's code is the fake's own).
-func (f *Fake) RefuseSpace(openSpaceID string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.outOf == nil {
-		f.outOf = map[string]bool{}
-	}
-	f.outOf[openSpaceID] = true
 }
 
 // Refuse makes the ticket request answer 401 (a refused start).
