@@ -36,7 +36,7 @@ type AICard struct {
 	FinalizedAt time.Time
 	// Delivered: createAndDeliver reached its space (deliverResults).
 	Delivered bool
-	ops         []time.Time
+	ops       []time.Time
 }
 
 type aiCards struct {
