@@ -2,6 +2,8 @@ package cards
 
 import (
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/words"
@@ -47,11 +49,16 @@ const (
 	DingTalkStatusProcessing = "processing"
 )
 
-// DingTalkCardData returns the cardParamMap of v (pending or final).
+// DingTalkCardData returns the cardParamMap of v (pending or final),
+// each value within DingTalkMaxValue bytes (DingTalkFit).
 func DingTalkCardData(v View, lang string) map[string]string {
 	if v.Redacted {
-		return dingTalkRedacted(v, lang)
+		return dingTalkFitAll(dingTalkRedacted(v, lang), lang)
 	}
+	return dingTalkFitAll(dingTalkCardData(v, lang), lang)
+}
+
+func dingTalkCardData(v View, lang string) map[string]string {
 	m := map[string]string{
 		"title":           v.Title,
 		"summary":         strings.TrimSpace(v.Summary),
@@ -142,8 +149,13 @@ func DingTalkProcessingData(lang string) map[string]string {
 // DingTalkOutcomeData is the card update answered to a click once its
 // outcome is known: buttons hidden and the outcome's status, words and
 // result excerpt. Only these keys change (the update is by key); the full
-// final card follows through DingTalkCardData.
+// final card follows through DingTalkCardData. Each value is within
+// DingTalkMaxValue bytes (DingTalkFit).
 func DingTalkOutcomeData(o approval.Outcome, text approval.OutcomeText, lang string) map[string]string {
+	return dingTalkFitAll(dingTalkOutcomeData(o, text, lang), lang)
+}
+
+func dingTalkOutcomeData(o approval.Outcome, text approval.OutcomeText, lang string) map[string]string {
 	words := text.With(lang).Text(o.Status)
 	if words == "" {
 		words = string(o.Status)
@@ -221,4 +233,33 @@ func dingTalkWords(lang string) dingTalkLabels {
 	l := words.Of(lang)
 	return dingTalkLabels{pending: words.Text(l, words.CardWaiting), processing: words.Text(l, words.CardProcessing),
 		howGroup: words.Text(l, words.CardHowGroup), howDirect: words.Text(l, words.CardHowDirect)}
+}
+
+// DingTalkMaxValue is the most bytes a cardParamMap value may hold:
+// "参数值（最长不超过1KB）" (doc create-and-deliver-cards). A longer value
+// refuses the whole card.
+const DingTalkMaxValue = 1024
+
+// DingTalkFit returns s whole when it fits in a cardParamMap value, else
+// cut on a rune boundary and ended with the marker of lang
+// (words.DingTalkValueCut: where the whole text is), within
+// DingTalkMaxValue bytes.
+func DingTalkFit(s, lang string) string {
+	if len(s) <= DingTalkMaxValue {
+		return s
+	}
+	mark := words.In(lang, words.DingTalkValueCut)
+	n := DingTalkMaxValue - len(mark)
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return strings.TrimRightFunc(s[:n], unicode.IsSpace) + mark
+}
+
+// dingTalkFitAll cuts every value of m that is too long (DingTalkFit).
+func dingTalkFitAll(m map[string]string, lang string) map[string]string {
+	for k, v := range m {
+		m[k] = DingTalkFit(v, lang)
+	}
+	return m
 }

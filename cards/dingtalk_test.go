@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/cards"
@@ -79,5 +80,47 @@ func TestDingTalkMarkdownHowTo(t *testing.T) {
 	}
 	if d := cards.DingTalkMarkdown(v, "zh", false); strings.Contains(d, "@机器人") || strings.Contains(d, "按钮") || !strings.Contains(d, "**确认**") {
 		t.Errorf("1:1 markdown:\n%s", d)
+	}
+}
+
+// dingTalkLong are texts longer than a DingTalk cardParamMap value may
+// be (1 KB, doc create-and-deliver-cards): ASCII, Chinese (3 bytes a
+// rune) and a mix whose cut falls inside a rune.
+var dingTalkLong = []struct {
+	name, text string
+}{
+	{"ascii 4.6 KB", strings.Repeat("rm -rf /data/build-", 250)},
+	{"chinese 3 KB", strings.Repeat("删除订单表", 200)},
+	{"mixed", "a" + strings.Repeat("汉字", 400)},
+}
+
+// TestDingTalkCardDataFits: every value of a card's data, pending or
+// final, and of a click's outcome, is within 1024 bytes, valid UTF-8, and
+// a cut one says so; a value that fits is whole.
+func TestDingTalkCardDataFits(t *testing.T) {
+	for _, c := range dingTalkLong {
+		t.Run(c.name, func(t *testing.T) {
+			v := cards.View{ApprovalID: "appr-1", Title: "Approve", Tool: "erase", Preview: c.text, Summary: "short",
+				About: c.text, Reason: c.text, Requester: "alice"}
+			final := v
+			final.Final, final.Status, final.Result = true, approval.StatusExecuted, c.text
+			o := approval.Outcome{Status: approval.StatusExecuted, Content: c.text, Results: []approval.Result{{Content: c.text}}}
+			for _, lang := range []string{"en", "zh"} {
+				for what, data := range map[string]map[string]string{
+					"pending": cards.DingTalkCardData(v, lang), "final": cards.DingTalkCardData(final, lang),
+					"outcome": cards.DingTalkOutcomeData(o, nil, lang),
+				} {
+					for k, val := range data {
+						if len(val) > 1024 || !utf8.ValidString(val) {
+							t.Errorf("%s %s: %s is %d bytes (valid UTF-8: %v)", lang, what, k, len(val), utf8.ValidString(val))
+						}
+					}
+					if what == "pending" && (data["summary"] != "short" || !strings.HasPrefix(c.text, strings.TrimRight(strings.SplitN(data["preview"], "…", 2)[0], " ")) ||
+						!strings.Contains(data["preview"], "1 KB")) {
+						t.Errorf("%s: summary %q, preview cut %q", lang, data["summary"], data["preview"])
+					}
+				}
+			}
+		})
 	}
 }

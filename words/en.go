@@ -439,4 +439,8 @@ var en = map[Key]string{
 	CmdGrantLinePrivate: "%d. a private grant of %s — approved by %s, %s left",
 	CmdRevokeDenied:     "Grant %s is not yours to revoke: only its requester or someone who may approve it may.",
 	CmdRevokeLeft:       "%d grant(s) of others were left as they are: only their requester or someone who may approve them may revoke them.",
+
+	// DingTalk's platform rules (issue 25, branch c25d).
+	DingTalkValueCut:          "… [shortened: a DingTalk card holds at most 1 KB per field; the whole text is on the web page and in the HTTP API]",
+	DingTalkExternalRequester: "Requested by a member from outside the organisation: DingTalk cannot match their card clicks to them, so this approval has no buttons; decide it by replying.",
 }

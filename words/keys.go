@@ -491,6 +491,10 @@ const (
 	PrivateUnsent    // the private answer could not be sent; args: the requester
 	PrivateCommandAt // a private approval's code and line in /pending; args: the code, the redacted line
 
+	// DingTalk's platform rules (issue 25, branch c25d).
+	DingTalkValueCut          // ends a card value cut to DingTalk's 1 KB per value: where the whole text is
+	DingTalkExternalRequester // an approval of an external member: decided by replying, not by the card's buttons
+
 	// numKeys counts the keys; it is not one.
 	numKeys
 )

@@ -437,4 +437,8 @@ var zh = map[Key]string{
 	CmdGrantLinePrivate: "%d. %s 的私密授权 — 由 %s 批准，剩余 %s",
 	CmdRevokeDenied:     "第 %s 项授权不能由你撤销：只有它的发起人或可审批它的人可以。",
 	CmdRevokeLeft:       "其他人的 %d 项授权未变：只有其发起人或可审批它们的人可以撤销。",
+
+	// DingTalk's platform rules (issue 25, branch c25d).
+	DingTalkValueCut:          "…［已截断：钉钉卡片每个字段最多 1 KB，完整内容见网页或 HTTP API］",
+	DingTalkExternalRequester: "申请人是组织外成员：钉钉无法将其卡片点击与本人对应，因此本审批不提供按钮，请通过回复来决定。",
 }

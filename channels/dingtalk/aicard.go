@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/hitlbot/hitlbot/cards"
 	"github.com/hitlbot/hitlbot/channels"
 	answerstream "github.com/hitlbot/hitlbot/channels/internal/stream"
 )
@@ -37,7 +38,7 @@ func (c *Channel) OpenStream(_ context.Context, to channels.Target) (channels.An
 	if c.cfg.AICardTemplateID == "" {
 		return nil, errors.New("dingtalk: no ai_card_template_id: answers are not streamed")
 	}
-	sink := &aiCard{c: c, to: to, id: "answer-" + randomHex(12)}
+	sink := &aiCard{c: c, to: to}
 	return answerstream.Answer{Writer: answerstream.New(sink, c.cfg.StreamInterval, c.log.With("chat_id", to.ChatID, "msg_id", to.ReplyTo))}, nil
 }
 
@@ -45,10 +46,17 @@ func (c *Channel) OpenStream(_ context.Context, to channels.Target) (channels.An
 type aiCard struct {
 	c  *Channel
 	to channels.Target
-	id string // outTrackId
+	id string // outTrackId, once opened
 }
 
+// Open creates and delivers the AI card, under an outTrackId of its own
+// each time (one outTrackId is one card: a second create of one is
+// refused, param.cardAlreadyExist, even when the first was not
+// delivered). A card not delivered to the chat (deliverResults) is an
+// error: nothing is streamed into a card nobody received, and the answer
+// comes whole.
 func (a *aiCard) Open(ctx context.Context, text string) error {
+	a.id = "answer-" + randomHex(12)
 	info, _ := a.c.chat(a.to.ChatID, kindUnknown)
 	body := map[string]any{
 		"cardTemplateId": a.c.cfg.AICardTemplateID,
@@ -73,6 +81,7 @@ func (a *aiCard) Open(ctx context.Context, text string) error {
 		return fmt.Errorf("dingtalk: create AI card: %w", err)
 	}
 	if err := out.err("create AI card"); err != nil {
+		a.id = ""
 		return err
 	}
 	return a.put(ctx, text, false, false)
@@ -84,15 +93,23 @@ func (a *aiCard) Update(ctx context.Context, text string) error {
 
 // Close finalises the stream with the whole text, then sets the card's
 // flowStatus; the flowStatus is set even when the finalising call failed.
+// The streaming call carries the whole text (its content is not a
+// cardParamMap value); the card data is only the flowStatus, and the
+// text too when finalising failed, cut to what a cardParamMap value may
+// hold (cards.DingTalkFit: at most 1 KB).
 func (a *aiCard) Close(ctx context.Context, text string, failed bool) error {
 	ferr := a.put(ctx, text, true, failed)
 	status := flowFinished
 	if failed {
 		status = flowFailed
 	}
+	data := map[string]string{"flowStatus": status}
+	if ferr != nil {
+		data[aiContentKey] = cards.DingTalkFit(text, a.c.cfg.Lang)
+	}
 	body := map[string]any{
 		"outTrackId":        a.id,
-		"cardData":          map[string]any{"cardParamMap": map[string]string{"flowStatus": status, aiContentKey: text}},
+		"cardData":          map[string]any{"cardParamMap": data},
 		"cardUpdateOptions": map[string]bool{"updateCardDataByKey": true},
 	}
 	var out cardAnswer

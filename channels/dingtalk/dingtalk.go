@@ -81,7 +81,9 @@ type Config struct {
 	HTTPTimeout time.Duration `mapstructure:"http_timeout"`
 	// ClickWait is how long a card click waits for its outcome before the
 	// card is answered "processing" (the later update shows the outcome).
-	// DingTalk shows a spinner meanwhile. Default 2s.
+	// DingTalk shows a spinner meanwhile and drops an answer that comes
+	// after 2 s (doc event-callback-card), so it is at most MaxClickWait.
+	// Default 1s.
 	ClickWait time.Duration `mapstructure:"click_wait"`
 	// MaxSignAge refuses HTTP-mode requests whose timestamp is further from
 	// now. Default 1h (DingTalk's rule). Each (timestamp, sign) pair is
@@ -107,6 +109,21 @@ type Config struct {
 	Marks Marks `mapstructure:"-"`
 }
 
+// DefaultClickWait and MaxClickWait are Config.ClickWait's default and
+// most. A card callback must be answered within 2 s ("请在 2 秒内完成业务
+// 处理并响应", doc event-callback-card): MaxClickWait leaves half a second
+// for the answer's way back.
+const (
+	DefaultClickWait = time.Second
+	MaxClickWait     = 1500 * time.Millisecond
+)
+
+// afterAnswer is how long a card update waits after the card's callback
+// was answered: DingTalk applies the answer to the card when it gets it,
+// and an update sent right behind it could overtake it ("请勿在回调过程
+// 中，调用更新接口", doc event-callback-card).
+const afterAnswer = 250 * time.Millisecond
+
 // Channel is the DingTalk channel (channels.Channel).
 type Channel struct {
 	cfg   Config
@@ -128,6 +145,93 @@ type Channel struct {
 	stop    context.CancelFunc
 	done    chan struct{}
 	bg      background.Group // messages handed to the router, clicks, stream checks; closed with the channel
+	gate    clickGate        // card updates held while a callback of their card is answered
+}
+
+// clickGate holds the card updates of a card whose callback is being
+// answered until afterAnswer after its answer: DingTalk forbids updating
+// a card from inside its callback (doc event-callback-card). It knows
+// the callbacks of this replica only.
+type clickGate struct {
+	mu       sync.Mutex
+	inflight map[string]int      // outTrackId → callbacks being answered
+	held     map[string][]func() // outTrackId → updates, in order
+}
+
+// begin marks a callback of track being answered.
+func (g *clickGate) begin(track string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.inflight == nil {
+		g.inflight, g.held = map[string]int{}, map[string][]func(){}
+	}
+	g.inflight[track]++
+}
+
+// hold keeps update for later and reports true when a callback of track
+// is being answered; false: the caller updates now.
+func (g *clickGate) hold(track string, update func()) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.inflight[track] == 0 {
+		return false
+	}
+	g.held[track] = append(g.held[track], update)
+	return true
+}
+
+// end marks a callback of track answered and returns the updates to run
+// now (none while another callback of track is being answered).
+func (g *clickGate) end(track string) []func() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.inflight[track]--; g.inflight[track] > 0 {
+		return nil
+	}
+	delete(g.inflight, track)
+	run := g.held[track]
+	delete(g.held, track)
+	return run
+}
+
+// answered ends a callback of track: afterAnswer later (the SDK writes the
+// answer when the handler returns), the updates held meanwhile run, in
+// order.
+func (c *Channel) answered(track string) {
+	flush := func() {
+		t := time.NewTimer(afterAnswer)
+		<-t.C
+		for _, u := range c.gate.end(track) {
+			u()
+		}
+	}
+	if !c.bg.Go(flush) {
+		go flush() // closing: the held updates are still due
+	}
+}
+
+// putCard sends the card update body of track (PUT /v1.0/card/instances)
+// now, or, while a callback of the card is being answered, after its
+// answer: then it returns nil at once and a failure is logged.
+func (c *Channel) putCard(ctx context.Context, track string, body map[string]any) error {
+	put := func(ctx context.Context) error {
+		var out cardAnswer
+		if err := c.api.do(ctx, http.MethodPut, "/v1.0/card/instances", body, &out); err != nil {
+			return fmt.Errorf("dingtalk: update card: %w", err)
+		}
+		return out.err("update card")
+	}
+	held := c.gate.hold(track, func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.HTTPTimeout)
+		defer cancel()
+		if err := put(ctx); err != nil {
+			c.log.Error("a card update held until its click was answered failed", "msg_id", track, "err", err)
+		}
+	})
+	if held {
+		return nil
+	}
+	return put(ctx)
 }
 
 // chatInfo is what the channel remembers of a conversation to reply in it.
@@ -183,8 +287,11 @@ func New(cfg Config, logger *slog.Logger) (*Channel, error) {
 	if cfg.HTTPTimeout <= 0 {
 		cfg.HTTPTimeout = 10 * time.Second
 	}
-	if cfg.ClickWait <= 0 {
-		cfg.ClickWait = 2 * time.Second
+	switch {
+	case cfg.ClickWait <= 0:
+		cfg.ClickWait = DefaultClickWait
+	case cfg.ClickWait > MaxClickWait:
+		return nil, fmt.Errorf("dingtalk: click_wait %s: at most %s (DingTalk drops a card callback answered after 2 s)", cfg.ClickWait, MaxClickWait)
 	}
 	if cfg.MaxSignAge <= 0 {
 		cfg.MaxSignAge = time.Hour
@@ -686,6 +793,9 @@ func (c *Channel) onCardCallback(ctx context.Context, req *card.CardRequest) (*c
 	if h == nil {
 		return nil, errors.New("dingtalk: not started or closed")
 	}
+	// No card update of this card until the answer is on its way.
+	c.gate.begin(req.OutTrackId)
+	defer c.answered(req.OutTrackId)
 	p, ok := parseClick(req.CardActionData.CardPrivateData.Params)
 	if !ok {
 		c.log.Warn("card callback without approval params", "out_track_id", req.OutTrackId)
@@ -815,12 +925,7 @@ func (c *Channel) restore(outTrackID, user string, r clickResult) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.HTTPTimeout)
 	defer cancel()
-	var out cardAnswer
-	err := c.api.do(ctx, http.MethodPut, "/v1.0/card/instances", body, &out)
-	if err == nil {
-		err = out.err("update card")
-	}
-	if err != nil {
+	if err := c.putCard(ctx, outTrackID, body); err != nil {
 		c.log.Error("putting back the buttons of a card whose click decided nothing failed", "msg_id", outTrackID, "err", err)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/cards"
 	"github.com/hitlbot/hitlbot/channels"
+	"github.com/hitlbot/hitlbot/words"
 )
 
 // tokenMargin is how long before its expiry an access token is renewed.
@@ -222,8 +223,7 @@ func (c *Channel) post(ctx context.Context, to channels.Target, kind chatKind, m
 	if to.UserID == "" {
 		return fmt.Errorf("dingtalk: no user to send to in 1:1 chat %s", to.ChatID)
 	}
-	body := map[string]any{"robotCode": info.robotCode, "userIds": []string{string(to.UserID)}, "msgKey": msgKey, "msgParam": string(p)}
-	return c.api.do(ctx, http.MethodPost, "/v1.0/robot/oToMessages/batchSend", body, nil)
+	return c.batchSend(ctx, info.robotCode, []string{string(to.UserID)}, msgKey, string(p))
 }
 
 // markdownRef prefixes the ref of an approval shown as a markdown message:
@@ -260,14 +260,43 @@ func markdownKind(ref string) (chatKind, bool) {
 	return kindUnknown, false
 }
 
-// cardAnswer is the answer of the card APIs.
+// cardAnswer is the answer of the card APIs. createAndDeliver answers
+// HTTP 200 and success true even when a space was not reached (a group
+// the robot is not in, a staff id that does not exist): its
+// result.deliverResults hold one result per space, each to be checked
+// (doc create-and-deliver-cards; docs/platform-rules.md).
 type cardAnswer struct {
-	Success *bool `json:"success"`
+	Success *bool           `json:"success"`
+	Result  json.RawMessage `json:"result"`
 }
+
+// errNotDelivered is (wrapped in) the error of a card created but not
+// delivered to its space: nobody received it.
+var errNotDelivered = errors.New("the card was not delivered")
 
 func (a cardAnswer) err(what string) error {
 	if a.Success != nil && !*a.Success {
 		return fmt.Errorf("dingtalk: %s: success=false", what)
+	}
+	var r struct {
+		DeliverResults []struct {
+			SpaceType string `json:"spaceType"`
+			SpaceID   string `json:"spaceId"`
+			Success   *bool  `json:"success"`
+			ErrorMsg  string `json:"errorMsg"`
+		} `json:"deliverResults"`
+	}
+	if len(a.Result) == 0 || a.Result[0] != '{' || json.Unmarshal(a.Result, &r) != nil {
+		return nil // an update's result: true
+	}
+	var missed []string
+	for _, d := range r.DeliverResults {
+		if d.Success != nil && !*d.Success {
+			missed = append(missed, fmt.Sprintf("%s %s: %s", d.SpaceType, d.SpaceID, d.ErrorMsg))
+		}
+	}
+	if len(missed) > 0 {
+		return fmt.Errorf("dingtalk: %s: %w: %s", what, errNotDelivered, strings.Join(missed, "; "))
 	}
 	return nil
 }
@@ -275,11 +304,23 @@ func (a cardAnswer) err(what string) error {
 // ShowApproval sends the interactive card of v (createAndDeliver, callback
 // over the stream, outTrackId = the approval id); with no card template or
 // in HTTP mode, a markdown message answered by typing 确认 / 取消.
+//
+// The approval of an external member (their id is the encrypted senderId,
+// isExternal) is a markdown message too, saying why: a card click
+// carries a userId that DingTalk does not match to the sender's
+// encrypted id, so the requester's click would be taken for another
+// person's (and pass "not the requester" rules), while a typed reply
+// carries the same senderId as the request.
 func (c *Channel) ShowApproval(ctx context.Context, to channels.Target, v cards.View) (approval.CardRef, error) {
 	info, _ := c.chat(to.ChatID, kindUnknown)
 	track := cardTrack(v)
-	if c.cfg.CardTemplateID == "" || c.cfg.Mode == ModeHTTP {
-		err := c.sendMarkdown(ctx, to, kindUnknown, cards.DingTalkMarkdownTitle(v), cards.DingTalkMarkdown(v, c.cfg.Lang, info.group))
+	external := isExternal(v.Requester)
+	if c.cfg.CardTemplateID == "" || c.cfg.Mode == ModeHTTP || external {
+		md := cards.DingTalkMarkdown(v, c.cfg.Lang, info.group)
+		if external && !v.Final {
+			md += "  \n\n" + words.In(c.cfg.Lang, words.DingTalkExternalRequester)
+		}
+		err := c.sendMarkdown(ctx, to, kindUnknown, cards.DingTalkMarkdownTitle(v), md)
 		if err != nil {
 			return approval.CardRef{}, err
 		}
@@ -291,6 +332,11 @@ func (c *Channel) ShowApproval(ctx context.Context, to channels.Target, v cards.
 	}
 	return c.createCard(ctx, to, info, track, v, nil)
 }
+
+// isExternal reports whether u is the encrypted id of a member from
+// outside the organisation: a message's senderId ("$:LWCP_v1:$…"), taken
+// when it has no senderStaffId. A staff id never starts with "$".
+func isExternal(u approval.UserID) bool { return strings.HasPrefix(string(u), "$:") }
 
 // createCard creates the interactive card v, named track, in the group
 // to (info.group; to.UserID mentioned; when recipients are given, only
@@ -360,11 +406,7 @@ func (c *Channel) updateCard(ctx context.Context, ref approval.CardRef, v cards.
 		"cardData":          map[string]any{"cardParamMap": cards.DingTalkCardData(v, c.cfg.Lang)},
 		"cardUpdateOptions": map[string]bool{"updateCardDataByKey": true, "updatePrivateDataByKey": true},
 	}
-	var out cardAnswer
-	if err := c.api.do(ctx, http.MethodPut, "/v1.0/card/instances", body, &out); err != nil {
-		return fmt.Errorf("dingtalk: update card: %w", err)
-	}
-	return out.err("update card")
+	return c.putCard(ctx, ref.MessageID, body)
 }
 
 // cardTrack is the outTrackId of the card v: the approval id, then

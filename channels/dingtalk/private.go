@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/cards"
@@ -84,8 +85,64 @@ func (c *Channel) sendDirect(ctx context.Context, robotCode string, users []stri
 	if err != nil {
 		return err
 	}
-	body := map[string]any{"robotCode": robotCode, "userIds": users, "msgKey": msgKey, "msgParam": string(p)}
-	return c.api.do(ctx, http.MethodPost, "/v1.0/robot/oToMessages/batchSend", body, nil)
+	return c.batchSend(ctx, robotCode, users, msgKey, string(p))
+}
+
+// maxBatchUsers is the most userIds of one batchSend ("最多传20个",
+// BatchSendOTORequest.userIds, aliyun dingtalk SDK robot_1_0).
+const maxBatchUsers = 20
+
+// flowRetries and flowBackoff bound the new tries of a batchSend for
+// the users DingTalk throttled (flowControlledStaffIdList): nothing was
+// sent to them.
+const (
+	flowRetries = 2
+	flowBackoff = time.Second
+)
+
+// batchSend sends msgKey with msgParam to users by the robot's 1:1 send,
+// maxBatchUsers at a time. The call answers HTTP 200 with the users it
+// reached nobody of: invalidStaffIdList (no staff of the org) is an
+// error naming them; flowControlledStaffIdList (throttled) is sent again,
+// flowRetries times at most, backing off, then an error.
+func (c *Channel) batchSend(ctx context.Context, robotCode string, users []string, msgKey, msgParam string) error {
+	var errs []error
+	for len(users) > 0 {
+		n := min(len(users), maxBatchUsers)
+		batch := users[:n]
+		users = users[n:]
+		for try, wait := 0, flowBackoff; len(batch) > 0; try, wait = try+1, 2*wait {
+			if try > 0 {
+				t := time.NewTimer(wait)
+				select {
+				case <-t.C:
+				case <-ctx.Done():
+					t.Stop()
+					errs = append(errs, fmt.Errorf("dingtalk: robot 1:1 send to %v: throttled: %w", batch, ctx.Err()))
+					batch = nil
+					continue
+				}
+			}
+			var out struct {
+				Invalid   []string `json:"invalidStaffIdList"`
+				Throttled []string `json:"flowControlledStaffIdList"`
+			}
+			body := map[string]any{"robotCode": robotCode, "userIds": batch, "msgKey": msgKey, "msgParam": msgParam}
+			if err := c.api.do(ctx, http.MethodPost, "/v1.0/robot/oToMessages/batchSend", body, &out); err != nil {
+				errs = append(errs, err)
+				break
+			}
+			if len(out.Invalid) > 0 {
+				errs = append(errs, fmt.Errorf("dingtalk: robot 1:1 send: %w: no staff of the organisation: %s", errNotDelivered, strings.Join(out.Invalid, ", ")))
+			}
+			batch = out.Throttled
+			if len(batch) > 0 && try == flowRetries {
+				errs = append(errs, fmt.Errorf("dingtalk: robot 1:1 send: %w: throttled (flowControlledStaffIdList) %d times: %s", errNotDelivered, try+1, strings.Join(batch, ", ")))
+				break
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // settlePrivateMarkdown says the end of a private approval shown as a

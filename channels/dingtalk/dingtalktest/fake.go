@@ -466,6 +466,15 @@ func (f *Fake) BotMessage(msgID, cid, user, text string, group bool) map[string]
 		"msgtype": "text", "text": map[string]string{"content": " " + text}}
 }
 
+// ExternalMessage builds a bot callback from a member from outside the
+// organisation: no senderStaffId, only the encrypted senderId
+// ("$:LWCP_v1:$" + id; stream SDK chatbot payload).
+func (f *Fake) ExternalMessage(msgID, cid, id, text string, group bool) map[string]any {
+	m := f.BotMessage(msgID, cid, id, text, group)
+	m["senderStaffId"], m["senderId"] = "", "$:LWCP_v1:$"+id
+	return m
+}
+
 // URL is the fake's base URL.
 func (f *Fake) URL() string { return f.srv.URL }
 
