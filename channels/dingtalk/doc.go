@@ -13,7 +13,7 @@
 // DingTalk gets its ACK in time and does not deliver it again; Close waits
 // for the hand-over. Identity is senderStaffId (the org user id; an
 // external member without one gets the encrypted senderId, which no
-// approver rule names).
+// approver rule names; see "Platform rules" for their approvals).
 //
 // In HTTP mode the sign covers only the timestamp, not the body, so each
 // (timestamp, sign) pair is accepted once: Config.Marks (the shared
@@ -23,7 +23,9 @@
 // Answers go through the message's sessionWebhook while it is valid (90
 // minutes; only when its scheme and host are WebhookBaseURL's) and
 // otherwise through the robot send API (groupMessages/send or
-// oToMessages/batchSend). An errcode in a 200 answer is an error.
+// oToMessages/batchSend). An errcode in a 200 answer is an error, and so
+// are the users batchSend names in its 200 answer as reached by nothing
+// (see "Platform rules").
 //
 // When the agent needs a decision, ShowApproval creates an interactive
 // card (POST /v1.0/card/instances/createAndDeliver, callbackType STREAM,
@@ -35,7 +37,9 @@
 // group member sees the card), and the click is answered in the same round
 // trip with the buttons hidden and the outcome (in the words of
 // Config.Text), or "processing" when the decision takes longer than
-// ClickWait. A click that decides nothing (the store unreachable, a clicker
+// ClickWait (at most 1.5 s: the answer is due within 2 s). Any update of
+// the card meanwhile (its Settle, the decision's own) is held until just
+// after the answer. A click that decides nothing (the store unreachable, a clicker
 // who may not decide, a malformed or stale click) is answered to the
 // clicker alone (userPrivateData) and never hides the others' buttons; if
 // it had been answered "processing", the card is put back to pending. When
@@ -60,6 +64,41 @@
 // the robot's 1:1 send (oToMessages/batchSend), never the sessionWebhook.
 // That recipients hide the card from everyone else is what DingTalk's
 // documents say; it is not checked on a live tenant here.
+//
+// # Platform rules
+//
+// DingTalk's documented rules this channel keeps, each kept also by the
+// fake (dingtalktest, which cites its sources and proves each with a
+// table test) and listed in docs/platform-rules.md:
+//
+//   - createAndDeliver answers HTTP 200 and success true even when a
+//     space was not reached; each result.deliverResults[] entry with
+//     success false (a group the robot is not in, an unknown staff id) is
+//     an error (errNotDelivered): an approval card not delivered to the
+//     approvers' chat fails the request with
+//     approval.ErrApproversUnreachable, and an AI card not delivered is
+//     not streamed into (the answer comes whole).
+//   - oToMessages/batchSend answers HTTP 200 with invalidStaffIdList (an
+//     error naming them) and flowControlledStaffIdList (sent again twice,
+//     backing off, then an error); at most 20 userIds a call, so more go
+//     in batches.
+//   - one outTrackId is one card (param.cardAlreadyExist): an AI card
+//     takes a new outTrackId on each open.
+//   - every cardParamMap value is at most 1 KB: cards.DingTalkCardData and
+//     cards.DingTalkOutcomeData cut each value on a rune boundary, ending
+//     it with words.DingTalkValueCut (the whole text is on the web page
+//     and in the HTTP API); the AI card's text goes whole through the
+//     streaming API, never the card data (but for a failed finalising).
+//   - a card callback is answered within 2 s and the card is not updated
+//     from inside it: ClickWait at most MaxClickWait, card updates held
+//     until afterAnswer past the answer (this replica's callbacks only).
+//   - an external member has only the encrypted senderId in a message,
+//     while a card click carries a userId DingTalk does not match to it:
+//     the requester's click would be taken for someone else's (and pass
+//     a four-eyes rule). So their approval is a markdown message, decided
+//     by a typed reply (which carries the same senderId), and it says so
+//     (words.DingTalkExternalRequester). A private approval of an
+//     external member in a group still gets its card: not handled here.
 //
 // # Several replicas
 //
