@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -269,9 +270,12 @@ func (s *Store) chatRecords(ctx context.Context, key string, ids []string) ([]*a
 }
 
 // ChatCode implements approval.ChatCoder: when a is the only approval in
-// its chat's index (nearly always), its code is its first candidate, told
-// after one round trip; otherwise the chat's records are read, as
-// ChatPending does.
+// its chat's index (nearly always), its code is its first candidate;
+// otherwise the chat's records are read, as ChatPending does. The index is
+// the one this Store's Put of a read in its own round trip (chatHints), so
+// the ChatCode that follows a Put, as Engine.Request's card does, costs no
+// round trip when a is alone in its chat and one (the records) when it is
+// not; without that, one more to read the index.
 func (s *Store) ChatCode(ctx context.Context, a *approval.Approval) (string, error) {
 	const op = "redisstore.ChatCode"
 	if err := ctxErr(ctx, op, a.ID); err != nil {
@@ -279,9 +283,12 @@ func (s *Store) ChatCode(ctx context.Context, a *approval.Approval) (string, err
 	}
 	place := a.DecidesIn() // the approvers' chat, when it has one
 	key := s.chatKey(place.Channel, place.ChatID)
-	ids, err := s.chatIDs(ctx, key)
-	if err != nil {
-		return "", unavailable(op, a.ID, err)
+	ids, ok := s.hints.take(a.ID)
+	if !ok {
+		var err error
+		if ids, err = s.chatIDs(ctx, key); err != nil {
+			return "", unavailable(op, a.ID, err)
+		}
 	}
 	if len(ids) == 0 || (len(ids) == 1 && ids[0] == string(a.ID)) {
 		return approval.Codes([]*approval.Approval{a})[a.ID], nil
@@ -294,3 +301,49 @@ func (s *Store) ChatCode(ctx context.Context, a *approval.Approval) (string, err
 }
 
 var _ approval.ChatCoder = (*Store)(nil)
+
+// hintMax+1 is the most ids of a chat's index that Put reads back: a
+// chat with more pending than that is read again by ChatCode.
+const hintMax = 63
+
+// maxHints bounds chatHints: a Put whose ChatCode never comes (a store
+// used without cards) leaves its hint behind, and past this many the
+// hints are dropped all at once (a dropped hint costs its ChatCode one
+// round trip, nothing else).
+const maxHints = 4096
+
+// chatHints keeps, per approval this Store put, the ids its Put read of
+// the approval's chat index (the approvers' chat when it has one) just
+// after adding it, until ChatCode takes them. The code computed from them
+// is the one ChatCode would compute from the index read a moment later,
+// bar an approval created earlier but put in between (which the index
+// read later could miss just as well).
+type chatHints struct {
+	mu sync.Mutex
+	m  map[approval.ID][]string
+}
+
+// put keeps ids for id; a list as long as Put reads (hintMax+1) may miss
+// some, and is not kept.
+func (h *chatHints) put(id approval.ID, ids []string) {
+	if len(ids) > hintMax {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.m == nil || len(h.m) >= maxHints {
+		h.m = make(map[approval.ID][]string)
+	}
+	h.m[id] = ids
+}
+
+// take returns and forgets the ids kept for id.
+func (h *chatHints) take(id approval.ID) ([]string, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ids, ok := h.m[id]
+	if ok {
+		delete(h.m, id)
+	}
+	return ids, ok
+}

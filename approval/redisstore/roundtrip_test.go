@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -166,5 +167,53 @@ func TestRoundTrips(t *testing.T) {
 	}
 	if got := cnt.take(); !slices.Equal(got, []string{"evalsha", "evalsha"}) {
 		t.Errorf("two ending claims sent %v, want two EVALSHA", got)
+	}
+}
+
+// TestChatCodeAfterPut: Put reads its approval's chat index back in its
+// own round trip, so the card's short code that follows it (ChatCode, as
+// Engine.Request asks it) costs no round trip when the approval is alone
+// in its chat, and one (the records) when it is not; each answers what
+// CodeIn of ChatPending answers.
+func TestChatCodeAfterPut(t *testing.T) {
+	c, prefix := testredis.Start(t)
+	cnt := &counter{}
+	c.AddHook(cnt)
+	s, err := redisstore.New(c, redisstore.Options{Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := s.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	chat := "chat-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	mk := func(user string) *approval.Approval {
+		a := storetest.NewApproval(t, approval.SessionKey("test:"+chat+":"+user))
+		a.Channel, a.ChatID = "test", chat
+		if _, err := s.Put(ctx, a, approval.Outcome{}); err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	for _, st := range []struct {
+		user string
+		want int
+	}{{"ou_a", 0}, {"ou_b", 1}} {
+		a := mk(st.user)
+		cnt.take()
+		got, err := s.ChatCode(ctx, a)
+		if n := len(cnt.take()); err != nil || n != st.want {
+			t.Fatalf("ChatCode after Put (%s) = %q, %v in %d round trips, want %d", st.user, got, err, n, st.want)
+		}
+		waiting, err := s.ChatPending(ctx, a.Channel, a.ChatID)
+		if want := approval.CodeIn(waiting, a); err != nil || got != want {
+			t.Fatalf("ChatCode(%s) = %q; CodeIn of ChatPending %q, %v", st.user, got, want, err)
+		}
+		// Asked again, with nothing kept of the Put: the index is read.
+		cnt.take()
+		if again, err := s.ChatCode(ctx, a); err != nil || again != got || len(cnt.take()) != st.want+1 {
+			t.Fatalf("ChatCode again = %q, %v", again, err)
+		}
 	}
 }

@@ -83,6 +83,10 @@ type Store struct {
 	nonceBase string
 	seq       atomic.Uint64
 
+	// hints keeps what each Put read of its approval's chat index, for
+	// the ChatCode that follows it (see chatHints).
+	hints chatHints
+
 	put, claim, complete, cancel, addCards, pending, resolve *redis.Script
 	putGrant, listGrants, revoke, escalate                   *redis.Script
 }
@@ -320,27 +324,32 @@ func (s *Store) Put(ctx context.Context, a *approval.Approval, supersededOutcome
 	_, escAt, escalates := a.NextEscalation()
 	escMS, _ := splitTime(escAt)
 	esc := redis.Z{Score: float64(escMS), Member: string(a.ID)}
-	pipe := s.c.Pipeline()
-	putCmd := s.put.EvalSha(ctx, pipe, keys, args...)
-	pipe.ZAdd(ctx, s.dueKey(), due)
-	pipe.ZAdd(ctx, chat, due)
-	pipe.PExpire(ctx, chat, chatTTL)
-	if escalates {
-		pipe.ZAdd(ctx, s.escKey(), esc)
-	}
-	_, err = pipe.Exec(ctx)
-	if err != nil && redis.HasErrorPrefix(putCmd.Err(), "NOSCRIPT") {
-		// The server does not know the script yet (first use, or after a
-		// restart): the script did not run; send it in full (EVAL also
-		// caches it for the next EVALSHA).
-		pipe = s.c.Pipeline()
-		putCmd = s.put.Eval(ctx, pipe, keys, args...)
+	// The chat's index is read back in the same pipeline (pruned of
+	// entries past the retention first, as chatIDs does), so that the
+	// card's short code needs no round trip of its own (ChatCode).
+	oldMS, _ := splitTime(s.clk.Now().Add(-s.retention))
+	var idsCmd *redis.StringSliceCmd
+	send := func(pipe redis.Pipeliner, script func(context.Context, redis.Scripter, []string, ...any) *redis.Cmd) *redis.Cmd {
+		c := script(ctx, pipe, keys, args...)
 		pipe.ZAdd(ctx, s.dueKey(), due)
 		pipe.ZAdd(ctx, chat, due)
 		pipe.PExpire(ctx, chat, chatTTL)
 		if escalates {
 			pipe.ZAdd(ctx, s.escKey(), esc)
 		}
+		pipe.ZRemRangeByScore(ctx, chat, "-inf", "("+strconv.FormatInt(oldMS, 10))
+		idsCmd = pipe.ZRange(ctx, chat, 0, hintMax)
+		return c
+	}
+	pipe := s.c.Pipeline()
+	putCmd := send(pipe, s.put.EvalSha)
+	_, err = pipe.Exec(ctx)
+	if err != nil && redis.HasErrorPrefix(putCmd.Err(), "NOSCRIPT") {
+		// The server does not know the script yet (first use, or after a
+		// restart): the script did not run; send it in full (EVAL also
+		// caches it for the next EVALSHA).
+		pipe = s.c.Pipeline()
+		putCmd = send(pipe, s.put.Eval)
 		_, err = pipe.Exec(ctx)
 	}
 	if err != nil {
@@ -351,6 +360,9 @@ func (s *Store) Put(ctx context.Context, a *approval.Approval, supersededOutcome
 		return nil, unavailable(op, a.ID, err)
 	}
 	code := replyCode(res)
+	if code != "conflict" {
+		s.hints.put(a.ID, idsCmd.Val())
+	}
 	switch {
 	case code == "conflict":
 		return nil, approval.E(op, errkind.Conflict, a.ID, errors.New("approval exists"))
