@@ -464,6 +464,74 @@ const MaxNoteRunes = 500
 // trail keep. A decision with Verb Resolve settles a frozen approval
 // instead (see Resolution and resolve.go).
 func (e *Engine) Decide(ctx context.Context, id ID, d Decision) (Outcome, error) {
+	o, _, err := e.decide(ctx, id, d, "", 0)
+	return o, err
+}
+
+// DecideOnce is Decide for a decision that carries a de-duplication key (a
+// click's event id): the first decision with key is taken; a later one
+// with the same key within ttl is a duplicate, and nothing is decided
+// (first false, the Outcome zero). Where the store is a MarkClaimer and d
+// is a plain approve or reject (no Calls, no Edits), the claim itself sets
+// the mark, in its own round trip; otherwise Seen marks it first (a store
+// that cannot tell is logged and the decision goes on, as a duplicate
+// check that cannot answer must not stop a decision). When the decision
+// fails (an error: nothing was decided), the mark is released, so that the
+// same decision tried again is taken, not answered as a duplicate.
+func (e *Engine) DecideOnce(ctx context.Context, id ID, d Decision, key string, ttl time.Duration) (o Outcome, first bool, err error) {
+	if key == "" || ttl <= 0 {
+		o, err = e.Decide(ctx, id, d)
+		return o, true, err
+	}
+	mc, inClaim := e.cfg.Store.(MarkClaimer)
+	inClaim = inClaim && id.Valid() && d.Calls == nil && d.Edits == nil && (d.Verb == Approve || d.Verb == Reject)
+	if inClaim {
+		o, first, err = e.decide(ctx, id, d, key, ttl)
+	} else {
+		first, err = e.cfg.Store.Seen(ctx, key, ttl)
+		if err != nil {
+			e.log.Warn("de-duplication unavailable; deciding anyway", "approval_id", id, "key", key, "err", err)
+			first = true
+		}
+		if !first {
+			return Outcome{}, false, nil
+		}
+		o, err = e.Decide(ctx, id, d)
+	}
+	if err != nil {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), forgetTimeout)
+		defer cancel()
+		var ferr error
+		if inClaim {
+			ferr = mc.ForgetClaimMark(rctx, id, key)
+		} else {
+			ferr = e.cfg.Store.Forget(rctx, key)
+		}
+		if ferr != nil {
+			e.log.Warn("releasing the de-duplication mark of a failed decision failed; the same decision stays a duplicate until the mark expires",
+				"approval_id", id, "key", key, "err", ferr)
+		}
+	}
+	return o, first, err
+}
+
+// forgetTimeout bounds the release of a de-duplication mark.
+const forgetTimeout = 5 * time.Second
+
+// decide is Decide; with a mark (key, for ttl), the claim sets it, and a
+// duplicate returns first false.
+func (e *Engine) decide(ctx context.Context, id ID, d Decision, mark string, markTTL time.Duration) (Outcome, bool, error) {
+	o, err := e.decideMarked(ctx, id, d, mark, markTTL)
+	if errors.Is(err, errDuplicate) {
+		return Outcome{}, false, nil
+	}
+	return o, true, err
+}
+
+// errDuplicate is decideMarked's answer to a claim that found its mark set.
+var errDuplicate = errors.New("duplicate decision")
+
+func (e *Engine) decideMarked(ctx context.Context, id ID, d Decision, mark string, markTTL time.Duration) (Outcome, error) {
 	if !id.Valid() {
 		return e.outcome(StatusMissing, ""), nil
 	}
@@ -517,6 +585,8 @@ func (e *Engine) Decide(ctx context.Context, id ID, d Decision) (Outcome, error)
 		Grant:         d.Grant,
 		Now:           e.cfg.Clock.Now().UTC(),
 		Outcome:       e.endOutcome(d),
+		Mark:          mark,
+		MarkTTL:       markTTL,
 	})
 	if err != nil {
 		e.log.Error("claim failed; nothing was run", "approval_id", id, "user_id", d.Actor, "err", err)
@@ -524,6 +594,11 @@ func (e *Engine) Decide(ctx context.Context, id ID, d Decision) (Outcome, error)
 	}
 	a := res.Approval
 	switch res.Code {
+	case ClaimDuplicate:
+		if mark == "" {
+			return Outcome{}, E("approval.Decide", errkind.Internal, id, errors.New("a claim without a mark answered duplicate"))
+		}
+		return Outcome{}, errDuplicate
 	case ClaimMissing:
 		return e.outcome(StatusMissing, ""), nil
 	case ClaimUnauthorized:

@@ -155,6 +155,18 @@ type WantSubscriber interface {
 	SubscribeWanted(ctx context.Context, want func(ID) bool, fn func(ID, Outcome)) error
 }
 
+// MarkClaimer is implemented by a store whose Claim honours
+// ClaimRequest.Mark: the de-duplication mark of a decision (a click's event
+// id) is set in the claim's own atomic step, and round trip (redisstore: in
+// the claim script, the mark kept in the approval's hash slot). A store
+// without it gets Seen, then the claim.
+type MarkClaimer interface {
+	// ForgetClaimMark removes the mark a claim of id set on key
+	// (ClaimRequest.Mark), as Forget does for Seen: the caller releases
+	// it when the decision failed, so that a retry is no duplicate.
+	ForgetClaimMark(ctx context.Context, id ID, key string) error
+}
+
 // InboundStore is implemented by a store that can take the two store steps
 // of an inbound message in one round trip (redisstore pipelines them):
 // Seen of each de-duplication key, and Pending of the message's session.
@@ -243,6 +255,14 @@ type ClaimRequest struct {
 	// Now is the caller's clock: an approve or reject at or after ExpiresAt
 	// expires the approval instead; an expire before ExpiresAt does nothing.
 	Now time.Time
+	// Mark, when set, is a de-duplication key (as Seen takes it) that the
+	// claim marks first for MarkTTL, in the same atomic step: a key marked
+	// before makes the claim ClaimDuplicate, and nothing else changes. The
+	// mark is removed with MarkClaimer.ForgetClaimMark. Only a store that
+	// implements MarkClaimer is given one (Engine.DecideOnce calls Seen
+	// before the claim for the others).
+	Mark    string
+	MarkTTL time.Duration
 	// Outcome builds the outcome that is stored and published when the
 	// claim ends the approval: it is called with StatusRejected,
 	// StatusExpired or StatusSuperseded (a store may call it for all three
@@ -291,6 +311,10 @@ const (
 	// ClaimVotedBefore: the actor's approval was counted already; nothing
 	// changed.
 	ClaimVotedBefore ClaimCode = "voted_before"
+	// ClaimDuplicate: ClaimRequest.Mark was marked before (the decision
+	// is a duplicate of one taken or being taken); nothing changed, and
+	// Approval is nil.
+	ClaimDuplicate ClaimCode = "duplicate"
 )
 
 // ClaimResult is the output of Store.Claim.

@@ -786,7 +786,12 @@ func (r *Router) HandleCardAction(ctx context.Context, a CardAction) (approval.O
 		return approval.Outcome{Status: approval.StatusUnauthorized, Content: r.words().refused, IsError: true}, nil
 	}
 	evtPrefix := "evt:" + a.Channel + ":"
-	if r.duplicate(ctx, log, store, evtPrefix, a.EventID) {
+	od, once := eng.(OnceDecider)
+	// A well-formed click with an event id is marked by the decision
+	// itself (with a redisstore, in the claim's round trip); any other is
+	// marked here first, as a click is for a Decider that cannot.
+	once = once && a.EventID != "" && a.ApprovalID.Valid() && wellFormedAction(a)
+	if !once && r.duplicate(ctx, log, store, evtPrefix, a.EventID) {
 		r.metrics.Deduplicated(a.Channel)
 		log.Debug("duplicate card event", "event_id", a.EventID)
 		return r.currentOutcome(ctx, eng, a.ApprovalID)
@@ -799,12 +804,28 @@ func (r *Router) HandleCardAction(ctx context.Context, a CardAction) (approval.O
 		log.Warn("card action with a malformed value", "verb", a.Verb, "status", approval.StatusTampered)
 		return r.outcome(approval.StatusTampered), nil
 	}
-	o, err := eng.Decide(ctx, a.ApprovalID, approval.Decision{Verb: a.Verb, Actor: a.UserID, Source: sourceOf(a.Channel),
+	d := approval.Decision{Verb: a.Verb, Actor: a.UserID, Source: sourceOf(a.Channel),
 		PayloadSHA256: a.PayloadSHA256, Comment: a.Comment, Channel: a.Channel, ChatID: a.ChatID, Resolution: a.Resolution, Grant: a.Grant,
-		Calls: a.Calls, Edits: a.Edits})
+		Calls: a.Calls, Edits: a.Edits}
+	var o approval.Outcome
+	var err error
+	if once {
+		var first bool
+		// A failed decision releases its mark itself.
+		o, first, err = od.DecideOnce(ctx, a.ApprovalID, d, evtPrefix+a.EventID, r.cfg.DedupTTL)
+		if err == nil && !first {
+			r.metrics.Deduplicated(a.Channel)
+			log.Debug("duplicate card event", "event_id", a.EventID)
+			return r.currentOutcome(ctx, eng, a.ApprovalID)
+		}
+	} else {
+		o, err = eng.Decide(ctx, a.ApprovalID, d)
+		if err != nil {
+			r.release(ctx, log, store, evtPrefix, a.EventID)
+		}
+	}
 	if err != nil {
 		log.Error("card decision failed; nothing was run", "err", err)
-		r.release(ctx, log, store, evtPrefix, a.EventID)
 		return approval.Outcome{}, err
 	}
 	r.metrics.Decision(a.Channel, o.Status)

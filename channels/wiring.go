@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync/atomic"
+	"time"
 
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
@@ -20,6 +21,15 @@ type Decider interface {
 	Pending(ctx context.Context, s approval.SessionKey) (*approval.Approval, error)
 }
 
+// OnceDecider is a Decider that de-duplicates a decision itself
+// (approval.Engine.DecideOnce): the router hands it a click's event key
+// rather than marking it first, so that a store that can (redisstore)
+// sets the mark in the claim's round trip. first false is a duplicate:
+// nothing was decided. A failed decision has released its mark.
+type OnceDecider interface {
+	DecideOnce(ctx context.Context, id approval.ID, d approval.Decision, key string, ttl time.Duration) (o approval.Outcome, first bool, err error)
+}
+
 // Submitter is what the router needs of the agent: queue a message for
 // its session's next turn, and hand it an approval's outcome to resume
 // the turn that asked for it. *agent.Loop is one.
@@ -32,8 +42,9 @@ type Submitter interface {
 }
 
 var (
-	_ Decider   = (*approval.Engine)(nil)
-	_ Submitter = (*agent.Loop)(nil)
+	_ Decider     = (*approval.Engine)(nil)
+	_ OnceDecider = (*approval.Engine)(nil)
+	_ Submitter   = (*agent.Loop)(nil)
 )
 
 // ErrNoRouter is returned by a Relay that no router has taken yet.

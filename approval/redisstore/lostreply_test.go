@@ -189,6 +189,18 @@ func TestLostReply(t *testing.T) {
 		}
 		return err
 	})
+	mk := storetest.NewApproval(t)
+	_, _ = s.Put(ctx, mk, approval.Outcome{})
+	lossy("Claim (marked)", func() error {
+		// The re-sent claim finds the mark it set itself: no duplicate.
+		req := approve(mk)
+		req.Mark, req.MarkTTL = "evt:test:lost", time.Minute
+		r, err := s.Claim(ctx, mk.ID, req)
+		if err == nil && r.Code != approval.ClaimOK {
+			t.Errorf("marked claim = %s, want claimed", r.Code)
+		}
+		return err
+	})
 	e := storetest.NewApproval(t)
 	_, _ = s.Put(ctx, e, approval.Outcome{})
 	lossy("Cancel", func() error {

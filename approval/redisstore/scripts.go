@@ -281,11 +281,23 @@ return res
 //	ARGV[24] the approver's grant choice (approve only; "" when none)
 //	ARGV[25] the approver's vote (approval.Vote as JSON), counted where the
 //	         record has a quorum (field qu): votes are the fields y1, y2, …
+//	KEYS[2]  (optional) a de-duplication mark <prefix>{<shard>}:seen:<key>
+//	         (approval.ClaimRequest.Mark), set first (SET NX PX, its value
+//	         this call's nonce) for ARGV[26] ms; set already by another
+//	         call, the claim answers {"duplicate"} and changes nothing
 //
-// Returns {"missing"} or {code, ended 0|1, HGETALL of the record, cached
-// result JSON or ""}.
+// Returns {"missing"}, {"duplicate"} or {code, ended 0|1, HGETALL of the
+// record, cached result JSON or ""}.
 const claimLua = libLua + `
 local rk, base, id, intent, nonce = KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[16]
+if KEYS[2] and not redis.call('SET', KEYS[2], nonce, 'NX', 'PX', ARGV[26]) then
+  -- marked before: a duplicate of a decision, unless this very call set
+  -- the mark and is re-sent after a lost reply (then it goes on, and the
+  -- record's nonce answers as the first run did)
+  if redis.call('GET', KEYS[2]) ~= nonce then
+    return {'duplicate'}
+  end
+end
 local f = record(rk, 'h', 'k', 'K', 'ch', 'ci', 'e', 'n', 'i', 'r', 'm', 'x', 'u', 't', 'qu', 'ac', 'ai')
 local state = f[1]
 if not state then

@@ -240,6 +240,21 @@ func TestScriptsTouchOneSlot(t *testing.T) {
 	byStep.Actor = "dave"
 	run("claim by a step's person", sess, func() error { _, err := s.Claim(ctx, es.ID, byStep); return err })
 
+	// A claim that sets its decision's de-duplication mark, and one that
+	// finds it set.
+	mk := storetest.NewApproval(t, sess)
+	run("put mk", sess, func() error { _, err := s.Put(ctx, mk, outcome); return err })
+	marked := req(mk, approval.IntentApprove)
+	marked.Mark, marked.MarkTTL = "evt:test:click-1", time.Minute
+	run("claim marked", sess, func() error { _, err := s.Claim(ctx, mk.ID, marked); return err })
+	run("claim duplicate", sess, func() error {
+		r, err := s.Claim(ctx, mk.ID, marked)
+		if err == nil && r.Code != approval.ClaimDuplicate {
+			t.Errorf("claim duplicate = %s, want duplicate", r.Code)
+		}
+		return err
+	})
+
 	missing := storetest.NewApproval(t)
 	run("claim missing", missing.Session, func() error { _, err := s.Claim(ctx, missing.ID, req(missing, approval.IntentApprove)); return err })
 	run("complete missing", missing.Session, func() error { return errOf(s.Complete(ctx, missing.ID, approval.StateExecuted, outcome, 0)) })

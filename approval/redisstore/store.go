@@ -529,6 +529,13 @@ func (s *Store) Claim(ctx context.Context, id approval.ID, req approval.ClaimReq
 		string(req.Actor), string(req.Source), req.Comment,
 		nowMS, nowNS, fmtTime(req.Now), rej, exp, sup,
 		s.channel, durMS(s.retention), s.nonce(), req.Channel, req.ChatID, hashText, verdicts, editH, editJ, proposed, string(req.Grant), vote}
+	if req.Mark != "" && req.MarkTTL > 0 {
+		// The decision's de-duplication mark, set by the script first: in
+		// the record's slot, so one script may set it (a mark with no TTL
+		// would expire at once, as Seen's: none is set).
+		keys = append(keys, s.claimMarkKey(shard, req.Mark))
+		args = append(args, durMS(req.MarkTTL))
+	}
 	var res []any
 	acked := int64(-1) // not asked
 	if s.acks > 0 {
@@ -540,8 +547,11 @@ func (s *Store) Claim(ctx context.Context, id approval.ID, req approval.ClaimReq
 		return approval.ClaimResult{}, unavailable(op, id, err)
 	}
 	code := replyCode(res)
-	if code == "missing" {
+	switch code {
+	case "missing":
 		return approval.ClaimResult{Code: approval.ClaimMissing}, nil
+	case "duplicate":
+		return approval.ClaimResult{Code: approval.ClaimDuplicate}, nil
 	}
 	if len(res) != 4 {
 		return approval.ClaimResult{}, internal(op, id, "unexpected claim reply of %d items", len(res))
@@ -788,6 +798,29 @@ func (s *Store) SeenAndPending(ctx context.Context, keys []string, ttl time.Dura
 	}
 	c.Pending, c.PendingErr = s.pendingReply("redisstore.Pending", v, err)
 	return c
+}
+
+// claimMarkKey returns the key of a decision's de-duplication mark set
+// by a claim of an approval of shard (approval.ClaimRequest.Mark): in the
+// record's slot, unlike Seen's marks.
+func (s *Store) claimMarkKey(shard, key string) string { return s.base(shard) + "seen:" + key }
+
+var _ approval.MarkClaimer = (*Store)(nil)
+
+// ForgetClaimMark implements approval.MarkClaimer (DEL).
+func (s *Store) ForgetClaimMark(ctx context.Context, id approval.ID, key string) error {
+	const op = "redisstore.ForgetClaimMark"
+	if err := ctxErr(ctx, op, id); err != nil {
+		return err
+	}
+	shard, ok := id.Shard()
+	if !ok {
+		return nil // no claim of it marks anything
+	}
+	if err := s.c.Del(ctx, s.claimMarkKey(shard, key)).Err(); err != nil {
+		return unavailable(op, id, err)
+	}
+	return nil
 }
 
 // Forget implements approval.Store (DEL).

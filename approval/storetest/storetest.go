@@ -60,6 +60,7 @@ var tests = []storeTest{
 	{"Latest", testLatest},
 	{"Seen", testSeen},
 	{"Forget", testForget},
+	{"ClaimMark", testClaimMark},
 	{"SeenAndPending", testSeenAndPending},
 	{"Grants", testGrants},
 	{"GrantsBySession", testGrantsBySession},
@@ -734,6 +735,53 @@ type inbound struct{ s approval.Store }
 
 func (i inbound) SeenAndPending(ctx context.Context, keys []string, ttl time.Duration, sess approval.SessionKey) approval.InboundCheck {
 	return approval.CheckInbound(ctx, i.s, keys, ttl, sess)
+}
+
+// testClaimMark (a MarkClaimer only): a claim given a de-duplication mark
+// sets it; a concurrent or later claim with the same mark is a duplicate
+// that changes nothing, and one exactly wins; ForgetClaimMark lets the same
+// mark decide again.
+func testClaimMark(t *testing.T, s approval.Store, _ func(time.Duration)) {
+	mc, ok := s.(approval.MarkClaimer)
+	if !ok {
+		t.Skip("not a MarkClaimer")
+	}
+	a := NewApproval(t)
+	if _, err := s.Put(ctx(t), a, approval.Outcome{}); err != nil {
+		t.Fatal(err)
+	}
+	key := fmt.Sprintf("evt:test:%d", time.Now().UnixNano())
+	req := approval.ClaimRequest{Intent: approval.IntentApprove, PayloadSHA256: a.PayloadSHA256, Actor: "bob", Source: approval.SourceCard,
+		Now: T0.Add(time.Minute), Mark: key, MarkTTL: time.Minute}
+	const n = 20
+	codes := make(chan approval.ClaimCode, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := s.Claim(ctx(t), a.ID, req)
+			if err != nil {
+				t.Error(err)
+			}
+			codes <- r.Code
+		}()
+	}
+	wg.Wait()
+	close(codes)
+	count := map[approval.ClaimCode]int{}
+	for c := range codes {
+		count[c]++
+	}
+	if count[approval.ClaimOK] != 1 || count[approval.ClaimDuplicate] != n-1 {
+		t.Fatalf("%d claims with one mark: %v, want one claimed, the rest duplicate", n, count)
+	}
+	if err := mc.ForgetClaimMark(ctx(t), a.ID, key); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := s.Claim(ctx(t), a.ID, req); err != nil || r.Code != approval.ClaimAlreadyClaimed {
+		t.Fatalf("claim after ForgetClaimMark = %+v, %v; want already_claimed", r, err)
+	}
 }
 
 func testForget(t *testing.T, s approval.Store, _ func(time.Duration)) {

@@ -1,0 +1,133 @@
+package channels
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/redisstore"
+	"github.com/hitlbot/hitlbot/internal/testredis"
+)
+
+// cmdLog is a go-redis hook that records the commands sent, a pipeline
+// as "pipeline": each entry is one round trip.
+type cmdLog struct {
+	mu   sync.Mutex
+	cmds []string
+}
+
+func (l *cmdLog) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (l *cmdLog) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		l.mu.Lock()
+		l.cmds = append(l.cmds, cmd.Name())
+		l.mu.Unlock()
+		return next(ctx, cmd)
+	}
+}
+func (l *cmdLog) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		l.mu.Lock()
+		l.cmds = append(l.cmds, "pipeline")
+		l.mu.Unlock()
+		return next(ctx, cmds)
+	}
+}
+
+func (l *cmdLog) take() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	got := l.cmds
+	l.cmds = nil
+	return got
+}
+
+// TestCardClickRoundTripsOnRedis: on Redis a click's de-duplication mark
+// rides in the claim script, so a click that approves costs two round
+// trips (claim, complete), not three; the same event again is a duplicate
+// (the claim finds its mark) and runs nothing; the mark does not stop
+// another click.
+func TestCardClickRoundTripsOnRedis(t *testing.T) {
+	c, prefix := testredis.Start(t)
+	log := &cmdLog{}
+	c.AddHook(log)
+	store, err := redisstore.New(c, redisstore.Options{Prefix: prefix, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newRig(t, store)
+	ctx := context.Background()
+	warm := g.pendingApproval(t, "warm") // loads the scripts
+	click := CardAction{Channel: "fake", ChatID: "c1", EventID: "click-warm", UserID: "alice", ApprovalID: warm.ID,
+		Verb: approval.Approve, PayloadSHA256: warm.PayloadSHA256}
+	if o, err := g.router.HandleCardAction(ctx, click); err != nil || o.Status != approval.StatusExecuted {
+		t.Fatalf("warm-up click: %+v, %v", o, err)
+	}
+	g.barrier(t, "alice") // the warm-up turn has ended
+
+	a := g.pendingApproval(t, "orders")
+	eventually(t, "its card is recorded", func() bool {
+		r, err := g.engine.Get(ctx, a.ID)
+		return err == nil && len(r.Cards) == 1
+	})
+	click.EventID, click.ApprovalID, click.PayloadSHA256 = "click-1", a.ID, a.PayloadSHA256
+	log.take()
+	if o, err := g.router.HandleCardAction(ctx, click); err != nil || o.Status != approval.StatusExecuted {
+		t.Fatalf("click: %+v, %v", o, err)
+	}
+	if got := log.take(); len(got) != 2 || got[0] != "evalsha" || got[1] != "evalsha" {
+		t.Fatalf("an approving click sent %v, want two round trips (the claim with its mark, the complete)", got)
+	}
+	if o, err := g.router.HandleCardAction(ctx, click); err != nil || o.Status != approval.StatusExecuted || g.erase.Runs.Load() != 2 {
+		t.Fatalf("the same click again: %+v, %v, runs %d; want the final outcome and no run", o, err, g.erase.Runs.Load())
+	}
+	click.EventID = "click-2"
+	if o, err := g.router.HandleCardAction(ctx, click); err != nil || o.Status != approval.StatusAlreadyDecided {
+		t.Fatalf("another click: %+v, %v; want already_decided", o, err)
+	}
+}
+
+// TestCardClickDuplicatesOnRedis: one click event delivered many times at
+// once, to two routers sharing the store: one decision, one run; the
+// others answer as a duplicate does.
+func TestCardClickDuplicatesOnRedis(t *testing.T) {
+	c, prefix := testredis.Start(t)
+	store, err := redisstore.New(c, redisstore.Options{Prefix: prefix, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ga, gb := newReplicas(t, store)
+	a := ga.pendingApproval(t, "orders")
+	click := CardAction{Channel: "fake", ChatID: "c1", EventID: "click-1", UserID: "alice", ApprovalID: a.ID,
+		Verb: approval.Approve, PayloadSHA256: a.PayloadSHA256}
+	const n = 20
+	var wg sync.WaitGroup
+	statuses := make(chan approval.Status, n)
+	for i := range n {
+		g := ga
+		if i%2 == 1 {
+			g = gb
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o, err := g.router.HandleCardAction(context.Background(), click)
+			if err != nil {
+				t.Error(err)
+			}
+			statuses <- o.Status
+		}()
+	}
+	wg.Wait()
+	close(statuses)
+	count := map[approval.Status]int{}
+	for st := range statuses {
+		count[st]++
+	}
+	if runs := ga.erase.Runs.Load() + gb.erase.Runs.Load(); runs != 1 || count[approval.StatusExecuted]+count[approval.StatusAlreadyDecided] != n {
+		t.Fatalf("%d deliveries of one click: runs %d, statuses %v", n, runs, count)
+	}
+}
