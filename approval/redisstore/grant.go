@@ -224,7 +224,8 @@ func (s *Store) chatIDs(ctx context.Context, key string) ([]string, error) {
 }
 
 // chatRecords reads the records of ids, a chat's index (key), and returns
-// the pending ones oldest first; the others are pruned from the index.
+// the pending ones oldest first; the others are pruned from the index, by
+// the next pipeline this Store sends (endedQueue).
 func (s *Store) chatRecords(ctx context.Context, key string, ids []string) ([]*approval.Approval, error) {
 	const op = "redisstore.ChatPending"
 	if len(ids) == 0 {
@@ -260,7 +261,8 @@ func (s *Store) chatRecords(ctx context.Context, key string, ids []string) ([]*a
 		}
 		out = append(out, a)
 	}
-	if len(gone) > 0 {
+	if len(gone) > 0 && !s.ended.addIDs(key, gone...) {
+		// (Queued, they go with the next pipeline; the queue is full.)
 		if err := s.c.ZRem(ctx, key, gone...).Err(); err != nil {
 			s.log.Warn("redisstore: pruning a chat's index failed", "err", err)
 		}

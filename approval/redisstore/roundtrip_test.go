@@ -217,3 +217,80 @@ func TestChatCodeAfterPut(t *testing.T) {
 		}
 	}
 }
+
+// TestChatIndexPrunedAtEnd: an approval that leaves pending (claimed and
+// completed, rejected, cancelled, superseded) leaves its chat's index in a
+// pipeline the store sends anyway, not only when the index is next read;
+// so the next approval of the chat finds itself alone there and its card's
+// code costs no round trip.
+func TestChatIndexPrunedAtEnd(t *testing.T) {
+	c, prefix := testredis.Start(t)
+	cnt := &counter{}
+	c.AddHook(cnt)
+	s, err := redisstore.New(c, redisstore.Options{Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	now := storetest.T0.Add(time.Minute)
+	chat := "chat-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	index := prefix + "chat:4:test:" + chat
+	sess := approval.SessionKey("test:" + chat)
+	put := func() *approval.Approval {
+		t.Helper()
+		a := storetest.NewApproval(t, sess)
+		a.Channel, a.ChatID = "test", chat
+		if _, err := s.Put(ctx, a, approval.Outcome{}); err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	req := func(a *approval.Approval, intent approval.Intent) approval.ClaimRequest {
+		return approval.ClaimRequest{Intent: intent, PayloadSHA256: a.PayloadSHA256, Actor: "bob", Source: approval.SourceCard, Now: now}
+	}
+	ends := []struct {
+		name string
+		end  func(a *approval.Approval) error
+	}{
+		{"approved and completed", func(a *approval.Approval) error {
+			if _, err := s.Claim(ctx, a.ID, req(a, approval.IntentApprove)); err != nil {
+				return err
+			}
+			return errOf(s.Complete(ctx, a.ID, approval.StateExecuted, approval.Outcome{Status: approval.StatusExecuted}, time.Hour))
+		}},
+		{"rejected", func(a *approval.Approval) error {
+			_, err := s.Claim(ctx, a.ID, req(a, approval.IntentReject))
+			return err
+		}},
+		{"cancelled", func(a *approval.Approval) error {
+			_, _, err := s.Cancel(ctx, a.ID, approval.Outcome{}, now)
+			return err
+		}},
+		{"superseded", func(*approval.Approval) error { return nil }}, // by the next Put
+	}
+	for _, e := range ends {
+		a := put()
+		if _, err := s.ChatCode(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.end(a); err != nil {
+			t.Fatalf("%s: %v", e.name, err)
+		}
+		b := put()
+		cnt.take()
+		if _, err := s.ChatCode(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		if got := cnt.take(); len(got) != 0 {
+			t.Errorf("after an approval %s, the next one's code cost %v: its index was %v", e.name, got, c.ZRange(ctx, index, 0, -1).Val())
+		}
+		if _, _, err := s.Cancel(ctx, b.ID, approval.Outcome{}, now); err != nil {
+			t.Fatal(err)
+		}
+		put() // its pipeline removes b's entry
+		if ids := c.ZRange(ctx, index, 0, -1).Val(); len(ids) != 1 {
+			t.Fatalf("after an approval %s: the chat's index holds %v, want the pending one alone", e.name, ids)
+		}
+		c.Del(ctx, index)
+	}
+}

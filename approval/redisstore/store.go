@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -86,6 +87,9 @@ type Store struct {
 	// hints keeps what each Put read of its approval's chat index, for
 	// the ChatCode that follows it (see chatHints).
 	hints chatHints
+	// ended keeps chat-index entries of approvals that left pending, for
+	// the next pipeline to remove (see endedQueue).
+	ended endedQueue
 
 	put, claim, complete, cancel, addCards, pending, resolve *redis.Script
 	putGrant, listGrants, revoke, escalate                   *redis.Script
@@ -337,6 +341,7 @@ func (s *Store) Put(ctx context.Context, a *approval.Approval, supersededOutcome
 		if escalates {
 			pipe.ZAdd(ctx, s.escKey(), esc)
 		}
+		s.ended.drain(ctx, pipe)
 		pipe.ZRemRangeByScore(ctx, chat, "-inf", "("+strconv.FormatInt(oldMS, 10))
 		idsCmd = pipe.ZRange(ctx, chat, 0, hintMax)
 		return c
@@ -360,8 +365,15 @@ func (s *Store) Put(ctx context.Context, a *approval.Approval, supersededOutcome
 		return nil, unavailable(op, a.ID, err)
 	}
 	code := replyCode(res)
+	ids := idsCmd.Val()
+	if code == "superseded" && len(res) == 3 {
+		// The approval this Put superseded was read as listed; it is not
+		// pending any more.
+		oldID, _ := res[2].(string)
+		ids = slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return id == oldID })
+	}
 	if code != "conflict" {
-		s.hints.put(a.ID, idsCmd.Val())
+		s.hints.put(a.ID, ids)
 	}
 	switch {
 	case code == "conflict":
@@ -374,6 +386,7 @@ func (s *Store) Put(ctx context.Context, a *approval.Approval, supersededOutcome
 		if err != nil {
 			return nil, internal(op, a.ID, "superseded record: %v", err)
 		}
+		s.ended.add(s, old)
 		return old, nil
 	}
 	return nil, internal(op, a.ID, "unexpected put reply %v", res)
@@ -562,6 +575,9 @@ func (s *Store) Claim(ctx context.Context, id approval.ID, req approval.ClaimReq
 		return approval.ClaimResult{}, internal(op, id, "%v", err)
 	}
 	out := approval.ClaimResult{Code: approval.ClaimCode(code), Approval: a, Ended: ended == 1}
+	if out.Code == approval.ClaimOK || out.Ended {
+		s.ended.add(s, a) // claimed or ended: out of its chats' lists
+	}
 	if acked >= 0 && acked < int64(s.acks) && (out.Ended || out.Code == approval.ClaimOK) {
 		// An approve claim is marked: a tool would run on it. A reject or
 		// an expiry has ended the approval on the primary all the same;
@@ -657,8 +673,25 @@ func (s *Store) Complete(ctx context.Context, id approval.ID, st approval.State,
 		ttl = durMS(cacheTTL)
 	}
 	base := s.base(shard)
-	res, err := s.complete.Run(ctx, s.c, []string{base + "ap:" + string(id)},
-		base, string(id), string(st), oj, ttl, s.channel, durMS(s.retention), s.nonce()).StringSlice()
+	keys := []string{base + "ap:" + string(id)}
+	args := []any{base, string(id), string(st), oj, ttl, s.channel, durMS(s.retention), s.nonce()}
+	var res []string
+	if s.ended.empty() {
+		res, err = s.complete.Run(ctx, s.c, keys, args...).StringSlice()
+	} else {
+		// The chat-index entries of approvals that left pending (this
+		// one's among them, queued by its claim) go in the same round
+		// trip.
+		pipe := s.c.Pipeline()
+		cmd := s.complete.EvalSha(ctx, pipe, keys, args...)
+		s.ended.drain(ctx, pipe)
+		_, _ = pipe.Exec(ctx)
+		res, err = cmd.StringSlice()
+		if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+			// Not loaded on the server yet: the script did not run.
+			res, err = s.complete.Run(ctx, s.c, keys, args...).StringSlice()
+		}
+	}
 	if err != nil {
 		return nil, unavailable(op, id, err)
 	}
@@ -722,6 +755,9 @@ func (s *Store) Cancel(ctx context.Context, id approval.ID, o approval.Outcome, 
 	if err != nil {
 		return nil, false, internal(op, id, "%v", err)
 	}
+	if code == "cancelled" {
+		s.ended.add(s, a)
+	}
 	return a, code == "cancelled", nil
 }
 
@@ -770,6 +806,7 @@ func (s *Store) SeenAndPending(ctx context.Context, keys []string, ttl time.Dura
 			}
 		}
 		pend = s.pending.EvalSha(ctx, p, []string{s.pointerKey(sess)}, s.base(approval.Shard(sess)))
+		s.ended.drain(ctx, p)
 		return nil
 	})
 	for i, cmd := range seen {
