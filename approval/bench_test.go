@@ -171,6 +171,7 @@ func BenchmarkPendingMemory(b *testing.B) {
 				runtime.GC()
 				runtime.ReadMemStats(&after)
 				b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc+(after.StackInuse-before.StackInuse))/k, "process-B/pending")
+				b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/k, "heap-B/pending")
 			}
 		})
 	}
