@@ -20,10 +20,15 @@
 //	<prefix>esc                                       ZSET  escalation index: id scored by its next step's time
 //	                                                  (unix ms), added in Put's pipeline, moved or removed by Escalate
 //	<prefix>seen:<key>                                STRING de-duplication mark (SET NX PX)
+//	<prefix>{<shard>}:seen:<key>                      STRING a decision's de-duplication mark (a click's
+//	                                                  event key) set by the claim script itself
+//	                                                  (approval.ClaimRequest.Mark; value: the claim's nonce)
 //	<prefix>{<shard>}:grant:<GrantID(key)>           STRING a session grant's JSON (PX its window)
 //	<prefix>{<shard>}:grants:<session>               ZSET  the session's grants, scored by expiry
 //	<prefix>chat:<len(channel)>:<channel>:<chat>     ZSET  a chat's approvals by ExpiresAt (ChatPending),
-//	                                                  added in Put's pipeline, pruned when read; an
+//	                                                  added and read back in Put's pipeline; an approval
+//	                                                  that leaves pending is removed by the next pipeline
+//	                                                  the same Store sends (see Chat indexes); an
 //	                                                  approval with an approvers' chat is listed there
 //	<prefix>outcomes                                  pub/sub channel: {"id":…,"outcome":{…}}
 //
@@ -118,15 +123,25 @@
 //	Put       1  put: HSETNX guard on s (an existing id is errkind.Conflict),
 //	             fields, TTL, pointer; the pointer's previous approval, if
 //	             still pending, becomes superseded and is published and
-//	             returned; pipelined with the ZADD of the expiry index
-//	Claim     1  claim: memstore's claimLocked step by step (expire intent;
+//	             returned; pipelined with the ZADD of the expiry index, the
+//	             ZADD of the chat's index and its read-back (ZRANGE, for
+//	             ChatCode), and the queued removals of ended entries
+//	ChatCode  0  after this Store's Put of the approval when the chat's
+//	             index held it alone; 1 (the records, pipelined) when it
+//	             held others; without a Put to go by, 1 more for the index
+//	Claim     1  claim: the decision's de-duplication mark first, when
+//	             given (SET NX PX in the record's slot; set before by
+//	             another call: "duplicate", nothing changes); then
+//	             memstore's claimLocked step by step (expire intent;
 //	             not pending; stale pointer; approver rule; payload hash;
 //	             expiry against ClaimRequest.Now; reject or approve), the
 //	             three possible ending outcomes precomputed in Go; an approve
 //	             returns the cached result of the session's idempotency key
 //	             when its payload hash matches
 //	Complete  1  complete: claimed -> executed | failed | frozen, caches an
-//	             executed outcome (SET PX), publishes
+//	             executed outcome (SET PX), publishes; pipelined with the
+//	             queued removals of ended chat-index entries (its own,
+//	             queued by its claim, among them)
 //	Resolve   1  resolve: memstore's resolveLocked step by step (not frozen;
 //	             approver rule; payload hash; done/abandon end it with the
 //	             outcome built in Go and publish, retry claims it again);
@@ -137,6 +152,9 @@
 //	Cancel    1  cancel      AddCards 1  addCards      Pending 1  pending
 //	Latest    1  pending (with "any": whatever the record's state)
 //	Get       1  HGETALL     Seen     1  SET NX PX
+//	SeenAndPending 1  the SET NX of each key and the pending script,
+//	             pipelined (with the queued chat-index removals)
+//	ForgetClaimMark 1  DEL    Forget   1  DEL
 //	PutGrant, Grants, Revoke 1 script each (the grant's slot: its session's)
 //	GrantFor  1  GET
 //	Due       1  ZRANGEBYSCORE           Undue    1  ZREM
@@ -145,16 +163,43 @@
 //	             taken only if ed is still what Go read); the esc and chat
 //	             index updates pipelined (a step that is not due: 2)
 //
+// A turn of agent mode that asks and is approved on another replica costs
+// 5 round trips in all: the inbound message's marks and pending lookup
+// (SeenAndPending), Put (the code of its card included), AddCards (the
+// card's reference, known only once the platform has the card), the
+// click's claim with its mark, Complete. (bot bench -mode agent counts
+// them.)
+//
 // Scripts are loaded lazily: go-redis's Script.Run sends EVALSHA and falls
 // back to EVAL when the server does not know the script yet (first use, or
 // after a restart), so those counts hold from the second call of each script
 // on a server.
 //
+// # Chat indexes
+//
+// A chat's index lists the approvals pending there, for ChatPending (the
+// chat's /pending and typed codes) and ChatCode (the code on a card). Put
+// adds to it and reads it back in its own pipeline, and keeps what it read
+// for the ChatCode of that approval that follows it (chatHints, bounded);
+// an approval alone in its chat then has its code with no round trip. An
+// approval that leaves pending through this Store (a claim that claimed or
+// ended it, Cancel, a Put that superseded it), and any ended entry a read
+// of the index finds, is queued (endedQueue, bounded) and removed (ZREM)
+// by the next pipeline this Store sends (Put, Complete, SeenAndPending):
+// so a chat's index holds its pending approvals and few others, whatever
+// the chat's history, and costs no round trip of its own. An entry that
+// escapes (the queue full, a pipeline failed, the replica gone, or an
+// approval whose index entry outlived its record) is pruned when the index
+// is read, as well as every entry whose approval expired longer than the
+// retention ago.
+//
 // # Lost replies
 //
 // go-redis re-sends a command whose connection broke before the reply came
 // (EOF, reset, read timeout; MaxRetries, default 3), although the script may
-// have run. Every call carries a nonce unique to it; each transition records
+// have run. Every call carries a nonce unique to it (a claim's
+// de-duplication mark holds it too, so a re-sent claim is not taken for a
+// duplicate of itself); each transition records
 // its nonce and answer on the record, and a re-sent call that finds its own
 // nonce gets the first run's answer (a claim that won stays won, a Put is not
 // a conflict with itself, cards are not added twice). Without MaxRetries a
