@@ -78,7 +78,9 @@ func TestCardClickRoundTripsOnRedis(t *testing.T) {
 	if o, err := g.router.HandleCardAction(ctx, click); err != nil || o.Status != approval.StatusExecuted {
 		t.Fatalf("click: %+v, %v", o, err)
 	}
-	if got := log.take(); len(got) != 2 || got[0] != "evalsha" || got[1] != "evalsha" {
+	// (The complete may be a pipeline: it carries the removal of the
+	// approval from its chat's index.)
+	if got := log.take(); len(got) != 2 || got[0] != "evalsha" || (got[1] != "evalsha" && got[1] != "pipeline") {
 		t.Fatalf("an approving click sent %v, want two round trips (the claim with its mark, the complete)", got)
 	}
 	if o, err := g.router.HandleCardAction(ctx, click); err != nil || o.Status != approval.StatusExecuted || g.erase.Runs.Load() != 2 {
