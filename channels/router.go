@@ -771,6 +771,9 @@ func (r *Router) decideTyped(ctx context.Context, eng Decider, ch Channel, to Ta
 // else is Decider.Decide as the clicker. The error is non-nil only when
 // the store could not be reached (nothing was run).
 //
+// A Decider that is an OnceDecider (*approval.Engine) sets a well-formed
+// click's mark itself, on Redis in the claim's own round trip
+// (approval.Engine.DecideOnce); any other click is marked here first.
 // When Decide fails, the click's de-duplication mark is released (Forget):
 // nothing was decided, so the same click tried again must be decided, not
 // answered as a duplicate. (Some platforms, DingTalk among them, give every
