@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"time"
+	"unicode/utf8"
 )
 
 // CardKit (card entities and streaming text), as the fake enforces it
@@ -18,6 +19,9 @@ import (
 //   - PATCH …/cards/:id/settings {"settings":"{\"config\":{\"streaming_mode\":false}}","sequence","uuid"}
 //   - every content and settings call carries a sequence greater than the card's last one
 //   - at most CardKitOpsPerSecond calls per card in any second: more get HTTP 429 / 99991400
+//   - streaming mode closes itself CardKitStreamingFor after it was turned on: a content update
+//     then answers 200850; an update that makes the card larger than CardKitMaxCardBytes answers
+//     200860; a content of 0 or more than CardKitMaxContentChars characters is invalid (rules.go)
 //
 // Every refusal is recorded (CardKitRefusals), so a test proves the bot
 // kept the rules by finding none.
@@ -47,7 +51,12 @@ type CardEntity struct {
 	Seq int
 	// Closed is when streaming mode was switched off (zero while on).
 	Closed time.Time
-	ops    []time.Time
+	// Opened is when streaming mode was last turned on.
+	Opened time.Time
+	// TimedOut says streaming mode closed itself (CardKitStreamingFor).
+	TimedOut bool
+	ops      []time.Time
+	card     map[string]any // the card JSON, its elements' contents kept current
 }
 
 type cardkit struct {
@@ -81,7 +90,7 @@ func (s *Server) CardEntities() []CardEntity {
 		e := *s.kit.entities[id]
 		e.Contents = append([]string(nil), e.Contents...)
 		e.Settings = append([]string(nil), e.Settings...)
-		e.ops = nil
+		e.ops, e.card = nil, nil
 		out = append(out, e)
 	}
 	return out
@@ -112,6 +121,12 @@ func (s *Server) kitCreate(w http.ResponseWriter, r *http.Request) {
 		s.kitRefuse(w, 400, 300300, fmt.Sprintf("bad body (type %q): %v", b.Type, err))
 		return
 	}
+	var whole map[string]any
+	_ = json.Unmarshal([]byte(b.Data), &whole)
+	if len(b.Data) > CardKitMaxCardBytes {
+		s.kitRefuse(w, 400, CardKitCardTooLargeCode, fmt.Sprintf("card is %d bytes, over %d", len(b.Data), CardKitMaxCardBytes))
+		return
+	}
 	var card struct {
 		Schema string `json:"schema"`
 		Config struct {
@@ -131,7 +146,10 @@ func (s *Server) kitCreate(w http.ResponseWriter, r *http.Request) {
 	}
 	s.kit.next++
 	e := &CardEntity{ID: fmt.Sprintf("card_fake_%d", s.kit.next), Streaming: card.Config.StreamingMode,
-		Elements: map[string]bool{}, Initial: map[string]string{}}
+		Elements: map[string]bool{}, Initial: map[string]string{}, card: whole}
+	if e.Streaming {
+		e.Opened = s.kitNowLocked()
+	}
 	for _, el := range card.Body.Elements {
 		if id, _ := el["element_id"].(string); id != "" {
 			e.Elements[id] = true
@@ -154,9 +172,10 @@ func (s *Server) kitOpLocked(w http.ResponseWriter, id string, seq int) *CardEnt
 		s.kitRefuse(w, 400, CardKitNotFoundCode, "unknown card "+id)
 		return nil
 	}
-	now := time.Now()
-	if s.kit.now != nil {
-		now = s.kit.now()
+	now := s.kitNowLocked()
+	if e.Streaming && now.Sub(e.Opened) >= CardKitStreamingFor {
+		// Streaming mode closes itself 10 minutes after it was turned on.
+		e.Streaming, e.TimedOut, e.Closed = false, true, now
 	}
 	recent := e.ops[:0]
 	for _, t := range e.ops {
@@ -196,12 +215,20 @@ func (s *Server) kitContent(w http.ResponseWriter, r *http.Request) {
 	if e == nil {
 		return
 	}
+	chars := utf8.RuneCountInString(b.Content)
 	switch eid := r.PathValue("eid"); {
 	case !e.Elements[eid]:
 		s.kitRefuse(w, 400, CardKitNotFoundCode, fmt.Sprintf("card %s has no element %q", e.ID, eid))
+	case chars < 1 || chars > CardKitMaxContentChars:
+		s.kitRefuse(w, 400, FieldValidationCode, fmt.Sprintf("content has %d characters: 1 to %d", chars, CardKitMaxContentChars))
+	case e.TimedOut && !e.Streaming:
+		s.kitRefuse(w, 400, CardKitStreamingTimeoutCode, fmt.Sprintf("card %s: streaming mode closed %v after it was opened", e.ID, CardKitStreamingFor))
 	case !e.Streaming:
 		s.kitRefuse(w, 400, CardKitStreamingOffCode, fmt.Sprintf("card %s is not in streaming mode", e.ID))
+	case e.sizeWith(eid, b.Content) > CardKitMaxCardBytes:
+		s.kitRefuse(w, 400, CardKitCardTooLargeCode, fmt.Sprintf("card %s would be %d bytes, over %d", e.ID, e.sizeWith(eid, b.Content), CardKitMaxCardBytes))
 	default:
+		e.setContent(eid, b.Content)
 		e.Contents = append(e.Contents, b.Content)
 		writeJSON(w, 200, map[string]any{"code": 0, "msg": "success", "data": map[string]any{}})
 	}
@@ -231,12 +258,52 @@ func (s *Server) kitSettings(w http.ResponseWriter, r *http.Request) {
 	}
 	if m := settings.Config.StreamingMode; m != nil {
 		if e.Streaming && !*m {
-			e.Closed = time.Now()
+			e.Closed = s.kitNowLocked()
+		}
+		if !e.Streaming && *m {
+			e.Opened, e.TimedOut = s.kitNowLocked(), false
 		}
 		e.Streaming = *m
 	}
 	e.Settings = append(e.Settings, b.Settings)
 	writeJSON(w, 200, map[string]any{"code": 0, "msg": "success", "data": map[string]any{}})
+}
+
+// kitNowLocked is CardKit's clock: SetCardKitClock's, else SetClock's.
+func (s *Server) kitNowLocked() time.Time {
+	if s.kit.now != nil {
+		return s.kit.now()
+	}
+	return s.nowLocked()
+}
+
+// elementsOf returns the body elements of a card JSON.
+func elementsOf(card map[string]any) []any {
+	body, _ := card["body"].(map[string]any)
+	els, _ := body["elements"].([]any)
+	return els
+}
+
+// sizeWith is the card's size in bytes were element eid's content text.
+func (e *CardEntity) sizeWith(eid, text string) int {
+	var old any
+	for _, el := range elementsOf(e.card) {
+		if m, ok := el.(map[string]any); ok && m["element_id"] == eid {
+			old, m["content"] = m["content"], text
+			b, _ := json.Marshal(e.card)
+			m["content"] = old
+			return len(b)
+		}
+	}
+	return 0
+}
+
+func (e *CardEntity) setContent(eid, text string) {
+	for _, el := range elementsOf(e.card) {
+		if m, ok := el.(map[string]any); ok && m["element_id"] == eid {
+			m["content"] = text
+		}
+	}
 }
 
 // sendEntityLocked checks a message that sends a card entity: known, and

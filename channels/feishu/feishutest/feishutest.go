@@ -48,7 +48,13 @@ type Call struct {
 	UUID          string
 	InThread      bool
 	Answered      int       // the HTTP status answered
+	Code          int       // the Feishu code answered (0: success)
 	At            time.Time // when the fake received it
+	// Deduplicated marks a create or reply whose uuid an earlier message
+	// in the last UUIDWindow carried: Feishu sent nothing and answered
+	// with that message (Sent). Such calls are not in Calls, which are
+	// the calls that did something; Deduplicated returns them.
+	Deduplicated bool
 }
 
 // Server is the fake.
@@ -78,6 +84,13 @@ type Server struct {
 	acks        map[string]chan larkws.Response
 	seq         atomic.Uint64
 	kit         cardkit // CardKit card entities (cardkit.go)
+
+	now       func() time.Time       // the rules' clock (SetClock); nil: the wall clock
+	byUUID    map[string]sentMessage // uuid → the first message it sent (UUIDWindow)
+	chatOf    map[string]string      // message id → its chat (bot messages, pushed events)
+	chatRate  window                 // accepted sends per chat (ChatQPS)
+	patchRate window                 // accepted patches per message (MessagePatchQPS)
+	deduped   []Call
 }
 
 type wsConn struct {
@@ -94,6 +107,10 @@ func New() *Server {
 		ClientConfig: larkws.ClientConfig{ReconnectCount: -1, ReconnectInterval: 1, ReconnectNonce: 1, PingInterval: 120},
 		throttle:     map[string]int{},
 		acks:         map[string]chan larkws.Response{},
+		byUUID:       map[string]sentMessage{},
+		chatOf:       map[string]string{},
+		chatRate:     window{},
+		patchRate:    window{},
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /open-apis/auth/v3/tenant_access_token/internal", s.token)
@@ -199,7 +216,7 @@ func (s *Server) record(w http.ResponseWriter, r *http.Request, op string) (Call
 		writeJSON(w, 400, map[string]any{"code": 230001, "msg": "bad body: " + err.Error()})
 		return Call{}, false
 	}
-	c := Call{Op: op, MessageID: r.PathValue("id"), ReceiveID: b.ReceiveID, MsgType: b.MsgType, Content: b.Content, UUID: b.UUID, InThread: b.ReplyInThread, Answered: 200, At: time.Now()}
+	c := Call{Op: op, MessageID: r.PathValue("id"), ReceiveID: b.ReceiveID, MsgType: b.MsgType, Content: b.Content, UUID: b.UUID, InThread: b.ReplyInThread, Answered: 200}
 	if op == "patch" {
 		c.MsgType = "interactive"
 	}
@@ -208,54 +225,111 @@ func (s *Server) record(w http.ResponseWriter, r *http.Request, op string) (Call
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if c.ReceiveIDType == "open_id" && !strings.HasPrefix(b.ReceiveID, "ou_") {
-		c.Answered = 400
+	now := s.nowLocked()
+	c.At = now
+	refuse := func(status, code int, msg string) (Call, bool) {
+		c.Answered, c.Code = status, code
 		s.calls = append(s.calls, c)
-		writeJSON(w, 400, map[string]any{"code": 99992361, "msg": "open_id cross app or invalid"})
+		writeJSON(w, status, map[string]any{"code": code, "msg": msg})
 		return c, false
 	}
+	if c.ReceiveIDType == "open_id" && !strings.HasPrefix(b.ReceiveID, "ou_") {
+		return refuse(400, 99992361, "open_id cross app or invalid")
+	}
 	if op == "create" && s.outOf[b.ReceiveID] {
-		c.Answered = 400
-		s.calls = append(s.calls, c)
-		writeJSON(w, 400, map[string]any{"code": NotInChatCode, "msg": "Bot/User can NOT be out of the chat."})
-		return c, false
+		return refuse(400, NotInChatCode, "Bot/User can NOT be out of the chat.")
 	}
 	if s.throttle[op] > 0 {
 		s.throttle[op]--
-		c.Answered = 429
-		s.calls = append(s.calls, c)
 		w.Header().Set("x-ogw-ratelimit-reset", s.resetHeader)
-		writeJSON(w, 429, map[string]any{"code": 99991400, "msg": "request trigger frequency limit"})
-		return c, false
+		return refuse(429, 99991400, "request trigger frequency limit")
+	}
+	// The chat a create or reply lands in (for ChatQPS): the receiver's,
+	// or the chat of the message answered (known when the fake sent it
+	// or pushed its event; else the message stands for its chat).
+	chat := b.ReceiveID
+	switch {
+	case c.ReceiveIDType == "open_id":
+		chat = P2PChat(b.ReceiveID)
+	case op == "reply":
+		if chat = s.chatOf[c.MessageID]; chat == "" {
+			chat = "message:" + c.MessageID
+		}
+	}
+	switch op {
+	case "patch":
+		// doc server-docs/im-v1/message-card/patch: 5 QPS per message.
+		if !s.patchRate.allow(c.MessageID, MessagePatchQPS, now) {
+			return refuse(400, FrequencyLimitCode, FrequencyLimitMsg)
+		}
+	default:
+		// doc server-docs/im-v1/message/create: 5 QPS per chat, shared by
+		// every bot in it.
+		if !s.chatRate.allow(chat, ChatQPS, now) {
+			return refuse(400, FrequencyLimitCode, FrequencyLimitMsg)
+		}
+	}
+	if op != "patch" && b.UUID != "" {
+		// doc server-docs/im-v1/message/create, uuid: one message per uuid
+		// within an hour; a repeat answers with the first.
+		if first, ok := s.byUUID[b.UUID]; ok && now.Sub(first.at) < UUIDWindow {
+			c.Sent, c.Deduplicated, c.ReceiveID = first.id, true, first.chat
+			s.deduped = append(s.deduped, c)
+			return c, true
+		}
 	}
 	if op != "patch" && !json.Valid([]byte(b.Content)) {
-		c.Answered = 400
-		s.calls = append(s.calls, c)
-		writeJSON(w, 400, map[string]any{"code": 230001, "msg": "content is not JSON"})
-		return c, false
+		return refuse(400, 230001, "content is not JSON")
+	}
+	if c.MsgType == "interactive" {
+		// doc feishu-cards/card-json-v2-structure: body ≤ 30 KB, ≤ 200
+		// components; Feishu answers 230099 (card content refused).
+		if err := CheckCardLimits(raw, b.Content); err != nil {
+			return refuse(400, CardRefusedCode, "Failed to create card content, ext="+err.Error())
+		}
 	}
 	if c.MsgType == "interactive" && op != "patch" {
 		if err := s.sendEntityLocked(b.Content); err != nil {
-			c.Answered = 400
-			s.calls = append(s.calls, c)
-			writeJSON(w, 400, map[string]any{"code": CardRefusedCode, "msg": "card refused: " + err.Error()})
-			return c, false
+			return refuse(400, CardRefusedCode, "card refused: "+err.Error())
 		}
 	}
 	if c.MsgType == "interactive" {
 		if err := CheckCard(b.Content); err != nil {
-			c.Answered = 400
-			s.calls = append(s.calls, c)
-			writeJSON(w, 400, map[string]any{"code": CardRefusedCode, "msg": "card refused: " + err.Error()})
-			return c, false
+			return refuse(400, CardRefusedCode, "card refused: "+err.Error())
 		}
 	}
 	if op != "patch" {
 		s.nextID++
 		c.Sent = fmt.Sprintf("om_bot_%d", s.nextID)
+		s.chatOf[c.Sent] = chat
+		if b.UUID != "" {
+			s.byUUID[b.UUID] = sentMessage{id: c.Sent, chat: chat, at: now}
+		}
 	}
 	s.calls = append(s.calls, c)
 	return c, true
+}
+
+// Deduplicated returns the creates and replies Feishu answered with an
+// earlier message of the same uuid, sending nothing (UUIDWindow).
+func (s *Server) Deduplicated() []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Call(nil), s.deduped...)
+}
+
+// Refused returns the calls the fake refused with code (e.g.
+// FrequencyLimitCode, CardRefusedCode).
+func (s *Server) Refused(code int) []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Call
+	for _, c := range s.calls {
+		if c.Code == code {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // NotInChatCode is Feishu's answer to a message sent to a chat the bot is
@@ -284,7 +358,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	chat := c.ReceiveID
-	if kind == "open_id" {
+	if kind == "open_id" && !c.Deduplicated {
 		chat = P2PChat(c.ReceiveID) // the bot's 1:1 chat with that person
 	}
 	writeJSON(w, 200, map[string]any{"code": 0, "msg": "success", "data": map[string]any{"message_id": c.Sent, "chat_id": chat, "msg_type": c.MsgType}})
@@ -448,6 +522,7 @@ func (s *Server) Push(payload []byte, wait time.Duration) (larkws.Response, erro
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	s.learnChat(payload)
 	n := s.seq.Add(1)
 	id := "frame_" + strconv.FormatUint(n, 10)
 	ch := make(chan larkws.Response, 1)
@@ -476,6 +551,31 @@ func (s *Server) Push(payload []byte, wait time.Duration) (larkws.Response, erro
 	case <-time.After(wait):
 		return larkws.Response{}, fmt.Errorf("feishutest: no ack within %v", wait)
 	}
+}
+
+// learnChat remembers the chat of a pushed message event's message, so a
+// reply to it counts towards that chat's rate (ChatQPS).
+func (s *Server) learnChat(payload []byte) {
+	var ev struct {
+		Event struct {
+			Message struct {
+				MessageID string `json:"message_id"`
+				ChatID    string `json:"chat_id"`
+			} `json:"message"`
+		} `json:"event"`
+	}
+	if json.Unmarshal(payload, &ev) != nil || ev.Event.Message.MessageID == "" {
+		return
+	}
+	s.LearnMessage(ev.Event.Message.MessageID, ev.Event.Message.ChatID)
+}
+
+// LearnMessage tells the fake that message id (one a person sent, e.g. in
+// a webhook event) is in chat, so replies to it count towards chat's rate.
+func (s *Server) LearnMessage(id, chat string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.chatOf[id] = chat
 }
 
 // Drop closes the current long connection from the server side. The SDK
