@@ -270,13 +270,7 @@ func (c *Channel) ShowApproval(ctx context.Context, to channels.Target, v cards.
 		return approval.CardRef{}, err
 	}
 	to.ReplyTo = "" // the card stands on its own in the chat
-	kind := "card"
-	if v.WaitsIn != "" {
-		// The requester's status card (approve_in) is another message
-		// than the approval's card: Feishu keeps one message per uuid.
-		kind = "status"
-	}
-	id, err := c.post(ctx, to, larkim.MsgTypeInteractive, content, hashUUID(kind, string(v.ApprovalID)))
+	id, err := c.post(ctx, to, larkim.MsgTypeInteractive, content, cardUUID(to, v))
 	if err != nil {
 		return approval.CardRef{}, fmt.Errorf("feishu show approval %s: %w", v.ApprovalID, err)
 	}
@@ -285,6 +279,27 @@ func (c *Channel) ShowApproval(ctx context.Context, to channels.Target, v cards.
 	}
 	c.remember(id, v)
 	return approval.CardRef{Channel: Name, ChatID: to.ChatID, MessageID: id}, nil
+}
+
+// cardUUID is the idempotency key of an approval's card: Feishu sends at
+// most one message per uuid within an hour and answers a repeat with the
+// first message (doc server-docs/im-v1/message/create, uuid), so the key
+// names what makes the card a message of its own: the approval, the place
+// (chat, or person for a 1:1 card), the kind (the approval's card, the
+// requester's status card of approve_in, the onlookers' redacted card)
+// and the escalation step. A retry of the same card is the same key, so
+// it is sent once; an escalation step's card in the on-call chat, or a
+// private approval's redacted card beside its approvers' card, is a
+// message of its own.
+func cardUUID(to channels.Target, v cards.View) string {
+	kind := "card"
+	switch {
+	case v.WaitsIn != "":
+		kind = "status"
+	case v.Redacted:
+		kind = "redacted"
+	}
+	return hashUUID(kind, string(v.ApprovalID), to.ChatID, string(to.UserID), strconv.Itoa(v.Step))
 }
 
 // SettleApproval patches the card to its final state. When a click on
