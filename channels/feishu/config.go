@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/words"
 )
 
@@ -57,6 +58,10 @@ type Config struct {
 	// that saw it first. Not a YAML key: the server sets its approval
 	// store. Default: this process only.
 	Marks Marks `mapstructure:"-"`
+	// Metrics counts the API's answers, throttles, retries and messages
+	// given up on (hitlbot_platform_*). Not a YAML key: the server sets
+	// its metrics. Default: nothing is counted.
+	Metrics channels.PlatformMetrics `mapstructure:"-"`
 	// RequestTimeout bounds every HTTP request to Feishu (API calls and the
 	// long connection's bootstrap). Default 10s.
 	RequestTimeout time.Duration `mapstructure:"request_timeout"`
@@ -65,7 +70,10 @@ type Config struct {
 	// Default 2.5s; at most 2.8s.
 	CallbackWait time.Duration `mapstructure:"callback_wait"`
 	// MaxRetries bounds the retries of a throttled (HTTP 429 / code
-	// 99991400) or failed API call. Default 3; negative disables retries.
+	// 99991400, or HTTP 400 / code 230020: the per-chat and per-message
+	// rates) or failed API call, each after a backoff. Default 4;
+	// negative disables retries. A call still refused after them is
+	// logged (WARN) and counted (hitlbot_platform_delivery_failures_total).
 	MaxRetries int `mapstructure:"max_retries"`
 	// MaxRetryWait bounds one wait between retries, whatever
 	// x-ogw-ratelimit-reset says. Default 10s.
@@ -137,7 +145,7 @@ func (c Config) withDefaults() (Config, error) {
 		errs = append(errs, fmt.Errorf("callback_wait %v: at most %v (Feishu allows 3 s)", c.CallbackWait, maxCallbackWait))
 	}
 	if c.MaxRetries == 0 {
-		c.MaxRetries = 3
+		c.MaxRetries = 4
 	}
 	if c.MaxRetries < 0 {
 		c.MaxRetries = 0

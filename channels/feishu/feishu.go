@@ -51,8 +51,10 @@ type Channel struct {
 
 	bg background.Group // messages handed to the router, delayed re-patches; closed with the channel
 
-	chatLimit keyLimiter // messages sent per chat
-	msgLimit  keyLimiter // patches per message
+	chatLimit budget  // messages sent per chat, shared by the replicas (limit.go)
+	msgLimit  budget  // patches per message, shared by the replicas
+	redraws   redraws // the newest redraw of each card waiting to be patched
+	metrics   channels.PlatformMetrics
 
 	now   func() time.Time // the clock of the webhook's timestamp bound
 	marks Marks            // webhook requests seen (Config.Marks)
@@ -80,6 +82,18 @@ func New(cfg Config, logger *slog.Logger) (*Channel, error) {
 	c.marks = cfg.Marks
 	if c.marks == nil {
 		c.marks = marks.NewLocal(func() time.Time { return c.now() })
+	}
+	c.chatLimit = budget{store: func() marks.Store { return c.marks }, prefix: "feishu:rate:chat:",
+		log: func(err error) {
+			c.log.Warn("the shared store failed: the per-chat rate is kept by Feishu's refusals only", "err", err)
+		}}
+	c.msgLimit = budget{store: func() marks.Store { return c.marks }, prefix: "feishu:rate:msg:",
+		log: func(err error) {
+			c.log.Warn("the shared store failed: the per-message rate is kept by Feishu's refusals only", "err", err)
+		}}
+	c.metrics = cfg.Metrics
+	if c.metrics == nil {
+		c.metrics = channels.NoPlatformMetrics{}
 	}
 	c.warns = newLimitedLog(func() time.Time { return c.now() })
 	c.client = lark.NewClient(cfg.AppID, cfg.AppSecret,

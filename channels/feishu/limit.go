@@ -2,56 +2,81 @@ package feishu
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"time"
 
-	"golang.org/x/time/rate"
+	"github.com/hitlbot/hitlbot/channels/internal/marks"
 )
 
 // Feishu allows 5 messages per second to one chat (shared by every bot in
-// a group) and 5 patches per second to one message. The limiters below
-// keep this process under those rates, so bursts (a tool result, a
-// summary and a settled card at once) queue briefly instead of drawing
-// 429s; other replicas and bots still can, and do() retries those.
+// a group) and 5 PATCHes per second of one message, and answers more with
+// HTTP 400, code 230020 (doc server-docs/im-v1/message/create and
+// …/message-card/patch; docs/platform-rules.md). A budget keeps every
+// replica together under those rates: a call takes one of 5 slots of its
+// chat (or message), a mark in the store the replicas share
+// (Config.Marks: approval.Store's Seen, SET NX with an expiry) that lasts
+// a second and a margin, so at most 5 calls start in any second whichever
+// replica makes them. When all 5 are taken the call waits and tries
+// again. Bursts (a tool result, a summary and a settled card at once)
+// queue briefly instead of drawing 230020; other bots in the group still
+// can, and do() retries those.
 const (
-	perKeyRate  = 5
-	perKeyBurst = 5
-	maxLimiters = 4096
+	perKeyRate = 5
+	// slotHold is how long a slot stays taken: the platform's second,
+	// and a margin for the time a request takes to reach it.
+	slotHold = time.Second + 150*time.Millisecond
+	// slotRetry is the wait before trying the slots again when all are
+	// taken.
+	slotRetry = 100 * time.Millisecond
 )
 
-type keyLimiter struct {
-	mu   sync.Mutex
-	byID map[string]*limiterEntry
+// budget is the per-second budget of one kind of key (chats, messages).
+type budget struct {
+	store  func() marks.Store // the shared store (read at each call)
+	prefix string             // "feishu:rate:chat:", "feishu:rate:msg:"
+	// onWait, when set, is called each time a call finds every slot
+	// taken (tests use it to move the clock).
+	onWait func()
+	failed sync.Once // the store's first failure is logged once
+	log    func(err error)
 }
 
-type limiterEntry struct {
-	l    *rate.Limiter
-	used time.Time
-}
-
-// wait blocks until a call for key may go, or ctx ends.
-func (k *keyLimiter) wait(ctx context.Context, key string) error {
+// take blocks until a call for key may go, or ctx ends. When the store
+// fails, the call goes (the platform's 230020 is retried); the failure is
+// logged once.
+func (b *budget) take(ctx context.Context, key string) error {
 	if key == "" {
 		return nil
 	}
-	now := time.Now()
-	k.mu.Lock()
-	if k.byID == nil {
-		k.byID = map[string]*limiterEntry{}
-	}
-	e, ok := k.byID[key]
-	if !ok {
-		if len(k.byID) >= maxLimiters {
-			for id, old := range k.byID {
-				if now.Sub(old.used) > 10*time.Second {
-					delete(k.byID, id)
+	store := b.store()
+	for {
+		for i := range perKeyRate {
+			first, err := store.Seen(ctx, b.prefix+key+":"+strconv.Itoa(i), slotHold)
+			if err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
 				}
+				b.failed.Do(func() {
+					if b.log != nil {
+						b.log(err)
+					}
+				})
+				return nil
+			}
+			if first {
+				return nil
 			}
 		}
-		e = &limiterEntry{l: rate.NewLimiter(perKeyRate, perKeyBurst)}
-		k.byID[key] = e
+		if b.onWait != nil {
+			b.onWait()
+		}
+		t := time.NewTimer(slotRetry)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
 	}
-	e.used = now
-	k.mu.Unlock()
-	return e.l.Wait(ctx)
 }

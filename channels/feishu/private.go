@@ -82,7 +82,7 @@ func (c *Channel) postTo(ctx context.Context, user approval.UserID, msgType, con
 	if user == "" {
 		return "", "", errors.New("feishu send privately: no person")
 	}
-	if err := c.chatLimit.wait(ctx, string(user)); err != nil {
+	if err := c.chatLimit.take(ctx, "user:"+string(user)); err != nil {
 		return "", "", fmt.Errorf("feishu send privately: %w", err)
 	}
 	req := larkim.NewCreateMessageReqBuilder().ReceiveIdType(larkim.CreateMessageV1ReceiveIDTypeOpenId).

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	larkcore "github.com/larksuite/oapi-sdk-go/v3/core"
@@ -27,7 +28,11 @@ import (
 
 // Feishu codes the channel acts on.
 const (
-	codeRateLimited = 99991400 // request trigger frequency limit
+	codeRateLimited = 99991400 // request trigger frequency limit (app-level; HTTP 429)
+	// codeFrequencyLimit is the per-chat (5 QPS) and per-message PATCH (5
+	// QPS) limit: HTTP 400, "This operation triggers the frequency limit."
+	// (doc server-docs/im-v1/message/create, …/message-card/patch).
+	codeFrequencyLimit = 230020
 )
 
 // APIError is a Feishu API call that answered with a non-zero code (or a
@@ -44,9 +49,11 @@ func (e *APIError) Error() string {
 	return fmt.Sprintf("feishu %s: HTTP %d, code %d: %s (log_id %s)", e.Op, e.Status, e.Code, e.Msg, e.LogID)
 }
 
-// Throttled reports whether Feishu refused the call for its rate limit.
+// Throttled reports whether Feishu refused the call for one of its rate
+// limits: the app's (HTTP 429, code 99991400) or a chat's or a message's
+// (HTTP 400, code 230020).
 func (e *APIError) Throttled() bool {
-	return e.Status == http.StatusTooManyRequests || e.Code == codeRateLimited
+	return e.Status == http.StatusTooManyRequests || e.Code == codeRateLimited || e.Code == codeFrequencyLimit
 }
 
 // do runs one API call, retrying (at most MaxRetries times) a throttled
@@ -54,14 +61,18 @@ func (e *APIError) Throttled() bool {
 // 5xx answer and a transport error, each wait bounded by MaxRetryWait and
 // ctx. Other API errors are returned at once. call returns the raw answer,
 // the Feishu code and message read from the body, and a transport error.
+// Every answer is counted (Config.Metrics); a call given up on is logged
+// at WARN and counted as a delivery failure, never dropped silently.
 func (c *Channel) do(ctx context.Context, op string, call func(ctx context.Context, opts ...larkcore.RequestOptionFunc) (*larkcore.ApiResp, int, string, error)) error {
 	for attempt := 0; ; attempt++ {
 		resp, code, msg, err := call(ctx, c.tokenOptions()...)
 		reset := "" // x-ogw-ratelimit-reset of a throttled answer
 		switch {
 		case err != nil:
+			c.metrics.Request(Name, op, "transport")
 			err = fmt.Errorf("feishu %s: %w", op, err)
 		case resp != nil && (resp.StatusCode < 200 || resp.StatusCode > 299 || code != 0):
+			c.metrics.Request(Name, op, answerCode(resp.StatusCode, code))
 			ae := &APIError{Op: op, Status: resp.StatusCode, Code: code, Msg: msg, LogID: resp.LogId()}
 			err = ae
 			switch {
@@ -70,32 +81,59 @@ func (c *Channel) do(ctx context.Context, op string, call func(ctx context.Conte
 				// no longer accepts (and its own retry re-reads it): get a
 				// fresh one and pass it explicitly from now on.
 				if terr := c.refreshToken(ctx); terr != nil {
-					return errors.Join(err, terr)
+					return c.gaveUp(op, errors.Join(err, terr))
 				}
 				c.log.Warn("feishu refused the cached tenant token; using a fresh one", "op", op, "code", code)
 				continue
 			case ae.Throttled():
+				c.metrics.Throttled(Name, op)
 				reset = resp.Header.Get("x-ogw-ratelimit-reset")
 			case resp.StatusCode >= 500:
 			default:
-				return err // a permanent refusal: permissions, bad ids, a card Feishu rejects
+				// A permanent refusal: permissions, bad ids, a card Feishu
+				// rejects.
+				return c.gaveUp(op, err)
 			}
 		case code != 0:
-			return &APIError{Op: op, Code: code, Msg: msg}
+			c.metrics.Request(Name, op, strconv.Itoa(code))
+			return c.gaveUp(op, &APIError{Op: op, Code: code, Msg: msg})
 		default:
+			c.metrics.Request(Name, op, "0")
 			return nil
 		}
 		if attempt >= c.cfg.MaxRetries {
-			return err
+			return c.gaveUp(op, err)
 		}
 		wait := retryWait(reset, attempt, c.cfg.MaxRetryWait)
 		c.log.Warn("feishu API call failed; retrying", "op", op, "err", err, "in", wait, "attempt", attempt+1)
+		c.metrics.Retried(Name, op)
 		select {
 		case <-ctx.Done():
-			return errors.Join(err, ctx.Err())
+			return c.gaveUp(op, errors.Join(err, ctx.Err()))
 		case <-time.After(wait):
 		}
 	}
+}
+
+// gaveUp logs and counts a call given up on, and returns err. A CardKit
+// streaming card's end (200850, 200860) is not one: the answer goes on in
+// a new card (stream.go).
+func (c *Channel) gaveUp(op string, err error) error {
+	if ae := (*APIError)(nil); errors.As(err, &ae) && (ae.Code == codeStreamingClosed || ae.Code == codeStreamCardFull) {
+		return err
+	}
+	c.log.Warn("feishu refused a call for good; what it carried was not delivered", "op", op, "err", err)
+	c.metrics.DeliveryFailed(Name, op)
+	return err
+}
+
+// answerCode is the code label of an API answer: Feishu's code, or the
+// HTTP status when the body had none.
+func answerCode(status, code int) string {
+	if code != 0 {
+		return strconv.Itoa(code)
+	}
+	return "http_" + strconv.Itoa(status)
 }
 
 // Retry waits: the first backoff, and the margin added to Feishu's reset
@@ -225,7 +263,7 @@ func (c *Channel) Send(ctx context.Context, to channels.Target, out channels.Out
 // returns the new message's id.
 func (c *Channel) post(ctx context.Context, to channels.Target, msgType, content, uuid string) (string, error) {
 	var id string
-	if err := c.chatLimit.wait(ctx, to.ChatID); err != nil {
+	if err := c.chatLimit.take(ctx, to.ChatID); err != nil {
 		return "", fmt.Errorf("feishu send: %w", err)
 	}
 	if to.ReplyTo != "" {
@@ -357,10 +395,22 @@ var _ channels.ProgressShower = (*Channel)(nil)
 // patched again.
 var repatchDelay = 1500 * time.Millisecond
 
+// patch redraws card messageID with content. Redraws of one message are
+// coalesced: while one waits for the message's PATCH budget (5 per
+// second), a newer redraw of the same message replaces it, and the older
+// one returns without sending (the newer one says more). Feishu refuses
+// a sixth PATCH of a message in a second with 230020 (doc
+// server-docs/im-v1/message-card/patch).
 func (c *Channel) patch(ctx context.Context, messageID, content string) error {
-	if err := c.msgLimit.wait(ctx, messageID); err != nil {
+	gen := c.redraws.queue(messageID)
+	if err := c.msgLimit.take(ctx, messageID); err != nil {
+		c.redraws.done(messageID, gen)
 		return fmt.Errorf("feishu patch: %w", err)
 	}
+	if !c.redraws.current(messageID, gen) {
+		return nil // a newer redraw of this message goes instead
+	}
+	defer c.redraws.done(messageID, gen)
 	req := larkim.NewPatchMessageReqBuilder().MessageId(messageID).Body(larkim.NewPatchMessageReqBodyBuilder().Content(content).Build()).Build()
 	return c.do(ctx, "patch", func(ctx context.Context, opts ...larkcore.RequestOptionFunc) (*larkcore.ApiResp, int, string, error) {
 		resp, err := c.client.Im.V1.Message.Patch(ctx, req, opts...)
@@ -369,6 +419,42 @@ func (c *Channel) patch(ctx context.Context, messageID, content string) error {
 		}
 		return resp.ApiResp, resp.Code, resp.Msg, nil
 	})
+}
+
+// redraws numbers the redraws of each message, so that one superseded
+// while it waited is dropped.
+type redraws struct {
+	mu   sync.Mutex
+	last map[string]uint64 // message id → the newest redraw's number
+	n    uint64
+}
+
+// queue numbers a new redraw of id, the newest.
+func (r *redraws) queue(id string) uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.last == nil {
+		r.last = map[string]uint64{}
+	}
+	r.n++
+	r.last[id] = r.n
+	return r.n
+}
+
+// current reports whether gen is still the newest redraw of id.
+func (r *redraws) current(id string, gen uint64) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.last[id] == gen
+}
+
+// done forgets id once its newest redraw gen has gone.
+func (r *redraws) done(id string, gen uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.last[id] == gen {
+		delete(r.last, id)
+	}
 }
 
 // shownCard is a card this process sent or updated.

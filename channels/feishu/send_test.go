@@ -40,29 +40,6 @@ func TestStaleTokenRefreshed(t *testing.T) {
 	}
 }
 
-func TestPerChatLimit(t *testing.T) {
-	var k keyLimiter
-	ctx := context.Background()
-	start := time.Now()
-	for range 8 {
-		if err := k.wait(ctx, "oc_1"); err != nil {
-			t.Fatal(err)
-		}
-		if err := k.wait(ctx, "oc_2"); err != nil { // another chat has its own budget
-			t.Fatal(err)
-		}
-	}
-	// 5 at once, then 3 more at 5 per second.
-	if took := time.Since(start); took < 500*time.Millisecond || took > 2*time.Second {
-		t.Fatalf("8 calls to one chat took %v", took)
-	}
-	cctx, cancel := context.WithCancel(ctx)
-	cancel()
-	if err := k.wait(cctx, "oc_1"); err == nil {
-		t.Fatal("wait ignored a cancelled context")
-	}
-}
-
 // The wait before a retry honours x-ogw-ratelimit-reset (even when it is
 // shorter or longer than the backoff), falls back to the exponential
 // backoff when the header is absent or unusable, and never exceeds the cap

@@ -25,6 +25,14 @@ const (
 	streamElement         = "answer"
 )
 
+// CardKit's answers that end a streaming card (doc
+// cardkit-v1/card-element/content, error table): streaming mode closed
+// itself 10 minutes after it was opened; the card would be over 30 KB.
+const (
+	codeStreamingClosed = 200850
+	codeStreamCardFull  = 200860
+)
+
 // OpenStream starts a streamed answer (channels.Streamer): a CardKit card
 // entity in streaming mode whose markdown element shows the text so far,
 // sent as a reply (or to the chat), updated at most once per
