@@ -61,7 +61,7 @@ func editableArgs(c CallView) (string, bool) {
 // feishuEditable reports whether v's card offers the edit: every call's
 // arguments may be shown.
 func feishuEditable(v View) bool {
-	if len(v.Calls) == 0 || v.Approve == nil || v.Quorum > 1 {
+	if len(v.Calls) == 0 || v.Approve == nil || v.Quorum > 1 || v.fit >= fitNoEdit {
 		return false
 	}
 	for _, c := range v.Calls {

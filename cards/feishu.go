@@ -77,16 +77,123 @@ func FeishuCard(v View, lang string) map[string]any {
 		return feishuRedacted(v, lang)
 	}
 	if v.Final {
-		return feishuFinal(v, lang)
+		return feishuFit(v, func(v View) map[string]any { return feishuFinal(v, lang) })
 	}
-	return feishuPending(v, lang, true)
+	return feishuFit(v, func(v View) map[string]any { return feishuPending(v, lang, true) })
+}
+
+// Feishu's card limits (doc feishu-cards/card-json-v2-structure;
+// docs/platform-rules.md): at most 200 components in a card, and the
+// message's request body at most 30 KB, the card's JSON being a string in
+// it (escaped once more). feishuBodyOverhead is room for the request's
+// other fields (receive_id, msg_type, uuid).
+const (
+	feishuMaxComponents = 200
+	feishuMaxBody       = 30 * 1024
+	feishuBodyOverhead  = 512
+)
+
+// The levels of a Feishu card's compaction (View.fit), each keeping what
+// the one before did and dropping more, until the card fits:
+//   - fitNoEdit: no arguments inputs (the edit is offered elsewhere);
+//   - fitCompact: a batch's per-call choice is one select per call, its
+//     calls' lines and the preview shorter;
+//   - fitNoChoices: no per-call choice (the batch is decided whole here,
+//     per call on the web page or the API), shorter still;
+//   - fitFewCalls: only the first calls listed, then how many more; no
+//     preview.
+//
+// Every level keeps the approve and reject buttons: the card stays
+// decidable.
+const (
+	fitNoEdit = 1 + iota
+	fitCompact
+	fitNoChoices
+	fitFewCalls
+)
+
+// feishuFewCalls is how many calls a fitFewCalls card lists.
+const feishuFewCalls = 16
+
+// feishuFit renders v with render at the least compaction that keeps
+// Feishu's limits (the most compact one if none does).
+func feishuFit(v View, render func(View) map[string]any) map[string]any {
+	var card map[string]any
+	for v.fit = 0; v.fit <= fitFewCalls; v.fit++ {
+		card = render(v)
+		if FeishuCardFits(card) {
+			break
+		}
+	}
+	return card
+}
+
+// FeishuCardFits reports whether card keeps Feishu's limits: at most 200
+// components, and a message carrying it at most 30 KB.
+func FeishuCardFits(card map[string]any) bool {
+	content, err := json.Marshal(card)
+	if err != nil {
+		return false
+	}
+	body, err := json.Marshal(string(content))
+	if err != nil || len(body)+feishuBodyOverhead > feishuMaxBody {
+		return false
+	}
+	body2, _ := card["body"].(map[string]any)
+	els, _ := body2["elements"].([]any)
+	return countComponents(els) <= feishuMaxComponents
+}
+
+// countComponents counts the components of a card body's elements, at
+// every depth (a container and what it holds).
+func countComponents(els []any) int {
+	n := 0
+	for _, el := range els {
+		m, ok := el.(map[string]any)
+		if !ok {
+			continue
+		}
+		n++
+		for _, k := range []string{"elements", "columns"} {
+			if sub, ok := m[k].([]any); ok {
+				n += countComponents(sub)
+			}
+		}
+	}
+	return n
+}
+
+// feishuPreviewRunes is how much of the preview a card at v's compaction
+// shows (0: none).
+func feishuPreviewRunes(v View) int {
+	switch {
+	case v.fit >= fitFewCalls:
+		return 0
+	case v.fit >= fitNoChoices:
+		return 300
+	case v.fit >= fitCompact:
+		return 1000
+	}
+	return MaxFeishuPreview
+}
+
+// feishuCallLineRunes bounds a batch's call line at v's compaction (0:
+// the summary's first line, whole).
+func feishuCallLineRunes(v View) int {
+	switch {
+	case v.fit >= fitNoChoices:
+		return 40
+	case v.fit >= fitCompact:
+		return 80
+	}
+	return 0
 }
 
 // FeishuProcessingCard is the card answered to a click whose decision has
 // not ended within the callback window: the pending card with its buttons
 // replaced by a "processing" line. The final card follows by a patch.
 func FeishuProcessingCard(v View, lang string) map[string]any {
-	return feishuPending(v, lang, false)
+	return feishuFit(v, func(v View) map[string]any { return feishuPending(v, lang, false) })
 }
 
 // FeishuOutcomeCard is the card answered to a click once its outcome is
@@ -200,7 +307,11 @@ func feishuFacts(v View, lang string) []any {
 	l := labelsFor(lang)
 	var els []any
 	if s := strings.TrimSpace(v.Summary); s != "" && len(v.Calls) <= 1 {
-		els = append(els, plainDiv(excerpt(s, MaxFeishuSummary)))
+		n := MaxFeishuSummary
+		if v.fit >= fitNoChoices {
+			n = 300
+		}
+		els = append(els, plainDiv(excerpt(s, n)))
 	}
 	// The risk and why, what the tool does, who asked and until when,
 	// before the details.
@@ -222,9 +333,17 @@ func feishuFacts(v View, lang string) []any {
 	if len(v.Calls) > 1 {
 		fmt.Fprintf(&b, l.batchOf, len(v.Calls))
 		for i, c := range v.Calls {
+			if v.fit >= fitFewCalls && i == feishuFewCalls {
+				b.WriteString("\n" + words.In(lang, words.CardMoreCalls, len(v.Calls)-i))
+				break
+			}
 			fmt.Fprintf(&b, "\n  %d. %s", i+1, c.Tool)
 			if c.Summary != "" {
-				b.WriteString(": " + clip.FirstLine(c.Summary))
+				line := clip.FirstLine(c.Summary)
+				if n := feishuCallLineRunes(v); n > 0 {
+					line = excerpt(line, n)
+				}
+				b.WriteString(": " + line)
 			}
 		}
 	}
@@ -262,8 +381,8 @@ func feishuFacts(v View, lang string) []any {
 	if progress != nil {
 		els = append(els, progress)
 	}
-	if v.Preview != "" {
-		els = append(els, markdownEl(fenced(excerpt(v.Preview, MaxFeishuPreview))))
+	if n := feishuPreviewRunes(v); v.Preview != "" && n > 0 {
+		els = append(els, markdownEl(fenced(excerpt(v.Preview, n))))
 	}
 	return els
 }

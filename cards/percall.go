@@ -91,8 +91,27 @@ func feishuCallChoices(v View, lang string) []any {
 		return nil
 	}
 	l := words.Of(lang)
+	if v.fit >= fitNoChoices {
+		// Too many calls for a choice each within Feishu's limits.
+		return []any{plainDiv(words.Text(l, words.CardPerCallElsewhere))}
+	}
 	run, skip := words.Text(l, words.CardCallRun), words.Text(l, words.CardCallSkip)
 	els := []any{plainDiv(words.Text(l, words.CardPerCallHint))}
+	if v.fit >= fitCompact {
+		// One component per call: the select's options name the call.
+		for i, c := range v.Calls {
+			label := words.Text(l, words.CardCallChoice, i+1, c.Tool)
+			els = append(els, map[string]any{
+				"tag": "select_static", "name": FeishuCallField(i + 1), "width": "fill",
+				"initial_option": string(approval.Approve),
+				"options": []any{
+					map[string]any{"text": plainText(label + " · " + run), "value": string(approval.Approve)},
+					map[string]any{"text": plainText(label + " · " + skip), "value": string(approval.Reject)},
+				},
+			})
+		}
+		return els
+	}
 	for i, c := range v.Calls {
 		els = append(els, map[string]any{
 			"tag": "column_set", "flex_mode": "none",

@@ -136,6 +136,10 @@ type View struct {
 	// Redacted marks the onlookers' view of a private approval (Redact):
 	// every renderer shows one line (RedactedLine), no button.
 	Redacted bool `json:"redacted,omitempty"`
+
+	// fit is how far a Feishu card of this view was compacted to keep
+	// Feishu's limits (feishuFit); 0 is the full card.
+	fit int
 }
 
 // MaxResultExcerpt bounds the result shown on a final card, in runes.

@@ -318,6 +318,7 @@ var en = map[Key]string{
 	CardPerCallHint:      "Choose for each call, then press Confirm (Cancel declines them all).",
 	CardPerCallElsewhere: "To run only some of these calls, decide on the web page or with the HTTP API (calls).",
 	CardCallsDeclined:    "Declined, not run: call %s",
+	CardMoreCalls:        "… and %d more calls: see them all on the web page or with GET /api/approvals/{id}.",
 
 	// Edit before approve (issue 16 item 2, branch i16-edit).
 	APIEditArguments:  `decision "edit" needs arguments: the call's new arguments as an object, or for an approval of several calls an object of callId -> new arguments.`,

@@ -372,6 +372,7 @@ const (
 	CardPerCallHint      // a batch card's hint: pick per call, then confirm
 	CardPerCallElsewhere // a batch card with no per-call choice (DingTalk): where to decide per call
 	CardCallsDeclined    // a settled batch card: which calls were declined; args: their numbers
+	CardMoreCalls        // a batch card too large to list every call: how many more; args: the number
 
 	// Edit before approve (issue 16 item 2, branch i16-edit).
 	APIEditArguments  // decision edit without arguments of the right shape

@@ -316,6 +316,7 @@ var zh = map[Key]string{
 	CardPerCallHint:      "请为每个调用选择，然后点击确认（取消将拒绝全部调用）。",
 	CardPerCallElsewhere: "如只想执行其中部分调用，请在网页上或通过 HTTP API（calls）逐个决定。",
 	CardCallsDeclined:    "已拒绝、未执行：调用 %s",
+	CardMoreCalls:        "……另有 %d 个调用：请在网页上或通过 GET /api/approvals/{id} 查看全部。",
 
 	// Edit before approve (issue 16 item 2, branch i16-edit).
 	APIEditArguments:  "decision \"edit\" 需要 arguments：调用的新参数（一个对象）；若审批包含多个调用，则为 callId -> 新参数 的对象。",
