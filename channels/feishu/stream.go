@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	larkcore "github.com/larksuite/oapi-sdk-go/v3/core"
 	larkcardkit "github.com/larksuite/oapi-sdk-go/v3/service/cardkit/v1"
@@ -48,14 +49,33 @@ func (c *Channel) OpenStream(_ context.Context, to channels.Target) (channels.An
 	return stream.Answer{Writer: stream.New(sink, c.cfg.StreamInterval, c.log.With("chat_id", to.ChatID, "msg_id", to.ReplyTo))}, nil
 }
 
-// cardStream is the CardKit card of one streamed answer (a stream.Sink).
+// cardStream is the CardKit cards of one streamed answer (a stream.Sink).
+// An answer goes on in a new card when the current one would break one
+// of CardKit's limits (doc cardkit-v1/card-element/content, error table;
+// docs/platform-rules.md): streaming mode closes itself 10 minutes after
+// it was opened (200850), a card is at most 30 KB (200860), an element's
+// content at most 100,000 characters. The card is then finished (its
+// last text, streaming off) before the rest of the answer streams into
+// the next one: the cards together say the answer once, complete, and
+// none is left streaming.
 type cardStream struct {
 	c      *Channel
 	to     channels.Target
-	cardID string
+	cardID string // the current card ("" between cards)
 	seq    int
-	shown  string // the text the card shows
+	shown  string    // the text the current card shows
+	opened time.Time // when the current card's streaming began
+	offset int       // where in the answer the current card's text begins
 }
+
+// A streaming card is finished before CardKit ends it: streamCardFor
+// before its 10 minutes, and its JSON at most streamCardBytes (30 KB,
+// less a margin); its element at most streamMaxChars characters.
+const (
+	streamCardFor   = 9*time.Minute + 30*time.Second
+	streamCardBytes = 30*1024 - 1024
+	streamMaxChars  = 100000
+)
 
 // streamCard is the card entity's JSON 2.0: one markdown element, in
 // streaming mode.
@@ -76,11 +96,107 @@ func cardText(s string) string {
 	return strings.ReplaceAll(s, "<at", "&lt;at")
 }
 
+// fitCut is the length of the longest prefix of part (cut between
+// runes, at a line's end when one is near) a streaming card can show.
+// At least one rune: a card always makes progress.
+func fitCut(part string) int {
+	fits := func(n int) bool {
+		if utf8.RuneCountInString(part[:n]) > streamMaxChars {
+			return false
+		}
+		card, err := streamCard(part[:n])
+		return err == nil && len(card) <= streamCardBytes
+	}
+	if fits(len(part)) {
+		return len(part)
+	}
+	lo, hi := 0, len(part) // fits(lo), !fits(hi)
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		for mid > lo && !utf8.RuneStart(part[mid]) {
+			mid--
+		}
+		if mid == lo {
+			break
+		}
+		if fits(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	if nl := strings.LastIndexByte(part[:lo], '\n'); nl > lo*3/4 {
+		lo = nl + 1
+	}
+	if lo == 0 {
+		_, size := utf8.DecodeRuneInString(part)
+		lo = size
+	}
+	return lo
+}
+
+// streamEnded reports whether err is CardKit ending the card's streaming
+// (its 10 minutes, or its 30 KB).
+func streamEnded(err error) bool {
+	var ae *APIError
+	return errors.As(err, &ae) && (ae.Code == codeStreamingClosed || ae.Code == codeStreamCardFull)
+}
+
 func (s *cardStream) Open(ctx context.Context, text string) error {
-	data, err := streamCard(text)
+	return s.show(ctx, text)
+}
+
+func (s *cardStream) Update(ctx context.Context, text string) error {
+	return s.show(ctx, text)
+}
+
+// show makes the cards show text, the whole answer so far: the current
+// card the part from its offset while it fits and its time lasts; else
+// the card is finished with what fits and the rest goes on in a new card.
+func (s *cardStream) show(ctx context.Context, text string) error {
+	for {
+		if s.offset > len(text) {
+			return nil // (a shorter text than shown: nothing to take back)
+		}
+		part := text[s.offset:]
+		if s.cardID == "" {
+			if part == "" {
+				return nil
+			}
+			if err := s.openCard(ctx, part[:fitCut(part)]); err != nil {
+				return err
+			}
+			continue
+		}
+		cut := fitCut(part)
+		if cut == len(part) && s.c.now().Sub(s.opened) < streamCardFor {
+			if part == s.shown {
+				return nil
+			}
+			err := s.update(ctx, part)
+			if !streamEnded(err) {
+				return err
+			}
+			// CardKit ended the card: it keeps what it shows.
+			s.c.log.Info("CardKit ended a streaming card; the answer goes on in a new card", "card_id", s.cardID, "err", err)
+			cut = len(s.shown)
+		}
+		// The card is full, or its time is up: finish it with what fits
+		// and go on in a new card.
+		if err := s.finish(ctx, part[:cut]); err != nil {
+			return err
+		}
+	}
+}
+
+// openCard creates a card entity showing part, in streaming mode, and
+// sends it.
+func (s *cardStream) openCard(ctx context.Context, part string) error {
+	data, err := streamCard(part)
 	if err != nil {
 		return err
 	}
+	var cardID string
 	req := larkcardkit.NewCreateCardReqBuilder().Body(larkcardkit.NewCreateCardReqBodyBuilder().Type("card_json").Data(data).Build()).Build()
 	err = s.c.do(ctx, "cardkit create", func(ctx context.Context, opts ...larkcore.RequestOptionFunc) (*larkcore.ApiResp, int, string, error) {
 		resp, err := s.c.client.Cardkit.V1.Card.Create(ctx, req, opts...)
@@ -88,32 +204,33 @@ func (s *cardStream) Open(ctx context.Context, text string) error {
 			return nil, 0, "", err
 		}
 		if resp.Success() && resp.Data != nil {
-			s.cardID = larkcore.StringValue(resp.Data.CardId)
+			cardID = larkcore.StringValue(resp.Data.CardId)
 		}
 		return resp.ApiResp, resp.Code, resp.Msg, nil
 	})
 	if err != nil {
 		return err
 	}
-	if s.cardID == "" {
+	if cardID == "" {
 		return errors.New("feishu cardkit create: no card_id in the answer")
 	}
-	content, err := json.Marshal(map[string]any{"type": "card", "data": map[string]any{"card_id": s.cardID}})
+	content, err := json.Marshal(map[string]any{"type": "card", "data": map[string]any{"card_id": cardID}})
 	if err != nil {
 		return err
 	}
 	// Sent once: the uuid is the card's, so a retry is not a second message.
-	if _, err = s.c.post(ctx, s.to, larkim.MsgTypeInteractive, string(content), hashUUID("stream", s.cardID)); err != nil {
+	if _, err = s.c.post(ctx, s.to, larkim.MsgTypeInteractive, string(content), hashUUID("stream", cardID)); err != nil {
 		return err
 	}
-	s.shown = text
+	s.cardID, s.seq, s.shown, s.opened = cardID, 0, part, s.c.now()
 	return nil
 }
 
-func (s *cardStream) Update(ctx context.Context, text string) error {
+// update shows part on the current card.
+func (s *cardStream) update(ctx context.Context, part string) error {
 	s.seq++
 	req := larkcardkit.NewContentCardElementReqBuilder().CardId(s.cardID).ElementId(streamElement).
-		Body(larkcardkit.NewContentCardElementReqBodyBuilder().Content(cardText(text)).Sequence(s.seq).
+		Body(larkcardkit.NewContentCardElementReqBodyBuilder().Content(cardText(part)).Sequence(s.seq).
 			Uuid(hashUUID("stream-content", s.cardID, fmt.Sprint(s.seq))).Build()).Build()
 	err := s.c.do(ctx, "cardkit content", func(ctx context.Context, opts ...larkcore.RequestOptionFunc) (*larkcore.ApiResp, int, string, error) {
 		resp, err := s.c.client.Cardkit.V1.CardElement.Content(ctx, req, opts...)
@@ -123,18 +240,44 @@ func (s *cardStream) Update(ctx context.Context, text string) error {
 		return resp.ApiResp, resp.Code, resp.Msg, nil
 	})
 	if err == nil {
-		s.shown = text
+		s.shown = part
 	}
 	return err
 }
 
-// Close shows the final text, then switches streaming mode off (also when
-// the text could not be shown: a card left streaming shows 生成中 for ever).
-func (s *cardStream) Close(ctx context.Context, text string, _ bool) error {
-	var uerr error
-	if text != s.shown {
-		uerr = s.Update(ctx, text)
+// finish ends the current card showing keep (a prefix of its part; what
+// it shows when CardKit ended it), and moves the answer's offset past
+// it: the next text goes to a new card.
+func (s *cardStream) finish(ctx context.Context, keep string) error {
+	if keep != s.shown {
+		if err := s.update(ctx, keep); err != nil {
+			if !streamEnded(err) {
+				return err
+			}
+			keep = s.shown // CardKit ended it first: it keeps what it shows
+		}
 	}
+	if err := s.streamingOff(ctx); err != nil && !streamEnded(err) {
+		return err
+	}
+	s.offset += len(keep)
+	s.cardID, s.shown = "", ""
+	return nil
+}
+
+// Close shows the final text, then switches the last card's streaming
+// mode off (also when the text could not be shown: a card left streaming
+// shows 生成中 for ever).
+func (s *cardStream) Close(ctx context.Context, text string, _ bool) error {
+	uerr := s.show(ctx, text)
+	if s.cardID == "" {
+		return uerr
+	}
+	return errors.Join(uerr, s.streamingOff(ctx))
+}
+
+// streamingOff switches the current card's streaming mode off.
+func (s *cardStream) streamingOff(ctx context.Context) error {
 	s.seq++
 	settings, err := json.Marshal(map[string]any{"config": map[string]any{"streaming_mode": false}})
 	if err != nil {
@@ -143,14 +286,13 @@ func (s *cardStream) Close(ctx context.Context, text string, _ bool) error {
 	req := larkcardkit.NewSettingsCardReqBuilder().CardId(s.cardID).
 		Body(larkcardkit.NewSettingsCardReqBodyBuilder().Settings(string(settings)).Sequence(s.seq).
 			Uuid(hashUUID("stream-settings", s.cardID, fmt.Sprint(s.seq))).Build()).Build()
-	serr := s.c.do(ctx, "cardkit settings", func(ctx context.Context, opts ...larkcore.RequestOptionFunc) (*larkcore.ApiResp, int, string, error) {
+	return s.c.do(ctx, "cardkit settings", func(ctx context.Context, opts ...larkcore.RequestOptionFunc) (*larkcore.ApiResp, int, string, error) {
 		resp, err := s.c.client.Cardkit.V1.Card.Settings(ctx, req, opts...)
 		if err != nil {
 			return nil, 0, "", err
 		}
 		return resp.ApiResp, resp.Code, resp.Msg, nil
 	})
-	return errors.Join(uerr, serr)
 }
 
 var _ channels.Streamer = (*Channel)(nil)
