@@ -414,6 +414,7 @@ func (c *core) addHTTPChannels() error {
 		// Webhook request marks in the shared store, so a captured request
 		// is refused by every replica.
 		fc.Marks = c.store
+		fc.Metrics = c.metrics
 		ch, err := feishu.New(fc, c.log)
 		if err != nil {
 			return fmt.Errorf("channels.feishu: %w", err)
@@ -756,6 +757,9 @@ func (c *core) serveReady(w http.ResponseWriter, r *http.Request) {
 	if mcpErr != nil {
 		problems = append(problems, mcpErr.Error())
 	}
+	// A platform that keeps refusing is said, not held against this
+	// replica (every replica sees the same platform).
+	warnings = append(warnings, c.metrics.PlatformWarnings()...)
 	body := map[string]any{"status": "ok"}
 	if len(warnings) > 0 {
 		body["warnings"] = warnings

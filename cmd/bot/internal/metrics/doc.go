@@ -21,6 +21,10 @@
 //	model_request_duration_seconds{provider}       model requests (histogram)
 //	model_errors_total{provider}
 //	config_reloads_total{result}                   ok | failed | unchanged
+//	platform_requests_total{platform,api,code}     chat platforms' API answers (code 0: success)
+//	platform_throttled_total{platform,api}         refused for a rate limit
+//	platform_retries_total{platform,api}           retries after a failure or a throttle
+//	platform_delivery_failures_total{platform,api} messages and card updates given up on
 //	build_info{version,go_version}
 //
 // The other packages know nothing of Prometheus. The router calls the small
@@ -30,6 +34,10 @@
 // uncounted), each tool (Tool: duration, errors, on both the immediate
 // and the approved path) and the model (Model). A nil *Metrics records
 // nothing.
+//
+// The chat channels count their platforms' answers through
+// channels.PlatformMetrics, which Metrics implements; PlatformWarnings
+// says which platform keeps refusing (/readyz, bot doctor).
 //
 // A tool label is the tool's name, except that one MCP server's tools get
 // at most MaxToolLabels labels of their own; the rest share

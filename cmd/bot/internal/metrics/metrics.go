@@ -37,6 +37,7 @@ type Metrics struct {
 	modelSecs   *prometheus.HistogramVec // provider
 	modelErrors *prometheus.CounterVec   // provider
 	reloads     *prometheus.CounterVec   // result
+	platform    *platformMetrics         // chat platforms' API calls (platform.go)
 
 	labelMu    sync.Mutex
 	mcpServers []string        // the configured MCP servers' names
@@ -155,6 +156,8 @@ func New(version string) *Metrics {
 		m.requested, m.decided, m.pending, m.latency, m.inbound, m.deduped, m.refused, m.decisions,
 		m.toolSeconds, m.toolErrors, m.modelSecs, m.modelErrors, m.reloads,
 	)
+	m.platform = newPlatformMetrics()
+	reg.MustRegister(m.platform.collectors()...)
 	return m
 }
 
