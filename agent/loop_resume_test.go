@@ -339,3 +339,42 @@ func TestSupersededResolvedInTheSupersedingTurn(t *testing.T) {
 	}
 	h.noMoreResumed(t)
 }
+
+// The replica that waited restarted, and the approval is decided while
+// another turn of the conversation runs (here: one that waits for the
+// model): that turn's end finds the approval ended, and the suspended turn
+// is still continued, once (its result said, the model going on), not
+// only written into the history with no one told.
+func TestResumeWhileAnotherTurnRuns(t *testing.T) {
+	inModel, release := make(chan struct{}), make(chan struct{})
+	erase := eraseOnRequest(nil)
+	h := newHarness(t, scripted(func(req agent.Request) (agent.Response, error) {
+		if last := req.Messages[len(req.Messages)-1]; last.Role == agent.RoleUser && last.Content == "hello" {
+			close(inModel)
+			<-release
+		}
+		return erase(req)
+	}))
+	a := h.suspend(t, "s1", "erase x")
+	ch := h.submit(t, "s1", "hello")
+	<-inModel
+	if o := h.decide(t, a, approval.Approve); o.Status != approval.StatusExecuted {
+		t.Fatalf("decision = %+v", o)
+	}
+	close(release)
+	if r := result(t, ch); r.Text != "ok" {
+		t.Fatalf("the other turn = %+v", r)
+	}
+	r := h.nextResumed(t)
+	if r.to.Resumed != a.ID || len(r.res.Actions) != 1 || r.res.Actions[0].Status != approval.StatusExecuted {
+		t.Fatalf("resumed turn = %+v", r)
+	}
+	if got := h.speak.saidOf(agent.SayToolResult); len(got) != 1 || got[0] != "erase done (run 1)" {
+		t.Fatalf("tool results said = %q", got)
+	}
+	conv, _ := h.history.Load(context.Background(), "s1")
+	if len(conv.Suspended) != 0 {
+		t.Fatalf("still suspended: %+v", conv.Suspended)
+	}
+	h.noMoreResumed(t)
+}

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -268,13 +269,19 @@ func (s Suspension) callIDs() []string {
 	return ids
 }
 
-// resolveEnded writes into conv the outcomes of the suspended turns whose
-// approvals have ended (or whose records are gone), when no resumption
-// did: the resumption was lost with its replica, or came while this turn
-// held the session. Each is claimed like a resumption, so it is written
-// once. A suspension whose approval is still open stays; one past its
+// resolveEnded deals with the suspended turns of conv (the conversation
+// of session) whose approvals have ended (or whose records are gone),
+// when no resumption did: the resumption was lost with its replica, or
+// comes while this turn holds the session (in its grace, or queued behind
+// this turn). A superseded approval's outcome is written in here (claimed
+// like a resumption, so once): its turn is not continued. Any other stays
+// suspended, and its resumption is queued behind this turn: the turn that
+// asked goes on and answers its requester (claimed under the lock, so it
+// goes on once whoever else queued it). Writing such an outcome in here
+// would take it from that resumption, and the requester would never be
+// told. A suspension whose approval is still open stays; one past its
 // Until is dropped with a note that its outcome is unknown.
-func (l *Loop) resolveEnded(ctx context.Context, conv *Conversation, log *slog.Logger) {
+func (l *Loop) resolveEnded(ctx context.Context, session approval.SessionKey, conv *Conversation, log *slog.Logger) {
 	if len(conv.Suspended) == 0 {
 		return
 	}
@@ -284,6 +291,12 @@ func (l *Loop) resolveEnded(ctx context.Context, conv *Conversation, log *slog.L
 		a, err := l.cfg.Engine.Get(ctx, s.Approval)
 		gone := err != nil && approval.KindOf(err) == errkind.NotFound || err == nil && a.State.Terminal() && a.Outcome == nil
 		switch {
+		case err == nil && a.State.Terminal() && a.Outcome != nil && a.Outcome.Status != approval.StatusSuperseded:
+			keep = append(keep, s)
+			if err := l.enqueue(job{in: s.inbound(session), resume: &ended{a: a, o: *a.Outcome}}, l.cfg.QueueSize+maxSuspended); err != nil && !errors.Is(err, ErrClosed) {
+				log.Warn("too much queued in the conversation; the ended approval's turn resumes at a later turn", "approval_id", s.Approval, "err", err)
+			}
+			continue
 		case err == nil && a.State.Terminal() && a.Outcome != nil:
 		case gone || now.After(s.Until):
 			conv.Messages = append(conv.Messages, Message{Role: RoleSystem, Content: fmt.Sprintf(

@@ -92,7 +92,7 @@ func (l *Loop) turn(in Inbound) TurnResult {
 	// Turns that stopped at an approval which has ended since, and whose
 	// resumption did not come (its replica died in between), are written
 	// into the history first, so the model reads them before the message.
-	l.resolveEnded(ctx, &ts.conv, log)
+	l.resolveEnded(ctx, ts.in.Session, &ts.conv, log)
 	ts.conv.Messages = append(ts.conv.Messages, Message{Role: RoleUser, Content: in.Text})
 	l.rounds(ctx, ts)
 	l.end(ctx, ts)
@@ -208,7 +208,7 @@ func (l *Loop) rounds(ctx context.Context, ts *turnState) {
 func (l *Loop) end(ctx context.Context, ts *turnState) {
 	if l.ctx.Err() == nil {
 		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		l.resolveEnded(rctx, &ts.conv, ts.log)
+		l.resolveEnded(rctx, ts.in.Session, &ts.conv, ts.log)
 		rcancel()
 	}
 	ts.markPrivate()
