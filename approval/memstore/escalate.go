@@ -13,7 +13,9 @@ func (s *Store) Escalations(ctx context.Context, now time.Time, limit int) ([]ap
 	if err := ctx.Err(); err != nil {
 		return nil, approval.E("memstore.Escalations", errkind.Unavailable, "", err)
 	}
-	return s.dueIn(s.esc, now, limit), nil
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.esc.due(now, limit), nil
 }
 
 // Escalate implements approval.Store.
@@ -25,24 +27,25 @@ func (s *Store) Escalate(ctx context.Context, id approval.ID, now time.Time) (ap
 	defer s.mu.Unlock()
 	r := s.recs[id]
 	if r == nil {
-		delete(s.esc, id)
+		s.esc.remove(id)
 		return approval.EscalateResult{Code: approval.EscalateMissing}, nil
 	}
 	_, at, ok := r.NextEscalation()
 	if !ok || r.State != approval.StatePending || !now.Before(r.ExpiresAt) {
-		delete(s.esc, id)
+		s.esc.remove(id)
 		return approval.EscalateResult{Code: approval.EscalateNone, Approval: r.Clone()}, nil
 	}
 	if now.Before(at) {
-		s.esc[id] = at
+		s.esc.set(id, at)
 		return approval.EscalateResult{Code: approval.EscalateNotDue, Approval: r.Clone()}, nil
 	}
 	step := r.Escalated
 	r.Escalated++
+	s.listLocked(id, r.Escalation[step].To) // listed in the step's chat (ChatPending)
 	if _, next, ok := r.NextEscalation(); ok {
-		s.esc[id] = next
+		s.esc.set(id, next)
 	} else {
-		delete(s.esc, id)
+		s.esc.remove(id)
 	}
 	return approval.EscalateResult{Code: approval.EscalateTaken, Approval: r.Clone(), Step: step}, nil
 }

@@ -103,36 +103,21 @@ type liveGrant struct {
 	exp time.Time
 }
 
-// ChatPending implements approval.Store.
+// ChatPending implements approval.Store: it reads the chat's own list
+// (Store.chats), O(approvals pending there), not every record.
 func (s *Store) ChatPending(ctx context.Context, channel, chatID string) ([]*approval.Approval, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, approval.E("memstore.ChatPending", errkind.Unavailable, "", err)
 	}
 	s.mu.Lock()
-	var out []*approval.Approval
-	for id := range s.due {
-		// An approval asked in an approvers' chat (approve_in) is listed
-		// there, not in its requester's chat.
-		if r := s.recs[id]; r != nil && r.State == approval.StatePending && listedIn(r, approval.Place{Channel: channel, ChatID: chatID}) {
+	ids := s.chats[approval.Place{Channel: channel, ChatID: chatID}]
+	out := make([]*approval.Approval, 0, len(ids))
+	for id := range ids {
+		if r := s.recs[id]; r != nil && r.State == approval.StatePending {
 			out = append(out, r.Clone())
 		}
 	}
 	s.mu.Unlock()
 	approval.SortByCreation(out)
 	return out, nil
-}
-
-// listedIn reports whether r is listed in the chat p (ChatPending): its
-// own chat, or its approvers' chat when it has one, and the chats of the
-// escalation steps taken so far.
-func listedIn(r *approval.Approval, p approval.Place) bool {
-	if r.DecidesIn() == p {
-		return true
-	}
-	for _, st := range r.Taken() {
-		if st.To == p {
-			return true
-		}
-	}
-	return false
 }

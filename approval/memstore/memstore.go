@@ -1,6 +1,9 @@
 // Package memstore is the in-process approval.Store: one node, no Redis.
 // It keeps everything in maps under one mutex and delivers outcomes to
-// subscribers in the same process. It has exactly the semantics of the
+// subscribers in the same process. What the hot path looks up is indexed
+// (pending approvals per chat, the expiry and escalation indexes ordered
+// by time) and an approval leaves the indexes when it ends, so the cost of
+// one approval does not grow with the number the process has ever held. It has exactly the semantics of the
 // Redis store (both pass approval/storetest), so a single-node deployment
 // and a test behave as production does.
 package memstore
@@ -8,7 +11,6 @@ package memstore
 import (
 	"context"
 	"fmt"
-	"sort"
 	"sync"
 	"time"
 
@@ -32,17 +34,31 @@ type Store struct {
 	clk       clock.Clock
 	retention time.Duration
 
-	mu      sync.Mutex
-	recs    map[approval.ID]*approval.Approval
-	latest  map[approval.SessionKey]approval.ID          // each session's most recent approval, pending or ended
-	marks   map[string]time.Time                         // de-dup marks: key -> expiry
-	grants  map[approval.SessionKey]map[string]liveGrant // each session's grants by key (see grant.go)
-	cache   map[string]cached
-	subs    map[int]func(approval.ID, approval.Outcome)
-	due     map[approval.ID]time.Time // the expiry index (see Due)
-	esc     map[approval.ID]time.Time // the escalation index (see Escalations)
+	mu     sync.Mutex
+	recs   map[approval.ID]*approval.Approval
+	latest map[approval.SessionKey]approval.ID          // each session's most recent approval, pending or ended
+	marks  map[string]time.Time                         // de-dup marks: key -> expiry
+	grants map[approval.SessionKey]map[string]liveGrant // each session's grants by key (see grant.go)
+	cache  map[string]cached
+	subs   map[int]func(approval.ID, approval.Outcome)
+	// due is the expiry index (see Due): pending and claimed approvals
+	// (a claim whose run never completes is frozen by the sweeper);
+	// an approval leaves it when it ends.
+	due *timeIndex
+	// esc is the escalation index (see Escalations): pending approvals
+	// with a step left, at its time.
+	esc *timeIndex
+	// chats lists the pending approvals of each chat (ChatPending): an
+	// approval's own chat, or its approvers' chat, and the chats of the
+	// escalation steps taken so far (places). An approval leaves every
+	// one when it stops being pending.
+	chats   map[approval.Place]map[approval.ID]struct{}
 	nextSub int
 	puts    int
+	// sweepMarksAt is the size of marks and cache together at which a
+	// purge next reads them: twice what the last one left, so the reading
+	// costs O(1) per mark amortised, not O(every mark) every 256th Put.
+	sweepMarksAt int
 	// decided lists records in the order they were decided (claimed or
 	// ended), so a purge reads only those old enough to go, not every
 	// record.
@@ -84,8 +100,9 @@ func New(opts Options) *Store {
 		grants:    map[approval.SessionKey]map[string]liveGrant{},
 		cache:     map[string]cached{},
 		subs:      map[int]func(approval.ID, approval.Outcome){},
-		due:       map[approval.ID]time.Time{},
-		esc:       map[approval.ID]time.Time{},
+		due:       newTimeIndex(),
+		esc:       newTimeIndex(),
+		chats:     map[approval.Place]map[approval.ID]struct{}{},
 	}
 }
 
@@ -139,6 +156,7 @@ func (s *Store) Put(ctx context.Context, a *approval.Approval, supersededOutcome
 		if r := s.recs[prev]; r != nil && r.State == approval.StatePending {
 			o := supersededOutcome.Clone()
 			o.Status = approval.StatusSuperseded
+			s.endedLocked(r)
 			r.State = approval.StateSuperseded
 			r.DecidedAt = a.CreatedAt
 			s.decided = append(s.decided, decidedRec{r.ID, r.DecidedAt})
@@ -150,9 +168,12 @@ func (s *Store) Put(ctx context.Context, a *approval.Approval, supersededOutcome
 	}
 	s.recs[a.ID] = a.Clone()
 	s.latest[a.Session] = a.ID
-	s.due[a.ID] = a.ExpiresAt
+	s.due.set(a.ID, a.ExpiresAt)
 	if _, at, ok := a.NextEscalation(); ok {
-		s.esc[a.ID] = at
+		s.esc.set(a.ID, at)
+	}
+	for _, p := range places(a) {
+		s.listLocked(a.ID, p)
 	}
 	s.mu.Unlock()
 	s.publish(pub...)
@@ -163,7 +184,9 @@ func (s *Store) Put(ctx context.Context, a *approval.Approval, supersededOutcome
 // session pointers to them) and expired marks. It reads the records in the
 // order they were decided and stops at the first one too young to go; one
 // decided that long ago but still claimed (its run never completed) goes
-// to the back, to be read again.
+// to the back, to be read again. Marks and cached results are read once
+// they have doubled since the last reading (an expired one is never
+// honoured meanwhile: Seen and Claim check the expiry).
 func (s *Store) purgeLocked(now time.Time) {
 	n := len(s.decided)
 	for i := 0; i < n && now.Sub(s.decided[0].at) > s.retention; i++ {
@@ -185,6 +208,9 @@ func (s *Store) purgeLocked(now time.Time) {
 	if cap(s.decided) > 1024 && len(s.decided) < cap(s.decided)/4 {
 		s.decided = append([]decidedRec(nil), s.decided...)
 	}
+	if len(s.marks)+len(s.cache) < s.sweepMarksAt {
+		return
+	}
 	wall := s.clk.Now()
 	for k, exp := range s.marks {
 		if !wall.Before(exp) {
@@ -196,6 +222,7 @@ func (s *Store) purgeLocked(now time.Time) {
 			delete(s.cache, k)
 		}
 	}
+	s.sweepMarksAt = max(2*(len(s.marks)+len(s.cache)), 1024)
 }
 
 // Get implements approval.Store.
@@ -256,6 +283,7 @@ func (s *Store) Latest(ctx context.Context, sk approval.SessionKey) (*approval.A
 // endLocked moves r to a terminal state with outcome o. Its session
 // pointer stays (Latest): the session's latest approval has ended.
 func (s *Store) endLocked(r *approval.Approval, st approval.State, req approval.ClaimRequest, o approval.Outcome) published {
+	s.endedLocked(r)
 	r.State = st
 	r.DecidedAt = req.Now
 	s.decided = append(s.decided, decidedRec{r.ID, r.DecidedAt})
@@ -346,6 +374,8 @@ func (s *Store) claimLocked(id approval.ID, req approval.ClaimRequest) (approval
 		p := s.endLocked(r, approval.StateRejected, req, o)
 		return out(approval.ClaimOK, true), &p
 	}
+	s.unlistLocked(r)
+	s.esc.remove(r.ID)
 	r.State = approval.StateClaimed
 	r.DecidedAt = req.Now
 	r.Grant = req.Grant
@@ -392,6 +422,7 @@ func (s *Store) Complete(ctx context.Context, id approval.ID, st approval.State,
 		s.cache[cacheKey(r)] = cached{hash: r.PayloadSHA256, outcome: o.Clone(), expires: s.clk.Now().Add(cacheTTL)}
 	}
 	oc := o.Clone()
+	s.endedLocked(r)
 	r.State = st
 	r.Outcome = &oc
 	cards := append([]approval.CardRef(nil), r.Cards...)
@@ -442,7 +473,7 @@ func (s *Store) resolveLocked(id approval.ID, req approval.ResolveRequest) (appr
 		r.State, r.Outcome = approval.StateClaimed, nil
 		r.DecidedAt = req.Now
 		s.decided = append(s.decided, decidedRec{r.ID, r.DecidedAt})
-		s.due[r.ID] = req.Now // the sweeper freezes it again if its run never ends
+		s.due.set(r.ID, req.Now) // the sweeper freezes it again if its run never ends
 		return out(approval.ClaimOK, false), nil
 	}
 	o := req.Outcome.Clone()
@@ -525,43 +556,16 @@ func (s *Store) Subscribe(ctx context.Context, fn func(approval.ID, approval.Out
 	return nil
 }
 
-// Due implements approval.Store.
+// Due implements approval.Store. An approval leaves the index when it
+// ends (or with Undue), so Due names pending approvals and claims not
+// completed.
 func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]approval.ID, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, approval.E("memstore.Due", errkind.Unavailable, "", err)
 	}
-	return s.dueIn(s.due, now, limit), nil
-}
-
-// dueIn returns up to limit ids of index (the expiry or the escalation
-// index) whose time is at or before now, earliest first (then by id).
-func (s *Store) dueIn(index map[approval.ID]time.Time, now time.Time, limit int) []approval.ID {
-	type entry struct {
-		id approval.ID
-		at time.Time
-	}
-	var es []entry
 	s.mu.Lock()
-	for id, at := range index {
-		if !at.After(now) {
-			es = append(es, entry{id, at})
-		}
-	}
-	s.mu.Unlock()
-	sort.Slice(es, func(i, j int) bool {
-		if !es[i].at.Equal(es[j].at) {
-			return es[i].at.Before(es[j].at)
-		}
-		return es[i].id < es[j].id
-	})
-	if limit > 0 && len(es) > limit {
-		es = es[:limit]
-	}
-	ids := make([]approval.ID, len(es))
-	for i, e := range es {
-		ids[i] = e.id
-	}
-	return ids
+	defer s.mu.Unlock()
+	return s.due.due(now, limit), nil
 }
 
 // Undue implements approval.Store.
@@ -569,9 +573,50 @@ func (s *Store) Undue(ctx context.Context, ids ...approval.ID) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, id := range ids {
-		delete(s.due, id)
+		s.due.remove(id)
 	}
 	return nil
+}
+
+// endedLocked takes r, which is ending now, out of every index: the
+// chats it is listed in, the escalation and the expiry index.
+func (s *Store) endedLocked(r *approval.Approval) {
+	s.unlistLocked(r)
+	s.esc.remove(r.ID)
+	s.due.remove(r.ID)
+}
+
+// places returns the chats r is listed in while pending (ChatPending):
+// its own chat, or its approvers' chat when it has one, and the chats of
+// the escalation steps taken so far.
+func places(r *approval.Approval) []approval.Place {
+	ps := []approval.Place{r.DecidesIn()}
+	for _, st := range r.Taken() {
+		ps = append(ps, st.To)
+	}
+	return ps
+}
+
+// listLocked lists the pending approval id in the chat p.
+func (s *Store) listLocked(id approval.ID, p approval.Place) {
+	m := s.chats[p]
+	if m == nil {
+		m = map[approval.ID]struct{}{}
+		s.chats[p] = m
+	}
+	m[id] = struct{}{}
+}
+
+// unlistLocked takes r out of the chats it is listed in.
+func (s *Store) unlistLocked(r *approval.Approval) {
+	for _, p := range places(r) {
+		if m := s.chats[p]; m != nil {
+			delete(m, r.ID)
+			if len(m) == 0 {
+				delete(s.chats, p)
+			}
+		}
+	}
 }
 
 // Ping implements approval.Store.

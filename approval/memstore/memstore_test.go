@@ -2,6 +2,7 @@ package memstore_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -102,5 +103,102 @@ func TestResolveAfterRetention(t *testing.T) {
 	req.Now = decided.Add(time.Hour)
 	if r, err := s.Resolve(ctx, a.ID, req); err != nil || r.Code != approval.ClaimOK {
 		t.Fatalf("resolution within the retention = %v, %v; want claimed", r.Code, err)
+	}
+}
+
+// claimAs is a claim of a by bob (an allowed approver of
+// storetest.NewApproval) with intent at now.
+func claimAs(t *testing.T, s *memstore.Store, a *approval.Approval, intent approval.Intent, now time.Time) {
+	t.Helper()
+	res, err := s.Claim(context.Background(), a.ID, approval.ClaimRequest{Intent: intent, PayloadSHA256: a.PayloadSHA256,
+		Actor: "bob", Source: approval.SourceCard, Channel: "test", ChatID: "chat", Now: now})
+	if err != nil || res.Code != approval.ClaimOK && res.Code != approval.ClaimExpired {
+		t.Fatalf("claim (%s): %+v, %v", intent, res.Code, err)
+	}
+}
+
+// endings are the ways an approval stops being pending, and whether it
+// stays in the expiry index after (a claim not completed does: the
+// sweeper freezes it if its run never ends).
+var endings = []struct {
+	name    string
+	end     func(t *testing.T, s *memstore.Store, a *approval.Approval)
+	wantDue bool
+}{
+	{"cancelled", func(t *testing.T, s *memstore.Store, a *approval.Approval) {
+		if _, ok, err := s.Cancel(context.Background(), a.ID, approval.Outcome{}, storetest.T0.Add(90*time.Second)); !ok || err != nil {
+			t.Fatalf("cancel: %v, %v", ok, err)
+		}
+	}, false},
+	{"rejected", func(t *testing.T, s *memstore.Store, a *approval.Approval) {
+		claimAs(t, s, a, approval.IntentReject, storetest.T0.Add(90*time.Second))
+	}, false},
+	{"expired", func(t *testing.T, s *memstore.Store, a *approval.Approval) {
+		claimAs(t, s, a, approval.IntentExpire, a.ExpiresAt)
+	}, false},
+	{"superseded", func(t *testing.T, s *memstore.Store, a *approval.Approval) {
+		b := storetest.NewApproval(t, a.Session)
+		b.ChatID = "elsewhere" // its own chat, so a's chats are empty once a has ended
+		if _, err := s.Put(context.Background(), b, approval.Outcome{}); err != nil {
+			t.Fatal(err)
+		}
+	}, false},
+	{"claimed", func(t *testing.T, s *memstore.Store, a *approval.Approval) {
+		claimAs(t, s, a, approval.IntentApprove, storetest.T0.Add(90*time.Second))
+	}, true},
+	{"executed", func(t *testing.T, s *memstore.Store, a *approval.Approval) {
+		claimAs(t, s, a, approval.IntentApprove, storetest.T0.Add(90*time.Second))
+		if _, err := s.Complete(context.Background(), a.ID, approval.StateExecuted, approval.Outcome{Status: approval.StatusExecuted}, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}, false},
+	{"frozen by its run", func(t *testing.T, s *memstore.Store, a *approval.Approval) {
+		claimAs(t, s, a, approval.IntentApprove, storetest.T0.Add(90*time.Second))
+		if _, err := s.Complete(context.Background(), a.ID, approval.StateFrozen, approval.Outcome{Status: approval.StatusFrozen}, 0); err != nil {
+			t.Fatal(err)
+		}
+	}, false},
+}
+
+// TestEndedLeaveIndexes: an approval that stops being pending leaves the
+// lists of its chats (its own and an escalation step's) and the
+// escalation index at once, and the expiry index when it has ended (a
+// claim stays there until completed), so neither the indexes nor what
+// reads them grow with the approvals the process has ever held.
+func TestEndedLeaveIndexes(t *testing.T) {
+	ctx := context.Background()
+	step := approval.Place{Channel: "dingtalk", ChatID: "cidleads"}
+	later := storetest.T0.Add(time.Hour)
+	for _, tc := range endings {
+		t.Run(tc.name, func(t *testing.T) {
+			s := memstore.New(memstore.Options{Clock: clock.NewFake(storetest.T0)})
+			a := storetest.NewApproval(t)
+			a.Escalation = []approval.Escalation{
+				{After: time.Minute, To: step, Approvers: approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"dave"}}},
+				{After: 2 * time.Minute, To: approval.Place{Channel: "test", ChatID: "oncall"}, Approvers: approval.ApproverRule{Mode: approval.ApproverChat}},
+			}
+			if _, err := s.Put(ctx, a, approval.Outcome{}); err != nil {
+				t.Fatal(err)
+			}
+			if r, err := s.Escalate(ctx, a.ID, storetest.T0.Add(time.Minute)); err != nil || r.Code != approval.EscalateTaken {
+				t.Fatalf("escalate: %+v, %v", r.Code, err)
+			}
+			tc.end(t, s, a)
+			for _, p := range []approval.Place{{Channel: a.Channel, ChatID: a.ChatID}, step} {
+				if got, err := s.ChatPending(ctx, p.Channel, p.ChatID); err != nil || len(got) != 0 {
+					t.Errorf("ChatPending(%v) = %d approvals, %v; want none", p, len(got), err)
+				}
+			}
+			if got, err := s.Escalations(ctx, later, 0); err != nil || len(got) != 0 {
+				t.Errorf("Escalations = %v, %v; want none", got, err)
+			}
+			due, err := s.Due(ctx, later, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if inDue := slices.Contains(due, a.ID); inDue != tc.wantDue {
+				t.Errorf("in the expiry index: %v, want %v (Due = %v)", inDue, tc.wantDue, due)
+			}
+		})
 	}
 }
