@@ -24,6 +24,12 @@
 // Pending approvals held open while measured: process bytes count the heap
 // and the stack of the goroutine blocked in Wait, heap bytes the heap
 // alone), and the tool's run count next to N.
+//
+// With Hold, that many approvals are kept pending (each with a blocked
+// Wait on instance A, ten to a chat) while the measured run goes on, so
+// the figures show whether the cost of one approval grows with the load
+// of the store; the run fails if any of them is no longer pending at its
+// end.
 package bench
 
 import (
@@ -66,6 +72,9 @@ type Config struct {
 	// Pending is how many approvals are held open while memory is measured
 	// (0 skips the measurement).
 	Pending int
+	// Hold is how many approvals are kept pending, each with a blocked
+	// Wait, spread over Hold/10 chats, during the measured run (0: none).
+	Hold int
 }
 
 // Result is what a run prints.
@@ -90,6 +99,7 @@ type Result struct {
 	// nothing else uses.
 	ProcessCPUMicrosPerApproval float64 `json:"process_cpu_us_per_approval"`
 	RedisCPUMicrosPerApproval   float64 `json:"redis_cpu_us_per_approval"`
+	Hold                        int     `json:"hold"`
 	Pending                     int     `json:"pending"`
 	RedisBytesPerPending        float64 `json:"redis_bytes_per_pending"`
 	ProcessBytesPerPending      float64 `json:"process_bytes_per_pending"`
@@ -197,13 +207,16 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 	if cfg.N <= 0 || cfg.C <= 0 {
 		return Result{}, errors.New("-n and -c must be positive")
 	}
+	if cfg.Hold < 0 || cfg.Pending < 0 {
+		return Result{}, errors.New("-hold and -pending must not be negative")
+	}
 	log := slog.New(slog.DiscardHandler)
 	sa, sb, cnt, info, closeAll, err := stores(ctx, cfg, log)
 	if err != nil {
 		return Result{}, err
 	}
 	defer closeAll()
-	res := Result{Mode: cfg.Mode, Store: "memory", N: cfg.N, C: cfg.C}
+	res := Result{Mode: cfg.Mode, Store: "memory", N: cfg.N, C: cfg.C, Hold: cfg.Hold}
 	if cfg.RedisURL != "" {
 		res.Store = "redis"
 	}
@@ -294,6 +307,11 @@ func runEngine(ctx context.Context, cfg Config, sa, sb approval.Store, cnt *coun
 	if err != nil {
 		return err
 	}
+	held, err := hold(ctx, cfg, ea)
+	if err != nil {
+		return err
+	}
+	defer held.release()
 	lat := make([]time.Duration, cfg.N)
 	var errs atomic.Int64
 	rt0 := count(cnt)
@@ -320,6 +338,9 @@ func runEngine(ctx context.Context, cfg Config, sa, sb approval.Store, cnt *coun
 	})
 	finish(res, cfg, tool.runs.Load(), errs.Load(), elapsed, lat, cnt, rt0)
 	cpuSince(ctx, info, cpu0, cfg.N, res)
+	if err := held.check(ctx); err != nil {
+		return err
+	}
 	if cfg.Pending > 0 {
 		return measurePending(ctx, cfg, ea, info, res)
 	}
@@ -388,6 +409,79 @@ func cpuSince(ctx context.Context, info *server, t0 cpuTimes, n int, res *Result
 	if t0.redis >= 0 && t1.redis >= 0 {
 		res.RedisCPUMicrosPerApproval = (t1.redis - t0.redis) * 1e6 / float64(n)
 	}
+}
+
+// holding is the approvals -hold keeps pending during a run.
+type holding struct {
+	e       *approval.Engine
+	ids     []approval.ID
+	release func()
+}
+
+// hold makes cfg.Hold approvals pending on e, in cfg.Hold/10 chats of
+// their own (each in a session of its own, so none supersedes another),
+// each with a Wait blocked on it until release. They expire in an hour,
+// long after any run.
+func hold(ctx context.Context, cfg Config, e *approval.Engine) (*holding, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	h := &holding{e: e, ids: make([]approval.ID, cfg.Hold), release: func() { cancel(); wg.Wait() }}
+	if cfg.Hold == 0 {
+		return h, nil
+	}
+	chats := max(cfg.Hold/10, 1)
+	run := strconv.FormatInt(time.Now().UnixNano(), 36)
+	var failed atomic.Value
+	var returned atomic.Int64 // waits that returned before release
+	parallel(cfg.Hold, cfg.C, func(i int) {
+		r := benchRequest(i)
+		r.Session = approval.SessionKey("bench:held-" + run + "-" + strconv.Itoa(i))
+		r.ChatID = "held-" + run + "-" + strconv.Itoa(i%chats)
+		r.Verdict.Timeout = time.Hour
+		a, err := e.Request(ctx, r)
+		if err != nil {
+			failed.CompareAndSwap(nil, err)
+			return
+		}
+		h.ids[i] = a.ID
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _ = e.Wait(ctx, a.ID)
+			if ctx.Err() == nil {
+				returned.Add(1)
+			}
+		}()
+	})
+	for err, _ := failed.Load().(error); err == nil && e.WaitingCount() < cfg.Hold; err, _ = failed.Load().(error) {
+		if returned.Load() > 0 {
+			failed.CompareAndSwap(nil, errors.New("a wait on a held approval returned"))
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err, _ := failed.Load().(error); err != nil {
+		h.release()
+		return nil, fmt.Errorf("-hold: %w", err)
+	}
+	return h, nil
+}
+
+// check reports an error unless every held approval is still pending (it
+// held for the whole run) and waited on.
+func (h *holding) check(ctx context.Context) error {
+	if n := h.e.WaitingCount(); n < len(h.ids) {
+		return fmt.Errorf("-hold: %d waits blocked at the end of the run, want at least %d", n, len(h.ids))
+	}
+	for _, id := range h.ids {
+		a, err := h.e.Get(ctx, id)
+		if err != nil {
+			return fmt.Errorf("-hold: %w", err)
+		}
+		if a.State != approval.StatePending {
+			return fmt.Errorf("-hold: approval %s is %s at the end of the run, want pending", id, a.State)
+		}
+	}
+	return nil
 }
 
 // measurePending holds cfg.Pending approvals open, each with a blocked
@@ -641,6 +735,11 @@ func runConversations(ctx context.Context, cfg Config, sa, sb approval.Store, cn
 	if err != nil {
 		return err
 	}
+	held, err := hold(ctx, cfg, a.engine)
+	if err != nil {
+		return err
+	}
+	defer held.release()
 	lat := make([]time.Duration, cfg.N)
 	var errs atomic.Int64
 	rt0 := count(cnt)
@@ -666,6 +765,9 @@ func runConversations(ctx context.Context, cfg Config, sa, sb approval.Store, cn
 	})
 	finish(res, cfg, bt.runs(), errs.Load(), elapsed, lat, cnt, rt0)
 	cpuSince(ctx, info, cpu0, cfg.N, res)
+	if err := held.check(ctx); err != nil {
+		return err
+	}
 	if cfg.Pending > 0 {
 		return measurePending(ctx, cfg, a.engine, info, res)
 	}
@@ -681,6 +783,13 @@ func runResume(ctx context.Context, cfg Config, sa, sb approval.Store, cnt *coun
 	if err != nil {
 		return err
 	}
+	// Held on B, which decides and resumes every turn: A's waiters go
+	// with its loop's below, but the held approvals' stay.
+	held, err := hold(ctx, cfg, b.engine)
+	if err != nil {
+		return err
+	}
+	defer held.release()
 	run := fmt.Sprint(time.Now().UnixNano())
 	chats := make([]string, cfg.N)
 	views := make([]cards.View, cfg.N)
@@ -718,7 +827,7 @@ func runResume(ctx context.Context, cfg Config, sa, sb approval.Store, cnt *coun
 	})
 	finish(res, cfg, tool.runs.Load(), errs.Load(), elapsed, lat, cnt, rt0)
 	cpuSince(ctx, info, cpu0, cfg.N, res)
-	return nil
+	return held.check(ctx)
 }
 
 // clickAndWait approves card on instance b as user, as a click on its

@@ -69,3 +69,48 @@ func TestRun(t *testing.T) {
 		t.Fatal("an unknown mode was accepted")
 	}
 }
+
+// holdRuns are the runs TestHold makes, with the Redis URL filled in for
+// those marked redis.
+var holdRuns = []struct {
+	cfg   bench.Config
+	redis bool
+}{
+	{bench.Config{Mode: "engine", N: 50, C: 4, Hold: 30}, false},
+	{bench.Config{Mode: "agent", N: 50, C: 4, Hold: 30}, false},
+	{bench.Config{Mode: "resume", N: 50, C: 4, Hold: 30}, false},
+	{bench.Config{Mode: "agent", N: 50, C: 4, Hold: 30}, true},
+	{bench.Config{Mode: "resume", N: 50, C: 4, Hold: 30}, true},
+}
+
+// TestHold: with -hold K the run keeps K approvals pending, each waited
+// on, through the measured run (Run fails if one is no longer pending at
+// its end), and prints hold: K.
+func TestHold(t *testing.T) {
+	c, _ := testredis.Start(t)
+	url := "redis://" + c.(*redis.Client).Options().Addr
+	for _, tc := range holdRuns {
+		cfg := tc.cfg
+		if tc.redis {
+			cfg.RedisURL = url
+		}
+		var out bytes.Buffer
+		res, err := bench.Run(context.Background(), cfg, &out)
+		if err != nil {
+			t.Fatalf("%+v: %v", cfg, err)
+		}
+		if res.Errors != 0 || res.ToolRuns != int64(cfg.N) || res.Hold != cfg.Hold {
+			t.Fatalf("%+v: %+v", cfg, res)
+		}
+		var printed map[string]any
+		if err := json.Unmarshal(out.Bytes(), &printed); err != nil {
+			t.Fatalf("output %q: %v", out.String(), err)
+		}
+		if printed["hold"] != float64(cfg.Hold) {
+			t.Fatalf("%+v: printed hold %v, want %d", cfg, printed["hold"], cfg.Hold)
+		}
+	}
+	if _, err := bench.Run(context.Background(), bench.Config{Mode: "engine", N: 1, C: 1, Hold: -1}, &bytes.Buffer{}); err == nil {
+		t.Fatal("a negative hold was accepted")
+	}
+}
