@@ -3,6 +3,7 @@
 #   make test [ARGS='-run=X -v ./approval/...']   what CI runs (.ci/run)
 #   make fuzz [FUZZTIME=30s]                       every fuzz target, one after another
 #   make bench [ARGS='-benchtime=3x']
+#   make measure [RUNS=3]                          bot bench's figures into docs/measured.md
 
 .DEFAULT_GOAL := help
 SHELL := /bin/bash
@@ -14,8 +15,9 @@ GO       ?= go
 ARGS     ?=
 FUZZTIME ?= 30s
 BIN      ?= bin/bot
+RUNS     ?= 3
 
-.PHONY: help test e2e compose build run fuzz bench tidy vet fmt
+.PHONY: help test e2e compose build run fuzz bench measure tidy vet fmt
 
 help: ## list the targets
 	@echo 'usage: make TARGET [ARGS=...]'
@@ -55,6 +57,9 @@ fuzz: ## run each fuzz target (func FuzzXxx in *_test.go) for FUZZTIME (default 
 
 bench: ## run the benchmarks (-benchmem) with a throwaway redis-server (ARGS go to go test)
 	scripts/with-redis.sh $(GO) test -run='^$$' -bench=. -benchmem $(ARGS) ./...
+
+measure: ## run the fixed set of bot bench runs (memory and a throwaway redis-server, RUNS rounds) and write docs/measured.md
+	scripts/measure.sh $(RUNS)
 
 # -e: plain `go mod tidy` fails, because a test-only dependency of
 # modernc.org/sqlite (a github.com/google/pprof pseudo-version) is refused by the

@@ -21,7 +21,9 @@
 # Needs git and Go (1.26; /usr/local/go/bin is used when go is not on PATH),
 # and redis-server for -redis throwaway. Both revisions must know the bench
 # arguments given (-hold, say, is newer than some). The temporary directory
-# goes when it exits.
+# goes when it exits; the binaries are kept in BENCHCMP_CACHE (default
+# ~/.cache/hitlbot-benchcmp), named by commit and Go version, so comparing
+# the same commits again builds nothing.
 set -euo pipefail
 
 say() { printf 'benchcmp: %s\n' "$*" >&2; }
@@ -83,12 +85,20 @@ trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+cache=${BENCHCMP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hitlbot-benchcmp}
+mkdir -p "$cache"
+gov=$(go env GOVERSION)
 build() { # build NAME COMMIT: $tmp/bot-NAME
-	say "building $1 ($(git log -1 --format='%h %s' "$2" | cut -c1-70))"
-	mkdir "$tmp/src-$1"
-	git archive "$2" | tar -x -C "$tmp/src-$1"
-	(cd "$tmp/src-$1" && go build -o "$tmp/bot-$1" ./cmd/bot)
-	rm -rf "$tmp/src-$1"
+	local bin="$cache/bot-$2-$gov"
+	if [[ ! -x $bin ]]; then
+		say "building $1 ($(git log -1 --format='%h %s' "$2" | cut -c1-70))"
+		mkdir "$tmp/src-$1"
+		git archive "$2" | tar -x -C "$tmp/src-$1"
+		(cd "$tmp/src-$1" && go build -o "$bin.$$" ./cmd/bot)
+		mv "$bin.$$" "$bin" # whole or not at all
+		rm -rf "$tmp/src-$1"
+	fi
+	ln -s "$bin" "$tmp/bot-$1"
 }
 build old "$old"
 build new "$new"

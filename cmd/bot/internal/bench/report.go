@@ -148,7 +148,8 @@ func (s spread) String() string {
 
 // Compare writes, for each numeric figure of the runs, the median (and
 // the range) of the old runs and of the new, and new ÷ old of the
-// medians: what scripts/benchcmp.sh prints.
+// medians: what scripts/benchcmp.sh prints. A figure 0 in every run (not
+// measured) is left out.
 func Compare(w io.Writer, old, new []Output) error {
 	if len(old) == 0 || len(new) == 0 {
 		return errors.New("compare: no runs to compare")
@@ -157,6 +158,9 @@ func Compare(w io.Writer, old, new []Output) error {
 	fmt.Fprintf(tw, "figure\told: median (range), %d runs\tnew: median (range), %d runs\tnew/old\n", len(old), len(new))
 	for _, k := range keysOf(old, new) {
 		o, n := spreadOf(old, k), spreadOf(new, k)
+		if o.lo == 0 && o.hi == 0 && n.lo == 0 && n.hi == 0 {
+			continue
+		}
 		ratio := "-"
 		if o.n > 0 && n.n > 0 && o.median != 0 {
 			ratio = strconv.FormatFloat(n.median/o.median, 'f', 3, 64)

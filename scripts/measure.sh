@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Usage: scripts/measure.sh [RUNS]     (or: make measure [RUNS=3])
+#
+# Measures what one approval costs and writes docs/measured.md: builds `bot`
+# from the work tree, runs the fixed set of `bot bench` commands below on
+# the memory store and on a throwaway redis-server (scripts/with-redis.sh,
+# which starts one on a free port and removes it afterwards), RUNS rounds
+# (default 3; each round runs every command once, so a change in the
+# machine's load falls on all rows), and turns their JSON into the page's
+# table (cmd/bot/internal/bench/benchreport measured): the median and range
+# of each figure per command, with the machine, the date, the commit and
+# the load average before and after. Figures in the README would go stale;
+# this page is regenerated instead.
+#
+# Needs git, Go (1.26) and redis-server (installed with apt-get when missing
+# and root). A HITLBOT_TEST_REDIS already set is used instead of a
+# throwaway server; its CPU figure is the whole server's, so it should be a
+# Redis nothing else is using.
+set -euo pipefail
+
+say() { printf 'measure: %s\n' "$*" >&2; }
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+if [[ -z ${_HITLBOT_MEASURE_INNER:-} ]]; then
+	export _HITLBOT_MEASURE_INNER=1
+	if [[ -z ${HITLBOT_TEST_REDIS:-} ]]; then
+		export _HITLBOT_MEASURE_THROWAWAY=1
+	fi
+	exec scripts/with-redis.sh scripts/measure.sh "$@"
+fi
+
+runs=${1:-3}
+[[ $runs =~ ^[1-9][0-9]*$ ]] || {
+	say "usage: $0 [RUNS]"
+	exit 2
+}
+
+# The rows of docs/measured.md, in order; $REDIS is the Redis's URL.
+commands=(
+	"-mode engine -n 10000 -pending 10000"
+	"-mode agent -n 2000"
+	"-mode agent -n 32000"
+	"-mode agent -n 2000 -hold 20000"
+	"-mode resume -n 2000"
+	"-mode engine -n 10000 -pending 10000 -redis \$REDIS"
+	"-mode agent -n 2000 -redis \$REDIS"
+	"-mode agent -n 32000 -redis \$REDIS"
+	"-mode agent -n 2000 -hold 20000 -redis \$REDIS"
+	"-mode resume -n 2000 -redis \$REDIS"
+)
+
+url=$HITLBOT_TEST_REDIS
+[[ $url == redis://* ]] || url="redis://$url/0"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/hitlbot-measure.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+say "building bot"
+go build -o "$tmp/bot" ./cmd/bot
+go build -o "$tmp/benchreport" ./cmd/bot/internal/bench/benchreport
+
+commit=$(git rev-parse --short=12 HEAD)
+if [[ -n $(git status --porcelain --untracked-files=no 2>/dev/null) ]]; then
+	commit="$commit with uncommitted changes"
+fi
+load() { cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || uptime | sed 's/.*load averages*: *//'; }
+load_before=$(load)
+
+for ((round = 0; round < runs; round++)); do
+	for cmd in "${commands[@]}"; do
+		say "round $((round + 1))/$runs: bot bench $cmd"
+		read -r -a args <<<"${cmd//\$REDIS/$url}"
+		out=$("$tmp/bot" bench "${args[@]}")
+		printf 'bot bench %s\t%s\n' "$cmd" "$out" >>"$tmp/rows"
+	done
+done
+
+if [[ -n ${_HITLBOT_MEASURE_THROWAWAY:-} ]]; then
+	redis="\$REDIS: a throwaway redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') on the same machine, nothing else using it"
+else
+	redis="\$REDIS: HITLBOT_TEST_REDIS, as given"
+fi
+"$tmp/benchreport" measured -commit "$commit" -load-before "$load_before" -load-after "$(load)" -redis "$redis" \
+	"$tmp/rows" >"$tmp/measured.md"
+mv "$tmp/measured.md" docs/measured.md
+say "wrote docs/measured.md"
