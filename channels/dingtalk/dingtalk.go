@@ -107,6 +107,12 @@ type Config struct {
 	// not only by the one that saw it first. Not a YAML key: the server
 	// sets its approval store. Default: this process only.
 	Marks Marks `mapstructure:"-"`
+	// Metrics counts the OpenAPI's answers (with DingTalk's code),
+	// throttles (HTTP 429, batchSend's flowControlledStaffIdList),
+	// retries and what was not delivered (deliverResults success:false,
+	// invalidStaffIdList, a refused send or card call); none counts
+	// nothing. cmd/bot passes its metrics (hitlbot_platform_*).
+	Metrics channels.PlatformMetrics `mapstructure:"-"`
 }
 
 // DefaultClickWait and MaxClickWait are Config.ClickWait's default and
@@ -323,7 +329,10 @@ func New(cfg Config, logger *slog.Logger) (*Channel, error) {
 		c.marks = marks.NewLocal(func() time.Time { return c.now() })
 	}
 	c.api = &apiClient{base: cfg.APIBaseURL, key: cfg.ClientID, secret: cfg.ClientSecret,
-		http: &http.Client{Timeout: cfg.HTTPTimeout}, now: c.now}
+		http: &http.Client{Timeout: cfg.HTTPTimeout}, now: c.now, metrics: cfg.Metrics}
+	if c.api.metrics == nil {
+		c.api.metrics = channels.NoPlatformMetrics{}
+	}
 	return c, nil
 }
 

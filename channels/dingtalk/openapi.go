@@ -34,6 +34,7 @@ type apiClient struct {
 	base, key, secret string
 	http              *http.Client
 	now               func() time.Time
+	metrics           channels.PlatformMetrics // Config.Metrics, or NoPlatformMetrics
 
 	fetch sync.Mutex // one token request at a time
 	mu    sync.Mutex
@@ -58,7 +59,7 @@ func (a *apiClient) accessToken(ctx context.Context) (string, error) {
 		ExpireIn    int64  `json:"expireIn"`
 	}
 	body := map[string]string{"appKey": a.key, "appSecret": a.secret}
-	if err := a.call(ctx, http.MethodPost, "/v1.0/oauth2/accessToken", "", body, &out); err != nil {
+	if err := a.call(ctx, http.MethodPost, tokenPath, "", body, &out); err != nil {
 		return "", fmt.Errorf("dingtalk: access token: %w", err)
 	}
 	if out.AccessToken == "" {
@@ -92,9 +93,77 @@ func (a *apiClient) do(ctx context.Context, method, path string, in, out any) er
 }
 
 // call sends in as JSON and decodes a 2xx answer into out; a non-2xx
-// answer is an error with DingTalk's code and message.
+// answer is an error with DingTalk's code and message. Every answer is
+// counted (Config.Metrics) under the API's path without "/v1.0/" and
+// the code DingTalk answered (answerCode); an HTTP 429 is a throttle. A
+// 200 answer that still refused something (an out that is a refuser) is
+// counted with its code: "undelivered" when a space or a user was not
+// reached (deliverResults success:false, invalidStaffIdList), then also
+// a delivery failure, as is every failed call that carried a message or
+// a card (not the access token); "flow_controlled" when batchSend
+// throttled users (a throttle; batchSend retries them).
 func (a *apiClient) call(ctx context.Context, method, path, token string, in, out any) error {
-	return postJSON(ctx, a.http, method, a.base+path, token, in, out)
+	api := strings.TrimPrefix(path, "/v1.0/")
+	err := postJSON(ctx, a.http, method, a.base+path, token, in, out)
+	code, throttled := answerCode(err), false
+	if ae := (*apiError)(nil); errors.As(err, &ae) && ae.Status == http.StatusTooManyRequests {
+		throttled = true
+	}
+	if r, ok := out.(refuser); ok && err == nil {
+		if c, t := r.refusal(); c != "" {
+			code, throttled = c, t
+		}
+	}
+	a.metrics.Request(Name, api, code)
+	if throttled {
+		a.metrics.Throttled(Name, api)
+	}
+	if code == codeUndelivered || (err != nil && path != tokenPath) {
+		a.metrics.DeliveryFailed(Name, api)
+	}
+	return err
+}
+
+// tokenPath is the access token's API: its failure carries no message.
+const tokenPath = "/v1.0/oauth2/accessToken"
+
+// codeUndelivered is the code counted for a 200 answer that reached
+// nobody of a space or a user.
+const codeUndelivered = "undelivered"
+
+// codeFlowControlled is the code counted for a 200 answer of batchSend
+// that names users DingTalk throttled (flowControlledStaffIdList) and
+// none it could not reach.
+const codeFlowControlled = "flow_controlled"
+
+// refuser is a 200 API answer that can still say what it refused
+// (cardAnswer, batchAnswer): the code to count, "" when nothing, and
+// whether it was a throttle.
+type refuser interface {
+	refusal() (code string, throttled bool)
+}
+
+// errBadAnswer is (wrapped in) the error of a 2xx answer whose body is
+// not what the API answers.
+var errBadAnswer = errors.New("bad answer")
+
+// answerCode is the code label of an API call's outcome: "0" for
+// success, DingTalk's code, "http_<status>" when the body had none,
+// "bad_answer" for a 2xx body that would not decode, or "transport" when
+// no answer came.
+func answerCode(err error) string {
+	ae := (*apiError)(nil)
+	switch {
+	case err == nil:
+		return "0"
+	case errors.As(err, &ae) && ae.Code != "":
+		return ae.Code
+	case errors.As(err, &ae):
+		return "http_" + strconv.Itoa(ae.Status)
+	case errors.Is(err, errBadAnswer):
+		return "bad_answer"
+	}
+	return "transport"
 }
 
 // apiError is a non-2xx OpenAPI answer or an errcode in a 200 body.
@@ -151,7 +220,7 @@ func postJSON(ctx context.Context, hc *http.Client, method, url, token string, i
 	}
 	if out != nil && len(bytes.TrimSpace(body)) > 0 {
 		if err := json.Unmarshal(body, out); err != nil {
-			return fmt.Errorf("dingtalk API: bad answer: %w", err)
+			return fmt.Errorf("dingtalk API: %w: %w", errBadAnswer, err)
 		}
 	}
 	return nil
@@ -207,6 +276,7 @@ func (c *Channel) post(ctx context.Context, to channels.Target, kind chatKind, m
 	info, _ := c.chat(to.ChatID, kind)
 	if info.webhook != "" && c.now().Before(info.webhookTo.Add(-webhookMargin)) && c.webhookAllowed(info.webhook) {
 		err := postJSON(ctx, c.api.http, http.MethodPost, info.webhook, "", hook, nil)
+		c.api.metrics.Request(Name, "sessionWebhook", answerCode(err))
 		if err == nil {
 			return nil
 		}
@@ -273,6 +343,15 @@ type cardAnswer struct {
 // errNotDelivered is (wrapped in) the error of a card created but not
 // delivered to its space: nobody received it.
 var errNotDelivered = errors.New("the card was not delivered")
+
+// refusal implements refuser: codeUndelivered when a space was not
+// reached (or success is false).
+func (a cardAnswer) refusal() (string, bool) {
+	if a.err("") != nil {
+		return codeUndelivered, false
+	}
+	return "", false
+}
 
 func (a cardAnswer) err(what string) error {
 	if a.Success != nil && !*a.Success {

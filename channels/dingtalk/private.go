@@ -100,6 +100,28 @@ const (
 	flowBackoff = time.Second
 )
 
+// batchSendAPI is the robot's 1:1 send as counted (apiClient.call).
+const batchSendAPI = "robot/oToMessages/batchSend"
+
+// batchAnswer is the 200 answer of oToMessages/batchSend: the users it
+// reached nobody of.
+type batchAnswer struct {
+	Invalid   []string `json:"invalidStaffIdList"`
+	Throttled []string `json:"flowControlledStaffIdList"`
+}
+
+// refusal implements refuser: codeUndelivered when a user is no staff,
+// else codeFlowControlled when users were throttled.
+func (a batchAnswer) refusal() (string, bool) {
+	switch {
+	case len(a.Invalid) > 0:
+		return codeUndelivered, len(a.Throttled) > 0
+	case len(a.Throttled) > 0:
+		return codeFlowControlled, true
+	}
+	return "", false
+}
+
 // batchSend sends msgKey with msgParam to users by the robot's 1:1 send,
 // maxBatchUsers at a time. The call answers HTTP 200 with the users it
 // reached nobody of: invalidStaffIdList (no staff of the org) is an
@@ -123,12 +145,12 @@ func (c *Channel) batchSend(ctx context.Context, robotCode string, users []strin
 					continue
 				}
 			}
-			var out struct {
-				Invalid   []string `json:"invalidStaffIdList"`
-				Throttled []string `json:"flowControlledStaffIdList"`
+			if try > 0 {
+				c.api.metrics.Retried(Name, batchSendAPI)
 			}
+			var out batchAnswer
 			body := map[string]any{"robotCode": robotCode, "userIds": batch, "msgKey": msgKey, "msgParam": msgParam}
-			if err := c.api.do(ctx, http.MethodPost, "/v1.0/robot/oToMessages/batchSend", body, &out); err != nil {
+			if err := c.api.do(ctx, http.MethodPost, "/v1.0/"+batchSendAPI, body, &out); err != nil {
 				errs = append(errs, err)
 				break
 			}
@@ -137,6 +159,7 @@ func (c *Channel) batchSend(ctx context.Context, robotCode string, users []strin
 			}
 			batch = out.Throttled
 			if len(batch) > 0 && try == flowRetries {
+				c.api.metrics.DeliveryFailed(Name, batchSendAPI)
 				errs = append(errs, fmt.Errorf("dingtalk: robot 1:1 send: %w: throttled (flowControlledStaffIdList) %d times: %s", errNotDelivered, try+1, strings.Join(batch, ", ")))
 				break
 			}

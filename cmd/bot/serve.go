@@ -388,6 +388,7 @@ func (c *core) addHTTPChannels() error {
 		// Signature replay marks in the shared store, so a captured
 		// (timestamp, sign) pair is refused by every replica.
 		dc.Marks = c.store
+		dc.Metrics = c.metrics
 		if c.redis != nil {
 			key := dc.LeaseKey
 			if key == "" {
