@@ -2,9 +2,12 @@ package agent_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
+	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/cards"
 )
 
 // TestPerCallBatch: a per-call decision that approves two calls of a batch
@@ -47,5 +50,37 @@ func TestPerCallBatch(t *testing.T) {
 	said := h.speak.toolResults()
 	if len(said) != 2 || said[0].Tool != "erase" || said[1].Tool != "erase" {
 		t.Fatalf("tool results shown in the chat: %+v", said)
+	}
+}
+
+// TestRoundCallsCapped: a model round of more calls than one approval may
+// hold (approval.MaxCalls, what a card's button may announce): the first
+// MaxCalls are one approval, decided by a click and run; each call past
+// them is not run and the model is told why.
+func TestRoundCallsCapped(t *testing.T) {
+	var reqs requests
+	n := approval.MaxCalls + 1
+	calls := make([]agent.ToolCall, n)
+	for i := range calls {
+		calls[i] = call(fmt.Sprintf("c%d", i+1), "erase", fmt.Sprintf("t%d", i+1))
+	}
+	h := newHarness(t, recording(callThenSummarise(calls...), &reqs))
+	ch := h.submit(t, "s1", "erase everything")
+	a := h.nextApproval(t)
+	if len(a.Calls) != approval.MaxCalls || approval.MaxCalls != cards.MaxCardCalls {
+		t.Fatalf("an approval of %d calls (at most %d; a card announces at most %d)", len(a.Calls), approval.MaxCalls, cards.MaxCardCalls)
+	}
+	o, err := h.engine.Decide(context.Background(), a.ID, approval.Decision{Verb: approval.Approve, Actor: "alice", Source: approval.SourceCard, PayloadSHA256: a.PayloadSHA256})
+	if err != nil || o.Status != approval.StatusExecuted {
+		t.Fatalf("decision = %+v, %v", o, err)
+	}
+	r := result(t, ch)
+	if h.del.Runs.Load() != int64(approval.MaxCalls) || len(r.Actions) != n {
+		t.Fatalf("%d runs, %d actions", h.del.Runs.Load(), len(r.Actions))
+	}
+	last := fmt.Sprintf("c%d", n)
+	want := "Not run: too many calls in one round (at most 64); ask again for the rest."
+	if got := toolReplies(reqs.last())[last]; got != want || r.Actions[n-1].Status != approval.StatusInvalid || !r.Actions[n-1].IsError {
+		t.Fatalf("the model was told %q for call %s (%+v), want %q", got, last, r.Actions[n-1], want)
 	}
 }

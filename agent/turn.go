@@ -308,8 +308,11 @@ func (p *prepared) answer(st approval.Status, isError bool, reply string) {
 	p.status, p.isError, p.reply = st, isError, reply
 }
 
+// tooManyCalls answers each call of a round past approval.MaxCalls.
+var tooManyCalls = fmt.Sprintf("Not run: too many calls in one round (at most %d); ask again for the rest.", approval.MaxCalls)
+
 // handleCalls answers every tool call of one assistant message: invalid
-// and declined calls at once; then, once every call is evaluated and the
+// and declined calls, and those past approval.MaxCalls, at once; then, once every call is evaluated and the
 // round's privacy decided (roundPrivacy), the calls the policy lets
 // through by running them, in order, and the rest as one (batch)
 // approval.
@@ -321,6 +324,12 @@ func (l *Loop) handleCalls(ctx context.Context, ts *turnState, calls []ToolCall)
 	for i, c := range calls {
 		p := &prepared{call: c, args: c.Args}
 		ps[i] = p
+		if i >= approval.MaxCalls {
+			// One approval holds at most MaxCalls calls (a card announces
+			// no more): the rest are not run, and the model is told.
+			p.answer(approval.StatusInvalid, true, tooManyCalls)
+			continue
+		}
 		t, err := l.cfg.Tools.Validate(c.Name, c.Args)
 		if err != nil {
 			p.answer(approval.StatusInvalid, true, "Error: "+err.Error()+". The call was not run; fix the arguments and try again.")

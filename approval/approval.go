@@ -226,6 +226,12 @@ func (s Status) Final() bool {
 	return true
 }
 
+// MaxCalls bounds the tool calls of one model round, and so of one batch
+// approval: the agent loop answers a round's calls past it "not run"
+// (agent), and a card's button value may announce at most that many
+// (cards.MaxCardCalls), so every batch can be decided by a click.
+const MaxCalls = 64
+
 // Call is one tool call that waits for approval. A batch approval holds
 // several; a plain one holds exactly one.
 type Call struct {
@@ -310,7 +316,8 @@ type Approval struct {
 	// group chat, not a 1:1 chat. See Private and MaySee.
 	Privacy Privacy `json:"privacy,omitempty"`
 	Group   bool    `json:"group,omitempty"`
-	// Calls are the tool calls to run on approval (one, or several for a batch).
+	// Calls are the tool calls to run on approval (one, or several for a
+	// batch: at most MaxCalls).
 	Calls []Call `json:"calls"`
 	// PayloadSHA256 covers every call (PayloadHash for one call, BatchHash for several).
 	PayloadSHA256 string `json:"payload_sha256"`

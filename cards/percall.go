@@ -17,9 +17,9 @@ import (
 // decides call by call (ParseFeishuCalls); 取消 declines every call,
 // whatever is chosen.
 
-// MaxCardCalls bounds the calls a button value may announce: more than a
-// model turn asks for, and what a card can show.
-const MaxCardCalls = 64
+// MaxCardCalls bounds the calls a button value may announce: the most
+// calls of one model round, so of one batch (approval.MaxCalls).
+const MaxCardCalls = approval.MaxCalls
 
 // FeishuCallField is the name of the choice of call n (1-based) in a
 // pending batch card's form.
