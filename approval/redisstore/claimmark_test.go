@@ -6,9 +6,7 @@ import (
 	"time"
 
 	"github.com/hitlbot/hitlbot/approval"
-	"github.com/hitlbot/hitlbot/approval/redisstore"
 	"github.com/hitlbot/hitlbot/approval/storetest"
-	"github.com/hitlbot/hitlbot/internal/testredis"
 )
 
 // TestClaimMark: a claim given a decision's de-duplication mark sets it in
@@ -16,13 +14,7 @@ import (
 // re-delivered click's) is a duplicate and changes nothing, whatever it
 // asks; once the mark is forgotten the same key decides again.
 func TestClaimMark(t *testing.T) {
-	c, prefix := testredis.Start(t)
-	cnt := &counter{}
-	c.AddHook(cnt)
-	s, err := redisstore.New(c, redisstore.Options{Prefix: prefix})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, cnt, _ := countedStore(t)
 	ctx := context.Background()
 	now := storetest.T0.Add(time.Minute)
 	a := storetest.NewApproval(t)

@@ -62,6 +62,25 @@ func withoutHandshakes(cmds []string) []string {
 	return out
 }
 
+// countedStore returns a store on a test Redis whose client counts the
+// commands it sends, the key prefix, and a connection already open: its
+// handshake (HELLO, CLIENT SETINFO) is not part of any operation.
+func countedStore(t *testing.T) (*redisstore.Store, *counter, string) {
+	t.Helper()
+	c, prefix := testredis.Start(t)
+	cnt := &counter{}
+	c.AddHook(cnt)
+	s, err := redisstore.New(c, redisstore.Options{Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Ping(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	cnt.take()
+	return s, cnt, prefix
+}
+
 // take returns the commands recorded since the last take.
 func (c *counter) take() []string {
 	c.mu.Lock()
@@ -74,19 +93,8 @@ func (c *counter) take() []string {
 // TestRoundTrips counts the commands each operation sends, once the
 // scripts are cached on the server.
 func TestRoundTrips(t *testing.T) {
-	c, prefix := testredis.Start(t)
-	cnt := &counter{}
-	c.AddHook(cnt)
-	s, err := redisstore.New(c, redisstore.Options{Prefix: prefix})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, cnt, _ := countedStore(t)
 	ctx := context.Background()
-	// Open the connection first: its handshake (HELLO, CLIENT SETINFO) is
-	// not part of any operation.
-	if err := s.Ping(ctx); err != nil {
-		t.Fatal(err)
-	}
 	now := storetest.T0.Add(time.Minute)
 	approve := func(a *approval.Approval) approval.ClaimRequest {
 		return approval.ClaimRequest{Intent: approval.IntentApprove, PayloadSHA256: a.PayloadSHA256, Actor: "bob", Source: approval.SourceCard, Now: now}
@@ -176,17 +184,8 @@ func TestRoundTrips(t *testing.T) {
 // in its chat, and one (the records) when it is not; each answers what
 // CodeIn of ChatPending answers.
 func TestChatCodeAfterPut(t *testing.T) {
-	c, prefix := testredis.Start(t)
-	cnt := &counter{}
-	c.AddHook(cnt)
-	s, err := redisstore.New(c, redisstore.Options{Prefix: prefix})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, cnt, _ := countedStore(t)
 	ctx := context.Background()
-	if err := s.Ping(ctx); err != nil {
-		t.Fatal(err)
-	}
 	chat := "chat-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	mk := func(user string) *approval.Approval {
 		a := storetest.NewApproval(t, approval.SessionKey("test:"+chat+":"+user))
