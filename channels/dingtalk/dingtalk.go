@@ -79,6 +79,18 @@ type Config struct {
 	Text approval.OutcomeText `mapstructure:"-"`
 	// HTTPTimeout bounds each OpenAPI or webhook call. Default 10s.
 	HTTPTimeout time.Duration `mapstructure:"http_timeout"`
+	// MaxRetries bounds the new tries of an OpenAPI call DingTalk refused
+	// for a rate limit that passes within seconds (HTTP 429, 90018 /
+	// QpsLimitForAppkeyAndApi, 90002 / QpsLimitForApi, 90019; see
+	// throttle.go): such a call was not carried out, so trying it again
+	// never sends a message twice. Nothing else is tried again (a 5xx or
+	// a lost answer may have been carried out: the robot send APIs take
+	// no idempotency key). Default 4; negative: none.
+	MaxRetries int `mapstructure:"max_retries"`
+	// MaxRetryWait bounds one wait between those tries: Retry-After when
+	// DingTalk sends it, else 1 s doubling (the doc: the QPS limit holds
+	// for one second). Default 10s.
+	MaxRetryWait time.Duration `mapstructure:"max_retry_wait"`
 	// ClickWait is how long a card click waits for its outcome before the
 	// card is answered "processing" (the later update shows the outcome).
 	// DingTalk shows a spinner meanwhile and drops an answer that comes
@@ -108,7 +120,8 @@ type Config struct {
 	// sets its approval store. Default: this process only.
 	Marks Marks `mapstructure:"-"`
 	// Metrics counts the OpenAPI's answers (with DingTalk's code),
-	// throttles (HTTP 429, batchSend's flowControlledStaffIdList),
+	// throttles (HTTP 429, DingTalk's throttle codes, batchSend's
+	// flowControlledStaffIdList),
 	// retries and what was not delivered (deliverResults success:false,
 	// invalidStaffIdList, a refused send or card call); none counts
 	// nothing. cmd/bot passes its metrics (hitlbot_platform_*).
@@ -299,6 +312,15 @@ func New(cfg Config, logger *slog.Logger) (*Channel, error) {
 	case cfg.ClickWait > MaxClickWait:
 		return nil, fmt.Errorf("dingtalk: click_wait %s: at most %s (DingTalk drops a card callback answered after 2 s)", cfg.ClickWait, MaxClickWait)
 	}
+	switch {
+	case cfg.MaxRetries == 0:
+		cfg.MaxRetries = 4
+	case cfg.MaxRetries < 0:
+		cfg.MaxRetries = 0
+	}
+	if cfg.MaxRetryWait <= 0 {
+		cfg.MaxRetryWait = 10 * time.Second
+	}
 	if cfg.MaxSignAge <= 0 {
 		cfg.MaxSignAge = time.Hour
 	}
@@ -329,7 +351,8 @@ func New(cfg Config, logger *slog.Logger) (*Channel, error) {
 		c.marks = marks.NewLocal(func() time.Time { return c.now() })
 	}
 	c.api = &apiClient{base: cfg.APIBaseURL, key: cfg.ClientID, secret: cfg.ClientSecret,
-		http: &http.Client{Timeout: cfg.HTTPTimeout}, now: c.now, metrics: cfg.Metrics}
+		http: &http.Client{Timeout: cfg.HTTPTimeout}, now: c.now, metrics: cfg.Metrics, log: logger,
+		retries: cfg.MaxRetries, maxWait: cfg.MaxRetryWait, sleep: sleepCtx}
 	if c.api.metrics == nil {
 		c.api.metrics = channels.NoPlatformMetrics{}
 	}

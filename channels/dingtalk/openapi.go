@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -35,6 +36,10 @@ type apiClient struct {
 	http              *http.Client
 	now               func() time.Time
 	metrics           channels.PlatformMetrics // Config.Metrics, or NoPlatformMetrics
+	log               *slog.Logger
+	retries           int                                              // Config.MaxRetries
+	maxWait           time.Duration                                    // Config.MaxRetryWait
+	sleep             func(ctx context.Context, d time.Duration) error // waits between tries (sleepCtx)
 
 	fetch sync.Mutex // one token request at a time
 	mu    sync.Mutex
@@ -95,33 +100,106 @@ func (a *apiClient) do(ctx context.Context, method, path string, in, out any) er
 // call sends in as JSON and decodes a 2xx answer into out; a non-2xx
 // answer is an error with DingTalk's code and message. Every answer is
 // counted (Config.Metrics) under the API's path without "/v1.0/" and
-// the code DingTalk answered (answerCode); an HTTP 429 is a throttle. A
-// 200 answer that still refused something (an out that is a refuser) is
-// counted with its code: "undelivered" when a space or a user was not
-// reached (deliverResults success:false, invalidStaffIdList), then also
-// a delivery failure, as is every failed call that carried a message or
-// a card (not the access token); "flow_controlled" when batchSend
-// throttled users (a throttle; batchSend retries them).
+// the code DingTalk answered (answerCode). A throttle (HTTP 429 or one
+// of DingTalk's throttle codes, throttle.go) is counted as one; one that
+// passes within seconds is tried again, at most Config.MaxRetries times,
+// after Retry-After (when sent) or a backoff: DingTalk refused it before
+// carrying it out, so the new try cannot send a message twice. Nothing
+// else is tried again. A 200 answer that still refused something (an
+// out that is a refuser) is counted with its code: "undelivered" when a
+// space or a user was not reached (deliverResults success:false,
+// invalidStaffIdList), then also a delivery failure, as is every failed
+// call that carried a message or a card (not the access token);
+// "flow_controlled" when batchSend throttled users (a throttle; batchSend
+// retries them).
 func (a *apiClient) call(ctx context.Context, method, path, token string, in, out any) error {
 	api := strings.TrimPrefix(path, "/v1.0/")
-	err := postJSON(ctx, a.http, method, a.base+path, token, in, out)
-	code, throttled := answerCode(err), false
-	if ae := (*apiError)(nil); errors.As(err, &ae) && ae.Status == http.StatusTooManyRequests {
-		throttled = true
-	}
-	if r, ok := out.(refuser); ok && err == nil {
-		if c, t := r.refusal(); c != "" {
-			code, throttled = c, t
+	for attempt := 0; ; attempt++ {
+		err := postJSON(ctx, a.http, method, a.base+path, token, in, out)
+		code := answerCode(err)
+		isThrottle, passes := throttled(err)
+		if r, ok := out.(refuser); ok && err == nil {
+			if c, t := r.refusal(); c != "" {
+				code, isThrottle = c, t
+			}
 		}
+		a.metrics.Request(Name, api, code)
+		if isThrottle {
+			a.metrics.Throttled(Name, api)
+		}
+		if err != nil && isThrottle && passes && attempt < a.retries {
+			wait := retryWait(retryAfter(err, a.now()), attempt, a.maxWait)
+			a.log.Warn("dingtalk throttled an API call; trying it again", "api", api, "code", code, "in", wait, "attempt", attempt+1)
+			a.metrics.Retried(Name, api)
+			if serr := a.sleep(ctx, wait); serr != nil {
+				err = errors.Join(err, serr)
+			} else {
+				continue
+			}
+		}
+		if code == codeUndelivered || (err != nil && path != tokenPath) {
+			if err != nil {
+				a.log.Warn("dingtalk refused an API call; what it carried was not delivered", "api", api, "code", code, "err", err)
+			}
+			a.metrics.DeliveryFailed(Name, api)
+		}
+		return err
 	}
-	a.metrics.Request(Name, api, code)
-	if throttled {
-		a.metrics.Throttled(Name, api)
+}
+
+// firstRetryWait is the first wait before a throttled call is tried
+// again: DingTalk's QPS limits hold for one second ("因为qps限流限制时间是
+// 1秒，所以当遇到限流错误时，可以在程序中sleep 1秒", doc development/
+// how-to-process-api-throttling-on-the-dingtalk-server).
+const firstRetryWait = time.Second
+
+// retryWait is how long to wait after failed attempt (0 for the first
+// call) before the next: after (Retry-After, when the answer had one: ≥
+// 0) when given, else firstRetryWait × 2^attempt; at most max.
+func retryWait(after time.Duration, attempt int, max time.Duration) time.Duration {
+	if after >= 0 {
+		return min(after, max)
 	}
-	if code == codeUndelivered || (err != nil && path != tokenPath) {
-		a.metrics.DeliveryFailed(Name, api)
+	wait := firstRetryWait
+	for range attempt {
+		if wait >= max {
+			break
+		}
+		wait *= 2
 	}
-	return err
+	return min(wait, max)
+}
+
+// retryAfter is the Retry-After of err's answer as a wait from now: a
+// number of seconds or an HTTP date; -1 when it had none (or a bad one).
+func retryAfter(err error, now time.Time) time.Duration {
+	ae := (*apiError)(nil)
+	if !errors.As(err, &ae) || ae.RetryAfter == "" {
+		return -1
+	}
+	v := strings.TrimSpace(ae.RetryAfter)
+	if n, perr := strconv.ParseInt(v, 10, 64); perr == nil {
+		if n < 0 || n > int64(24*time.Hour/time.Second) {
+			return -1
+		}
+		return time.Duration(n) * time.Second
+	}
+	if t, perr := http.ParseTime(v); perr == nil {
+		return max(t.Sub(now), 0)
+	}
+	return -1
+}
+
+// sleepCtx waits d, or until ctx ends (its error).
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // tokenPath is the access token's API: its failure carries no message.
@@ -171,6 +249,8 @@ type apiError struct {
 	Status  int
 	Code    string
 	Message string
+	// RetryAfter is the answer's Retry-After header ("" without one).
+	RetryAfter string
 }
 
 func (e *apiError) Error() string {
@@ -208,7 +288,7 @@ func postJSON(ctx context.Context, hc *http.Client, method, url, token string, i
 		if e.Message == "" {
 			e.Message = strings.TrimSpace(string(body))
 		}
-		return &apiError{Status: resp.StatusCode, Code: e.Code, Message: e.Message}
+		return &apiError{Status: resp.StatusCode, Code: e.Code, Message: e.Message, RetryAfter: resp.Header.Get("Retry-After")}
 	}
 	// Old-style APIs (the sessionWebhook) answer 200 with an errcode.
 	var legacy struct {

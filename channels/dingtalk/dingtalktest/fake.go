@@ -47,6 +47,7 @@ type Fake struct {
 	outOf   map[string]bool // the groups the robot is not in (LeaveGroup)
 	unknown map[string]bool // ids that are no staff (UnknownStaff)
 	flow    map[string]int  // batchSend throttles left per id (FlowControl)
+	thr     throttle        // OpenAPI calls refused for a rate limit (Throttle)
 
 	refusals   []string       // OpenAPI calls refused, deliveries failed (Refusals)
 	violations []string       // breaches the fake could not refuse (Violations)
@@ -139,7 +140,7 @@ func New(t testing.TB) *Fake {
 		}
 		io.WriteString(w, `{"errcode":0,"errmsg":"ok"}`)
 	})
-	f.srv = httptest.NewServer(mux)
+	f.srv = httptest.NewServer(f.throttling(mux))
 	t.Cleanup(func() {
 		f.mu.Lock()
 		if f.conn != nil {

@@ -41,6 +41,16 @@ import (
 //     most MaxBatchUsers userIds per call (BatchSendOTORequest.userIds,
 //     "最多传20个"); more are refused HTTP 400 param.userIdsTooMany (the
 //     fake's code).
+//   - a call over a rate limit is refused before it is carried out
+//     (Throttle): the new OpenAPI answers the code
+//     Forbidden.AccessDenied.QpsLimitForAppkeyAndApi (per app and API, 20
+//     a second on a standard org), Forbidden.AccessDenied.QpsLimitForApi
+//     (per API over all of DingTalk) or, when the month's metered calls
+//     are spent, Forbidden.AccessDenied.ApiCountLimitForOrg (doc
+//     development/how-to-process-api-throttling-on-the-dingtalk-server,
+//     调用频次与限流), with HTTP 403 (the status is not on that page;
+//     field reports: DingTalk-Real-AI/dingtalk-openclaw-connector #410,
+//     #444). No Retry-After is documented: the fake sends none.
 //   - groupMessages/send to a group the robot is not in is refused HTTP
 //     400 robot.notInGroup (the fake's code; doc robot
 //     "orgGroupSend": the robot must be in the group).
@@ -292,4 +302,64 @@ func (f *Fake) updatedLocked(outTrackID string) {
 	if f.inflight[outTrackID] > 0 {
 		f.violations = append(f.violations, "card "+outTrackID+" updated (PUT /v1.0/card/instances) while its callback was being handled")
 	}
+}
+
+// The throttle codes of the new OpenAPI (doc development/
+// how-to-process-api-throttling-on-the-dingtalk-server).
+const (
+	QpsLimitForAppkeyAndApi = "Forbidden.AccessDenied.QpsLimitForAppkeyAndApi"
+	QpsLimitForApi          = "Forbidden.AccessDenied.QpsLimitForApi"
+	ApiCountLimitForOrg     = "Forbidden.AccessDenied.ApiCountLimitForOrg"
+)
+
+// throttle is what Throttle set: the code, and how many calls are left
+// to refuse (negative: every call until Throttle stops it).
+type throttle struct {
+	code string
+	left int
+}
+
+// Throttle makes the next n OpenAPI calls (every /v1.0/ call but the
+// stream's ticket; n < 0: every call until Throttle(_, 0)) refused
+// before they are carried out: HTTP 403 with code (QpsLimitForApi, …),
+// or, for code "", HTTP 429 with no code. Nothing of a refused call is
+// done: no message sent, no card created.
+func (f *Fake) Throttle(code string, n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.thr = throttle{code: code, left: n}
+}
+
+// throttling refuses the OpenAPI calls Throttle says, in DingTalk's
+// shape, and hands every other request to next.
+func (f *Fake) throttling(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.URL.Path, "/v1.0/") || r.URL.Path == "/v1.0/gateway/connections/open" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		f.mu.Lock()
+		on := f.thr.left != 0
+		if f.thr.left > 0 {
+			f.thr.left--
+		}
+		code := f.thr.code
+		f.mu.Unlock()
+		if !on {
+			next.ServeHTTP(w, r)
+			return
+		}
+		_, i := f.recordAt(r)
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.calls[i].Refused = true
+		if code == "" {
+			f.refusals = append(f.refusals, "http_429: too many requests")
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusTooManyRequests)
+			_, _ = w.Write([]byte(`{"message":"Too Many Requests"}`))
+			return
+		}
+		f.apiErrorLocked(w, http.StatusForbidden, code, "当前请求被限流，请稍后重试 (fake)")
+	})
 }
