@@ -327,7 +327,10 @@ func probeMCPServers(ctx context.Context, cfg *config.Config, timeout time.Durat
 	return ok(strings.Join(lines, "; "))
 }
 
-// probeFeishu gets a tenant access token with the configured app.
+// probeFeishu gets a tenant access token with the configured app, and
+// adds what the `bot serve` on server.listen says of Feishu: a code it
+// keeps answering, in words, with its fix. A call that got no answer
+// names the network first in its fix, a refusal the code's fix.
 func probeFeishu(ctx context.Context, cfg *config.Config, timeout time.Duration) finding {
 	f := cfg.Channels.Feishu
 	if !f.Enabled {
@@ -340,12 +343,15 @@ func probeFeishu(ctx context.Context, cfg *config.Config, timeout time.Duration)
 		return fail(oneLine(err.Error()), fixFeishu)
 	}
 	if err := ch.CheckCredentials(ctx); err != nil {
-		return fail("no tenant access token for app "+fc.AppID+": "+oneLine(err.Error()), fixFeishu)
+		return refusedFinding("no tenant access token for app "+fc.AppID+": "+oneLine(err.Error()), feishuCode(err), explainFeishu, fixFeishu)
 	}
-	return ok("app " + fc.AppID + " gets a tenant access token")
+	refusing, addr := serverRefusals(ctx, cfg, timeout)
+	return withServer(ok("app "+fc.AppID+" gets a tenant access token"), feishu.Name, refusing, addr, explainFeishu)
 }
 
-// probeDingTalk gets an app access token with the configured app.
+// probeDingTalk gets an app access token with the configured app, and
+// adds what the `bot serve` on server.listen says of DingTalk, as
+// probeFeishu does.
 func probeDingTalk(ctx context.Context, cfg *config.Config, timeout time.Duration) finding {
 	d := cfg.Channels.DingTalk
 	if !d.Enabled {
@@ -353,14 +359,20 @@ func probeDingTalk(ctx context.Context, cfg *config.Config, timeout time.Duratio
 	}
 	dc := d.Config
 	dc.HTTPTimeout = capped(dc.HTTPTimeout, timeout)
+	dc.MaxRetries = -1 // one attempt: the answer is what doctor reports
 	ch, err := dingtalk.New(dc, quiet)
 	if err != nil {
 		return fail(oneLine(err.Error()), fixDingTalk)
 	}
 	if err := ch.CheckCredentials(ctx); err != nil {
-		return fail("no access token for client "+dc.ClientID+": "+oneLine(err.Error()), fixDingTalk)
+		code := dingtalk.AnswerCode(err)
+		if code == "transport" && !noAnswer(err) {
+			code = "" // no answer code, yet not the network
+		}
+		return refusedFinding("no access token for client "+dc.ClientID+": "+oneLine(err.Error()), code, explainDingTalk, fixDingTalk)
 	}
-	return ok("client " + dc.ClientID + " gets an access token")
+	refusing, addr := serverRefusals(ctx, cfg, timeout)
+	return withServer(ok("client "+dc.ClientID+" gets an access token"), dingtalk.Name, refusing, addr, explainDingTalk)
 }
 
 // probeWebhook checks the URLs the platforms are given in webhook (or

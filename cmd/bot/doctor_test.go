@@ -3,7 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -245,6 +248,86 @@ var doctorCases = []doctorCase{
 		lines:  map[string][]string{"dingtalk": {"FAIL", "HTTP 400 invalidClientSecret", "fix: " + fixDingTalk}},
 	},
 	{
+		name: "feishu unreachable",
+		setup: func(t *testing.T) (map[string]string, string) {
+			env := feishuEnv(t, "feishu-secret-good", "feishu-secret-good")
+			env["HITLBOT_CHANNELS_FEISHU_BASE_URL"] = "http://" + closedAddr(t)
+			return env, ""
+		},
+		status: 1,
+		// The network first, the credentials last.
+		lines: map[string][]string{"feishu": {"FAIL", "connection refused", "no answer (network)", "fix: " + fixFeishuNetwork}},
+	},
+	{
+		name: "dingtalk unreachable",
+		setup: func(t *testing.T) (map[string]string, string) {
+			env := dingtalkEnv(t, "ding-secret-good", "ding-secret-good")
+			env["HITLBOT_CHANNELS_DINGTALK_API_BASE_URL"] = "http://" + closedAddr(t)
+			return env, ""
+		},
+		status: 1,
+		lines:  map[string][]string{"dingtalk": {"FAIL", "connection refused", "no answer (network)", "fix: " + fixDingTalkNetwork}},
+	},
+	{
+		name: "dingtalk token throttled",
+		setup: func(t *testing.T) (map[string]string, string) {
+			fake := dingtalktest.New(t)
+			fake.Throttle(dingtalktest.QpsLimitForAppkeyAndApi, -1)
+			env := dingtalkEnv(t, "ding-secret-good", "ding-secret-good")
+			env["HITLBOT_CHANNELS_DINGTALK_API_BASE_URL"] = fake.URL()
+			return env, ""
+		},
+		status: 1,
+		lines: map[string][]string{"dingtalk": {"FAIL", "HTTP 403 Forbidden.AccessDenied.QpsLimitForAppkeyAndApi",
+			"a rate limit (Forbidden.AccessDenied.QpsLimitForAppkeyAndApi)", "fix: " + fixDingTalkThrottle}},
+	},
+	{
+		name: "dingtalk month quota spent",
+		setup: func(t *testing.T) (map[string]string, string) {
+			fake := dingtalktest.New(t)
+			fake.Throttle(dingtalktest.ApiCountLimitForOrg, -1)
+			env := dingtalkEnv(t, "ding-secret-good", "ding-secret-good")
+			env["HITLBOT_CHANNELS_DINGTALK_API_BASE_URL"] = fake.URL()
+			return env, ""
+		},
+		status: 1,
+		lines:  map[string][]string{"dingtalk": {"FAIL", "the month's API call quota is spent", "fix: " + fixDingTalkQuota}},
+	},
+	{
+		name: "dingtalk server keeps refusing",
+		setup: func(t *testing.T) (map[string]string, string) {
+			env := dingtalkEnv(t, "ding-secret-good", "ding-secret-good")
+			env["HITLBOT_SERVER_LISTEN"] = readyzServer(t, `{"status":"ok","warnings":["dingtalk keeps refusing: …"],
+				"refusing":{"dingtalk":{"calls":7,"api":"robot/groupMessages/send","code":"Forbidden.AccessDenied.QpsLimitForApi"}}}`)
+			return env, ""
+		},
+		status: 0,
+		lines: map[string][]string{"dingtalk": {"WARN", "client ding-doctor gets an access token",
+			"dingtalk keeps refusing (the last 7 API calls failed; last: robot/groupMessages/send, code Forbidden.AccessDenied.QpsLimitForApi)",
+			"a rate limit", "what to do: " + fixDingTalkThrottle}},
+	},
+	{
+		name: "feishu server keeps refusing",
+		setup: func(t *testing.T) (map[string]string, string) {
+			env := feishuEnv(t, "feishu-secret-good", "feishu-secret-good")
+			env["HITLBOT_SERVER_LISTEN"] = readyzServer(t, `{"status":"ok","refusing":{"feishu":{"calls":5,"api":"create","code":"99991672"}}}`)
+			return env, ""
+		},
+		status: 0,
+		lines: map[string][]string{"feishu": {"WARN", "app cli_doctor gets a tenant access token", "feishu keeps refusing",
+			"a scope the app has not been granted (99991672)", "what to do: " + fixFeishuScope}},
+	},
+	{
+		name: "server not refusing",
+		setup: func(t *testing.T) (map[string]string, string) {
+			env := dingtalkEnv(t, "ding-secret-good", "ding-secret-good")
+			env["HITLBOT_SERVER_LISTEN"] = readyzServer(t, `{"status":"ok"}`)
+			return env, ""
+		},
+		status: 0,
+		lines:  map[string][]string{"dingtalk": {"OK", "client ding-doctor gets an access token"}},
+	},
+	{
 		name: "mcp servers",
 		setup: func(t *testing.T) (map[string]string, string) {
 			return nil, mcpConfig(mcpServerYAML("fs", mcpTestURL(t)))
@@ -298,6 +381,22 @@ func dingtalkEnv(t *testing.T, want, secret string) map[string]string {
 		"HITLBOT_CHANNELS_DINGTALK_CLIENT_SECRET": secret,
 		"HITLBOT_CHANNELS_DINGTALK_API_BASE_URL":  fake.URL(),
 	}
+}
+
+// readyzServer serves body as a `bot serve`'s /readyz and returns its
+// address (for server.listen).
+func readyzServer(t *testing.T, body string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/readyz" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, body)
+	}))
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://")
 }
 
 // TestDoctor runs `bot doctor` against the local fakes: each part's line,
@@ -385,7 +484,8 @@ func TestDoctorFixesInREADME(t *testing.T) {
 	if !strings.Contains(table, "run `bot doctor` first") {
 		t.Error("the troubleshooting section does not say to run bot doctor first")
 	}
-	for _, fix := range []string{fixRedis, fixAppendOnly, fixModel, fixModelTools, fixFeishu, fixDingTalk, fixMCP, fixWebhookReach, fixFeishuWebhook, fixDingTalkHTTP} {
+	for _, fix := range []string{fixRedis, fixAppendOnly, fixModel, fixModelTools, fixFeishu, fixDingTalk, fixMCP, fixWebhookReach, fixFeishuWebhook, fixDingTalkHTTP,
+		fixFeishuNetwork, fixDingTalkNetwork, fixFeishuThrottle, fixFeishuScope, fixFeishuNotInChat, fixDingTalkThrottle, fixDingTalkQuota, fixDingTalkScope} {
 		if !strings.Contains(table, fix) {
 			t.Errorf("the troubleshooting table lacks %q", fix)
 		}

@@ -765,6 +765,10 @@ func (c *core) serveReady(w http.ResponseWriter, r *http.Request) {
 	if len(warnings) > 0 {
 		body["warnings"] = warnings
 	}
+	if r := c.metrics.PlatformRefusals(); len(r) > 0 {
+		// The same runs, for bot doctor to explain (doctor.go).
+		body["refusing"] = r
+	}
 	if len(problems) > 0 {
 		body["status"], body["problems"] = "unavailable", problems
 		writeJSON(w, http.StatusServiceUnavailable, body)

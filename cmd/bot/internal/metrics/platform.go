@@ -106,23 +106,47 @@ func (m *Metrics) DeliveryFailed(platform, api string) {
 	}
 }
 
-// PlatformWarnings says, per platform whose last PlatformRefusing calls
-// or more all failed, that it keeps refusing and what it answered last,
-// sorted by platform; nil when none does. /readyz lists them as warnings
-// (a platform refusing is not this replica's fault: it stays ready), and
-// bot doctor shows them.
-func (m *Metrics) PlatformWarnings() []string {
+// Refusal is a platform's run of failed calls, as /readyz reports it
+// (under "refusing") for bot doctor to explain.
+type Refusal struct {
+	// Calls is how many calls in a row failed.
+	Calls int `json:"calls"`
+	// API is the last failed call's API, Code what the platform answered
+	// it (its code, http_<status> or transport).
+	API  string `json:"api"`
+	Code string `json:"code"`
+}
+
+// PlatformRefusals returns, per platform whose last PlatformRefusing
+// calls or more all failed, that run; nil when none did.
+func (m *Metrics) PlatformRefusals() map[string]Refusal {
 	if m == nil {
 		return nil
 	}
 	p := m.platform
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var out []string
+	var out map[string]Refusal
 	for platform, r := range p.streaks {
 		if r.n >= PlatformRefusing {
-			out = append(out, fmt.Sprintf("%s keeps refusing: the last %d API calls failed (last: %s, code %s)", platform, r.n, r.api, r.code))
+			if out == nil {
+				out = map[string]Refusal{}
+			}
+			out[platform] = Refusal{Calls: r.n, API: r.api, Code: r.code}
 		}
+	}
+	return out
+}
+
+// PlatformWarnings says, per platform whose last PlatformRefusing calls
+// or more all failed, that it keeps refusing and what it answered last,
+// sorted by platform; nil when none does. /readyz lists them as warnings
+// (a platform refusing is not this replica's fault: it stays ready), and
+// bot doctor shows them.
+func (m *Metrics) PlatformWarnings() []string {
+	var out []string
+	for platform, r := range m.PlatformRefusals() {
+		out = append(out, fmt.Sprintf("%s keeps refusing: the last %d API calls failed (last: %s, code %s)", platform, r.Calls, r.API, r.Code))
 	}
 	sort.Strings(out)
 	return out
