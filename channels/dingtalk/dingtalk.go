@@ -22,6 +22,7 @@ import (
 	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/channels/internal/marks"
 	"github.com/hitlbot/hitlbot/internal/background"
+	"github.com/hitlbot/hitlbot/internal/clock"
 	"github.com/hitlbot/hitlbot/words"
 )
 
@@ -97,6 +98,12 @@ type Config struct {
 	// after 2 s (doc event-callback-card), so it is at most MaxClickWait.
 	// Default 1s.
 	ClickWait time.Duration `mapstructure:"click_wait"`
+	// Clock times the click wait (ClickWait): a test gives the channel
+	// and the fake DingTalk one clock (dingtalktest SetCallbackClock), so
+	// the fake's 2 s callback deadline is measured on the time the
+	// channel waits, not on how loaded the machine is. Not a YAML key.
+	// Default the wall clock.
+	Clock clock.Clock `mapstructure:"-"`
 	// MaxSignAge refuses HTTP-mode requests whose timestamp is further from
 	// now. Default 1h (DingTalk's rule). Each (timestamp, sign) pair is
 	// accepted once: it is remembered until it could no longer verify.
@@ -150,8 +157,9 @@ type Channel struct {
 	api   *apiClient
 	hook  *url.URL
 	now   func() time.Time
-	lease Lease // Config.Lease, or LocalLease
-	marks Marks // HTTP mode: (timestamp, sign) pairs used (Config.Marks, or this process's)
+	clock clock.Clock // Config.Clock, or the wall clock: the click wait
+	lease Lease       // Config.Lease, or LocalLease
+	marks Marks       // HTTP mode: (timestamp, sign) pairs used (Config.Marks, or this process's)
 
 	mu      sync.Mutex
 	h       channels.Handler
@@ -346,6 +354,10 @@ func New(cfg Config, logger *slog.Logger) (*Channel, error) {
 	c := &Channel{cfg: cfg, log: logger, hook: hook, now: time.Now, chats: map[string]chatInfo{}, lease: cfg.Lease, marks: cfg.Marks}
 	if c.lease == nil {
 		c.lease = LocalLease{}
+	}
+	c.clock = cfg.Clock
+	if c.clock == nil {
+		c.clock = clock.Real{}
 	}
 	if c.marks == nil {
 		c.marks = marks.NewLocal(func() time.Time { return c.now() })
@@ -852,12 +864,12 @@ func (c *Channel) onCardCallback(ctx context.Context, req *card.CardRequest) (*c
 	}) {
 		return nil, errors.New("dingtalk: closed")
 	}
-	t := time.NewTimer(c.cfg.ClickWait)
+	t := c.clock.NewTimer(c.cfg.ClickWait)
 	defer t.Stop()
 	select {
 	case r := <-ch:
 		return c.answer(r), nil
-	case <-t.C:
+	case <-t.C():
 		if a.Verb == approval.Resolve {
 			// A frozen card stays as it is for everyone (a retry may
 			// run for long; its settle updates the card): the clicker

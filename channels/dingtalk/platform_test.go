@@ -34,13 +34,22 @@ func (g *rig) firstCard(t *testing.T) (id, sha string) {
 // 2 s DingTalk gives a card callback is answered "processing" in time
 // (the fake records a late answer, and a card update made while the
 // callback was handled, as a broken rule), and the card is updated to
-// its outcome after the answer.
+// its outcome after the answer. The channel's click wait and the fake's
+// deadline share the rig's clock: the answer comes when click_wait (1 s)
+// has passed on it, whatever the machine's load; the tool, held until
+// after the answer, cannot run inside the callback.
 func TestSlowToolClickAnsweredFirst(t *testing.T) {
 	g := newRig(t, nil)
 	g.erase.Gate = make(chan struct{})
 	g.fake.Push(payload.BotMessageCallbackTopic, g.fake.BotMessage(nextID(), "cid1", "alice", "erase orders", true))
 	id, sha := g.firstCard(t)
-	resp := ackResponse(t, g.fake.Push(payload.CardInstanceCallbackTopic, click(id, "alice", "confirm", id, sha)))
+	acked := make(chan map[string]any, 1)
+	go func() {
+		acked <- g.fake.Push(payload.CardInstanceCallbackTopic, click(id, "alice", "confirm", id, sha))
+	}()
+	eventually(t, "the click waiting on the channel's clock", func() bool { return g.clicks.Timers() > 0 })
+	g.clicks.Advance(DefaultClickWait)
+	resp := ackResponse(t, <-acked)
 	if resp["status"] != "processing" || resp["buttons"] != "false" {
 		t.Fatalf("click response %v", resp)
 	}

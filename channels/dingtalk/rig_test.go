@@ -29,6 +29,12 @@ type rig struct {
 	engine *approval.Engine
 	erase  *hitltest.Tool
 	model  *hitltest.Model
+	// clicks is the clock of the channel's click wait and of the fake's
+	// 2 s callback deadline: it moves only when a test advances it, so a
+	// click is answered "processing" when the test says, and the
+	// deadline measures the time the channel waited, not the machine's
+	// load.
+	clicks *clock.Fake
 }
 
 func newRig(t *testing.T, mod func(*Config)) *rig {
@@ -76,8 +82,10 @@ func newRigClock(t *testing.T, mod func(*Config), store approval.Store, m agent.
 	erase := hitltest.NewTool("erase", approval.EffectDestructive)
 	erase.About = "erases a target"
 	g := &rig{fake: dingtalktest.New(t), erase: erase, model: &hitltest.Model{}}
+	g.clicks = clock.NewFake(time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC))
+	g.fake.SetCallbackClock(g.clicks.Now)
 	cfg := Config{ClientID: "app-key", ClientSecret: "app-secret", CardTemplateID: "tpl.schema",
-		APIBaseURL: g.fake.URL(), WebhookBaseURL: g.fake.URL(), Lang: "en", HTTPTimeout: 5 * time.Second}
+		APIBaseURL: g.fake.URL(), WebhookBaseURL: g.fake.URL(), Lang: "en", HTTPTimeout: 5 * time.Second, Clock: g.clicks}
 	if mod != nil {
 		mod(&cfg)
 	}

@@ -31,7 +31,9 @@ import (
 //   - a card callback is answered within 2 s, and the card is not updated
 //     by the API while its callback is being handled ("请在 2 秒内完成业务
 //     处理并响应 … 请勿在回调过程中，调用更新接口", doc event-callback-card):
-//     CallbackDeadline. The fake cannot refuse an answer it already has:
+//     CallbackDeadline, timed on SetCallbackClock's clock (the
+//     channel's, in the channel's tests). The fake cannot refuse an
+//     answer it already has:
 //     it records the breach (Violations), and New fails the test with
 //     every breach not taken by TakeViolations.
 //   - oToMessages/batchSend answers HTTP 200 with invalidStaffIdList (ids
@@ -247,8 +249,14 @@ func (f *Fake) TakeViolations() []string {
 	return v
 }
 
-// SetCallbackClock makes now the clock that times callback answers; nil
-// is the wall clock.
+// SetCallbackClock makes now the clock that times callback answers
+// against CallbackDeadline; nil is the wall clock. Give it the clock the
+// channel's click wait runs on (dingtalk.Config.Clock): the deadline then
+// measures how long the channel chose to wait before answering, which a
+// loaded machine cannot stretch, while an answer the channel holds for
+// anything else (a tool run or a card update inside the callback) still
+// never comes before the test lets it (the rule is not weakened: such a
+// test holds the tool until after the answer).
 func (f *Fake) SetCallbackClock(now func() time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
