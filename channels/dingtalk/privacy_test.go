@@ -3,6 +3,7 @@ package dingtalk
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,6 +12,9 @@ import (
 	"github.com/open-dingtalk/dingtalk-stream-sdk-go/payload"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/memstore"
+	"github.com/hitlbot/hitlbot/cards"
+	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/channels/dingtalk/dingtalktest"
 )
 
@@ -161,5 +165,48 @@ func testPrivacyTypedInGroupDingTalk(t *testing.T, store approval.Store) {
 		if strings.Contains(s, "erase done") || strings.Contains(s, "orders") {
 			t.Fatalf("the group read %q", s)
 		}
+	}
+}
+
+// TestPrivacyOfAnExternalRequester: an external member (encrypted
+// senderId) asks in a group for a call only bob may approve, private in
+// groups. The whole card goes to bob alone: an encrypted id can be no
+// recipient (recipients are staff ids under userIdType 1, doc
+// create-and-deliver-cards) and no 1:1 send reaches it; the requester
+// reads the redacted approval like everyone. bob approves it. A private
+// approval nobody but external members may see is not shown at all.
+func TestPrivacyOfAnExternalRequester(t *testing.T) {
+	g := privacyRig(t, memstore.New(memstore.Options{}))
+	ext := "$:LWCP_v1:$ext1"
+	g.fake.Push(payload.BotMessageCallbackTopic, g.fake.ExternalMessage(nextID(), "cid_grp", "ext1", "erase orders", true))
+	// The redacted approval everyone reads is a markdown message (an
+	// external requester's approval has no buttons, openapi.go); the
+	// whole card is the one card created.
+	eventually(t, "the private card and the redacted message", func() bool {
+		return len(g.createdIn("cid_grp")) == 1 && len(g.groupTexts("cid_grp")) > 0
+	})
+	private := g.fake.Deliveries()[0]
+	for _, s := range g.groupTexts("cid_grp") {
+		if strings.Contains(s, "orders") {
+			t.Fatalf("the group read the call: %s", s)
+		}
+	}
+	if !slices.Equal(private.Recipients, []string{"bob"}) {
+		t.Fatalf("the private card goes to %v, want bob alone (no encrypted id)", private.Recipients)
+	}
+	if b, _ := json.Marshal(private.Body); strings.Contains(string(b), ext) {
+		t.Fatalf("the private card names the encrypted id: %s", b)
+	}
+	id, _ := private.Params["approval_id"].(string)
+	sha, _ := private.Params["payload_sha256"].(string)
+	resp := ackResponse(t, g.fake.Push(payload.CardInstanceCallbackTopic, clickIn("cid_grp", id+"-private", "bob", "confirm", id, sha)))
+	if resp["status"] != "executed" || g.erase.Runs.Load() != 1 {
+		t.Fatalf("bob's click: %v, runs %d", resp, g.erase.Runs.Load())
+	}
+
+	refs, err := g.ch.ShowApprovalTo(context.Background(), channels.Target{Channel: Name, ChatID: "cid_grp"},
+		[]approval.UserID{approval.UserID(ext)}, cards.View{ApprovalID: "ap_ext", Title: "Approval needed", Tool: "erase", PayloadSHA256: "abc", Requester: approval.UserID(ext)})
+	if !errors.Is(err, errExternalOnly) || refs != nil {
+		t.Fatalf("a card only an external member may see: refs %v, err %v", refs, err)
 	}
 }

@@ -30,10 +30,33 @@ const privateTrack = "-private"
 // ShowApprovalTo delivers the card of v in the group of to, visible to
 // users only, and returns its reference; without a card template, the
 // markdown of v goes to each of them by the robot's 1:1 send.
+//
+// A member from outside the organisation (an encrypted senderId,
+// isExternal) is left out: the card's recipients are user ids of its
+// userIdType (1: staff ids, doc create-and-deliver-cards) and the 1:1
+// send takes staff ids (BatchSendOTORequest.userIds), so DingTalk has no
+// way to show them anything but to the whole group. They read the
+// redacted card like everyone; when nobody else may see the whole card
+// (an external member approving their own private request), it fails
+// (errExternalOnly): nothing is shown, rather than the whole card to the
+// group.
 func (c *Channel) ShowApprovalTo(ctx context.Context, to channels.Target, users []approval.UserID, v cards.View) ([]approval.CardRef, error) {
 	if len(users) == 0 {
 		return nil, fmt.Errorf("dingtalk: show approval %s privately: no one to show it to", v.ApprovalID)
 	}
+	var staff []approval.UserID
+	for _, u := range users {
+		if isExternal(u) {
+			c.log.Warn("a private approval's card is not shown to a member from outside the organisation: DingTalk reaches them in the group only",
+				"approval_id", v.ApprovalID, "user_id", u)
+			continue
+		}
+		staff = append(staff, u)
+	}
+	if len(staff) == 0 {
+		return nil, fmt.Errorf("dingtalk: show approval %s privately: %w", v.ApprovalID, errExternalOnly)
+	}
+	users = staff
 	if to.ChatID == "" {
 		return c.showDirect(ctx, users, v)
 	}
@@ -57,6 +80,10 @@ func (c *Channel) ShowApprovalTo(ctx context.Context, to channels.Target, users 
 	ref.Private = true
 	return []approval.CardRef{ref}, nil
 }
+
+// errExternalOnly is (wrapped in) the error of a private approval whose
+// every viewer is a member from outside the organisation.
+var errExternalOnly = errors.New("only members from outside the organisation may see it, and DingTalk shows them nothing apart from the group")
 
 // SendTo says out to users by the robot's 1:1 send.
 func (c *Channel) SendTo(ctx context.Context, to channels.Target, users []approval.UserID, out channels.Outgoing) error {
