@@ -82,6 +82,13 @@
 //     error naming them) and flowControlledStaffIdList (sent again twice,
 //     backing off, then an error); at most 20 userIds a call, so more go
 //     in batches.
+//   - a call over a rate limit is refused before it is carried out (HTTP
+//     429; 90018 / Forbidden.AccessDenied.QpsLimitForAppkeyAndApi, 90002
+//     / QpsLimitForApi, 90019): tried again after Retry-After or 1 s
+//     doubling, at most MaxRetries times (throttle.go). The month's call
+//     quota (90020 / ApiCountLimitForOrg) is counted as a throttle but
+//     not tried again, and nothing else is (a 5xx or a lost answer may
+//     have been carried out; the robot send APIs take no idempotency key).
 //   - one outTrackId is one card (param.cardAlreadyExist): an AI card
 //     takes a new outTrackId on each open.
 //   - every cardParamMap value is at most 1 KB: cards.DingTalkCardData and
