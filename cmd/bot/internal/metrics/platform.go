@@ -13,7 +13,7 @@ import (
 // platformMetrics are the chat platforms' API calls (channels.PlatformMetrics):
 //
 //	platform_requests_total{platform,api,code}      every answer; code "0" is success
-//	platform_throttled_total{platform,api}          refused for a rate limit (429 / 99991400, 230020)
+//	platform_throttled_total{platform,api}          refused for a rate limit (Feishu 429 / 99991400, 230020; DingTalk: dingtalk.Throttle)
 //	platform_retries_total{platform,api}            retries after a failure or a throttle
 //	platform_delivery_failures_total{platform,api}  messages and card updates given up on
 //
@@ -43,7 +43,7 @@ func newPlatformMetrics() *platformMetrics {
 		}, []string{"platform", "api", "code"}),
 		throttled: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "platform_throttled_total",
-			Help: "Calls a chat platform refused for a rate limit (Feishu 429/99991400 and 230020), by platform and API.",
+			Help: "Calls a chat platform refused for a rate limit (Feishu 429/99991400 and 230020; DingTalk 429, 90018/90002/90019/90020 and their OpenAPI codes, flowControlledStaffIdList), by platform and API.",
 		}, []string{"platform", "api"}),
 		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "platform_retries_total",
