@@ -12,9 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	lark "github.com/larksuite/oapi-sdk-go/v3"
+	larkws "github.com/hitlbot/hitlbot/third_party/larkws"
 	larkcore "github.com/larksuite/oapi-sdk-go/v3/core"
-	larkws "github.com/larksuite/oapi-sdk-go/v3/ws"
 
 	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/channels/internal/marks"
@@ -28,7 +27,7 @@ const Name = "feishu"
 type Channel struct {
 	cfg    Config
 	log    *slog.Logger
-	client *lark.Client
+	client *sdk
 	http   *http.Client
 	warns  *limitedLog // refused webhook requests
 
@@ -96,11 +95,7 @@ func New(cfg Config, logger *slog.Logger) (*Channel, error) {
 		c.metrics = channels.NoPlatformMetrics{}
 	}
 	c.warns = newLimitedLog(func() time.Time { return c.now() })
-	c.client = lark.NewClient(cfg.AppID, cfg.AppSecret,
-		lark.WithOpenBaseUrl(cfg.BaseURL),
-		lark.WithHttpClient(hc),
-		lark.WithLogger(sdkLogger{logger}),
-		lark.WithLogLevel(larkcore.LogLevelInfo))
+	c.client = newSDK(cfg.AppID, cfg.AppSecret, cfg.BaseURL, hc, sdkLogger{logger})
 	return c, nil
 }
 
@@ -319,7 +314,7 @@ func (c *Channel) fetchBotOpenID(ctx context.Context) (string, error) {
 		} `json:"bot"`
 	}
 	err := c.do(ctx, "bot info", func(ctx context.Context, opts ...larkcore.RequestOptionFunc) (*larkcore.ApiResp, int, string, error) {
-		resp, err := c.client.Get(ctx, "/open-apis/bot/v3/info", nil, larkcore.AccessTokenTypeTenant, opts...)
+		resp, err := c.client.Get(ctx, "/open-apis/bot/v3/info", opts...)
 		if err != nil {
 			return nil, 0, "", err
 		}

@@ -88,7 +88,7 @@ func (c *Channel) postTo(ctx context.Context, user approval.UserID, msgType, con
 	req := larkim.NewCreateMessageReqBuilder().ReceiveIdType(larkim.CreateMessageV1ReceiveIDTypeOpenId).
 		Body(larkim.NewCreateMessageReqBodyBuilder().ReceiveId(string(user)).MsgType(msgType).Content(content).Uuid(uuid).Build()).Build()
 	err = c.do(ctx, "create", func(ctx context.Context, opts ...larkcore.RequestOptionFunc) (*larkcore.ApiResp, int, string, error) {
-		resp, err := c.client.Im.V1.Message.Create(ctx, req, opts...)
+		resp, err := c.client.im.Message.Create(ctx, req, opts...)
 		if err != nil {
 			return nil, 0, "", err
 		}

@@ -270,7 +270,7 @@ func (c *Channel) post(ctx context.Context, to channels.Target, msgType, content
 		req := larkim.NewReplyMessageReqBuilder().MessageId(to.ReplyTo).Body(larkim.NewReplyMessageReqBodyBuilder().
 			MsgType(msgType).Content(content).ReplyInThread(to.ThreadID != "").Uuid(uuid).Build()).Build()
 		err := c.do(ctx, "reply", func(ctx context.Context, opts ...larkcore.RequestOptionFunc) (*larkcore.ApiResp, int, string, error) {
-			resp, err := c.client.Im.V1.Message.Reply(ctx, req, opts...)
+			resp, err := c.client.im.Message.Reply(ctx, req, opts...)
 			if err != nil {
 				return nil, 0, "", err
 			}
@@ -287,7 +287,7 @@ func (c *Channel) post(ctx context.Context, to channels.Target, msgType, content
 	req := larkim.NewCreateMessageReqBuilder().ReceiveIdType(larkim.CreateMessageV1ReceiveIDTypeChatId).
 		Body(larkim.NewCreateMessageReqBodyBuilder().ReceiveId(to.ChatID).MsgType(msgType).Content(content).Uuid(uuid).Build()).Build()
 	err := c.do(ctx, "create", func(ctx context.Context, opts ...larkcore.RequestOptionFunc) (*larkcore.ApiResp, int, string, error) {
-		resp, err := c.client.Im.V1.Message.Create(ctx, req, opts...)
+		resp, err := c.client.im.Message.Create(ctx, req, opts...)
 		if err != nil {
 			return nil, 0, "", err
 		}
@@ -413,7 +413,7 @@ func (c *Channel) patch(ctx context.Context, messageID, content string) error {
 	defer c.redraws.done(messageID, gen)
 	req := larkim.NewPatchMessageReqBuilder().MessageId(messageID).Body(larkim.NewPatchMessageReqBodyBuilder().Content(content).Build()).Build()
 	return c.do(ctx, "patch", func(ctx context.Context, opts ...larkcore.RequestOptionFunc) (*larkcore.ApiResp, int, string, error) {
-		resp, err := c.client.Im.V1.Message.Patch(ctx, req, opts...)
+		resp, err := c.client.im.Message.Patch(ctx, req, opts...)
 		if err != nil {
 			return nil, 0, "", err
 		}

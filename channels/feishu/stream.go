@@ -199,7 +199,7 @@ func (s *cardStream) openCard(ctx context.Context, part string) error {
 	var cardID string
 	req := larkcardkit.NewCreateCardReqBuilder().Body(larkcardkit.NewCreateCardReqBodyBuilder().Type("card_json").Data(data).Build()).Build()
 	err = s.c.do(ctx, "cardkit create", func(ctx context.Context, opts ...larkcore.RequestOptionFunc) (*larkcore.ApiResp, int, string, error) {
-		resp, err := s.c.client.Cardkit.V1.Card.Create(ctx, req, opts...)
+		resp, err := s.c.client.cardkit.Card.Create(ctx, req, opts...)
 		if err != nil {
 			return nil, 0, "", err
 		}
@@ -233,7 +233,7 @@ func (s *cardStream) update(ctx context.Context, part string) error {
 		Body(larkcardkit.NewContentCardElementReqBodyBuilder().Content(cardText(part)).Sequence(s.seq).
 			Uuid(hashUUID("stream-content", s.cardID, fmt.Sprint(s.seq))).Build()).Build()
 	err := s.c.do(ctx, "cardkit content", func(ctx context.Context, opts ...larkcore.RequestOptionFunc) (*larkcore.ApiResp, int, string, error) {
-		resp, err := s.c.client.Cardkit.V1.CardElement.Content(ctx, req, opts...)
+		resp, err := s.c.client.cardkit.CardElement.Content(ctx, req, opts...)
 		if err != nil {
 			return nil, 0, "", err
 		}
@@ -287,7 +287,7 @@ func (s *cardStream) streamingOff(ctx context.Context) error {
 		Body(larkcardkit.NewSettingsCardReqBodyBuilder().Settings(string(settings)).Sequence(s.seq).
 			Uuid(hashUUID("stream-settings", s.cardID, fmt.Sprint(s.seq))).Build()).Build()
 	return s.c.do(ctx, "cardkit settings", func(ctx context.Context, opts ...larkcore.RequestOptionFunc) (*larkcore.ApiResp, int, string, error) {
-		resp, err := s.c.client.Cardkit.V1.Card.Settings(ctx, req, opts...)
+		resp, err := s.c.client.cardkit.Card.Settings(ctx, req, opts...)
 		if err != nil {
 			return nil, 0, "", err
 		}

@@ -17,8 +17,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	dispatcher "github.com/hitlbot/hitlbot/third_party/larkdispatch"
 	larkevent "github.com/larksuite/oapi-sdk-go/v3/event"
-	"github.com/larksuite/oapi-sdk-go/v3/event/dispatcher"
 
 	"github.com/hitlbot/hitlbot/internal/clip"
 )

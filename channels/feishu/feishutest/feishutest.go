@@ -24,7 +24,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
-	larkws "github.com/larksuite/oapi-sdk-go/v3/ws"
+	larkws "github.com/hitlbot/hitlbot/third_party/larkws"
 
 	"github.com/hitlbot/hitlbot/channels/feishu/feishuwire"
 )
