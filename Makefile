@@ -17,7 +17,7 @@ FUZZTIME ?= 30s
 BIN      ?= bin/bot
 RUNS     ?= 3
 
-.PHONY: help test e2e compose build run fuzz bench measure tidy vet fmt
+.PHONY: help test e2e compose helm build run fuzz bench measure tidy vet fmt
 
 help: ## list the targets
 	@echo 'usage: make TARGET [ARGS=...]'
@@ -31,6 +31,9 @@ e2e: ## the web chat page in headless Chromium, both languages and widths; scree
 
 compose: ## check docker-compose.yml statically (docker-compose config; installs Debian's docker-compose when missing and root)
 	scripts/check-compose.sh
+
+helm: ## check the Helm chart deploy/helm/hitlbot: lint, template, the rendered config through bot check (scripts/check-helm.sh; installs helm with go install when missing)
+	scripts/check-helm.sh
 
 build: ## build the bot into bin/bot
 	$(GO) build -o $(BIN) ./cmd/bot

@@ -58,4 +58,16 @@ for b in bad:
     print("check-compose: .dockerignore: " + b, file=sys.stderr)
 sys.exit(1 if bad else 0)
 PY
-echo "check-compose: docker-compose.yml is valid; its ports are published on 127.0.0.1 only; .dockerignore keeps local files out"
+# The config the compose file mounts is one the bot accepts, with the
+# example's environment (its change-me tokens, which the bot refuses on
+# purpose, replaced by stand-ins).
+export PATH="$PATH:/usr/local/go/bin"
+bin=$(mktemp -d)
+trap '[[ -n $created ]] && rm -f "$env_file"; rm -rf "$bin"' EXIT
+go build -o "$bin/bot" ./cmd/bot
+mapfile -t example_env < <(grep -v '^#' deploy/hitlbot.env.example | grep . | sed 's/change-me-/stand-in-x-/')
+env "${example_env[@]}" HITLBOT_SERVER_DATA_DIR="$bin/data" "$bin/bot" check -config deploy/config.yaml >/dev/null ||
+	{ echo "check-compose: bot check refuses deploy/config.yaml with the environment of deploy/hitlbot.env.example" >&2; exit 1; }
+# The compose file's build targets exist in the Dockerfile.
+grep -q '^FROM .* AS with-node$' Dockerfile || { echo "check-compose: docker-compose.yml names the target with-node, which the Dockerfile lacks" >&2; exit 1; }
+echo "check-compose: docker-compose.yml is valid; its ports are published on 127.0.0.1 only; .dockerignore keeps local files out; bot check accepts deploy/config.yaml"
