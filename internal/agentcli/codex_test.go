@@ -13,12 +13,12 @@ import (
 // CLI as observed (docs/agents.md): what each answer of the hook makes
 // Codex do. hitlbot's /hooks/codex relies on each row.
 var codexContract = []struct {
-	name     string
-	answer   string
-	hook     string // the hook run's status
-	ran      bool   // the command ran
-	asked    bool   // Codex fell back to its own approval prompt
-	toModel  string // in the tool output the model reads
+	name    string
+	answer  string
+	hook    string // the hook run's status
+	ran     bool   // the command ran
+	asked   bool   // Codex fell back to its own approval prompt
+	toModel string // in the tool output the model reads
 }{
 	{name: "allow runs the command, nobody else is asked",
 		answer: `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}`,
