@@ -6,6 +6,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // AgentConfig is one entry of agents: another agent that may ask for
@@ -37,7 +38,34 @@ type AgentConfig struct {
 	// CallbackHosts are the hosts a request's callback_url may name
 	// (https; http only for localhost). Empty: no callbacks.
 	CallbackHosts []string `mapstructure:"callback_hosts"`
+	// Timeout is how long the agent's approvals wait for a decision
+	// before they expire, whatever approval.policy.timeouts says (a
+	// person in a chat takes minutes): 1s to 24h. Default 30m.
+	Timeout time.Duration `mapstructure:"timeout"`
+	// HookTimeout bounds how long POST /hooks/claude holds Claude Code's
+	// hook waiting for a decision; then it answers deny ("nobody decided
+	// within …"), while the approval stays pending until Timeout (the
+	// same call asked again waits on it). Keep it below the hook's own
+	// timeout in .claude/settings.json: 1s to 1h. Default 9m (Claude
+	// Code's default hook timeout is 10m).
+	HookTimeout time.Duration `mapstructure:"hook_timeout"`
 }
+
+// Defaults of AgentConfig.
+const (
+	// DefaultAgentTimeout is AgentConfig.Timeout's default.
+	DefaultAgentTimeout = 30 * time.Minute
+	// DefaultHookTimeout is AgentConfig.HookTimeout's default.
+	DefaultHookTimeout = 9 * time.Minute
+)
+
+// Ranges of AgentConfig's durations.
+const (
+	minAgentTimeout = time.Second
+	maxAgentTimeout = 24 * time.Hour
+	minHookTimeout  = time.Second
+	maxHookTimeout  = time.Hour
+)
 
 // Place is where an agent's cards go.
 type Place struct {
@@ -108,6 +136,12 @@ func Validate(cs []AgentConfig, getenv func(string) string, readFile func(string
 		}
 		if c.MaxPending < 0 {
 			add("max_pending", "must not be negative")
+		}
+		if c.Timeout != 0 && (c.Timeout < minAgentTimeout || c.Timeout > maxAgentTimeout) {
+			add("timeout", "%v is not between %v and %v", c.Timeout, minAgentTimeout, maxAgentTimeout)
+		}
+		if c.HookTimeout != 0 && (c.HookTimeout < minHookTimeout || c.HookTimeout > maxHookTimeout) {
+			add("hook_timeout", "%v is not between %v and %v", c.HookTimeout, minHookTimeout, maxHookTimeout)
 		}
 		if _, err := CompileRules(c.Name, c.Policy); err != nil {
 			errs = append(errs, err)

@@ -69,6 +69,22 @@ type Agent struct {
 // Name is the agent's name.
 func (a *Agent) Name() string { return a.cfg.Name }
 
+// timeout is how long the agent's approvals wait (AgentConfig.Timeout).
+func (a *Agent) timeout() time.Duration {
+	if a.cfg.Timeout > 0 {
+		return a.cfg.Timeout
+	}
+	return DefaultAgentTimeout
+}
+
+// hookTimeout is how long a hook request waits (AgentConfig.HookTimeout).
+func (a *Agent) hookTimeout() time.Duration {
+	if a.cfg.HookTimeout > 0 {
+		return a.cfg.HookTimeout
+	}
+	return DefaultHookTimeout
+}
+
 // Gate answers other agents' requests for approval.
 type Gate struct {
 	deps   Deps
@@ -156,6 +172,22 @@ type Ask struct {
 	// Description is the agent's own words about the call, shown on the
 	// card.
 	Description string
+	// Lane, when set, gives the request a session of its own beside the
+	// agent's other approvals (the agent's session and the lane), so
+	// that several of its requests wait at once in the approvers' chat,
+	// each with its own card and code, where a second request would
+	// otherwise supersede the first. A request whose lane holds a
+	// pending approval of the same payload waits on that approval (a
+	// retry); an ended one is never answered again: a new approval is
+	// asked. Key must be empty with a lane. Claude Code's hook (POST
+	// /hooks/claude) sets it from the Claude Code session, tool and
+	// input.
+	Lane string
+	// Session and Dir say where the agent asks from: its own session id
+	// (Claude Code's session_id; the card shows its first characters)
+	// and working directory, in a line on the card above the call,
+	// redacted and clipped. Empty: no such line.
+	Session, Dir string
 }
 
 // Answer is where a request stands.
@@ -236,6 +268,9 @@ func (g *Gate) ask(ctx context.Context, ag *Agent, q Ask) (Answer, bool, error) 
 	if len(q.Key) > 200 {
 		return Answer{}, false, fmt.Errorf("%w: tool_use_id is longer than 200 characters", ErrInvalid)
 	}
+	if q.Lane != "" && (q.Key != "" || len(q.Lane) > 64 || strings.ContainsAny(q.Lane, "#:\x00\n")) {
+		return Answer{}, false, fmt.Errorf("%w: a lane is at most 64 characters, without # or :, and takes no key", ErrInvalid)
+	}
 	if in := bytes.TrimSpace(q.Input); len(in) == 0 || string(in) == "null" {
 		// HashCall would read no input as {}: a call the agent never
 		// described, shown as one without arguments.
@@ -257,6 +292,9 @@ func (g *Gate) ask(ctx context.Context, ag *Agent, q Ask) (Answer, bool, error) 
 	name := callTool(ag.cfg.Name, q.Tool)
 	hash := approval.PayloadHash(name, canon)
 	session := g.session(ag)
+	if q.Lane != "" {
+		session += laneMark + approval.SessionKey(q.Lane)
+	}
 	risk, pattern := ag.rules.Risk(q.Tool, canon)
 	policy := g.deps.Policy()
 	v, err := g.deps.Engine.Evaluate(ctx, policy, approval.CallInfo{Session: session, User: g.requester(ag),
@@ -264,6 +302,7 @@ func (g *Gate) ask(ctx context.Context, ag *Agent, q Ask) (Answer, bool, error) 
 	if err != nil {
 		return Answer{}, false, err
 	}
+	v.Timeout = ag.timeout()
 	id := g.id(ag, session, q.Key)
 	if q.Key != "" {
 		// The key names one request: asked before, this is a retry (that
@@ -278,6 +317,24 @@ func (g *Gate) ask(ctx context.Context, ag *Agent, q Ask) (Answer, bool, error) 
 			PayloadSHA256: hash, Actor: ag.cfg.Name, Source: "agent", Outcome: StatusAllowed, Reason: clip.Runes(v.Reason, 200)})
 		g.log.Info("agent request allowed by the policy", "agent", ag.cfg.Name, "tool", name, "risk", v.Risk.String())
 		return Answer{Status: StatusAllowed, Input: canon, Risk: v.Risk.String(), Message: "allowed by the policy: " + v.Reason}, false, nil
+	}
+	if q.Lane != "" {
+		// The lane's pending approval, asked for this very payload, is
+		// this request's too; an ended one is not (its answer was
+		// given; a new ask needs a new decision).
+		a, err := g.deps.Engine.Store().Pending(ctx, session)
+		if err != nil {
+			return Answer{}, false, err
+		}
+		if a != nil && a.State == approval.StatePending && len(a.Calls) == 1 && a.Calls[0].Tool == name {
+			was := a.PayloadSHA256
+			if a.ProposedSHA256 != "" {
+				was = a.ProposedSHA256
+			}
+			if was == hash {
+				return answerOf(a, nil), false, nil
+			}
+		}
 	}
 	// What waits for a person counts against the agent's cap; what the
 	// policy allows at once does not.
@@ -294,6 +351,11 @@ func (g *Gate) ask(ctx context.Context, ag *Agent, q Ask) (Answer, bool, error) 
 		summary = words.In(lang, words.GateAsks, ag.cfg.Name, summary)
 		if d := redact.Clean(strings.TrimSpace(q.Description), 300); d != "" {
 			preview = d + "\n\n" + preview
+		}
+		if q.Session != "" || q.Dir != "" {
+			sess := redact.Clean(clip.FirstLine(q.Session), 8)
+			dir := redact.Clean(clip.FirstLine(q.Dir), 160)
+			preview = words.In(lang, words.GateHookContext, sess, dir) + "\n\n" + preview
 		}
 		return summary, preview
 	}
@@ -419,7 +481,7 @@ func answerOf(a *approval.Approval, o *approval.Outcome) Answer {
 	switch o.Status {
 	case approval.StatusExecuted, approval.StatusReplayed:
 		ans.Status, ans.Input = StatusAllowed, a.Calls[0].Args
-		ans.Message = "allowed by " + string(o.DecidedBy)
+		ans.Message = "allowed by " + string(o.DecidedBy) + took(a)
 	default:
 		ans.Status, ans.Message = StatusDenied, denial(a, *o)
 	}
@@ -431,7 +493,7 @@ func answerOf(a *approval.Approval, o *approval.Outcome) Answer {
 func denial(a *approval.Approval, o approval.Outcome) string {
 	switch o.Status {
 	case approval.StatusRejected:
-		s := "rejected by " + string(o.DecidedBy)
+		s := "rejected by " + string(o.DecidedBy) + took(a)
 		if a.Comment != "" {
 			s += ": " + a.Comment
 		}
@@ -454,10 +516,25 @@ func denial(a *approval.Approval, o approval.Outcome) string {
 	return "not allowed: " + d + ". Do not run it."
 }
 
+// took says how long the person took to decide a: " after 2m14s" (whole
+// seconds), from its request to its decision by the engine's clock; ""
+// when the record holds no decision time.
+func took(a *approval.Approval) string {
+	if a.DecidedAt.IsZero() || a.DecidedAt.Before(a.CreatedAt) {
+		return ""
+	}
+	return " after " + a.DecidedAt.Sub(a.CreatedAt).Truncate(time.Second).String()
+}
+
+// laneMark joins an agent's session and a request's lane (Ask.Lane).
+const laneMark = "#lane:"
+
 // session is the session key of ag's approvals: the approvers' chat's, as
 // the router keys it, and the agent's name, so that agents sharing an
 // approvers' chat do not replace each other's pending approval (one
-// agent's second request while one waits still does). A typed 确认 in the
+// agent's second request while one waits still does, unless it asks in a
+// lane of its own, Ask.Lane, as Claude Code's hook requests do: each
+// then has its own approval, card and code). A typed 确认 in the
 // chat finds it as the only approval there its sender may decide, or by
 // its code (确认 <code>).
 func (g *Gate) session(ag *Agent) approval.SessionKey {

@@ -201,6 +201,10 @@ func TestAskAllowedAfterApproval(t *testing.T) {
 	if got.Status != gate.StatusAllowed || string(got.Behavior()) != want {
 		t.Fatalf("answer %+v\nbehavior %s\nwant     %s", got, got.Behavior(), want)
 	}
+	// The agent is told who allowed it and how long that took.
+	if m := tookRE.ReplaceAllString(got.Message, " after D"); m != "allowed by ou_456 after D" {
+		t.Fatalf("message %q", got.Message)
+	}
 }
 
 // denialTests: how each end of an approval reads to the agent.
@@ -211,7 +215,7 @@ var denialTests = []struct {
 }{
 	{"rejected with a reason", func(t *testing.T, r *rig, a *approval.Approval) {
 		r.decide(t, a, approval.Reject, "ou_456", "not in a change window")
-	}, `{"behavior":"deny","message":"rejected by ou_456: not in a change window. Do not run it; ask the user what to do instead."}`},
+	}, `{"behavior":"deny","message":"rejected by ou_456 after D: not in a change window. Do not run it; ask the user what to do instead."}`},
 	{"cancelled", func(t *testing.T, r *rig, a *approval.Approval) {
 		if _, err := r.engine.Cancel(context.Background(), a.ID, "ou_456", approval.SourceAPI, ""); err != nil {
 			t.Fatal(err)
@@ -229,7 +233,7 @@ func TestAskDenied(t *testing.T) {
 			}
 			tt.end(t, r, r.card(t))
 			got, err := r.gate.Wait(context.Background(), r.ci, ans.ID, time.Minute)
-			if err != nil || got.Status != gate.StatusDenied || string(got.Behavior()) != tt.want {
+			if err != nil || got.Status != gate.StatusDenied || tookRE.ReplaceAllString(string(got.Behavior()), " after D") != tt.want {
 				t.Fatalf("answer %+v, %v\nbehavior %s\nwant     %s", got, err, got.Behavior(), tt.want)
 			}
 		})
@@ -352,11 +356,14 @@ func TestGrantForTheSameCall(t *testing.T) {
 	}
 }
 
-// TestExpiryIsADenial: nobody decides within the policy's timeout; the
-// waiting agent is denied with "expired".
+// TestExpiryIsADenial: nobody decides within the agent's timeout (which
+// wins over the policy's timeouts); the waiting agent is denied with
+// "expired".
 func TestExpiryIsADenial(t *testing.T) {
-	r := newRig(t, func(pc *approval.PolicyConfig) {
-		pc.Timeouts = map[string]time.Duration{"MEDIUM": 100 * time.Millisecond}
+	cs := append([]gate.AgentConfig(nil), agents...)
+	cs[0].Timeout = time.Second
+	r := newRigAgents(t, memstore.New(memstore.Options{}), cs, func(pc *approval.PolicyConfig) {
+		pc.Timeouts = map[string]time.Duration{"MEDIUM": time.Hour}
 	})
 	ans, err := r.gate.Ask(context.Background(), r.ci, gate.Ask{Tool: "Write", Input: json.RawMessage(`{"file_path":"/tmp/a","content":"x"}`)})
 	if err != nil || ans.Status != gate.StatusPending {
@@ -366,7 +373,7 @@ func TestExpiryIsADenial(t *testing.T) {
 	if err != nil || got.Status != gate.StatusDenied || got.State != approval.StateExpired {
 		t.Fatalf("answer %+v, %v", got, err)
 	}
-	want := `{"behavior":"deny","message":"expired: nobody decided within 100ms. Do not run it; ask again if it is still needed."}`
+	want := `{"behavior":"deny","message":"expired: nobody decided within 1s. Do not run it; ask again if it is still needed."}`
 	if string(got.Behavior()) != want {
 		t.Fatalf("behavior %s\nwant     %s", got.Behavior(), want)
 	}

@@ -54,14 +54,24 @@ func viewOf(a Answer) view {
 //	                     tool and input: that approval, pending or ended);
 //	                     409 idempotency_conflict when the key was asked before with another tool or input
 //	GET  /api/approvals/{id}[?wait=30s]   where it stands; with wait, held until it ends or wait passes (≤ 60s)
+//	POST /hooks/claude   Claude Code's PermissionRequest hook (claude.go): held until a decision or the
+//	                     agent's hook_timeout, answered {"hookSpecificOutput":{…,"decision":{…}}}
 //
 // A request with an agent's bearer token is the gate's; any other goes to
-// next, except POST /api/approvals, which only agents may make: 401.
+// next, except POST /api/approvals and /hooks/claude, which only agents
+// may use: 401.
 func (g *Gate) HTTP(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ag, isAgent := g.Authenticate(bearer(r.Header))
 		create := r.URL.Path == "/api/approvals" && r.Method == http.MethodPost
 		switch {
+		case r.URL.Path == HookPath && r.Method != http.MethodPost:
+			w.Header().Set("Allow", http.MethodPost)
+			writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", "POST Claude Code's PermissionRequest hook input here")
+		case r.URL.Path == HookPath && !isAgent:
+			unauthorized(w)
+		case r.URL.Path == HookPath:
+			g.serveHook(w, r, ag)
 		case create && !isAgent:
 			unauthorized(w)
 		case create:

@@ -153,7 +153,7 @@ func TestMCPCreateGetWait(t *testing.T) {
 	}
 	r.decide(t, a, approval.Reject, "ou_456", "use the staging box")
 	got := call("wait_approval", map[string]any{"approval_id": string(a.ID), "timeout_seconds": 10})
-	if !strings.Contains(got, `"status":"denied"`) || !strings.Contains(got, "rejected by ou_456: use the staging box") {
+	if !strings.Contains(got, `"status":"denied"`) || !strings.Contains(tookRE.ReplaceAllString(got, " after D"), "rejected by ou_456 after D: use the staging box") {
 		t.Fatalf("after the rejection: %s", got)
 	}
 	// Another agent cannot read it.

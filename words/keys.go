@@ -496,6 +496,9 @@ const (
 	DingTalkValueCut          // ends a card value cut to DingTalk's 1 KB per value: where the whole text is
 	DingTalkExternalRequester // an approval of an external member: decided by replying, not by the card's buttons
 
+	// Claude Code's permission hook (issue 28).
+	GateHookContext // where a hook request comes from, on its card; args: the Claude Code session (short), the working directory
+
 	// numKeys counts the keys; it is not one.
 	numKeys
 )

@@ -691,8 +691,9 @@ func tryLine() string {
 }
 
 // handler is the HTTP server's handler: mux, with the other agents'
-// requests (an agent's bearer token on /api/approvals) taken by the gate
-// first when agents are configured.
+// requests (an agent's bearer token on /api/approvals; Claude Code's
+// permission hook at /hooks/claude) taken by the gate first when agents
+// are configured.
 func (c *core) handler() http.Handler {
 	mux := c.mux()
 	if !c.gate.Agents() {
@@ -700,7 +701,7 @@ func (c *core) handler() http.Handler {
 	}
 	agents := c.gate.HTTP(mux)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/api/approvals" || strings.HasPrefix(r.URL.Path, "/api/approvals/") {
+		if r.URL.Path == "/api/approvals" || strings.HasPrefix(r.URL.Path, "/api/approvals/") || r.URL.Path == gate.HookPath {
 			agents.ServeHTTP(w, r)
 			return
 		}
