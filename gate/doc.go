@@ -23,4 +23,7 @@
 //     get_approval, wait_approval).
 //   - http.go: POST /api/approvals and GET /api/approvals/{id}?wait= for
 //     agents, with their tokens.
+//   - claude.go: POST /hooks/claude, Claude Code's PermissionRequest hook:
+//     each request its own approval (a lane), answered within the
+//     agent's hook_timeout.
 package gate
