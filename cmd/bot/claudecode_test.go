@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -432,5 +433,66 @@ func TestClaudeCodeHook(t *testing.T) {
 	t.Logf("the first hook request: %s", b)
 	if strings.Contains(s.stderr.String(), agentToken) {
 		t.Fatal("the agent's token reached the log")
+	}
+}
+
+// cardCodeRE is an approval's short code on its Feishu card.
+var cardCodeRE = regexp.MustCompile(`Code: ([0-9A-Za-z]+)`)
+
+// TestHookParallelTypedCode: two hook requests of one Claude Code
+// session at once (as Claude Code asks in parallel) through `bot serve`:
+// two cards, each with its own code, in the approvers' chat; a typed
+// "确认 <code>" decides one, a click on the other rejects it, and each
+// request gets its own answer.
+func TestHookParallelTypedCode(t *testing.T) {
+	s, fake := serveHookAgent(t)
+	post := func(command string) <-chan string {
+		ch := make(chan string, 1)
+		body := `{"session_id":"sess-par","cwd":"/work/proj","hook_event_name":"PermissionRequest","permission_mode":"default",` +
+			`"tool_name":"Bash","tool_input":{"command":"` + command + `"}}`
+		go func() {
+			req, _ := http.NewRequest("POST", s.base+"/hooks/claude", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+agentToken)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				ch <- err.Error()
+				return
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			ch <- resp.Status + " " + string(b)
+		}()
+		return ch
+	}
+	build, deploy := post("make build"), post("make deploy")
+	c1, c2 := agentCard(t, fake, 1), agentCard(t, fake, 2)
+	if strings.Contains(c1.Content, "make deploy") {
+		c1, c2 = c2, c1
+	}
+	m1, m2 := cardCodeRE.FindStringSubmatch(c1.Content), cardCodeRE.FindStringSubmatch(c2.Content)
+	if m1 == nil || m2 == nil || m1[1] == m2[1] {
+		t.Fatalf("the cards' codes: %v, %v\n%s\n%s", m1, m2, c1.Content, c2.Content)
+	}
+	ev := feishutest.MessageEvent{EventID: "ev-typed-code", MessageID: "om_typed_code", ChatID: "oc_ops", ChatType: "group",
+		Sender: "ou_alice", Text: "@_user_1 确认 " + m1[1], Mentions: map[string]string{"@_user_1": fake.BotOpenID}}
+	if _, err := fake.Push(ev.JSON(), 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	wait := func(ch <-chan string) string {
+		select {
+		case got := <-ch:
+			return got
+		case <-time.After(60 * time.Second):
+			t.Fatal("a hook request got no answer")
+		}
+		return ""
+	}
+	if got := wait(build); !strings.HasPrefix(got, "200 OK ") || !strings.Contains(got, `"decision":{"behavior":"allow","updatedInput":{"command":"make build"}}`) {
+		t.Fatalf("the typed code's request: %s", got)
+	}
+	click(t, fake, c2, "reject", "ou_alice", "ev-par-reject")
+	if got := wait(deploy); !strings.Contains(got, `"behavior":"deny","message":"rejected by ou_alice after `) {
+		t.Fatalf("the clicked request: %s", got)
 	}
 }
