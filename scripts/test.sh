@@ -6,7 +6,10 @@
 # if missing and started on a free port, SQL DSNs exported when local servers
 # answer) and scripts/mcp-npm.sh (the reference MCP servers from npm, for the
 # interop tests; when that fails the tests say why and skip), then runs, in
-# order:
+# order (cmd/bot's TestClaudeCodeHook installs the pinned Claude Code CLI,
+# @anthropic-ai/claude-code 2.1.328, with npm into
+# ~/.cache/hitlbot/claude-code-2.1.328 the first time, about 15 s; without
+# npm or the registry, or with -short, it says why and skips):
 #
 #   go vet PACKAGES
 #   gofmt -l .                      (must list nothing; with packages given,
