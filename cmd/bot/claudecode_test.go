@@ -21,15 +21,15 @@ import (
 	"time"
 
 	"github.com/hitlbot/hitlbot/channels/feishu/feishutest"
+	"github.com/hitlbot/hitlbot/internal/agentcli"
 )
 
-// claudeCodeVersion is the Claude Code CLI the end-to-end tests run,
-// installed from npm (@anthropic-ai/claude-code) into a cache directory.
+// claudeCodeVersion is the Claude Code CLI the end-to-end tests run
+// (agentcli.ClaudeCodePackage).
 const claudeCodeVersion = "2.1.328"
 
-// claudeCLI returns the path of the pinned Claude Code CLI: from
-// $HITLBOT_TEST_CLAUDE_DIR, else installed with npm into
-// ${XDG_CACHE_HOME:-~/.cache}/hitlbot/claude-code-<version> the first time.
+// claudeCLI returns the path of the pinned Claude Code CLI, installed from
+// npm into the cache agentcli shares with the Codex tests the first time.
 // Without npm, or when the registry cannot be reached, the test is
 // skipped, saying why.
 func claudeCLI(t *testing.T) string {
@@ -37,55 +37,12 @@ func claudeCLI(t *testing.T) string {
 	if testing.Short() {
 		t.Skip("-short: the Claude Code CLI tests run the real CLI from npm")
 	}
-	dir := os.Getenv("HITLBOT_TEST_CLAUDE_DIR")
-	if dir == "" {
-		cache := os.Getenv("XDG_CACHE_HOME")
-		if cache == "" {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				t.Skip("no cache directory for the Claude Code CLI: " + err.Error())
-			}
-			cache = filepath.Join(home, ".cache")
-		}
-		dir = filepath.Join(cache, "hitlbot", "claude-code-"+claudeCodeVersion)
-	}
-	bin := filepath.Join(dir, "node_modules", ".bin", "claude")
-	if _, err := os.Stat(bin); err != nil {
-		npm, err := exec.LookPath("npm")
-		if err != nil {
-			t.Skip("npm is not installed, so the Claude Code CLI cannot be installed: " + err.Error())
-		}
-		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-			t.Skip("cannot make the cache directory: " + err.Error())
-		}
-		tmp, err := os.MkdirTemp(filepath.Dir(dir), "claude-code-")
-		if err != nil {
-			t.Skip("cannot make the cache directory: " + err.Error())
-		}
-		defer os.RemoveAll(tmp)
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		out, err := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", "--loglevel=error", "--fetch-retries=1", "--fetch-timeout=30000", "--prefix", tmp,
-			"@anthropic-ai/claude-code@"+claudeCodeVersion).CombinedOutput()
-		if err != nil {
-			t.Skipf("npm install @anthropic-ai/claude-code@%s failed (is the npm registry reachable?): %v\n%s", claudeCodeVersion, err, tail(out, 5))
-		}
-		if err := os.Rename(tmp, dir); err != nil && !os.IsExist(err) {
-			if _, serr := os.Stat(bin); serr != nil {
-				t.Skip("cannot move the install into the cache: " + err.Error())
-			}
-		}
-	}
+	bin := filepath.Join(agentcli.Install(t, agentcli.ClaudeCodePackage), "claude")
 	out, err := exec.Command(bin, "--version").CombinedOutput()
 	if err != nil || !strings.HasPrefix(string(out), claudeCodeVersion+" ") {
 		t.Skipf("%s --version: %q, %v; want %s", bin, out, err, claudeCodeVersion)
 	}
 	return bin
-}
-
-func tail(b []byte, n int) string {
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // fakeAnthropic is a local Anthropic Messages API that scripts Claude

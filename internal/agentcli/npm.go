@@ -1,5 +1,5 @@
 // Package agentcli runs the real agent command-line programs that hitlbot
-// gates (the Codex CLI, from npm) in tests, offline: it installs a pinned
+// gates (Claude Code and the Codex CLI, from npm) in tests, offline: it installs a pinned
 // version once into a cache shared by test runs, fakes the model API the
 // program talks to, and drives the program the way a person's session
 // would. Nothing reaches the internet but the npm registry, and only to
@@ -22,9 +22,14 @@ import (
 	"time"
 )
 
-// CodexPackage is the Codex CLI hitlbot is verified against (the version
-// docs/agents.md names; change both together).
-const CodexPackage = "@openai/codex@0.169.0"
+// The agent programs hitlbot is verified against (README.md names the
+// versions; change both together).
+const (
+	// ClaudeCodePackage is the Claude Code CLI (cmd/bot's TestClaudeCodeHook).
+	ClaudeCodePackage = "@anthropic-ai/claude-code@2.1.328"
+	// CodexPackage is the Codex CLI (TestCodexHookContract, TestCodexHook).
+	CodexPackage = "@openai/codex@0.169.0"
+)
 
 // installTimeout bounds one npm install: the Codex package brings a ~300 MB
 // binary.
