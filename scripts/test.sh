@@ -6,15 +6,20 @@
 # if missing and started on a free port, SQL DSNs exported when local servers
 # answer) and scripts/mcp-npm.sh (the reference MCP servers from npm, for the
 # interop tests; when that fails the tests say why and skip), then runs, in
-# order (cmd/bot's TestClaudeCodeHook installs the pinned Claude Code CLI,
-# @anthropic-ai/claude-code 2.1.328, with npm into
-# ~/.cache/hitlbot/claude-code-2.1.328 the first time, about 15 s; without
-# npm or the registry, or with -short, it says why and skips):
+# order (the tests that run the real agent CLIs — cmd/bot's
+# TestClaudeCodeHook, internal/agentcli's Codex tests — install the pinned
+# @anthropic-ai/claude-code and @openai/codex with npm into
+# ~/.cache/hitlbot/npm the first time; without npm or the registry, or with
+# -short, they say why and skip):
 #
 #   go vet PACKAGES
 #   gofmt -l .                      (must list nothing; with packages given,
 #                                    their directories instead of .)
-#   go test -race -count=1 [FLAG...] PACKAGES
+#   go test -race -count=1 -timeout 30m [FLAG...] PACKAGES
+#
+# (-timeout: cmd/bot's end-to-end tests run the real binary's constructor
+# with fake platforms and real CLIs; on a loaded 2-core machine the package
+# took 9 minutes, near go test's default of 10. A -timeout given wins.)
 #
 # Arguments that name packages (./..., ./approval/..., github.com/...) replace
 # the default ./...; all others are go test flags:
@@ -95,7 +100,11 @@ if [[ -n $unformatted ]]; then
 	exit 1
 fi
 
-echo "== go test -race -count=1 ${flags[*]} ${pkgs[*]}"
+timeout=(-timeout 30m)
+for f in "${flags[@]}"; do
+	[[ $f == -timeout* || $f == --timeout* ]] && timeout=()
+done
+echo "== go test -race -count=1 ${timeout[*]} ${flags[*]} ${pkgs[*]}"
 status=0
-go test -race -count=1 "${flags[@]}" "${pkgs[@]}" || status=$?
+go test -race -count=1 "${timeout[@]}" "${flags[@]}" "${pkgs[@]}" || status=$?
 exit "$status"
