@@ -73,9 +73,11 @@ type EngineConfig struct {
 	// (Decision.Edits): the agent's tool registry and policy. Nil: edits
 	// are refused as invalid.
 	Editor EditChecker
-	// PollInterval is how often Wait re-reads the record, a backstop for an
-	// outcome message lost while the store's subscription reconnected.
-	// Default 5s.
+	// PollInterval is how often the engine re-reads the approvals its
+	// Waits are blocked on, a backstop for an outcome message lost while
+	// the store's subscription reconnected: one goroutine per engine
+	// reads them all at once (Store.Outcomes, pollBatch to a call) and
+	// wakes the Waits of those that ended. Default 5s.
 	PollInterval time.Duration
 }
 
@@ -159,7 +161,59 @@ func (e *Engine) Start(ctx context.Context) error {
 	e.mu.Lock()
 	e.started = true
 	e.mu.Unlock()
+	// The first timer is set before Start returns, so that a test's fake
+	// clock moved after Start fires it.
+	go e.pollWaiting(ctx, e.cfg.Clock.NewTimer(e.cfg.PollInterval))
 	return nil
+}
+
+// pollBatch is how many approvals one Store.Outcomes call of the poll
+// reads.
+const pollBatch = 1000
+
+// pollWaiting re-reads, every PollInterval until ctx ends, the approvals
+// that Waits of this engine are blocked on, and wakes those whose
+// approval ended: the backstop for an outcome message that never came
+// (the subscription was down, or on a Redis that a failover left
+// behind). One goroutine and a few store round trips per interval,
+// whatever the number of Waits.
+func (e *Engine) pollWaiting(ctx context.Context, t clock.Timer) {
+	for {
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C():
+		}
+		e.pollOnce(ctx)
+		t = e.cfg.Clock.NewTimer(e.cfg.PollInterval)
+	}
+}
+
+// pollOnce is one round of pollWaiting.
+func (e *Engine) pollOnce(ctx context.Context) {
+	e.mu.Lock()
+	ids := make([]ID, 0, len(e.waiters))
+	for id := range e.waiters {
+		ids = append(ids, id)
+	}
+	e.mu.Unlock()
+	for len(ids) > 0 {
+		batch := ids[:min(len(ids), pollBatch)]
+		ids = ids[len(batch):]
+		os, err := e.cfg.Store.Outcomes(ctx, batch)
+		if err != nil {
+			if ctx.Err() == nil {
+				e.log.Warn("re-reading the approvals waited on failed; trying again at the next poll", "waits", len(batch)+len(ids), "err", err)
+			}
+			return
+		}
+		for i, o := range os {
+			if o != nil {
+				e.deliver(batch[i], *o)
+			}
+		}
+	}
 }
 
 // Text returns the engine's outcome words.
@@ -956,10 +1010,10 @@ func (e *Engine) Wait(ctx context.Context, id ID) (Outcome, error) {
 		}
 		expiresAt = a.ExpiresAt
 	}
+	// A lost outcome message is made up for by the engine's poll
+	// (pollWaiting), which wakes ch.
 	expiry := e.cfg.Clock.NewTimer(expiresAt.Sub(e.cfg.Clock.Now()))
 	defer func() { expiry.Stop() }()
-	poll := e.cfg.Clock.NewTimer(e.cfg.PollInterval)
-	defer func() { poll.Stop() }()
 	for {
 		select {
 		case o := <-ch:
@@ -974,11 +1028,6 @@ func (e *Engine) Wait(ctx context.Context, id ID) (Outcome, error) {
 			if retry > 0 {
 				expiry = e.cfg.Clock.NewTimer(retry)
 			}
-		case <-poll.C():
-			if a, err := e.cfg.Store.Get(ctx, id); err == nil && a.State.Terminal() && a.Outcome != nil {
-				return *a.Outcome, nil
-			}
-			poll = e.cfg.Clock.NewTimer(e.cfg.PollInterval)
 		}
 	}
 }

@@ -400,7 +400,7 @@ func TestTimeoutAgainstClick(t *testing.T) {
 			runsBefore := f.tool.runs.Load()
 			timers := f.clk.Timers()
 			ch := waitAsync(t, f.a, a.ID)
-			for f.clk.Timers() < timers+2 { // expiry + poll
+			for f.clk.Timers() < timers+1 { // the Wait's expiry
 				time.Sleep(10 * time.Microsecond)
 			}
 			var wg sync.WaitGroup

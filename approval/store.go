@@ -22,6 +22,15 @@ type Store interface {
 	// Get returns the approval with id, or an error of kind errkind.NotFound.
 	Get(ctx context.Context, id ID) (*Approval, error)
 
+	// Outcomes returns, for each of ids in its order, the outcome of the
+	// approval when it has ended (a terminal state), else nil: pending,
+	// claimed, or no such approval. It reads them all in a few round trips
+	// whatever their number (redisstore: the state and outcome fields of
+	// each record, pipelined), and decodes the ended ones alone. The
+	// engine's backstop for a lost outcome message re-reads the approvals
+	// it waits on with it (Engine.Wait, EngineConfig.PollInterval).
+	Outcomes(ctx context.Context, ids []ID) ([]*Outcome, error)
+
 	// AddCards records the cards that show the approval. A decision may
 	// have ended the approval while its card was being sent: AddCards then
 	// returns the record as it is after that step, with every card it has,

@@ -236,6 +236,23 @@ func (s *Store) Get(ctx context.Context, id approval.ID) (*approval.Approval, er
 	return r.Clone(), nil
 }
 
+// Outcomes implements approval.Store, under one hold of the lock.
+func (s *Store) Outcomes(ctx context.Context, ids []approval.ID) ([]*approval.Outcome, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, approval.E("memstore.Outcomes", errkind.Unavailable, "", err)
+	}
+	out := make([]*approval.Outcome, len(ids))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, id := range ids {
+		if r := s.recs[id]; r != nil && r.State.Terminal() && r.Outcome != nil {
+			o := r.Outcome.Clone()
+			out[i] = &o
+		}
+	}
+	return out, nil
+}
+
 // AddCards implements approval.Store.
 func (s *Store) AddCards(ctx context.Context, id approval.ID, cards []approval.CardRef) (*approval.Approval, error) {
 	s.mu.Lock()

@@ -413,6 +413,69 @@ func (s *Store) Get(ctx context.Context, id approval.ID) (*approval.Approval, er
 	return a, nil
 }
 
+// outcomesBatch is how many records one pipeline of Outcomes reads.
+const outcomesBatch = 1000
+
+// Outcomes implements approval.Store: HGET of each record's state,
+// pipelined, outcomesBatch to a round trip (a Cluster client splits each
+// pipeline by node); then, only when some have ended, the records of
+// those (HGETALL, pipelined: an outcome is kept in chunks, see
+// fields.add), whose outcomes alone are decoded. A poll that finds
+// nothing ended (the usual case: the outcome messages came) reads a few
+// bytes per approval.
+func (s *Store) Outcomes(ctx context.Context, ids []approval.ID) ([]*approval.Outcome, error) {
+	const op = "redisstore.Outcomes"
+	out := make([]*approval.Outcome, len(ids))
+	var ended []int // indexes in ids
+	for start := 0; start < len(ids); start += outcomesBatch {
+		batch := ids[start:min(start+outcomesBatch, len(ids))]
+		pipe := s.c.Pipeline()
+		cmds := make([]*redis.StringCmd, len(batch))
+		for i, id := range batch {
+			if shard, ok := id.Shard(); ok {
+				cmds[i] = pipe.HGet(ctx, s.recordKey(shard, id), "s")
+			}
+		}
+		if pipe.Len() == 0 {
+			continue
+		}
+		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+			return nil, unavailable(op, "", err)
+		}
+		for i, c := range cmds {
+			if c != nil && c.Err() == nil && approval.State(c.Val()).Terminal() { // redis.Nil: no such record
+				ended = append(ended, start+i)
+			}
+		}
+	}
+	for start := 0; start < len(ended); start += outcomesBatch {
+		batch := ended[start:min(start+outcomesBatch, len(ended))]
+		pipe := s.c.Pipeline()
+		cmds := make([]*redis.MapStringStringCmd, len(batch))
+		for i, at := range batch {
+			shard, _ := ids[at].Shard()
+			cmds[i] = pipe.HGetAll(ctx, s.recordKey(shard, ids[at]))
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			return nil, unavailable(op, "", err)
+		}
+		for i, at := range batch {
+			f := cmds[i].Val()
+			if len(f) == 0 {
+				continue // gone since (past its retention)
+			}
+			a, err := decodeRecord(ids[at], f)
+			if err != nil {
+				return nil, internal(op, ids[at], "%v", err)
+			}
+			if a.State.Terminal() {
+				out[at] = a.Outcome
+			}
+		}
+	}
+	return out, nil
+}
+
 // AddCards implements approval.Store in one round trip.
 func (s *Store) AddCards(ctx context.Context, id approval.ID, cards []approval.CardRef) (*approval.Approval, error) {
 	const op = "redisstore.AddCards"
