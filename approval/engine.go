@@ -92,8 +92,13 @@ type Engine struct {
 	cfg EngineConfig
 	log *slog.Logger
 
-	mu      sync.Mutex
-	waiters map[ID]map[chan Outcome]struct{}
+	mu sync.Mutex
+	// waiters holds, per approval, the Waits blocked on it (see wait.go);
+	// due orders them by expiry for the engine's one timer; kick wakes
+	// the engine's watch goroutine when the earliest expiry changed.
+	waiters map[ID]*waiting
+	due     dueHeap
+	kick    chan struct{}
 	// early holds the approvals this engine requested whose Wait has not
 	// begun: an outcome that arrives before Wait is kept here, so Wait on
 	// the requesting replica needs no read of the store. Entries whose
@@ -144,7 +149,7 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = 5 * time.Second
 	}
-	return &Engine{cfg: cfg, log: cfg.Logger, waiters: map[ID]map[chan Outcome]struct{}{}, early: map[ID]*earlyOutcome{}, pruneAt: minPrune}, nil
+	return &Engine{cfg: cfg, log: cfg.Logger, waiters: map[ID]*waiting{}, kick: make(chan struct{}, 1), early: map[ID]*earlyOutcome{}, pruneAt: minPrune}, nil
 }
 
 // Start subscribes to the outcomes published through the store, until ctx ends.
@@ -163,57 +168,8 @@ func (e *Engine) Start(ctx context.Context) error {
 	e.mu.Unlock()
 	// The first timer is set before Start returns, so that a test's fake
 	// clock moved after Start fires it.
-	go e.pollWaiting(ctx, e.cfg.Clock.NewTimer(e.cfg.PollInterval))
+	go e.watch(ctx, e.cfg.Clock.NewTimer(e.cfg.PollInterval))
 	return nil
-}
-
-// pollBatch is how many approvals one Store.Outcomes call of the poll
-// reads.
-const pollBatch = 1000
-
-// pollWaiting re-reads, every PollInterval until ctx ends, the approvals
-// that Waits of this engine are blocked on, and wakes those whose
-// approval ended: the backstop for an outcome message that never came
-// (the subscription was down, or on a Redis that a failover left
-// behind). One goroutine and a few store round trips per interval,
-// whatever the number of Waits.
-func (e *Engine) pollWaiting(ctx context.Context, t clock.Timer) {
-	for {
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C():
-		}
-		e.pollOnce(ctx)
-		t = e.cfg.Clock.NewTimer(e.cfg.PollInterval)
-	}
-}
-
-// pollOnce is one round of pollWaiting.
-func (e *Engine) pollOnce(ctx context.Context) {
-	e.mu.Lock()
-	ids := make([]ID, 0, len(e.waiters))
-	for id := range e.waiters {
-		ids = append(ids, id)
-	}
-	e.mu.Unlock()
-	for len(ids) > 0 {
-		batch := ids[:min(len(ids), pollBatch)]
-		ids = ids[len(batch):]
-		os, err := e.cfg.Store.Outcomes(ctx, batch)
-		if err != nil {
-			if ctx.Err() == nil {
-				e.log.Warn("re-reading the approvals waited on failed; trying again at the next poll", "waits", len(batch)+len(ids), "err", err)
-			}
-			return
-		}
-		for i, o := range os {
-			if o != nil {
-				e.deliver(batch[i], *o)
-			}
-		}
-	}
 }
 
 // Text returns the engine's outcome words.
@@ -228,7 +184,7 @@ func (e *Engine) Store() Store { return e.cfg.Store }
 func (e *Engine) wants(id ID) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.early[id] != nil || len(e.waiters[id]) > 0
+	return e.early[id] != nil || e.waiters[id] != nil
 }
 
 // deliver hands an outcome to the local waiters of its approval, or keeps
@@ -239,11 +195,8 @@ func (e *Engine) deliver(id ID, o Outcome) {
 	if eo := e.early[id]; eo != nil && eo.o == nil {
 		eo.o = &o
 	}
-	for ch := range e.waiters[id] {
-		select {
-		case ch <- o:
-		default: // the waiter already has an outcome
-		}
+	if w := e.waiters[id]; w != nil {
+		e.endLocked(w, o)
 	}
 }
 
@@ -259,7 +212,7 @@ func (e *Engine) WaitingCount() int {
 func (e *Engine) Waiting(id ID) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return len(e.waiters[id]) > 0
+	return e.waiters[id] != nil
 }
 
 // outcome words an outcome of status st that did not simply succeed:
@@ -954,82 +907,6 @@ func joinResults(rs []Result) string {
 		fmt.Fprintf(&b, "[%d] %s (%s): %s", i+1, r.Tool, r.Status, r.Content)
 	}
 	return b.String()
-}
-
-// Wait blocks until the approval's outcome arrives (from this process or
-// another replica) or it expires; on expiry it ends the approval through
-// the same claim gate a decision passes, so exactly one of a click and the
-// timeout wins. It returns ctx.Err() if ctx ends first; the approval then
-// stays as it is.
-func (e *Engine) Wait(ctx context.Context, id ID) (Outcome, error) {
-	e.mu.Lock()
-	if !e.started {
-		e.mu.Unlock()
-		return Outcome{}, E("approval.Wait", errkind.Internal, id, errors.New("engine not started"))
-	}
-	// The first Wait on an approval this engine requested takes its early
-	// entry: every outcome since the Put is either in it or comes to ch.
-	eo := e.early[id]
-	delete(e.early, id)
-	if eo != nil && eo.o != nil {
-		e.mu.Unlock()
-		return *eo.o, nil
-	}
-	ch := make(chan Outcome, 1)
-	if e.waiters[id] == nil {
-		e.waiters[id] = map[chan Outcome]struct{}{}
-	}
-	e.waiters[id][ch] = struct{}{}
-	e.mu.Unlock()
-	defer func() {
-		e.mu.Lock()
-		delete(e.waiters[id], ch)
-		if len(e.waiters[id]) == 0 {
-			delete(e.waiters, id)
-		}
-		e.mu.Unlock()
-	}()
-
-	var expiresAt time.Time
-	if eo != nil {
-		expiresAt = eo.expires
-	} else {
-		// Another replica requested it, or this process restarted: read
-		// the record. Registered before this read, so an outcome
-		// published in between is either in the record or delivered to
-		// ch.
-		a, err := e.cfg.Store.Get(ctx, id)
-		if err != nil {
-			if KindOf(err) == errkind.NotFound {
-				return e.outcome(StatusMissing, ""), nil
-			}
-			return Outcome{}, err
-		}
-		if a.State.Terminal() && a.Outcome != nil {
-			return *a.Outcome, nil
-		}
-		expiresAt = a.ExpiresAt
-	}
-	// A lost outcome message is made up for by the engine's poll
-	// (pollWaiting), which wakes ch.
-	expiry := e.cfg.Clock.NewTimer(expiresAt.Sub(e.cfg.Clock.Now()))
-	defer func() { expiry.Stop() }()
-	for {
-		select {
-		case o := <-ch:
-			return o, nil
-		case <-ctx.Done():
-			return Outcome{}, ctx.Err()
-		case <-expiry.C():
-			o, done, retry := e.expire(ctx, id)
-			if done {
-				return o, nil
-			}
-			if retry > 0 {
-				expiry = e.cfg.Clock.NewTimer(retry)
-			}
-		}
-	}
 }
 
 // expire tries to end an approval whose time is up. done reports that o is

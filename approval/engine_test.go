@@ -398,9 +398,10 @@ func TestTimeoutAgainstClick(t *testing.T) {
 		for round := range rounds {
 			a := request(t, f.a, func(r *approval.Request) { r.Verdict.Timeout = time.Minute })
 			runsBefore := f.tool.runs.Load()
-			timers := f.clk.Timers()
 			ch := waitAsync(t, f.a, a.ID)
-			for f.clk.Timers() < timers+1 { // the Wait's expiry
+			// Once the Wait is blocked (the engine's timer is set at its
+			// expiry then, or at once when the clock is past it).
+			for !f.a.Waiting(a.ID) {
 				time.Sleep(10 * time.Microsecond)
 			}
 			var wg sync.WaitGroup

@@ -100,3 +100,36 @@ func TestLostOutcomeFoundByPoll(t *testing.T) {
 		}
 	})
 }
+
+// TestWaitsShareOneTimer: 500 Waits blocked on approvals that expire at
+// five different times hold no timer of their own: the engine keeps one
+// for the earliest expiry (and one for its poll); as the clock passes each
+// expiry, exactly the Waits due then end, expired. Before, each Wait had
+// two timers of its own (1,000 here).
+func TestWaitsShareOneTimer(t *testing.T) {
+	f := newFixture(t, backends[0])
+	const n = 500
+	waits := make([]<-chan approval.Outcome, n)
+	for i := range waits {
+		a := request(t, f.a, func(r *approval.Request) { r.Verdict.Timeout = time.Duration(1+i%5) * time.Minute })
+		waits[i] = waitAsync(t, f.a, a.ID)
+	}
+	waitfor.True(t, "every Wait blocked", func() bool { return f.a.WaitingCount() == n })
+	// a's poll and expiry timers, b's poll timer.
+	waitfor.True(t, "the engine's expiry timer set", func() bool { return f.clk.Timers() == 3 })
+	for step := 1; step <= 5; step++ {
+		f.clk.Advance(time.Minute)
+		for i := step - 1; i < n; i += 5 {
+			if o := recv(t, waits[i]); o.Status != approval.StatusExpired {
+				t.Fatalf("minute %d: Wait %d = %+v, want expired", step, i, o)
+			}
+		}
+		waitfor.True(t, "the expired Waits gone", func() bool { return f.a.WaitingCount() == n-step*n/5 })
+		if got := f.clk.Timers(); got > 3 {
+			t.Fatalf("minute %d: %d timers, want at most 3", step, got)
+		}
+	}
+	if got := f.tool.runs.Load(); got != 0 {
+		t.Fatalf("tool ran %d times", got)
+	}
+}
