@@ -16,7 +16,7 @@
 //	<prefix>{<shard>}:ap:<id>                         HASH  the record (below)
 //	<prefix>{<shard>}:pending:<session>               STRING the session's latest approval id (pending or ended)
 //	<prefix>{<shard>}:idem:<len(session)>:<session>:<key>  STRING cached result {"hash":…,"outcome":…}
-//	<prefix>due                                       ZSET  expiry index: id scored by ExpiresAt (unix ms)
+//	<prefix>due                                       ZSET  expiry index: id scored by ExpiresAt (unix ms); an approval that ended leaves it with the next pipeline of the Store that saw it end (endedQueue)
 //	<prefix>esc                                       ZSET  escalation index: id scored by its next step's time
 //	                                                  (unix ms), added in Put's pipeline, moved or removed by Escalate
 //	<prefix>seen:<key>                                STRING de-duplication mark (SET NX PX)

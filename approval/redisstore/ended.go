@@ -15,9 +15,11 @@ const maxEnded = 1024
 
 // endedQueue keeps the chat-index entries of approvals this Store saw
 // leave pending (a claim that claimed or ended one, a cancel, a Put that
-// superseded one): the next pipeline this Store sends (Put, Complete,
-// SeenAndPending) removes them (ZREM), so that a chat's index holds its
-// pending approvals and few others, at no round trip of its own. An entry
+// superseded one), and the expiry-index (Due) entries of those that ended
+// (those and a Complete): the next pipeline this Store sends (Put,
+// Complete, SeenAndPending) removes them (ZREM), so that a chat's index
+// holds its pending approvals and few others, and the expiry index the
+// approvals not ended, at no round trip of its own. An entry
 // lost so (the queue full, the pipeline failed, the process gone) is pruned
 // when the index is read (chatRecords), as every entry was before.
 type endedQueue struct {
@@ -36,6 +38,13 @@ func (e *endedQueue) add(s *Store, a *approval.Approval) {
 	keys := []string{s.chatKey(place.Channel, place.ChatID)}
 	for _, st := range a.Taken() {
 		keys = append(keys, s.chatKey(st.To.Channel, st.To.ChatID))
+	}
+	if a.State.Terminal() {
+		// Ended: out of the expiry index too, so that Due names the
+		// approvals that may still expire (or whose claim may go
+		// stale), not every one since the last sweep. A claimed one
+		// stays: the sweeper freezes a claim nobody completed.
+		keys = append(keys, s.dueKey())
 	}
 	for _, k := range keys {
 		e.addIDs(k, string(a.ID))

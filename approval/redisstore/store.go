@@ -766,6 +766,7 @@ func (s *Store) Complete(ctx context.Context, id approval.ID, st approval.State,
 		if len(res) < 3 {
 			return nil, internal(op, id, "unexpected complete reply of %d items", len(res))
 		}
+		s.ended.addIDs(s.dueKey(), string(id)) // ended: out of the expiry index
 		var cards []approval.CardRef
 		for i, c := range res[3:] {
 			ref, err := decodeCard(c, res[1], res[2])
