@@ -69,6 +69,10 @@ type ToolSpec struct {
 	Name        string
 	Description string
 	Schema      *jsonschema.Schema
+	// About says what a call does for a person, in each language (About
+	// of the tool); the rules model's /tools shows it in a turn whose
+	// language the description is not written in.
+	About approval.Words
 }
 
 // Request is the input of Model.Complete.
@@ -77,6 +81,10 @@ type Request struct {
 	Messages []Message
 	// Tools are the tools the model may call.
 	Tools []ToolSpec
+	// Lang is the turn's language ("zh", "en"): the language of the
+	// person the turn answers. A model that words its own answers (the
+	// rules) says them in it; an LLM follows the conversation.
+	Lang string
 	// Delta, when set, is called by a model that streams with each piece
 	// of the assistant's text as it is generated, in order, from the
 	// goroutine that called Complete (never after Complete returns). The

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/internal/clip"
+	catalogue "github.com/hitlbot/hitlbot/words"
 )
 
 // turnState is the working state of one turn.
@@ -126,7 +127,7 @@ func (l *Loop) rounds(ctx context.Context, ts *turnState) {
 			msgs = append([]Message{{Role: RoleSystem, Content: l.cfg.SystemPrompt}}, msgs...)
 		}
 		streamed := false // the model said a delta this round: a streamed message is open
-		resp, err := l.cfg.Model.Complete(ctx, Request{Messages: msgs, Tools: specs, Delta: func(text string) {
+		resp, err := l.cfg.Model.Complete(ctx, Request{Messages: msgs, Tools: specs, Lang: l.cfg.Lang, Delta: func(text string) {
 			if text != "" {
 				streamed = true
 				ts.streaming.Store(true)
@@ -278,7 +279,7 @@ func (l *Loop) specs() []ToolSpec {
 	tools := l.cfg.Tools.Tools()
 	out := make([]ToolSpec, len(tools))
 	for i, t := range tools {
-		out[i] = ToolSpec{Name: t.Name(), Description: t.Description(), Schema: t.Schema()}
+		out[i] = ToolSpec{Name: t.Name(), Description: t.Description(), Schema: t.Schema(), About: About(t)}
 	}
 	return out
 }
@@ -300,6 +301,17 @@ type prepared struct {
 	reply   string
 	status  approval.Status
 	isError bool
+	// shown, when set, is what a person reads of the answer (in the
+	// turn's language) where reply is written for the model alone.
+	shown string
+}
+
+// said is what a person reads of the call's answer.
+func (p *prepared) said() string {
+	if p.shown != "" {
+		return p.shown
+	}
+	return p.reply
 }
 
 // answer records the call's answer: the action's status, whether it is an
@@ -384,17 +396,18 @@ func (l *Loop) handleCalls(ctx context.Context, ts *turnState, calls []ToolCall)
 	l.roundPrivacy(ctx, ts, direct, id, v)
 	for _, p := range direct {
 		l.sayGranted(ctx, ts, p.verdict.Grant)
-		res, err := l.cfg.Tools.Dispatch(ctx, approval.Call{Tool: p.call.Name, Args: p.args, PayloadSHA256: p.hash, CallID: p.call.ID})
+		res, err := l.cfg.Tools.Dispatch(catalogue.WithLang(ctx, catalogue.Of(l.cfg.Lang)), approval.Call{Tool: p.call.Name, Args: p.args, PayloadSHA256: p.hash, CallID: p.call.ID})
 		switch {
 		case err != nil && errors.Is(err, approval.ErrNotRun):
 			p.answer(approval.StatusFailed, true, "Error: "+err.Error())
 		case err != nil:
 			log.Error("tool failed with an unknown effect", "tool", p.call.Name, "err", err)
 			p.answer(approval.StatusFrozen, true, "The tool failed and its effect is unknown; do not retry it automatically.")
+			p.shown = catalogue.In(l.cfg.Lang, catalogue.AgentEffectUnknown)
 		default:
 			p.answer(res.Status, res.IsError, res.Content)
 		}
-		l.sayTurn(ctx, ts, Say{Kind: SayToolResult, Tool: p.call.Name, Args: p.args, Text: p.reply, IsError: p.isError})
+		l.sayTurn(ctx, ts, Say{Kind: SayToolResult, Tool: p.call.Name, Args: p.args, Text: p.said(), IsError: p.isError})
 	}
 	if len(batch) > 0 {
 		l.approve(ctx, ts, batch, id, v)

@@ -857,6 +857,8 @@ func joinErr(a, b string) string {
 func (e *Engine) dispatch(ctx context.Context, c Call) (r Result, err error) {
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.ExecTimeout)
 	defer cancel()
+	// What the tool says back is in the engine's language (words.LangOf).
+	ctx = words.WithLang(ctx, words.Of(e.cfg.Lang))
 	defer func() {
 		if p := recover(); p != nil {
 			err = &runError{cause: causeCrashed, err: fmt.Errorf("tool %s panicked: %v\n%s", c.Tool, p, debug.Stack())}

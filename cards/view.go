@@ -320,6 +320,9 @@ func base(a *approval.Approval, lang string) View {
 			}
 		}
 	}
+	if v.Reason == v.RiskText {
+		v.Reason = "" // a reason that only says the risk ("中风险") is not said twice
+	}
 	for i, c := range a.Calls {
 		cv := CallView{Tool: c.Tool, Args: c.Args, Summary: c.SummaryIn(lang), Edited: c.Edited}
 		if len(a.Calls) > 1 {

@@ -195,10 +195,11 @@ const (
 	AgentUnavailable
 	AgentBusy
 	AgentStillWorking
-	AgentNotRun     // prefix of a call's result when it was not run
-	AgentResumeGone // fmt: the approval's status; the turn it answered is no longer in the history
-	AgentNoHistory  // the conversation's history could not be loaded
-	AgentNoPreview  // a card's preview when the tool could not make one; args: the tool's error
+	AgentNotRun        // prefix of a call's result when it was not run
+	AgentResumeGone    // fmt: the approval's status; the turn it answered is no longer in the history
+	AgentNoHistory     // the conversation's history could not be loaded
+	AgentEffectUnknown // a tool that ran at once failed with an unknown effect
+	AgentNoPreview     // a card's preview when the tool could not make one; args: the tool's error
 
 	// Why the language model gave no answer (agent.ModelError).
 	ModelTimeout
@@ -498,6 +499,59 @@ const (
 
 	// Claude Code's permission hook (issue 28).
 	GateHookContext // where a hook request comes from, on its card; args: the Claude Code session (short), the working directory
+	// The rules model's summary of a turn's tool results (agent/model.Rules).
+	RulesRejected   // args: the tool
+	RulesExpired    // args: the tool
+	RulesCancelled  // args: the tool
+	RulesSuperseded // args: the tool
+	RulesPending    // args: the tool
+	RulesFinished   // a tool that said nothing; args: the tool
+	RulesFailed     // an approved call that failed; args: the tool, its result
+	RulesFrozen     // an approved call of unknown effect; args: the tool
+	RulesTheTool    // the name of a tool whose name is not known
+	RulesNothing    // no result to report
+	RulesNotOffered // the message meant a tool that is not offered; args: the tool
+
+	// What the built-in tools say back (a person reads it on the card and
+	// in the chat; the model reads it too), in the call's language
+	// (words.WithLang).
+	SQLDone           // args: the statement's verb, the database
+	SQLDoneRows       // args: the verb, the database, the rows (SQLRows)
+	SQLFailed         // nothing was changed; args: the verb, the database, the database's error
+	SQLFailedRollback // MySQL: rolled back; args: the verb, the database, the database's error
+	SQLNoConnect      // args: the database, the error
+	SQLNoTransaction  // args: the database, the error
+	SQLQueryFailed    // args: the database, the error
+	SQLResultRows     // the last line of a result table; args: the number of rows (not 1)
+	SQLResultRow      // the last line of a one-row table
+	SQLResultMore     // args: the rows shown
+	SQLNoColumns      // a result without columns
+	SQLTimedOut       // args: the limit
+	SQLNoWritableDB
+	SQLNoDB
+	SQLUnknownDB  // args: the name (%q), the databases
+	SQLReadOnlyDB // args: the name (%q)
+	SQLEmpty
+	SQLQueryRefused // args: why
+	SQLDryRunFailed // no preview: the dry run failed; args: the database, its error
+	SQLNotRead      // why sql_query refuses a statement that is no read
+	SQLExecuteRead
+	SQLExecuteRefused // args: why
+	HTTPNotSent       // the request was not sent; args: why
+	HTTPRedirect      // after "HTTP 302": redirects are not followed
+	HTTPLocation      // args: the Location header
+	HTTPCut           // args: the limit in bytes
+	HTTPReadFailed    // args: why
+	HTTPTimedOut      // args: the limit
+	ShellNotRun       // args: why
+	ShellExit         // args: the exit status
+	ShellTerminated   // args: how (the process state)
+	ShellCut          // args: the limit, the whole size, in bytes
+	ShellNoOutput
+	ShellMissing   // a parameter is missing; args: the parameter
+	ShellNotScalar // args: the parameter
+	ShellNUL       // args: the parameter
+	ShellDash      // args: the parameter, the value (quoted)
 
 	// numKeys counts the keys; it is not one.
 	numKeys

@@ -15,6 +15,7 @@
 package words
 
 import (
+	"context"
 	"fmt"
 	"strings"
 )
@@ -86,4 +87,23 @@ func (b book) text(lang Lang, k Key, args ...any) string {
 		return s
 	}
 	return fmt.Sprintf(s, args...)
+}
+
+// langKey is the context key of a call's language.
+type langKey struct{}
+
+// WithLang is ctx carrying lang: the language of the person a call works
+// for, so that what a tool says back (its result, its refusal) is in
+// their language. The loop sets it for the calls of a turn, the approval
+// engine for an approved call.
+func WithLang(ctx context.Context, lang Lang) context.Context {
+	return context.WithValue(ctx, langKey{}, lang)
+}
+
+// LangOf is the language ctx carries (WithLang), or English.
+func LangOf(ctx context.Context) Lang {
+	if l, ok := ctx.Value(langKey{}).(Lang); ok && l != "" {
+		return l
+	}
+	return EN
 }

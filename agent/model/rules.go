@@ -395,7 +395,8 @@ func (m *Rules) Complete(ctx context.Context, req agent.Request) (agent.Response
 	}
 	msgs := req.Messages
 	user, hasUser := lastUser(msgs)
-	zh := hasUser && hasHan(user.Content)
+	// The turn's language, or Chinese for a message written in Chinese.
+	zh := words.Of(req.Lang) == words.ZH || hasUser && hasHan(user.Content)
 	if n := len(msgs); n > 0 && msgs[n-1].Role == agent.RoleTool {
 		return textResponse(summarise(msgs, zh)), nil
 	}
@@ -425,10 +426,7 @@ func (m *Rules) Complete(ctx context.Context, req agent.Request) (agent.Response
 		return textResponse(in.text), nil
 	}
 	if !offers(req.Tools, in.tool) {
-		if zh {
-			return textResponse(fmt.Sprintf("我理解为调用 %s，但这里没有这个工具。", in.tool)), nil
-		}
-		return textResponse(fmt.Sprintf("I understood that as %s, but that tool is not available here.", in.tool)), nil
+		return textResponse(words.Text(lang, words.RulesNotOffered, in.tool)), nil
 	}
 	args, err := json.Marshal(in.args)
 	if err != nil { // cannot happen: strings, numbers and bools only
@@ -768,6 +766,10 @@ func toolSinceUser(msgs []agent.Message) bool {
 
 // summarise reports the tool results since the last user message.
 func summarise(msgs []agent.Message, zh bool) string {
+	lang := words.EN
+	if zh {
+		lang = words.ZH
+	}
 	start := 0
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if msgs[i].Role == agent.RoleUser {
@@ -789,19 +791,13 @@ func summarise(msgs []agent.Message, zh bool) string {
 				name = names[msg.ToolCallID]
 			}
 			if name == "" {
-				name = "the tool"
-				if zh {
-					name = "工具"
-				}
+				name = words.Text(lang, words.RulesTheTool)
 			}
-			lines = append(lines, resultLine(name, msg, zh))
+			lines = append(lines, resultLine(name, msg, lang))
 		}
 	}
 	if len(lines) == 0 {
-		if zh {
-			return "没有需要报告的结果。"
-		}
-		return "There is nothing to report."
+		return words.Text(lang, words.RulesNothing)
 	}
 	return strings.Join(lines, "\n")
 }
@@ -818,33 +814,32 @@ func outcome(msg agent.Message) approval.Status {
 	return ""
 }
 
-func resultLine(name string, msg agent.Message, zh bool) string {
+// outcomeWords is the sentence of each status outcome names.
+var outcomeWords = map[approval.Status]words.Key{
+	approval.StatusRejected:   words.RulesRejected,
+	approval.StatusExpired:    words.RulesExpired,
+	approval.StatusCancelled:  words.RulesCancelled,
+	approval.StatusSuperseded: words.RulesSuperseded,
+	approval.StatusPending:    words.RulesPending,
+}
+
+func resultLine(name string, msg agent.Message, lang words.Lang) string {
 	content := strings.TrimSpace(msg.Content)
-	en := map[approval.Status]string{
-		"rejected":   "%s was rejected, so it did not run.",
-		"expired":    "%s was not approved in time (the approval expired), so it did not run.",
-		"cancelled":  "%s was cancelled, so it did not run.",
-		"superseded": "%s was replaced by a newer request, so it did not run.",
-		"pending":    "%s is still waiting for a person's approval.",
-	}
-	cn := map[approval.Status]string{
-		"rejected":   "%s 已被拒绝，未执行。",
-		"expired":    "%s 的审批已过期，未执行。",
-		"cancelled":  "%s 已取消，未执行。",
-		"superseded": "%s 已被新的请求取代，未执行。",
-		"pending":    "%s 仍在等待审批。",
-	}
 	if o := outcome(msg); o != "" {
-		if zh {
-			return fmt.Sprintf(cn[o], name)
+		return words.Text(lang, outcomeWords[o], name)
+	}
+	switch msg.Status {
+	case approval.StatusFailed:
+		if !strings.HasPrefix(content, "Failed: ") {
+			break // not run (declined in a batch): the reply says why
 		}
-		return fmt.Sprintf(en[o], name)
+		// The loop wrote "Failed: <the tool's result>" for the model.
+		return words.Text(lang, words.RulesFailed, name, clip.Runes(strings.TrimPrefix(content, "Failed: "), 1500))
+	case approval.StatusFrozen:
+		return words.Text(lang, words.RulesFrozen, name)
 	}
 	if content == "" {
-		if zh {
-			return name + " 已完成。"
-		}
-		return name + " finished."
+		return words.Text(lang, words.RulesFinished, name)
 	}
 	return name + ": " + clip.Runes(content, 1500)
 }

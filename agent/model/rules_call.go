@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hitlbot/hitlbot/agent"
+	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/internal/clip"
 	"github.com/hitlbot/hitlbot/words"
 )
@@ -299,18 +300,39 @@ func (m *Rules) listTools(tools []agent.ToolSpec, lang words.Lang) string {
 		parts := []string{"• " + t.Name}
 		if m.risk != nil {
 			if risk, why, ok := m.risk(t.Name); ok {
-				parts = append(parts, risk.String(), why.In(string(lang)))
+				// The risk in words and why, the risk said once: most
+				// reasons start with it ("中风险：首次需要确认…").
+				rw, w := words.Text(lang, riskKey[risk]), why.In(string(lang))
+				switch {
+				case strings.HasPrefix(w, rw):
+					parts = append(parts, w)
+				case w == "":
+					parts = append(parts, rw)
+				default:
+					parts = append(parts, rw+words.Text(lang, words.ReasonSep)+w)
+				}
 			} else {
 				parts = append(parts, "?")
 			}
 		}
-		if d := firstSentence(t.Description); d != "" {
+		d := firstSentence(t.Description)
+		if lang == words.ZH && t.About.ZH != "" && !hasHan(d) {
+			d = t.About.ZH // the tool's own words in Chinese, for a description in English
+		}
+		if d != "" {
 			parts = append(parts, d)
 		}
 		lines = append(lines, strings.Join(parts, " — "))
 	}
 	lines = append(lines, words.Text(lang, words.RulesToolsHowTo))
 	return strings.Join(lines, "\n")
+}
+
+// riskKey names each risk in words.
+var riskKey = map[approval.Risk]words.Key{
+	approval.RiskLow:    words.CardRiskLow,
+	approval.RiskMedium: words.CardRiskMedium,
+	approval.RiskHigh:   words.CardRiskHigh,
 }
 
 // firstSentence is the first sentence of a description on one line: up

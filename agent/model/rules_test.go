@@ -371,7 +371,7 @@ var summaryTests = []struct {
 			"c was replaced by a newer request, so it did not run.\n" +
 			"d was cancelled, so it did not run.\n" +
 			"e is still waiting for a person's approval.\n" +
-			"f: Failed: table t does not exist",
+			"f failed: table t does not exist",
 	},
 	{
 		name: "rejected in content is not a status",

@@ -57,17 +57,17 @@ var toolsListTests = []struct {
 	in   string
 	want string
 }{
-	{in: "/tools", want: "The tools here (4): name — risk — why — what it does\n" +
-		"• erase — LOW — LOW risk — Erases a thing for good\n" +
-		"• fs__write_file — HIGH — HIGH risk (destructive); untrusted server fs: its annotations are ignored — Create a new file or overwrite an existing one.\n" +
-		"• look — LOW — LOW risk (a read) — Looks at a thing.\n" +
-		"• note — MEDIUM — MEDIUM risk: asks the first time; once approved, the same call runs without asking for 5m — does note\n" +
+	{in: "/tools", want: "The tools here (4): name — risk and why — what it does\n" +
+		"• erase — LOW risk — Erases a thing for good\n" +
+		"• fs__write_file — HIGH risk (destructive); untrusted server fs: its annotations are ignored — Create a new file or overwrite an existing one.\n" +
+		"• look — LOW risk (a read) — Looks at a thing.\n" +
+		"• note — MEDIUM risk: asks the first time; once approved, the same call runs without asking for 5m — does note\n" +
 		"Call one with /call <tool> <JSON arguments>; as for any call, the policy decides whether a person confirms it first."},
-	{in: "/工具", want: "可用的工具（4 个）：名称 — 风险 — 原因 — 用途\n" +
-		"• erase — LOW — 低风险 — Erases a thing for good\n" +
-		"• fs__write_file — HIGH — 高风险（破坏性操作）；服务器 fs 未受信任：忽略其注解 — Create a new file or overwrite an existing one.\n" +
-		"• look — LOW — 低风险（只读） — Looks at a thing.\n" +
-		"• note — MEDIUM — 中风险：首次需要确认；批准后 5m 内相同操作无需再确认 — does note\n" +
+	{in: "/工具", want: "可用的工具（4 个）：名称 — 风险及原因 — 用途\n" +
+		"• erase — 低风险 — Erases a thing for good\n" +
+		"• fs__write_file — 高风险（破坏性操作）；服务器 fs 未受信任：忽略其注解 — Create a new file or overwrite an existing one.\n" +
+		"• look — 低风险（只读） — Looks at a thing.\n" +
+		"• note — 中风险：首次需要确认；批准后 5m 内相同操作无需再确认 — does note\n" +
 		"用 /call <工具> <JSON 参数> 调用；和其他调用一样，由审批策略决定是否先请人确认。"},
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/internal/redact"
 	"github.com/hitlbot/hitlbot/tools/internal/argtmpl"
+	"github.com/hitlbot/hitlbot/words"
 )
 
 // errTimeout is the cause of a request's own timeout.
@@ -159,7 +160,7 @@ func (t *tool) Preview(_ context.Context, raw json.RawMessage) (string, error) {
 func (t *tool) Run(ctx context.Context, raw json.RawMessage) (agent.Output, error) {
 	r, err := t.render(raw)
 	if err != nil {
-		return agent.Output{Content: "request not sent: " + t.scrub.Hide(err.Error()), IsError: true}, nil
+		return agent.Output{Content: words.Text(words.LangOf(ctx), words.HTTPNotSent, t.scrub.Hide(err.Error())), IsError: true}, nil
 	}
 	shown := t.method + " " + redactURL(r.url)
 
@@ -197,23 +198,24 @@ func (t *tool) Run(ctx context.Context, raw json.RawMessage) (agent.Output, erro
 	if cut {
 		text = cutUTF8(text, int(t.maxBytes))
 	}
+	lang := words.LangOf(ctx)
 	var b strings.Builder
 	fmt.Fprintf(&b, "HTTP %d", resp.StatusCode)
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
-		b.WriteString(" (redirects are not followed")
+		note := words.Text(lang, words.HTTPRedirect)
 		if loc := resp.Header.Get("Location"); loc != "" {
-			b.WriteString("; Location: " + loc)
+			note += words.Text(lang, words.ReasonSep) + words.Text(lang, words.HTTPLocation, loc)
 		}
-		b.WriteString(")")
+		b.WriteString(" (" + note + ")")
 	}
 	if text != "" {
 		b.WriteString("\n" + strings.ToValidUTF8(text, "\uFFFD"))
 	}
 	if cut {
-		fmt.Fprintf(&b, "\n[response cut at %d bytes]", t.maxBytes)
+		b.WriteString("\n" + words.Text(lang, words.HTTPCut, t.maxBytes))
 	}
 	if readErr != nil {
-		b.WriteString("\n[reading the response failed: " + t.cause(ctx, readErr) + "]")
+		b.WriteString("\n" + words.Text(lang, words.HTTPReadFailed, t.cause(ctx, readErr)))
 	}
 	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
 	return agent.Output{Content: t.scrub.Hide(b.String()), IsError: !ok}, nil
@@ -254,7 +256,7 @@ func beforeRequest(err error) bool {
 // redacted one) and without secrets.
 func (t *tool) cause(ctx context.Context, err error) string {
 	if context.Cause(ctx) == errTimeout {
-		return fmt.Sprintf("timed out after %s", t.timeout)
+		return words.Text(words.LangOf(ctx), words.HTTPTimedOut, t.timeout)
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {

@@ -81,7 +81,7 @@ func (t *tool) render(args map[string]any) ([]string, error) {
 func (t *tool) value(name string, args map[string]any) (string, error) {
 	v, ok := args[name]
 	if !ok || v == nil {
-		return "", fmt.Errorf("parameter %s is missing", name)
+		return "", &paramError{words.ShellMissing, []any{name}}
 	}
 	var s string
 	switch x := v.(type) {
@@ -94,16 +94,26 @@ func (t *tool) value(name string, args map[string]any) (string, error) {
 	case bool:
 		s = strconv.FormatBool(x)
 	default:
-		return "", fmt.Errorf("parameter %s must be a string, number or boolean", name)
+		return "", &paramError{words.ShellNotScalar, []any{name}}
 	}
 	if strings.ContainsRune(s, 0) {
-		return "", fmt.Errorf("parameter %s has a NUL byte", name)
+		return "", &paramError{words.ShellNUL, []any{name}}
 	}
 	if strings.HasPrefix(s, "-") && !t.dashAllowed(name, s) {
-		return "", fmt.Errorf("parameter %s: %s starts with \"-\" and could be taken as an option; refused", name, quote(s))
+		return "", &paramError{words.ShellDash, []any{name, quote(s)}}
 	}
 	return s, nil
 }
+
+// paramError is a parameter that does not render, said in each language
+// (its Error is the English).
+type paramError struct {
+	key  words.Key
+	args []any
+}
+
+func (e *paramError) Error() string             { return e.in(words.EN) }
+func (e *paramError) in(lang words.Lang) string { return words.Text(lang, e.key, e.args...) }
 
 // dashAllowed reports whether a value starting with "-" is allowed: the
 // parameter is listed in AllowLeadingDash, or its schema names this exact
@@ -165,12 +175,18 @@ func (t *tool) Preview(_ context.Context, raw json.RawMessage) (string, error) {
 func (t *tool) Run(ctx context.Context, raw json.RawMessage) (agent.Output, error) {
 	argv, err := t.argv(raw)
 	if err != nil {
-		return agent.Output{Content: "command not run: " + err.Error(), IsError: true}, nil
+		lang := words.LangOf(ctx)
+		why := err.Error()
+		var pe *paramError
+		if errors.As(err, &pe) {
+			why = pe.in(lang)
+		}
+		return agent.Output{Content: words.Text(lang, words.ShellNotRun, why), IsError: true}, nil
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, t.timeout, errTimeout)
 	defer cancel()
 
-	out := &capped{max: t.maxBytes}
+	out := &capped{max: t.maxBytes, lang: words.LangOf(ctx)}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = t.environ()
 	cmd.Dir = t.dir
@@ -199,9 +215,9 @@ func (t *tool) Run(ctx context.Context, raw json.RawMessage) (agent.Output, erro
 	case err == nil, errors.Is(err, exec.ErrWaitDelay):
 		return agent.Output{Content: out.text()}, nil
 	case errors.As(err, &ee):
-		status := fmt.Sprintf("exit status %d", ee.ExitCode())
+		status := words.Text(out.lang, words.ShellExit, ee.ExitCode())
 		if ee.ExitCode() < 0 {
-			status = "terminated: " + ee.ProcessState.String()
+			status = words.Text(out.lang, words.ShellTerminated, ee.ProcessState.String())
 		}
 		return agent.Output{Content: status + "\n" + out.text(), IsError: true}, nil
 	}
@@ -229,6 +245,7 @@ type capped struct {
 	max   int64
 	buf   []byte
 	total int64
+	lang  words.Lang // the language of its notes (cut, no output)
 }
 
 func (c *capped) Write(p []byte) (int, error) {
@@ -266,10 +283,10 @@ func (c *capped) text() string {
 	}
 	s := strings.ToValidUTF8(string(b), "\uFFFD")
 	if cut {
-		s += fmt.Sprintf("\n[output cut at %d bytes; %d bytes in all]", c.max, c.total)
+		s += "\n" + words.Text(c.lang, words.ShellCut, c.max, c.total)
 	}
 	if s == "" {
-		return "(no output)"
+		return words.Text(c.lang, words.ShellNoOutput)
 	}
 	return s
 }

@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/width"
+
+	"github.com/hitlbot/hitlbot/words"
 )
 
 // MaxCellRunes is the most runes of one value a result table shows; a longer
@@ -88,9 +90,9 @@ func displayWidth(s string) int {
 
 // renderTable lays out a result as aligned text: a header of column names,
 // a rule, the rows, and a line that counts them.
-func renderTable(cols []string, rows [][]string, more bool) string {
+func renderTable(lang words.Lang, cols []string, rows [][]string, more bool) string {
 	if len(cols) == 0 {
-		return "(the statement returned no columns)"
+		return words.Text(lang, words.SQLNoColumns)
 	}
 	widths := make([]int, len(cols))
 	header := make([]string, len(cols))
@@ -131,19 +133,11 @@ func renderTable(cols []string, rows [][]string, more bool) string {
 	}
 	switch {
 	case more:
-		fmt.Fprintf(&b, "(first %d rows; more exist)", len(rows))
+		b.WriteString(words.Text(lang, words.SQLResultMore, len(rows)))
 	case len(rows) == 1:
-		b.WriteString("(1 row)")
+		b.WriteString(words.Text(lang, words.SQLResultRow))
 	default:
-		fmt.Fprintf(&b, "(%d rows)", len(rows))
+		b.WriteString(words.Text(lang, words.SQLResultRows, len(rows)))
 	}
 	return b.String()
-}
-
-// plural returns "1 row" or "n rows".
-func plural(n int64) string {
-	if n == 1 {
-		return "1 row"
-	}
-	return strconv.FormatInt(n, 10) + " rows"
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hitlbot/hitlbot/words"
 )
 
 var formatCases = []struct {
@@ -34,15 +36,15 @@ func TestFormatValue(t *testing.T) {
 }
 
 func TestRenderTable(t *testing.T) {
-	got := renderTable([]string{"id", "名字"}, [][]string{{"1", "王芳"}, {"22", "Bob"}}, false)
+	got := renderTable(words.EN, []string{"id", "名字"}, [][]string{{"1", "王芳"}, {"22", "Bob"}}, false)
 	want := "id | 名字\n---+-----\n1  | 王芳\n22 | Bob\n(2 rows)"
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
-	if got := renderTable([]string{"n"}, nil, false); got != "n\n-\n(0 rows)" {
+	if got := renderTable(words.EN, []string{"n"}, nil, false); got != "n\n-\n(0 rows)" {
 		t.Errorf("empty: %q", got)
 	}
-	if got := renderTable(nil, nil, false); !strings.Contains(got, "no columns") {
+	if got := renderTable(words.EN, nil, nil, false); !strings.Contains(got, "no columns") {
 		t.Errorf("no columns: %q", got)
 	}
 }

@@ -96,35 +96,44 @@ func (t tool) parse(raw json.RawMessage) (call, error) {
 	if !ok {
 		switch {
 		case name == "" && t.write:
-			return call{}, refusef("no writable database is configured")
+			return call{}, refusing(say(words.SQLNoWritableDB))
 		case name == "":
-			return call{}, refusef("no database is configured")
+			return call{}, refusing(say(words.SQLNoDB))
 		}
-		return call{}, refusef("there is no database %q; the databases are %s", name, t.dbs.describe(t.write))
+		return call{}, refusing(say(words.SQLUnknownDB, name, t.dbs.describe(t.write)))
 	}
 	if t.write && e.readOnly {
-		return call{}, refusef("the database %q is read-only: sql_execute cannot change it", name)
+		return call{}, refusing(say(words.SQLReadOnlyDB, name))
 	}
 	if strings.TrimSpace(a.Statement) == "" {
-		return call{}, refusef("the statement is empty")
+		return call{}, refusing(say(words.SQLEmpty))
 	}
 	return call{db: e, c: Classify(e.driver, a.Statement)}, nil
 }
 
 // refusal is a call the tool will not run, with the reason in words the
-// model can act on.
-type refusal struct{ msg string }
+// model (and the person it works for) can act on, in each language; its
+// Error is the English.
+type refusal struct{ why phrase }
 
-func (r *refusal) Error() string { return r.msg }
+func (r *refusal) Error() string { return r.why(words.EN) }
 
-func refusef(format string, args ...any) error { return &refusal{fmt.Sprintf(format, args...)} }
+func refusing(why phrase) error { return &refusal{why} }
+
+// plain is text that is the same in every language (a classifier's
+// reason, which names the statement's parts).
+func plain(s string) phrase { return func(words.Lang) string { return s } }
 
 // outcome turns a parse error into what Run returns: undecodable arguments
 // are a Go error wrapping approval.ErrNotRun, a refusal is an Output with
-// IsError.
-func outcome(err error) (agent.Output, error) {
+// IsError, in the call's language (words.LangOf).
+func outcome(ctx context.Context, err error) (agent.Output, error) {
 	if errors.Is(err, errArgs) {
 		return agent.Output{}, fmt.Errorf("%w: %v", approval.ErrNotRun, err)
+	}
+	var r *refusal
+	if errors.As(err, &r) {
+		return agent.Output{Content: r.why(words.LangOf(ctx)), IsError: true}, nil
 	}
 	return agent.Output{Content: err.Error(), IsError: true}, nil
 }
@@ -134,7 +143,7 @@ func outcome(err error) (agent.Output, error) {
 // redacted.
 func (e *database) dbError(ctx context.Context, err error) string {
 	if timedOut(ctx, err) {
-		return fmt.Sprintf("timed out after %s", e.timeout)
+		return words.Text(words.LangOf(ctx), words.SQLTimedOut, e.timeout)
 	}
 	return e.redact(err.Error())
 }
@@ -167,11 +176,11 @@ func (t *queryTool) check(raw json.RawMessage) (call, error) {
 		return k, err
 	}
 	if k.c.Class != ClassRead {
-		why := "it is not a read"
+		why := say(words.SQLNotRead)
 		if k.c.Class == ClassRefused {
-			why = k.c.Reason
+			why = plain(k.c.Reason)
 		}
-		return k, refusef("sql_query refused the statement: %s. sql_query runs only reads; send a change to sql_execute", why)
+		return k, refusing(say(words.SQLQueryRefused, why))
 	}
 	return k, nil
 }
@@ -205,7 +214,7 @@ func (t *queryTool) Explain() approval.Words { return approval.Say(words.AboutSQ
 func (t *queryTool) Run(ctx context.Context, raw json.RawMessage) (agent.Output, error) {
 	k, err := t.check(raw)
 	if err != nil {
-		return outcome(err)
+		return outcome(ctx, err)
 	}
 	e := k.db
 	ctx, cancel := context.WithTimeout(ctx, e.timeout)
@@ -247,9 +256,9 @@ func (t *queryTool) Run(ctx context.Context, raw json.RawMessage) (agent.Output,
 		return r.Close()
 	})
 	if err != nil {
-		return agent.Output{Content: "the query failed on " + e.name + ": " + e.dbError(ctx, err), IsError: true}, nil
+		return agent.Output{Content: words.Text(words.LangOf(ctx), words.SQLQueryFailed, e.name, e.dbError(ctx, err)), IsError: true}, nil
 	}
-	return agent.Output{Content: renderTable(cols, rows, more)}, nil
+	return agent.Output{Content: renderTable(words.LangOf(ctx), cols, rows, more)}, nil
 }
 
 // read runs fn in a transaction that the database refuses to change
@@ -396,9 +405,9 @@ func (t *executeTool) check(raw json.RawMessage) (call, error) {
 	}
 	switch k.c.Class {
 	case ClassRead:
-		return k, refusef("sql_execute refused the statement: it only reads; use sql_query")
+		return k, refusing(say(words.SQLExecuteRead))
 	case ClassRefused:
-		return k, refusef("sql_execute refused the statement: %s", k.c.Reason)
+		return k, refusing(say(words.SQLExecuteRefused, k.c.Reason))
 	}
 	return k, nil
 }
@@ -439,7 +448,11 @@ func (t *executeTool) Explain() approval.Words { return approval.Say(words.About
 // cannot measure stays unmeasured, and the preview says why.
 func (t *executeTool) Assess(ctx context.Context, raw json.RawMessage) (approval.Blast, approval.Words) {
 	p, b, err := t.measure(ctx, raw)
-	if err != nil {
+	var r *refusal
+	switch {
+	case errors.As(err, &r):
+		return b, each(say(words.AgentNoPreview, r.why))
+	case err != nil:
 		return b, approval.Say(words.AgentNoPreview, err.Error())
 	}
 	return b, p
@@ -468,7 +481,7 @@ func (t *executeTool) measure(ctx context.Context, raw json.RawMessage) (approva
 			b.High = approval.Say(words.SQLDryRunTimeout, e.timeout.String())
 		}
 	case err != nil:
-		return approval.Words{}, b, fmt.Errorf("the dry run on %s failed: %s", e.name, e.dbError(ctx, err))
+		return approval.Words{}, b, refusing(say(words.SQLDryRunFailed, e.name, e.dbError(ctx, err)))
 	}
 	b.Rows, b.Measured, b.AtMost = r.rows, r.measured, r.atMost
 	p := each(func(l words.Lang) string {
@@ -709,28 +722,28 @@ func (e *database) mysqlNoDryRun(ctx context.Context, c Classification) (string,
 func (t *executeTool) Run(ctx context.Context, raw json.RawMessage) (agent.Output, error) {
 	k, err := t.check(raw)
 	if err != nil {
-		return outcome(err)
+		return outcome(ctx, err)
 	}
 	e := k.db
 	ctx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
 	conn, release, err := e.conn(ctx)
 	if err != nil {
-		return agent.Output{Content: "could not connect to " + e.name + ": " + e.dbError(ctx, err), IsError: true}, nil
+		return agent.Output{Content: words.Text(words.LangOf(ctx), words.SQLNoConnect, e.name, e.dbError(ctx, err)), IsError: true}, nil
 	}
 	defer release()
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
-		return agent.Output{Content: "could not start a transaction on " + e.name + ": " + e.dbError(ctx, err), IsError: true}, nil
+		return agent.Output{Content: words.Text(words.LangOf(ctx), words.SQLNoTransaction, e.name, e.dbError(ctx, err)), IsError: true}, nil
 	}
 	res, err := tx.ExecContext(ctx, k.c.Statement)
 	if err != nil {
 		_ = tx.Rollback()
-		msg := k.c.Verb + " failed on " + e.name + ", nothing was changed: " + e.dbError(ctx, err)
+		msg := words.Text(words.LangOf(ctx), words.SQLFailed, k.c.Verb, e.name, e.dbError(ctx, err))
 		if e.dialect == dialectMySQL {
 			// DDL is not transactional, and a MyISAM table keeps what a
 			// failed statement wrote before the failure.
-			msg = k.c.Verb + " failed on " + e.name + " (the transaction was rolled back): " + e.dbError(ctx, err)
+			msg = words.Text(words.LangOf(ctx), words.SQLFailedRollback, k.c.Verb, e.name, e.dbError(ctx, err))
 		}
 		return agent.Output{Content: msg, IsError: true}, nil
 	}
@@ -739,7 +752,7 @@ func (t *executeTool) Run(ctx context.Context, raw json.RawMessage) (agent.Outpu
 		return agent.Output{}, fmt.Errorf("sql_execute on %s: COMMIT failed, the effect of %s is unknown: %s", e.name, k.c.Verb, e.dbError(ctx, err))
 	}
 	if rerr != nil || !dmlVerbs[k.c.Verb] && n == 0 {
-		return agent.Output{Content: k.c.Verb + " done on " + e.name}, nil
+		return agent.Output{Content: words.Text(words.LangOf(ctx), words.SQLDone, k.c.Verb, e.name)}, nil
 	}
-	return agent.Output{Content: k.c.Verb + " done on " + e.name + ": " + plural(n) + " affected"}, nil
+	return agent.Output{Content: say(words.SQLDoneRows, k.c.Verb, e.name, rowsOf(n))(words.LangOf(ctx))}, nil
 }

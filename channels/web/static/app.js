@@ -443,9 +443,13 @@
     const m = f.metadata;
     $('dlg-what').textContent = m.preview || m.summary || m.tool_name;
     const risk = $('dlg-risk');
-    risk.textContent = riskText(m);
+    // The risk in words, and why, the risk said once: a reason that starts
+    // with it ("中风险：首次需要确认…") stands for both.
+    const reason = m.reason || '';
+    const rt = riskText(m);
+    risk.textContent = reason.startsWith(rt) ? reason : rt;
     risk.className = 'risk risk-' + m.risk;
-    $('dlg-reason').textContent = m.reason || '';
+    $('dlg-reason').textContent = reason.startsWith(rt) ? '' : reason;
     $('dlg-desc').textContent = m.about || m.tool_description || m.summary || '';
     renderRequested(f);
     $('dlg-tool').textContent = m.tool_name;
