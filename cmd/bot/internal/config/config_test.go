@@ -268,7 +268,22 @@ channels:
 	{
 		name:     "wrong type",
 		file:     "server:\n  public: [1]\n",
-		problems: map[string]string{"server.public": ""},
+		problems: map[string]string{"server.public": "must be true or false, not a list"},
+	},
+	{
+		name:     "a boolean from the environment, in words",
+		env:      map[string]string{"HITLBOT_SERVER_PUBLIC": "yes"},
+		problems: map[string]string{"server.public": `"yes" is not true or false (write true or false)`},
+	},
+	{
+		name:     "a bad number, in words",
+		file:     "approval:\n  policy:\n    high_rows: twenty\n    confidence_threshold: high\n",
+		problems: map[string]string{"approval.policy.high_rows": `"twenty" is not a whole number`, "approval.policy.confidence_threshold": `"high" is not a number`},
+	},
+	{
+		name:     "a key under the wrong parent",
+		file:     "feishu:\n  enabled: true\nchannels:\n  redis: {}\n",
+		problems: map[string]string{"feishu": "did you mean channels.feishu?", "channels.redis": "did you mean store.redis?"},
 	},
 	{
 		name: "secrets in the file are refused",

@@ -96,7 +96,9 @@ func Load(opts Options) (*Config, error) {
 	}
 
 	cfg := &Config{file: file}
-	ps.addDecodeErr("", decode(v.AllSettings(), cfg))
+	settings := v.AllSettings()
+	ps.addDecodeErr("", decode(settings, cfg))
+	ps.inWords(settings)
 
 	// Viper folds every key to lower case, also inside lists and free
 	// maps. Where case matters (JSON schema keywords and property names,

@@ -63,6 +63,10 @@ func unknownKey(path string) string {
 	if s := closest(key, keysAt(parent)); s != "" {
 		return "unknown key (did you mean " + s + "?)"
 	}
+	if ps := elsewhere(parent, key); len(ps) > 0 {
+		// A key that exists under another parent: written at the wrong level.
+		return "unknown key here (did you mean " + strings.Join(ps, " or ") + "?)"
+	}
 	return "unknown key"
 }
 
