@@ -379,9 +379,18 @@ func (s *server) serve(ctx context.Context, up func()) bool {
 
 // connect opens a session and lists its tools within StartTimeout.
 func (s *server) connect(ctx context.Context, onListChanged func(context.Context, *mcp.ToolListChangedRequest)) (*mcp.ClientSession, listing, error) {
-	t, cleanup, err := s.transport()
+	t, at, err := s.transport()
 	if err != nil {
 		return nil, listing{}, err
+	}
+	// withStderr adds what a stdio server said on stderr before it
+	// failed: its own reason ("None of the specified directories are
+	// accessible") beside the SDK's ("client is closing: EOF").
+	withStderr := func(err error) error {
+		if said := at.stderr(); said != "" {
+			return fmt.Errorf("%w; the server's stderr: %s", err, said)
+		}
+		return err
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "hitlbot", Version: s.opts.Version}, &mcp.ClientOptions{
 		ToolListChangedHandler: onListChanged,
@@ -390,23 +399,23 @@ func (s *server) connect(ctx context.Context, onListChanged func(context.Context
 	defer cancel()
 	cs, err := client.Connect(sctx, t, nil)
 	if err != nil {
-		cleanup()
+		at.cleanup()
 		where := s.cfg.URL
 		if where == "" {
 			where = s.cfg.Command
 		}
 		if sctx.Err() != nil && ctx.Err() == nil {
-			return nil, listing{}, fmt.Errorf("connecting to %s: no answer within start_timeout %s: %w", where, s.cfg.startTimeout(), err)
+			return nil, listing{}, withStderr(fmt.Errorf("connecting to %s: no answer within start_timeout %s: %w", where, s.cfg.startTimeout(), err))
 		}
 		if msg := err.Error(); strings.Contains(msg, "Unauthorized") || strings.Contains(msg, "Forbidden") {
 			return nil, listing{}, fmt.Errorf("connecting to %s: %w (check the values of the headers' environment variables: %s)", where, err, strings.Join(headerEnvNames(s.cfg), ", "))
 		}
-		return nil, listing{}, fmt.Errorf("connecting to %s: %w", where, err)
+		return nil, listing{}, withStderr(fmt.Errorf("connecting to %s: %w", where, err))
 	}
 	list, _, err := s.list(sctx, cs)
 	if err != nil {
 		_ = cs.Close()
-		return nil, listing{}, fmt.Errorf("listing tools: %w", err)
+		return nil, listing{}, withStderr(fmt.Errorf("listing tools: %w", err))
 	}
 	return cs, list, nil
 }

@@ -6,7 +6,11 @@ import (
 	"log/slog"
 	"net/http"
 	"os/exec"
+	"strings"
+	"sync"
 	"time"
+
+	"github.com/hitlbot/hitlbot/internal/clip"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -15,29 +19,46 @@ import (
 // stdin is closed before it is sent SIGTERM.
 const terminateAfter = 5 * time.Second
 
-// transport builds the transport of one connection attempt, and a
-// function to call when connecting fails (it releases what the attempt
-// holds).
-func (s *server) transport() (mcp.Transport, func(), error) {
+// attempt is what one connection attempt holds besides its transport.
+type attempt struct {
+	// cleanup releases what the attempt holds; call it when connecting
+	// fails.
+	cleanup func()
+	// stderr waits until a stdio server's stderr is closed (the process
+	// ended: call it after cleanup or after closing the session) and
+	// returns its last lines, scrubbed and clipped; "" for none.
+	stderr func() string
+}
+
+// Bounds of the stderr a failure shows: its last lines, at most so long.
+const (
+	stderrLines = 5
+	stderrRunes = 600
+)
+
+// transport builds the transport of one connection attempt.
+func (s *server) transport() (mcp.Transport, attempt, error) {
+	none := attempt{cleanup: func() {}, stderr: func() string { return "" }}
 	if s.opts.transport != nil {
 		t, err := s.opts.transport(s.cfg)
-		return t, func() {}, err
+		return t, none, err
 	}
 	if s.cfg.URL != "" {
 		hc := &http.Client{Transport: headerTransport{headers: s.headers(), base: http.DefaultTransport}}
-		return &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc}, func() {}, nil
+		return &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc}, none, nil
 	}
 	cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
 	cmd.Dir = s.cfg.Dir
 	cmd.Env = s.childEnv()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
-		return nil, nil, err
+		return nil, none, err
 	}
 	done := make(chan struct{})
+	tail := &lastLines{max: stderrLines}
 	s.wg.Go(func() {
 		defer close(done)
-		s.logStderr(stderr)
+		s.logStderr(stderr, tail)
 	})
 	// Wait closes the pipe; when the command never started, close it here
 	// so that the logger above ends. Called when Connect fails.
@@ -47,7 +68,36 @@ func (s *server) transport() (mcp.Transport, func(), error) {
 		}
 		<-done
 	}
-	return &mcp.CommandTransport{Command: cmd, TerminateDuration: terminateAfter}, cleanup, nil
+	said := func() string {
+		<-done
+		return clip.Runes(s.scrub.Hide(strings.Join(tail.get(), " | ")), stderrRunes)
+	}
+	return &mcp.CommandTransport{Command: cmd, TerminateDuration: terminateAfter}, attempt{cleanup: cleanup, stderr: said}, nil
+}
+
+// lastLines keeps the last max lines written to it.
+type lastLines struct {
+	mu    sync.Mutex
+	max   int
+	lines []string
+}
+
+func (l *lastLines) add(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if s = strings.TrimSpace(s); s == "" {
+		return
+	}
+	l.lines = append(l.lines, s)
+	if len(l.lines) > l.max {
+		l.lines = l.lines[len(l.lines)-l.max:]
+	}
+}
+
+func (l *lastLines) get() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.lines...)
 }
 
 // childEnv is the whole environment of a stdio server: PATH, HOME and the
@@ -75,11 +125,12 @@ func (s *server) headers() http.Header {
 
 // logStderr logs a stdio server's stderr line by line (it never reaches
 // the model), scrubbed of the server's secrets.
-func (s *server) logStderr(r io.Reader) {
+func (s *server) logStderr(r io.Reader, tail *lastLines) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), 64<<10)
 	for sc.Scan() {
 		s.log.Debug("mcp server stderr", "line", s.scrub.Hide(sc.Text()))
+		tail.add(sc.Text())
 	}
 }
 
