@@ -447,6 +447,9 @@ const (
 	WebPageReject
 	WebPageKeys
 	WebPageKeysHigh
+	WebPageHashHint       // under the payload hash on the dialog: what it is
+	WebPageApprovers      // the header link to the approvers' page (?session=ops)
+	WebPageApproversTitle // its tooltip: what the page is, and how to open another session
 	WebPageRunning
 	WebPageCancelling
 	WebPageNotConnected

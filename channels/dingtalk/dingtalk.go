@@ -71,7 +71,7 @@ type Config struct {
 	// https://oapi.dingtalk.com.
 	WebhookBaseURL string `mapstructure:"webhook_base_url"`
 	// Lang is the language of the channel's own words on cards: "zh" or
-	// "en" (default "en"); keep it the router's.
+	// "en" (default "zh"); keep it the router's.
 	Lang string `mapstructure:"lang"`
 	// Text overrides the words of each outcome status on the card data a
 	// click is answered with. Not a YAML key of its own: the server sets
@@ -284,7 +284,7 @@ func New(cfg Config, logger *slog.Logger) (*Channel, error) {
 		return nil, fmt.Errorf("dingtalk: unknown mode %q (want stream or http)", cfg.Mode)
 	}
 	if cfg.Lang == "" {
-		cfg.Lang = string(words.EN)
+		cfg.Lang = string(words.ZH)
 	}
 	lang, err := words.Parse(cfg.Lang)
 	if err != nil {

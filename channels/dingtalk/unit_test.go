@@ -41,7 +41,7 @@ func (h *scriptedHandler) HandleCardAction(_ context.Context, a channels.CardAct
 func newUnit(t *testing.T, h channels.Handler, mod func(*Config)) (*Channel, *dingtalktest.Fake) {
 	t.Helper()
 	f := dingtalktest.New(t)
-	cfg := Config{ClientID: "k", ClientSecret: "s", CardTemplateID: "tpl.schema", APIBaseURL: f.URL(), WebhookBaseURL: f.URL(),
+	cfg := Config{ClientID: "k", ClientSecret: "s", Lang: "en", CardTemplateID: "tpl.schema", APIBaseURL: f.URL(), WebhookBaseURL: f.URL(),
 		ClickWait: 50 * time.Millisecond}
 	if mod != nil {
 		mod(&cfg)
@@ -240,5 +240,19 @@ func TestFailedClickInTheConfiguredLanguage(t *testing.T) {
 	}
 	if approval.UserMessageIn(down, "zh") == approval.UserMessageIn(down, "en") {
 		t.Fatal("the two languages say the same")
+	}
+}
+
+// TestDefaultLanguageIsChinese: a DingTalk channel whose lang is not set
+// speaks Chinese (its teams are Chinese); a set one wins.
+func TestDefaultLanguageIsChinese(t *testing.T) {
+	for _, tc := range []struct{ lang, want string }{{"", "zh"}, {"en", "en"}, {"zh-CN", "zh"}} {
+		c, err := New(Config{ClientID: "k", ClientSecret: "s", Lang: tc.lang}, quiet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.cfg.Lang != tc.want {
+			t.Errorf("lang %q: the channel speaks %q, want %q", tc.lang, c.cfg.Lang, tc.want)
+		}
 	}
 }

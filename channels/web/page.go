@@ -85,6 +85,9 @@ var pageWords = []struct {
 	{"tool", words.CardTool},
 	{"approvers", words.CardApprovers},
 	{"hash", words.CardHash},
+	{"hashHint", words.WebPageHashHint},
+	{"approversPage", words.WebPageApprovers},
+	{"approversTitle", words.WebPageApproversTitle},
 }
 
 // pageData is what the page template fills in: the language, the words
@@ -129,13 +132,26 @@ func page(static fs.FS, lang words.Lang, g Greeting) ([]byte, error) {
 
 // servePage answers / with the rendered page and anything else from the
 // static files.
-func servePage(body []byte, files http.Handler) http.Handler {
+func servePage(bodies map[words.Lang][]byte, lang words.Lang, browser bool, files http.Handler) http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/favicon.ico" {
+			// What a browser asks for without reading the page's link: the
+			// same icon (an SVG; browsers take it by its type).
+			r = r.Clone(r.Context())
+			r.URL.Path = "/favicon.svg"
+		}
 		if r.URL.Path != "/" {
 			files.ServeHTTP(rw, r)
 			return
 		}
+		l := lang
+		if browser {
+			rw.Header().Set("Vary", "Accept-Language")
+			if al, ok := words.Accept(r.Header.Values("Accept-Language")); ok {
+				l = al
+			}
+		}
 		rw.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_, _ = rw.Write(body)
+		_, _ = rw.Write(bodies[l])
 	})
 }

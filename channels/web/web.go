@@ -65,6 +65,11 @@ type Config struct {
 	// Lang is the language of the text the channel writes itself
 	// (confirmation text, error messages): "zh" or "en". Default "en".
 	Lang string
+	// PageLang is the language of the page (its labels, its greeting):
+	// "zh", "en", or empty for the browser's (the request's
+	// Accept-Language, which the browser sends from its language
+	// settings; Lang when it names neither).
+	PageLang string
 	// MaxMessageBytes caps one frame from a client; a larger one closes
 	// the socket. Default 64 KiB.
 	MaxMessageBytes int64
@@ -78,6 +83,9 @@ type Config struct {
 	// Greeting is what the page shows when it opens (what the bot can do,
 	// requests to try). Optional: without it the page opens empty.
 	Greeting Greeting
+	// GreetingIn, when set, is the greeting in each language (a page in
+	// the browser's language greets in it); it wins over Greeting.
+	GreetingIn func(words.Lang) Greeting
 	// Logger receives operational logs. Default slog.Default().
 	Logger *slog.Logger
 	// Clock stamps frames and ages kept steps and messages. Default the
@@ -205,11 +213,23 @@ func New(cfg Config) (*Web, error) {
 	}
 	w.mux = http.NewServeMux()
 	w.mux.HandleFunc("/ws", w.serveWS) // any method: serveWS answers 405 to all but GET
-	body, err := page(sub, lang, cfg.Greeting)
-	if err != nil {
-		return nil, err
+	pageLang := lang
+	if cfg.PageLang != "" {
+		if pageLang, err = words.Parse(cfg.PageLang); err != nil {
+			return nil, fmt.Errorf("web: page: %w", err)
+		}
 	}
-	w.mux.Handle("/", pageHeaders(servePage(body, http.FileServerFS(sub))))
+	bodies := map[words.Lang][]byte{}
+	for _, l := range words.Langs {
+		g := cfg.Greeting
+		if cfg.GreetingIn != nil {
+			g = cfg.GreetingIn(l)
+		}
+		if bodies[l], err = page(sub, l, g); err != nil {
+			return nil, err
+		}
+	}
+	w.mux.Handle("/", pageHeaders(servePage(bodies, pageLang, cfg.PageLang == "", http.FileServerFS(sub))))
 	return w, nil
 }
 

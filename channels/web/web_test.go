@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"html"
 	"io"
 	"net/http"
 	"regexp"
@@ -14,6 +15,7 @@ import (
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/channels/web"
 	"github.com/hitlbot/hitlbot/internal/waitfor"
+	"github.com/hitlbot/hitlbot/words"
 )
 
 // stepRE is a step id: "confirm_" + the approval id + "_" + the tool.
@@ -472,5 +474,77 @@ func TestLateTypedReplyAnswered(t *testing.T) {
 	}
 	if s.erase.Runs.Load() != 1 {
 		t.Fatalf("runs %d", s.erase.Runs.Load())
+	}
+}
+
+// TestPageFollowsTheBrowser: with no page language configured the page is
+// in the browser's language (Accept-Language), in Lang when the browser
+// names none of the catalogue's, and a configured page language wins.
+func TestPageFollowsTheBrowser(t *testing.T) {
+	for _, tc := range []struct {
+		name, lang, pageLang, accept, want string
+	}{
+		{"zh browser", "en", "", "zh-CN,zh;q=0.9,en;q=0.8", `<html lang="zh">`},
+		{"en browser", "zh", "", "en-US,en;q=0.9", `<html lang="en">`},
+		{"weights", "en", "", "en;q=0.5, zh-TW;q=0.8", `<html lang="zh">`},
+		{"other language", "zh", "", "fr-FR", `<html lang="zh">`},
+		{"none sent", "en", "", "", `<html lang="en">`},
+		{"configured wins", "en", "en", "zh-CN", `<html lang="en">`},
+		{"configured zh", "en", "zh", "en-US", `<html lang="zh">`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newServer(t, withLang(tc.lang), func(c *web.Config) { c.PageLang = tc.pageLang })
+			req, _ := http.NewRequest(http.MethodGet, s.srv.URL+"/", nil)
+			if tc.accept != "" {
+				req.Header.Set("Accept-Language", tc.accept)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if !strings.Contains(string(body), tc.want) {
+				t.Errorf("Accept-Language %q: the page lacks %q", tc.accept, tc.want)
+			}
+			if tc.pageLang == "" && resp.Header.Get("Vary") != "Accept-Language" {
+				t.Errorf("Vary %q, want Accept-Language", resp.Header.Get("Vary"))
+			}
+		})
+	}
+}
+
+// TestFaviconAndApproversLink: the icon is served (at /favicon.svg, which
+// the page links, and at /favicon.ico, which browsers ask for), and the
+// page offers the approvers' page and explains the payload hash, in each
+// language.
+func TestFaviconAndApproversLink(t *testing.T) {
+	for _, lang := range []string{"en", "zh"} {
+		s := newServer(t, withLang(lang))
+		for _, p := range []string{"/favicon.svg", "/favicon.ico"} {
+			resp, err := http.Get(s.srv.URL + p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK || !strings.Contains(resp.Header.Get("Content-Type"), "image/svg+xml") || !strings.Contains(string(body), "<svg") {
+				t.Errorf("%s: %d %q", p, resp.StatusCode, resp.Header.Get("Content-Type"))
+			}
+		}
+		resp, err := http.Get(s.srv.URL + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		page := string(body)
+		l := words.Of(lang)
+		for _, want := range []string{`href="favicon.svg"`, `href="?session=ops"`, html.EscapeString(words.Text(l, words.WebPageApprovers)),
+			html.EscapeString(words.Text(l, words.WebPageHashHint))} {
+			if !strings.Contains(page, want) {
+				t.Errorf("%s: the page lacks %q", lang, want)
+			}
+		}
 	}
 }

@@ -44,6 +44,7 @@ func serveWithAgents(t *testing.T) (*server, *feishutest.Server) {
 	t.Cleanup(fake.Close)
 	for k, v := range map[string]string{
 		"HITLBOT_CHANNELS_FEISHU_ENABLED":    "true",
+		"HITLBOT_APPROVAL_LANG":              "en", // the assertions read English; the zh default is config.TestLanguages
 		"HITLBOT_CHANNELS_FEISHU_APP_ID":     "cli_agents",
 		"HITLBOT_CHANNELS_FEISHU_APP_SECRET": "feishu-secret-agents",
 		"HITLBOT_CHANNELS_FEISHU_BASE_URL":   fake.URL,
@@ -286,6 +287,7 @@ func TestAgentApprovedOnDingTalk(t *testing.T) {
 	fake := dingtalktest.New(t)
 	for k, v := range map[string]string{
 		"HITLBOT_CHANNELS_DINGTALK_ENABLED":          "true",
+		"HITLBOT_APPROVAL_LANG":                      "en", // the assertions read English; the zh default is config.TestLanguages
 		"HITLBOT_CHANNELS_DINGTALK_CLIENT_ID":        "ding-app",
 		"HITLBOT_CHANNELS_DINGTALK_CLIENT_SECRET":    "dingtalk-secret-agents",
 		"HITLBOT_CHANNELS_DINGTALK_ROBOT_CODE":       "robot-1",

@@ -39,8 +39,11 @@ func cmdChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return 1
 	}
 	ccfg := cfg.Channels.CLI.Config
-	if ccfg.Lang == "" {
-		ccfg.Lang = cfg.Approval.Lang
+	ccfg.Lang = cfg.ChatLang()
+	// The chat is the process's one surface: the server's own words (the
+	// agent's, the router's, the outcome words) are in its language too.
+	if cfg.Approval.Lang == "" {
+		cfg.Approval.Lang = ccfg.Lang
 	}
 	interrupts := make(chan os.Signal, 1)
 	relayDone := make(chan struct{})

@@ -23,6 +23,7 @@ func TestServeDingTalk(t *testing.T) {
 	fake := dingtalktest.New(t)
 	for k, v := range map[string]string{
 		"HITLBOT_CHANNELS_DINGTALK_ENABLED":          "true",
+		"HITLBOT_APPROVAL_LANG":                      "en", // the assertions read English; the zh default is config.TestLanguages
 		"HITLBOT_CHANNELS_DINGTALK_CLIENT_ID":        "ding-app",
 		"HITLBOT_CHANNELS_DINGTALK_CLIENT_SECRET":    "s3cret-not-logged",
 		"HITLBOT_CHANNELS_DINGTALK_ROBOT_CODE":       "robot-1",

@@ -20,6 +20,7 @@ func TestServeFeishu(t *testing.T) {
 	t.Cleanup(fake.Close)
 	for k, v := range map[string]string{
 		"HITLBOT_CHANNELS_FEISHU_ENABLED":    "true",
+		"HITLBOT_APPROVAL_LANG":              "en", // the assertions read English; the zh default is config.TestLanguages
 		"HITLBOT_CHANNELS_FEISHU_APP_ID":     "cli_servetest",
 		"HITLBOT_CHANNELS_FEISHU_APP_SECRET": "s3cret-not-logged",
 		"HITLBOT_CHANNELS_FEISHU_BASE_URL":   fake.URL,

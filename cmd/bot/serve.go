@@ -265,8 +265,8 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 			Dispatcher:  gate.Dispatcher{Next: c.tools},
 			Audit:       c.audit,
 			Logger:      log,
-			Text:        cfg.Approval.OutcomeText.With(cfg.Approval.Lang),
-			Lang:        cfg.Approval.Lang,
+			Text:        cfg.Approval.OutcomeText.With(cfg.CoreLang()),
+			Lang:        cfg.CoreLang(),
 			ResultTTL:   cfg.Approval.ResultTTL,
 			ExecTimeout: cfg.Approval.ExecTimeout,
 			// An approver's edited arguments are checked with the tools (3)
@@ -274,7 +274,7 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 			Editor: agent.EditChecker{Tools: c.tools, Policy: c.policy.Load},
 		},
 		Loop: agent.LoopConfig{
-			Lang:          cfg.Approval.Lang,
+			Lang:          cfg.CoreLang(),
 			Model:         mdl,
 			Tools:         c.tools,
 			Policy:        c.policy.Load,
@@ -292,7 +292,7 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 			Replies:  replies,
 			Scope:    channels.Scope(cfg.Approval.SessionScope),
 			DedupTTL: cfg.Approval.DedupTTL,
-			Lang:     cfg.Approval.Lang,
+			Lang:     cfg.CoreLang(),
 			Zone:     zone,
 			Text:     cfg.Approval.OutcomeText,
 			Logger:   log,
@@ -311,7 +311,7 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 	// 10. The gate: other agents' requests for approval (agents).
 	if len(cfg.Agents) > 0 {
 		c.gate, err = gate.New(cfg.Agents, gate.Deps{Engine: c.engine, Policy: c.policy.Load, Audit: c.audit,
-			Scope: channels.Scope(cfg.Approval.SessionScope), Lang: cfg.Approval.Lang, Logger: log.With("component", "gate")})
+			Scope: channels.Scope(cfg.Approval.SessionScope), Lang: cfg.CoreLang(), Logger: log.With("component", "gate")})
 		if err != nil {
 			return c, fmt.Errorf("agents: %w", err)
 		}
@@ -382,7 +382,7 @@ func (c *core) addHTTPChannels() error {
 	if d := cfg.Channels.DingTalk; d.Enabled {
 		dc := d.Config
 		if dc.Lang == "" {
-			dc.Lang = cfg.Approval.Lang
+			dc.Lang = cfg.PlatformLang()
 		}
 		dc.Text = cfg.Approval.OutcomeText.With(dc.Lang)
 		// Signature replay marks in the shared store, so a captured
@@ -409,7 +409,7 @@ func (c *core) addHTTPChannels() error {
 	if f := cfg.Channels.Feishu; f.Enabled {
 		fc := f.Config
 		if fc.Lang == "" {
-			fc.Lang = cfg.Approval.Lang
+			fc.Lang = cfg.PlatformLang()
 		}
 		fc.Text = cfg.Approval.OutcomeText.With(fc.Lang)
 		// Webhook request marks in the shared store, so a captured request
@@ -437,9 +437,10 @@ func (c *core) addHTTPChannels() error {
 		c.web, err = web.New(web.Config{
 			Tokens:              users,
 			AllowAnonymousLocal: len(users) == 0,
-			Lang:                cfg.Approval.Lang,
+			Lang:                cfg.CoreLang(),
+			PageLang:            cfg.PageLang(),
 			Tools:               c.tools,
-			Greeting:            webGreeting(words.Of(cfg.Approval.Lang), demoOn(cfg)),
+			GreetingIn:          func(l words.Lang) web.Greeting { return webGreeting(l, demoOn(cfg)) },
 			Logger:              c.log,
 		})
 		if err != nil {
@@ -466,10 +467,7 @@ func (c *core) addHTTPChannels() error {
 		if c.redis != nil {
 			tokens = api.NewRedisTokens(c.redis, cfg.Store.Redis.Prefix, nil)
 		}
-		lang := cfg.Channels.API.Lang
-		if lang == "" {
-			lang = cfg.Approval.Lang
-		}
+		lang := cfg.APILang()
 		c.api, err = api.New(api.Config{
 			Tokens:              users,
 			AllowAnonymousLocal: len(users) == 0,

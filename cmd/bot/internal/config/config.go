@@ -189,7 +189,10 @@ type Approval struct {
 	// Timeout is how long an approval waits when policy.timeouts names no
 	// timeout for its risk. Default 5m.
 	Timeout time.Duration `mapstructure:"timeout"`
-	// Lang is the language of the default words: zh or en. Default en.
+	// Lang is the language of every surface: zh or en. Empty (the
+	// default): each surface's own (zh on Feishu and DingTalk, the
+	// browser's on the web page, the locale for the API and `bot chat`;
+	// see lang.go).
 	Lang string `mapstructure:"lang"`
 	// TimeZone is the IANA name of the zone Feishu and DingTalk cards (and
 	// the terminal's) show times in ("Asia/Shanghai"); empty, the server's

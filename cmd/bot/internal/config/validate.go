@@ -202,8 +202,8 @@ func (c *Config) validateApproval(ps *Problems) {
 			ps.add("approval.outcome_text."+string(st), fmt.Sprintf("unknown status (known: %s)", statusList()))
 		}
 	}
-	if _, err := words.Parse(a.Lang); err != nil {
-		ps.add("approval.lang", fmt.Sprintf("%q is not zh or en", a.Lang))
+	if _, err := words.Parse(a.Lang); err != nil && a.Lang != "" {
+		ps.add("approval.lang", fmt.Sprintf("%q is not zh or en (empty: each channel's own)", a.Lang))
 	}
 	if _, err := a.Zone(); err != nil {
 		ps.add("approval.time_zone", fmt.Sprintf("%q is not an IANA time zone name such as Asia/Shanghai or UTC", a.TimeZone))
