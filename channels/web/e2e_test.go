@@ -349,7 +349,7 @@ func TestE2EPage(t *testing.T) {
 // that brings the confirmation back, Enter on a HIGH dialog, and checks
 // the layout, the words and one bubble per result on the way.
 func e2ePage(t *testing.T, page *cdp, lang, shot string, phone bool) {
-	s := newServer(t, withLang(lang), withGreeting(e2eGreeting))
+	s := newServer(t, withLang(lang), withPageLang(lang), withGreeting(e2eGreeting))
 	outcome := approval.DefaultOutcomeText(lang)
 	W := func(k words.Key) string { return words.In(lang, k) }
 	page.call("Page.navigate", map[string]any{"url": s.srv.URL + "/?session=e2e_" + shot})
@@ -444,7 +444,7 @@ func e2ePage(t *testing.T, page *cdp, lang, shot string, phone bool) {
 	if err := json.Unmarshal([]byte(got), &d); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(d.What, `erase {"target":"orders"}`) || d.WhatTop > d.DetailsTop || d.Risk != W(words.CardRiskHigh) ||
+	if !strings.Contains(d.What, `erase {"target":"orders"}`) || d.WhatTop > d.DetailsTop || !strings.HasPrefix(d.Risk, W(words.CardRiskHigh)) ||
 		d.Desc != "Erases the named thing for good" || !strings.Contains(d.Requested, web.LocalUser) ||
 		!regexp.MustCompile(`^[0-9]+:[0-9]{2}$`).MatchString(d.Countdown) || !strings.Contains(d.Requested, d.Countdown) ||
 		!d.InputDisabled || d.Pending != 1 || d.Approve != W(words.WebPageApprove) || d.Reject != W(words.WebPageReject) ||
@@ -551,7 +551,7 @@ func TestE2EQuorumProgress(t *testing.T) {
 			page.t = t
 			pc := approval.DefaultPolicyConfig()
 			pc.Approvers = map[string]approval.ApproverConfig{"HIGH": {Mode: approval.ApproverChat, Quorum: 2}}
-			s := newServerWith(t, approval.EffectDestructive, nil, &pc, withLang(lang), withGreeting(e2eGreeting))
+			s := newServerWith(t, approval.EffectDestructive, nil, &pc, withLang(lang), withPageLang(lang), withGreeting(e2eGreeting))
 			page.call("Emulation.setDeviceMetricsOverride", map[string]any{"width": 1280, "height": 860, "deviceScaleFactor": 1, "mobile": false})
 			page.call("Page.navigate", map[string]any{"url": s.srv.URL + "/?session=e2e_quorum_" + lang})
 			page.until("the socket to connect", `document.getElementById('status').classList.contains('online') && !document.getElementById('input').disabled`)

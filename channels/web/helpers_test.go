@@ -40,6 +40,9 @@ type option func(*web.Config)
 // withLang sets the language of the page, its frames and the cards.
 func withLang(lang string) option { return func(c *web.Config) { c.Lang = lang } }
 
+// withPageLang sets the page's language (not the browser's).
+func withPageLang(lang string) option { return func(c *web.Config) { c.PageLang = lang } }
+
 // withGreeting sets the page's greeting.
 func withGreeting(g web.Greeting) option { return func(c *web.Config) { c.Greeting = g } }
 
