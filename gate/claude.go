@@ -100,7 +100,8 @@ func hookOutput(d HookDecision) HookOutput {
 	return o
 }
 
-// serveHook answers Claude Code's PermissionRequest hook for agent ag: the
+// serveHook answers a PermissionRequest hook of client (Claude Code's,
+// Codex's) for agent ag: the
 // call is asked as request_approval asks it (policy, approvers' chat,
 // card, claim, audit), in a lane of its own (Ask.Lane), so that Claude
 // Code's parallel requests each get their own card; it waits for the
@@ -108,7 +109,7 @@ func hookOutput(d HookDecision) HookOutput {
 // input shown) or deny with a sentence. The wait never outlasts
 // hook_timeout: then it answers deny, and the approval stays pending, so
 // the same call asked again in the same session waits on it.
-func (g *Gate) serveHook(w http.ResponseWriter, r *http.Request, ag *Agent) {
+func (g *Gate) serveHook(w http.ResponseWriter, r *http.Request, ag *Agent, client hookClient) {
 	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(strings.ToLower(ct), "application/json") {
 		writeError(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "send the body as application/json")
 		return
@@ -123,7 +124,7 @@ func (g *Gate) serveHook(w http.ResponseWriter, r *http.Request, ag *Agent) {
 		writeError(w, http.StatusBadRequest, "invalid_request", err.Error())
 		return
 	}
-	q := Ask{Tool: in.ToolName, Input: in.ToolInput, Lane: g.lane(ag, in), Session: in.SessionID, Dir: in.Cwd}
+	q := Ask{Tool: in.ToolName, Input: in.ToolInput, Lane: g.lane(ag, in), Session: in.SessionID, Dir: in.Cwd, Program: client.String()}
 	ans, _, err := g.ask(r.Context(), ag, q)
 	if err != nil {
 		g.writeFailure(w, err)
@@ -145,11 +146,8 @@ func (g *Gate) serveHook(w http.ResponseWriter, r *http.Request, ag *Agent) {
 				"ask again later to keep waiting for the same decision.", wait, ans.ID, ans.ExpiresAt.UTC().Format(time.RFC3339))
 		}
 	}
-	d := HookDecision{Behavior: "deny", Message: ans.Message}
-	if ans.Status == StatusAllowed {
-		d = HookDecision{Behavior: "allow", UpdatedInput: ans.Input}
-	}
-	writeJSON(w, http.StatusOK, hookOutput(d))
+	canon, _, _ := approval.HashCall(in.ToolName, in.ToolInput) // ask canonicalized it
+	writeJSON(w, http.StatusOK, hookOutput(client.decision(ans, canon)))
 }
 
 // lane is the lane of a hook request: derived, under the agent's token,

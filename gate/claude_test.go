@@ -14,6 +14,8 @@ import (
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/memstore"
 	"github.com/hitlbot/hitlbot/gate"
+	"github.com/hitlbot/hitlbot/internal/clock"
+	"github.com/hitlbot/hitlbot/internal/waitfor"
 )
 
 // hookBody is Claude Code 2.1.328's PermissionRequest hook input for one
@@ -190,10 +192,17 @@ func hookAgents() []gate.AgentConfig {
 // The same call from another session gets its own card.
 func TestHookTimeoutAnswersDenyAndTheSameCallWaitsAgain(t *testing.T) {
 	r := newRigAgents(t, memstore.New(memstore.Options{}), hookAgents())
+	// The hook's 1s runs on a clock of the test's: it passes when the
+	// test says, however slow the machine.
+	fc := clock.NewFake(time.Now())
+	r.deps.Clock = fc
+	r.withEngine(t, r.engine)
 	base := hookServer(t, r)
 	body := hookBody("sess-a", "Bash", `{"command":"git push origin main"}`)
 	ch := postHook(t, base, ciToken, body)
 	a := r.card(t)
+	waitfor.True(t, "the hook request waiting", func() bool { return r.engine.Waiting(a.ID) })
+	fc.Advance(time.Second)
 	status, got := answer(t, ch)
 	if status != "200 OK" || !strings.Contains(got, `"behavior":"deny","message":"nobody decided within 1s (approval `+string(a.ID)+` stays open`) {
 		t.Fatalf("answer after hook_timeout: %s %s", status, got)
@@ -202,6 +211,7 @@ func TestHookTimeoutAnswersDenyAndTheSameCallWaitsAgain(t *testing.T) {
 		t.Fatalf("the approval after the hook's answer: %s", p.State)
 	}
 	again := postHook(t, base, ciToken, body)
+	waitfor.True(t, "the same call waiting again", func() bool { return r.engine.Waiting(a.ID) })
 	other := postHook(t, base, ciToken, hookBody("sess-b", "Bash", `{"command":"git push origin main"}`))
 	b := r.card(t)
 	if b.ID == a.ID || b.Session == a.Session {
@@ -276,5 +286,47 @@ func TestHookInputParse(t *testing.T) {
 	if err != nil || in.SessionID != "s-1" || in.Cwd != "/home/dev/proj" || in.ToolName != "Bash" || string(in.ToolInput) != `{"command":"ls"}` ||
 		!json.Valid(in.PermissionSuggestions) {
 		t.Fatalf("%+v, %v", in, err)
+	}
+}
+
+// TestCodexHookPath: /hooks/codex asks as /hooks/claude does (the card
+// names Codex's session) and answers as Codex accepts: a bare allow.
+func TestCodexHookPath(t *testing.T) {
+	r := newRig(t)
+	base := hookServer(t, r)
+	body := `{"session_id":"019ac0de-1234","turn_id":"t1","transcript_path":null,"cwd":"/home/dev/proj","hook_event_name":"PermissionRequest",` +
+		`"model":"gpt-5","permission_mode":"default","tool_name":"Bash","tool_input":{"command":"rm -rf build","description":"clean"}}`
+	ch := make(chan [2]string, 1)
+	go func() {
+		req, _ := http.NewRequest("POST", base+gate.CodexHookPath, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+ciToken)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			ch <- [2]string{"error", err.Error()}
+			return
+		}
+		defer resp.Body.Close()
+		var b bytes.Buffer
+		_, _ = b.ReadFrom(resp.Body)
+		ch <- [2]string{resp.Status, b.String()}
+	}()
+	a := r.card(t)
+	if !strings.Contains(a.PreviewIn("en"), "From Codex session 019ac0de…, in /home/dev/proj") || !strings.Contains(a.PreviewIn("zh"), "来自 Codex 会话 019ac0de…") {
+		t.Fatalf("the card:\n%s\n%s", a.PreviewIn("en"), a.PreviewIn("zh"))
+	}
+	r.decide(t, a, approval.Approve, "ou_456", "")
+	status, got := answer(t, ch)
+	if want := `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}`; status != "200 OK" || got != want {
+		t.Fatalf("answer %s %s\nwant %s", status, got, want)
+	}
+	// Without a token, like /hooks/claude: 401.
+	resp, err := http.Post(base+gate.CodexHookPath, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("no token: %s", resp.Status)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/internal/clip"
+	"github.com/hitlbot/hitlbot/internal/clock"
 	"github.com/hitlbot/hitlbot/internal/redact"
 	"github.com/hitlbot/hitlbot/words"
 )
@@ -53,6 +54,9 @@ type Deps struct {
 	Lang string
 	// Logger receives the gate's log lines; nil: none.
 	Logger *slog.Logger
+	// Clock times the bounded waits (Wait's d, a hook's hook_timeout);
+	// nil: the real clock. The approvals' own expiry is the engine's.
+	Clock clock.Clock
 	// Getenv and ReadFile read the agents' tokens; nil: the process's.
 	Getenv   func(string) string
 	ReadFile func(string) ([]byte, error)
@@ -108,6 +112,9 @@ func New(cfgs []AgentConfig, deps Deps) (*Gate, error) {
 	g := &Gate{deps: deps, log: deps.Logger, sending: map[delivery]int{}}
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
+	}
+	if g.deps.Clock == nil {
+		g.deps.Clock = clock.Real{}
 	}
 	for _, c := range cfgs {
 		tok, _ := token(c, deps.Getenv, deps.ReadFile)
@@ -188,6 +195,9 @@ type Ask struct {
 	// and working directory, in a line on the card above the call,
 	// redacted and clipped. Empty: no such line.
 	Session, Dir string
+	// Program names the program whose session it is on that line
+	// ("Claude Code", "Codex").
+	Program string
 }
 
 // Answer is where a request stands.
@@ -355,7 +365,7 @@ func (g *Gate) ask(ctx context.Context, ag *Agent, q Ask) (Answer, bool, error) 
 		if q.Session != "" || q.Dir != "" {
 			sess := redact.Clean(clip.FirstLine(q.Session), 8)
 			dir := redact.Clean(clip.FirstLine(q.Dir), 160)
-			preview = words.In(lang, words.GateHookContext, sess, dir) + "\n\n" + preview
+			preview = words.In(lang, words.GateHookContext, q.Program, sess, dir) + "\n\n" + preview
 		}
 		return summary, preview
 	}
@@ -437,11 +447,20 @@ func (g *Gate) Wait(ctx context.Context, ag *Agent, id approval.ID, d time.Durat
 	default:
 		return Answer{}, ErrBusy
 	}
-	wctx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
+	wctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	timer := g.deps.Clock.NewTimer(d)
+	defer timer.Stop()
+	go func() {
+		select {
+		case <-timer.C():
+			cancel(errWaitOver)
+		case <-wctx.Done():
+		}
+	}()
 	o, err := g.deps.Engine.Wait(wctx, id)
 	if err != nil {
-		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		if ctx.Err() == nil && context.Cause(wctx) == errWaitOver {
 			return answerOf(a, nil), nil
 		}
 		return Answer{}, err
@@ -451,6 +470,9 @@ func (g *Gate) Wait(ctx context.Context, ag *Agent, id approval.ID, d time.Durat
 	}
 	return answerOf(a, &o), nil
 }
+
+// errWaitOver ends a Wait whose d passed.
+var errWaitOver = errors.New("the wait is over")
 
 // own reads the approval id and checks it is one of ag's.
 func (g *Gate) own(ctx context.Context, ag *Agent, id approval.ID) (*approval.Approval, error) {

@@ -56,22 +56,26 @@ func viewOf(a Answer) view {
 //	GET  /api/approvals/{id}[?wait=30s]   where it stands; with wait, held until it ends or wait passes (≤ 60s)
 //	POST /hooks/claude   Claude Code's PermissionRequest hook (claude.go): held until a decision or the
 //	                     agent's hook_timeout, answered {"hookSpecificOutput":{…,"decision":{…}}}
+//	POST /hooks/codex    Codex's (codex.go): the same, answered as Codex accepts (no updatedInput)
 //
 // A request with an agent's bearer token is the gate's; any other goes to
-// next, except POST /api/approvals and /hooks/claude, which only agents
+// next, except POST /api/approvals and the hooks, which only agents
 // may use: 401.
 func (g *Gate) HTTP(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ag, isAgent := g.Authenticate(bearer(r.Header))
 		create := r.URL.Path == "/api/approvals" && r.Method == http.MethodPost
+		hook := r.URL.Path == HookPath || r.URL.Path == CodexHookPath
 		switch {
-		case r.URL.Path == HookPath && r.Method != http.MethodPost:
+		case hook && r.Method != http.MethodPost:
 			w.Header().Set("Allow", http.MethodPost)
-			writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", "POST Claude Code's PermissionRequest hook input here")
-		case r.URL.Path == HookPath && !isAgent:
+			writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", "POST a PermissionRequest hook's input here")
+		case hook && !isAgent:
 			unauthorized(w)
 		case r.URL.Path == HookPath:
-			g.serveHook(w, r, ag)
+			g.serveHook(w, r, ag, claudeCode)
+		case r.URL.Path == CodexHookPath:
+			g.serveHook(w, r, ag, codex)
 		case create && !isAgent:
 			unauthorized(w)
 		case create:

@@ -448,7 +448,7 @@ var en = map[Key]string{
 	// DingTalk's platform rules (issue 25, branch c25d).
 	DingTalkValueCut:          "… [shortened: a DingTalk card holds at most 1 KB per field; the whole text is on the web page and in the HTTP API]",
 	DingTalkExternalRequester: "Requested by a member from outside the organisation: DingTalk cannot match their card clicks to them, so this approval has no buttons; decide it by replying.",
-	GateHookContext:           "From Claude Code session %s, in %s",
+	GateHookContext:           "From %s session %s, in %s",
 
 	RulesRejected:   "%s was rejected, so it did not run.",
 	RulesExpired:    "%s was not approved in time (the approval expired), so it did not run.",

@@ -501,7 +501,7 @@ const (
 	DingTalkExternalRequester // an approval of an external member: decided by replying, not by the card's buttons
 
 	// Claude Code's permission hook (issue 28).
-	GateHookContext // where a hook request comes from, on its card; args: the Claude Code session (short), the working directory
+	GateHookContext // where a hook request comes from, on its card; args: the program (Claude Code, Codex), its session (short), the working directory
 	// The rules model's summary of a turn's tool results (agent/model.Rules).
 	RulesRejected   // args: the tool
 	RulesExpired    // args: the tool

@@ -446,7 +446,7 @@ var zh = map[Key]string{
 	// DingTalk's platform rules (issue 25, branch c25d).
 	DingTalkValueCut:          "…［已截断：钉钉卡片每个字段最多 1 KB，完整内容见网页或 HTTP API］",
 	DingTalkExternalRequester: "申请人是组织外成员：钉钉无法将其卡片点击与本人对应，因此本审批不提供按钮，请通过回复来决定。",
-	GateHookContext:           "来自 Claude Code 会话 %s，目录 %s",
+	GateHookContext:           "来自 %s 会话 %s，目录 %s",
 
 	RulesRejected:   "%s 已被拒绝，未执行。",
 	RulesExpired:    "%s 的审批已过期，未执行。",

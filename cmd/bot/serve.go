@@ -690,7 +690,7 @@ func tryLine() string {
 
 // handler is the HTTP server's handler: mux, with the other agents'
 // requests (an agent's bearer token on /api/approvals; Claude Code's
-// permission hook at /hooks/claude) taken by the gate first when agents
+// permission hooks at /hooks/claude and /hooks/codex) taken by the gate first when agents
 // are configured.
 func (c *core) handler() http.Handler {
 	mux := c.mux()
@@ -699,7 +699,8 @@ func (c *core) handler() http.Handler {
 	}
 	agents := c.gate.HTTP(mux)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/api/approvals" || strings.HasPrefix(r.URL.Path, "/api/approvals/") || r.URL.Path == gate.HookPath {
+		if r.URL.Path == "/api/approvals" || strings.HasPrefix(r.URL.Path, "/api/approvals/") ||
+			r.URL.Path == gate.HookPath || r.URL.Path == gate.CodexHookPath {
 			agents.ServeHTTP(w, r)
 			return
 		}
