@@ -16,7 +16,7 @@ import (
 var Allowed = []string{
 	// Protocols, formats and products, written in Latin letters in Chinese too.
 	"SQL", "JSON", "HTTP", "HTTPS", "URL", "API", "MCP", "LLM", "Redis", "WebSocket", "YAML", "CLI",
-	"Feishu", "Lark", "DingTalk", "OpenAI", "CardKit", "Docker", "Claude", "Code", "Codex", "PID", "DNS", "TLS", "UTF", "NUL",
+	"Feishu", "Lark", "DingTalk", "OpenAI", "CardKit", "Docker", "PID", "DNS", "TLS", "UTF", "NUL",
 	"hitlbot", "stdio", "stderr", "stdout", "MySQL", "PostgreSQL", "SQLite",
 	// HTTP methods, as an API's routes are written.
 	"GET", "POST", "PUT", "PATCH",
