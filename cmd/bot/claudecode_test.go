@@ -286,6 +286,7 @@ func serveHookAgent(t *testing.T) (*server, *feishutest.Server) {
 		"HITLBOT_CHANNELS_FEISHU_APP_SECRET": "feishu-secret-agents",
 		"HITLBOT_CHANNELS_FEISHU_BASE_URL":   fake.URL,
 		"AGENT_CI_TOKEN":                     agentToken,
+		"HITLBOT_APPROVAL_LANG":              "en", // the assertions read English; the zh default is config.TestLanguages
 	} {
 		t.Setenv(k, v)
 	}
