@@ -26,4 +26,6 @@
 //   - claude.go: POST /hooks/claude, Claude Code's PermissionRequest hook:
 //     each request its own approval (a lane), answered within the
 //     agent's hook_timeout.
+//   - codex.go: POST /hooks/codex, Codex's: the same, answered as Codex
+//     accepts (never updatedInput).
 package gate
