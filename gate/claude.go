@@ -110,13 +110,8 @@ func hookOutput(d HookDecision) HookOutput {
 // hook_timeout: then it answers deny, and the approval stays pending, so
 // the same call asked again in the same session waits on it.
 func (g *Gate) serveHook(w http.ResponseWriter, r *http.Request, ag *Agent, client hookClient) {
-	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(strings.ToLower(ct), "application/json") {
-		writeError(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "send the body as application/json")
-		return
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
-	if err != nil {
-		writeError(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("the body is larger than %d bytes", maxBody))
+	body, ok := readJSONBody(w, r)
+	if !ok {
 		return
 	}
 	in, err := ParseHookInput(body)

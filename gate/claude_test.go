@@ -39,11 +39,17 @@ func hookServer(t *testing.T, r *rig) string {
 // channel (status and body).
 func postHook(t *testing.T, base, tok, body string) <-chan [2]string {
 	t.Helper()
+	return postHookTo(t, base, gate.HookPath, tok, body)
+}
+
+// postHookTo is postHook to the hook at path.
+func postHookTo(t *testing.T, base, path, tok, body string) <-chan [2]string {
+	t.Helper()
 	ch := make(chan [2]string, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel) // before the server closes: a request left waiting ends
 	go func() {
-		req, _ := http.NewRequestWithContext(ctx, "POST", base+gate.HookPath, strings.NewReader(body))
+		req, _ := http.NewRequestWithContext(ctx, "POST", base+path, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Authorization", "Bearer "+tok)
 		resp, err := http.DefaultClient.Do(req)
@@ -296,21 +302,7 @@ func TestCodexHookPath(t *testing.T) {
 	base := hookServer(t, r)
 	body := `{"session_id":"019ac0de-1234","turn_id":"t1","transcript_path":null,"cwd":"/home/dev/proj","hook_event_name":"PermissionRequest",` +
 		`"model":"gpt-5","permission_mode":"default","tool_name":"Bash","tool_input":{"command":"rm -rf build","description":"clean"}}`
-	ch := make(chan [2]string, 1)
-	go func() {
-		req, _ := http.NewRequest("POST", base+gate.CodexHookPath, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer "+ciToken)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			ch <- [2]string{"error", err.Error()}
-			return
-		}
-		defer resp.Body.Close()
-		var b bytes.Buffer
-		_, _ = b.ReadFrom(resp.Body)
-		ch <- [2]string{resp.Status, b.String()}
-	}()
+	ch := postHookTo(t, base, gate.CodexHookPath, ciToken, body)
 	a := r.card(t)
 	if !strings.Contains(a.PreviewIn("en"), "From Codex session 019ac0de…, in /home/dev/proj") || !strings.Contains(a.PreviewIn("zh"), "来自 Codex 会话 019ac0de…") {
 		t.Fatalf("the card:\n%s\n%s", a.PreviewIn("en"), a.PreviewIn("zh"))

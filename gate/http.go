@@ -96,14 +96,24 @@ type createBody struct {
 	CallbackURL string `json:"callback_url"`
 }
 
-func (g *Gate) serveCreate(w http.ResponseWriter, r *http.Request, ag *Agent) {
+// readJSONBody reads a request's JSON body of at most maxBody bytes, or
+// answers 415 (not JSON) or 413 (larger) and reports false.
+func readJSONBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(strings.ToLower(ct), "application/json") {
 		writeError(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "send the body as application/json")
-		return
+		return nil, false
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	if err != nil {
 		writeError(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("the body is larger than %d bytes", maxBody))
+		return nil, false
+	}
+	return body, true
+}
+
+func (g *Gate) serveCreate(w http.ResponseWriter, r *http.Request, ag *Agent) {
+	body, ok := readJSONBody(w, r)
+	if !ok {
 		return
 	}
 	var in createBody
