@@ -62,6 +62,13 @@ var ErrUnavailable = errors.New("approval store unavailable")
 // the request fails and is cancelled, and UserMessageIn says so.
 var ErrApproversUnreachable = errors.New("the approvers' chat could not be reached; nothing was asked")
 
+// ErrNoPrivateView is returned (wrapped) by a channel that cannot show a
+// private approval's whole card to any of the people who may see it (on
+// DingTalk, members from outside the organisation are reached in the
+// group only): nothing is shown, rather than the whole card to everyone,
+// and UserMessageIn says why.
+var ErrNoPrivateView = errors.New("nobody who may see this private approval can be shown it privately; nothing was asked")
+
 // ErrQuorumUnreachable refuses a request whose approver rule leaves fewer
 // people who may approve than its quorum (the requester taken out by
 // high_needs_other): nothing is asked.
@@ -78,6 +85,9 @@ func UserMessage(err error) string { return UserMessageIn(err, "en") }
 // detail. Channels pass their configured language.
 func UserMessageIn(err error, lang string) string {
 	k := words.ErrOther
+	if errors.Is(err, ErrNoPrivateView) { // before the approvers' chat: it may wrap this
+		return words.In(lang, words.ErrNoPrivateView)
+	}
 	if errors.Is(err, ErrApproversUnreachable) {
 		return words.In(lang, words.ErrApproversUnreachable)
 	}

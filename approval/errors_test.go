@@ -52,6 +52,15 @@ func TestUserMessageIn(t *testing.T) {
 	if got := UserMessageIn(down, "en"); !strings.Contains(got, "temporarily unavailable; nothing was run") {
 		t.Errorf("en unavailable: %q", got)
 	}
+	// A private approval the platform cannot show privately to anyone who
+	// may see it says so, also wrapped in the approvers' chat's failure.
+	noView := fmt.Errorf("%w: %w", ErrApproversUnreachable, fmt.Errorf("dingtalk: show approval ap_1 privately: %w", ErrNoPrivateView))
+	if got := UserMessageIn(noView, "zh"); !strings.Contains(got, "无法把它私下展示") || strings.Contains(got, "ap_1") {
+		t.Errorf("zh no private view: %q", got)
+	}
+	if got := UserMessageIn(noView, "en"); !strings.Contains(got, "cannot show it privately") {
+		t.Errorf("en no private view: %q", got)
+	}
 	// UserMessage is the English sentence; an unknown language is English.
 	for _, k := range kinds {
 		err := E("test", k, "", nil)

@@ -35,6 +35,7 @@ var en = map[Key]string{
 	ErrExpired:              "This approval has expired.",
 	ErrUnavailable:          "Approvals are temporarily unavailable; nothing was run. Please try again shortly.",
 	ErrApproversUnreachable: "The approvers' chat could not be reached, so nobody was asked and nothing was run. Please try again later or tell an administrator.",
+	ErrNoPrivateView:        "This request is private, and the platform cannot show it privately to anyone who may approve it (members from outside the organisation see only what the whole group sees), so nobody was asked and nothing was run. Ask an approver inside the organisation to make the request.",
 	ErrInvalid:              "The request was not understood.",
 	ErrOther:                "Something went wrong; nothing was run.",
 

@@ -51,6 +51,9 @@ const (
 	// ErrApproversUnreachable: the card could not be sent to the
 	// approvers' chat (approve_in), so the request failed.
 	ErrApproversUnreachable
+	// ErrNoPrivateView: a private approval nobody who may see it can be
+	// shown privately on the platform, so the request failed.
+	ErrNoPrivateView
 	ErrInvalid
 	ErrOther
 

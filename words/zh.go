@@ -35,6 +35,7 @@ var zh = map[Key]string{
 	ErrExpired:              "此审批已过期。",
 	ErrUnavailable:          "审批服务暂时不可用，未执行任何操作，请稍后再试。",
 	ErrApproversUnreachable: "无法联系审批群，未向任何人发起审批，也未执行任何操作。请稍后再试或联系管理员。",
+	ErrNoPrivateView:        "这是一个私密请求，而平台无法把它私下展示给任何有权审批的人（组织外成员只能看到全群可见的内容），因此未向任何人发起审批，也未执行任何操作。请由组织内的审批人发起该请求。",
 	ErrInvalid:              "无法理解此请求。",
 	ErrOther:                "出现了问题，未执行任何操作。",
 

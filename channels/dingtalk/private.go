@@ -83,7 +83,7 @@ func (c *Channel) ShowApprovalTo(ctx context.Context, to channels.Target, users 
 
 // errExternalOnly is (wrapped in) the error of a private approval whose
 // every viewer is a member from outside the organisation.
-var errExternalOnly = errors.New("only members from outside the organisation may see it, and DingTalk shows them nothing apart from the group")
+var errExternalOnly = fmt.Errorf("%w: only members from outside the organisation may see it, and DingTalk shows them nothing apart from the group", approval.ErrNoPrivateView)
 
 // SendTo says out to users by the robot's 1:1 send.
 func (c *Channel) SendTo(ctx context.Context, to channels.Target, users []approval.UserID, out channels.Outgoing) error {
