@@ -54,7 +54,7 @@ func ParseHookInput(body []byte) (HookInput, error) {
 	var in HookInput
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&in); err != nil {
-		return HookInput{}, fmt.Errorf("%w: the body is not Claude Code's hook input (a JSON object): %v", ErrInvalid, err)
+		return HookInput{}, fmt.Errorf("%w: the body is not a PermissionRequest hook's input (a JSON object): %v", ErrInvalid, err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return HookInput{}, fmt.Errorf("%w: the body has more after its JSON object", ErrInvalid)
