@@ -5,43 +5,24 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/redisstore"
 	"github.com/hitlbot/hitlbot/internal/testredis"
 )
 
-// cmdLog is a go-redis hook that records the commands sent, a pipeline
-// as "pipeline": each entry is one round trip.
-type cmdLog struct {
-	mu   sync.Mutex
-	cmds []string
-}
-
-func (l *cmdLog) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (l *cmdLog) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		l.mu.Lock()
-		l.cmds = append(l.cmds, cmd.Name())
-		l.mu.Unlock()
-		return next(ctx, cmd)
-	}
-}
-func (l *cmdLog) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		l.mu.Lock()
-		l.cmds = append(l.cmds, "pipeline")
-		l.mu.Unlock()
-		return next(ctx, cmds)
-	}
-}
+// cmdLog names the round trips of a client: a command by its name, a
+// pipeline as "pipeline".
+type cmdLog struct{ rec *testredis.Recorder }
 
 func (l *cmdLog) take() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	got := l.cmds
-	l.cmds = nil
+	var got []string
+	for _, t := range l.rec.Take() {
+		if t.Pipeline {
+			got = append(got, "pipeline")
+		} else {
+			got = append(got, t.Names[0])
+		}
+	}
 	return got
 }
 
@@ -52,8 +33,7 @@ func (l *cmdLog) take() []string {
 // another click.
 func TestCardClickRoundTripsOnRedis(t *testing.T) {
 	c, prefix := testredis.Start(t)
-	log := &cmdLog{}
-	c.AddHook(log)
+	log := &cmdLog{rec: testredis.Record(c)}
 	store, err := redisstore.New(c, redisstore.Options{Prefix: prefix, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)

@@ -2,11 +2,8 @@ package redisstore_test
 
 import (
 	"context"
-	"net"
-	"sync"
+	"strconv"
 	"testing"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/redisstore"
@@ -14,49 +11,22 @@ import (
 	"github.com/hitlbot/hitlbot/internal/testredis"
 )
 
-// pipelines is a go-redis hook that records, for each pipeline sent, its
-// first command's name and its length.
-type pipelines struct {
-	mu  sync.Mutex
-	got []string
-}
-
-func (p *pipelines) DialHook(next redis.DialHook) redis.DialHook {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) { return next(ctx, network, addr) }
-}
-func (p *pipelines) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if name := cmd.Name(); name != "client" && name != "hello" { // a new connection's handshake
-			p.mu.Lock()
-			p.got = append(p.got, name)
-			p.mu.Unlock()
-		}
-		return next(ctx, cmd)
-	}
-}
-func (p *pipelines) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		p.mu.Lock()
-		if name := cmds[0].Name(); name != "client" && name != "hello" { // a new connection's handshake
-			p.got = append(p.got, name+" x"+itoa(len(cmds)))
-		}
-		p.mu.Unlock()
-		return next(ctx, cmds)
-	}
-}
-
-func itoa(n int) string {
-	if n < 10 {
-		return string(rune('0' + n))
-	}
-	return itoa(n/10) + string(rune('0'+n%10))
-}
+// pipelines names the round trips of a store's client: a pipeline by its
+// first command and its length ("hget x1000"), a command by its name; a
+// new connection's handshake (HELLO, CLIENT SETINFO) is left out.
+type pipelines struct{ rec *testredis.Recorder }
 
 func (p *pipelines) take() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	got := p.got
-	p.got = nil
+	var got []string
+	for _, t := range p.rec.Take() {
+		if name := t.Names[0]; name == "client" || name == "hello" {
+			continue
+		} else if t.Pipeline {
+			got = append(got, name+" x"+strconv.Itoa(len(t.Names)))
+		} else {
+			got = append(got, name)
+		}
+	}
 	return got
 }
 
@@ -65,8 +35,7 @@ func (p *pipelines) take() []string {
 // that ended in one more; when none ended, no more.
 func TestOutcomesRoundTrips(t *testing.T) {
 	c, prefix := testredis.Start(t)
-	cnt := &pipelines{}
-	c.AddHook(cnt)
+	cnt := &pipelines{rec: testredis.Record(c)}
 	s, err := redisstore.New(c, redisstore.Options{Prefix: prefix})
 	if err != nil {
 		t.Fatal(err)

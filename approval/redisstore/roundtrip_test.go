@@ -2,14 +2,10 @@ package redisstore_test
 
 import (
 	"context"
-	"net"
 	"slices"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/redisstore"
@@ -17,34 +13,24 @@ import (
 	"github.com/hitlbot/hitlbot/internal/testredis"
 )
 
-// counter is a go-redis hook that records every command and pipeline sent:
-// each is one round trip to Redis.
-type counter struct {
-	mu   sync.Mutex
-	cmds []string
-}
-
-func (c *counter) DialHook(next redis.DialHook) redis.DialHook {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) { return next(ctx, network, addr) }
-}
-
-func (c *counter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		c.mu.Lock()
-		c.cmds = append(c.cmds, cmd.Name())
-		c.mu.Unlock()
-		return next(ctx, cmd)
+// roundTrips names each recorded round trip: a command by its name, a
+// pipeline as "pipeline".
+func roundTrips(trips []testredis.Trip) []string {
+	out := make([]string, len(trips))
+	for i, t := range trips {
+		out[i] = t.Names[0]
+		if t.Pipeline {
+			out[i] = "pipeline"
+		}
 	}
+	return out
 }
 
-func (c *counter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		c.mu.Lock()
-		c.cmds = append(c.cmds, "pipeline")
-		c.mu.Unlock()
-		return next(ctx, cmds)
-	}
-}
+// counter counts the round trips of a store's client (countedStore).
+type counter struct{ rec *testredis.Recorder }
+
+// take returns the commands recorded since the last take.
+func (c *counter) take() []string { return roundTrips(c.rec.Take()) }
 
 // withoutHandshakes drops the handshake of a connection opened during an
 // operation (a pipeline of HELLO and CLIENT SETINFO, recorded as
@@ -68,8 +54,7 @@ func withoutHandshakes(cmds []string) []string {
 func countedStore(t *testing.T) (*redisstore.Store, *counter, string) {
 	t.Helper()
 	c, prefix := testredis.Start(t)
-	cnt := &counter{}
-	c.AddHook(cnt)
+	cnt := &counter{rec: testredis.Record(c)}
 	s, err := redisstore.New(c, redisstore.Options{Prefix: prefix})
 	if err != nil {
 		t.Fatal(err)
@@ -79,15 +64,6 @@ func countedStore(t *testing.T) (*redisstore.Store, *counter, string) {
 	}
 	cnt.take()
 	return s, cnt, prefix
-}
-
-// take returns the commands recorded since the last take.
-func (c *counter) take() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	got := c.cmds
-	c.cmds = nil
-	return got
 }
 
 // TestRoundTrips counts the commands each operation sends, once the
@@ -224,8 +200,7 @@ func TestChatCodeAfterPut(t *testing.T) {
 // code costs no round trip.
 func TestChatIndexPrunedAtEnd(t *testing.T) {
 	c, prefix := testredis.Start(t)
-	cnt := &counter{}
-	c.AddHook(cnt)
+	cnt := &counter{rec: testredis.Record(c)}
 	s, err := redisstore.New(c, redisstore.Options{Prefix: prefix})
 	if err != nil {
 		t.Fatal(err)
