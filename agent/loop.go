@@ -35,6 +35,10 @@ type LoopConfig struct {
 	Locker SessionLocker
 	// Speaker speaks in sessions.
 	Speaker Speaker
+	// Resumptions brings the outcomes of the approvals that end on this
+	// replica (the engine's Ended listener); each resumes its turn
+	// (Resume). Nil: a queue nobody feeds (only Resume does).
+	Resumptions *Resumptions
 	// Clock drives the slow-turn notice. Default: the wall clock.
 	Clock clock.Clock
 	// Logger receives operational logs. Default slog.Default().
@@ -155,12 +159,34 @@ func NewLoop(cfg LoopConfig) (*Loop, error) {
 	if cfg.QueueSize <= 0 {
 		cfg.QueueSize = 16
 	}
+	if cfg.Resumptions == nil {
+		cfg.Resumptions = NewResumptions()
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &Loop{cfg: cfg, log: cfg.Logger, words: wordsFor(cfg.Lang), sem: make(chan struct{}, cfg.Workers), ctx: ctx, cancel: cancel,
 		queues: map[approval.SessionKey][]job{}, owned: map[approval.ID]struct{}{}, wake: make(chan struct{}, 1)}
-	l.wg.Add(1)
+	l.wg.Add(2)
 	go l.resumer()
+	go l.listen()
 	return l, nil
+}
+
+// listen hands every outcome that comes through cfg.Resumptions to
+// Resume, until the loop closes.
+func (l *Loop) listen() {
+	defer l.wg.Done()
+	r := l.cfg.Resumptions
+	for {
+		for _, e := range r.take() {
+			l.Resume(e.a, e.o)
+		}
+		select {
+		case <-r.wake:
+		case <-l.ctx.Done():
+			r.close()
+			return
+		}
+	}
 }
 
 // Submit queues a message for its session's worker.
@@ -173,8 +199,8 @@ func (l *Loop) Submit(in Inbound) error {
 // when no turn of this process waits for it: the turn's replica died or
 // restarted, the turn ran out of time, or the decision came on another
 // replica. It is called on the replica where the approval ended (the
-// router calls it when it settles the approval's cards), and returns at
-// once.
+// engine's Ended listener, Resumptions, brings it there once the
+// approval's cards are settled), and returns at once.
 //
 // A turn that waits for the outcome takes it itself: it holds the
 // session's lock until it ends, and its end takes its suspension out of

@@ -33,6 +33,15 @@ type Notifier interface {
 	Escalate(ctx context.Context, a *Approval, step int) ([]CardRef, error)
 }
 
+// EndListener hears of every approval that ends on this engine (decided,
+// expired, superseded, cancelled, and the resolution of a frozen one),
+// once its cards are settled (Notifier.Settle). The agent loop's
+// Resumptions is one: an outcome that no waiting turn takes resumes its
+// turn from there. Ended must not block; a and o are the listener's own.
+type EndListener interface {
+	Ended(a *Approval, o Outcome)
+}
+
 // Dispatcher runs tool calls; the agent's tool registry implements it.
 type Dispatcher interface {
 	// Dispatch runs one call and returns its result. A result with IsError

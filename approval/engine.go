@@ -43,6 +43,9 @@ type EngineConfig struct {
 	Store Store
 	// Notifier shows and settles cards. Default NopNotifier.
 	Notifier Notifier
+	// Ended hears of every approval that ends here, after its cards are
+	// settled (the agent loop's Resumptions). Nil: nobody.
+	Ended EndListener
 	// Dispatcher runs approved tool calls.
 	Dispatcher Dispatcher
 	// Audit receives one record per event. Required: an engine without an
@@ -1167,11 +1170,16 @@ func (e *Engine) progress(a *Approval) {
 	}
 }
 
+// settle brings every card of a to its final state o (Notifier.Settle; a
+// failure is logged) and then tells the Ended listener that a ended.
 func (e *Engine) settle(a *Approval, o Outcome) {
 	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.SettleTimeout)
 	defer cancel()
 	if err := e.cfg.Notifier.Settle(ctx, a.Clone(), o.Clone()); err != nil {
 		e.log.Warn("settling the approval's cards failed", "approval_id", a.ID, "status", o.Status, "err", err)
+	}
+	if e.cfg.Ended != nil {
+		e.cfg.Ended.Ended(a.Clone(), o.Clone())
 	}
 }
 

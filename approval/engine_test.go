@@ -1217,3 +1217,48 @@ func twoReplicasExactlyOnce(t *testing.T, f *fixture, requester *approval.Engine
 		t.Fatalf("audit has %d execute records, want 1", c)
 	}
 }
+
+// endListener records what the engine's Ended listener hears, with the
+// settles the notifier had recorded by then.
+type endListener struct {
+	n     *notifier
+	mu    sync.Mutex
+	heard []approval.Status
+	after [][]approval.Status // the notifier's settles of the approval when heard
+}
+
+func (l *endListener) Ended(a *approval.Approval, o approval.Outcome) {
+	settled := l.n.settledWith(a.ID)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.heard = append(l.heard, o.Status)
+	l.after = append(l.after, settled)
+}
+
+// TestEndedHeardAfterSettle: the Ended listener hears of an approval that
+// ends once, on the engine that ended it, after its cards were settled;
+// a decision that comes too late is not heard again.
+func TestEndedHeardAfterSettle(t *testing.T) {
+	notes := &notifier{}
+	ends := &endListener{n: notes}
+	e, err := approval.NewEngine(approval.EngineConfig{Store: memstore.New(memstore.Options{}), Notifier: notes, Ended: ends,
+		Dispatcher: &counterTool{}, Audit: &recorder{}, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := request(t, e)
+	if o, err := e.Decide(context.Background(), a.ID, decision(a, approval.Approve, "bob")); err != nil || o.Status != approval.StatusExecuted {
+		t.Fatalf("decide: %+v, %v", o, err)
+	}
+	if o, err := e.Decide(context.Background(), a.ID, decision(a, approval.Reject, "carol")); err != nil || o.Status != approval.StatusAlreadyDecided {
+		t.Fatalf("second decision: %+v, %v", o, err)
+	}
+	ends.mu.Lock()
+	defer ends.mu.Unlock()
+	if len(ends.heard) != 1 || ends.heard[0] != approval.StatusExecuted {
+		t.Fatalf("heard %v, want [executed]", ends.heard)
+	}
+	if len(ends.after[0]) != 1 || ends.after[0][0] != approval.StatusExecuted {
+		t.Fatalf("heard before the cards were settled (settled %v)", ends.after[0])
+	}
+}

@@ -49,8 +49,8 @@ type Assembly struct {
 // sweeper) and then the router.
 func Assemble(p Parts) (*Assembly, error) {
 	switch {
-	case p.Engine.Notifier != nil:
-		return nil, errors.New("channels.Assemble: Parts.Engine.Notifier must be empty: the engine's notifier is the relay (wrap it with Parts.Notifier)")
+	case p.Engine.Notifier != nil || p.Engine.Ended != nil || p.Loop.Resumptions != nil:
+		return nil, errors.New("channels.Assemble: Parts.Engine.Notifier and Ended and Parts.Loop.Resumptions must be empty: the engine's notifier is the relay (wrap it with Parts.Notifier), and Assemble joins the engine's Ended to the loop")
 	case p.Loop.Engine != nil || p.Loop.Speaker != nil:
 		return nil, errors.New("channels.Assemble: Parts.Loop.Engine and Speaker must be empty: they are the engine and the relay")
 	case p.Router.Decider != nil || p.Router.Submitter != nil || p.Router.Relay != nil:
@@ -63,14 +63,15 @@ func Assemble(p Parts) (*Assembly, error) {
 			return nil, errors.New("channels.Assemble: Parts.Notifier returned no notifier")
 		}
 	}
+	resumptions := agent.NewResumptions()
 	ec := p.Engine
-	ec.Notifier = n
+	ec.Notifier, ec.Ended = n, resumptions
 	eng, err := approval.NewEngine(ec)
 	if err != nil {
 		return nil, err
 	}
 	lc := p.Loop
-	lc.Engine, lc.Speaker = eng, relay
+	lc.Engine, lc.Speaker, lc.Resumptions = eng, relay, resumptions
 	loop, err := agent.NewLoop(lc)
 	if err != nil {
 		return nil, err

@@ -18,7 +18,9 @@ var assembleRefusals = []struct {
 	edit func(*Parts)
 	want string
 }{
-	{"engine notifier", func(p *Parts) { p.Engine.Notifier = approval.NopNotifier{} }, "Parts.Engine.Notifier must be empty"},
+	{"engine notifier", func(p *Parts) { p.Engine.Notifier = approval.NopNotifier{} }, "Parts.Engine.Notifier and Ended and Parts.Loop.Resumptions must be empty"},
+	{"engine ended", func(p *Parts) { p.Engine.Ended = agent.NewResumptions() }, "Parts.Engine.Notifier and Ended and Parts.Loop.Resumptions must be empty"},
+	{"loop resumptions", func(p *Parts) { p.Loop.Resumptions = agent.NewResumptions() }, "Parts.Engine.Notifier and Ended and Parts.Loop.Resumptions must be empty"},
 	{"loop speaker", func(p *Parts) { p.Loop.Speaker = NewRelay() }, "Parts.Loop.Engine and Speaker must be empty"},
 	{"router relay", func(p *Parts) { p.Router.Relay = NewRelay() }, "Parts.Router.Decider, Submitter and Relay must be empty"},
 	{"nil wrapper", func(p *Parts) { p.Notifier = func(approval.Notifier) approval.Notifier { return nil } }, "Parts.Notifier returned no notifier"},

@@ -1037,12 +1037,10 @@ func (r *Router) threadOf(a *approval.Approval) string {
 }
 
 // Settle updates every card of the approval to its final state, each
-// through the channel that sent it (approval.Notifier), then hands the
-// outcome to the agent, which resumes the turn that asked for it when no
-// turn of this process waits for it (agent.Loop.Resume). It goes on after
-// a failure and reports them all.
+// through the channel that sent it (approval.Notifier). It goes on after
+// a failure and reports them all. It resumes no turn: the engine tells the
+// loop that a ended (approval.EngineConfig.Ended).
 func (r *Router) Settle(ctx context.Context, a *approval.Approval, o approval.Outcome) error {
-	defer r.submitter.Resume(a, o)
 	return errors.Join(r.settleCards(ctx, a, o)...)
 }
 

@@ -85,7 +85,7 @@ func TestBothReplicasSeeTheOutcomeOneResumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.loop.Resume(rec, o) // A's own Settle handed it to A's loop already
+	b.loop.Resume(rec, o) // A's engine handed it to A's loop already (Ended)
 	eventually(t, "one answer", func() bool {
 		return a.ch.hasText("answer", "summary: erase done (run 1)") || b.ch.hasText("answer", "summary: erase done (run 1)")
 	})

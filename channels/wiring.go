@@ -31,14 +31,10 @@ type OnceDecider interface {
 }
 
 // Submitter is what the router needs of the agent: queue a message for
-// its session's next turn, and hand it an approval's outcome to resume
-// the turn that asked for it. *agent.Loop is one.
+// its session's next turn. *agent.Loop is one.
 type Submitter interface {
 	// Submit queues in; agent.ErrBusy and agent.ErrClosed refuse it.
 	Submit(in agent.Inbound) error
-	// Resume continues the turn that asked for a with its outcome o, when
-	// no turn of this process waits for it (see agent.Loop.Resume).
-	Resume(a *approval.Approval, o approval.Outcome)
 }
 
 var (
