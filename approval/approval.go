@@ -453,43 +453,6 @@ func (a *Approval) Clone() *Approval {
 	return &c
 }
 
-// DecidesIn returns the chat where a's approvers decide: ApproveIn when
-// set, else the approval's own chat.
-func (a *Approval) DecidesIn() Place {
-	if a.ApproveIn != nil {
-		return *a.ApproveIn
-	}
-	return Place{Channel: a.Channel, ChatID: a.ChatID}
-}
-
-// InChat reports whether a decision taken in chatID of channel is taken
-// in the approval's chat for the approver rule "chat" (ApproverRule.
-// Allows' inChat): the approvers' chat when ApproveIn is set (then a
-// decision in the requester's own chat is not), else the approval's own
-// chat. An unknown chat ("") never is.
-func (a *Approval) InChat(channel, chatID string) bool {
-	p := a.DecidesIn()
-	return chatID != "" && channel == p.Channel && chatID == p.ChatID
-}
-
-// Allows reports whether actor may take verb on a, inChat saying that the
-// decision was taken in its chat (InChat): the approver rule's Allows,
-// except that with an approvers' chat (ApproveIn) the rule "chat" lets
-// the requester approve only from that chat, as anyone else; they may
-// still reject (withdraw) their own request from anywhere. (Without one,
-// the requester is in the approval's chat by definition.)
-func (a *Approval) Allows(actor UserID, verb Verb, inChat bool) bool {
-	return a.AllowsBy(a.Approvers, actor, verb, inChat)
-}
-
-// AllowsBy is Allows by rule r instead of a's own (an edited call's).
-func (a *Approval) AllowsBy(r ApproverRule, actor UserID, verb Verb, inChat bool) bool {
-	if a.ApproveIn != nil && r.Mode == ApproverChat && actor == a.Requester && verb != Reject && !inChat {
-		return false
-	}
-	return r.Allows(actor, a.Requester, verb, inChat)
-}
-
 // ApproversIn says who may approve a (ApproverRule.DescribeIn) to someone
 // who decided in chatID of channel: outside the approvers' chat of an
 // approval that has one, mode chat is "anyone in the approvers' chat".
@@ -513,16 +476,6 @@ type Vote struct {
 	At  time.Time `json:"at"`
 	// Comment is what they wrote, if anything (cleaned as a decision's).
 	Comment string `json:"comment,omitempty"`
-}
-
-// Voted reports whether actor's approval is among a's votes.
-func (a *Approval) Voted(actor UserID) bool {
-	for _, v := range a.Votes {
-		if v.By == actor {
-			return true
-		}
-	}
-	return false
 }
 
 // Verb is what a decision asks for.

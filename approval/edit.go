@@ -157,17 +157,15 @@ func (e *Engine) editDecision(ctx context.Context, id ID, d Decision) (_ Decisio
 		d.Edits = nil
 		return d, nil, nil, nil
 	}
-	inChat := a.InChat(d.Channel, d.ChatID)
 	if !a.AllowsIn(d.Actor, Approve, d.Channel, d.ChatID) {
 		rules = nil // the claim refuses the actor by the approval's own rule, and audits it
 	}
 	for _, r := range rules {
-		if r.Mode == "" {
-			r.Mode = ApproverRequester
-		}
-		// The people of an escalation step taken may approve whatever
-		// the approval asks, an edited call included.
-		if !a.AllowsBy(r, d.Actor, Approve, inChat) && !a.EscalationAllows(d.Actor, Approve, d.Channel, d.ChatID) {
+		// The rule of the approval, with the edited call's rule in place
+		// of its own (mayapprove.go): the people of an escalation step
+		// taken may approve an edited call too, but never the requester
+		// when the edited call's rule keeps them out (four eyes).
+		if !a.allowsUnder(r, d.Actor, Approve, d.Channel, d.ChatID) {
 			e.audit(a, audit.EventUnauthorized, d.Actor, d.Source, StatusUnauthorized, "edited call needs another approver")
 			o := e.outcome(StatusUnauthorized, "")
 			o.Content += r.AsideIn(e.cfg.Lang)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/audit"
@@ -187,6 +188,41 @@ func TestEditRefused(t *testing.T) {
 		}
 		if f.tool.runs.Load() != 1 {
 			t.Fatalf("runs %d", f.tool.runs.Load())
+		}
+	})
+}
+
+// TestEditRaisingRiskPastStep: four eyes keeps the requester out of the
+// escalation steps under the rule that applies to what is approved. An
+// edit that makes the call HIGH (limit 5000, four eyes) is refused to the
+// requester even when a step taken lists them: a step never lets in whom
+// the rule keeps out (mayapprove.go, clause 3 before clause 5).
+func TestEditRaisingRiskPastStep(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, be backend) {
+		f := newFixture(t, be)
+		en := &escalationNotes{notifier: f.notes}
+		e, err := approval.NewEngine(approval.EngineConfig{Store: f.sa, Notifier: en, Dispatcher: f.tool, Audit: f.audit, Clock: f.clk,
+			PollInterval: time.Hour, Logger: quiet, Editor: limitChecker{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Start(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		a := request(t, e, withLimit(50), func(r *approval.Request) {
+			r.Verdict.Escalation = []approval.Escalation{{After: time.Minute, To: approval.Place{Channel: "feishu", ChatID: "oc_oncall"},
+				Approvers: approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"alice", "dave"}}}}
+		})
+		f.clk.Advance(time.Minute)
+		if n, err := e.Sweep(t.Context()); err != nil || n != 1 {
+			t.Fatalf("sweep = %d, %v; want the step taken", n, err)
+		}
+		big := `{"limit":5000,"database":"demo","statement":"DELETE FROM t"}`
+		if o := decide(t, e, a.ID, edit(a, "alice", "c1", big)); o.Status != approval.StatusUnauthorized || f.tool.runs.Load() != 0 {
+			t.Fatalf("the requester's HIGH edit past a step listing them = %s, %d runs; want unauthorized, none", o.Status, f.tool.runs.Load())
+		}
+		if o := decide(t, e, a.ID, edit(a, "dave", "c1", big)); o.Status != approval.StatusExecuted || f.tool.runs.Load() != 1 {
+			t.Fatalf("dave's HIGH edit past the step = %s, %d runs; want executed once", o.Status, f.tool.runs.Load())
 		}
 	})
 }

@@ -363,7 +363,7 @@ func (s *Store) claimLocked(id approval.ID, req approval.ClaimRequest) (approval
 	if req.Intent == approval.IntentReject {
 		verb = approval.Reject
 	}
-	if !r.AllowsIn(req.Actor, verb, req.Channel, req.ChatID) {
+	if !r.AllowsIn(req.Actor, verb, req.Channel, req.ChatID) { // who may decide: approval/mayapprove.go
 		return out(approval.ClaimUnauthorized, false), nil
 	}
 	if req.PayloadSHA256 != r.PayloadSHA256 {
@@ -375,13 +375,10 @@ func (s *Store) claimLocked(id approval.ID, req approval.ClaimRequest) (approval
 		p := s.endLocked(r, approval.StateExpired, req, o)
 		return out(approval.ClaimExpired, true), &p
 	}
-	if need := r.Approvers.Needed(); need > 1 && req.Intent == approval.IntentApprove {
-		if r.Voted(req.Actor) {
-			return out(approval.ClaimVotedBefore, false), nil
-		}
-		r.Votes = append(r.Votes, approval.Vote{By: req.Actor, Via: req.Source, At: req.Now, Comment: req.Comment})
-		if len(r.Votes) < need {
-			return out(approval.ClaimVoted, false), nil
+	if req.Intent == approval.IntentApprove {
+		// The quorum (approval/mayapprove.go): a vote, or the approve that claims.
+		if code := r.CountVote(approval.Vote{By: req.Actor, Via: req.Source, At: req.Now, Comment: req.Comment}); code != approval.ClaimOK {
+			return out(code, false), nil
 		}
 	}
 	r.DecidedBy, r.DecidedVia, r.Comment = req.Actor, req.Source, req.Comment
