@@ -71,37 +71,44 @@ local function long(rk, name, v)
   end
   return v
 end
--- allows is approval.Approval.Allows(actor, verb, inChat) for the record
--- rk (its rule's ApproverRule.Allows): mode is its approver mode (field m), notreq its
--- four-eyes flag (field x, "1"), users, ch and ci the stored forms of its
--- users, channel and chat (fields u, ch, ci), ac and ai those of its
--- approvers' chat (fields ac, ai: approve_in; absent when it has none);
--- dch and dci are where the decision was taken ("" when unknown). "In
--- chat" is approval.Approval.InChat: in the approvers' chat when the
--- record has one (then its own chat is not), else in its own chat; and
--- as approval.Approval.Allows, with an approvers' chat the rule "chat"
--- lets the requester approve only from there.
-local function ownallows(rk, actor, requester, verb, mode, notreq, users, ch, ci, ac, ai, dch, dci)
+-- allows is approval.Approval.AllowsIn (approval/mayapprove.go, which
+-- states the rule), clause by clause in the same order, on the record rk:
+-- requester, mode (field m; absent: requester), notreq (field x, "1": four
+-- eyes), users (field u, a JSON array), ch and ci (the approval's chat),
+-- ac and ai (its approvers' chat, approve_in; absent when it has none) as
+-- HMGET returned them; dch and dci are where the decision was taken (""
+-- when unknown). The steps' fields eu and ep are read at clause 5 only, so
+-- a decision of the approval's own approvers costs nothing more.
+local function allows(rk, actor, requester, verb, mode, notreq, users, ch, ci, ac, ai, dch, dci)
+  -- 1. nobody (Approval.settles)
   if actor == '' then
     return false
-  elseif verb == 'reject' and actor == requester then
+  end
+  -- 2. withdraw: the requester may always reject their own request
+  if verb == 'reject' and actor == requester then
     return true
-  elseif notreq == '1' and actor == requester then
+  end
+  -- 3. four eyes: the requester is out of clauses 4 and 5
+  if notreq == '1' and actor == requester then
     return false
-  elseif mode == 'chat' then
-    -- the requester, or a decision taken in the approval's chat: the
-    -- requester is in the approval's own chat by definition, not in
-    -- its approvers' chat (a reject of their own was allowed above)
+  end
+  -- 4. the approval's own rule (Approval.admits)
+  if mode == 'chat' then
+    -- the requester is in their own chat by definition, not in an
+    -- approvers' chat
     if actor == requester and not ai then
       return true
     end
-    if dci == '' then
-      return false
+    -- Approval.InChat: its approvers' chat when it has one, else its own
+    if dci ~= '' then
+      if ai then
+        if dch == (long(rk, 'ac', ac) or '') and dci == long(rk, 'ai', ai) then
+          return true
+        end
+      elseif dch == (long(rk, 'ch', ch) or '') and dci == long(rk, 'ci', ci) then
+        return true
+      end
     end
-    if ai then
-      return dch == (long(rk, 'ac', ac) or '') and dci == long(rk, 'ai', ai)
-    end
-    return dch == (long(rk, 'ch', ch) or '') and dci == long(rk, 'ci', ci)
   elseif mode == 'users' then
     local list = long(rk, 'u', users)
     if list then
@@ -111,21 +118,13 @@ local function ownallows(rk, actor, requester, verb, mode, notreq, users, ch, ci
         end
       end
     end
-    return false
+  elseif actor == requester then
+    return true
   end
-  return actor == requester
-end
--- escalated is approval.Approval.EscalationAllows: the people of the
--- escalation steps taken so far (field eu, a JSON array of user ids) may
--- decide from anywhere, and anyone may decide from the chat of a step of
--- mode chat (field ep, a JSON array of "<channel>\n<chat id>"); never the
--- requester when the rule keeps them out (notreq). Read only when the
--- approval's own rule said no, so a decision of its own approvers costs
--- nothing more.
-local function escalated(rk, actor, requester, notreq, dch, dci)
-  if actor == '' or (notreq == '1' and actor == requester) then
-    return false
-  end
+  -- 5. the escalation steps taken (Approval.stepAdmits): their people
+  -- (field eu, Approval.EscalationUsers) from anywhere, anyone deciding in
+  -- the chat of a step of mode chat (field ep, Approval.EscalationPlaces,
+  -- each "<channel>\n<chat id>")
   local eu = long(rk, 'eu', redis.call('HGET', rk, 'eu'))
   if eu then
     for _, u in ipairs(cjson.decode(eu)) do
@@ -145,13 +144,8 @@ local function escalated(rk, actor, requester, notreq, dch, dci)
       end
     end
   end
+  -- 6. nobody else
   return false
-end
--- allows is approval.Approval.AllowsIn: the approval's own rule
--- (ownallows), else a step of its escalation taken so far (escalated).
-local function allows(rk, actor, requester, verb, mode, notreq, users, ch, ci, ac, ai, dch, dci)
-  return ownallows(rk, actor, requester, verb, mode, notreq, users, ch, ci, ac, ai, dch, dci)
-    or escalated(rk, actor, requester, notreq, dch, dci)
 end
 local function setlong(rk, ...)
   local args, kv = {}, {...}
@@ -372,7 +366,7 @@ if redis.call('GET', pk) ~= id then
   return result('superseded', 1)
 end
 
--- approval.Approval.Allows(actor, verb, inChat)
+-- who may decide: approval.Approval.AllowsIn (libLua's allows)
 local actor, requester = ARGV[5], long(rk, 'r', f[10]) or ''
 local verb = 'approve'
 if intent == 'reject' then
@@ -394,9 +388,10 @@ if intent == 'reject' then
   finish('rejected', ARGV[11], 'claimed', 'by', actor, 'via', ARGV[6], 'cm', ARGV[7])
   return result('claimed', 1)
 end
+-- the quorum: approval.Approval.CountVote (voted_before, voted, or on to
+-- the claim); votes are the fields y1, y2, … each an approval.Vote as JSON
 local quorum = tonumber(f[15] or '1') or 1
 if quorum > 1 then
-  -- votes towards the quorum: y1, y2, … each an approval.Vote as JSON
   local nv = 0
   while true do
     local v = redis.call('HGET', rk, 'y' .. (nv + 1))
@@ -628,7 +623,7 @@ end
 if f[1] ~= 'frozen' then
   return result('not_frozen', 0)
 end
--- approval.Approval.Allows(actor, "approve", inChat)
+-- who may resolve: approval.Approval.AllowsIn of an approve (libLua's allows)
 local actor, requester = ARGV[4], long(rk, 'r', f[5]) or ''
 local allowed = allows(rk, actor, requester, 'approve', f[6], f[8], f[7], f[3], f[4], f[10], f[11], ARGV[12], ARGV[13])
 if not allowed then
