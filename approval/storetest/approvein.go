@@ -8,10 +8,6 @@ import (
 	"github.com/hitlbot/hitlbot/approval"
 )
 
-// approveIn is the approvers' chat of the suite's approve_in approvals:
-// another channel and chat than the requester's (test/chat).
-var approveIn = approval.Place{Channel: "feishu", ChatID: "oc_approvers"}
-
 // testApproveInRoundTrip: an approval's approvers' chat (ApproveIn) is
 // kept, and an approval without one comes back without one.
 func testApproveInRoundTrip(t *testing.T, s approval.Store, _ func(time.Duration)) {
@@ -35,82 +31,6 @@ func testApproveInRoundTrip(t *testing.T, s approval.Store, _ func(time.Duration
 	put(t, s, b)
 	if got := get(t, s, b.ID); got.ApproveIn != nil {
 		t.Fatalf("ApproveIn of an approval without one = %+v", got.ApproveIn)
-	}
-}
-
-// approveInCases: the approver rule "chat" of an approval with an
-// approvers' chat means that chat: a decision there is in chat, one in the
-// requester's own chat is not, nor one in a chat of the same id on
-// another channel. The requester may reject (withdraw) their own request
-// from their chat, but approve it only from the approvers' chat.
-var approveInCases = []struct {
-	name   string
-	actor  approval.UserID
-	where  [2]string
-	intent approval.Intent
-	want   approval.ClaimCode
-}{
-	{"approvers' chat approves", "bob", [2]string{"feishu", "oc_approvers"}, approval.IntentApprove, approval.ClaimOK},
-	{"approvers' chat rejects", "bob", [2]string{"feishu", "oc_approvers"}, approval.IntentReject, approval.ClaimOK},
-	{"requester's chat is not the approvers'", "bob", [2]string{"test", "chat"}, approval.IntentApprove, approval.ClaimUnauthorized},
-	{"requester's chat, reject", "bob", [2]string{"test", "chat"}, approval.IntentReject, approval.ClaimUnauthorized},
-	{"same chat id, another channel", "bob", [2]string{"dingtalk", "oc_approvers"}, approval.IntentApprove, approval.ClaimUnauthorized},
-	{"unknown chat", "bob", [2]string{"feishu", ""}, approval.IntentApprove, approval.ClaimUnauthorized},
-	{"the requester rejects from their chat", "alice", [2]string{"test", "chat"}, approval.IntentReject, approval.ClaimOK},
-	{"the requester may not approve from their chat", "alice", [2]string{"test", "chat"}, approval.IntentApprove, approval.ClaimUnauthorized},
-	{"the requester approves from the approvers' chat", "alice", [2]string{"feishu", "oc_approvers"}, approval.IntentApprove, approval.ClaimOK},
-}
-
-// testApproveInClaim runs approveInCases through Claim: the atomic step
-// judges the approvers' chat.
-func testApproveInClaim(t *testing.T, s approval.Store, _ func(time.Duration)) {
-	for _, c := range approveInCases {
-		t.Run(c.name, func(t *testing.T) {
-			a := NewApproval(t)
-			a.Approvers = approval.ApproverRule{Mode: approval.ApproverChat}
-			p := approveIn
-			a.ApproveIn = &p
-			put(t, s, a)
-			res, err := s.Claim(ctx(t), a.ID, approval.ClaimRequest{Intent: c.intent, PayloadSHA256: a.PayloadSHA256, Actor: c.actor,
-				Source: approval.SourceCard, Channel: c.where[0], ChatID: c.where[1], Now: T0.Add(time.Second)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.Code != c.want {
-				t.Fatalf("claim by %s in %v = %s, want %s", c.actor, c.where, res.Code, c.want)
-			}
-			if want := approval.StatePending; c.want == approval.ClaimUnauthorized && get(t, s, a.ID).State != want {
-				t.Fatalf("an unauthorized claim changed the state to %s", get(t, s, a.ID).State)
-			}
-		})
-	}
-}
-
-// testApproveInResolve: a frozen approval with an approvers' chat is
-// resolved from that chat under the rule "chat", not from the requester's
-// chat by another person.
-func testApproveInResolve(t *testing.T, s approval.Store, _ func(time.Duration)) {
-	a := NewApproval(t)
-	a.Approvers = approval.ApproverRule{Mode: approval.ApproverChat}
-	p := approveIn
-	a.ApproveIn = &p
-	put(t, s, a)
-	res, err := s.Claim(ctx(t), a.ID, approval.ClaimRequest{Intent: approval.IntentApprove, PayloadSHA256: a.PayloadSHA256, Actor: "bob",
-		Source: approval.SourceCard, Channel: p.Channel, ChatID: p.ChatID, Now: T0.Add(time.Second)})
-	if err != nil || res.Code != approval.ClaimOK {
-		t.Fatalf("claim = %+v, %v", res, err)
-	}
-	if _, err := s.Complete(ctx(t), a.ID, approval.StateFrozen, approval.Outcome{Status: approval.StatusFrozen}, 0); err != nil {
-		t.Fatal(err)
-	}
-	req := approval.ResolveRequest{Resolution: approval.ResolveAbandon, PayloadSHA256: a.PayloadSHA256, Actor: "carol", Source: approval.SourceCard,
-		Channel: "test", ChatID: "chat", Now: T0.Add(2 * time.Second), Outcome: approval.Outcome{Status: approval.StatusFailed}}
-	if res, err := s.Resolve(ctx(t), a.ID, req); err != nil || res.Code != approval.ClaimUnauthorized {
-		t.Fatalf("resolve from the requester's chat = %+v, %v; want unauthorized", res.Code, err)
-	}
-	req.Channel, req.ChatID = p.Channel, p.ChatID
-	if res, err := s.Resolve(ctx(t), a.ID, req); err != nil || res.Code != approval.ClaimOK {
-		t.Fatalf("resolve from the approvers' chat = %+v, %v; want claimed", res.Code, err)
 	}
 }
 

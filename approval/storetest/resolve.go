@@ -193,17 +193,10 @@ func testResolveRefused(t *testing.T, s approval.Store, _ func(time.Duration)) {
 		t.Fatalf("executed: %s", r.Code)
 	}
 
-	// Who may: the approver rule for approving (users bob and carol).
+	// Who may resolve: mayDecideCases (verb resolve). A refused
+	// resolution changes nothing: here, the payload hash the resolver saw.
 	a := NewApproval(t)
 	fo := frozen(t, s, a)
-	for _, actor := range []approval.UserID{"alice", "mallory", ""} {
-		req := resolveReq(a, approval.ResolveRetry)
-		req.Actor = actor
-		if r := resolve(t, s, a.ID, req); r.Code != approval.ClaimUnauthorized || r.Ended {
-			t.Fatalf("resolution by %q = %+v, want unauthorized", actor, r)
-		}
-	}
-	// The payload hash the resolver saw.
 	req := resolveReq(a, approval.ResolveDone)
 	req.PayloadSHA256 = strings.Repeat("0", 64)
 	if r := resolve(t, s, a.ID, req); r.Code != approval.ClaimTampered {
@@ -212,25 +205,6 @@ func testResolveRefused(t *testing.T, s approval.Store, _ func(time.Duration)) {
 	got := wantState(t, s, a.ID, approval.StateFrozen)
 	if got.DecidedBy != "bob" || got.Outcome == nil || got.Outcome.Content != fo.Content {
 		t.Fatalf("a refused resolution changed the record: by %q, outcome %+v", got.DecidedBy, got.Outcome)
-	}
-
-	// Four eyes: the requester may not resolve (even when the rule
-	// would let them approve otherwise); chat rule: only from the chat.
-	b := NewApproval(t)
-	b.Approvers = approval.ApproverRule{Mode: approval.ApproverChat, NotRequester: true}
-	frozen(t, s, b)
-	req = resolveReq(b, approval.ResolveDone)
-	req.Actor = "alice"
-	if r := resolve(t, s, b.ID, req); r.Code != approval.ClaimUnauthorized {
-		t.Fatalf("requester under four eyes: %s", r.Code)
-	}
-	req = resolveReq(b, approval.ResolveDone)
-	req.ChatID = "another-chat"
-	if r := resolve(t, s, b.ID, req); r.Code != approval.ClaimUnauthorized {
-		t.Fatalf("from another chat: %s", r.Code)
-	}
-	if r := resolve(t, s, b.ID, resolveReq(b, approval.ResolveDone)); r.Code != approval.ClaimOK {
-		t.Fatalf("carol in the chat: %s", r.Code)
 	}
 }
 

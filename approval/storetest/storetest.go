@@ -50,7 +50,6 @@ var tests = []storeTest{
 	{"ClaimApprove", testClaimApprove},
 	{"ClaimTampered", testClaimTampered},
 	{"ClaimMissing", testClaimMissing},
-	{"ClaimUnauthorized", testClaimUnauthorized},
 	{"ClaimLate", testClaimLate},
 	{"Expire", testExpire},
 	{"Reject", testReject},
@@ -77,13 +76,10 @@ var tests = []storeTest{
 	{"ResolveRefused", testResolveRefused},
 	{"ConcurrentResolutions", testConcurrentResolutions},
 	{"ApproveInRoundTrip", testApproveInRoundTrip},
-	{"ApproveInClaim", testApproveInClaim},
-	{"ApproveInResolve", testApproveInResolve},
 	{"ApproveInChatPending", testApproveInChatPending},
 	{"EscalationRoundTrip", testEscalationRoundTrip},
 	{"EscalateSteps", testEscalateSteps},
 	{"EscalateEnded", testEscalateEnded},
-	{"EscalationClaim", testEscalationClaim},
 	{"ConcurrentEscalate", testConcurrentEscalate},
 	{"EscalationChatPending", testEscalationChatPending},
 	{"PrivacyRoundTrip", testPrivacyRoundTrip},
@@ -333,78 +329,6 @@ func testClaimMissing(t *testing.T, s approval.Store, _ func(time.Duration)) {
 	r := claim(t, s, id, approval.ClaimRequest{Intent: approval.IntentApprove, PayloadSHA256: "x"})
 	if r.Code != approval.ClaimMissing || r.Approval != nil {
 		t.Fatalf("Claim(missing) = %+v", r)
-	}
-}
-
-// Where a decision is taken from, for unauthorizedTests: NewApproval's
-// approvals live in chat "chat" of channel "test".
-var (
-	here      = [2]string{"test", "chat"}
-	elsewhere = [2]string{"test", "other-chat"}
-	otherChan = [2]string{"web", "chat"} // the same chat id on another channel
-	nowhere   = [2]string{"test", ""}    // the platform named no chat
-)
-
-// unauthorizedTests: the record's requester is alice, its chat here.
-var unauthorizedTests = []struct {
-	rule   approval.ApproverRule
-	actor  approval.UserID
-	from   [2]string
-	intent approval.Intent
-	want   approval.ClaimCode
-}{
-	{approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"bob", "carol"}}, "mallory", here, approval.IntentApprove, approval.ClaimUnauthorized},
-	{approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"bob", "carol"}}, "mallory", here, approval.IntentReject, approval.ClaimUnauthorized},
-	{approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"bob", "carol"}}, "", here, approval.IntentApprove, approval.ClaimUnauthorized},
-	{approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"bob", "carol"}}, "alice", here, approval.IntentApprove, approval.ClaimUnauthorized},
-	{approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"bob", "carol"}}, "alice", here, approval.IntentReject, approval.ClaimOK},
-	{approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"bob", "carol"}}, "carol", here, approval.IntentApprove, approval.ClaimOK},
-	{approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"bob", "carol"}}, "carol", elsewhere, approval.IntentApprove, approval.ClaimOK},
-	{approval.ApproverRule{Mode: approval.ApproverRequester}, "bob", here, approval.IntentApprove, approval.ClaimUnauthorized},
-	{approval.ApproverRule{Mode: approval.ApproverRequester}, "alice", here, approval.IntentApprove, approval.ClaimOK},
-	{approval.ApproverRule{Mode: approval.ApproverRequester}, "alice", nowhere, approval.IntentApprove, approval.ClaimOK},
-	{approval.ApproverRule{Mode: approval.ApproverChat}, "mallory", here, approval.IntentApprove, approval.ClaimOK},
-	{approval.ApproverRule{Mode: approval.ApproverChat}, "mallory", here, approval.IntentReject, approval.ClaimOK},
-	// "Anyone in the chat" means in the approval's chat: a card forwarded
-	// to another chat, the same chat id on another channel, or a platform
-	// that named no chat decides nothing.
-	{approval.ApproverRule{Mode: approval.ApproverChat}, "mallory", elsewhere, approval.IntentApprove, approval.ClaimUnauthorized},
-	{approval.ApproverRule{Mode: approval.ApproverChat}, "mallory", elsewhere, approval.IntentReject, approval.ClaimUnauthorized},
-	{approval.ApproverRule{Mode: approval.ApproverChat}, "mallory", otherChan, approval.IntentApprove, approval.ClaimUnauthorized},
-	{approval.ApproverRule{Mode: approval.ApproverChat}, "mallory", nowhere, approval.IntentApprove, approval.ClaimUnauthorized},
-	// The requester is in the chat by definition (a DingTalk 1:1 card
-	// reports no conversation on a click).
-	{approval.ApproverRule{Mode: approval.ApproverChat}, "alice", nowhere, approval.IntentApprove, approval.ClaimOK},
-	{approval.ApproverRule{Mode: approval.ApproverChat, NotRequester: true}, "alice", here, approval.IntentApprove, approval.ClaimUnauthorized},
-	{approval.ApproverRule{Mode: approval.ApproverChat, NotRequester: true}, "alice", here, approval.IntentReject, approval.ClaimOK},
-	{approval.ApproverRule{Mode: approval.ApproverChat, NotRequester: true}, "bob", here, approval.IntentApprove, approval.ClaimOK},
-	{approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"alice", "bob"}, NotRequester: true}, "alice", here, approval.IntentApprove, approval.ClaimUnauthorized},
-	{approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"alice", "bob"}, NotRequester: true}, "bob", here, approval.IntentApprove, approval.ClaimOK},
-}
-
-func testClaimUnauthorized(t *testing.T, s approval.Store, _ func(time.Duration)) {
-	for _, tt := range unauthorizedTests {
-		a := NewApproval(t)
-		a.Approvers = tt.rule
-		put(t, s, a)
-		req := approve(a)
-		req.Actor, req.Intent = tt.actor, tt.intent
-		req.Channel, req.ChatID = tt.from[0], tt.from[1]
-		if r := claim(t, s, a.ID, req); r.Code != tt.want {
-			t.Fatalf("%+v: %s by %q from %q = %s, want %s", tt.rule, tt.intent, tt.actor, tt.from, r.Code, tt.want)
-		}
-		if tt.want == approval.ClaimUnauthorized {
-			wantState(t, s, a.ID, approval.StatePending)
-			// The approval is still there for someone who may decide it.
-			ok := approve(a)
-			ok.Actor = "bob"
-			if tt.rule.Mode == approval.ApproverRequester {
-				ok.Actor = "alice"
-			}
-			if r := claim(t, s, a.ID, ok); r.Code != approval.ClaimOK {
-				t.Fatalf("%+v: approve by %s after an unauthorized attempt = %s", tt.rule, ok.Actor, r.Code)
-			}
-		}
 	}
 }
 
