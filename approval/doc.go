@@ -12,6 +12,10 @@
 //     the hash; a decision for another payload is "tampered".
 //   - Policy turns a call's effect, confidence and the session's grants into a
 //     Verdict: run now, or ask whom, for how long, and why.
+//   - Who may decide an approval and who may see it is one rule, stated
+//     whole in mayapprove.go: Approval.AllowsIn and Approval.MaySee. The
+//     stores judge it inside their claim (redisstore mirrors it in Lua),
+//     and storetest holds both stores to it, clause by clause.
 //   - ReplyParser reads typed answers (确认 / 取消) without ever taking a
 //     negation for a confirmation.
 //   - Store keeps approvals; memstore serves one process, redisstore many

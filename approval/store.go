@@ -60,19 +60,19 @@ type Store interface {
 	// Claim makes the one atomic check-and-transition every decision passes.
 	// In this order: missing; an expire intent (pending and due -> expired);
 	// not pending (superseded, expired, or already_claimed); the actor not
-	// allowed by the record's ApproverRule for the verb (unauthorized,
-	// nothing changes); a hash mismatch (tampered, nothing changes); Now at
-	// or after ExpiresAt (-> expired); then reject -> rejected (any one
-	// allowed person's reject: a veto, whatever the votes), or approve:
-	// where the rule needs a quorum (ApproverRule.Needed above 1), an
-	// actor already among the votes changes nothing (voted_before), else
-	// the actor's vote (Actor, Source, Now, Comment) is added, and while
-	// the votes are fewer than the quorum the approval stays pending
-	// (voted); the approve that reaches the quorum, like every approve
-	// where one decides, -> claimed. Votes and the claim are one atomic
-	// step: two replicas cannot both reach the quorum. Authorisation
-	// inside the claim keeps a decision at two store round trips (claim,
-	// complete).
+	// allowed to take the verb from the decision's chat (Approval.AllowsIn,
+	// the rule of mayapprove.go: unauthorized, nothing changes); a hash
+	// mismatch (tampered, nothing changes); Now at or after ExpiresAt (->
+	// expired); then reject -> rejected (any one allowed person's reject: a
+	// veto, whatever the votes), or approve: where the rule needs a quorum
+	// (ApproverRule.Needed above 1, Approval.CountVote), an actor already
+	// among the votes changes nothing (voted_before), else the actor's vote
+	// (Actor, Source, Now, Comment) is added, and while the votes are fewer
+	// than the quorum the approval stays pending (voted); the approve that
+	// reaches the quorum, like every approve where one decides, -> claimed.
+	// Votes and the claim are one atomic step: two replicas cannot both
+	// reach the quorum. Authorisation inside the claim keeps a decision at
+	// two store round trips (claim, complete).
 	Claim(ctx context.Context, id ID, req ClaimRequest) (ClaimResult, error)
 
 	// Complete moves a claimed approval to a terminal state (executed,

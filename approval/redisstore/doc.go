@@ -133,7 +133,8 @@
 //	             given (SET NX PX in the record's slot; set before by
 //	             another call: "duplicate", nothing changes); then
 //	             memstore's claimLocked step by step (expire intent;
-//	             not pending; stale pointer; approver rule; payload hash;
+//	             not pending; stale pointer; who may decide, the Lua
+//	             allows of approval/mayapprove.go; payload hash;
 //	             expiry against ClaimRequest.Now; reject or approve), the
 //	             three possible ending outcomes precomputed in Go; an approve
 //	             returns the cached result of the session's idempotency key
@@ -143,7 +144,7 @@
 //	             queued removals of ended chat-index entries (its own,
 //	             queued by its claim, among them)
 //	Resolve   1  resolve: memstore's resolveLocked step by step (not frozen;
-//	             approver rule; payload hash; done/abandon end it with the
+//	             who may decide (allows); payload hash; done/abandon end it with the
 //	             outcome built in Go and publish, retry claims it again);
 //	             the decision's fields and the outcome are rewritten, their
 //	             old chunks deleted first; a retry is preceded by the ZADD
