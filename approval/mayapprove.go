@@ -59,7 +59,7 @@
 // # Where each clause is judged
 //
 // Clauses 1 to 5 and the quorum are judged inside the stores' one atomic
-// step (Store.Claim; Store.Resolve for a resolution), on the record as it
+// step (Store.Claim; Store.Resolve judges clauses 1 to 5 of an approve), on the record as it
 // is then, so that no decision can slip between a check and the claim:
 // memstore calls AllowsIn and CountVote under its lock; redisstore's
 // scripts (scripts.go) mirror them in Lua: the function allows, clause by
@@ -72,17 +72,16 @@
 // disagree; mayseeCases check that MaySee answers the same of the record
 // each store gives back.
 //
-// Judged in Go only, before the claim, because their inputs never change
-// in a way that could turn a refusal into a permission between the check
-// and the claim:
+// Judged in Go only, before the claim, because nothing they read can
+// change between the check and the claim so as to turn a permission into
+// a refusal (the rule, requester and approvers' chat of a record never
+// change once asked; its steps are only ever added):
 //   - the rule of an edited call (Engine.Decide with Decision.Edits): the
 //     approver must also be allowed by each edited call's rule
 //     (Approval.allowsUnder, clauses 1 to 5 with that rule), so an edit
 //     that raises the risk is refused to whom the raised rule keeps out.
-//     The edited rule comes from the policy, not the record; the record's
-//     requester, approvers' chat and rule never change once asked, and its
-//     steps are only ever added; the claim then judges the approval's own
-//     rule again, atomically.
+//     The edited rule comes from the policy, not the record; the claim
+//     then judges the approval's own rule again, atomically.
 //   - Reachable, when the approval is asked, before anything is stored.
 //   - no edit and no mixed per-call decision under a quorum
 //     (ErrQuorumNoEdit): the rule never changes.
