@@ -2,9 +2,7 @@ package api
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -489,14 +487,6 @@ func (c *conv) lock(ctx context.Context) error {
 }
 
 func (c *conv) unlock() { <-c.sem }
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		panic("api: crypto/rand failed: " + err.Error())
-	}
-	return hex.EncodeToString(b)
-}
 
 var (
 	_ channels.Channel      = (*API)(nil)

@@ -19,6 +19,7 @@ import (
 	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/cards"
 	"github.com/hitlbot/hitlbot/channels"
+	"github.com/hitlbot/hitlbot/internal/randomid"
 	"github.com/hitlbot/hitlbot/internal/redact"
 	"github.com/hitlbot/hitlbot/words"
 )
@@ -350,7 +351,7 @@ func loopback(remoteAddr string) bool {
 // (X-Request-Id), authenticates the caller and reads the body, of the form
 // shape, into v. When it reports false it has answered the error.
 func (a *API) begin(w http.ResponseWriter, r *http.Request, v any, shape string) (u User, reqID string, ok bool) {
-	reqID = "req_" + randomHex(12)
+	reqID = "req_" + randomid.Hex(12)
 	w.Header().Set("X-Request-Id", reqID)
 	u, aerr := a.authenticate(r)
 	if aerr == nil {
@@ -444,7 +445,7 @@ func (a *API) message(ctx context.Context, u User, req ChatRequest, reqID string
 	}
 	convID := req.ConversationID
 	if convID == "" {
-		convID = "c_" + randomHex(8)
+		convID = "c_" + randomid.Hex(8)
 	} else if !validConversationID(convID) {
 		return nil, fail(CodeInvalidRequest, words.APIConversationID)
 	}

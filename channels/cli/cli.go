@@ -3,8 +3,6 @@ package cli
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +17,7 @@ import (
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/cards"
 	"github.com/hitlbot/hitlbot/channels"
+	"github.com/hitlbot/hitlbot/internal/randomid"
 	"github.com/hitlbot/hitlbot/words"
 )
 
@@ -367,7 +366,7 @@ func (r *repl) loop(ctx context.Context) error {
 		if text == "" {
 			continue
 		}
-		id := "cli_" + randomHex(8)
+		id := "cli_" + randomid.Hex(8)
 		m := channels.Message{Channel: Name, ChatID: ChatID, ChatType: "p2p", UserID: approval.UserID(r.c.cfg.User),
 			UserName: r.c.cfg.User, MessageID: id, Text: text, CreatedAt: time.Now()}
 		if err := r.h.HandleMessage(ctx, m); err != nil {
@@ -564,7 +563,7 @@ func (r *repl) confirm(ctx context.Context, v cards.View, ref string) error {
 // approval's card is not settled by such an attempt. The end of ctx ends
 // the REPL.
 func (r *repl) decide(ctx context.Context, a channels.CardAction) error {
-	a.Channel, a.ChatID, a.EventID, a.UserID = Name, ChatID, "cli_"+randomHex(8), approval.UserID(r.c.cfg.User)
+	a.Channel, a.ChatID, a.EventID, a.UserID = Name, ChatID, "cli_"+randomid.Hex(8), approval.UserID(r.c.cfg.User)
 	o, err := r.h.HandleCardAction(context.WithoutCancel(ctx), a)
 	switch {
 	case err != nil:
@@ -639,14 +638,6 @@ func (r *repl) bold(s string) string {
 		return s
 	}
 	return "\x1b[1m" + s + "\x1b[0m"
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		panic("cli: crypto/rand failed: " + err.Error())
-	}
-	return hex.EncodeToString(b)
 }
 
 var _ channels.Channel = (*Chat)(nil)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/channels"
+	"github.com/hitlbot/hitlbot/internal/randomid"
 )
 
 // deltaFrame is a piece of a streamed answer.
@@ -29,7 +30,7 @@ func (w *Web) OpenStream(_ context.Context, to channels.Target) (channels.Answer
 	if err != nil {
 		return nil, err
 	}
-	return &webStream{w: w, to: to, user: user, sid: sid, id: "st_" + randomHex(8)}, nil
+	return &webStream{w: w, to: to, user: user, sid: sid, id: "st_" + randomid.Hex(8)}, nil
 }
 
 // webStream is one streamed answer on the page.

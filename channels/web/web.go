@@ -3,10 +3,8 @@ package web
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/subtle"
 	"embed"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -808,14 +806,6 @@ func stepTool(tool string) string {
 		return "tool"
 	}
 	return string(b)
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		panic("web: crypto/rand failed: " + err.Error())
-	}
-	return hex.EncodeToString(b)
 }
 
 var _ channels.Channel = (*Web)(nil)
