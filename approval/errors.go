@@ -39,17 +39,13 @@ func E(op string, kind errkind.Kind, id ID, err error) error {
 	return &Error{Op: op, Kind: kind, ID: id, Err: err}
 }
 
-// KindOf returns the kind of the first *Error in err's chain, or errkind.Other.
-func KindOf(err error) errkind.Kind {
-	var e *Error
-	if errors.As(err, &e) {
-		if e.Kind == errkind.Other && e.Err != nil {
-			return KindOf(e.Err)
-		}
-		return e.Kind
-	}
-	return errkind.Other
-}
+// ErrKind is e's Kind: *Error is an errkind.Kinded.
+func (e *Error) ErrKind() errkind.Kind { return e.Kind }
+
+// KindOf returns the kind of err: errkind.Of, which reads approval.Error
+// and audit.Error alike, so a failure of either package keeps its kind
+// through the other (the first kind in the chain that is not Other).
+func KindOf(err error) errkind.Kind { return errkind.Of(err) }
 
 // ErrNotFound is returned (wrapped) when an approval does not exist.
 var ErrNotFound = errors.New("approval not found")
@@ -108,4 +104,4 @@ func UserMessageIn(err error, lang string) string {
 	return words.In(lang, k)
 }
 
-var _ error = (*Error)(nil)
+var _ errkind.Kinded = (*Error)(nil)

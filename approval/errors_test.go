@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/hitlbot/hitlbot/approval/audit"
 	"github.com/hitlbot/hitlbot/approval/errkind"
 )
 
@@ -67,5 +68,32 @@ func TestUserMessageIn(t *testing.T) {
 		if UserMessage(err) != UserMessageIn(err, "en") || UserMessageIn(err, "fr") != UserMessageIn(err, "en") || UserMessageIn(err, "") != UserMessageIn(err, "en") {
 			t.Errorf("%v: UserMessage %q, fr %q, en %q", k, UserMessage(err), UserMessageIn(err, "fr"), UserMessageIn(err, "en"))
 		}
+	}
+}
+
+// TestKindOfSeesAuditErrors: approval.KindOf finds the kind of an
+// audit.Error, bare, wrapped by fmt, or under an approval.Error of kind
+// Other (an engine operation that failed because its audit sink did), and
+// UserMessageIn says so; an approval.Error with a kind of its own wins over
+// the audit error under it.
+func TestKindOfSeesAuditErrors(t *testing.T) {
+	sinkDown := audit.E("audit.RedisSink.Append", errkind.Unavailable, errors.New("dial tcp: refused"))
+	for name, tc := range map[string]struct {
+		err  error
+		want errkind.Kind
+	}{
+		"bare":                  {sinkDown, errkind.Unavailable},
+		"fmt-wrapped":           {fmt.Errorf("decide: %w", sinkDown), errkind.Unavailable},
+		"under an Other":        {E("engine.Decide", errkind.Other, "ap_1", sinkDown), errkind.Unavailable},
+		"closed sink":           {E("engine.Decide", errkind.Other, "ap_1", fmt.Errorf("audit: %w", audit.E("audit.FileSink.Append", errkind.Closed, audit.ErrClosed))), errkind.Closed},
+		"approval's kind first": {E("engine.Decide", errkind.Conflict, "ap_1", sinkDown), errkind.Conflict},
+		"neither":               {errors.New("plain"), errkind.Other},
+	} {
+		if got := KindOf(tc.err); got != tc.want {
+			t.Errorf("%s: KindOf = %v, want %v", name, got, tc.want)
+		}
+	}
+	if got, want := UserMessageIn(fmt.Errorf("x: %w", sinkDown), "en"), UserMessageIn(E("op", errkind.Unavailable, "", nil), "en"); got != want {
+		t.Errorf("UserMessageIn(audit unavailable) = %q, want the unavailable sentence %q", got, want)
 	}
 }

@@ -42,19 +42,15 @@ func E(op string, kind errkind.Kind, err error) error {
 	return &Error{Op: op, Kind: kind, Err: err}
 }
 
-// KindOf returns the kind of the first *Error in err's chain, or errkind.Other.
-func KindOf(err error) errkind.Kind {
-	var e *Error
-	if errors.As(err, &e) {
-		if e.Kind == errkind.Other && e.Err != nil {
-			return KindOf(e.Err)
-		}
-		return e.Kind
-	}
-	return errkind.Other
-}
+// ErrKind is e's Kind: *Error is an errkind.Kinded.
+func (e *Error) ErrKind() errkind.Kind { return e.Kind }
+
+// KindOf returns the kind of err: errkind.Of, which reads approval.Error
+// and audit.Error alike, so a failure of either package keeps its kind
+// through the other (the first kind in the chain that is not Other).
+func KindOf(err error) errkind.Kind { return errkind.Of(err) }
 
 // ErrClosed is returned (wrapped) by a sink written after Close.
 var ErrClosed = errors.New("audit: closed")
 
-var _ error = (*Error)(nil)
+var _ errkind.Kinded = (*Error)(nil)

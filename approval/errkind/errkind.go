@@ -4,11 +4,18 @@
 // wherever it is found. It is a package of its own because audit cannot
 // import approval (approval imports audit).
 //
+// Of is the one KindOf: it reads the kind of an approval.Error and of an
+// audit.Error alike (both are a Kinded), so either package's KindOf sees the
+// other's errors.
+//
 // A kind tells a caller what to tell a user and whether to retry; the
 // operation and the underlying error stay in the package's own Error type.
 package errkind
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // Kind classifies an error. Do not reorder: new kinds go at the end.
 type Kind uint8
@@ -33,4 +40,28 @@ func (k Kind) String() string {
 		return names[k]
 	}
 	return fmt.Sprintf("kind(%d)", k)
+}
+
+// Kinded is an error that carries a Kind: approval.Error and audit.Error.
+type Kinded interface {
+	error
+	ErrKind() Kind
+}
+
+// Of returns the kind of the first Kinded error in err's chain whose kind is
+// not Other, looking under a Kinded of kind Other at what it wraps (an
+// operation that failed because another did keeps that one's kind); Other
+// when there is none.
+func Of(err error) Kind {
+	var k Kinded
+	for errors.As(err, &k) {
+		if kind := k.ErrKind(); kind != Other {
+			return kind
+		}
+		err = errors.Unwrap(k)
+		if err == nil {
+			break
+		}
+	}
+	return Other
 }
