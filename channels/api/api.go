@@ -23,21 +23,41 @@ const Name = "api"
 // API is the HTTP API: a channels.Channel named "api" whose chats are HTTP
 // requests. Create it with New, register it with the router, mount
 // Handler (or Mount), and Start it with the router as its Handler.
+//
+// In and out are separate parts. API itself is the outbound side, what the
+// router and the engine call: Send, TurnEvent, ShowApproval and
+// SettleApproval publish to the conversations in flight. The inbound side
+// is an inbound (http.go), the HTTP handler of the routes, which hands
+// messages to the router; the two meet in conversations (the requests
+// waiting in each conversation, and the approvals a local turn waits for)
+// and in a tokenLedger (the pending-action tokens every replica shares).
 type API struct {
 	cfg    Config
-	lang   words.Lang // cfg.Lang, parsed
 	engine *approval.Engine
 	log    *slog.Logger
-	users  map[[32]byte]User // sha256 of the bearer token -> user
-	mux    *http.ServeMux
 
-	mu     sync.Mutex
-	h      channels.Handler
-	closed bool
-	convs  map[string]*conv          // chat id -> the requests in flight in it
-	local  map[approval.ID]localTurn // approvals shown by turns of this process
+	in     *inbound       // the HTTP handler (and the router it hands messages to)
+	convs  *conversations // the requests in flight, per conversation
+	tokens *tokenLedger   // the pending-action token entries
+}
 
-	caps capGate // the per-user cap's count and reservation
+// conversations is what the two sides of the API share in this process:
+// the requests in flight in each conversation (which the outbound side
+// publishes to and the inbound side waits on), and the approvals that a
+// turn of this process waits for.
+type conversations struct {
+	mu    sync.Mutex
+	convs map[string]*conv          // chat id -> the requests in flight in it
+	local map[approval.ID]localTurn // approvals shown by turns of this process
+}
+
+// tokenLedger reads and writes the pending-action token entries (in
+// Config.TokenStore, shared by every replica): which API approvals a user
+// has, and the answers of resumed turns kept for the client.
+type tokenLedger struct {
+	cfg    Config
+	engine *approval.Engine
+	log    *slog.Logger
 }
 
 // localTurn records that a turn of this process waits for an approval.
@@ -58,13 +78,17 @@ func New(cfg Config, engine *approval.Engine, logger *slog.Logger) (*API, error)
 	if logger == nil {
 		logger = slog.Default()
 	}
-	a := &API{cfg: cfg, lang: words.Of(cfg.Lang), engine: engine, log: logger.With("channel", Name), users: map[[32]byte]User{},
-		convs: map[string]*conv{}, local: map[approval.ID]localTurn{}}
+	log := logger.With("channel", Name)
+	convs := &conversations{convs: map[string]*conv{}, local: map[approval.ID]localTurn{}}
+	tokens := &tokenLedger{cfg: cfg, engine: engine, log: log}
+	in := &inbound{cfg: cfg, lang: words.Of(cfg.Lang), engine: engine, log: log, users: map[[32]byte]User{},
+		convs: convs, tokens: tokens}
 	for tok, u := range cfg.Tokens {
-		a.users[sha256.Sum256([]byte(tok))] = u
+		in.users[sha256.Sum256([]byte(tok))] = u
 	}
-	a.mux = http.NewServeMux()
-	a.Mount(a.mux)
+	in.mux = http.NewServeMux()
+	in.mount(in.mux)
+	a := &API{cfg: cfg, engine: engine, log: log, in: in, convs: convs, tokens: tokens}
 	return a, nil
 }
 
@@ -77,7 +101,7 @@ func New(cfg Config, engine *approval.Engine, logger *slog.Logger) (*API, error)
 //	POST /api/approvals/{id}/cancel
 //
 // Mount it on a server's mux for these paths, or call Mount.
-func (a *API) Handler() http.Handler { return a.mux }
+func (a *API) Handler() http.Handler { return a.in.mux }
 
 // routes are the API's paths and the methods each takes.
 var routes = []struct{ path, allow string }{
@@ -93,16 +117,7 @@ var routes = []struct{ path, allow string }{
 // with 405 and Allow. Without those, a catch-all "/" on the same mux (the
 // web chat's) would match a wrong method and answer 404: the mux answers
 // 405 by itself only when no pattern matches the path for any method.
-func (a *API) Mount(mux *http.ServeMux) {
-	mux.HandleFunc("POST /agent/chat", a.serveChat)
-	mux.HandleFunc("GET /api/approvals", a.serveList)
-	mux.HandleFunc("GET /api/approvals/{id}", a.serveGet)
-	mux.HandleFunc("POST /api/approvals/{id}/decision", a.serveDecision)
-	mux.HandleFunc("POST /api/approvals/{id}/cancel", a.serveCancel)
-	for _, r := range routes {
-		mux.Handle(r.path, a.methodNotAllowed(r.allow))
-	}
-}
+func (a *API) Mount(mux *http.ServeMux) { a.in.mount(mux) }
 
 // ---- channels.Channel
 
@@ -114,43 +129,30 @@ func (a *API) Start(ctx context.Context, h channels.Handler) error {
 	if h == nil {
 		return errors.New("api.Start: nil handler")
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.h, a.closed = h, false
+	a.in.start(h)
 	return nil
 }
 
 // Close makes new requests answer 503; requests in flight end on their own
 // (bounded by TurnTimeout).
 func (a *API) Close(ctx context.Context) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.closed = true
+	a.in.stop()
 	return nil
 }
 
 // Ready reports whether the API accepts requests.
 func (a *API) Ready() error {
-	if a.handler() == nil {
+	if a.in.handler() == nil {
 		return errors.New("api: not running (not started, or closed)")
 	}
 	return nil
-}
-
-func (a *API) handler() channels.Handler {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.closed {
-		return nil
-	}
-	return a.h
 }
 
 // Send hands what the bot says in an API conversation to the requests
 // waiting in it. Nobody waiting: it is dropped (the turn's history keeps
 // it). It never blocks.
 func (a *API) Send(ctx context.Context, to channels.Target, out channels.Outgoing) error {
-	a.publish(to.ChatID, event{turn: to.ReplyTo, out: &out})
+	a.convs.publish(to.ChatID, event{turn: to.ReplyTo, out: &out})
 	return nil
 }
 
@@ -160,15 +162,15 @@ func (a *API) Send(ctx context.Context, to channels.Target, out channels.Outgoin
 // POST /agent/chat of the conversation find it (channels.TurnListener).
 func (a *API) TurnEvent(ctx context.Context, to channels.Target, ev channels.TurnEvent) {
 	if ev.Kind == channels.TurnEnded && ev.Resumed != "" {
-		a.keepResumed(ctx, ev)
+		a.tokens.keepResumed(ctx, ev)
 	}
-	a.publish(to.ChatID, event{turn: to.ReplyTo, turnEv: &ev})
+	a.convs.publish(to.ChatID, event{turn: to.ReplyTo, turnEv: &ev})
 }
 
 // keepResumed records a resumed turn's answer in its approval's token
 // entry (the store every replica shares). Failures are logged: the answer
 // is in the conversation's history either way.
-func (a *API) keepResumed(ctx context.Context, ev channels.TurnEvent) {
+func (a *tokenLedger) keepResumed(ctx context.Context, ev channels.TurnEvent) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	log := a.log.With("approval_id", ev.Resumed)
@@ -203,7 +205,7 @@ func (a *API) keepResumed(ctx context.Context, ev channels.TurnEvent) {
 // client the token but before the engine recorded the card), by the
 // approval's id among the token entries of its requester. ok is false
 // for an approval that is not the API's.
-func (a *API) tokenEntryOf(ctx context.Context, rec *approval.Approval) (TokenEntry, bool, error) {
+func (a *tokenLedger) tokenEntryOf(ctx context.Context, rec *approval.Approval) (TokenEntry, bool, error) {
 	if token := tokenOf(rec); token != "" {
 		e, err := a.cfg.TokenStore.Get(ctx, token)
 		return e, err == nil, err
@@ -229,14 +231,14 @@ func (a *API) tokenEntryOf(ctx context.Context, rec *approval.Approval) (TokenEn
 
 // retention is how long a token entry is kept from now: TokenRetention
 // past its approval's expiry, and at least TokenRetention.
-func (a *API) retention(e TokenEntry, now time.Time) time.Duration {
+func (a *tokenLedger) retention(e TokenEntry, now time.Time) time.Duration {
 	return max(e.ExpiresAt.Add(a.cfg.TokenRetention).Sub(now), a.cfg.TokenRetention)
 }
 
 // collectResumed returns the resumed answers of u's conversation convID
 // not given yet, oldest first, and marks them given. A failure to read or
 // mark is logged; the answers stay for a later request.
-func (a *API) collectResumed(ctx context.Context, u User, convID string) []Resumed {
+func (a *tokenLedger) collectResumed(ctx context.Context, u User, convID string) []Resumed {
 	es, err := a.cfg.TokenStore.List(ctx, u.Tenant, u.ID)
 	if err != nil {
 		a.log.Warn("listing resumed answers failed", "user_id", u.UserID(), "err", err)
@@ -293,16 +295,9 @@ func (a *API) ShowApproval(ctx context.Context, to channels.Target, v cards.View
 	if err := a.cfg.TokenStore.Put(ctx, e, ttl); err != nil {
 		return approval.CardRef{}, err
 	}
-	a.mu.Lock()
-	for id, l := range a.local { // forget turns that cannot be waiting any more
-		if now.After(l.expiresAt.Add(time.Hour)) {
-			delete(a.local, id)
-		}
-	}
-	a.local[v.ApprovalID] = localTurn{chatID: to.ChatID, expiresAt: v.ExpiresAt}
-	a.mu.Unlock()
+	a.convs.waitsFor(v.ApprovalID, to.ChatID, v.ExpiresAt, now)
 	pa := pendingAction(v, e.Token)
-	a.publish(to.ChatID, event{turn: turn, shown: &pa})
+	a.convs.publish(to.ChatID, event{turn: turn, shown: &pa})
 	return approval.CardRef{Channel: Name, ChatID: to.ChatID, MessageID: e.Token}, nil
 }
 
@@ -311,11 +306,8 @@ func (a *API) ShowApproval(ctx context.Context, to channels.Target, v cards.View
 // passed: a reuse reads the approval's state and answers 404 (decided) or
 // 410 (expired), and GET /api/approvals can list ended approvals.
 func (a *API) SettleApproval(ctx context.Context, ref approval.CardRef, v cards.View) error {
-	a.mu.Lock()
-	_, local := a.local[v.ApprovalID]
-	delete(a.local, v.ApprovalID)
-	a.mu.Unlock()
-	a.publish(ref.ChatID, event{settled: &settled{view: v, local: local}})
+	local := a.convs.settled(v.ApprovalID)
+	a.convs.publish(ref.ChatID, event{settled: &settled{view: v, local: local}})
 	return nil
 }
 
@@ -342,8 +334,32 @@ func sharedWith(rule approval.ApproverRule, requester User) []User {
 	return nil
 }
 
+// waitsFor records that a turn of this process, in chat chatID, waits for
+// the approval id until expiresAt, and forgets the turns that cannot be
+// waiting any more.
+func (a *conversations) waitsFor(id approval.ID, chatID string, expiresAt, now time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for id, l := range a.local {
+		if now.After(l.expiresAt.Add(time.Hour)) {
+			delete(a.local, id)
+		}
+	}
+	a.local[id] = localTurn{chatID: chatID, expiresAt: expiresAt}
+}
+
+// settled forgets the approval and reports whether a turn of this process
+// was waiting for it.
+func (a *conversations) settled(id approval.ID) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, ok := a.local[id]
+	delete(a.local, id)
+	return ok
+}
+
 // isLocal reports whether a turn of this process waits for the approval.
-func (a *API) isLocal(id approval.ID) bool {
+func (a *conversations) isLocal(id approval.ID) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	_, ok := a.local[id]
@@ -429,7 +445,7 @@ func (w *waiter) pop() (event, bool) {
 }
 
 // join returns the conversation's state, holding a reference to it.
-func (a *API) join(id string) *conv {
+func (a *conversations) join(id string) *conv {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	c := a.convs[id]
@@ -441,7 +457,7 @@ func (a *API) join(id string) *conv {
 	return c
 }
 
-func (a *API) leave(id string, c *conv) {
+func (a *conversations) leave(id string, c *conv) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	c.refs--
@@ -450,7 +466,7 @@ func (a *API) leave(id string, c *conv) {
 	}
 }
 
-func (a *API) subscribe(c *conv) *waiter {
+func (a *conversations) subscribe(c *conv) *waiter {
 	w := &waiter{sig: make(chan struct{}, 1)}
 	a.mu.Lock()
 	c.waiters[w] = struct{}{}
@@ -458,13 +474,13 @@ func (a *API) subscribe(c *conv) *waiter {
 	return w
 }
 
-func (a *API) unsubscribe(c *conv, w *waiter) {
+func (a *conversations) unsubscribe(c *conv, w *waiter) {
 	a.mu.Lock()
 	delete(c.waiters, w)
 	a.mu.Unlock()
 }
 
-func (a *API) publish(chatID string, e event) {
+func (a *conversations) publish(chatID string, e event) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	c := a.convs[chatID]

@@ -18,7 +18,7 @@ import (
 // what was sent. The body must be one JSON object and nothing else (space
 // aside). shape names the expected object in the error message. An empty
 // body is an error when required, else it leaves v as it is.
-func (a *API) readJSON(w http.ResponseWriter, r *http.Request, v any, shape string, required bool) *apiError {
+func (a *inbound) readJSON(w http.ResponseWriter, r *http.Request, v any, shape string, required bool) *apiError {
 	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, a.cfg.MaxMessageBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -111,7 +111,7 @@ func hex4(b []byte, i int) (rune, bool) {
 }
 
 // methodNotAllowed answers 405 with the route's methods in Allow.
-func (a *API) methodNotAllowed(allow string) http.HandlerFunc {
+func (a *inbound) methodNotAllowed(allow string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", allow)
 		a.writeError(w, r, fail(CodeMethodNotAllowed, words.APIMethodNotAllowed, r.Method, allow))

@@ -85,10 +85,10 @@ func (s *userSlots) unlock() { <-s.turn }
 // same user (on this replica) counts.
 //
 // A nil release with a nil error means ctx ended (the client went away).
-func (a *API) admit(ctx context.Context, u User, convID string) (*pendingEntry, func(), *apiError) {
+func (a *inbound) admit(ctx context.Context, u User, convID string) (*pendingEntry, func(), *apiError) {
 	max := a.cfg.MaxPendingPerUser
 	if max <= 0 { // no cap: nothing to reserve
-		_, in, err := a.pendingOf(ctx, u, convID)
+		_, in, err := a.tokens.pendingOf(ctx, u, convID)
 		if err != nil {
 			return nil, nil, storeFailure(err)
 		}
@@ -100,7 +100,7 @@ func (a *API) admit(ctx context.Context, u User, convID string) (*pendingEntry, 
 		a.caps.put(key, s)
 		return nil, nil, nil
 	}
-	own, err := a.approvalsOf(ctx, u, true)
+	own, err := a.tokens.approvalsOf(ctx, u, true)
 	if err != nil {
 		s.unlock()
 		a.caps.put(key, s)

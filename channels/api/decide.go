@@ -80,7 +80,7 @@ func decided(st approval.Status) bool {
 
 // decide takes a confirmation or cancellation by token. The requester's
 // decision then waits for the rest of the turn (see the package doc).
-func (a *API) decide(ctx context.Context, u User, req ChatRequest, reqID string) (*ChatResponse, *apiError) {
+func (a *inbound) decide(ctx context.Context, u User, req ChatRequest, reqID string) (*ChatResponse, *apiError) {
 	if req.Confirmed == nil {
 		return nil, fail(CodeInvalidRequest, words.APIConfirmedRequired)
 	}
@@ -92,7 +92,7 @@ func (a *API) decide(ctx context.Context, u User, req ChatRequest, reqID string)
 // judges the approver rule and the audit trail records the source "api".
 // With await, a decision of the requester whose turn runs in this process
 // waits for the rest of that turn; otherwise the outcome is the answer.
-func (a *API) decideToken(ctx context.Context, u User, token string, confirmed bool, comment, eventID string, await bool) (*ChatResponse, *apiError) {
+func (a *inbound) decideToken(ctx context.Context, u User, token string, confirmed bool, comment, eventID string, await bool) (*ChatResponse, *apiError) {
 	if !ValidToken(token) {
 		return nil, fail(CodeNotFound, words.APIUnknownToken)
 	}
@@ -110,8 +110,8 @@ func (a *API) decideToken(ctx context.Context, u User, token string, confirmed b
 		// The requester's requests in the conversation take turns, so
 		// that what the turn says next is this request's answer.
 		id := chatID(u, e.Conversation)
-		c = a.join(id)
-		defer a.leave(id, c)
+		c = a.convs.join(id)
+		defer a.convs.leave(id, c)
 		if err := c.lock(ctx); err != nil {
 			return nil, nil
 		}
@@ -120,7 +120,7 @@ func (a *API) decideToken(ctx context.Context, u User, token string, confirmed b
 
 	rec, err := a.engine.Get(ctx, e.Approval)
 	if approval.KindOf(err) == errkind.NotFound {
-		a.retire(ctx, e.Token)
+		a.tokens.retire(ctx, e.Token)
 		return nil, fail(CodeNotFound, words.APIUnknownOrUsed)
 	}
 	if err != nil {
@@ -150,10 +150,10 @@ func (a *API) decideToken(ctx context.Context, u User, token string, confirmed b
 	}
 	var wt *waiter
 	if await {
-		wt = a.subscribe(c)
-		defer a.unsubscribe(c, wt)
+		wt = a.convs.subscribe(c)
+		defer a.convs.unsubscribe(c, wt)
 	}
-	local := await && a.isLocal(rec.ID)
+	local := await && a.convs.isLocal(rec.ID)
 	o, err := h.HandleCardAction(ctx, channels.CardAction{Channel: Name, ChatID: decisionChat(u, rec), MessageID: e.Token,
 		EventID: eventID, UserID: approval.UserID(u.UserID()), ApprovalID: rec.ID, Verb: verb, PayloadSHA256: rec.PayloadSHA256,
 		Comment: comment})
@@ -209,7 +209,7 @@ const MaxBatchTokens = 20
 // confirmation by token would be but answered with its outcome (the rest
 // of a turn is not awaited). A token that fails gets its own error in
 // Results; the others go on.
-func (a *API) batch(ctx context.Context, u User, req ChatRequest, reqID string) (*ChatResponse, *apiError) {
+func (a *inbound) batch(ctx context.Context, u User, req ChatRequest, reqID string) (*ChatResponse, *apiError) {
 	n := len(req.ConfirmationTokens)
 	switch {
 	case req.ConfirmationToken != "":
@@ -310,7 +310,7 @@ type DecisionResponse struct {
 	Quorum    int `json:"quorum,omitempty"`
 }
 
-func (a *API) serveDecision(w http.ResponseWriter, r *http.Request) {
+func (a *inbound) serveDecision(w http.ResponseWriter, r *http.Request) {
 	var req DecisionRequest
 	u, reqID, ok := a.begin(w, r, &req, "{decision: approve|reject|edit|resolve, comment?, payloadSha256, grant?: once|session, calls?: {callId: approve|reject}, arguments?, resolution?: done|retry|abandon}")
 	if !ok {

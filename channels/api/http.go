@@ -22,6 +22,8 @@ import (
 	"github.com/hitlbot/hitlbot/internal/randomid"
 	"github.com/hitlbot/hitlbot/internal/redact"
 	"github.com/hitlbot/hitlbot/words"
+	"log/slog"
+	"sync"
 )
 
 // ChatRequest is the body of POST /agent/chat.
@@ -273,8 +275,65 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write(buf.Bytes())
 }
 
+// inbound is the API's inbound side: the HTTP handler of its routes. It
+// authenticates a request, admits it under the per-user cap, hands its
+// message to the router (the channels.Handler given to API.Start) and waits
+// in the conversation for what the outbound side publishes; it decides,
+// lists, reads and cancels approvals by their pending-action tokens.
+type inbound struct {
+	cfg    Config
+	lang   words.Lang // cfg.Lang, parsed
+	engine *approval.Engine
+	log    *slog.Logger
+	users  map[[32]byte]User // sha256 of the bearer token -> user
+	mux    *http.ServeMux
+	convs  *conversations
+	tokens *tokenLedger
+	caps   capGate // the per-user cap's count and reservation
+
+	mu     sync.Mutex
+	h      channels.Handler
+	closed bool
+}
+
+// mount registers the routes on mux (API.Mount).
+func (a *inbound) mount(mux *http.ServeMux) {
+	mux.HandleFunc("POST /agent/chat", a.serveChat)
+	mux.HandleFunc("GET /api/approvals", a.serveList)
+	mux.HandleFunc("GET /api/approvals/{id}", a.serveGet)
+	mux.HandleFunc("POST /api/approvals/{id}/decision", a.serveDecision)
+	mux.HandleFunc("POST /api/approvals/{id}/cancel", a.serveCancel)
+	for _, r := range routes {
+		mux.Handle(r.path, a.methodNotAllowed(r.allow))
+	}
+}
+
+// start stores the router as the handler of messages, and opens.
+func (a *inbound) start(h channels.Handler) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.h, a.closed = h, false
+}
+
+// stop makes new requests answer 503.
+func (a *inbound) stop() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.closed = true
+}
+
+// handler returns the router, or nil before Start and after Close.
+func (a *inbound) handler() channels.Handler {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return nil
+	}
+	return a.h
+}
+
 // writeError answers e, its message in the language of r.
-func (a *API) writeError(w http.ResponseWriter, r *http.Request, e *apiError) {
+func (a *inbound) writeError(w http.ResponseWriter, r *http.Request, e *apiError) {
 	st := codeStatus[e.code]
 	if st == 0 {
 		st = http.StatusInternalServerError
@@ -290,7 +349,7 @@ func (a *API) writeError(w http.ResponseWriter, r *http.Request, e *apiError) {
 // authenticate returns the caller: the user of the bearer token, or
 // LocalUser for an anonymous loopback request when that is allowed; then
 // admits them, so every route holds channels.api.allow.users.
-func (a *API) authenticate(r *http.Request) (User, *apiError) {
+func (a *inbound) authenticate(r *http.Request) (User, *apiError) {
 	u, aerr := a.identify(r)
 	if aerr == nil {
 		aerr = a.allowed(r.Context(), u)
@@ -303,7 +362,7 @@ func (a *API) authenticate(r *http.Request) (User, *apiError) {
 
 // identify returns the user of the request's bearer token, or LocalUser
 // for an anonymous loopback request when that is allowed.
-func (a *API) identify(r *http.Request) (User, *apiError) {
+func (a *inbound) identify(r *http.Request) (User, *apiError) {
 	h := r.Header.Get("Authorization")
 	if h == "" {
 		if a.cfg.AllowAnonymousLocal && loopback(r.RemoteAddr) {
@@ -327,7 +386,7 @@ func (a *API) identify(r *http.Request) (User, *apiError) {
 // is read, decided or withdrawn (not_allowed, 403). Not running (no
 // handler to ask): 503, fail closed. A handler that keeps no allow-list
 // (not a channels.Admitter) lets everyone in.
-func (a *API) allowed(ctx context.Context, u User) *apiError {
+func (a *inbound) allowed(ctx context.Context, u User) *apiError {
 	h := a.handler()
 	if h == nil {
 		return fail(CodeUnavailable, words.APINotRunning)
@@ -350,7 +409,7 @@ func loopback(remoteAddr string) bool {
 // begin opens a POST that carries a JSON body: it names the request
 // (X-Request-Id), authenticates the caller and reads the body, of the form
 // shape, into v. When it reports false it has answered the error.
-func (a *API) begin(w http.ResponseWriter, r *http.Request, v any, shape string) (u User, reqID string, ok bool) {
+func (a *inbound) begin(w http.ResponseWriter, r *http.Request, v any, shape string) (u User, reqID string, ok bool) {
 	reqID = "req_" + randomid.Hex(12)
 	w.Header().Set("X-Request-Id", reqID)
 	u, aerr := a.authenticate(r)
@@ -366,7 +425,7 @@ func (a *API) begin(w http.ResponseWriter, r *http.Request, v any, shape string)
 
 // ---- POST /agent/chat
 
-func (a *API) serveChat(w http.ResponseWriter, r *http.Request) {
+func (a *inbound) serveChat(w http.ResponseWriter, r *http.Request) {
 	var req ChatRequest
 	u, reqID, ok := a.begin(w, r, &req, "{message, conversationId?, confirmationToken? | confirmationTokens?, confirmed?}")
 	if !ok {
@@ -433,7 +492,7 @@ func validConversationID(s string) bool {
 }
 
 // message hands a message to the router and waits for the turn.
-func (a *API) message(ctx context.Context, u User, req ChatRequest, reqID string) (*ChatResponse, *apiError) {
+func (a *inbound) message(ctx context.Context, u User, req ChatRequest, reqID string) (*ChatResponse, *apiError) {
 	text := strings.TrimSpace(req.Message)
 	switch {
 	case text == "":
@@ -454,8 +513,8 @@ func (a *API) message(ctx context.Context, u User, req ChatRequest, reqID string
 		return nil, fail(CodeUnavailable, words.APINotRunning)
 	}
 	id := chatID(u, convID)
-	c := a.join(id)
-	defer a.leave(id, c)
+	c := a.convs.join(id)
+	defer a.convs.leave(id, c)
 	if err := c.lock(ctx); err != nil {
 		return nil, nil
 	}
@@ -467,8 +526,8 @@ func (a *API) message(ctx context.Context, u User, req ChatRequest, reqID string
 	}
 	defer release()
 
-	wt := a.subscribe(c)
-	defer a.unsubscribe(c, wt)
+	wt := a.convs.subscribe(c)
+	defer a.convs.unsubscribe(c, wt)
 	m := channels.Message{Channel: Name, ChatID: id, ChatType: "p2p", UserID: approval.UserID(u.UserID()), UserName: u.ID,
 		MessageID: reqID, Text: text, CreatedAt: a.cfg.Clock.Now().UTC()}
 	if err := h.HandleMessage(ctx, m); err != nil {
@@ -490,12 +549,12 @@ func (a *API) message(ctx context.Context, u User, req ChatRequest, reqID string
 		return nil, aerr
 	}
 	res.ConversationID = convID
-	res.Resumed = a.collectResumed(ctx, u, convID)
+	res.Resumed = a.tokens.collectResumed(ctx, u, convID)
 	return res, nil
 }
 
 // retire forgets a used token.
-func (a *API) retire(ctx context.Context, token string) {
+func (a *tokenLedger) retire(ctx context.Context, token string) {
 	if err := a.cfg.TokenStore.Delete(context.WithoutCancel(ctx), token); err != nil {
 		a.log.Warn("retiring a pending-action token failed", "err", err)
 	}
@@ -543,7 +602,7 @@ func decidedActions(rec *approval.Approval, o approval.Outcome) []Action {
 // matching each call of skip (already reported). What other turns say (an
 // earlier turn that outlived its request, a resumed turn) is not this
 // request's answer.
-func (a *API) await(ctx context.Context, wt *waiter, u User, convID string, waitFor approval.ID, turns []string, skip []approval.Call) (*ChatResponse, *apiError) {
+func (a *inbound) await(ctx context.Context, wt *waiter, u User, convID string, waitFor approval.ID, turns []string, skip []approval.Call) (*ChatResponse, *apiError) {
 	// Measured on the wall clock, not the engine's: it bounds an HTTP
 	// request, and advancing a test's fake clock past an approval's expiry
 	// must not end the requests in flight.
@@ -745,7 +804,7 @@ func ownedBy(e TokenEntry, u User) bool { return e.Tenant == u.Tenant && e.User 
 // retiring tokens whose approvals are gone. pendingOnly reads only the
 // approvals whose expiry has not passed, so that the per-user cap costs a
 // store read per live approval, not per remembered one.
-func (a *API) approvalsOf(ctx context.Context, u User, pendingOnly bool) ([]owned, error) {
+func (a *tokenLedger) approvalsOf(ctx context.Context, u User, pendingOnly bool) ([]owned, error) {
 	es, err := a.cfg.TokenStore.List(ctx, u.Tenant, u.ID)
 	if err != nil {
 		return nil, err
@@ -760,7 +819,7 @@ func (a *API) approvalsOf(ctx context.Context, u User, pendingOnly bool) ([]owne
 }
 
 // records reads the approvals of entries (see approvalsOf).
-func (a *API) records(ctx context.Context, es []TokenEntry, pendingOnly bool) ([]owned, error) {
+func (a *tokenLedger) records(ctx context.Context, es []TokenEntry, pendingOnly bool) ([]owned, error) {
 	now := a.cfg.Clock.Now()
 	var out []owned
 	for _, e := range es {
@@ -787,7 +846,7 @@ func (a *API) records(ctx context.Context, es []TokenEntry, pendingOnly bool) ([
 // own, and those whose approver rule lets the caller decide them (shared
 // with the caller's tenant or with the caller by ShowApproval), oldest
 // first.
-func (a *API) visibleApprovals(ctx context.Context, u User, pendingOnly bool) ([]owned, error) {
+func (a *tokenLedger) visibleApprovals(ctx context.Context, u User, pendingOnly bool) ([]owned, error) {
 	mine, err := a.cfg.TokenStore.List(ctx, u.Tenant, u.ID)
 	if err != nil {
 		return nil, err
@@ -820,7 +879,7 @@ func (a *API) visibleApprovals(ctx context.Context, u User, pendingOnly bool) ([
 
 // pendingOf counts the caller's pending approvals and finds the one of the
 // conversation, if any.
-func (a *API) pendingOf(ctx context.Context, u User, convID string) (int, *pendingEntry, error) {
+func (a *tokenLedger) pendingOf(ctx context.Context, u User, convID string) (int, *pendingEntry, error) {
 	own, err := a.approvalsOf(ctx, u, true)
 	if err != nil {
 		return 0, nil, err
@@ -835,8 +894,8 @@ func (a *API) pendingOf(ctx context.Context, u User, convID string) (int, *pendi
 }
 
 // pendingIn returns the pending action of a conversation, or nil.
-func (a *API) pendingIn(ctx context.Context, u User, convID string) *PendingAction {
-	own, err := a.approvalsOf(ctx, u, true)
+func (a *inbound) pendingIn(ctx context.Context, u User, convID string) *PendingAction {
+	own, err := a.tokens.approvalsOf(ctx, u, true)
 	if err != nil {
 		return nil
 	}
@@ -849,13 +908,13 @@ func (a *API) pendingIn(ctx context.Context, u User, convID string) *PendingActi
 	return nil
 }
 
-func (a *API) info(rec *approval.Approval, token string) ApprovalInfo {
+func (a *inbound) info(rec *approval.Approval, token string) ApprovalInfo {
 	return a.infoWith(rec, token, nil)
 }
 
 // infoWith is info with the resumed answer kept in the approval's token
 // entry, when at hand.
-func (a *API) infoWith(rec *approval.Approval, token string, resumed *Resumed) ApprovalInfo {
+func (a *inbound) infoWith(rec *approval.Approval, token string, resumed *Resumed) ApprovalInfo {
 	_, _, convID, _ := splitChatID(rec.ChatID)
 	in := ApprovalInfo{ID: rec.ID, State: rec.State, Tool: rec.Tool(), Risk: rec.Risk.String(), Summary: rec.Summary,
 		Preview: rec.Preview, Reason: rec.Reason, ConversationID: convID, Requester: string(rec.Requester),
@@ -886,7 +945,7 @@ func (a *API) infoWith(rec *approval.Approval, token string, resumed *Resumed) A
 
 // lookup returns an approval of the API channel with its token, and
 // whether the caller asked for it; any other id is not found.
-func (a *API) lookup(ctx context.Context, u User, id string) (rec *approval.Approval, token string, owner bool, aerr *apiError) {
+func (a *inbound) lookup(ctx context.Context, u User, id string) (rec *approval.Approval, token string, owner bool, aerr *apiError) {
 	aid := approval.ID(id)
 	if !aid.Valid() {
 		return nil, "", false, fail(CodeNotFound, words.APINoApproval)
@@ -906,7 +965,7 @@ func (a *API) lookup(ctx context.Context, u User, id string) (rec *approval.Appr
 	if token == "" {
 		// The card reference was never recorded (the replica that showed
 		// it stopped first): the token entry is found by the approval's id.
-		if e, ok, err := a.tokenEntryOf(ctx, rec); err == nil && ok {
+		if e, ok, err := a.tokens.tokenEntryOf(ctx, rec); err == nil && ok {
 			token = e.Token
 		}
 	}
@@ -916,7 +975,7 @@ func (a *API) lookup(ctx context.Context, u User, id string) (rec *approval.Appr
 // visible returns an approval the caller may see (their own, or one its
 // approver rule lets them decide) with its token, and whether the caller
 // asked for it; others are not found.
-func (a *API) visible(ctx context.Context, u User, id string) (*approval.Approval, string, bool, *apiError) {
+func (a *inbound) visible(ctx context.Context, u User, id string) (*approval.Approval, string, bool, *apiError) {
 	rec, token, owner, aerr := a.lookup(ctx, u, id)
 	if aerr != nil {
 		return nil, "", false, aerr
@@ -930,7 +989,7 @@ func (a *API) visible(ctx context.Context, u User, id string) (*approval.Approva
 
 // ---- GET /api/approvals
 
-func (a *API) serveList(w http.ResponseWriter, r *http.Request) {
+func (a *inbound) serveList(w http.ResponseWriter, r *http.Request) {
 	u, aerr := a.authenticate(r)
 	if aerr != nil {
 		a.writeError(w, r, aerr)
@@ -944,7 +1003,7 @@ func (a *API) serveList(w http.ResponseWriter, r *http.Request) {
 		a.writeError(w, r, fail(CodeInvalidRequest, words.APIStateFilter))
 		return
 	}
-	own, err := a.visibleApprovals(r.Context(), u, state == string(approval.StatePending))
+	own, err := a.tokens.visibleApprovals(r.Context(), u, state == string(approval.StatePending))
 	if err != nil {
 		a.writeError(w, r, storeFailure(err))
 		return
@@ -973,7 +1032,7 @@ func validStateFilter(s string) bool {
 
 // ---- GET /api/approvals/{id}
 
-func (a *API) serveGet(w http.ResponseWriter, r *http.Request) {
+func (a *inbound) serveGet(w http.ResponseWriter, r *http.Request) {
 	u, aerr := a.authenticate(r)
 	if aerr != nil {
 		a.writeError(w, r, aerr)
@@ -1017,7 +1076,7 @@ type CancelRequest struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-func (a *API) serveCancel(w http.ResponseWriter, r *http.Request) {
+func (a *inbound) serveCancel(w http.ResponseWriter, r *http.Request) {
 	u, aerr := a.authenticate(r)
 	if aerr != nil {
 		a.writeError(w, r, aerr)

@@ -17,7 +17,7 @@ import (
 
 // langOf is the language of request r: its Accept-Language, else the
 // configured one.
-func (a *API) langOf(r *http.Request) words.Lang {
+func (a *inbound) langOf(r *http.Request) words.Lang {
 	if l, ok := acceptLanguage(r.Header.Values("Accept-Language")); ok {
 		return l
 	}
@@ -33,7 +33,7 @@ func withLang(ctx context.Context, l words.Lang) context.Context {
 }
 
 // langIn is the language ctx carries (withLang), else the configured one.
-func (a *API) langIn(ctx context.Context) words.Lang {
+func (a *inbound) langIn(ctx context.Context) words.Lang {
 	if l, ok := ctx.Value(langKey{}).(words.Lang); ok {
 		return l
 	}
