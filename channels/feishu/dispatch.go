@@ -15,7 +15,7 @@ import (
 )
 
 // sdkDispatcher is the process's one SDK event dispatcher. Its handlers
-// find their Channel in the context (withChannel): the long connection
+// find their Channel in the context (withIntake): the long connection
 // calls it with a context derived from the one Start gives the SDK client,
 // the webhook with the request's.
 //
@@ -30,16 +30,16 @@ var sdkDispatcher = newDispatcher()
 
 type channelKey struct{}
 
-// withChannel tells the dispatcher's handlers which Channel an event is
+// withIntake tells the dispatcher's handlers which Channel an event is
 // for.
-func withChannel(ctx context.Context, c *Channel) context.Context {
+func withIntake(ctx context.Context, c *intake) context.Context {
 	return context.WithValue(ctx, channelKey{}, c)
 }
 
 var errNoChannel = errors.New("feishu: event without its channel in the context")
 
-func channelOf(ctx context.Context) (*Channel, error) {
-	if c, ok := ctx.Value(channelKey{}).(*Channel); ok && c != nil {
+func intakeOf(ctx context.Context) (*intake, error) {
+	if c, ok := ctx.Value(channelKey{}).(*intake); ok && c != nil {
 		return c, nil
 	}
 	slog.Default().ErrorContext(ctx, "feishu: the SDK dispatched an event without its channel; not handled (an SDK change?)")
@@ -61,7 +61,7 @@ func newDispatcher() *dispatcher.EventDispatcher {
 	restore()
 	ack := func(context.Context) error { return nil }
 	d.OnP2MessageReceiveV1(func(ctx context.Context, ev *larkim.P2MessageReceiveV1) error {
-		c, err := channelOf(ctx)
+		c, err := intakeOf(ctx)
 		if err != nil {
 			return handlerError{err}
 		}
@@ -71,7 +71,7 @@ func newDispatcher() *dispatcher.EventDispatcher {
 		return nil
 	}).
 		OnP2CardActionTrigger(func(ctx context.Context, ev *callback.CardActionTriggerEvent) (*callback.CardActionTriggerResponse, error) {
-			c, err := channelOf(ctx)
+			c, err := intakeOf(ctx)
 			if err != nil {
 				return nil, handlerError{err}
 			}

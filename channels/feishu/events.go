@@ -29,7 +29,7 @@ var messageAckWait = 2 * time.Second
 // onMessage handles im.message.receive_v1: p2p messages, and group
 // messages that mention the bot (the mention stripped). It hands the
 // message to the router and returns.
-func (c *Channel) onMessage(ctx context.Context, ev *larkim.P2MessageReceiveV1) error {
+func (c *intake) onMessage(ctx context.Context, ev *larkim.P2MessageReceiveV1) error {
 	h := c.handler()
 	if h == nil {
 		return fmt.Errorf("feishu: channel not started")
@@ -63,7 +63,7 @@ func (c *Channel) onMessage(ctx context.Context, ev *larkim.P2MessageReceiveV1) 
 // toMessage turns the event into a channels.Message, or reports that the
 // bot should not act on it (not from a user, not text, a group message
 // that does not mention the bot, nothing left after the mention).
-func (c *Channel) toMessage(ev *larkim.P2MessageReceiveV1) (channels.Message, bool) {
+func (c *intake) toMessage(ev *larkim.P2MessageReceiveV1) (channels.Message, bool) {
 	msg := ev.Event.Message
 	var sender string
 	if s := ev.Event.Sender; s != nil {
@@ -159,7 +159,7 @@ func messageText(msgType, content string) (string, bool) {
 // stripMentions removes the bot's @_user_N placeholders from text,
 // replaces the others by @name, and reports whether the bot was
 // mentioned. When the bot's open_id is unknown, any mention counts.
-func (c *Channel) stripMentions(text string, mentions []*larkim.MentionEvent) (string, bool) {
+func (c *intake) stripMentions(text string, mentions []*larkim.MentionEvent) (string, bool) {
 	bot := c.botOpenID()
 	mentioned := false
 	for _, m := range mentions {
@@ -205,7 +205,7 @@ func msTime(s string) time.Time {
 // SettleApproval). A click by someone who may not decide gets a toast
 // naming who may, and the card is unchanged; a malformed value gets an
 // error toast and decides nothing.
-func (c *Channel) onCardAction(ctx context.Context, ev *callback.CardActionTriggerEvent) (*callback.CardActionTriggerResponse, error) {
+func (c *intake) onCardAction(ctx context.Context, ev *callback.CardActionTriggerEvent) (*callback.CardActionTriggerResponse, error) {
 	w := wordsIn(c.cfg.Lang)
 	h := c.handler()
 	if h == nil {
@@ -276,7 +276,7 @@ func (c *Channel) onCardAction(ctx context.Context, ev *callback.CardActionTrigg
 	case <-timer.C:
 		resp := toast("info", w.processing)
 		if haveView {
-			c.markProcessing(a.MessageID)
+			c.cards.markProcessing(a.MessageID)
 			resp.Card = rawCard(cards.FeishuProcessingCard(view, c.cfg.Lang))
 		}
 		return resp, nil
@@ -298,8 +298,8 @@ func (c *Channel) onCardAction(ctx context.Context, ev *callback.CardActionTrigg
 // channels.PendingViewer is asked for the pending approval of the
 // clicker's session in the card's chat, which misses clicks by someone
 // other than the requester under per_user and cards of a thread.
-func (c *Channel) viewFor(ctx context.Context, h channels.Handler, a channels.CardAction) (cards.View, bool) {
-	if v, ok := c.shown(a.MessageID); ok && v.ApprovalID == a.ApprovalID {
+func (c *intake) viewFor(ctx context.Context, h channels.Handler, a channels.CardAction) (cards.View, bool) {
+	if v, ok := c.cards.shown(a.MessageID); ok && v.ApprovalID == a.ApprovalID {
 		return v, true
 	}
 	if a.MessageID == "" {
@@ -329,11 +329,11 @@ func (c *Channel) viewFor(ctx context.Context, h channels.Handler, a channels.Ca
 		c.log.Debug("the clicked approval is not the session's pending one; answering without a card", "approval_id", a.ApprovalID, "msg_id", a.MessageID)
 		return cards.View{}, false
 	}
-	return c.rememberLoaded(a.MessageID, *v), true
+	return c.cards.rememberLoaded(a.MessageID, *v), true
 }
 
 // outcomeResponse is the answer to click a, whose outcome is known.
-func (c *Channel) outcomeResponse(a channels.CardAction, o approval.Outcome, view cards.View, haveView bool) *callback.CardActionTriggerResponse {
+func (c *intake) outcomeResponse(a channels.CardAction, o approval.Outcome, view cards.View, haveView bool) *callback.CardActionTriggerResponse {
 	w := wordsIn(c.cfg.Lang)
 	text := c.cfg.Text.With(c.cfg.Lang).Text(o.Status)
 	if o.Resolution != "" {

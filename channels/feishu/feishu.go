@@ -23,40 +23,99 @@ import (
 // Name is the channel's name in config, logs, session keys and card refs.
 const Name = "feishu"
 
-// Channel is the Feishu adapter (channels.Channel).
+// Channel is the Feishu adapter (channels.Channel). In and out are separate
+// parts, each owning its state:
+//
+//   - intake (events.go, webhook.go): the events Feishu sends, over the
+//     long connection or the webhook: messages handed to the router, card
+//     clicks answered with the card's next state;
+//   - longConn: the long connection's clients, reconnected and replaced;
+//   - openAPI (send.go): the calls to Feishu's Open API, retried and
+//     rate-budgeted, with the tenant token it refreshes: messages posted,
+//     cards patched;
+//   - cardMemory: the views of the cards this process sent or redrew, which
+//     the outbound side writes and a click reads.
+//
+// Channel itself is the outbound surface the router calls (Send,
+// ShowApproval, SettleApproval, ShowProgress, OpenStream, the private
+// sends) over openAPI, and the lifecycle (Start, Close, Ready).
 type Channel struct {
-	cfg    Config
-	log    *slog.Logger
-	client *sdk
-	http   *http.Client
-	warns  *limitedLog // refused webhook requests
+	cfg   Config
+	log   *slog.Logger
+	in    *intake
+	conn  *longConn
+	api   *openAPI
+	cards *cardMemory
 
 	mu      sync.Mutex
-	h       channels.Handler
-	botID   string
 	started bool
 	closed  bool
 	cancel  context.CancelFunc
 	super   chan struct{} // closed when the long connection's supervisor ends
-	cards   map[string]*shownCard
-	// token is a tenant token fetched after Feishu refused the SDK's
-	// cached one; used until tokenUntil.
-	token      string
-	tokenUntil time.Time
+
+	bg background.Group // messages handed to the router, delayed re-patches; closed with the channel
+
+	now   func() time.Time // the clock of the webhook's timestamp bound and of streamed cards
+	marks Marks            // webhook requests seen, and the shared rate budgets (Config.Marks)
+}
+
+// intake takes the events Feishu sends, over the long connection
+// (sdkDispatcher) or the webhook: it hands messages to the router and
+// answers card clicks (events.go), and checks each webhook request first
+// (webhook.go).
+type intake struct {
+	cfg   Config
+	log   *slog.Logger
+	warns *limitedLog // refused webhook requests
+	cards *cardMemory
+	bg    *background.Group // the channel's: messages handed to the router
+	now   func() time.Time
+	marks Marks
+
+	mu    sync.Mutex
+	h     channels.Handler
+	botID string
+	off   bool // closed: nothing more is handed to h
+}
+
+// longConn runs the long connection's clients (supervise) and says whether
+// one is connected.
+type longConn struct {
+	cfg  Config
+	log  *slog.Logger
+	http *http.Client
 
 	connected atomic.Bool
 	lastErr   atomic.Pointer[string]
 	connects  atomic.Int64 // successful connects (first one and reconnects)
+}
 
-	bg background.Group // messages handed to the router, delayed re-patches; closed with the channel
+// openAPI makes the calls to Feishu's Open API (send.go): retried, counted,
+// kept within Feishu's per-chat and per-message rates, with a fresh tenant
+// token when Feishu refused the SDK's cached one.
+type openAPI struct {
+	cfg    Config
+	log    *slog.Logger
+	client *sdk
+	http   *http.Client
 
 	chatLimit budget  // messages sent per chat, shared by the replicas (limit.go)
 	msgLimit  budget  // patches per message, shared by the replicas
 	redraws   redraws // the newest redraw of each card waiting to be patched
 	metrics   channels.PlatformMetrics
 
-	now   func() time.Time // the clock of the webhook's timestamp bound
-	marks Marks            // webhook requests seen (Config.Marks)
+	mu sync.Mutex
+	// token is a tenant token fetched after Feishu refused the SDK's
+	// cached one; used until tokenUntil.
+	token      string
+	tokenUntil time.Time
+}
+
+// cardMemory holds the views of the cards this process sent or redrew (by
+// message id), so that a click is answered with the card's next state.
+type cardMemory struct {
+	mu    sync.Mutex
+	cards map[string]*shownCard
 }
 
 // New checks cfg and returns a channel. It does no I/O.
@@ -70,32 +129,29 @@ func New(cfg Config, logger *slog.Logger) (*Channel, error) {
 	}
 	logger = logger.With("channel", Name)
 	hc := &http.Client{Timeout: cfg.RequestTimeout}
-	c := &Channel{
-		cfg:   cfg,
-		log:   logger,
-		http:  hc,
-		botID: cfg.BotOpenID,
-		cards: map[string]*shownCard{},
-		now:   time.Now,
-	}
+	c := &Channel{cfg: cfg, log: logger, now: time.Now, cards: &cardMemory{cards: map[string]*shownCard{}}}
 	c.marks = cfg.Marks
 	if c.marks == nil {
 		c.marks = marks.NewLocal(func() time.Time { return c.now() })
 	}
-	c.chatLimit = budget{store: func() marks.Store { return c.marks }, prefix: "feishu:rate:chat:",
+	now := func() time.Time { return c.now() }
+	a := &openAPI{cfg: cfg, log: logger, http: hc, metrics: cfg.Metrics}
+	a.chatLimit = budget{store: func() marks.Store { return c.marks }, prefix: "feishu:rate:chat:",
 		log: func(err error) {
-			c.log.Warn("the shared store failed: the per-chat rate is kept by Feishu's refusals only", "err", err)
+			a.log.Warn("the shared store failed: the per-chat rate is kept by Feishu's refusals only", "err", err)
 		}}
-	c.msgLimit = budget{store: func() marks.Store { return c.marks }, prefix: "feishu:rate:msg:",
+	a.msgLimit = budget{store: func() marks.Store { return c.marks }, prefix: "feishu:rate:msg:",
 		log: func(err error) {
-			c.log.Warn("the shared store failed: the per-message rate is kept by Feishu's refusals only", "err", err)
+			a.log.Warn("the shared store failed: the per-message rate is kept by Feishu's refusals only", "err", err)
 		}}
-	c.metrics = cfg.Metrics
-	if c.metrics == nil {
-		c.metrics = channels.NoPlatformMetrics{}
+	if a.metrics == nil {
+		a.metrics = channels.NoPlatformMetrics{}
 	}
-	c.warns = newLimitedLog(func() time.Time { return c.now() })
-	c.client = newSDK(cfg.AppID, cfg.AppSecret, cfg.BaseURL, hc, sdkLogger{logger})
+	a.client = newSDK(cfg.AppID, cfg.AppSecret, cfg.BaseURL, hc, sdkLogger{logger})
+	c.api = a
+	c.conn = &longConn{cfg: cfg, log: logger, http: hc}
+	c.in = &intake{cfg: cfg, log: logger, warns: newLimitedLog(now), cards: c.cards, bg: &c.bg, now: now,
+		marks: c.marks, botID: cfg.BotOpenID}
 	return c, nil
 }
 
@@ -118,16 +174,14 @@ func (c *Channel) Start(ctx context.Context, h channels.Handler) error {
 		return errors.New("feishu: Start called twice or after Close")
 	}
 	c.started = true
-	c.h = h
 	c.mu.Unlock()
+	c.in.start(h)
 
-	if c.botOpenID() == "" {
-		if id, err := c.fetchBotOpenID(ctx); err != nil {
+	if c.in.botOpenID() == "" {
+		if id, err := c.api.fetchBotOpenID(ctx); err != nil {
 			c.log.Warn("could not read the bot's open_id; in groups any mention will count as one of the bot (set bot_open_id)", "err", err)
 		} else {
-			c.mu.Lock()
-			c.botID = id
-			c.mu.Unlock()
+			c.in.setBotOpenID(id)
 		}
 	}
 	if c.cfg.Mode == ModeWebhook {
@@ -137,7 +191,7 @@ func (c *Channel) Start(ctx context.Context, h channels.Handler) error {
 
 	// The SDK hands events to sdkDispatcher with a context derived from
 	// runCtx: it names this channel.
-	runCtx, cancel := context.WithCancel(withChannel(context.WithoutCancel(ctx), c))
+	runCtx, cancel := context.WithCancel(withIntake(context.WithoutCancel(ctx), c.in))
 	ready := make(chan struct{})
 	var once sync.Once
 	firstErr := make(chan error, 1)
@@ -146,7 +200,7 @@ func (c *Channel) Start(ctx context.Context, h channels.Handler) error {
 	c.super = make(chan struct{})
 	super := c.super
 	c.mu.Unlock()
-	go c.supervise(runCtx, super, func() { once.Do(func() { close(ready) }) }, firstErr)
+	go c.conn.supervise(runCtx, super, func() { once.Do(func() { close(ready) }) }, firstErr)
 
 	timer := time.NewTimer(c.cfg.StartTimeout)
 	defer timer.Stop()
@@ -161,7 +215,7 @@ func (c *Channel) Start(ctx context.Context, h channels.Handler) error {
 	case <-timer.C:
 		cancel()
 		<-super
-		return fmt.Errorf("feishu: long connection not connected after %v: %s", c.cfg.StartTimeout, c.lastError())
+		return fmt.Errorf("feishu: long connection not connected after %v: %s", c.cfg.StartTimeout, c.conn.lastError())
 	case <-ctx.Done():
 		cancel()
 		<-super
@@ -174,7 +228,7 @@ func (c *Channel) Start(ctx context.Context, h channels.Handler) error {
 // or a terminal error after it had connected) a new one replaces it, after
 // a growing pause. A terminal error before the first connect is reported
 // on firstErr and ends the supervisor.
-func (c *Channel) supervise(ctx context.Context, done chan struct{}, ready func(), firstErr chan<- error) {
+func (c *longConn) supervise(ctx context.Context, done chan struct{}, ready func(), firstErr chan<- error) {
 	defer close(done)
 	backoff := time.Second
 	for {
@@ -205,7 +259,7 @@ func (c *Channel) supervise(ctx context.Context, done chan struct{}, ready func(
 	}
 }
 
-func (c *Channel) newWSClient(ready func()) *larkws.Client {
+func (c *longConn) newWSClient(ready func()) *larkws.Client {
 	up := func(what string) func() {
 		return func() {
 			c.connected.Store(true)
@@ -234,12 +288,12 @@ func (c *Channel) newWSClient(ready func()) *larkws.Client {
 	)
 }
 
-func (c *Channel) setLastError(err error) {
+func (c *longConn) setLastError(err error) {
 	s := err.Error()
 	c.lastErr.Store(&s)
 }
 
-func (c *Channel) lastError() string {
+func (c *longConn) lastError() string {
 	if p := c.lastErr.Load(); p != nil {
 		return *p
 	}
@@ -251,6 +305,7 @@ func (c *Channel) lastError() string {
 func (c *Channel) Close(ctx context.Context) error {
 	c.mu.Lock()
 	c.closed = true
+	c.in.stop()
 	c.bg.Close()
 	cancel, super := c.cancel, c.super
 	c.mu.Unlock()
@@ -283,29 +338,51 @@ func (c *Channel) Ready() error {
 		return errors.New("not started")
 	case c.cfg.Mode == ModeWebhook:
 		return nil
-	case !c.connected.Load():
-		return fmt.Errorf("long connection not connected (last error: %s)", c.lastError())
+	case !c.conn.connected.Load():
+		return fmt.Errorf("long connection not connected (last error: %s)", c.conn.lastError())
 	}
 	return nil
 }
 
-func (c *Channel) handler() channels.Handler {
+// start hands what comes in to h from now on.
+func (c *intake) start(h channels.Handler) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed {
+	c.h = h
+}
+
+// stop hands nothing more to the router.
+func (c *intake) stop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.off = true
+}
+
+// handler is the router, or nil once stopped.
+func (c *intake) handler() channels.Handler {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.off {
 		return nil
 	}
 	return c.h
 }
 
-func (c *Channel) botOpenID() string {
+// botOpenID is the bot's open_id (a mention of it addresses the bot).
+func (c *intake) botOpenID() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.botID
 }
 
+func (c *intake) setBotOpenID(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.botID = id
+}
+
 // fetchBotOpenID reads GET /open-apis/bot/v3/info.
-func (c *Channel) fetchBotOpenID(ctx context.Context) (string, error) {
+func (c *openAPI) fetchBotOpenID(ctx context.Context) (string, error) {
 	var out struct {
 		Code int    `json:"code"`
 		Msg  string `json:"msg"`

@@ -48,7 +48,7 @@ func FuzzCardActionValue(f *testing.F) {
 			Event: &callback.CardActionTriggerRequest{Operator: &callback.Operator{OpenID: "ou_a"},
 				Action: &callback.CallBackAction{Value: v}, Context: &callback.Context{OpenMessageID: "om", OpenChatID: "oc"}},
 		}
-		resp, err := ch.onCardAction(context.Background(), ev)
+		resp, err := ch.in.onCardAction(context.Background(), ev)
 		if err != nil || resp == nil || resp.Toast == nil {
 			t.Fatalf("answer %+v, %v", resp, err)
 		}

@@ -35,13 +35,13 @@ func (c *Channel) ShowApprovalTo(ctx context.Context, _ channels.Target, users [
 	var refs []approval.CardRef
 	var errs []error
 	for _, u := range users {
-		id, chat, err := c.postTo(ctx, u, larkim.MsgTypeInteractive, content, hashUUID("private", string(v.ApprovalID), string(u)))
+		id, chat, err := c.api.postTo(ctx, u, larkim.MsgTypeInteractive, content, hashUUID("private", string(v.ApprovalID), string(u)))
 		if err != nil {
 			c.log.Warn("the private card could not be sent to a person who may see it", "approval_id", v.ApprovalID, "user_id", u, "err", err)
 			errs = append(errs, err)
 			continue
 		}
-		c.remember(id, v)
+		c.cards.remember(id, v)
 		refs = append(refs, approval.CardRef{Channel: Name, ChatID: chat, MessageID: id, Private: true})
 	}
 	if len(refs) == 0 {
@@ -68,7 +68,7 @@ func (c *Channel) SendTo(ctx context.Context, to channels.Target, users []approv
 		if to.ReplyTo != "" {
 			uuid = hashUUID("psay", string(u), to.ReplyTo, string(out.Kind), out.Tool, text)
 		}
-		if _, _, err := c.postTo(ctx, u, larkim.MsgTypeText, content, uuid); err != nil {
+		if _, _, err := c.api.postTo(ctx, u, larkim.MsgTypeText, content, uuid); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -78,7 +78,7 @@ func (c *Channel) SendTo(ctx context.Context, to channels.Target, users []approv
 // postTo creates a message for the person user (an open_id) in their 1:1
 // chat with the bot, and returns its id and that chat's id (the open_id
 // when Feishu does not say).
-func (c *Channel) postTo(ctx context.Context, user approval.UserID, msgType, content, uuid string) (id, chat string, err error) {
+func (c *openAPI) postTo(ctx context.Context, user approval.UserID, msgType, content, uuid string) (id, chat string, err error) {
 	if user == "" {
 		return "", "", errors.New("feishu send privately: no person")
 	}

@@ -8,5 +8,5 @@ import "context"
 // token is kept as the channel's, as after any refresh. The error never
 // holds the app secret.
 func (c *Channel) CheckCredentials(ctx context.Context) error {
-	return c.refreshToken(ctx)
+	return c.api.refreshToken(ctx)
 }

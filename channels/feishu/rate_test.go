@@ -142,7 +142,7 @@ func TestReplicasShareTheChatBudget(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ch.chatLimit.onWait = moveOn
+		ch.api.chatLimit.onWait = moveOn
 		chs = append(chs, ch)
 	}
 	if errs := sendAll(chs, "oc_busy", 6); len(errs) > 0 {
@@ -213,7 +213,7 @@ func TestRedrawsCoalesce(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	id, err := ch.post(ctx, channels.Target{ChatID: "oc_1"}, "interactive", `{"schema":"2.0","config":{"update_multi":true},"body":{"elements":[]}}`, "u1")
+	id, err := ch.api.post(ctx, channels.Target{ChatID: "oc_1"}, "interactive", `{"schema":"2.0","config":{"update_multi":true},"body":{"elements":[]}}`, "u1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func TestRedrawsCoalesce(t *testing.T) {
 		return fmt.Sprintf(`{"schema":"2.0","config":{"update_multi":true},"body":{"elements":[{"tag":"markdown","content":"redraw %d"}]}}`, n)
 	}
 	for n := range perKeyRate {
-		if err := ch.patch(ctx, id, card(n)); err != nil {
+		if err := ch.api.patch(ctx, id, card(n)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -229,14 +229,14 @@ func TestRedrawsCoalesce(t *testing.T) {
 	// supersedes the one before. The clock moves once all have queued.
 	waiting := make(chan struct{}, 16)
 	release := make(chan struct{})
-	ch.msgLimit.onWait = func() {
+	ch.api.msgLimit.onWait = func() {
 		waiting <- struct{}{}
 		<-release
 	}
 	var wg sync.WaitGroup
 	for n := 10; n < 13; n++ {
 		wg.Go(func() {
-			if err := ch.patch(ctx, id, card(n)); err != nil {
+			if err := ch.api.patch(ctx, id, card(n)); err != nil {
 				t.Error(err)
 			}
 		})

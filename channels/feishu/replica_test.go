@@ -32,9 +32,9 @@ func redisStore(t *testing.T) approval.Store {
 // forgetCards empties the channel's memory of the cards it sent, as a
 // restart (kill -9) of the process does.
 func (g *rig) forgetCards() {
-	g.ch.mu.Lock()
-	defer g.ch.mu.Unlock()
-	clear(g.ch.cards)
+	g.ch.cards.mu.Lock()
+	defer g.ch.cards.mu.Unlock()
+	clear(g.ch.cards.cards)
 }
 
 // patchedTo counts the patches of messageID whose card contains sub.
@@ -62,7 +62,7 @@ func TestClickOnAnotherReplicaAnswersWithTheCard(t *testing.T) {
 
 	ap, _ := a.pending(t, "oc_replica_1", "ou_alice", "orders")
 	msgID := ap.Cards[0].MessageID
-	if _, ok := b.ch.shown(msgID); ok {
+	if _, ok := b.ch.cards.shown(msgID); ok {
 		t.Fatal("replica B knows the card: the test does not test a miss")
 	}
 
@@ -198,7 +198,7 @@ func TestClickOnUnknownCardGetsNoForeignCard(t *testing.T) {
 	if st := g.state(t, ap.ID); st != approval.StatePending {
 		t.Fatalf("state %s", st)
 	}
-	if _, ok := g.ch.shown(ap.Cards[0].MessageID); ok {
+	if _, ok := g.ch.cards.shown(ap.Cards[0].MessageID); ok {
 		t.Error("a view was remembered for a click on an unknown approval")
 	}
 }

@@ -63,7 +63,7 @@ func (e *APIError) Throttled() bool {
 // the Feishu code and message read from the body, and a transport error.
 // Every answer is counted (Config.Metrics); a call given up on is logged
 // at WARN and counted as a delivery failure, never dropped silently.
-func (c *Channel) do(ctx context.Context, op string, call func(ctx context.Context, opts ...larkcore.RequestOptionFunc) (*larkcore.ApiResp, int, string, error)) error {
+func (c *openAPI) do(ctx context.Context, op string, call func(ctx context.Context, opts ...larkcore.RequestOptionFunc) (*larkcore.ApiResp, int, string, error)) error {
 	for attempt := 0; ; attempt++ {
 		resp, code, msg, err := call(ctx, c.tokenOptions()...)
 		reset := "" // x-ogw-ratelimit-reset of a throttled answer
@@ -118,7 +118,7 @@ func (c *Channel) do(ctx context.Context, op string, call func(ctx context.Conte
 // gaveUp logs and counts a call given up on, and returns err. A CardKit
 // streaming card's end (200850, 200860) is not one: the answer goes on in
 // a new card (stream.go).
-func (c *Channel) gaveUp(op string, err error) error {
+func (c *openAPI) gaveUp(op string, err error) error {
 	if ae := (*APIError)(nil); errors.As(err, &ae) && (ae.Code == codeStreamingClosed || ae.Code == codeStreamCardFull) {
 		return err
 	}
@@ -171,7 +171,7 @@ func retryWait(reset string, attempt int, max time.Duration) time.Duration {
 func staleToken(code int) bool { return code == 99991663 || code == 99991664 || code == 99991671 }
 
 // tokenOptions passes the fresh tenant token, while there is one.
-func (c *Channel) tokenOptions() []larkcore.RequestOptionFunc {
+func (c *openAPI) tokenOptions() []larkcore.RequestOptionFunc {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.token == "" || time.Now().After(c.tokenUntil) {
@@ -182,7 +182,7 @@ func (c *Channel) tokenOptions() []larkcore.RequestOptionFunc {
 
 // refreshToken asks Feishu for a new tenant token, bypassing the SDK's
 // cache.
-func (c *Channel) refreshToken(ctx context.Context) error {
+func (c *openAPI) refreshToken(ctx context.Context) error {
 	body, _ := json.Marshal(map[string]string{"app_id": c.cfg.AppID, "app_secret": c.cfg.AppSecret})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.BaseURL+"/open-apis/auth/v3/tenant_access_token/internal", bytes.NewReader(body))
 	if err != nil {
@@ -255,13 +255,13 @@ func (c *Channel) Send(ctx context.Context, to channels.Target, out channels.Out
 	if to.ReplyTo != "" {
 		uuid = hashUUID("say", to.ChatID, to.ReplyTo, string(out.Kind), out.Tool, text)
 	}
-	_, err = c.post(ctx, to, larkim.MsgTypeText, content, uuid)
+	_, err = c.api.post(ctx, to, larkim.MsgTypeText, content, uuid)
 	return err
 }
 
 // post replies to to.ReplyTo or creates a message in to.ChatID and
 // returns the new message's id.
-func (c *Channel) post(ctx context.Context, to channels.Target, msgType, content, uuid string) (string, error) {
+func (c *openAPI) post(ctx context.Context, to channels.Target, msgType, content, uuid string) (string, error) {
 	var id string
 	if err := c.chatLimit.take(ctx, to.ChatID); err != nil {
 		return "", fmt.Errorf("feishu send: %w", err)
@@ -308,14 +308,14 @@ func (c *Channel) ShowApproval(ctx context.Context, to channels.Target, v cards.
 		return approval.CardRef{}, err
 	}
 	to.ReplyTo = "" // the card stands on its own in the chat
-	id, err := c.post(ctx, to, larkim.MsgTypeInteractive, content, cardUUID(to, v))
+	id, err := c.api.post(ctx, to, larkim.MsgTypeInteractive, content, cardUUID(to, v))
 	if err != nil {
 		return approval.CardRef{}, fmt.Errorf("feishu show approval %s: %w", v.ApprovalID, err)
 	}
 	if id == "" {
 		return approval.CardRef{}, fmt.Errorf("feishu show approval %s: the answer has no message_id", v.ApprovalID)
 	}
-	c.remember(id, v)
+	c.cards.remember(id, v)
 	return approval.CardRef{Channel: Name, ChatID: to.ChatID, MessageID: id}, nil
 }
 
@@ -351,13 +351,13 @@ func (c *Channel) SettleApproval(ctx context.Context, ref approval.CardRef, v ca
 	if err != nil {
 		return err
 	}
-	if err := c.patch(ctx, ref.MessageID, content); err != nil {
+	if err := c.api.patch(ctx, ref.MessageID, content); err != nil {
 		return fmt.Errorf("feishu settle approval %s: %w", v.ApprovalID, err)
 	}
-	if c.remember(ref.MessageID, v) {
+	if c.cards.remember(ref.MessageID, v) {
 		c.bg.Go(func() {
 			time.Sleep(repatchDelay)
-			if err := c.patch(context.WithoutCancel(ctx), ref.MessageID, content); err != nil {
+			if err := c.api.patch(context.WithoutCancel(ctx), ref.MessageID, content); err != nil {
 				c.log.Warn("re-patching a settled card failed", "msg_id", ref.MessageID, "err", err)
 			}
 		})
@@ -382,10 +382,10 @@ func (c *Channel) ShowProgress(ctx context.Context, ref approval.CardRef, v card
 	if err != nil {
 		return err
 	}
-	if err := c.patch(ctx, ref.MessageID, content); err != nil {
+	if err := c.api.patch(ctx, ref.MessageID, content); err != nil {
 		return fmt.Errorf("feishu progress of approval %s: %w", v.ApprovalID, err)
 	}
-	c.remember(ref.MessageID, v)
+	c.cards.remember(ref.MessageID, v)
 	return nil
 }
 
@@ -401,7 +401,7 @@ var repatchDelay = 1500 * time.Millisecond
 // one returns without sending (the newer one says more). Feishu refuses
 // a sixth PATCH of a message in a second with 230020 (doc
 // server-docs/im-v1/message-card/patch).
-func (c *Channel) patch(ctx context.Context, messageID, content string) error {
+func (c *openAPI) patch(ctx context.Context, messageID, content string) error {
 	gen := c.redraws.queue(messageID)
 	if err := c.msgLimit.take(ctx, messageID); err != nil {
 		c.redraws.done(messageID, gen)
@@ -471,7 +471,7 @@ const (
 
 // remember stores the view of a card (by message id) and reports whether
 // a processing answer was given for it in the last few seconds.
-func (c *Channel) remember(messageID string, v cards.View) (recentProcessing bool) {
+func (c *cardMemory) remember(messageID string, v cards.View) (recentProcessing bool) {
 	now := time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -487,7 +487,7 @@ func (c *Channel) remember(messageID string, v cards.View) (recentProcessing boo
 // rememberLoaded stores the view of a card this process did not send (read
 // from the store on a click) unless one is known already, and returns
 // the view remembered: an update that got here first wins.
-func (c *Channel) rememberLoaded(messageID string, v cards.View) cards.View {
+func (c *cardMemory) rememberLoaded(messageID string, v cards.View) cards.View {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if sc, ok := c.cards[messageID]; ok {
@@ -500,7 +500,7 @@ func (c *Channel) rememberLoaded(messageID string, v cards.View) cards.View {
 	return v
 }
 
-func (c *Channel) addCardLocked(messageID string, v cards.View, now time.Time) {
+func (c *cardMemory) addCardLocked(messageID string, v cards.View, now time.Time) {
 	if len(c.cards) >= maxCards {
 		for id, sc := range c.cards {
 			if now.Sub(sc.at) > cardTTL || len(c.cards) >= maxCards {
@@ -512,7 +512,7 @@ func (c *Channel) addCardLocked(messageID string, v cards.View, now time.Time) {
 }
 
 // shown returns the view remembered for a card.
-func (c *Channel) shown(messageID string) (cards.View, bool) {
+func (c *cardMemory) shown(messageID string) (cards.View, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	sc, ok := c.cards[messageID]
@@ -522,7 +522,7 @@ func (c *Channel) shown(messageID string) (cards.View, bool) {
 	return sc.view, true
 }
 
-func (c *Channel) markProcessing(messageID string) {
+func (c *cardMemory) markProcessing(messageID string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if sc, ok := c.cards[messageID]; ok {

@@ -198,8 +198,8 @@ func (s *cardStream) openCard(ctx context.Context, part string) error {
 	}
 	var cardID string
 	req := larkcardkit.NewCreateCardReqBuilder().Body(larkcardkit.NewCreateCardReqBodyBuilder().Type("card_json").Data(data).Build()).Build()
-	err = s.c.do(ctx, "cardkit create", func(ctx context.Context, opts ...larkcore.RequestOptionFunc) (*larkcore.ApiResp, int, string, error) {
-		resp, err := s.c.client.cardkit.Card.Create(ctx, req, opts...)
+	err = s.c.api.do(ctx, "cardkit create", func(ctx context.Context, opts ...larkcore.RequestOptionFunc) (*larkcore.ApiResp, int, string, error) {
+		resp, err := s.c.api.client.cardkit.Card.Create(ctx, req, opts...)
 		if err != nil {
 			return nil, 0, "", err
 		}
@@ -219,7 +219,7 @@ func (s *cardStream) openCard(ctx context.Context, part string) error {
 		return err
 	}
 	// Sent once: the uuid is the card's, so a retry is not a second message.
-	if _, err = s.c.post(ctx, s.to, larkim.MsgTypeInteractive, string(content), hashUUID("stream", cardID)); err != nil {
+	if _, err = s.c.api.post(ctx, s.to, larkim.MsgTypeInteractive, string(content), hashUUID("stream", cardID)); err != nil {
 		return err
 	}
 	s.cardID, s.seq, s.shown, s.opened = cardID, 0, part, s.c.now()
@@ -232,8 +232,8 @@ func (s *cardStream) update(ctx context.Context, part string) error {
 	req := larkcardkit.NewContentCardElementReqBuilder().CardId(s.cardID).ElementId(streamElement).
 		Body(larkcardkit.NewContentCardElementReqBodyBuilder().Content(cardText(part)).Sequence(s.seq).
 			Uuid(hashUUID("stream-content", s.cardID, fmt.Sprint(s.seq))).Build()).Build()
-	err := s.c.do(ctx, "cardkit content", func(ctx context.Context, opts ...larkcore.RequestOptionFunc) (*larkcore.ApiResp, int, string, error) {
-		resp, err := s.c.client.cardkit.CardElement.Content(ctx, req, opts...)
+	err := s.c.api.do(ctx, "cardkit content", func(ctx context.Context, opts ...larkcore.RequestOptionFunc) (*larkcore.ApiResp, int, string, error) {
+		resp, err := s.c.api.client.cardkit.CardElement.Content(ctx, req, opts...)
 		if err != nil {
 			return nil, 0, "", err
 		}
@@ -286,8 +286,8 @@ func (s *cardStream) streamingOff(ctx context.Context) error {
 	req := larkcardkit.NewSettingsCardReqBuilder().CardId(s.cardID).
 		Body(larkcardkit.NewSettingsCardReqBodyBuilder().Settings(string(settings)).Sequence(s.seq).
 			Uuid(hashUUID("stream-settings", s.cardID, fmt.Sprint(s.seq))).Build()).Build()
-	return s.c.do(ctx, "cardkit settings", func(ctx context.Context, opts ...larkcore.RequestOptionFunc) (*larkcore.ApiResp, int, string, error) {
-		resp, err := s.c.client.cardkit.Card.Settings(ctx, req, opts...)
+	return s.c.api.do(ctx, "cardkit settings", func(ctx context.Context, opts ...larkcore.RequestOptionFunc) (*larkcore.ApiResp, int, string, error) {
+		resp, err := s.c.api.client.cardkit.Card.Settings(ctx, req, opts...)
 		if err != nil {
 			return nil, 0, "", err
 		}

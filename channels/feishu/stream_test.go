@@ -189,7 +189,7 @@ func TestFakeCardKitRules(t *testing.T) {
 	now := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
 	g.fake.SetCardKitClock(func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
 	tick := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
-	g.ch.cfg.MaxRetries = 0
+	g.ch.api.cfg.MaxRetries = 0
 	ctx := context.Background()
 	s := &cardStream{c: g.ch, to: channels.Target{Channel: Name, ChatID: "oc_rules"}}
 	if err := s.Open(ctx, "a"); err != nil {

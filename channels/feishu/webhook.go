@@ -85,7 +85,7 @@ const (
 // accepted then. Refusals are logged at WARN at most once per reason per
 // warnEvery.
 func (c *Channel) WebhookHandler() http.Handler {
-	return http.HandlerFunc(c.serveWebhook)
+	return http.HandlerFunc(c.in.serveWebhook)
 }
 
 // refusal is a refused request: its status and reason.
@@ -97,7 +97,7 @@ type refusal struct {
 
 func refuse(status int, reason string) *refusal { return &refusal{status: status, reason: reason} }
 
-func (c *Channel) serveWebhook(w http.ResponseWriter, r *http.Request) {
+func (c *intake) serveWebhook(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		writeMsg(w, http.StatusMethodNotAllowed, "method not allowed")
@@ -136,7 +136,7 @@ func writeMsg(w http.ResponseWriter, status int, msg string) {
 
 // webhook checks, decrypts and dispatches one request: the status and body
 // of the answer, or why it is refused.
-func (c *Channel) webhook(ctx context.Context, w http.ResponseWriter, r *http.Request) (int, []byte, *refusal) {
+func (c *intake) webhook(ctx context.Context, w http.ResponseWriter, r *http.Request) (int, []byte, *refusal) {
 	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxWebhookBody))
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
@@ -243,7 +243,7 @@ func openEnvelope(raw []byte) ([]byte, *refusal) {
 // sha256(encrypt_key), the IV first; the event is the text from the first
 // "{" to the last "}", which drops the padding) and checks that the
 // result is valid UTF-8.
-func (c *Channel) decrypt(data []byte) ([]byte, *refusal) {
+func (c *intake) decrypt(data []byte) ([]byte, *refusal) {
 	plain, err := larkevent.EventDecrypt(base64.StdEncoding.EncodeToString(data), c.cfg.EncryptKey)
 	if err != nil {
 		return nil, &refusal{status: http.StatusBadRequest, reason: reasonPlainJSON, err: err}
@@ -278,7 +278,7 @@ func eventKind(plain []byte) (requestKind, *refusal) {
 }
 
 // challenge answers url_verification.
-func (c *Channel) challenge(plain []byte) (int, []byte, *refusal) {
+func (c *intake) challenge(plain []byte) (int, []byte, *refusal) {
 	k, ref := eventKind(plain)
 	if ref != nil {
 		return 0, nil, ref
@@ -296,14 +296,14 @@ func (c *Channel) challenge(plain []byte) (int, []byte, *refusal) {
 
 // dispatch runs a checked event through the SDK's dispatcher (its Do, as
 // the long connection does: no second decryption or signature check).
-func (c *Channel) dispatch(ctx context.Context, plain []byte) (status int, body []byte, ref *refusal) {
+func (c *intake) dispatch(ctx context.Context, plain []byte) (status int, body []byte, ref *refusal) {
 	defer func() {
 		if p := recover(); p != nil {
 			status, body = 0, nil
 			ref = &refusal{status: http.StatusInternalServerError, reason: reasonHandlerPanic, err: fmt.Errorf("%v", p)}
 		}
 	}()
-	resp, err := sdkDispatcher.Do(withChannel(ctx, c), plain)
+	resp, err := sdkDispatcher.Do(withIntake(ctx, c), plain)
 	if err != nil {
 		if _, ok := errors.AsType[*dispatcher.NotFoundEventHandlerErr](err); ok {
 			c.log.Debug("feishu event type without a handler acked", "err", err)
