@@ -56,7 +56,7 @@ type aiCard struct {
 // comes whole.
 func (a *aiCard) Open(ctx context.Context, text string) error {
 	a.id = "answer-" + randomid.Hex(12)
-	info, _ := a.c.chat(a.to.ChatID, kindUnknown)
+	info, _ := a.c.chats.chat(a.to.ChatID, kindUnknown)
 	body := map[string]any{
 		"cardTemplateId": a.c.cfg.AICardTemplateID,
 		"outTrackId":     a.id,

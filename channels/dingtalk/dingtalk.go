@@ -150,29 +150,92 @@ const (
 // 中，调用更新接口", doc event-callback-card).
 const afterAnswer = 250 * time.Millisecond
 
-// Channel is the DingTalk channel (channels.Channel).
+// Channel is the DingTalk channel (channels.Channel). In and out are
+// separate parts, each owning its state:
+//
+//   - intake: what DingTalk sends, bot messages (over the stream, or POSTed
+//     in HTTP mode) handed to the router, and card clicks answered;
+//   - streamConn: stream mode's lease and the connection it allows;
+//   - apiClient (openapi.go): the Open API calls, retried and counted;
+//   - cardPutter: card updates, held while a click on their card is answered;
+//   - chatBook: what replying in each conversation needs, written by the
+//     messages that come in and read by what is sent.
+//
+// Channel itself is the outbound surface the router calls (Send,
+// ShowApproval, SettleApproval, ShowProgress, OpenStream, the private
+// sends; openapi.go, private.go, aicard.go) and the lifecycle.
 type Channel struct {
 	cfg   Config
 	log   *slog.Logger
 	api   *apiClient
-	hook  *url.URL
 	now   func() time.Time
-	clock clock.Clock // Config.Clock, or the wall clock: the click wait
-	lease Lease       // Config.Lease, or LocalLease
-	marks Marks       // HTTP mode: (timestamp, sign) pairs used (Config.Marks, or this process's)
+	in    *intake     // bot messages and card clicks, over the stream or HTTP
+	conn  *streamConn // stream mode: the lease and the connection it allows
+	cards *cardPutter // card updates, held while a click on their card is answered
+	chats *chatBook   // what replying in each conversation needs
 
 	mu      sync.Mutex
-	h       channels.Handler
-	chats   map[string]chatInfo // conversationId → what replies need
 	started bool
 	closed  bool
+	bg      background.Group // messages handed to the router, clicks, stream checks; closed with the channel
+}
+
+// intake takes what DingTalk sends: bot messages (over the stream, or
+// POSTed in HTTP mode, each (timestamp, sign) pair accepted once) handed to
+// the router, and card clicks decided and answered within ClickWait.
+type intake struct {
+	cfg   Config
+	log   *slog.Logger
+	now   func() time.Time
+	clock clock.Clock // Config.Clock, or the wall clock: the click wait
+	marks Marks       // HTTP mode: (timestamp, sign) pairs used (Config.Marks, or this process's)
+	bg    *background.Group
+	cards *cardPutter
+	chats *chatBook
+
+	mu  sync.Mutex
+	h   channels.Handler
+	off bool // closed: nothing more is handed to h
+}
+
+// streamConn is stream mode's connection: it is opened by the replica that
+// holds the lease, checked and renewed every third of the lease's TTL
+// (leaseLoop), and closed when the lease is lost.
+type streamConn struct {
+	cfg   Config
+	log   *slog.Logger
+	now   func() time.Time
+	lease Lease // Config.Lease, or LocalLease
+	in    *intake
+	bg    *background.Group
+
+	mu      sync.Mutex
 	stream  *stream
 	owner   bool
 	lastErr error
 	stop    context.CancelFunc
 	done    chan struct{}
-	bg      background.Group // messages handed to the router, clicks, stream checks; closed with the channel
-	gate    clickGate        // card updates held while a callback of their card is answered
+}
+
+// cardPutter updates cards (PUT /v1.0/card/instances), holding an update
+// of a card while a click on it is being answered.
+type cardPutter struct {
+	cfg  Config
+	log  *slog.Logger
+	api  *apiClient
+	bg   *background.Group
+	gate clickGate
+}
+
+// chatBook remembers, per conversation, what replying in it needs (its
+// kind, its sessionWebhook while valid, its robot): written by the bot
+// messages that come in, read by what is sent.
+type chatBook struct {
+	cfg   Config
+	hook  *url.URL // the configured sessionWebhook scheme and host
+	now   func() time.Time
+	mu    sync.Mutex
+	chats map[string]chatInfo // conversationId → what replies need
 }
 
 // clickGate holds the card updates of a card whose callback is being
@@ -221,10 +284,14 @@ func (g *clickGate) end(track string) []func() {
 	return run
 }
 
+// answering holds the updates of track's card from now until answered:
+// a callback of the card is being answered.
+func (c *cardPutter) answering(track string) { c.gate.begin(track) }
+
 // answered ends a callback of track: afterAnswer later (the SDK writes the
 // answer when the handler returns), the updates held meanwhile run, in
 // order.
-func (c *Channel) answered(track string) {
+func (c *cardPutter) answered(track string) {
 	flush := func() {
 		t := time.NewTimer(afterAnswer)
 		<-t.C
@@ -240,7 +307,7 @@ func (c *Channel) answered(track string) {
 // putCard sends the card update body of track (PUT /v1.0/card/instances)
 // now, or, while a callback of the card is being answered, after its
 // answer: then it returns nil at once and a failure is logged.
-func (c *Channel) putCard(ctx context.Context, track string, body map[string]any) error {
+func (c *cardPutter) putCard(ctx context.Context, track string, body map[string]any) error {
 	put := func(ctx context.Context) error {
 		var out cardAnswer
 		if err := c.api.do(ctx, http.MethodPut, "/v1.0/card/instances", body, &out); err != nil {
@@ -351,16 +418,19 @@ func New(cfg Config, logger *slog.Logger) (*Channel, error) {
 		logger = slog.Default()
 	}
 	logger = logger.With("channel", Name)
-	c := &Channel{cfg: cfg, log: logger, hook: hook, now: time.Now, chats: map[string]chatInfo{}, lease: cfg.Lease, marks: cfg.Marks}
-	if c.lease == nil {
-		c.lease = LocalLease{}
+	c := &Channel{cfg: cfg, log: logger, now: time.Now}
+	now := func() time.Time { return c.now() }
+	lease := cfg.Lease
+	if lease == nil {
+		lease = LocalLease{}
 	}
-	c.clock = cfg.Clock
-	if c.clock == nil {
-		c.clock = clock.Real{}
+	clk := cfg.Clock
+	if clk == nil {
+		clk = clock.Real{}
 	}
-	if c.marks == nil {
-		c.marks = marks.NewLocal(func() time.Time { return c.now() })
+	mk := cfg.Marks
+	if mk == nil {
+		mk = marks.NewLocal(now)
 	}
 	c.api = &apiClient{base: cfg.APIBaseURL, key: cfg.ClientID, secret: cfg.ClientSecret,
 		http: &http.Client{Timeout: cfg.HTTPTimeout}, now: c.now, metrics: cfg.Metrics, log: logger,
@@ -368,6 +438,10 @@ func New(cfg Config, logger *slog.Logger) (*Channel, error) {
 	if c.api.metrics == nil {
 		c.api.metrics = channels.NoPlatformMetrics{}
 	}
+	c.chats = &chatBook{cfg: cfg, hook: hook, now: now, chats: map[string]chatInfo{}}
+	c.cards = &cardPutter{cfg: cfg, log: logger, api: c.api, bg: &c.bg}
+	c.in = &intake{cfg: cfg, log: logger, now: now, clock: clk, marks: mk, bg: &c.bg, cards: c.cards, chats: c.chats}
+	c.conn = &streamConn{cfg: cfg, log: logger, now: now, lease: lease, in: c.in, bg: &c.bg}
 	return c, nil
 }
 
@@ -390,11 +464,18 @@ func (c *Channel) Start(ctx context.Context, h channels.Handler) error {
 		c.mu.Unlock()
 		return errors.New("dingtalk: started twice")
 	}
-	c.started, c.h = true, h
+	c.started = true
 	c.mu.Unlock()
+	c.in.start(h)
 	if c.cfg.Mode == ModeHTTP {
 		return nil
 	}
+	return c.conn.start(ctx)
+}
+
+// start connects at once when this replica takes the lease (an error then
+// is returned), and runs leaseLoop in the background either way.
+func (c *streamConn) start(ctx context.Context) error {
 	got, err := c.lease.Acquire(ctx)
 	if errors.Is(err, ErrLeaseTTL) {
 		return err // a configuration error: retrying cannot help
@@ -418,13 +499,13 @@ func (c *Channel) Start(ctx context.Context, h channels.Handler) error {
 
 // connect opens a new stream connection (the SDK reconnects it by itself
 // once it has existed).
-func (c *Channel) connect(ctx context.Context) error {
+func (c *streamConn) connect(ctx context.Context) error {
 	cli := client.NewStreamClient(
 		client.WithAppCredential(client.NewAppCredentialConfig(c.cfg.ClientID, c.cfg.ClientSecret)),
 		client.WithOpenApiHost(c.cfg.APIBaseURL),
 	)
-	cli.RegisterChatBotCallbackRouter(c.onBotMessage)
-	cli.RegisterCardCallbackRouter(c.onCardCallback)
+	cli.RegisterChatBotCallbackRouter(c.in.onBotMessage)
+	cli.RegisterCardCallbackRouter(c.in.onCardCallback)
 	if err := cli.Start(ctx); err != nil {
 		cli.Close()
 		c.setErr(err)
@@ -437,7 +518,7 @@ func (c *Channel) connect(ctx context.Context) error {
 	return nil
 }
 
-func (c *Channel) disconnect() {
+func (c *streamConn) disconnect() {
 	c.mu.Lock()
 	s := c.stream
 	c.stream, c.owner = nil, false
@@ -448,7 +529,7 @@ func (c *Channel) disconnect() {
 }
 
 // checkEvery is how often the lease loop runs (and so checks the stream).
-func (c *Channel) checkEvery() time.Duration { return c.cfg.LeaseTTL / 3 }
+func (c *streamConn) checkEvery() time.Duration { return c.cfg.LeaseTTL / 3 }
 
 // maxCheckDelay bounds the back-off between reconnect attempts of checks.
 const maxCheckDelay = time.Minute
@@ -528,7 +609,7 @@ func (s *stream) check(ctx context.Context, now time.Time, every time.Duration, 
 
 // checkStream checks the owned stream in the background (a reconnect
 // attempt may take seconds; the lease loop must not wait for it).
-func (c *Channel) checkStream() {
+func (c *streamConn) checkStream() {
 	c.mu.Lock()
 	s := c.stream
 	c.mu.Unlock()
@@ -542,7 +623,7 @@ func (c *Channel) checkStream() {
 	})
 }
 
-func (c *Channel) setErr(err error) {
+func (c *streamConn) setErr(err error) {
 	c.mu.Lock()
 	c.lastErr = err
 	c.mu.Unlock()
@@ -550,7 +631,7 @@ func (c *Channel) setErr(err error) {
 
 // leaseLoop renews the lease while connected and tries to take it while
 // standing by, every third of its TTL.
-func (c *Channel) leaseLoop(ctx context.Context) {
+func (c *streamConn) leaseLoop(ctx context.Context) {
 	defer close(c.done)
 	every := c.checkEvery()
 	t := time.NewTicker(every)
@@ -611,7 +692,19 @@ func (c *Channel) Close(ctx context.Context) error {
 		return nil
 	}
 	c.closed = true
+	c.in.stop()
 	c.bg.Close()
+	c.mu.Unlock()
+	if err := c.conn.close(ctx); err != nil {
+		return err
+	}
+	return c.bg.Wait(ctx)
+}
+
+// close stops leaseLoop (waiting for it, bounded by ctx), disconnects and
+// releases the lease when this replica held it.
+func (c *streamConn) close(ctx context.Context) error {
+	c.mu.Lock()
 	stop, done := c.stop, c.done
 	c.mu.Unlock()
 	if stop != nil {
@@ -629,7 +722,7 @@ func (c *Channel) Close(ctx context.Context) error {
 	if wasOwner {
 		_ = c.lease.Release(ctx)
 	}
-	return c.bg.Wait(ctx)
+	return nil
 }
 
 // Ready is nil when the channel can work: HTTP mode once started, stream
@@ -637,14 +730,25 @@ func (c *Channel) Close(ctx context.Context) error {
 // every LeaseTTL/3) or standing by for the lease.
 func (c *Channel) Ready() error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	started, closed := c.started, c.closed
+	c.mu.Unlock()
 	switch {
-	case !c.started:
+	case !started:
 		return errors.New("dingtalk: not started")
-	case c.closed:
+	case closed:
 		return errors.New("dingtalk: closed")
 	case c.cfg.Mode == ModeHTTP:
 		return nil
+	}
+	return c.conn.ready()
+}
+
+// ready is nil when this replica owns a connection that is up, or stands
+// by without a failing lease or connect.
+func (c *streamConn) ready() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
 	case c.owner && c.stream != nil:
 		if err := c.stream.down(); err != nil {
 			return fmt.Errorf("dingtalk: stream owner, but the connection is down (reconnecting): %w", err)
@@ -658,16 +762,30 @@ func (c *Channel) Ready() error {
 
 // Owner reports whether this replica holds the stream connection.
 func (c *Channel) Owner() bool {
+	c.conn.mu.Lock()
+	defer c.conn.mu.Unlock()
+	return c.conn.owner
+}
+
+// start hands what comes in to h from now on.
+func (c *intake) start(h channels.Handler) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.owner
+	c.h = h
+}
+
+// stop hands nothing more to the router.
+func (c *intake) stop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.off = true
 }
 
 // handler is the router, or nil before Start and after Close.
-func (c *Channel) handler() channels.Handler {
+func (c *intake) handler() channels.Handler {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed {
+	if c.off {
 		return nil
 	}
 	return c.h
@@ -676,7 +794,7 @@ func (c *Channel) handler() channels.Handler {
 // onBotMessage is the SDK's bot-message handler: it hands the message to
 // the router and returns at once, so the ACK is never late (a late ACK
 // makes DingTalk deliver the message again).
-func (c *Channel) onBotMessage(ctx context.Context, d *chatbot.BotCallbackDataModel) ([]byte, error) {
+func (c *intake) onBotMessage(ctx context.Context, d *chatbot.BotCallbackDataModel) ([]byte, error) {
 	if err := c.deliver(ctx, d, ""); err != nil {
 		c.log.Error("message not handled", "msg_id", d.MsgId, "err", err)
 	}
@@ -690,7 +808,7 @@ func (c *Channel) onBotMessage(ctx context.Context, d *chatbot.BotCallbackDataMo
 // decision's notice, "an approval is waiting"), which takes up to
 // HTTPTimeout. Close waits for it. The error is for a channel not started
 // or closed.
-func (c *Channel) deliver(ctx context.Context, d *chatbot.BotCallbackDataModel, eventID string) error {
+func (c *intake) deliver(ctx context.Context, d *chatbot.BotCallbackDataModel, eventID string) error {
 	h := c.handler()
 	if h == nil {
 		return errors.New("dingtalk: not started or closed")
@@ -700,15 +818,7 @@ func (c *Channel) deliver(ctx context.Context, d *chatbot.BotCallbackDataModel, 
 		return nil
 	}
 	m.EventID = eventID
-	c.mu.Lock()
-	if old, seen := c.chats[m.ChatID]; seen && info.webhook == "" {
-		info.webhook, info.webhookTo = old.webhook, old.webhookTo
-	}
-	c.chats[m.ChatID] = info
-	if len(c.chats) > maxChats {
-		c.pruneLocked()
-	}
-	c.mu.Unlock()
+	c.chats.remember(m.ChatID, info)
 	ctx = context.WithoutCancel(ctx) // the SDK cancels it with the frame's connection
 	// In order within a conversation: the SDK hands frames over from
 	// goroutines of its own, but a message acknowledged before another is
@@ -729,7 +839,22 @@ func (c *Channel) deliver(ctx context.Context, d *chatbot.BotCallbackDataModel, 
 // sessionWebhook expired are forgotten (they are taken as groups after).
 const maxChats = 10000
 
-func (c *Channel) pruneLocked() {
+// remember keeps what replying in chat id needs (a message without a
+// sessionWebhook keeps the one known), forgetting the conversations whose
+// sessionWebhook expired once there are more than maxChats.
+func (c *chatBook) remember(id string, info chatInfo) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old, seen := c.chats[id]; seen && info.webhook == "" {
+		info.webhook, info.webhookTo = old.webhook, old.webhookTo
+	}
+	c.chats[id] = info
+	if len(c.chats) > maxChats {
+		c.pruneLocked()
+	}
+}
+
+func (c *chatBook) pruneLocked() {
 	now := c.now()
 	for id, info := range c.chats {
 		if now.After(info.webhookTo) {
@@ -740,7 +865,7 @@ func (c *Channel) pruneLocked() {
 
 // message converts a bot callback; ok is false for what is not a text
 // message addressed to the bot.
-func (c *Channel) message(d *chatbot.BotCallbackDataModel) (channels.Message, chatInfo, bool) {
+func (c *intake) message(d *chatbot.BotCallbackDataModel) (channels.Message, chatInfo, bool) {
 	group := d.ConversationType == "2"
 	text := strings.TrimSpace(d.Text.Content)
 	if d.Msgtype != "" && d.Msgtype != "text" {
@@ -764,7 +889,7 @@ func (c *Channel) message(d *chatbot.BotCallbackDataModel) (channels.Message, ch
 	}
 	info := chatInfo{group: group, robotCode: d.RobotCode}
 	if d.SessionWebhook != "" && d.SessionWebhookExpiredTime > 0 {
-		if c.webhookAllowed(d.SessionWebhook) {
+		if c.chats.webhookAllowed(d.SessionWebhook) {
 			info.webhook, info.webhookTo = d.SessionWebhook, time.UnixMilli(d.SessionWebhookExpiredTime)
 		} else {
 			c.log.Warn("sessionWebhook on a foreign host ignored", "msg_id", d.MsgId)
@@ -775,7 +900,7 @@ func (c *Channel) message(d *chatbot.BotCallbackDataModel) (channels.Message, ch
 
 // webhookAllowed reports whether u has the configured webhook scheme and
 // host.
-func (c *Channel) webhookAllowed(u string) bool {
+func (c *chatBook) webhookAllowed(u string) bool {
 	p, err := url.Parse(u)
 	return err == nil && p.Scheme == c.hook.Scheme && strings.EqualFold(p.Host, c.hook.Host) && p.User == nil
 }
@@ -832,14 +957,14 @@ func verbOf(action string) approval.Verb {
 // a malformed one and one that found the approval already decided. When
 // such a click had been answered "processing" (buttons hidden for
 // everyone), the card is put back to pending and the clicker told why.
-func (c *Channel) onCardCallback(ctx context.Context, req *card.CardRequest) (*card.CardResponse, error) {
+func (c *intake) onCardCallback(ctx context.Context, req *card.CardRequest) (*card.CardResponse, error) {
 	h := c.handler()
 	if h == nil {
 		return nil, errors.New("dingtalk: not started or closed")
 	}
 	// No card update of this card until the answer is on its way.
-	c.gate.begin(req.OutTrackId)
-	defer c.answered(req.OutTrackId)
+	c.cards.answering(req.OutTrackId)
+	defer c.cards.answered(req.OutTrackId)
 	p, ok := parseClick(req.CardActionData.CardPrivateData.Params)
 	if !ok {
 		c.log.Warn("card callback without approval params", "out_track_id", req.OutTrackId)
@@ -912,7 +1037,7 @@ func (r clickResult) undecided() bool {
 
 // private is the data shown to the clicker alone for r, or nil when r's
 // outcome is for everyone (the approval ended, or is ending).
-func (c *Channel) private(r clickResult) map[string]string {
+func (c *intake) private(r clickResult) map[string]string {
 	if r.err != nil {
 		// Nothing was decided: the buttons stay, so the click can be tried
 		// again.
@@ -938,7 +1063,7 @@ func (c *Channel) private(r clickResult) map[string]string {
 
 // answer is the card response to a click whose outcome (or failure) is
 // known before ClickWait.
-func (c *Channel) answer(r clickResult) *card.CardResponse {
+func (c *intake) answer(r clickResult) *card.CardResponse {
 	if p := c.private(r); p != nil {
 		resp := response(nil)
 		resp.CardUpdateOptions.UpdatePrivateDataByKey = true
@@ -953,7 +1078,7 @@ func (c *Channel) answer(r clickResult) *card.CardResponse {
 // decision by someone else that settles the card in the same instant may
 // be overwritten by this update; a click on the buttons then shown answers
 // with the final outcome.
-func (c *Channel) restore(outTrackID, user string, r clickResult) {
+func (c *intake) restore(outTrackID, user string, r clickResult) {
 	pending := cards.DingTalkCardData(cards.View{}, c.cfg.Lang)
 	data := map[string]string{}
 	for _, k := range []string{"status", "status_text", "decided_by", "result", "final", "buttons"} {
@@ -969,7 +1094,7 @@ func (c *Channel) restore(outTrackID, user string, r clickResult) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.HTTPTimeout)
 	defer cancel()
-	if err := c.putCard(ctx, outTrackID, body); err != nil {
+	if err := c.cards.putCard(ctx, outTrackID, body); err != nil {
 		c.log.Error("putting back the buttons of a card whose click decided nothing failed", "msg_id", outTrackID, "err", err)
 	}
 }

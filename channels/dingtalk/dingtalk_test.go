@@ -187,10 +187,10 @@ func TestSendFallsBackToRobotAPI(t *testing.T) {
 	// A 1:1 chat whose sessionWebhook answers an errcode in a 200 body.
 	m := g.fake.BotMessage(nextID(), "cid4", "carol", "x", false)
 	m["sessionWebhook"] = g.fake.URL() + "/robot/sendBySession?session=broken"
-	msg, info, _ := g.ch.message(mustBot(t, m))
-	g.ch.mu.Lock()
-	g.ch.chats[msg.ChatID] = info
-	g.ch.mu.Unlock()
+	msg, info, _ := g.ch.in.message(mustBot(t, m))
+	g.ch.chats.mu.Lock()
+	g.ch.chats.chats[msg.ChatID] = info
+	g.ch.chats.mu.Unlock()
 	if err := g.ch.Send(ctx, channels.Target{ChatID: "cid4", UserID: "carol"}, channels.Outgoing{Kind: channels.OutAnswer, Text: "hi"}); err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func TestSendFallsBackToRobotAPI(t *testing.T) {
 	// An unknown conversation is a group; a foreign webhook host is never posted to.
 	m = g.fake.BotMessage(nextID(), "cid5", "dave", "x", true)
 	m["sessionWebhook"] = "https://evil.example/robot/sendBySession?session=x"
-	_, info, _ = g.ch.message(mustBot(t, m))
+	_, info, _ = g.ch.in.message(mustBot(t, m))
 	if info.webhook != "" {
 		t.Fatalf("foreign webhook kept: %q", info.webhook)
 	}

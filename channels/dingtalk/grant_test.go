@@ -29,7 +29,7 @@ func TestGrantClick(t *testing.T) {
 		if tc.grant != nil {
 			req.CardActionData.CardPrivateData.Params["grant"] = tc.grant
 		}
-		if _, err := c.onCardCallback(context.Background(), req); err != nil {
+		if _, err := c.in.onCardCallback(context.Background(), req); err != nil {
 			t.Fatal(err)
 		}
 		h.mu.Lock()

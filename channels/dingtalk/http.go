@@ -24,7 +24,7 @@ func Sign(timestamp, secret string) string {
 }
 
 // verify checks the timestamp and sign headers against now.
-func (c *Channel) verify(timestamp, sign string, now time.Time) bool {
+func (c *intake) verify(timestamp, sign string, now time.Time) bool {
 	ms, err := strconv.ParseInt(timestamp, 10, 64)
 	if err != nil || sign == "" {
 		return false
@@ -56,7 +56,7 @@ func signKey(timestamp, sign string) string {
 // whether it was the first use. The mark lasts until the pair could no
 // longer verify (its timestamp plus MaxSignAge, which is up to twice
 // MaxSignAge from now for a timestamp in the future), plus a second.
-func (c *Channel) freshSign(ctx context.Context, timestamp, sign string, now time.Time) (bool, error) {
+func (c *intake) freshSign(ctx context.Context, timestamp, sign string, now time.Time) (bool, error) {
 	ms, err := strconv.ParseInt(timestamp, 10, 64)
 	if err != nil {
 		return false, err
@@ -87,45 +87,46 @@ func (c *Channel) freshSign(ctx context.Context, timestamp, sign string, now tim
 // and an empty body is 400 "bad body" and delivers nothing, which is how
 // `bot doctor` tells that the bot at server.public_url accepts the sign
 // (401 "bad sign" when it does not).
-func (c *Channel) HTTPHandler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-			return
-		}
-		now := c.now()
-		ts, sign := r.Header.Get("timestamp"), r.Header.Get("sign")
-		if !c.verify(ts, sign, now) {
-			http.Error(w, "bad sign", http.StatusUnauthorized)
-			return
-		}
-		first, err := c.freshSign(r.Context(), ts, sign, now)
-		if err != nil {
-			c.log.Error("cannot tell whether the request's sign was used before; refused", "err", err)
-			http.Error(w, "temporarily unavailable", http.StatusServiceUnavailable)
-			return
-		}
-		if !first {
-			c.log.Warn("a (timestamp, sign) pair used before; refused as a replay", "timestamp", ts)
-			http.Error(w, "sign used before", http.StatusUnauthorized)
-			return
-		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
-		if err != nil {
-			http.Error(w, "bad body", http.StatusBadRequest)
-			return
-		}
-		d, err := parseBotMessage(body)
-		if err != nil {
-			http.Error(w, "bad body", http.StatusBadRequest)
-			return
-		}
-		if err := c.deliver(r.Context(), d, "sign:"+signKey(ts, sign)); err != nil {
-			c.log.Error("message not handled", "msg_id", d.MsgId, "err", err)
-			http.Error(w, "not handled", http.StatusServiceUnavailable)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{}`))
-	})
+func (c *Channel) HTTPHandler() http.Handler { return http.HandlerFunc(c.in.serveHTTP) }
+
+// serveHTTP serves one POST of HTTP mode (HTTPHandler).
+func (c *intake) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	now := c.now()
+	ts, sign := r.Header.Get("timestamp"), r.Header.Get("sign")
+	if !c.verify(ts, sign, now) {
+		http.Error(w, "bad sign", http.StatusUnauthorized)
+		return
+	}
+	first, err := c.freshSign(r.Context(), ts, sign, now)
+	if err != nil {
+		c.log.Error("cannot tell whether the request's sign was used before; refused", "err", err)
+		http.Error(w, "temporarily unavailable", http.StatusServiceUnavailable)
+		return
+	}
+	if !first {
+		c.log.Warn("a (timestamp, sign) pair used before; refused as a replay", "timestamp", ts)
+		http.Error(w, "sign used before", http.StatusUnauthorized)
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
+	if err != nil {
+		http.Error(w, "bad body", http.StatusBadRequest)
+		return
+	}
+	d, err := parseBotMessage(body)
+	if err != nil {
+		http.Error(w, "bad body", http.StatusBadRequest)
+		return
+	}
+	if err := c.deliver(r.Context(), d, "sign:"+signKey(ts, sign)); err != nil {
+		c.log.Error("message not handled", "msg_id", d.MsgId, "err", err)
+		http.Error(w, "not handled", http.StatusServiceUnavailable)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write([]byte(`{}`))
 }

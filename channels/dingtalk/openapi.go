@@ -318,7 +318,7 @@ const (
 // chat returns what the channel knows of a conversation. A conversation
 // not seen by this process (a restart, another replica) is of kind, and a
 // group when kind is unknown.
-func (c *Channel) chat(id string, kind chatKind) (chatInfo, bool) {
+func (c *chatBook) chat(id string, kind chatKind) (chatInfo, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	info, ok := c.chats[id]
@@ -353,8 +353,8 @@ func (c *Channel) sendMarkdown(ctx context.Context, to channels.Target, kind cha
 // and param through the robot send API (of a group or of a 1:1 chat, as
 // the chat was seen, else by kind).
 func (c *Channel) post(ctx context.Context, to channels.Target, kind chatKind, msgKey string, param map[string]string, hook map[string]any) error {
-	info, _ := c.chat(to.ChatID, kind)
-	if info.webhook != "" && c.now().Before(info.webhookTo.Add(-webhookMargin)) && c.webhookAllowed(info.webhook) {
+	info, _ := c.chats.chat(to.ChatID, kind)
+	if info.webhook != "" && c.now().Before(info.webhookTo.Add(-webhookMargin)) && c.chats.webhookAllowed(info.webhook) {
 		err := postJSON(ctx, c.api.http, http.MethodPost, info.webhook, "", hook, nil)
 		c.api.metrics.Request(Name, "sessionWebhook", answerCode(err))
 		if err == nil {
@@ -471,7 +471,7 @@ func (a cardAnswer) err(what string) error {
 // person's (and pass "not the requester" rules), while a typed reply
 // carries the same senderId as the request.
 func (c *Channel) ShowApproval(ctx context.Context, to channels.Target, v cards.View) (approval.CardRef, error) {
-	info, _ := c.chat(to.ChatID, kindUnknown)
+	info, _ := c.chats.chat(to.ChatID, kindUnknown)
 	track := cardTrack(v)
 	external := isExternal(v.Requester)
 	if c.cfg.CardTemplateID == "" || c.cfg.Mode == ModeHTTP || external {
@@ -565,7 +565,7 @@ func (c *Channel) updateCard(ctx context.Context, ref approval.CardRef, v cards.
 		"cardData":          map[string]any{"cardParamMap": cards.DingTalkCardData(v, c.cfg.Lang)},
 		"cardUpdateOptions": map[string]bool{"updateCardDataByKey": true, "updatePrivateDataByKey": true},
 	}
-	return c.putCard(ctx, ref.MessageID, body)
+	return c.cards.putCard(ctx, ref.MessageID, body)
 }
 
 // cardTrack is the outTrackId of the card v: the approval id, then

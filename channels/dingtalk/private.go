@@ -60,7 +60,7 @@ func (c *Channel) ShowApprovalTo(ctx context.Context, to channels.Target, users 
 	if to.ChatID == "" {
 		return c.showDirect(ctx, users, v)
 	}
-	info, _ := c.chat(to.ChatID, kindUnknown)
+	info, _ := c.chats.chat(to.ChatID, kindUnknown)
 	track := cardTrack(v) + privateTrack
 	ids := make([]string, len(users))
 	for i, u := range users {
@@ -94,7 +94,7 @@ func (c *Channel) SendTo(ctx context.Context, to channels.Target, users []approv
 	if strings.TrimSpace(text) == "" {
 		return nil
 	}
-	info, _ := c.chat(to.ChatID, kindUnknown)
+	info, _ := c.chats.chat(to.ChatID, kindUnknown)
 	ids := make([]string, len(users))
 	for i, u := range users {
 		ids[i] = string(u)
@@ -205,7 +205,7 @@ func (c *Channel) settlePrivateMarkdown(ctx context.Context, ref approval.CardRe
 	default:
 		return nil
 	}
-	info, _ := c.chat(ref.ChatID, kindUnknown)
+	info, _ := c.chats.chat(ref.ChatID, kindUnknown)
 	return c.sendDirect(ctx, info.robotCode, []string{string(v.Requester)}, "sampleMarkdown",
 		map[string]string{"title": cards.DingTalkMarkdownTitle(v), "text": cards.DingTalkMarkdown(v, c.cfg.Lang, false)})
 }

@@ -163,10 +163,10 @@ func TestSignMarkLastsWhileThePairVerifies(t *testing.T) {
 	now := time.Now()
 	for _, at := range []time.Time{now, now.Add(-30 * time.Minute), now.Add(30 * time.Minute)} {
 		ts := strconv.FormatInt(at.UnixMilli(), 10)
-		if !c.verify(ts, Sign(ts, "s"), now) {
+		if !c.in.verify(ts, Sign(ts, "s"), now) {
 			t.Fatal("verify")
 		}
-		if _, err := c.freshSign(context.Background(), ts, Sign(ts, "s"), now); err != nil {
+		if _, err := c.in.freshSign(context.Background(), ts, Sign(ts, "s"), now); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -222,14 +222,14 @@ func TestClickAnswersOutcomeTextAndPrivacy(t *testing.T) {
 	text := approval.OutcomeText{approval.StatusExecuted: "Done as asked", approval.StatusMissing: "No such thing here"}
 	withText := func(c *Config) { c.Text = text }
 	c, _ := newUnit(t, &scriptedHandler{out: approval.Outcome{Status: approval.StatusExecuted}}, withText)
-	r, _ := c.onCardCallback(ctx, cardRequest("bob", "confirm"))
+	r, _ := c.in.onCardCallback(ctx, cardRequest("bob", "confirm"))
 	if r.CardData == nil || r.CardData.CardParamMap["status_text"] != "Done as asked" || r.CardData.CardParamMap["buttons"] != "false" {
 		t.Fatalf("executed click: %+v", r)
 	}
 	for st, hides := range map[approval.Status]bool{approval.StatusMissing: true, approval.StatusUnauthorized: true,
 		approval.StatusTampered: true, approval.StatusAlreadyDecided: false} {
 		c, _ := newUnit(t, &scriptedHandler{out: approval.Outcome{Status: st}}, withText)
-		r, _ := c.onCardCallback(ctx, cardRequest("eve", "confirm"))
+		r, _ := c.in.onCardCallback(ctx, cardRequest("eve", "confirm"))
 		if r.CardData != nil || r.UserPrivateData == nil || !r.CardUpdateOptions.UpdatePrivateDataByKey {
 			t.Fatalf("%s click changed the card for everyone: %+v", st, r)
 		}
@@ -272,7 +272,7 @@ func TestSlowClickThatDecidedNothingRestoresTheButtons(t *testing.T) {
 	}}
 	c, f := newUnit(t, h, nil)
 	for _, u := range []string{"alice", "bob", "eve"} {
-		r, err := c.onCardCallback(ctx, cardRequest(u, "confirm"))
+		r, err := c.in.onCardCallback(ctx, cardRequest(u, "confirm"))
 		if err != nil || r.CardData == nil || r.CardData.CardParamMap["status"] != cards.DingTalkStatusProcessing {
 			t.Fatalf("%s: %+v %v", u, r, err)
 		}
@@ -425,10 +425,10 @@ func TestMarkdownSettleKeepsChatType(t *testing.T) {
 	ctx := context.Background()
 	noTemplate := func(c *Config) { c.CardTemplateID = "" }
 	first, f := newUnit(t, &scriptedHandler{}, noTemplate)
-	if err := first.deliver(ctx, mustBot(t, f.BotMessage(nextID(), "cidP", "frank", "hi", false)), ""); err != nil {
+	if err := first.in.deliver(ctx, mustBot(t, f.BotMessage(nextID(), "cidP", "frank", "hi", false)), ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := first.deliver(ctx, mustBot(t, f.BotMessage(nextID(), "cidG", "gina", "hi", true)), ""); err != nil {
+	if err := first.in.deliver(ctx, mustBot(t, f.BotMessage(nextID(), "cidG", "gina", "hi", true)), ""); err != nil {
 		t.Fatal(err)
 	}
 	show := func(chat, user, id string) approval.CardRef {

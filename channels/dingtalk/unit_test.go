@@ -68,7 +68,7 @@ func TestClickAnswers(t *testing.T) {
 	// A slow decision: "processing", buttons hidden.
 	slow := &scriptedHandler{delay: 300 * time.Millisecond, out: approval.Outcome{Status: approval.StatusExecuted}}
 	c, _ := newUnit(t, slow, nil)
-	r, err := c.onCardCallback(ctx, cardRequest("bob", "confirm"))
+	r, err := c.in.onCardCallback(ctx, cardRequest("bob", "confirm"))
 	if err != nil || r.CardData.CardParamMap["status"] != "processing" || r.CardData.CardParamMap["buttons"] != "false" {
 		t.Fatalf("slow click: %+v %v", r, err)
 	}
@@ -80,7 +80,7 @@ func TestClickAnswers(t *testing.T) {
 	}
 	// An unauthorised clicker: only their view changes.
 	c2, _ := newUnit(t, &scriptedHandler{out: approval.Outcome{Status: approval.StatusUnauthorized}}, nil)
-	r, _ = c2.onCardCallback(ctx, cardRequest("eve", "cancel"))
+	r, _ = c2.in.onCardCallback(ctx, cardRequest("eve", "cancel"))
 	if r.CardData != nil || r.UserPrivateData == nil || r.UserPrivateData.CardParamMap["buttons"] != "false" {
 		t.Fatalf("unauthorised click: %+v", r)
 	}
@@ -88,7 +88,7 @@ func TestClickAnswers(t *testing.T) {
 	// told that nothing happened.
 	down := approval.E("test", errkind.Unavailable, "", approval.ErrUnavailable)
 	c3, _ := newUnit(t, &scriptedHandler{err: down}, nil)
-	if r, _ = c3.onCardCallback(ctx, cardRequest("bob", "confirm")); r.CardData != nil || r.UserPrivateData == nil ||
+	if r, _ = c3.in.onCardCallback(ctx, cardRequest("bob", "confirm")); r.CardData != nil || r.UserPrivateData == nil ||
 		r.UserPrivateData.CardParamMap["status_text"] != approval.UserMessage(down) || !r.CardUpdateOptions.UpdatePrivateDataByKey {
 		t.Fatalf("failed click: %+v", r)
 	}
@@ -98,7 +98,7 @@ func TestClickAnswers(t *testing.T) {
 	// No params: nothing decided.
 	h := &scriptedHandler{}
 	c4, _ := newUnit(t, h, nil)
-	if r, _ = c4.onCardCallback(ctx, &card.CardRequest{OutTrackId: "x"}); r.CardData != nil || len(h.got) != 0 {
+	if r, _ = c4.in.onCardCallback(ctx, &card.CardRequest{OutTrackId: "x"}); r.CardData != nil || len(h.got) != 0 {
 		t.Fatalf("empty click: %+v", r)
 	}
 }
@@ -107,7 +107,7 @@ func TestOneToOneCardAndMarkdownSettle(t *testing.T) {
 	ctx := context.Background()
 	c, f := newUnit(t, &scriptedHandler{}, nil)
 	d := mustBot(t, f.BotMessage("m1", "cidP", "frank", "hi", false))
-	if err := c.deliver(ctx, d, ""); err != nil {
+	if err := c.in.deliver(ctx, d, ""); err != nil {
 		t.Fatal(err)
 	}
 	v := cards.View{ApprovalID: "ap_1", Title: "Approval needed", Tool: "erase", PayloadSHA256: "abc", Requester: "frank"}
@@ -175,8 +175,8 @@ func TestVerifySign(t *testing.T) {
 	c, _ := newUnit(t, &scriptedHandler{}, nil)
 	now := time.Now()
 	ts := strconv.FormatInt(now.UnixMilli(), 10)
-	if !c.verify(ts, Sign(ts, "s"), now) || c.verify(ts, Sign(ts, "x"), now) || c.verify("abc", Sign("abc", "s"), now) ||
-		c.verify(ts, "", now) || c.verify(ts, Sign(ts, "s"), now.Add(2*time.Hour)) {
+	if !c.in.verify(ts, Sign(ts, "s"), now) || c.in.verify(ts, Sign(ts, "x"), now) || c.in.verify("abc", Sign("abc", "s"), now) ||
+		c.in.verify(ts, "", now) || c.in.verify(ts, Sign(ts, "s"), now.Add(2*time.Hour)) {
 		t.Fatal("verify")
 	}
 }
@@ -217,10 +217,11 @@ func FuzzCallbackParsing(f *testing.F) {
 			}
 		}
 		hook, _ := url.Parse("https://oapi.dingtalk.com")
-		c := &Channel{cfg: Config{RobotCode: "r"}, now: time.Now, log: quiet, hook: hook}
+		chats := &chatBook{cfg: Config{RobotCode: "r"}, hook: hook, now: time.Now, chats: map[string]chatInfo{}}
+		in := &intake{cfg: Config{RobotCode: "r"}, now: time.Now, log: quiet, chats: chats}
 		if d, err := parseBotMessage(b); err == nil {
-			m, info, ok := c.message(d)
-			if ok && (m.Text == "" || m.ChatID == "" || (info.webhook != "" && !c.webhookAllowed(info.webhook))) {
+			m, info, ok := in.message(d)
+			if ok && (m.Text == "" || m.ChatID == "" || (info.webhook != "" && !chats.webhookAllowed(info.webhook))) {
 				t.Fatalf("message %+v %+v", m, info)
 			}
 		}
@@ -233,7 +234,7 @@ func TestFailedClickInTheConfiguredLanguage(t *testing.T) {
 	down := approval.E("test", errkind.Unavailable, "", approval.ErrUnavailable)
 	for _, lang := range []string{"en", "zh"} {
 		c, _ := newUnit(t, &scriptedHandler{err: down}, func(cfg *Config) { cfg.Lang = lang })
-		r, _ := c.onCardCallback(context.Background(), cardRequest("bob", "confirm"))
+		r, _ := c.in.onCardCallback(context.Background(), cardRequest("bob", "confirm"))
 		if r == nil || r.UserPrivateData == nil || r.UserPrivateData.CardParamMap["status_text"] != approval.UserMessageIn(down, lang) {
 			t.Fatalf("%s: %+v", lang, r)
 		}
