@@ -57,16 +57,21 @@ type Call struct {
 	Deduplicated bool
 }
 
-// Server is the fake.
+// Server is the fake. Its parts each own their state: the tenant token
+// endpoint (tokenIssuer: RequireSecret, RotateToken, TokenFetches), the long
+// connection that pushes events and reads their acks (longConn: Push, Drop,
+// Silence, Connected, Connects, RefuseBootstrap, ClientConfig), and the
+// Server itself, the message API (create, reply, patch; Calls, Refused,
+// Deduplicated, Throttle, RefuseChat) with CardKit's card entities
+// (cardkit.go) and the rules' clock.
 type Server struct {
 	URL       string
 	BotOpenID string
-	// ClientConfig is sent with every bootstrap answer (all four fields
-	// matter: the SDK takes missing ones as 0).
-	ClientConfig larkws.ClientConfig
 
-	srv      *httptest.Server
-	upgrader websocket.Upgrader
+	*tokenIssuer
+	*longConn
+
+	srv *httptest.Server
 
 	mu          sync.Mutex
 	calls       []Call
@@ -74,15 +79,6 @@ type Server struct {
 	outOf       map[string]bool // chats the bot is not in (RefuseChat)
 	resetHeader string
 	nextID      int
-	tokens      int
-	current     string // the token accepted now
-	bootstraps  int
-	refuse      int    // a bootstrap code to answer with instead of an endpoint
-	secret      string // the only app_secret the token endpoint accepts ("": any)
-	conn        *wsConn
-	connects    int
-	acks        map[string]chan larkws.Response
-	seq         atomic.Uint64
 	kit         cardkit // CardKit card entities (cardkit.go)
 
 	now       func() time.Time       // the rules' clock (SetClock); nil: the wall clock
@@ -91,6 +87,35 @@ type Server struct {
 	chatRate  window                 // accepted sends per chat (ChatQPS)
 	patchRate window                 // accepted patches per message (MessagePatchQPS)
 	deduped   []Call
+}
+
+// tokenIssuer is the tenant token endpoint, and the check of the token
+// every other call carries.
+type tokenIssuer struct {
+	mu      sync.Mutex
+	tokens  int    // token requests
+	current string // the token accepted now
+	secret  string // the only app_secret the token endpoint accepts ("": any)
+}
+
+// longConn is the long connection's side of the fake: the bootstrap
+// endpoint, the websocket, the events pushed on it and their acks.
+type longConn struct {
+	// ClientConfig is sent with every bootstrap answer (all four fields
+	// matter: the SDK takes missing ones as 0).
+	ClientConfig larkws.ClientConfig
+
+	url      string                // the fake's base URL, for the endpoint it gives
+	learn    func(id, chat string) // Server.LearnMessage: a pushed message's chat
+	upgrader websocket.Upgrader
+
+	mu         sync.Mutex
+	bootstraps int
+	refuse     int // a bootstrap code to answer with instead of an endpoint
+	conn       *wsConn
+	connects   int
+	acks       map[string]chan larkws.Response
+	seq        atomic.Uint64
 }
 
 type wsConn struct {
@@ -102,33 +127,35 @@ type wsConn struct {
 // New starts a fake; Close it when done.
 func New() *Server {
 	s := &Server{
-		current:      Token,
-		BotOpenID:    "ou_bot",
-		ClientConfig: larkws.ClientConfig{ReconnectCount: -1, ReconnectInterval: 1, ReconnectNonce: 1, PingInterval: 120},
-		throttle:     map[string]int{},
-		acks:         map[string]chan larkws.Response{},
-		byUUID:       map[string]sentMessage{},
-		chatOf:       map[string]string{},
-		chatRate:     window{},
-		patchRate:    window{},
+		BotOpenID:   "ou_bot",
+		tokenIssuer: &tokenIssuer{current: Token},
+		longConn: &longConn{ClientConfig: larkws.ClientConfig{ReconnectCount: -1, ReconnectInterval: 1, ReconnectNonce: 1, PingInterval: 120},
+			acks: map[string]chan larkws.Response{}},
+		throttle:  map[string]int{},
+		byUUID:    map[string]sentMessage{},
+		chatOf:    map[string]string{},
+		chatRate:  window{},
+		patchRate: window{},
 	}
+	s.longConn.learn = s.LearnMessage
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /open-apis/auth/v3/tenant_access_token/internal", s.token)
-	mux.HandleFunc("GET /open-apis/bot/v3/info", s.authed(s.botInfo))
-	mux.HandleFunc("POST /open-apis/im/v1/messages", s.authed(s.create))
-	mux.HandleFunc("POST /open-apis/im/v1/messages/{id}/reply", s.authed(s.reply))
-	mux.HandleFunc("PATCH /open-apis/im/v1/messages/{id}", s.authed(s.patch))
+	mux.HandleFunc("POST /open-apis/auth/v3/tenant_access_token/internal", s.tokenIssuer.token)
+	mux.HandleFunc("GET /open-apis/bot/v3/info", s.tokenIssuer.authed(s.botInfo))
+	mux.HandleFunc("POST /open-apis/im/v1/messages", s.tokenIssuer.authed(s.create))
+	mux.HandleFunc("POST /open-apis/im/v1/messages/{id}/reply", s.tokenIssuer.authed(s.reply))
+	mux.HandleFunc("PATCH /open-apis/im/v1/messages/{id}", s.tokenIssuer.authed(s.patch))
 	s.routeCardKit(mux)
-	mux.HandleFunc("POST /callback/ws/endpoint", s.bootstrap)
-	mux.HandleFunc("GET /ws", s.ws)
+	mux.HandleFunc("POST /callback/ws/endpoint", s.longConn.bootstrap)
+	mux.HandleFunc("GET /ws", s.longConn.ws)
 	s.srv = httptest.NewServer(mux)
 	s.URL = s.srv.URL
+	s.longConn.url = s.URL
 	return s
 }
 
 // Close stops the fake and its connections.
 func (s *Server) Close() {
-	if wc := s.take(0); wc != nil {
+	if wc := s.longConn.take(0); wc != nil {
 		_ = wc.c.Close()
 	}
 	s.srv.CloseClientConnections()
@@ -144,13 +171,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // RequireSecret makes the token endpoint accept only this app_secret and
 // answer any other as Feishu does (code 10014, "app secret invalid").
 // Until it is called, any secret gets a token.
-func (s *Server) RequireSecret(secret string) {
+func (s *tokenIssuer) RequireSecret(secret string) {
 	s.mu.Lock()
 	s.secret = secret
 	s.mu.Unlock()
 }
 
-func (s *Server) token(w http.ResponseWriter, r *http.Request) {
+func (s *tokenIssuer) token(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		AppID     string `json:"app_id"`
 		AppSecret string `json:"app_secret"`
@@ -167,7 +194,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 200, map[string]any{"code": 0, "msg": "ok", "tenant_access_token": tok, "expire": 7200})
 }
 
-func (s *Server) authed(h http.HandlerFunc) http.HandlerFunc {
+func (s *tokenIssuer) authed(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		tok := s.current
@@ -186,7 +213,7 @@ func (s *Server) botInfo(w http.ResponseWriter, r *http.Request) {
 
 // RotateToken makes the fake refuse the tokens it issued so far (HTTP 400,
 // code 99991663) and issue a new one, as when a cached token went stale.
-func (s *Server) RotateToken() {
+func (s *tokenIssuer) RotateToken() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.current = fmt.Sprintf("%s-%d", Token, s.tokens+1)
@@ -392,14 +419,14 @@ func (s *Server) Calls() []Call {
 }
 
 // TokenFetches counts tenant token requests.
-func (s *Server) TokenFetches() int {
+func (s *tokenIssuer) TokenFetches() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.tokens
 }
 
 // RefuseBootstrap makes the bootstrap answer code (non-zero) from now on.
-func (s *Server) RefuseBootstrap(code int) {
+func (s *longConn) RefuseBootstrap(code int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.refuse = code
@@ -407,13 +434,13 @@ func (s *Server) RefuseBootstrap(code int) {
 
 // Connects counts websocket connections accepted; Bootstraps counts
 // bootstrap requests.
-func (s *Server) Connects() int {
+func (s *longConn) Connects() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.connects
 }
 
-func (s *Server) bootstrap(w http.ResponseWriter, r *http.Request) {
+func (s *longConn) bootstrap(w http.ResponseWriter, r *http.Request) {
 	var req larkws.BootstrapRequest
 	_ = json.NewDecoder(r.Body).Decode(&req)
 	s.mu.Lock()
@@ -430,11 +457,11 @@ func (s *Server) bootstrap(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 200, map[string]any{"code": refuse, "msg": "refused"})
 		return
 	}
-	u := "ws" + strings.TrimPrefix(s.URL, "http") + "/ws?device_id=dev1&service_id=7"
+	u := "ws" + strings.TrimPrefix(s.url, "http") + "/ws?device_id=dev1&service_id=7"
 	writeJSON(w, 200, larkws.EndpointResp{Code: 0, Data: &larkws.Endpoint{Url: u, ClientConfig: &cc}})
 }
 
-func (s *Server) ws(w http.ResponseWriter, r *http.Request) {
+func (s *longConn) ws(w http.ResponseWriter, r *http.Request) {
 	c, err := s.upgrader.Upgrade(w, r, nil)
 	if err != nil {
 		return
@@ -450,7 +477,7 @@ func (s *Server) ws(w http.ResponseWriter, r *http.Request) {
 	go s.readLoop(wc)
 }
 
-func (s *Server) readLoop(wc *wsConn) {
+func (s *longConn) readLoop(wc *wsConn) {
 	defer wc.c.Close()
 	for {
 		_, data, err := wc.c.ReadMessage()
@@ -487,7 +514,7 @@ func (s *Server) readLoop(wc *wsConn) {
 	}
 }
 
-func (s *Server) write(wc *wsConn, f *larkws.Frame) error {
+func (s *longConn) write(wc *wsConn, f *larkws.Frame) error {
 	b, err := f.Marshal()
 	if err != nil {
 		return err
@@ -507,7 +534,7 @@ var ErrNotConnected = errors.New("feishutest: no long connection")
 //
 // The client may report itself connected a moment before the fake has
 // registered the connection, so Push waits (within wait) for one.
-func (s *Server) Push(payload []byte, wait time.Duration) (larkws.Response, error) {
+func (s *longConn) Push(payload []byte, wait time.Duration) (larkws.Response, error) {
 	deadline := time.Now().Add(wait)
 	var wc *wsConn
 	for {
@@ -522,7 +549,7 @@ func (s *Server) Push(payload []byte, wait time.Duration) (larkws.Response, erro
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	s.learnChat(payload)
+	learnChat(payload, s.learn)
 	n := s.seq.Add(1)
 	id := "frame_" + strconv.FormatUint(n, 10)
 	ch := make(chan larkws.Response, 1)
@@ -555,7 +582,7 @@ func (s *Server) Push(payload []byte, wait time.Duration) (larkws.Response, erro
 
 // learnChat remembers the chat of a pushed message event's message, so a
 // reply to it counts towards that chat's rate (ChatQPS).
-func (s *Server) learnChat(payload []byte) {
+func learnChat(payload []byte, learn func(id, chat string)) {
 	var ev struct {
 		Event struct {
 			Message struct {
@@ -567,7 +594,7 @@ func (s *Server) learnChat(payload []byte) {
 	if json.Unmarshal(payload, &ev) != nil || ev.Event.Message.MessageID == "" {
 		return
 	}
-	s.LearnMessage(ev.Event.Message.MessageID, ev.Event.Message.ChatID)
+	learn(ev.Event.Message.MessageID, ev.Event.Message.ChatID)
 }
 
 // LearnMessage tells the fake that message id (one a person sent, e.g. in
@@ -582,7 +609,7 @@ func (s *Server) LearnMessage(id, chat string) {
 // reports a connection ready once it has read the upgrade answer, which
 // can be a moment before this server has registered the connection: Drop
 // waits for one (up to 5 s) rather than drop nothing.
-func (s *Server) Drop() {
+func (s *longConn) Drop() {
 	if wc := s.take(5 * time.Second); wc != nil {
 		_ = wc.c.Close()
 	}
@@ -592,7 +619,7 @@ func (s *Server) Drop() {
 // fake answers nothing on it any more (no pongs), as after a NAT or a
 // laptop sleep dropped it silently. New connections behave normally. Like
 // Drop, it waits for a connection to be registered.
-func (s *Server) Silence() {
+func (s *longConn) Silence() {
 	if wc := s.take(5 * time.Second); wc != nil {
 		wc.silent.Store(true)
 	}
@@ -600,7 +627,7 @@ func (s *Server) Silence() {
 
 // take removes the current connection from the server's view and returns
 // it, waiting up to wait for one to be registered; nil if none came.
-func (s *Server) take(wait time.Duration) *wsConn {
+func (s *longConn) take(wait time.Duration) *wsConn {
 	deadline := time.Now().Add(wait)
 	for {
 		s.mu.Lock()
@@ -615,7 +642,7 @@ func (s *Server) take(wait time.Duration) *wsConn {
 }
 
 // Connected reports whether a long connection is up.
-func (s *Server) Connected() bool {
+func (s *longConn) Connected() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.conn != nil
