@@ -28,19 +28,22 @@ import (
 )
 
 // Fake is a local DingTalk. It fails the test on a malformed request body.
+// Its parts each own their state: the Stream gateway (gateway: the ticket,
+// the websocket, the callbacks pushed and their ACKs, timed against
+// CallbackDeadline; Push, WaitConn, Drop, Tickets, Refuse,
+// SetCallbackClock, BotMessage), the breaches it could not refuse
+// (breaches: Violations, TakeViolations), and the Fake itself, the OpenAPI
+// (token, cards and AI card streams, robot sends, the sessionWebhook) with
+// its rules (rules.go, aicard.go).
 type Fake struct {
+	*gateway
+	*breaches
+
 	t   testing.TB
 	srv *httptest.Server
 
 	mu      sync.Mutex
-	tickets int
-	conn    *websocket.Conn
-	wmu     sync.Mutex // writes to conn
-	conns   chan struct{}
-	acks    map[string]chan map[string]any
 	calls   []Call
-	nextMsg int
-	refuse  bool
 	secret  string          // the only appSecret the token endpoint accepts ("": any)
 	ai      aiCards         // cards by outTrackId, AI card streams (aicard.go)
 	tracks  map[string]bool // the outTrackIds of every card created (one card each)
@@ -49,13 +52,43 @@ type Fake struct {
 	flow    map[string]int  // batchSend throttles left per id (FlowControl)
 	thr     throttle        // OpenAPI calls refused for a rate limit (Throttle)
 
-	refusals   []string       // OpenAPI calls refused, deliveries failed (Refusals)
-	violations []string       // breaches the fake could not refuse (Violations)
-	inflight   map[string]int // outTrackId → card callbacks being handled
-	cbNow      func() time.Time
-	reqSeq     int
-	carrier    int
-	sendSeq    int
+	refusals []string // OpenAPI calls refused, deliveries failed (Refusals)
+	reqSeq   int
+	carrier  int
+	sendSeq  int
+}
+
+// gateway is the Stream gateway of the fake: the ticket request, the
+// websocket, the callbacks pushed on it and their ACKs, a card callback's
+// answer timed against CallbackDeadline.
+type gateway struct {
+	t        testing.TB
+	url      func() string // the fake's base URL (the messages' sessionWebhook)
+	breaches *breaches
+
+	mu       sync.Mutex
+	tickets  int
+	refuse   bool
+	conn     *websocket.Conn
+	wmu      sync.Mutex // writes to conn
+	conns    chan struct{}
+	acks     map[string]chan map[string]any
+	nextMsg  int
+	inflight map[string]int // outTrackId → card callbacks being handled
+	cbNow    func() time.Time
+}
+
+// breaches are the breaches of the rules the fake could not refuse, in
+// the order they happened.
+type breaches struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (b *breaches) add(s string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.list = append(b.list, s)
 }
 
 // Call is one HTTP call the fake received.
@@ -71,21 +104,12 @@ type Call struct {
 
 // New starts a fake DingTalk, closed when the test ends.
 func New(t testing.TB) *Fake {
-	f := &Fake{t: t, acks: map[string]chan map[string]any{}, conns: make(chan struct{}, 16), inflight: map[string]int{}}
+	b := &breaches{}
+	f := &Fake{t: t, breaches: b}
+	f.gateway = &gateway{t: t, url: f.URL, breaches: b, acks: map[string]chan map[string]any{}, conns: make(chan struct{}, 16), inflight: map[string]int{}}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1.0/gateway/connections/open", func(w http.ResponseWriter, r *http.Request) {
-		f.mu.Lock()
-		f.tickets++
-		n, refuse := f.tickets, f.refuse
-		f.mu.Unlock()
-		if refuse {
-			w.WriteHeader(http.StatusUnauthorized)
-			io.WriteString(w, `{"code":"InvalidAuthentication","message":"bad client"}`)
-			return
-		}
-		fmt.Fprintf(w, `{"endpoint":"ws://%s/connect","ticket":"ticket-%d"}`, r.Host, n)
-	})
-	mux.HandleFunc("GET /connect", f.serveWS)
+	mux.HandleFunc("POST /v1.0/gateway/connections/open", f.gateway.open)
+	mux.HandleFunc("GET /connect", f.gateway.serveWS)
 	mux.HandleFunc("POST /v1.0/oauth2/accessToken", func(w http.ResponseWriter, r *http.Request) {
 		c := f.record(r)
 		f.mu.Lock()
@@ -142,12 +166,8 @@ func New(t testing.TB) *Fake {
 	})
 	f.srv = httptest.NewServer(f.throttling(mux))
 	t.Cleanup(func() {
-		f.mu.Lock()
-		if f.conn != nil {
-			f.conn.Close()
-		}
-		v := f.violations
-		f.mu.Unlock()
+		f.gateway.Drop()
+		v := f.Violations()
 		f.srv.Close()
 		for _, s := range v {
 			t.Errorf("fake DingTalk: a platform rule was broken: %s", s)
@@ -217,7 +237,22 @@ func (f *Fake) batchSend(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(b)
 }
 
-func (f *Fake) serveWS(w http.ResponseWriter, r *http.Request) {
+// open is POST /v1.0/gateway/connections/open: a ticket and the
+// websocket's endpoint, or 401 while Refuse is on.
+func (f *gateway) open(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	f.tickets++
+	n, refuse := f.tickets, f.refuse
+	f.mu.Unlock()
+	if refuse {
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, `{"code":"InvalidAuthentication","message":"bad client"}`)
+		return
+	}
+	fmt.Fprintf(w, `{"endpoint":"ws://%s/connect","ticket":"ticket-%d"}`, r.Host, n)
+}
+
+func (f *gateway) serveWS(w http.ResponseWriter, r *http.Request) {
 	up := websocket.Upgrader{}
 	conn, err := up.Upgrade(w, r, nil)
 	if err != nil {
@@ -248,7 +283,7 @@ func (f *Fake) serveWS(w http.ResponseWriter, r *http.Request) {
 }
 
 // WaitConn waits for a new websocket connection.
-func (f *Fake) WaitConn(d time.Duration) {
+func (f *gateway) WaitConn(d time.Duration) {
 	f.t.Helper()
 	select {
 	case <-f.conns:
@@ -258,7 +293,7 @@ func (f *Fake) WaitConn(d time.Duration) {
 }
 
 // Push writes a CALLBACK frame of topic with data and returns its ACK.
-func (f *Fake) Push(topic string, data any) map[string]any {
+func (f *gateway) Push(topic string, data any) map[string]any {
 	f.t.Helper()
 	b, err := json.Marshal(data)
 	if err != nil {
@@ -313,7 +348,7 @@ func (f *Fake) Push(topic string, data any) map[string]any {
 const cardCallbackTopic = "/v1.0/card/instances/callback"
 
 // Drop closes the stream connection from the server side.
-func (f *Fake) Drop() {
+func (f *gateway) Drop() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.conn != nil {
@@ -448,14 +483,14 @@ func (f *Fake) CountText(sub string) int {
 }
 
 // Tickets counts the ticket requests (one per connect or reconnect).
-func (f *Fake) Tickets() int {
+func (f *gateway) Tickets() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.tickets
 }
 
 // BotMessage builds a bot callback from user in conversation cid.
-func (f *Fake) BotMessage(msgID, cid, user, text string, group bool) map[string]any {
+func (f *gateway) BotMessage(msgID, cid, user, text string, group bool) map[string]any {
 	now := time.Now().UnixMilli()
 	ct := "1"
 	if group {
@@ -463,14 +498,14 @@ func (f *Fake) BotMessage(msgID, cid, user, text string, group bool) map[string]
 	}
 	return map[string]any{"conversationId": cid, "conversationType": ct, "msgId": msgID, "createAt": now,
 		"senderNick": user, "senderStaffId": user, "senderId": "$:enc:" + user, "isInAtList": group, "robotCode": "robot-1",
-		"sessionWebhook": f.srv.URL + "/robot/sendBySession?session=" + cid, "sessionWebhookExpiredTime": now + 90*60*1000,
+		"sessionWebhook": f.url() + "/robot/sendBySession?session=" + cid, "sessionWebhookExpiredTime": now + 90*60*1000,
 		"msgtype": "text", "text": map[string]string{"content": " " + text}}
 }
 
 // ExternalMessage builds a bot callback from a member from outside the
 // organisation: no senderStaffId, only the encrypted senderId
 // ("$:LWCP_v1:$" + id; stream SDK chatbot payload).
-func (f *Fake) ExternalMessage(msgID, cid, id, text string, group bool) map[string]any {
+func (f *gateway) ExternalMessage(msgID, cid, id, text string, group bool) map[string]any {
 	m := f.BotMessage(msgID, cid, id, text, group)
 	m["senderStaffId"], m["senderId"] = "", "$:LWCP_v1:$"+id
 	return m
@@ -489,7 +524,7 @@ func (f *Fake) RequireSecret(secret string) {
 }
 
 // Refuse makes the ticket request answer 401 (a refused start).
-func (f *Fake) Refuse(on bool) {
+func (f *gateway) Refuse(on bool) {
 	f.mu.Lock()
 	f.refuse = on
 	f.mu.Unlock()

@@ -233,19 +233,19 @@ func (f *Fake) Refusals() []string {
 // Violations returns the breaches of the rules the fake cannot refuse (a
 // late callback answer, a card updated while its callback is handled,
 // an answer's cardParamMap over the limit).
-func (f *Fake) Violations() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.violations...)
+func (b *breaches) Violations() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.list...)
 }
 
 // TakeViolations returns the breaches recorded so far and forgets them,
 // so that the test's end does not fail for them.
-func (f *Fake) TakeViolations() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	v := f.violations
-	f.violations = nil
+func (b *breaches) TakeViolations() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	v := b.list
+	b.list = nil
 	return v
 }
 
@@ -257,13 +257,13 @@ func (f *Fake) TakeViolations() []string {
 // anything else (a tool run or a card update inside the callback) still
 // never comes before the test lets it (the rule is not weakened: such a
 // test holds the tool until after the answer).
-func (f *Fake) SetCallbackClock(now func() time.Time) {
+func (f *gateway) SetCallbackClock(now func() time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.cbNow = now
 }
 
-func (f *Fake) cbClockLocked() time.Time {
+func (f *gateway) cbClockLocked() time.Time {
 	if f.cbNow != nil {
 		return f.cbNow()
 	}
@@ -273,11 +273,11 @@ func (f *Fake) cbClockLocked() time.Time {
 // callbackAnswered checks the ACK of a card callback of outTrackID pushed
 // at start: within CallbackDeadline, every value of its cardParamMaps
 // within MaxParamBytes.
-func (f *Fake) callbackAnswered(outTrackID string, start time.Time, ack map[string]any) {
+func (f *gateway) callbackAnswered(outTrackID string, start time.Time, ack map[string]any) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if took := f.cbClockLocked().Sub(start); took > CallbackDeadline {
-		f.violations = append(f.violations, fmt.Sprintf("card callback of %s answered after %v, more than %v: DingTalk shows the clicker a failure", outTrackID, took.Round(time.Millisecond), CallbackDeadline))
+		f.breaches.add(fmt.Sprintf("card callback of %s answered after %v, more than %v: DingTalk shows the clicker a failure", outTrackID, took.Round(time.Millisecond), CallbackDeadline))
 	}
 	if f.inflight[outTrackID]--; f.inflight[outTrackID] <= 0 {
 		delete(f.inflight, outTrackID)
@@ -294,21 +294,29 @@ func (f *Fake) callbackAnswered(outTrackID string, start time.Time, ack map[stri
 	}
 	if d := data.Response.CardData; d != nil {
 		if msg := paramsFault("response.cardData.cardParamMap", d.CardParamMap); msg != "" {
-			f.violations = append(f.violations, "card callback of "+outTrackID+": "+msg)
+			f.breaches.add("card callback of " + outTrackID + ": " + msg)
 		}
 	}
 	if d := data.Response.UserPrivateData; d != nil {
 		if msg := paramsFault("response.userPrivateData.cardParamMap", d.CardParamMap); msg != "" {
-			f.violations = append(f.violations, "card callback of "+outTrackID+": "+msg)
+			f.breaches.add("card callback of " + outTrackID + ": " + msg)
 		}
 	}
+}
+
+// handling reports whether a callback of the card outTrackID is being
+// handled (pushed, its ACK not back yet).
+func (f *gateway) handling(outTrackID string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.inflight[outTrackID] > 0
 }
 
 // updatedLocked records a breach when the card outTrackID is updated
 // while a callback of it is being handled.
 func (f *Fake) updatedLocked(outTrackID string) {
-	if f.inflight[outTrackID] > 0 {
-		f.violations = append(f.violations, "card "+outTrackID+" updated (PUT /v1.0/card/instances) while its callback was being handled")
+	if f.gateway.handling(outTrackID) {
+		f.breaches.add("card " + outTrackID + " updated (PUT /v1.0/card/instances) while its callback was being handled")
 	}
 }
 
