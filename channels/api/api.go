@@ -170,16 +170,16 @@ func (a *API) TurnEvent(ctx context.Context, to channels.Target, ev channels.Tur
 // keepResumed records a resumed turn's answer in its approval's token
 // entry (the store every replica shares). Failures are logged: the answer
 // is in the conversation's history either way.
-func (a *tokenLedger) keepResumed(ctx context.Context, ev channels.TurnEvent) {
+func (l *tokenLedger) keepResumed(ctx context.Context, ev channels.TurnEvent) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	log := a.log.With("approval_id", ev.Resumed)
-	rec, err := a.engine.Get(ctx, ev.Resumed)
+	log := l.log.With("approval_id", ev.Resumed)
+	rec, err := l.engine.Get(ctx, ev.Resumed)
 	if err != nil {
 		log.Warn("reading the approval of a resumed turn failed; its answer is not kept for the client", "err", err)
 		return
 	}
-	e, ok, err := a.tokenEntryOf(ctx, rec)
+	e, ok, err := l.tokenEntryOf(ctx, rec)
 	if err != nil {
 		log.Warn("reading the token of a resumed turn failed; its answer is not kept for the client", "err", err)
 		return
@@ -187,14 +187,14 @@ func (a *tokenLedger) keepResumed(ctx context.Context, ev channels.TurnEvent) {
 	if !ok {
 		return // not an approval of the API
 	}
-	now := a.cfg.Clock.Now()
+	now := l.cfg.Clock.Now()
 	acts := make([]Action, len(ev.Actions))
 	for i, x := range ev.Actions {
 		acts[i] = Action{Tool: x.Tool, Input: x.Input, Result: x.Result, Status: x.Status, IsError: x.IsError}
 	}
 	e.Resumed = &Resumed{ApprovalID: ev.Resumed, Text: ev.Text, Actions: acts, At: now.UTC()}
 	e.ResumedTaken = false
-	if err := a.cfg.TokenStore.Put(ctx, e, a.retention(e, now)); err != nil {
+	if err := l.cfg.TokenStore.Put(ctx, e, l.retention(e, now)); err != nil {
 		log.Warn("keeping a resumed turn's answer failed", "err", err)
 	}
 }
@@ -205,9 +205,9 @@ func (a *tokenLedger) keepResumed(ctx context.Context, ev channels.TurnEvent) {
 // client the token but before the engine recorded the card), by the
 // approval's id among the token entries of its requester. ok is false
 // for an approval that is not the API's.
-func (a *tokenLedger) tokenEntryOf(ctx context.Context, rec *approval.Approval) (TokenEntry, bool, error) {
+func (l *tokenLedger) tokenEntryOf(ctx context.Context, rec *approval.Approval) (TokenEntry, bool, error) {
 	if token := tokenOf(rec); token != "" {
-		e, err := a.cfg.TokenStore.Get(ctx, token)
+		e, err := l.cfg.TokenStore.Get(ctx, token)
 		return e, err == nil, err
 	}
 	if rec.Channel != Name {
@@ -217,7 +217,7 @@ func (a *tokenLedger) tokenEntryOf(ctx context.Context, rec *approval.Approval) 
 	if !ok {
 		return TokenEntry{}, false, nil
 	}
-	es, err := a.cfg.TokenStore.List(ctx, tenant, user)
+	es, err := l.cfg.TokenStore.List(ctx, tenant, user)
 	if err != nil {
 		return TokenEntry{}, false, err
 	}
@@ -231,28 +231,28 @@ func (a *tokenLedger) tokenEntryOf(ctx context.Context, rec *approval.Approval) 
 
 // retention is how long a token entry is kept from now: TokenRetention
 // past its approval's expiry, and at least TokenRetention.
-func (a *tokenLedger) retention(e TokenEntry, now time.Time) time.Duration {
-	return max(e.ExpiresAt.Add(a.cfg.TokenRetention).Sub(now), a.cfg.TokenRetention)
+func (l *tokenLedger) retention(e TokenEntry, now time.Time) time.Duration {
+	return max(e.ExpiresAt.Add(l.cfg.TokenRetention).Sub(now), l.cfg.TokenRetention)
 }
 
 // collectResumed returns the resumed answers of u's conversation convID
 // not given yet, oldest first, and marks them given. A failure to read or
 // mark is logged; the answers stay for a later request.
-func (a *tokenLedger) collectResumed(ctx context.Context, u User, convID string) []Resumed {
-	es, err := a.cfg.TokenStore.List(ctx, u.Tenant, u.ID)
+func (l *tokenLedger) collectResumed(ctx context.Context, u User, convID string) []Resumed {
+	es, err := l.cfg.TokenStore.List(ctx, u.Tenant, u.ID)
 	if err != nil {
-		a.log.Warn("listing resumed answers failed", "user_id", u.UserID(), "err", err)
+		l.log.Warn("listing resumed answers failed", "user_id", u.UserID(), "err", err)
 		return nil
 	}
 	var out []Resumed
-	now := a.cfg.Clock.Now()
+	now := l.cfg.Clock.Now()
 	for _, e := range es {
 		if e.Resumed == nil || e.ResumedTaken || e.Conversation != convID || !ownedBy(e, u) {
 			continue
 		}
 		e.ResumedTaken = true
-		if err := a.cfg.TokenStore.Put(context.WithoutCancel(ctx), e, a.retention(e, now)); err != nil {
-			a.log.Warn("marking a resumed answer as given failed; it is given again later", "approval_id", e.Approval, "err", err)
+		if err := l.cfg.TokenStore.Put(context.WithoutCancel(ctx), e, l.retention(e, now)); err != nil {
+			l.log.Warn("marking a resumed answer as given failed; it is given again later", "approval_id", e.Approval, "err", err)
 		}
 		out = append(out, *e.Resumed)
 	}
@@ -337,32 +337,32 @@ func sharedWith(rule approval.ApproverRule, requester User) []User {
 // waitsFor records that a turn of this process, in chat chatID, waits for
 // the approval id until expiresAt, and forgets the turns that cannot be
 // waiting any more.
-func (a *conversations) waitsFor(id approval.ID, chatID string, expiresAt, now time.Time) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for id, l := range a.local {
+func (cs *conversations) waitsFor(id approval.ID, chatID string, expiresAt, now time.Time) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	for old, l := range cs.local {
 		if now.After(l.expiresAt.Add(time.Hour)) {
-			delete(a.local, id)
+			delete(cs.local, old)
 		}
 	}
-	a.local[id] = localTurn{chatID: chatID, expiresAt: expiresAt}
+	cs.local[id] = localTurn{chatID: chatID, expiresAt: expiresAt}
 }
 
 // settled forgets the approval and reports whether a turn of this process
 // was waiting for it.
-func (a *conversations) settled(id approval.ID) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	_, ok := a.local[id]
-	delete(a.local, id)
+func (cs *conversations) settled(id approval.ID) bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	_, ok := cs.local[id]
+	delete(cs.local, id)
 	return ok
 }
 
 // isLocal reports whether a turn of this process waits for the approval.
-func (a *conversations) isLocal(id approval.ID) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	_, ok := a.local[id]
+func (cs *conversations) isLocal(id approval.ID) bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	_, ok := cs.local[id]
 	return ok
 }
 
@@ -445,45 +445,45 @@ func (w *waiter) pop() (event, bool) {
 }
 
 // join returns the conversation's state, holding a reference to it.
-func (a *conversations) join(id string) *conv {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	c := a.convs[id]
+func (cs *conversations) join(id string) *conv {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	c := cs.convs[id]
 	if c == nil {
 		c = &conv{sem: make(chan struct{}, 1), waiters: map[*waiter]struct{}{}}
-		a.convs[id] = c
+		cs.convs[id] = c
 	}
 	c.refs++
 	return c
 }
 
-func (a *conversations) leave(id string, c *conv) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
+func (cs *conversations) leave(id string, c *conv) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
 	c.refs--
 	if c.refs == 0 {
-		delete(a.convs, id)
+		delete(cs.convs, id)
 	}
 }
 
-func (a *conversations) subscribe(c *conv) *waiter {
+func (cs *conversations) subscribe(c *conv) *waiter {
 	w := &waiter{sig: make(chan struct{}, 1)}
-	a.mu.Lock()
+	cs.mu.Lock()
 	c.waiters[w] = struct{}{}
-	a.mu.Unlock()
+	cs.mu.Unlock()
 	return w
 }
 
-func (a *conversations) unsubscribe(c *conv, w *waiter) {
-	a.mu.Lock()
+func (cs *conversations) unsubscribe(c *conv, w *waiter) {
+	cs.mu.Lock()
 	delete(c.waiters, w)
-	a.mu.Unlock()
+	cs.mu.Unlock()
 }
 
-func (a *conversations) publish(chatID string, e event) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	c := a.convs[chatID]
+func (cs *conversations) publish(chatID string, e event) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	c := cs.convs[chatID]
 	if c == nil {
 		return
 	}

@@ -554,9 +554,9 @@ func (a *inbound) message(ctx context.Context, u User, req ChatRequest, reqID st
 }
 
 // retire forgets a used token.
-func (a *tokenLedger) retire(ctx context.Context, token string) {
-	if err := a.cfg.TokenStore.Delete(context.WithoutCancel(ctx), token); err != nil {
-		a.log.Warn("retiring a pending-action token failed", "err", err)
+func (l *tokenLedger) retire(ctx context.Context, token string) {
+	if err := l.cfg.TokenStore.Delete(context.WithoutCancel(ctx), token); err != nil {
+		l.log.Warn("retiring a pending-action token failed", "err", err)
 	}
 }
 
@@ -804,8 +804,8 @@ func ownedBy(e TokenEntry, u User) bool { return e.Tenant == u.Tenant && e.User 
 // retiring tokens whose approvals are gone. pendingOnly reads only the
 // approvals whose expiry has not passed, so that the per-user cap costs a
 // store read per live approval, not per remembered one.
-func (a *tokenLedger) approvalsOf(ctx context.Context, u User, pendingOnly bool) ([]owned, error) {
-	es, err := a.cfg.TokenStore.List(ctx, u.Tenant, u.ID)
+func (l *tokenLedger) approvalsOf(ctx context.Context, u User, pendingOnly bool) ([]owned, error) {
+	es, err := l.cfg.TokenStore.List(ctx, u.Tenant, u.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -815,20 +815,20 @@ func (a *tokenLedger) approvalsOf(ctx context.Context, u User, pendingOnly bool)
 			own = append(own, e)
 		}
 	}
-	return a.records(ctx, own, pendingOnly)
+	return l.records(ctx, own, pendingOnly)
 }
 
 // records reads the approvals of entries (see approvalsOf).
-func (a *tokenLedger) records(ctx context.Context, es []TokenEntry, pendingOnly bool) ([]owned, error) {
-	now := a.cfg.Clock.Now()
+func (l *tokenLedger) records(ctx context.Context, es []TokenEntry, pendingOnly bool) ([]owned, error) {
+	now := l.cfg.Clock.Now()
 	var out []owned
 	for _, e := range es {
 		if pendingOnly && !now.Before(e.ExpiresAt) {
 			continue
 		}
-		rec, err := a.engine.Get(ctx, e.Approval)
+		rec, err := l.engine.Get(ctx, e.Approval)
 		if approval.KindOf(err) == errkind.NotFound {
-			a.retire(ctx, e.Token)
+			l.retire(ctx, e.Token)
 			continue
 		}
 		if err != nil {
@@ -846,12 +846,12 @@ func (a *tokenLedger) records(ctx context.Context, es []TokenEntry, pendingOnly 
 // own, and those whose approver rule lets the caller decide them (shared
 // with the caller's tenant or with the caller by ShowApproval), oldest
 // first.
-func (a *tokenLedger) visibleApprovals(ctx context.Context, u User, pendingOnly bool) ([]owned, error) {
-	mine, err := a.cfg.TokenStore.List(ctx, u.Tenant, u.ID)
+func (l *tokenLedger) visibleApprovals(ctx context.Context, u User, pendingOnly bool) ([]owned, error) {
+	mine, err := l.cfg.TokenStore.List(ctx, u.Tenant, u.ID)
 	if err != nil {
 		return nil, err
 	}
-	tenant, err := a.cfg.TokenStore.List(ctx, u.Tenant, "")
+	tenant, err := l.cfg.TokenStore.List(ctx, u.Tenant, "")
 	if err != nil {
 		return nil, err
 	}
@@ -864,7 +864,7 @@ func (a *tokenLedger) visibleApprovals(ctx context.Context, u User, pendingOnly 
 		}
 	}
 	sortEntries(es)
-	recs, err := a.records(ctx, es, pendingOnly)
+	recs, err := l.records(ctx, es, pendingOnly)
 	if err != nil {
 		return nil, err
 	}
@@ -879,8 +879,8 @@ func (a *tokenLedger) visibleApprovals(ctx context.Context, u User, pendingOnly 
 
 // pendingOf counts the caller's pending approvals and finds the one of the
 // conversation, if any.
-func (a *tokenLedger) pendingOf(ctx context.Context, u User, convID string) (int, *pendingEntry, error) {
-	own, err := a.approvalsOf(ctx, u, true)
+func (l *tokenLedger) pendingOf(ctx context.Context, u User, convID string) (int, *pendingEntry, error) {
+	own, err := l.approvalsOf(ctx, u, true)
 	if err != nil {
 		return 0, nil, err
 	}

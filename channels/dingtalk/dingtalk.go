@@ -286,20 +286,20 @@ func (g *clickGate) end(track string) []func() {
 
 // answering holds the updates of track's card from now until answered:
 // a callback of the card is being answered.
-func (c *cardPutter) answering(track string) { c.gate.begin(track) }
+func (p *cardPutter) answering(track string) { p.gate.begin(track) }
 
 // answered ends a callback of track: afterAnswer later (the SDK writes the
 // answer when the handler returns), the updates held meanwhile run, in
 // order.
-func (c *cardPutter) answered(track string) {
+func (p *cardPutter) answered(track string) {
 	flush := func() {
 		t := time.NewTimer(afterAnswer)
 		<-t.C
-		for _, u := range c.gate.end(track) {
+		for _, u := range p.gate.end(track) {
 			u()
 		}
 	}
-	if !c.bg.Go(flush) {
+	if !p.bg.Go(flush) {
 		go flush() // closing: the held updates are still due
 	}
 }
@@ -307,19 +307,19 @@ func (c *cardPutter) answered(track string) {
 // putCard sends the card update body of track (PUT /v1.0/card/instances)
 // now, or, while a callback of the card is being answered, after its
 // answer: then it returns nil at once and a failure is logged.
-func (c *cardPutter) putCard(ctx context.Context, track string, body map[string]any) error {
+func (p *cardPutter) putCard(ctx context.Context, track string, body map[string]any) error {
 	put := func(ctx context.Context) error {
 		var out cardAnswer
-		if err := c.api.do(ctx, http.MethodPut, "/v1.0/card/instances", body, &out); err != nil {
+		if err := p.api.do(ctx, http.MethodPut, "/v1.0/card/instances", body, &out); err != nil {
 			return fmt.Errorf("dingtalk: update card: %w", err)
 		}
 		return out.err("update card")
 	}
-	held := c.gate.hold(track, func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.HTTPTimeout)
+	held := p.gate.hold(track, func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.cfg.HTTPTimeout)
 		defer cancel()
 		if err := put(ctx); err != nil {
-			c.log.Error("a card update held until its click was answered failed", "msg_id", track, "err", err)
+			p.log.Error("a card update held until its click was answered failed", "msg_id", track, "err", err)
 		}
 	})
 	if held {
@@ -475,61 +475,61 @@ func (c *Channel) Start(ctx context.Context, h channels.Handler) error {
 
 // start connects at once when this replica takes the lease (an error then
 // is returned), and runs leaseLoop in the background either way.
-func (c *streamConn) start(ctx context.Context) error {
-	got, err := c.lease.Acquire(ctx)
+func (sc *streamConn) start(ctx context.Context) error {
+	got, err := sc.lease.Acquire(ctx)
 	if errors.Is(err, ErrLeaseTTL) {
 		return err // a configuration error: retrying cannot help
 	}
 	if err != nil {
-		c.log.Warn("stream lease unavailable; will retry", "err", err)
+		sc.log.Warn("stream lease unavailable; will retry", "err", err)
 	}
 	if got {
-		if err := c.connect(ctx); err != nil {
-			_ = c.lease.Release(context.WithoutCancel(ctx))
+		if err := sc.connect(ctx); err != nil {
+			_ = sc.lease.Release(context.WithoutCancel(ctx))
 			return err
 		}
 	}
 	lctx, cancel := context.WithCancel(context.Background())
-	c.mu.Lock()
-	c.stop, c.done = cancel, make(chan struct{})
-	c.mu.Unlock()
-	go c.leaseLoop(lctx)
+	sc.mu.Lock()
+	sc.stop, sc.done = cancel, make(chan struct{})
+	sc.mu.Unlock()
+	go sc.leaseLoop(lctx)
 	return nil
 }
 
 // connect opens a new stream connection (the SDK reconnects it by itself
 // once it has existed).
-func (c *streamConn) connect(ctx context.Context) error {
+func (sc *streamConn) connect(ctx context.Context) error {
 	cli := client.NewStreamClient(
-		client.WithAppCredential(client.NewAppCredentialConfig(c.cfg.ClientID, c.cfg.ClientSecret)),
-		client.WithOpenApiHost(c.cfg.APIBaseURL),
+		client.WithAppCredential(client.NewAppCredentialConfig(sc.cfg.ClientID, sc.cfg.ClientSecret)),
+		client.WithOpenApiHost(sc.cfg.APIBaseURL),
 	)
-	cli.RegisterChatBotCallbackRouter(c.in.onBotMessage)
-	cli.RegisterCardCallbackRouter(c.in.onCardCallback)
+	cli.RegisterChatBotCallbackRouter(sc.in.onBotMessage)
+	cli.RegisterCardCallbackRouter(sc.in.onCardCallback)
 	if err := cli.Start(ctx); err != nil {
 		cli.Close()
-		c.setErr(err)
+		sc.setErr(err)
 		return fmt.Errorf("dingtalk: stream connect: %w", err)
 	}
-	c.mu.Lock()
-	c.stream, c.owner, c.lastErr = &stream{cli: cli, delay: c.checkEvery()}, true, nil
-	c.mu.Unlock()
-	c.log.Info("stream connected")
+	sc.mu.Lock()
+	sc.stream, sc.owner, sc.lastErr = &stream{cli: cli, delay: sc.checkEvery()}, true, nil
+	sc.mu.Unlock()
+	sc.log.Info("stream connected")
 	return nil
 }
 
-func (c *streamConn) disconnect() {
-	c.mu.Lock()
-	s := c.stream
-	c.stream, c.owner = nil, false
-	c.mu.Unlock()
+func (sc *streamConn) disconnect() {
+	sc.mu.Lock()
+	s := sc.stream
+	sc.stream, sc.owner = nil, false
+	sc.mu.Unlock()
 	if s != nil {
 		s.close()
 	}
 }
 
 // checkEvery is how often the lease loop runs (and so checks the stream).
-func (c *streamConn) checkEvery() time.Duration { return c.cfg.LeaseTTL / 3 }
+func (sc *streamConn) checkEvery() time.Duration { return sc.cfg.LeaseTTL / 3 }
 
 // maxCheckDelay bounds the back-off between reconnect attempts of checks.
 const maxCheckDelay = time.Minute
@@ -609,73 +609,73 @@ func (s *stream) check(ctx context.Context, now time.Time, every time.Duration, 
 
 // checkStream checks the owned stream in the background (a reconnect
 // attempt may take seconds; the lease loop must not wait for it).
-func (c *streamConn) checkStream() {
-	c.mu.Lock()
-	s := c.stream
-	c.mu.Unlock()
+func (sc *streamConn) checkStream() {
+	sc.mu.Lock()
+	s := sc.stream
+	sc.mu.Unlock()
 	if s == nil {
 		return
 	}
-	c.bg.Go(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.HTTPTimeout)
+	sc.bg.Go(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), sc.cfg.HTTPTimeout)
 		defer cancel()
-		s.check(ctx, c.now(), c.checkEvery(), c.log)
+		s.check(ctx, sc.now(), sc.checkEvery(), sc.log)
 	})
 }
 
-func (c *streamConn) setErr(err error) {
-	c.mu.Lock()
-	c.lastErr = err
-	c.mu.Unlock()
+func (sc *streamConn) setErr(err error) {
+	sc.mu.Lock()
+	sc.lastErr = err
+	sc.mu.Unlock()
 }
 
 // leaseLoop renews the lease while connected and tries to take it while
 // standing by, every third of its TTL.
-func (c *streamConn) leaseLoop(ctx context.Context) {
-	defer close(c.done)
-	every := c.checkEvery()
+func (sc *streamConn) leaseLoop(ctx context.Context) {
+	defer close(sc.done)
+	every := sc.checkEvery()
 	t := time.NewTicker(every)
 	defer t.Stop()
-	renewed := c.now() // the last successful acquire or renewal
+	renewed := sc.now() // the last successful acquire or renewal
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		c.mu.Lock()
-		owner := c.owner
-		c.mu.Unlock()
+		sc.mu.Lock()
+		owner := sc.owner
+		sc.mu.Unlock()
 		cctx, cancel := context.WithTimeout(ctx, every)
 		if owner {
-			ok, err := c.lease.Renew(cctx)
+			ok, err := sc.lease.Renew(cctx)
 			switch {
 			case err == nil && ok:
-				renewed = c.now()
-				c.checkStream()
+				renewed = sc.now()
+				sc.checkStream()
 			case err == nil:
-				c.log.Warn("stream lease lost to another replica; disconnecting")
-				c.disconnect()
-			case c.now().Sub(renewed) > c.cfg.LeaseTTL/2:
+				sc.log.Warn("stream lease lost to another replica; disconnecting")
+				sc.disconnect()
+			case sc.now().Sub(renewed) > sc.cfg.LeaseTTL/2:
 				// Redis has been unreachable for half a TTL: give the
 				// stream up before the lease ends and another replica
 				// takes it.
-				c.log.Warn("stream lease not renewed for half its TTL; disconnecting", "err", err)
-				c.setErr(err)
-				c.disconnect()
+				sc.log.Warn("stream lease not renewed for half its TTL; disconnecting", "err", err)
+				sc.setErr(err)
+				sc.disconnect()
 			default:
-				c.log.Warn("stream lease renewal failed; retrying", "err", err)
+				sc.log.Warn("stream lease renewal failed; retrying", "err", err)
 			}
 		} else {
-			ok, err := c.lease.Acquire(cctx)
+			ok, err := sc.lease.Acquire(cctx)
 			switch {
 			case err != nil:
-				c.setErr(err)
+				sc.setErr(err)
 			case ok:
-				renewed = c.now()
-				if err := c.connect(cctx); err != nil {
-					c.log.Error("stream connect failed; releasing the lease", "err", err)
-					_ = c.lease.Release(context.WithoutCancel(ctx))
+				renewed = sc.now()
+				if err := sc.connect(cctx); err != nil {
+					sc.log.Error("stream connect failed; releasing the lease", "err", err)
+					_ = sc.lease.Release(context.WithoutCancel(ctx))
 				}
 			}
 		}
@@ -703,10 +703,10 @@ func (c *Channel) Close(ctx context.Context) error {
 
 // close stops leaseLoop (waiting for it, bounded by ctx), disconnects and
 // releases the lease when this replica held it.
-func (c *streamConn) close(ctx context.Context) error {
-	c.mu.Lock()
-	stop, done := c.stop, c.done
-	c.mu.Unlock()
+func (sc *streamConn) close(ctx context.Context) error {
+	sc.mu.Lock()
+	stop, done := sc.stop, sc.done
+	sc.mu.Unlock()
 	if stop != nil {
 		stop()
 		select { // the loop may be in a connect attempt (bounded by TTL/3)
@@ -715,12 +715,12 @@ func (c *streamConn) close(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
-	c.mu.Lock()
-	wasOwner := c.owner
-	c.mu.Unlock()
-	c.disconnect()
+	sc.mu.Lock()
+	wasOwner := sc.owner
+	sc.mu.Unlock()
+	sc.disconnect()
 	if wasOwner {
-		_ = c.lease.Release(ctx)
+		_ = sc.lease.Release(ctx)
 	}
 	return nil
 }
@@ -745,17 +745,17 @@ func (c *Channel) Ready() error {
 
 // ready is nil when this replica owns a connection that is up, or stands
 // by without a failing lease or connect.
-func (c *streamConn) ready() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (sc *streamConn) ready() error {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
 	switch {
-	case c.owner && c.stream != nil:
-		if err := c.stream.down(); err != nil {
+	case sc.owner && sc.stream != nil:
+		if err := sc.stream.down(); err != nil {
 			return fmt.Errorf("dingtalk: stream owner, but the connection is down (reconnecting): %w", err)
 		}
 		return nil
-	case c.lastErr != nil:
-		return fmt.Errorf("dingtalk: standing by, lease or connect failing: %w", c.lastErr)
+	case sc.lastErr != nil:
+		return fmt.Errorf("dingtalk: standing by, lease or connect failing: %w", sc.lastErr)
 	}
 	return nil
 }
@@ -842,23 +842,23 @@ const maxChats = 10000
 // remember keeps what replying in chat id needs (a message without a
 // sessionWebhook keeps the one known), forgetting the conversations whose
 // sessionWebhook expired once there are more than maxChats.
-func (c *chatBook) remember(id string, info chatInfo) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if old, seen := c.chats[id]; seen && info.webhook == "" {
+func (b *chatBook) remember(id string, info chatInfo) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if old, seen := b.chats[id]; seen && info.webhook == "" {
 		info.webhook, info.webhookTo = old.webhook, old.webhookTo
 	}
-	c.chats[id] = info
-	if len(c.chats) > maxChats {
-		c.pruneLocked()
+	b.chats[id] = info
+	if len(b.chats) > maxChats {
+		b.pruneLocked()
 	}
 }
 
-func (c *chatBook) pruneLocked() {
-	now := c.now()
-	for id, info := range c.chats {
+func (b *chatBook) pruneLocked() {
+	now := b.now()
+	for id, info := range b.chats {
 		if now.After(info.webhookTo) {
-			delete(c.chats, id)
+			delete(b.chats, id)
 		}
 	}
 }
@@ -900,9 +900,9 @@ func (c *intake) message(d *chatbot.BotCallbackDataModel) (channels.Message, cha
 
 // webhookAllowed reports whether u has the configured webhook scheme and
 // host.
-func (c *chatBook) webhookAllowed(u string) bool {
+func (b *chatBook) webhookAllowed(u string) bool {
 	p, err := url.Parse(u)
-	return err == nil && p.Scheme == c.hook.Scheme && strings.EqualFold(p.Host, c.hook.Host) && p.User == nil
+	return err == nil && p.Scheme == b.hook.Scheme && strings.EqualFold(p.Host, b.hook.Host) && p.User == nil
 }
 
 // clickParams are the 回传请求 params of a card button.

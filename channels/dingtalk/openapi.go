@@ -318,15 +318,15 @@ const (
 // chat returns what the channel knows of a conversation. A conversation
 // not seen by this process (a restart, another replica) is of kind, and a
 // group when kind is unknown.
-func (c *chatBook) chat(id string, kind chatKind) (chatInfo, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	info, ok := c.chats[id]
+func (b *chatBook) chat(id string, kind chatKind) (chatInfo, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	info, ok := b.chats[id]
 	if !ok {
 		info.group = kind != kindDirect
 	}
 	if info.robotCode == "" {
-		info.robotCode = c.cfg.RobotCode
+		info.robotCode = b.cfg.RobotCode
 	}
 	return info, ok
 }

@@ -228,28 +228,28 @@ func (c *Channel) Start(ctx context.Context, h channels.Handler) error {
 // or a terminal error after it had connected) a new one replaces it, after
 // a growing pause. A terminal error before the first connect is reported
 // on firstErr and ends the supervisor.
-func (c *longConn) supervise(ctx context.Context, done chan struct{}, ready func(), firstErr chan<- error) {
+func (lc *longConn) supervise(ctx context.Context, done chan struct{}, ready func(), firstErr chan<- error) {
 	defer close(done)
 	backoff := time.Second
 	for {
-		cli := c.newWSClient(ready)
+		cli := lc.newWSClient(ready)
 		err := cli.Start(ctx)
-		c.connected.Store(false)
+		lc.connected.Store(false)
 		if ctx.Err() != nil {
 			return
 		}
 		if err == nil {
 			err = errors.New("stopped")
 		}
-		c.setLastError(err)
-		if c.connects.Load() == 0 {
+		lc.setLastError(err)
+		if lc.connects.Load() == 0 {
 			var ce *larkws.ClientError
 			if errors.As(err, &ce) {
 				firstErr <- err
 				return
 			}
 		}
-		c.log.Warn("feishu long connection stopped; starting a new one", "err", err, "in", backoff)
+		lc.log.Warn("feishu long connection stopped; starting a new one", "err", err, "in", backoff)
 		select {
 		case <-ctx.Done():
 			return
@@ -259,42 +259,42 @@ func (c *longConn) supervise(ctx context.Context, done chan struct{}, ready func
 	}
 }
 
-func (c *longConn) newWSClient(ready func()) *larkws.Client {
+func (lc *longConn) newWSClient(ready func()) *larkws.Client {
 	up := func(what string) func() {
 		return func() {
-			c.connected.Store(true)
-			c.connects.Add(1)
-			c.log.Info("feishu long connection " + what)
+			lc.connected.Store(true)
+			lc.connects.Add(1)
+			lc.log.Info("feishu long connection " + what)
 			ready()
 		}
 	}
-	return larkws.NewClient(c.cfg.AppID, c.cfg.AppSecret,
+	return larkws.NewClient(lc.cfg.AppID, lc.cfg.AppSecret,
 		larkws.WithEventHandler(sdkDispatcher),
-		larkws.WithDomain(c.cfg.BaseURL),
-		larkws.WithHttpClient(c.http),
-		larkws.WithLogger(sdkLogger{c.log}),
+		larkws.WithDomain(lc.cfg.BaseURL),
+		larkws.WithHttpClient(lc.http),
+		larkws.WithLogger(sdkLogger{lc.log}),
 		larkws.WithLogLevel(larkcore.LogLevelInfo),
 		larkws.WithOnReady(up("connected")),
 		larkws.WithOnReconnected(up("reconnected")),
 		larkws.WithOnDisconnected(func() {
-			c.connected.Store(false)
-			c.log.Warn("feishu long connection lost")
+			lc.connected.Store(false)
+			lc.log.Warn("feishu long connection lost")
 		}),
-		larkws.WithOnReconnecting(func() { c.log.Info("feishu long connection reconnecting") }),
+		larkws.WithOnReconnecting(func() { lc.log.Info("feishu long connection reconnecting") }),
 		larkws.WithOnError(func(err error) {
-			c.setLastError(err)
-			c.log.Warn("feishu long connection error", "err", err)
+			lc.setLastError(err)
+			lc.log.Warn("feishu long connection error", "err", err)
 		}),
 	)
 }
 
-func (c *longConn) setLastError(err error) {
+func (lc *longConn) setLastError(err error) {
 	s := err.Error()
-	c.lastErr.Store(&s)
+	lc.lastErr.Store(&s)
 }
 
-func (c *longConn) lastError() string {
-	if p := c.lastErr.Load(); p != nil {
+func (lc *longConn) lastError() string {
+	if p := lc.lastErr.Load(); p != nil {
 		return *p
 	}
 	return "no error reported"
@@ -382,7 +382,7 @@ func (c *intake) setBotOpenID(id string) {
 }
 
 // fetchBotOpenID reads GET /open-apis/bot/v3/info.
-func (c *openAPI) fetchBotOpenID(ctx context.Context) (string, error) {
+func (o *openAPI) fetchBotOpenID(ctx context.Context) (string, error) {
 	var out struct {
 		Code int    `json:"code"`
 		Msg  string `json:"msg"`
@@ -390,8 +390,8 @@ func (c *openAPI) fetchBotOpenID(ctx context.Context) (string, error) {
 			OpenID string `json:"open_id"`
 		} `json:"bot"`
 	}
-	err := c.do(ctx, "bot info", func(ctx context.Context, opts ...larkcore.RequestOptionFunc) (*larkcore.ApiResp, int, string, error) {
-		resp, err := c.client.Get(ctx, "/open-apis/bot/v3/info", opts...)
+	err := o.do(ctx, "bot info", func(ctx context.Context, opts ...larkcore.RequestOptionFunc) (*larkcore.ApiResp, int, string, error) {
+		resp, err := o.client.Get(ctx, "/open-apis/bot/v3/info", opts...)
 		if err != nil {
 			return nil, 0, "", err
 		}

@@ -78,17 +78,17 @@ func (c *Channel) SendTo(ctx context.Context, to channels.Target, users []approv
 // postTo creates a message for the person user (an open_id) in their 1:1
 // chat with the bot, and returns its id and that chat's id (the open_id
 // when Feishu does not say).
-func (c *openAPI) postTo(ctx context.Context, user approval.UserID, msgType, content, uuid string) (id, chat string, err error) {
+func (o *openAPI) postTo(ctx context.Context, user approval.UserID, msgType, content, uuid string) (id, chat string, err error) {
 	if user == "" {
 		return "", "", errors.New("feishu send privately: no person")
 	}
-	if err := c.chatLimit.take(ctx, "user:"+string(user)); err != nil {
+	if err := o.chatLimit.take(ctx, "user:"+string(user)); err != nil {
 		return "", "", fmt.Errorf("feishu send privately: %w", err)
 	}
 	req := larkim.NewCreateMessageReqBuilder().ReceiveIdType(larkim.CreateMessageV1ReceiveIDTypeOpenId).
 		Body(larkim.NewCreateMessageReqBodyBuilder().ReceiveId(string(user)).MsgType(msgType).Content(content).Uuid(uuid).Build()).Build()
-	err = c.do(ctx, "create", func(ctx context.Context, opts ...larkcore.RequestOptionFunc) (*larkcore.ApiResp, int, string, error) {
-		resp, err := c.client.im.Message.Create(ctx, req, opts...)
+	err = o.do(ctx, "create", func(ctx context.Context, opts ...larkcore.RequestOptionFunc) (*larkcore.ApiResp, int, string, error) {
+		resp, err := o.client.im.Message.Create(ctx, req, opts...)
 		if err != nil {
 			return nil, 0, "", err
 		}

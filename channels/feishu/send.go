@@ -63,53 +63,53 @@ func (e *APIError) Throttled() bool {
 // the Feishu code and message read from the body, and a transport error.
 // Every answer is counted (Config.Metrics); a call given up on is logged
 // at WARN and counted as a delivery failure, never dropped silently.
-func (c *openAPI) do(ctx context.Context, op string, call func(ctx context.Context, opts ...larkcore.RequestOptionFunc) (*larkcore.ApiResp, int, string, error)) error {
+func (o *openAPI) do(ctx context.Context, op string, call func(ctx context.Context, opts ...larkcore.RequestOptionFunc) (*larkcore.ApiResp, int, string, error)) error {
 	for attempt := 0; ; attempt++ {
-		resp, code, msg, err := call(ctx, c.tokenOptions()...)
+		resp, code, msg, err := call(ctx, o.tokenOptions()...)
 		reset := "" // x-ogw-ratelimit-reset of a throttled answer
 		switch {
 		case err != nil:
-			c.metrics.Request(Name, op, "transport")
+			o.metrics.Request(Name, op, "transport")
 			err = fmt.Errorf("feishu %s: %w", op, err)
 		case resp != nil && (resp.StatusCode < 200 || resp.StatusCode > 299 || code != 0):
-			c.metrics.Request(Name, op, answerCode(resp.StatusCode, code))
+			o.metrics.Request(Name, op, answerCode(resp.StatusCode, code))
 			ae := &APIError{Op: op, Status: resp.StatusCode, Code: code, Msg: msg, LogID: resp.LogId()}
 			err = ae
 			switch {
-			case staleToken(code) && attempt < c.cfg.MaxRetries:
+			case staleToken(code) && attempt < o.cfg.MaxRetries:
 				// The SDK's process-global cache can keep a token Feishu
 				// no longer accepts (and its own retry re-reads it): get a
 				// fresh one and pass it explicitly from now on.
-				if terr := c.refreshToken(ctx); terr != nil {
-					return c.gaveUp(op, errors.Join(err, terr))
+				if terr := o.refreshToken(ctx); terr != nil {
+					return o.gaveUp(op, errors.Join(err, terr))
 				}
-				c.log.Warn("feishu refused the cached tenant token; using a fresh one", "op", op, "code", code)
+				o.log.Warn("feishu refused the cached tenant token; using a fresh one", "op", op, "code", code)
 				continue
 			case ae.Throttled():
-				c.metrics.Throttled(Name, op)
+				o.metrics.Throttled(Name, op)
 				reset = resp.Header.Get("x-ogw-ratelimit-reset")
 			case resp.StatusCode >= 500:
 			default:
 				// A permanent refusal: permissions, bad ids, a card Feishu
 				// rejects.
-				return c.gaveUp(op, err)
+				return o.gaveUp(op, err)
 			}
 		case code != 0:
-			c.metrics.Request(Name, op, strconv.Itoa(code))
-			return c.gaveUp(op, &APIError{Op: op, Code: code, Msg: msg})
+			o.metrics.Request(Name, op, strconv.Itoa(code))
+			return o.gaveUp(op, &APIError{Op: op, Code: code, Msg: msg})
 		default:
-			c.metrics.Request(Name, op, "0")
+			o.metrics.Request(Name, op, "0")
 			return nil
 		}
-		if attempt >= c.cfg.MaxRetries {
-			return c.gaveUp(op, err)
+		if attempt >= o.cfg.MaxRetries {
+			return o.gaveUp(op, err)
 		}
-		wait := retryWait(reset, attempt, c.cfg.MaxRetryWait)
-		c.log.Warn("feishu API call failed; retrying", "op", op, "err", err, "in", wait, "attempt", attempt+1)
-		c.metrics.Retried(Name, op)
+		wait := retryWait(reset, attempt, o.cfg.MaxRetryWait)
+		o.log.Warn("feishu API call failed; retrying", "op", op, "err", err, "in", wait, "attempt", attempt+1)
+		o.metrics.Retried(Name, op)
 		select {
 		case <-ctx.Done():
-			return c.gaveUp(op, errors.Join(err, ctx.Err()))
+			return o.gaveUp(op, errors.Join(err, ctx.Err()))
 		case <-time.After(wait):
 		}
 	}
@@ -118,12 +118,12 @@ func (c *openAPI) do(ctx context.Context, op string, call func(ctx context.Conte
 // gaveUp logs and counts a call given up on, and returns err. A CardKit
 // streaming card's end (200850, 200860) is not one: the answer goes on in
 // a new card (stream.go).
-func (c *openAPI) gaveUp(op string, err error) error {
+func (o *openAPI) gaveUp(op string, err error) error {
 	if ae := (*APIError)(nil); errors.As(err, &ae) && (ae.Code == codeStreamingClosed || ae.Code == codeStreamCardFull) {
 		return err
 	}
-	c.log.Warn("feishu refused a call for good; what it carried was not delivered", "op", op, "err", err)
-	c.metrics.DeliveryFailed(Name, op)
+	o.log.Warn("feishu refused a call for good; what it carried was not delivered", "op", op, "err", err)
+	o.metrics.DeliveryFailed(Name, op)
 	return err
 }
 
@@ -171,25 +171,25 @@ func retryWait(reset string, attempt int, max time.Duration) time.Duration {
 func staleToken(code int) bool { return code == 99991663 || code == 99991664 || code == 99991671 }
 
 // tokenOptions passes the fresh tenant token, while there is one.
-func (c *openAPI) tokenOptions() []larkcore.RequestOptionFunc {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.token == "" || time.Now().After(c.tokenUntil) {
+func (o *openAPI) tokenOptions() []larkcore.RequestOptionFunc {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.token == "" || time.Now().After(o.tokenUntil) {
 		return nil
 	}
-	return []larkcore.RequestOptionFunc{larkcore.WithTenantAccessToken(c.token)}
+	return []larkcore.RequestOptionFunc{larkcore.WithTenantAccessToken(o.token)}
 }
 
 // refreshToken asks Feishu for a new tenant token, bypassing the SDK's
 // cache.
-func (c *openAPI) refreshToken(ctx context.Context) error {
-	body, _ := json.Marshal(map[string]string{"app_id": c.cfg.AppID, "app_secret": c.cfg.AppSecret})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.BaseURL+"/open-apis/auth/v3/tenant_access_token/internal", bytes.NewReader(body))
+func (o *openAPI) refreshToken(ctx context.Context) error {
+	body, _ := json.Marshal(map[string]string{"app_id": o.cfg.AppID, "app_secret": o.cfg.AppSecret})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, o.cfg.BaseURL+"/open-apis/auth/v3/tenant_access_token/internal", bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json; charset=utf-8")
-	resp, err := c.http.Do(req)
+	resp, err := o.http.Do(req)
 	if err != nil {
 		return fmt.Errorf("feishu tenant token: %w", err)
 	}
@@ -210,9 +210,9 @@ func (c *openAPI) refreshToken(ctx context.Context) error {
 	if ttl <= 0 {
 		ttl = time.Minute
 	}
-	c.mu.Lock()
-	c.token, c.tokenUntil = out.Token, time.Now().Add(ttl)
-	c.mu.Unlock()
+	o.mu.Lock()
+	o.token, o.tokenUntil = out.Token, time.Now().Add(ttl)
+	o.mu.Unlock()
 	return nil
 }
 
@@ -261,16 +261,16 @@ func (c *Channel) Send(ctx context.Context, to channels.Target, out channels.Out
 
 // post replies to to.ReplyTo or creates a message in to.ChatID and
 // returns the new message's id.
-func (c *openAPI) post(ctx context.Context, to channels.Target, msgType, content, uuid string) (string, error) {
+func (o *openAPI) post(ctx context.Context, to channels.Target, msgType, content, uuid string) (string, error) {
 	var id string
-	if err := c.chatLimit.take(ctx, to.ChatID); err != nil {
+	if err := o.chatLimit.take(ctx, to.ChatID); err != nil {
 		return "", fmt.Errorf("feishu send: %w", err)
 	}
 	if to.ReplyTo != "" {
 		req := larkim.NewReplyMessageReqBuilder().MessageId(to.ReplyTo).Body(larkim.NewReplyMessageReqBodyBuilder().
 			MsgType(msgType).Content(content).ReplyInThread(to.ThreadID != "").Uuid(uuid).Build()).Build()
-		err := c.do(ctx, "reply", func(ctx context.Context, opts ...larkcore.RequestOptionFunc) (*larkcore.ApiResp, int, string, error) {
-			resp, err := c.client.im.Message.Reply(ctx, req, opts...)
+		err := o.do(ctx, "reply", func(ctx context.Context, opts ...larkcore.RequestOptionFunc) (*larkcore.ApiResp, int, string, error) {
+			resp, err := o.client.im.Message.Reply(ctx, req, opts...)
 			if err != nil {
 				return nil, 0, "", err
 			}
@@ -286,8 +286,8 @@ func (c *openAPI) post(ctx context.Context, to channels.Target, msgType, content
 	}
 	req := larkim.NewCreateMessageReqBuilder().ReceiveIdType(larkim.CreateMessageV1ReceiveIDTypeChatId).
 		Body(larkim.NewCreateMessageReqBodyBuilder().ReceiveId(to.ChatID).MsgType(msgType).Content(content).Uuid(uuid).Build()).Build()
-	err := c.do(ctx, "create", func(ctx context.Context, opts ...larkcore.RequestOptionFunc) (*larkcore.ApiResp, int, string, error) {
-		resp, err := c.client.im.Message.Create(ctx, req, opts...)
+	err := o.do(ctx, "create", func(ctx context.Context, opts ...larkcore.RequestOptionFunc) (*larkcore.ApiResp, int, string, error) {
+		resp, err := o.client.im.Message.Create(ctx, req, opts...)
 		if err != nil {
 			return nil, 0, "", err
 		}
@@ -401,19 +401,19 @@ var repatchDelay = 1500 * time.Millisecond
 // one returns without sending (the newer one says more). Feishu refuses
 // a sixth PATCH of a message in a second with 230020 (doc
 // server-docs/im-v1/message-card/patch).
-func (c *openAPI) patch(ctx context.Context, messageID, content string) error {
-	gen := c.redraws.queue(messageID)
-	if err := c.msgLimit.take(ctx, messageID); err != nil {
-		c.redraws.done(messageID, gen)
+func (o *openAPI) patch(ctx context.Context, messageID, content string) error {
+	gen := o.redraws.queue(messageID)
+	if err := o.msgLimit.take(ctx, messageID); err != nil {
+		o.redraws.done(messageID, gen)
 		return fmt.Errorf("feishu patch: %w", err)
 	}
-	if !c.redraws.current(messageID, gen) {
+	if !o.redraws.current(messageID, gen) {
 		return nil // a newer redraw of this message goes instead
 	}
-	defer c.redraws.done(messageID, gen)
+	defer o.redraws.done(messageID, gen)
 	req := larkim.NewPatchMessageReqBuilder().MessageId(messageID).Body(larkim.NewPatchMessageReqBodyBuilder().Content(content).Build()).Build()
-	return c.do(ctx, "patch", func(ctx context.Context, opts ...larkcore.RequestOptionFunc) (*larkcore.ApiResp, int, string, error) {
-		resp, err := c.client.im.Message.Patch(ctx, req, opts...)
+	return o.do(ctx, "patch", func(ctx context.Context, opts ...larkcore.RequestOptionFunc) (*larkcore.ApiResp, int, string, error) {
+		resp, err := o.client.im.Message.Patch(ctx, req, opts...)
 		if err != nil {
 			return nil, 0, "", err
 		}
@@ -471,61 +471,61 @@ const (
 
 // remember stores the view of a card (by message id) and reports whether
 // a processing answer was given for it in the last few seconds.
-func (c *cardMemory) remember(messageID string, v cards.View) (recentProcessing bool) {
+func (m *cardMemory) remember(messageID string, v cards.View) (recentProcessing bool) {
 	now := time.Now()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if sc, ok := c.cards[messageID]; ok {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if sc, ok := m.cards[messageID]; ok {
 		recentProcessing = !sc.processingAt.IsZero() && now.Sub(sc.processingAt) < 5*time.Second
 		sc.view, sc.at = v, now
 		return recentProcessing
 	}
-	c.addCardLocked(messageID, v, now)
+	m.addCardLocked(messageID, v, now)
 	return false
 }
 
 // rememberLoaded stores the view of a card this process did not send (read
 // from the store on a click) unless one is known already, and returns
 // the view remembered: an update that got here first wins.
-func (c *cardMemory) rememberLoaded(messageID string, v cards.View) cards.View {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if sc, ok := c.cards[messageID]; ok {
+func (m *cardMemory) rememberLoaded(messageID string, v cards.View) cards.View {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if sc, ok := m.cards[messageID]; ok {
 		if sc.view.ApprovalID == v.ApprovalID {
 			return sc.view
 		}
 		return v
 	}
-	c.addCardLocked(messageID, v, time.Now())
+	m.addCardLocked(messageID, v, time.Now())
 	return v
 }
 
-func (c *cardMemory) addCardLocked(messageID string, v cards.View, now time.Time) {
-	if len(c.cards) >= maxCards {
-		for id, sc := range c.cards {
-			if now.Sub(sc.at) > cardTTL || len(c.cards) >= maxCards {
-				delete(c.cards, id)
+func (m *cardMemory) addCardLocked(messageID string, v cards.View, now time.Time) {
+	if len(m.cards) >= maxCards {
+		for id, sc := range m.cards {
+			if now.Sub(sc.at) > cardTTL || len(m.cards) >= maxCards {
+				delete(m.cards, id)
 			}
 		}
 	}
-	c.cards[messageID] = &shownCard{view: v, at: now}
+	m.cards[messageID] = &shownCard{view: v, at: now}
 }
 
 // shown returns the view remembered for a card.
-func (c *cardMemory) shown(messageID string) (cards.View, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	sc, ok := c.cards[messageID]
+func (m *cardMemory) shown(messageID string) (cards.View, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	sc, ok := m.cards[messageID]
 	if !ok {
 		return cards.View{}, false
 	}
 	return sc.view, true
 }
 
-func (c *cardMemory) markProcessing(messageID string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if sc, ok := c.cards[messageID]; ok {
+func (m *cardMemory) markProcessing(messageID string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if sc, ok := m.cards[messageID]; ok {
 		sc.processingAt = time.Now()
 	}
 }
