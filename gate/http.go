@@ -19,6 +19,7 @@ import (
 
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/audit"
+	"github.com/hitlbot/hitlbot/approval/errkind"
 )
 
 // maxLongPoll bounds GET /api/approvals/{id}?wait=.
@@ -275,9 +276,13 @@ func (g *Gate) startCallback(ag *Agent, id approval.ID, u string) {
 // got the request, or a retry of it, with u waits; once the approval ends,
 // the first of them to claim the delivery in the store (Seen) sends it and
 // the others send nothing, so u gets the outcome from one sender. That
-// sender retries until a 2xx, so a receiver whose 2xx was lost sees the
-// same body again (de-duplicate on its id); a sender that stops after its
-// claim (a restart) hands the delivery to nobody: GET the approval then.
+// sender tries until a 2xx, at most len(callbackTries) times (the last
+// about 80 s after the first; then it gives up, audited as failed), so a
+// receiver whose 2xx was lost sees the same body again (de-duplicate on
+// its id); a sender that stops after its claim (a restart) hands the
+// delivery to nobody: GET the approval then. While the store cannot be
+// read, the sender waits for it (each second) rather than drop the
+// delivery.
 func (g *Gate) callback(ag *Agent, id approval.ID, u string) {
 	ctx := context.Background()
 	var ans Answer
@@ -287,7 +292,12 @@ func (g *Gate) callback(ag *Agent, id approval.ID, u string) {
 			ans = a
 			break
 		}
-		if err != nil && !errors.Is(err, ErrBusy) {
+		if err != nil && approval.KindOf(err) == errkind.Unavailable {
+			// The store is down for now: the decision is still to come
+			// (or is there, unread). Dropping the delivery here would
+			// lose it for good; wait for the store as for a free slot.
+			g.log.Warn("callback: the approval could not be read; retrying", "agent", ag.cfg.Name, "approval_id", id, "err", err)
+		} else if err != nil && !errors.Is(err, ErrBusy) {
 			g.log.Error("callback: the approval could not be read; not delivered", "agent", ag.cfg.Name, "approval_id", id, "err", err)
 			return
 		}
