@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/audit"
 	"github.com/hitlbot/hitlbot/approval/errkind"
@@ -19,18 +21,83 @@ import (
 )
 
 // blinkingStore is a store whose Get fails, as a store that cannot be
-// reached does, as many times as fails says, then answers again.
+// reached does, as many times as fails says, then answers again; while
+// down, its Put, Get, Pending and GrantFor all fail.
 type blinkingStore struct {
 	approval.Store
 	fails, failed atomic.Int32
+	down          atomic.Bool
 }
 
+var errDown = approval.E("test", errkind.Unavailable, "", approval.ErrUnavailable)
+
 func (s *blinkingStore) Get(ctx context.Context, id approval.ID) (*approval.Approval, error) {
+	if s.down.Load() {
+		return nil, errDown
+	}
 	if n := s.fails.Load(); n > 0 && s.fails.CompareAndSwap(n, n-1) {
 		s.failed.Add(1)
 		return nil, approval.E("test.Get", errkind.Unavailable, id, approval.ErrUnavailable)
 	}
 	return s.Store.Get(ctx, id)
+}
+
+func (s *blinkingStore) Put(ctx context.Context, a *approval.Approval, o approval.Outcome) (*approval.Approval, error) {
+	if s.down.Load() {
+		return nil, errDown
+	}
+	return s.Store.Put(ctx, a, o)
+}
+
+func (s *blinkingStore) Pending(ctx context.Context, k approval.SessionKey) (*approval.Approval, error) {
+	if s.down.Load() {
+		return nil, errDown
+	}
+	return s.Store.Pending(ctx, k)
+}
+
+func (s *blinkingStore) GrantFor(ctx context.Context, k approval.SessionKey, key string) (*approval.Grant, error) {
+	if s.down.Load() {
+		return nil, errDown
+	}
+	return s.Store.GrantFor(ctx, k, key)
+}
+
+// TestStoreDownNeverAllows: with the store down, an agent's hook and its
+// request_approval are answered, never with an allow, and no card is
+// shown (docs/failure-modes.md, "Each surface when the store is down").
+func TestStoreDownNeverAllows(t *testing.T) {
+	store := &blinkingStore{Store: memstore.New(memstore.Options{})}
+	store.down.Store(true)
+	r := newRigOn(t, store)
+	base := hookServer(t, r)
+	input := `{"command":"rm -rf build","description":"clean"}`
+	for _, path := range []string{gate.HookPath, gate.CodexHookPath} {
+		status, body := answer(t, postHookTo(t, base, path, ciToken, hookBody("sess-down", "Bash", input)))
+		if status != "503 Service Unavailable" || !strings.Contains(body, `"error":"unavailable"`) ||
+			!strings.Contains(body, "nothing was decided") || strings.Contains(body, "allow") {
+			t.Fatalf("%s with the store down: %s %s; want 503 unavailable, no allow", path, status, body)
+		}
+	}
+	srv := httptest.NewServer(r.gate.MCPHandler("test"))
+	t.Cleanup(srv.Close)
+	cs, err := connect(t, srv.URL, ciToken, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "request_approval",
+		Arguments: map[string]any{"tool_name": "Bash", "input": map[string]any{"command": "git push origin main"}, "tool_use_id": "toolu_down"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := text(t, res); !strings.Contains(got, `"behavior":"deny"`) || !strings.Contains(got, "nothing was decided") {
+		t.Fatalf("request_approval with the store down: %s; want a deny saying nothing was decided", got)
+	}
+	select {
+	case a := <-r.shown:
+		t.Fatalf("a card was shown with the store down: %s", a.ID)
+	default:
+	}
 }
 
 // TestCallbackOutlivesAStoreBlip: the store cannot be read for a moment
