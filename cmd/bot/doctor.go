@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,6 +44,7 @@ const defaultProbeTimeout = 5 * time.Second
 const (
 	fixRedis         = "Redis is down or unreachable from this replica: check `store.redis.url` (or `addrs`, `master_name`) and `HITLBOT_STORE_REDIS_PASSWORD`"
 	fixAppendOnly    = "persistence off: pending approvals are lost on a Redis restart; set appendonly yes"
+	fixAudit         = "the audit trail cannot be written, so no approved tool runs: give `audit.file` (default `<server.data_dir>/audit.jsonl`) a directory the bot's user can write, on a disk with free space"
 	fixModel         = "check `HITLBOT_MODEL_OPENAI_API_KEY`, `model.openai.base_url` and `model.openai.request_timeout`"
 	fixModelTools    = "check `model.openai.model` and `model.openai.base_url`: the endpoint must answer chat completions that offer tools"
 	fixFeishu        = "check `channels.feishu.app_id` and `HITLBOT_CHANNELS_FEISHU_APP_SECRET` against the console's 凭证与基础信息, and that this host reaches `channels.feishu.base_url`"
@@ -81,6 +84,7 @@ var doctorProbes = []struct {
 	probe func(ctx context.Context, cfg *config.Config, timeout time.Duration) finding
 }{
 	{"store", probeStore},
+	{"audit", probeAudit},
 	{"model", probeModel},
 	{feishu.Name, probeFeishu},
 	{dingtalk.Name, probeDingTalk},
@@ -201,6 +205,38 @@ func probeStore(ctx context.Context, cfg *config.Config, timeout time.Duration) 
 		return finding{verdict: verdictWarn, detail: what + " answers PING; " + fixAppendOnly}
 	}
 	return ok(what + " answers PING; appendonly yes")
+}
+
+// probeAudit checks that the audit file can be written as `bot serve`
+// writes it: without its record no approved tool runs
+// (docs/failure-modes.md). It writes nothing to the trail: an existing
+// file is opened for appending and closed; for one not made yet, a trial
+// file is made and removed in its nearest existing directory.
+func probeAudit(_ context.Context, cfg *config.Config, _ time.Duration) finding {
+	path := cfg.Audit.File
+	cannot := func(err error) finding { return fail(path+" cannot be written: "+oneLine(err.Error()), fixAudit) }
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err == nil {
+		f.Close()
+		return ok(path + " can be written")
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return cannot(err)
+	}
+	dir := filepath.Dir(path)
+	for {
+		if _, err := os.Stat(dir); err == nil || !errors.Is(err, fs.ErrNotExist) || filepath.Dir(dir) == dir {
+			break
+		}
+		dir = filepath.Dir(dir)
+	}
+	trial, err := os.CreateTemp(dir, ".hitlbot-doctor-*")
+	if err != nil {
+		return cannot(err)
+	}
+	trial.Close()
+	os.Remove(trial.Name())
+	return ok(path + " does not exist yet; it can be written")
 }
 
 // probeModel asks the OpenAI-compatible endpoint for a tiny chat

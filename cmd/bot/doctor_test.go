@@ -79,11 +79,26 @@ var doctorCases = []doctorCase{
 		status: 0,
 		lines: map[string][]string{
 			"store":    {"OK", "memory store"},
+			"audit":    {"OK", "audit.jsonl", "can be written"},
 			"model":    {"OK", "rules model"},
 			"feishu":   {"SKIP", "not enabled"},
 			"dingtalk": {"SKIP", "not enabled"},
 			"webhook":  {"SKIP", "no channel in webhook mode"},
 		},
+	},
+	{
+		// The audit file's directory is a file: the trail cannot be
+		// written, so `bot serve` would run no approved tool.
+		name: "audit file cannot be written",
+		setup: func(t *testing.T) (map[string]string, string) {
+			notDir := filepath.Join(t.TempDir(), "a-file")
+			if err := os.WriteFile(notDir, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return nil, "audit:\n  file: " + filepath.Join(notDir, "audit.jsonl") + "\n"
+		},
+		status: 1,
+		lines:  map[string][]string{"audit": {"FAIL", "a-file", "cannot be written", fixAudit}},
 	},
 	{
 		name: "redis appendonly no",
@@ -413,7 +428,7 @@ func TestDoctor(t *testing.T) {
 			for _, l := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
 				parts = append(parts, strings.Fields(l)[0])
 			}
-			if got := strings.Join(parts, " "); got != "store model feishu dingtalk webhook mcp" {
+			if got := strings.Join(parts, " "); got != "store audit model feishu dingtalk webhook mcp" {
 				t.Fatalf("parts %q, want the fixed order\n%s", got, out)
 			}
 			for part, want := range tt.lines {
@@ -484,7 +499,7 @@ func TestDoctorFixesInREADME(t *testing.T) {
 	if !strings.Contains(table, "run `bot doctor` first") {
 		t.Error("the troubleshooting section does not say to run bot doctor first")
 	}
-	for _, fix := range []string{fixRedis, fixAppendOnly, fixModel, fixModelTools, fixFeishu, fixDingTalk, fixMCP, fixWebhookReach, fixFeishuWebhook, fixDingTalkHTTP,
+	for _, fix := range []string{fixRedis, fixAppendOnly, fixAudit, fixModel, fixModelTools, fixFeishu, fixDingTalk, fixMCP, fixWebhookReach, fixFeishuWebhook, fixDingTalkHTTP,
 		fixFeishuNetwork, fixDingTalkNetwork, fixFeishuThrottle, fixFeishuScope, fixFeishuNotInChat, fixDingTalkThrottle, fixDingTalkQuota, fixDingTalkScope} {
 		if !strings.Contains(table, fix) {
 			t.Errorf("the troubleshooting table lacks %q", fix)
