@@ -46,7 +46,8 @@ type Config struct {
 	User string `json:"user" mapstructure:"user"`
 	// Lang is the language of the chat's own sentences (the greeting
 	// cmd/bot passes, the goodbye, the Ctrl+C notices): "zh" or "en".
-	// Default "en".
+	// Empty: "en"; `bot chat` fills an empty one with approval.lang, else
+	// the locale.
 	Lang string `json:"lang" mapstructure:"lang"`
 	// TurnTimeout is how long the chat waits for a turn before it gives
 	// the prompt back (the turn goes on, and what it says is printed when

@@ -95,7 +95,7 @@ type Config struct {
 	// ClickWait is how long a card click waits for its outcome before the
 	// card is answered "processing" (the later update shows the outcome).
 	// DingTalk shows a spinner meanwhile and drops an answer that comes
-	// after 2 s (doc event-callback-card), so it is at most MaxClickWait.
+	// after 2 s (doc event-callback-card), so it is at most MaxClickWait (1.5s).
 	// Default 1s.
 	ClickWait time.Duration `mapstructure:"click_wait"`
 	// Clock times the click wait (ClickWait): a test gives the channel

@@ -71,8 +71,8 @@ type Config struct {
 	CallbackWait time.Duration `mapstructure:"callback_wait"`
 	// MaxRetries bounds the retries of a throttled (HTTP 429 / code
 	// 99991400, or HTTP 400 / code 230020: the per-chat and per-message
-	// rates) or failed API call, each after a backoff. Default 4;
-	// negative disables retries. A call still refused after them is
+	// rates) or failed API call, each after a backoff. 0 means 4 (the
+	// bot's embedded defaults set 3); negative disables retries. A call still refused after them is
 	// logged (WARN) and counted (hitlbot_platform_delivery_failures_total).
 	MaxRetries int `mapstructure:"max_retries"`
 	// MaxRetryWait bounds one wait between retries, whatever

@@ -93,7 +93,7 @@ type Store struct {
 	// Backend is memory (one process; everything is lost on restart) or
 	// redis (survives restarts; shared by replicas). Default memory.
 	Backend string `mapstructure:"backend"`
-	// Redis says how to reach Redis when Backend is redis.
+	// Redis says how to reach Redis when store.backend is redis.
 	Redis Redis `mapstructure:"redis"`
 	// Retention is how long records of ended approvals (and conversations
 	// in Redis) are kept, so a late click gets "already decided" rather
@@ -455,7 +455,7 @@ type API struct {
 type Metrics struct {
 	// Enabled serves Prometheus metrics. Default true.
 	Enabled bool `mapstructure:"enabled"`
-	// Path is where. Default /metrics.
+	// Path is the URL path the metrics are served at. Default /metrics.
 	Path string `mapstructure:"path"`
 }
 
