@@ -4,6 +4,7 @@
 #   make fuzz [FUZZTIME=30s]                       every fuzz target, one after another
 #   make bench [ARGS='-benchtime=3x']
 #   make measure [RUNS=3]                          bot bench's figures into docs/measured.md
+#   make docs                                      the configuration reference from the config structs' comments
 
 .DEFAULT_GOAL := help
 SHELL := /bin/bash
@@ -17,7 +18,7 @@ FUZZTIME ?= 30s
 BIN      ?= bin/bot
 RUNS     ?= 3
 
-.PHONY: help test e2e compose helm build run fuzz bench measure tidy vet fmt
+.PHONY: help test e2e compose helm build run fuzz bench measure docs tidy vet fmt
 
 help: ## list the targets
 	@echo 'usage: make TARGET [ARGS=...]'
@@ -63,6 +64,9 @@ bench: ## run the benchmarks (-benchmem) with a throwaway redis-server (ARGS go 
 
 measure: ## run the fixed set of bot bench runs (memory and a throwaway redis-server, RUNS rounds) and write docs/measured.md
 	scripts/measure.sh $(RUNS)
+
+docs: ## write docs/configuration.md and docs/configuration.zh-CN.md from the config structs' comments and refdoc/zh.yaml (config's TestReference fails while they are stale)
+	$(GO) run ./cmd/bot/internal/config/refdoc/gen
 
 # -e: plain `go mod tidy` fails, because a test-only dependency of
 # modernc.org/sqlite (a github.com/google/pprof pseudo-version) is refused by the
