@@ -4,7 +4,9 @@
 // package structs it reuses). It walks the types as the loader reads them,
 // reads each field's comment from the Go source, takes the defaults from
 // defaults.yaml and the environment variables from config.Bindings, and the
-// Chinese descriptions from zh.yaml beside this file, keyed by key path.
+// Chinese descriptions from zh.yaml beside this file, keyed by key path;
+// zh.sum records the English comment each was translated from, so that a
+// changed comment fails until its Chinese is updated (gen -zh-reviewed).
 //
 // Regenerate with `make docs` (go run ./cmd/bot/internal/config/refdoc/gen);
 // the config package's TestReference fails while the files are stale.
@@ -13,7 +15,7 @@ package refdoc
 //go:generate go run ./gen
 
 import (
-	_ "embed"
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -38,16 +40,25 @@ const (
 // Command is how to regenerate the files.
 const Command = "make docs (go run ./cmd/bot/internal/config/refdoc/gen)"
 
-//go:embed zh.yaml
-var zhYAML []byte
+const (
+	defaultsFile = "cmd/bot/internal/config/defaults.yaml"
+	// zhFile holds the Chinese description of every key.
+	zhFile = "cmd/bot/internal/config/refdoc/zh.yaml"
+	// SumFile holds, for every key, a fingerprint of the English comment
+	// its Chinese description was written from: a comment that changes
+	// makes Generate fail until the Chinese is updated and Sums recorded.
+	SumFile = "cmd/bot/internal/config/refdoc/zh.sum"
+)
 
-const defaultsFile = "cmd/bot/internal/config/defaults.yaml"
+// Reviewed is how to record that zh.yaml follows the comments again.
+const Reviewed = "go run ./cmd/bot/internal/config/refdoc/gen -zh-reviewed"
 
 // Generate returns the reference in English and in Chinese, by file name
 // (FileEN, FileZH), from the Go source under root, the module's root
 // directory. It fails when a field has no comment, when a comment's
-// "Default X" disagrees with defaults.yaml, or when zh.yaml lacks a key or
-// holds one that no longer exists.
+// "Default X" disagrees with defaults.yaml, when zh.yaml lacks a key or
+// holds one that no longer exists, or when a comment changed since its
+// Chinese was written (SumFile).
 func Generate(root string) (map[string][]byte, error) {
 	keys, err := Keys(root)
 	if err != nil {
@@ -57,9 +68,21 @@ func Generate(root string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	zh, err := readZH(zhYAML, keys)
+	zhText, err := os.ReadFile(filepath.Join(root, zhFile))
 	if err != nil {
 		return nil, err
+	}
+	zh, err := readZH(zhText, keys)
+	if err != nil {
+		return nil, err
+	}
+	sums, err := os.ReadFile(filepath.Join(root, SumFile))
+	if err != nil {
+		return nil, err
+	}
+	if changed := changedSince(sums, keys); len(changed) > 0 {
+		return nil, fmt.Errorf("refdoc: the English comments of these keys changed since their Chinese in %s was written: %s; update them there, then run %s",
+			zhFile, strings.Join(changed, ", "), Reviewed)
 	}
 	envs := envOf()
 	var problems []string
@@ -111,6 +134,42 @@ func Keys(root string) ([]Key, error) {
 		return nil, fmt.Errorf("refdoc: %w", err)
 	}
 	return keys, nil
+}
+
+// fingerprint identifies an English comment, whatever its line breaks.
+func fingerprint(comment string) string {
+	h := sha256.Sum256([]byte(strings.Join(strings.Fields(comment), " ")))
+	return fmt.Sprintf("%x", h[:6])
+}
+
+// Sums returns the content of SumFile for the comments as they are now:
+// one line per key, "fingerprint path".
+func Sums(keys []Key) []byte {
+	var b strings.Builder
+	b.WriteString("# Fingerprints of the English comments zh.yaml was written from (refdoc.SumFile).\n")
+	b.WriteString("# Written by " + Reviewed + " once zh.yaml follows them; do not edit.\n")
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s %s\n", fingerprint(k.Comment), k.Path)
+	}
+	return []byte(b.String())
+}
+
+// changedSince lists the keys whose comment is not the one sums recorded
+// (a key sums does not name included).
+func changedSince(sums []byte, keys []Key) []string {
+	recorded := map[string]string{}
+	for _, line := range strings.Split(string(sums), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && !strings.HasPrefix(line, "#") {
+			recorded[f[1]] = f[0]
+		}
+	}
+	var out []string
+	for _, k := range keys {
+		if recorded[k.Path] != fingerprint(k.Comment) {
+			out = append(out, k.Path)
+		}
+	}
+	return out
 }
 
 // readZH reads the Chinese descriptions and checks they are exactly the keys.

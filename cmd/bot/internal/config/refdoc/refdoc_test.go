@@ -71,3 +71,41 @@ func TestClean(t *testing.T) {
 		}
 	}
 }
+
+func TestChangedCommentNeedsItsChineseReviewed(t *testing.T) {
+	keys := []Key{{Path: "log.level", Comment: "Level is debug, info, warn or error.\nDefault info.\n"}}
+	sums := Sums(keys)
+	if got := changedSince(sums, keys); len(got) != 0 {
+		t.Fatalf("nothing changed, got %v", got)
+	}
+	rewrapped := []Key{{Path: "log.level", Comment: "Level is debug, info, warn or\nerror. Default info.\n"}}
+	if got := changedSince(sums, rewrapped); len(got) != 0 {
+		t.Errorf("only the line breaks changed, got %v", got)
+	}
+	changed := []Key{{Path: "log.level", Comment: "Level is debug, info, warn or error. Default warn.\n"}}
+	if got := changedSince(sums, changed); len(got) != 1 || got[0] != "log.level" {
+		t.Errorf("the comment changed: got %v, want [log.level]", got)
+	}
+	added := append(keys, Key{Path: "log.format", Comment: "Format is json or text.\n"})
+	if got := changedSince(sums, added); len(got) != 1 || got[0] != "log.format" {
+		t.Errorf("a new key: got %v, want [log.format]", got)
+	}
+}
+
+type undocumented struct {
+	// Documented has a comment.
+	Documented string `mapstructure:"documented"`
+	Bare       string `mapstructure:"bare"`
+}
+
+func TestFieldWithoutCommentFails(t *testing.T) {
+	typ := reflect.TypeFor[undocumented]()
+	c := &comments{pkgs: map[string]map[string]map[string]string{
+		typ.PkgPath(): {"undocumented": {"Documented": "Documented has a comment.\n"}},
+	}}
+	var keys []Key
+	err := c.walk(typ, "x", false, &keys)
+	if err == nil || !strings.Contains(err.Error(), "x.bare") || !strings.Contains(err.Error(), "has no comment") {
+		t.Fatalf("got %v, want x.bare has no comment", err)
+	}
+}

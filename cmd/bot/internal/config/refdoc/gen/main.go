@@ -1,10 +1,14 @@
 // Command gen writes the configuration reference, docs/configuration.md
 // and docs/configuration.zh-CN.md (see package refdoc). Run it from
 // anywhere in the module: `make docs`, or
-// go run ./cmd/bot/internal/config/refdoc/gen.
+// go run ./cmd/bot/internal/config/refdoc/gen. With -zh-reviewed it first
+// records that refdoc/zh.yaml follows the English comments as they are
+// now (refdoc.SumFile); without it, a comment changed since its Chinese
+// was written is an error.
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,9 +24,21 @@ func main() {
 }
 
 func run() error {
+	reviewed := flag.Bool("zh-reviewed", false, "record that refdoc/zh.yaml follows the English comments as they are now (write "+refdoc.SumFile+"), then generate")
+	flag.Parse()
 	root, err := moduleRoot()
 	if err != nil {
 		return err
+	}
+	if *reviewed {
+		keys, err := refdoc.Keys(root)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(root, refdoc.SumFile), refdoc.Sums(keys), 0o644); err != nil {
+			return err
+		}
+		fmt.Println("wrote", refdoc.SumFile)
 	}
 	files, err := refdoc.Generate(root)
 	if err != nil {
