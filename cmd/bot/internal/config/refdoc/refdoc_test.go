@@ -63,6 +63,8 @@ func TestClean(t *testing.T) {
 			"`public_url` is the base URL: Feishu's webhook is `public_url` + \"/webhook/feishu\"."},
 		{"Listen", "Listen, when set, replaces approvers.<risk> and *_file keys; see lang.go.\n",
 			"`listen`, when set, replaces approvers.&lt;risk&gt; and \\*_file keys."},
+		{"Listen", "Listen bounds a run. Zero: DefaultTimeout (30s); at most MaxListen (1.5s).\n",
+			"`listen` bounds a run. Zero: 30s; at most 1.5s."},
 		{"Listen", "Listen is a `bot chat` <thing>.\n\nSecond paragraph.\n",
 			"`listen` is a `bot chat` &lt;thing&gt;.\n\nSecond paragraph."},
 	} {

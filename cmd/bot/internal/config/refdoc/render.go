@@ -217,6 +217,7 @@ func clean(comment, goName string, fields map[string]string) string {
 	for _, re := range goRefs {
 		s = re.ReplaceAllString(s, "")
 	}
+	s = namedValue.ReplaceAllString(s, "$1")
 	s = escape(s)
 	s = idents.ReplaceAllStringFunc(s, func(w string) string {
 		if key, ok := fields[w]; ok && !properNouns[w] && w != strings.ToUpper(w) {
@@ -232,6 +233,9 @@ var (
 	idents = regexp.MustCompile(`\b[A-Z][A-Za-z0-9]*\b`)
 	// properNouns are field names that are also the names of things.
 	properNouns = map[string]bool{"Feishu": true, "DingTalk": true, "Redis": true, "OpenAI": true}
+	// namedValue is a Go constant followed by its value: the value alone
+	// ("Zero: DefaultTimeout (10s)" reads "Zero: 10s").
+	namedValue = regexp.MustCompile(`\b[A-Z][a-z]+[A-Z]\w* \((\d[^)]*)\)`)
 	// goRefs are pointers into the Go code, for its readers.
 	goRefs = []*regexp.Regexp{
 		regexp.MustCompile(` \(see [A-Z]\w*\)`),
