@@ -233,7 +233,8 @@ type PolicyConfig struct {
 	// a HIGH call (four eyes).
 	HighNeedsOther bool `json:"high_needs_other" mapstructure:"high_needs_other"`
 	// Timeouts maps a risk to how long an approval waits before it
-	// expires. Missing risks use 5m.
+	// expires. Missing risks use DefaultTimeout (5m); cmd/bot fills them
+	// from approval.timeout first.
 	Timeouts map[string]time.Duration `json:"timeouts" mapstructure:"timeouts"`
 	// ApproveIn maps a risk (LOW, MEDIUM, HIGH) to the approvers' chat:
 	// the approval's card (with its buttons) goes there instead of the
