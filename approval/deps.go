@@ -7,9 +7,9 @@ import (
 
 // Notifier is everything the engine tells the people deciding: it shows
 // approvals, redraws their cards, carries out escalation steps and settles
-// the cards. The channels package implements it (the router, through its
-// Relay): it renders cards with the cards package and sends them through
-// the session's channel. Every method is part of the interface, so a
+// the cards. The channels package implements it (channels.Presenter): it
+// renders cards with the cards package and sends them through the
+// session's channel. Every method is part of the interface, so a
 // wrapper (metrics) cannot hide one: the compiler makes it forward them
 // all. NopNotifier does nothing for each.
 type Notifier interface {

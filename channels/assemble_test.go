@@ -21,8 +21,9 @@ var assembleRefusals = []struct {
 	{"engine notifier", func(p *Parts) { p.Engine.Notifier = approval.NopNotifier{} }, "Parts.Engine.Notifier and Ended and Parts.Loop.Resumptions must be empty"},
 	{"engine ended", func(p *Parts) { p.Engine.Ended = agent.NewResumptions() }, "Parts.Engine.Notifier and Ended and Parts.Loop.Resumptions must be empty"},
 	{"loop resumptions", func(p *Parts) { p.Loop.Resumptions = agent.NewResumptions() }, "Parts.Engine.Notifier and Ended and Parts.Loop.Resumptions must be empty"},
-	{"loop speaker", func(p *Parts) { p.Loop.Speaker = NewRelay() }, "Parts.Loop.Engine and Speaker must be empty"},
-	{"router relay", func(p *Parts) { p.Router.Relay = NewRelay() }, "Parts.Router.Decider, Submitter and Relay must be empty"},
+	{"loop speaker", func(p *Parts) { p.Loop.Speaker = &Presenter{} }, "Parts.Loop.Engine and Speaker must be empty"},
+	{"router registry", func(p *Parts) { p.Router.Registry = NewRegistry() }, "Parts.Router.Registry, Presenter, Decider and Submitter must be empty"},
+	{"router presenter", func(p *Parts) { p.Router.Presenter = &Presenter{} }, "Parts.Router.Registry, Presenter, Decider and Submitter must be empty"},
 	{"nil wrapper", func(p *Parts) { p.Notifier = func(approval.Notifier) approval.Notifier { return nil } }, "Parts.Notifier returned no notifier"},
 }
 
@@ -65,16 +66,17 @@ func (w *wrapCount) Progress(ctx context.Context, a *approval.Approval) error {
 	return w.Notifier.Progress(ctx, a)
 }
 
-// TestAssembleWrapsTheRelay: the engine notifies the wrapper Parts.Notifier
-// made of the relay, and through it the router: a redraw reaches the
-// router (here it fails for an approval of no registered channel, which
-// only the router would say).
-func TestAssembleWrapsTheRelay(t *testing.T) {
+// TestAssembleWrapsThePresenter: the engine notifies the wrapper
+// Parts.Notifier made of the presenter, and through it the presenter: a
+// redraw reaches it (here it fails for an approval of no registered
+// channel, which only the presenter would say). The loop speaks through
+// the same presenter, and the router is given it and the same registry.
+func TestAssembleWrapsThePresenter(t *testing.T) {
 	p := assembleParts()
 	w := &wrapCount{}
 	p.Notifier = func(n approval.Notifier) approval.Notifier {
-		if _, ok := n.(*Relay); !ok {
-			t.Fatalf("the wrapper got %T, want the relay", n)
+		if _, ok := n.(*Presenter); !ok {
+			t.Fatalf("the wrapper got %T, want the presenter", n)
 		}
 		w.Notifier = n
 		return w
@@ -84,11 +86,12 @@ func TestAssembleWrapsTheRelay(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { as.Loop.Close(context.Background()) })
-	if as.Engine == nil || as.Loop == nil || as.Router == nil {
+	if as.Registry == nil || as.Presenter == nil || as.Engine == nil || as.Loop == nil || as.Router == nil ||
+		as.Router.reg != as.Registry || as.Router.pres != as.Presenter || as.Presenter.reg != as.Registry || w.Notifier != as.Presenter {
 		t.Fatalf("assembled %+v", as)
 	}
 	err = w.Progress(context.Background(), &approval.Approval{ID: "a1", Cards: []approval.CardRef{{Channel: "nowhere", MessageID: "m1"}}})
 	if w.progress.Load() != 1 || err == nil || !strings.Contains(err.Error(), "nowhere") {
-		t.Fatalf("progress through the wrapper: %d calls, %v (want the router's error about channel nowhere)", w.progress.Load(), err)
+		t.Fatalf("progress through the wrapper: %d calls, %v (want the presenter's error about channel nowhere)", w.progress.Load(), err)
 	}
 }

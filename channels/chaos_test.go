@@ -363,7 +363,7 @@ func newChaosReplica(t *testing.T, ctx context.Context, k int, opt *redis.Option
 	}
 	eng, loop, r := as.Engine, as.Loop, as.Router
 	t.Cleanup(func() { loop.Close(context.Background()) })
-	if err := r.Register(&chaosChannel{w: w, replica: k}); err != nil {
+	if err := as.Registry.Register(&chaosChannel{w: w, replica: k}); err != nil {
 		t.Fatal(err)
 	}
 	if err := eng.Start(ctx); err != nil {

@@ -77,14 +77,14 @@ func TestPrivateFailsClosed(t *testing.T) {
 	g := newRig(t, nil)
 	a := g.putPrivate(t)
 	ctx := context.Background()
-	if refs, err := g.router.Show(ctx, a); !errors.Is(err, ErrNoPrivacy) || refs != nil {
+	if refs, err := g.pres.Show(ctx, a); !errors.Is(err, ErrNoPrivacy) || refs != nil {
 		t.Fatalf("Show = %v, %v; want ErrNoPrivacy", refs, err)
 	}
 	if n := len(g.ch.shownCards()); n != 0 {
 		t.Fatalf("%d cards shown", n)
 	}
 	o := approval.Outcome{Status: approval.StatusExecuted, DecidedBy: "bob", Content: "DELETE 1"}
-	_ = g.router.Settle(ctx, a, o)
+	_ = g.pres.Settle(ctx, a, o)
 	got := g.ch.settledCards()
 	if len(got) != 2 {
 		t.Fatalf("%d cards settled", len(got))
@@ -153,7 +153,7 @@ func privateRig(t *testing.T, store approval.Store, hist agent.History, locker a
 	g := &rig{ch: newFake("fake"), erase: hitltest.NewTool("erase", effect), model: &hitltest.Model{Tools: []string{"erase", "publish"}}}
 	pf := &privateFake{fakeChannel: g.ch, to: map[approval.UserID][]string{}}
 	// The stack as `bot serve` builds it (Assemble).
-	var r *Router
+	var built *Assembly
 	st := hitltest.New(t, hitltest.Config{Store: store, Model: g.model, Tools: []agent.Tool{g.erase, hitltest.NewTool("publish", approval.EffectWrite)}, Policy: &pc,
 		Loop: func(c *agent.LoopConfig) { c.History, c.Locker = hist, locker },
 		Assemble: func(ec approval.EngineConfig, lc agent.LoopConfig) (*approval.Engine, *agent.Loop, error) {
@@ -161,13 +161,13 @@ func privateRig(t *testing.T, store approval.Store, hist agent.History, locker a
 			if err != nil {
 				return nil, nil, err
 			}
-			r = as.Router
+			built = as
 			return as.Engine, as.Loop, nil
 		}})
-	if err := r.Register(pf); err != nil {
+	if err := built.Registry.Register(pf); err != nil {
 		t.Fatal(err)
 	}
-	g.store, g.engine, g.loop, g.router = store, st.Engine, st.Loop, r
+	g.store, g.engine, g.loop, g.reg, g.pres, g.router = store, st.Engine, st.Loop, built.Registry, built.Presenter, built.Router
 	return g, pf
 }
 

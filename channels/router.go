@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -15,22 +13,25 @@ import (
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/cards"
-	"github.com/hitlbot/hitlbot/internal/clip"
 	"github.com/hitlbot/hitlbot/internal/clock"
 	"github.com/hitlbot/hitlbot/words"
 )
 
 // RouterConfig wires a Router.
 type RouterConfig struct {
+	// Registry holds the channels the router starts and hands messages
+	// from. Required.
+	Registry *Registry
+	// Presenter says the router's answers and renders the views a
+	// channel asks for (PendingViewer, ApprovalViewer). Required.
+	Presenter *Presenter
 	// Decider decides approvals: the engine (usually the *approval.Engine
-	// whose Notifier is Relay). Required.
+	// whose Notifier is the Presenter). Required.
 	Decider Decider
 	// Submitter is the agent that gets every message that is not a
-	// decision (usually the *agent.Loop whose Speaker is Relay). Required.
+	// decision (usually the *agent.Loop whose Speaker is the Presenter).
+	// Required.
 	Submitter Submitter
-	// Relay, when set, is the Notifier and Speaker the engine and the loop
-	// were built with; NewRouter makes it this router's (see Relay).
-	Relay *Relay
 	// Store holds the de-duplication marks (Seen) and the session's last
 	// approval (Latest); it is the engine's store. Share it between
 	// replicas (the Redis store) so a message delivered to two replicas is
@@ -50,8 +51,8 @@ type RouterConfig struct {
 	// Lang is the language of cards and of the router's own replies: "zh"
 	// or "en". Default "en".
 	Lang string
-	// Zone is the time zone cards show times in (approval.time_zone).
-	// Default UTC.
+	// Zone is the time zone cards show times in (approval.time_zone);
+	// Assemble gives it to the Presenter. Default UTC.
 	Zone *time.Location
 	// Text holds the words for each outcome status (approval.outcome_text);
 	// missing statuses take the defaults of Lang.
@@ -112,7 +113,7 @@ func (nopMetrics) Deduplicated(string)              {}
 func (nopMetrics) Decision(string, approval.Status) {}
 func (nopMetrics) Refused(string)                   {}
 
-// PendingViewer is implemented by the Router. A channel that re-shows a
+// PendingViewer is implemented by the Router (with the Presenter's view). A channel that re-shows a
 // pending approval by itself (the web chat, when a page reconnects or a
 // server restarted) type-asserts its Handler to it.
 type PendingViewer interface {
@@ -121,7 +122,7 @@ type PendingViewer interface {
 	PendingView(ctx context.Context, to Target) (*cards.View, error)
 }
 
-// ApprovalViewer is implemented by the Router. A channel that must redraw
+// ApprovalViewer is implemented by the Router (with the Presenter's view). A channel that must redraw
 // a clicked card it did not send itself (the card was sent by another
 // replica, or before a restart) type-asserts its Handler to it.
 type ApprovalViewer interface {
@@ -132,25 +133,25 @@ type ApprovalViewer interface {
 	ApprovalView(ctx context.Context, channel string, id approval.ID, messageID string) (*cards.View, error)
 }
 
-// Router sits between the channels, the approval engine and the agent. It
-// implements Handler for every channel, approval.Notifier for the engine
-// and agent.Speaker for the loop.
-//
-// The engine needs the router (as its Notifier) and the loop needs it (as
-// its Speaker), while the router needs both (as its Decider and
-// Submitter). Assemble builds them in one order, through a Relay made
-// first (see Relay); then the channels are registered and started:
+// Router takes everything inbound: it is the Handler of every channel.
+// It admits (the allow-lists), de-duplicates, turns a typed 确认 / 取消
+// into a decision, answers the approval commands, and hands anything else
+// to the agent. It is given what it needs when it is made: the channel
+// registry, the Presenter (to answer and to render the views a channel
+// asks for), a Decider (the engine) and a Submitter (the loop). Assemble
+// builds them in one order, registry → presenter → engine → loop →
+// router; then the channels are registered and started:
 //
 //	as, _ := channels.Assemble(channels.Parts{
 //		Engine: approval.EngineConfig{Store: store, Dispatcher: tools, Audit: auditLog},
 //		Loop:   agent.LoopConfig{Model: model, Tools: tools, Policy: policy, History: history},
 //		Router: channels.RouterConfig{Store: store, Lang: "zh", Logger: log},
 //	})
-//	_ = as.Router.Register(webChannel) // and the other channels
+//	_ = as.Registry.Register(webChannel) // and the other channels
 //	_ = as.Engine.Start(ctx)
 //	_ = as.Router.Start(ctx) // Start every channel with the router as its Handler
 //	...
-//	_ = r.Close(shutdownCtx)   // close the channels, let typed decisions finish
+//	_ = as.Router.Close(shutdownCtx) // close the channels, let typed decisions finish
 //
 // The router needs neither an engine nor a loop of its own: any Decider
 // and Submitter do (the tests give it fakes).
@@ -164,27 +165,25 @@ type Router struct {
 	allow   map[string]allowSet // channels with a non-empty allow-list
 	refused refusals
 
+	reg       *Registry
+	pres      *Presenter
 	decider   Decider
 	submitter Submitter
 	store     approval.Store
 
-	mu      sync.RWMutex
-	chans   map[string]Channel
-	order   []string // registration order, for Start and Close
+	mu      sync.Mutex
 	closing bool
 
 	inflight sync.WaitGroup // typed decisions running (they run tools)
-
-	streams openStreams  // streamed messages being written (stream.go)
-	held    heldResults  // tool results a ResultFolder channel says only when no answer follows (results.go)
-	private privateTurns // turns of private approvals, whose words go to their requester only (privacy.go)
 }
 
-// NewRouter checks cfg and returns a router; when cfg.Relay is set, the
-// relay passes the engine's and the loop's calls to it from then on. It
-// does no I/O.
+// NewRouter checks cfg and returns a router. It does no I/O.
 func NewRouter(cfg RouterConfig) (*Router, error) {
 	switch {
+	case cfg.Registry == nil:
+		return nil, errors.New("channels.NewRouter: a Registry is required")
+	case cfg.Presenter == nil:
+		return nil, errors.New("channels.NewRouter: a Presenter is required")
 	case cfg.Decider == nil:
 		return nil, errors.New("channels.NewRouter: a Decider (the approval engine) is required")
 	case cfg.Submitter == nil:
@@ -250,7 +249,7 @@ func NewRouter(cfg RouterConfig) (*Router, error) {
 			allow[name] = newAllowSet(a)
 		}
 	}
-	r := &Router{
+	return &Router{
 		cfg:     cfg,
 		log:     cfg.Logger,
 		start:   cfg.Clock.Now(),
@@ -259,75 +258,25 @@ func NewRouter(cfg RouterConfig) (*Router, error) {
 		metrics: cfg.Metrics,
 		allow:   allow,
 
+		reg:       cfg.Registry,
+		pres:      cfg.Presenter,
 		decider:   cfg.Decider,
 		submitter: cfg.Submitter,
 		store:     cfg.Store,
-		chans:     map[string]Channel{},
-	}
-	if cfg.Relay != nil {
-		if err := cfg.Relay.attach(r); err != nil {
-			return nil, err
-		}
-	}
-	return r, nil
-}
-
-// Register adds a channel under its Name. A second channel with the same
-// name is an error.
-func (r *Router) Register(ch Channel) error {
-	if ch == nil || ch.Name() == "" {
-		return errors.New("channels.Router.Register: a channel needs a name")
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, dup := r.chans[ch.Name()]; dup {
-		return fmt.Errorf("channels.Router.Register: channel %q registered twice", ch.Name())
-	}
-	r.chans[ch.Name()] = ch
-	r.order = append(r.order, ch.Name())
-	return nil
-}
-
-// Channels returns the registered channels, sorted by name.
-func (r *Router) Channels() []Channel {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	names := make([]string, 0, len(r.chans))
-	for n := range r.chans {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	out := make([]Channel, len(names))
-	for i, n := range names {
-		out[i] = r.chans[n]
-	}
-	return out
-}
-
-func (r *Router) channel(name string) (Channel, error) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if ch, ok := r.chans[name]; ok {
-		return ch, nil
-	}
-	return nil, fmt.Errorf("channels: no channel %q is registered", name)
+	}, nil
 }
 
 // Start starts every registered channel, in registration order, with the
 // router as its Handler. If one fails, those already started are closed
 // and the error names the channel.
 func (r *Router) Start(ctx context.Context) error {
-	r.mu.RLock()
-	order := append([]string(nil), r.order...)
-	r.mu.RUnlock()
-	for i, n := range order {
-		ch, _ := r.channel(n)
+	order := r.reg.inOrder()
+	for i, ch := range order {
 		if err := ch.Start(ctx, r); err != nil {
 			for j := i - 1; j >= 0; j-- {
-				prev, _ := r.channel(order[j])
-				_ = prev.Close(context.WithoutCancel(ctx))
+				_ = order[j].Close(context.WithoutCancel(ctx))
 			}
-			return fmt.Errorf("channel %s: start: %w", n, err)
+			return fmt.Errorf("channel %s: start: %w", ch.Name(), err)
 		}
 	}
 	return nil
@@ -339,13 +288,12 @@ func (r *Router) Start(ctx context.Context) error {
 func (r *Router) Close(ctx context.Context) error {
 	r.mu.Lock()
 	r.closing = true
-	order := append([]string(nil), r.order...)
 	r.mu.Unlock()
+	order := r.reg.inOrder()
 	var errs []error
 	for i := len(order) - 1; i >= 0; i-- {
-		ch, _ := r.channel(order[i])
-		if err := ch.Close(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("channel %s: close: %w", order[i], err))
+		if err := order[i].Close(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("channel %s: close: %w", order[i].Name(), err))
 		}
 	}
 	done := make(chan struct{})
@@ -358,16 +306,18 @@ func (r *Router) Close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// Ready reports every channel's readiness (for /readyz); nil when all are
-// ready.
-func (r *Router) Ready() error {
-	var errs []error
-	for _, ch := range r.Channels() {
-		if err := ch.Ready(); err != nil {
-			errs = append(errs, fmt.Errorf("channel %s: %w", ch.Name(), err))
-		}
-	}
-	return errors.Join(errs...)
+// PendingView returns the card of the pending approval of to's session,
+// or nil (PendingViewer): the Presenter's, for a channel that asks its
+// Handler.
+func (r *Router) PendingView(ctx context.Context, to Target) (*cards.View, error) {
+	return r.pres.PendingView(ctx, to)
+}
+
+// ApprovalView returns the card of approval id while it is pending, if
+// messageID of channel shows it (ApprovalViewer): the Presenter's, for a
+// channel that asks its Handler.
+func (r *Router) ApprovalView(ctx context.Context, channel string, id approval.ID, messageID string) (*cards.View, error) {
+	return r.pres.ApprovalView(ctx, channel, id, messageID)
 }
 
 // HandleMessage routes one inbound message:
@@ -417,7 +367,7 @@ func (r *Router) Ready() error {
 func (r *Router) HandleMessage(ctx context.Context, m Message) error {
 	eng, loop, store := r.decider, r.submitter, r.store
 	log := r.log.With("channel", m.Channel, "chat_id", m.ChatID, "user_id", m.UserID, "msg_id", m.MessageID)
-	ch, err := r.channel(m.Channel)
+	ch, err := r.reg.Channel(m.Channel)
 	if err != nil {
 		return err
 	}
@@ -446,6 +396,7 @@ func (r *Router) HandleMessage(ctx context.Context, m Message) error {
 		}
 	}
 	c := approval.CheckInbound(ctx, store, keys, r.cfg.DedupTTL, session)
+	to := Target{Channel: m.Channel, ChatID: m.ChatID, ThreadID: m.ThreadID, ReplyTo: m.MessageID, UserID: m.UserID}
 	if c.SeenErr != nil {
 		log.Warn("de-duplication unavailable; processing the event anyway", "err", c.SeenErr)
 	}
@@ -459,7 +410,6 @@ func (r *Router) HandleMessage(ctx context.Context, m Message) error {
 		log.Info("dropping a message sent before this process started", "created_at", m.CreatedAt, "started_at", r.start)
 		return nil
 	}
-	to := Target{Channel: m.Channel, ChatID: m.ChatID, ThreadID: m.ThreadID, ReplyTo: m.MessageID, UserID: m.UserID}
 
 	reply, reason := r.replies.ParseReason(m.Text)
 	if perr != nil {
@@ -509,9 +459,9 @@ func (r *Router) HandleMessage(ctx context.Context, m Message) error {
 	}
 	if pending != nil {
 		if tl, listens := ch.(TurnListener); listens {
-			tl.TurnEvent(ctx, to, TurnEvent{Kind: TurnQueued, Approval: pending.ID, Text: r.waitingNotice(pending)})
+			tl.TurnEvent(ctx, to, TurnEvent{Kind: TurnQueued, Approval: pending.ID, Text: r.pres.waitingNotice(pending)})
 		} else {
-			r.notice(ctx, ch, to, log, r.waitingNotice(pending))
+			notice(ctx, ch, to, log, r.pres.waitingNotice(pending))
 		}
 	}
 	return nil
@@ -645,7 +595,7 @@ func (r *Router) answer(ctx context.Context, ch Channel, to Target, log *slog.Lo
 	out := Outgoing{Kind: OutNotice, Text: ans.text, IsError: true}
 	switch {
 	case ans.about != nil:
-		r.noticeAbout(ctx, ch, to, log, ans.about, ans.user, ans.text)
+		r.pres.noticeAbout(ctx, ch, to, log, ans.about, ans.user, ans.text)
 		return
 	case ans.command:
 		out = Outgoing{Kind: OutAnswer, Text: ans.text}
@@ -668,7 +618,7 @@ func (r *Router) refuseTurn(ctx context.Context, ch Channel, to Target, log *slo
 		tl.TurnEvent(ctx, to, TurnEvent{Kind: TurnRefused, Text: text, Err: why})
 		return
 	}
-	r.notice(ctx, ch, to, log, text)
+	notice(ctx, ch, to, log, text)
 }
 
 // dedupKey is the de-duplication key of an inbound id: prefix, channel,
@@ -913,319 +863,11 @@ func sourceOf(channel string) approval.Source {
 	return approval.SourceCard
 }
 
-// Show sends the card of a new approval through the approval's channel to
-// its chat (approval.Notifier). A channel that is not registered is an
-// error, so the engine cancels an approval nobody could see.
-//
-// An approval with an approvers' chat (approve_in) is shown there first,
-// with its buttons; if that fails, the error (wrapping
-// approval.ErrApproversUnreachable) fails the request and nothing was sent
-// to the requester. Then the requester's chat gets the status card
-// (cards.Waiting): no buttons, where it waits. A status card that cannot
-// be sent is logged and left out: the approval itself is sound. Both
-// references are returned, so Settle ends both.
-func (r *Router) Show(ctx context.Context, a *approval.Approval) ([]approval.CardRef, error) {
-	if a.Private() {
-		return r.showPrivate(ctx, a) // privacy.go
-	}
-	own := Target{Channel: a.Channel, ChatID: a.ChatID, ThreadID: r.threadOf(a), UserID: a.Requester}
-	if a.ApproveIn == nil {
-		ref, err := r.showIn(ctx, a, own, r.pendingCard(ctx, a))
-		if err != nil {
-			return nil, err
-		}
-		return []approval.CardRef{ref}, nil
-	}
-	var refs []approval.CardRef
-	if a.ApproveIn.Direct {
-		direct, err := r.showDirect(ctx, a)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", approval.ErrApproversUnreachable, err)
-		}
-		refs = direct
-	} else {
-		in := Target{Channel: a.ApproveIn.Channel, ChatID: a.ApproveIn.ChatID}
-		ref, err := r.showIn(ctx, a, in, r.pendingCard(ctx, a))
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", approval.ErrApproversUnreachable, err)
-		}
-		refs = []approval.CardRef{ref}
-	}
-	status, err := r.showIn(ctx, a, own, r.statusView(a))
-	if err != nil {
-		r.log.Warn("the status card could not be sent to the requester's chat; the approval waits in the approvers' chat all the same",
-			"channel", a.Channel, "chat_id", a.ChatID, "approval_id", a.ID, "err", err)
-		return refs, nil
-	}
-	return append(refs, status), nil
-}
-
-// showIn sends v, a card of a, to to.
-func (r *Router) showIn(ctx context.Context, a *approval.Approval, to Target, v cards.View) (approval.CardRef, error) {
-	ch, err := r.channel(to.Channel)
-	if err != nil {
-		return approval.CardRef{}, fmt.Errorf("show approval %s: %w", a.ID, err)
-	}
-	ref, err := ch.ShowApproval(ctx, to, v)
-	if err != nil {
-		return approval.CardRef{}, fmt.Errorf("show approval %s on %s: %w", a.ID, to.Channel, err)
-	}
-	if ref.Channel == "" {
-		ref.Channel = to.Channel
-	}
-	if ref.ChatID == "" {
-		ref.ChatID = to.ChatID
-	}
-	r.log.Debug("approval shown", "channel", to.Channel, "chat_id", to.ChatID, "approval_id", a.ID, "msg_id", ref.MessageID, "status_card", v.WaitsIn != "")
-	return ref, nil
-}
-
-// statusView is the status card of a in its requester's chat while it
-// waits in its approvers' chat (cards.Waiting).
-func (r *Router) statusView(a *approval.Approval) cards.View {
-	v := cards.Waiting(a, r.text, r.cfg.Lang)
-	v.Zone = r.cfg.Zone
-	return v
-}
-
-// isStatusCard reports whether ref is a's status card: a card of an
-// approval with an approvers' chat outside that chat (and outside the
-// chats its escalation asked: their cards have buttons).
-func isStatusCard(a *approval.Approval, ref approval.CardRef) bool {
-	if a.ApproveIn == nil || (ref.Channel == a.ApproveIn.Channel && ref.ChatID == a.ApproveIn.ChatID) {
-		return false
-	}
-	if a.ApproveIn.Direct {
-		// The cards went 1:1 to the listed people (never the
-		// requester): the status card is the one in the requester's chat.
-		return ref.Channel == a.Channel && ref.ChatID == a.ChatID
-	}
-	return !escalationCard(a, ref)
-}
-
-// escalationCard reports whether ref is in the chat of a step of a's
-// escalation taken so far.
-func escalationCard(a *approval.Approval, ref approval.CardRef) bool {
-	for _, st := range a.Taken() {
-		if st.To.Channel == ref.Channel && st.To.ChatID == ref.ChatID {
-			return true
-		}
-	}
-	return false
-}
-
-// finalOn is the final view v as card ref of a shows it: a status card
-// offers no resolution of a frozen approval (that is done where the
-// approval was decided).
-func finalOn(a *approval.Approval, ref approval.CardRef, v cards.View) cards.View {
-	if isStatusCard(a, ref) {
-		v.Resolve = nil
-	}
-	return viewOn(a, ref, v)
-}
-
-// threadOf recovers the thread of a per_thread session from its key.
-func (r *Router) threadOf(a *approval.Approval) string {
-	if r.cfg.Scope != ScopePerThread {
-		return ""
-	}
-	prefix := a.Channel + ":" + a.ChatID + ":"
-	if s := string(a.Session); strings.HasPrefix(s, prefix) {
-		return s[len(prefix):]
-	}
-	return ""
-}
-
-// Settle updates every card of the approval to its final state, each
-// through the channel that sent it (approval.Notifier). It goes on after
-// a failure and reports them all. It resumes no turn: the engine tells the
-// loop that a ended (approval.EngineConfig.Ended).
-func (r *Router) Settle(ctx context.Context, a *approval.Approval, o approval.Outcome) error {
-	return errors.Join(r.settleCards(ctx, a, o)...)
-}
-
-// settleCards updates every card of a to its final state o, each through
-// the channel that sent it and as that card shows it (finalOn), and
-// returns what failed; it goes on after a failure.
-func (r *Router) settleCards(ctx context.Context, a *approval.Approval, o approval.Outcome) []error {
-	v := cards.Final(a, o, r.text, r.cfg.Lang)
-	v.Zone = r.cfg.Zone
-	var errs []error
-	for _, ref := range a.Cards {
-		ch, err := r.channel(ref.Channel)
-		if err == nil {
-			err = ch.SettleApproval(ctx, ref, finalOn(a, ref, v))
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("settle card %s/%s of %s: %w", ref.Channel, ref.MessageID, a.ID, err))
-			continue
-		}
-		r.log.Debug("card settled", "channel", ref.Channel, "chat_id", ref.ChatID, "approval_id", a.ID, "msg_id", ref.MessageID, "status", o.Status)
-	}
-	return errs
-}
-
-// Progress shows a's votes towards its quorum on every card of it whose
-// channel can redraw a pending card (ProgressShower; approval.Notifier).
-// A Settle may race it: so once the cards are redrawn
-// the record is read again, and if the approval has ended by then its
-// cards are settled once more, so that none is left pending.
-func (r *Router) Progress(ctx context.Context, a *approval.Approval) error {
-	v := r.pendingView(a) // 1:1 cards (approve_in direct) show no chat's code
-	if a.ApproveIn == nil || !a.ApproveIn.Direct {
-		v = r.pendingCard(ctx, a)
-	}
-	status := r.statusView(a)
-	// A card in a chat its escalation asked shows the code of that chat.
-	inStep := map[approval.Place]cards.View{}
-	var errs []error
-	redrawn := false
-	for _, ref := range a.Cards {
-		ch, err := r.channel(ref.Channel)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		ps, ok := ch.(ProgressShower)
-		if !ok {
-			continue
-		}
-		shown := v
-		place := approval.Place{Channel: ref.Channel, ChatID: ref.ChatID}
-		switch {
-		case isStatusCard(a, ref):
-			shown = status // the votes, still without buttons
-		case place != a.DecidesIn() && escalationCard(a, ref):
-			if _, ok := inStep[place]; !ok {
-				inStep[place] = r.pendingCardIn(ctx, a, place)
-			}
-			shown = inStep[place]
-		}
-		shown = viewOn(a, ref, shown)
-		if err := ps.ShowProgress(ctx, ref, shown); err != nil {
-			errs = append(errs, fmt.Errorf("progress on card %s/%s of %s: %w", ref.Channel, ref.MessageID, a.ID, err))
-			continue
-		}
-		redrawn = true
-	}
-	if !redrawn {
-		return errors.Join(errs...)
-	}
-	now, err := r.decider.Get(ctx, a.ID)
-	if err != nil {
-		return errors.Join(append(errs, fmt.Errorf("re-reading %s after its progress: %w", a.ID, err))...)
-	}
-	if now.State.Terminal() && now.Outcome != nil {
-		errs = append(errs, r.settleCards(ctx, now, *now.Outcome)...)
-	}
-	return errors.Join(errs...)
-}
-
-// Say sends what the agent says to the chat the message came from, as a
-// reply to it, and hands where the turn stands (awaiting, ended) to a
-// channel that listens for it (TurnListener); other channels say nothing
-// for those (agent.Speaker).
-func (r *Router) Say(ctx context.Context, in agent.Inbound, s agent.Say) error {
-	ch, err := r.channel(in.Channel)
-	if err != nil {
-		return err
-	}
-	to := Target{Channel: in.Channel, ChatID: in.ChatID, ThreadID: in.ThreadID, ReplyTo: in.MessageID, UserID: in.User}
-	if said, err := r.sayPrivately(ctx, ch, in, to, s); said {
-		return err
-	}
-	if said, err := r.foldResult(ctx, ch, in, to, s); said {
-		return err
-	}
-	if said, err := r.sayStream(ctx, ch, to, s); said {
-		return err
-	}
-	switch s.Kind {
-	case agent.SayAwaiting:
-		if tl, ok := ch.(TurnListener); ok {
-			tl.TurnEvent(ctx, to, TurnEvent{Kind: TurnAwaiting, Approval: s.Approval})
-		}
-		return nil
-	case agent.SayTurnEnded:
-		if tl, ok := ch.(TurnListener); ok && s.Result != nil {
-			tl.TurnEvent(ctx, to, TurnEvent{Kind: TurnEnded, Resumed: in.Resumed, Text: s.Result.Text, Actions: s.Result.Actions,
-				Waiting: s.Result.Waiting, Err: s.Result.Err})
-		}
-		return nil
-	}
-	return ch.Send(ctx, to, Outgoing{Kind: outKind(s.Kind), Text: s.Text, Tool: s.Tool, Args: s.Args, IsError: s.IsError})
-}
-
-// outKind maps what the agent says to what a channel sends; anything the
-// agent adds later is a notice until it is mapped here.
-func outKind(k agent.SayKind) OutKind {
-	switch k {
-	case agent.SayAnswer:
-		return OutAnswer
-	case agent.SayToolResult:
-		return OutToolResult
-	}
-	return OutNotice
-}
-
-// PendingView returns the card of the pending approval of to's session,
-// or nil (PendingViewer).
-func (r *Router) PendingView(ctx context.Context, to Target) (*cards.View, error) {
-	a, err := r.decider.Pending(ctx, SessionKey(r.cfg.Scope, to.Channel, to.ChatID, to.UserID, to.ThreadID))
-	if err != nil || a == nil {
-		return nil, err
-	}
-	if a.ApproveIn != nil {
-		// It waits in the approvers' chat: the requester sees its status.
-		v := viewFor(a, to.UserID, r.statusView(a))
-		return &v, nil
-	}
-	v := viewFor(a, to.UserID, r.pendingCard(ctx, a))
-	return &v, nil
-}
-
-// ApprovalView returns the card of approval id while it is pending, if
-// messageID of channel shows it (ApprovalViewer).
-func (r *Router) ApprovalView(ctx context.Context, channel string, id approval.ID, messageID string) (*cards.View, error) {
-	if !id.Valid() || messageID == "" {
-		return nil, nil
-	}
-	a, err := r.decider.Get(ctx, id)
-	if err != nil {
-		if approval.KindOf(err) == errkind.NotFound {
-			return nil, nil
-		}
-		return nil, err
-	}
-	i := slices.IndexFunc(a.Cards, func(c approval.CardRef) bool { return c.Channel == channel && c.MessageID == messageID })
-	if a.State != approval.StatePending || i < 0 {
-		return nil, nil
-	}
-	if isStatusCard(a, a.Cards[i]) {
-		v := viewOn(a, a.Cards[i], r.statusView(a))
-		return &v, nil
-	}
-	v := viewOn(a, a.Cards[i], r.pendingCard(ctx, a))
-	return &v, nil
-}
-
 // notice says a short text in the chat; a failure is logged.
-func (r *Router) notice(ctx context.Context, ch Channel, to Target, log *slog.Logger, text string) {
+func notice(ctx context.Context, ch Channel, to Target, log *slog.Logger, text string) {
 	if err := ch.Send(ctx, to, Outgoing{Kind: OutNotice, Text: text}); err != nil {
 		log.Warn("sending a notice failed", "err", err)
 	}
-}
-
-// waitingNotice tells the sender that an approval waits and how to answer.
-func (r *Router) waitingNotice(a *approval.Approval) string {
-	what := clip.Runes(clip.FirstLine(a.Summary), 120) // the agent's summary names the tool: "erase: …"
-	if a.Private() {
-		return fmt.Sprintf(r.words().waiting, r.redactedLine(a))
-	}
-	if what == "" || len(a.Calls) > 1 {
-		what = fmt.Sprintf(r.words().calls, a.Tool(), len(a.Calls))
-	}
-	return fmt.Sprintf(r.words().waiting, what)
 }
 
 // routerWords are the router's own sentences in one language.
@@ -1239,10 +881,13 @@ type routerWords struct {
 
 func (w routerWords) mayApprove(who string) string { return fmt.Sprintf(w.mayApproveFmt, who) }
 
-// words returns the router's sentences in its language, from the
-// catalogue of package words.
-func (r *Router) words() routerWords {
-	l := words.Of(r.cfg.Lang)
+// words returns the router's sentences in its language.
+func (r *Router) words() routerWords { return routerWordsIn(r.cfg.Lang) }
+
+// routerWordsIn returns the router's and the presenter's sentences in
+// lang, from the catalogue of package words.
+func routerWordsIn(lang string) routerWords {
+	l := words.Of(lang)
 	return routerWords{
 		waiting: words.Text(l, words.RouterWaiting), calls: words.Text(l, words.RouterCalls),
 		busy: words.Text(l, words.RouterBusy), closing: words.Text(l, words.RouterClosing),
@@ -1253,8 +898,8 @@ func (r *Router) words() routerWords {
 
 var (
 	_ Handler           = (*Router)(nil)
-	_ approval.Notifier = (*Router)(nil)
-	_ agent.Speaker     = (*Router)(nil)
 	_ PendingViewer     = (*Router)(nil)
 	_ ApprovalViewer    = (*Router)(nil)
+	_ approval.Notifier = (*Presenter)(nil)
+	_ agent.Speaker     = (*Presenter)(nil)
 )

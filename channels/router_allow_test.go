@@ -147,7 +147,7 @@ func TestAllowListChineseAndValidation(t *testing.T) {
 		t.Fatalf("texts %v", g.ch.texts())
 	}
 	for _, bad := range []Allow{{Users: []string{"alice", ""}}, {Chats: []string{" oc_1"}}} {
-		cfg := RouterConfig{Decider: g.engine, Submitter: g.loop, Store: g.store, Allow: map[string]Allow{"feishu": bad}}
+		cfg := RouterConfig{Registry: g.reg, Presenter: g.pres, Decider: g.engine, Submitter: g.loop, Store: g.store, Allow: map[string]Allow{"feishu": bad}}
 		if _, err := NewRouter(cfg); err == nil || !strings.Contains(err.Error(), "feishu") {
 			t.Errorf("NewRouter with allow %+v: %v", bad, err)
 		}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/errkind"
-	"github.com/hitlbot/hitlbot/cards"
 	"github.com/hitlbot/hitlbot/internal/clip"
 	"github.com/hitlbot/hitlbot/words"
 )
@@ -163,25 +162,6 @@ func (r *Router) command(ctx context.Context, ch Channel, to Target, m Message, 
 	return say(words.Text(l, words.CmdCancelled, codes[a.ID]))
 }
 
-// pendingCard is the pending view of a, with its short code in its chat
-// (approval.Codes over the approvals pending there, a among them) when
-// the Decider is a Commander and the store answers; a card without a code
-// is still a card (a failure is logged).
-func (r *Router) pendingCard(ctx context.Context, a *approval.Approval) cards.View {
-	v := r.pendingView(a)
-	cmdr, ok := r.decider.(Commander)
-	if !ok {
-		return v
-	}
-	code, err := cmdr.ChatCode(ctx, a) // in the approvers' chat, when it has one
-	if err != nil {
-		r.log.Warn("finding the approval's code in its chat failed; the card has no code", "approval_id", a.ID, "err", err)
-		return v
-	}
-	v.Code = code
-	return v
-}
-
 // revoke answers /revoke <n|all>: it revokes only grants the sender may
 // revoke (approval.GrantMayRevoke: the grantee, or someone who may decide
 // the approval that granted it); /revoke all by anyone else revokes
@@ -308,7 +288,7 @@ func (r *Router) pendingList(l words.Lang, as []*approval.Approval, codes map[ap
 func (r *Router) pendingLines(l words.Lang, as []*approval.Approval, codes map[approval.ID]string, now time.Time, reader approval.UserID) string {
 	lines := make([]string, len(as))
 	for i, a := range as {
-		if line, ok := r.pendingLineOf(l, a, codes[a.ID], reader); ok {
+		if line, ok := r.pres.pendingLineOf(l, a, codes[a.ID], reader); ok {
 			lines[i] = line // a private approval: its redacted line (privacy.go)
 			continue
 		}

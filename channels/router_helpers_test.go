@@ -156,6 +156,8 @@ type rig struct {
 	store  approval.Store
 	engine *approval.Engine
 	loop   *agent.Loop
+	reg    *Registry
+	pres   *Presenter
 	router *Router
 	ch     *fakeChannel
 	erase  *hitltest.Tool
@@ -208,25 +210,25 @@ func newRigAs(t testing.TB, store approval.Store, engClock clock.Clock, loopMod 
 		m(&cfg)
 	}
 	// The stack as `bot serve` builds it (Assemble).
-	var r *Router
+	var built *Assembly
 	st := hitltest.New(t, hitltest.Config{Store: store, Model: g.model, Tools: []agent.Tool{g.erase}, Clock: engClock, Loop: loopMod,
 		Assemble: func(ec approval.EngineConfig, lc agent.LoopConfig) (*approval.Engine, *agent.Loop, error) {
-			built, err := Assemble(Parts{Engine: ec, Loop: lc, Router: cfg})
+			as, err := Assemble(Parts{Engine: ec, Loop: lc, Router: cfg})
 			if err != nil {
 				return nil, nil, err
 			}
-			r = built.Router
-			return built.Engine, built.Loop, nil
+			built = as
+			return as.Engine, as.Loop, nil
 		}})
 	eng, loop := st.Engine, st.Loop
 	var ch Channel = g.ch
 	if as != nil {
 		ch = as(g.ch)
 	}
-	if err := r.Register(ch); err != nil {
+	if err := built.Registry.Register(ch); err != nil {
 		t.Fatal(err)
 	}
-	g.store, g.engine, g.loop, g.router = store, eng, loop, r
+	g.store, g.engine, g.loop, g.reg, g.pres, g.router = store, eng, loop, built.Registry, built.Presenter, built.Router
 	return g
 }
 

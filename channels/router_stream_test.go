@@ -65,7 +65,7 @@ func (s *streamFake) got() []string {
 }
 
 // say plays the events of a turn to the router for channel name.
-func say(t *testing.T, r *Router, name string, evs ...agent.Say) {
+func say(t *testing.T, r *Presenter, name string, evs ...agent.Say) {
 	t.Helper()
 	in := agent.Inbound{Channel: name, ChatID: "c1", MessageID: "m1", User: "alice"}
 	for _, e := range evs {
@@ -108,10 +108,10 @@ func TestRouterStreams(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g := newRig(t, nil)
 			sf := &streamFake{fakeChannel: newFake("sfake"), openErr: tc.openErr, finishErr: tc.finishErr}
-			if err := g.router.Register(sf); err != nil {
+			if err := g.reg.Register(sf); err != nil {
 				t.Fatal(err)
 			}
-			say(t, g.router, "sfake", tc.evs...)
+			say(t, g.pres, "sfake", tc.evs...)
 			if got := sf.got(); strings.Join(got, "\n") != strings.Join(tc.streams, "\n") {
 				t.Errorf("streams %q, want %q", got, tc.streams)
 			}
@@ -126,7 +126,7 @@ func TestRouterStreams(t *testing.T) {
 // answer, and a failure mid-stream as the error notice it stands for.
 func TestRouterNoStreamer(t *testing.T) {
 	g := newRig(t, nil)
-	say(t, g.router, "fake",
+	say(t, g.pres, "fake",
 		agent.Say{Kind: agent.SayDelta, Text: "a"}, agent.Say{Kind: agent.SayStreamEnd},
 		agent.Say{Kind: agent.SayDelta, Text: "b"}, agent.Say{Kind: agent.SayStreamEnd, Text: "The model failed.", IsError: true},
 		agent.Say{Kind: agent.SayDelta, Text: "c"}, agent.Say{Kind: agent.SayAnswer, Text: "c"},

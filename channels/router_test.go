@@ -340,13 +340,13 @@ func TestShowErrorCancels(t *testing.T) {
 func TestSettleEveryCard(t *testing.T) {
 	g := newRig(t, nil)
 	other := newFake("other")
-	if err := g.router.Register(other); err != nil {
+	if err := g.reg.Register(other); err != nil {
 		t.Fatal(err)
 	}
 	a := &approval.Approval{ID: approval.NewID("fake:c1"), Channel: "fake", ChatID: "c1", Requester: "alice",
 		Calls: []approval.Call{{Tool: "erase", Args: []byte(`{}`)}},
 		Cards: []approval.CardRef{{Channel: "fake", ChatID: "c1", MessageID: "m-1"}, {Channel: "other", ChatID: "o1", MessageID: "m-2"}, {Channel: "gone", MessageID: "m-3"}}}
-	err := g.router.Settle(context.Background(), a, approval.Outcome{Status: approval.StatusRejected, DecidedBy: "alice"})
+	err := g.pres.Settle(context.Background(), a, approval.Outcome{Status: approval.StatusRejected, DecidedBy: "alice"})
 	if err == nil || !strings.Contains(err.Error(), "gone") {
 		t.Fatalf("err = %v, want one about the unregistered channel", err)
 	}
@@ -357,7 +357,12 @@ func TestSettleEveryCard(t *testing.T) {
 }
 
 func TestRegisterAndReady(t *testing.T) {
-	parts := RouterConfig{Decider: &fakeDecider{}, Submitter: &fakeSubmitter{}, Store: memstore.New(memstore.Options{}), Logger: quiet}
+	store, reg := memstore.New(memstore.Options{}), NewRegistry()
+	pres, err := NewPresenter(PresenterConfig{Registry: reg, Store: store, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := RouterConfig{Registry: reg, Presenter: pres, Decider: &fakeDecider{}, Submitter: &fakeSubmitter{}, Store: store, Logger: quiet}
 	r, err := NewRouter(parts)
 	if err != nil {
 		t.Fatal(err)
@@ -366,23 +371,23 @@ func TestRegisterAndReady(t *testing.T) {
 		t.Fatalf("HandleMessage on an unregistered channel: %v", err)
 	}
 	a, b := newFake("b"), newFake("a")
-	if err := r.Register(a); err != nil {
+	if err := reg.Register(a); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Register(b); err != nil {
+	if err := reg.Register(b); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Register(newFake("a")); err == nil {
+	if err := reg.Register(newFake("a")); err == nil {
 		t.Fatal("a duplicate name was accepted")
 	}
-	if chs := r.Channels(); len(chs) != 2 || chs[0].Name() != "a" || chs[1].Name() != "b" {
+	if chs := reg.Channels(); len(chs) != 2 || chs[0].Name() != "a" || chs[1].Name() != "b" {
 		t.Fatalf("channels %v", chs)
 	}
-	if err := r.Ready(); err != nil {
+	if err := reg.Ready(); err != nil {
 		t.Fatal(err)
 	}
 	b.readyErr = errors.New("not connected")
-	if err := r.Ready(); err == nil || !strings.Contains(err.Error(), "channel a: not connected") {
+	if err := reg.Ready(); err == nil || !strings.Contains(err.Error(), "channel a: not connected") {
 		t.Fatalf("Ready = %v", err)
 	}
 	if err := r.Start(context.Background()); err != nil || !a.started || !b.started {

@@ -89,12 +89,17 @@ func fakeRouter(t *testing.T) (*Router, *fakeDecider, *fakeSubmitter, *fakeChann
 	dec := &fakeDecider{approvals: map[approval.ID]*approval.Approval{}, pending: map[approval.SessionKey]*approval.Approval{}}
 	sub := &fakeSubmitter{}
 	store := memstore.New(memstore.Options{})
-	r, err := NewRouter(RouterConfig{Decider: dec, Submitter: sub, Store: store, Lang: "en", Logger: quiet})
+	reg := NewRegistry()
+	pres, err := NewPresenter(PresenterConfig{Registry: reg, Store: store, Lang: "en", Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRouter(RouterConfig{Registry: reg, Presenter: pres, Decider: dec, Submitter: sub, Store: store, Lang: "en", Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ch := newFake("fake")
-	if err := r.Register(ch); err != nil {
+	if err := reg.Register(ch); err != nil {
 		t.Fatal(err)
 	}
 	return r, dec, sub, ch, store
@@ -188,13 +193,10 @@ func TestRouterOnFakeDeciderAndSubmitter(t *testing.T) {
 		t.Fatalf("the repeated click was decided again (%d decisions)", n)
 	}
 
-	// The pending card comes from the Decider.
-	if v, err := r.PendingView(ctx, Target{Channel: "fake", ChatID: "c1", UserID: "alice"}); err != nil || v != nil {
+	// The pending card is the Presenter's, read from the store.
+	if v, err := r.PendingView(ctx, Target{Channel: "fake", ChatID: "c2", UserID: "alice"}); err != nil || v != nil {
 		t.Fatalf("PendingView with nothing pending: %+v, %v", v, err)
 	}
-	dec.mu.Lock()
-	dec.pending["fake:c1"] = a
-	dec.mu.Unlock()
 	if v, err := r.PendingView(ctx, Target{Channel: "fake", ChatID: "c1", UserID: "alice"}); err != nil || v == nil || v.ApprovalID != a.ID {
 		t.Fatalf("PendingView: %+v, %v", v, err)
 	}
@@ -204,7 +206,7 @@ func TestRouterOnFakeDeciderAndSubmitter(t *testing.T) {
 	sub.mu.Lock()
 	before := len(sub.got)
 	sub.mu.Unlock()
-	if err := r.Settle(ctx, &ended, *ended.Outcome); err != nil {
+	if err := r.pres.Settle(ctx, &ended, *ended.Outcome); err != nil {
 		t.Fatal(err)
 	}
 	sub.mu.Lock()
@@ -215,68 +217,45 @@ func TestRouterOnFakeDeciderAndSubmitter(t *testing.T) {
 	}
 }
 
-// NewRouter refuses a config without a Decider, a Submitter or a Store,
-// naming what is missing; there is no half-built router to bind later.
+// NewRouter refuses a config without a Registry, a Presenter, a Decider, a
+// Submitter or a Store, naming what is missing; there is no half-built
+// router to bind later. NewPresenter refuses one without a Registry or a
+// Store.
 func TestNewRouterNeedsItsParts(t *testing.T) {
 	dec, sub, store := &fakeDecider{}, &fakeSubmitter{}, memstore.New(memstore.Options{})
+	reg := NewRegistry()
+	for _, tt := range []struct {
+		name string
+		cfg  PresenterConfig
+		want string
+	}{
+		{"no registry", PresenterConfig{Store: store}, "Registry"},
+		{"no store", PresenterConfig{Registry: reg}, "Store"},
+	} {
+		if _, err := NewPresenter(tt.cfg); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("presenter, %s: err = %v, want one naming %s", tt.name, err, tt.want)
+		}
+	}
+	pres, err := NewPresenter(PresenterConfig{Registry: reg, Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		name string
 		cfg  RouterConfig
 		want string
 	}{
-		{"no decider", RouterConfig{Submitter: sub, Store: store}, "Decider"},
-		{"no submitter", RouterConfig{Decider: dec, Store: store}, "Submitter"},
-		{"no store", RouterConfig{Decider: dec, Submitter: sub}, "Store"},
+		{"no registry", RouterConfig{Presenter: pres, Decider: dec, Submitter: sub, Store: store}, "Registry"},
+		{"no presenter", RouterConfig{Registry: reg, Decider: dec, Submitter: sub, Store: store}, "Presenter"},
+		{"no decider", RouterConfig{Registry: reg, Presenter: pres, Submitter: sub, Store: store}, "Decider"},
+		{"no submitter", RouterConfig{Registry: reg, Presenter: pres, Decider: dec, Store: store}, "Submitter"},
+		{"no store", RouterConfig{Registry: reg, Presenter: pres, Decider: dec, Submitter: sub}, "Store"},
 	} {
 		if _, err := NewRouter(tt.cfg); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: err = %v, want one naming %s", tt.name, err, tt.want)
 		}
 	}
-	if _, err := NewRouter(RouterConfig{Decider: dec, Submitter: sub, Store: store}); err != nil {
+	if _, err := NewRouter(RouterConfig{Registry: reg, Presenter: pres, Decider: dec, Submitter: sub, Store: store}); err != nil {
 		t.Fatalf("a complete config: %v", err)
-	}
-}
-
-// A Relay made before the router says ErrNoRouter until NewRouter takes
-// it, then passes Show, Settle and Say to that router; it serves one.
-func TestRelay(t *testing.T) {
-	ctx := context.Background()
-	relay := NewRelay()
-	a := &approval.Approval{ID: approval.NewID("fake:c1"), Session: "fake:c1", Channel: "fake", ChatID: "c1", Requester: "alice",
-		Calls: []approval.Call{{Tool: "erase", Args: []byte(`{}`)}}, State: approval.StatePending, ExpiresAt: time.Now().Add(time.Hour)}
-	in := agent.Inbound{Session: "fake:c1", Channel: "fake", ChatID: "c1", User: "alice"}
-	if _, err := relay.Show(ctx, a); !errors.Is(err, ErrNoRouter) {
-		t.Errorf("Show before the router: %v", err)
-	}
-	if err := relay.Settle(ctx, a, approval.Outcome{Status: approval.StatusRejected}); !errors.Is(err, ErrNoRouter) {
-		t.Errorf("Settle before the router: %v", err)
-	}
-	if err := relay.Say(ctx, in, agent.Say{Kind: agent.SayAnswer, Text: "hi"}); !errors.Is(err, ErrNoRouter) {
-		t.Errorf("Say before the router: %v", err)
-	}
-
-	dec, sub, store := &fakeDecider{}, &fakeSubmitter{}, memstore.New(memstore.Options{})
-	r, err := NewRouter(RouterConfig{Decider: dec, Submitter: sub, Store: store, Relay: relay, Lang: "en", Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch := newFake("fake")
-	if err := r.Register(ch); err != nil {
-		t.Fatal(err)
-	}
-	refs, err := relay.Show(ctx, a)
-	if err != nil || len(refs) != 1 || len(ch.shownCards()) != 1 || ch.shownCards()[0].v.ApprovalID != a.ID {
-		t.Fatalf("Show through the relay: %v, %v; shown %+v", refs, err, ch.shownCards())
-	}
-	a.Cards = refs
-	if err := relay.Settle(ctx, a, approval.Outcome{Status: approval.StatusRejected}); err != nil || len(ch.settledCards()) != 1 {
-		t.Fatalf("Settle through the relay: %v; settled %+v", err, ch.settledCards())
-	}
-	if err := relay.Say(ctx, in, agent.Say{Kind: agent.SayAnswer, Text: "hi"}); err != nil || !ch.hasText("answer", "hi") {
-		t.Fatalf("Say through the relay: %v; texts %v", err, ch.texts())
-	}
-
-	if _, err := NewRouter(RouterConfig{Decider: dec, Submitter: sub, Store: store, Relay: relay}); err == nil {
-		t.Fatal("a relay was given to a second router")
 	}
 }

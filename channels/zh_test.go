@@ -83,7 +83,7 @@ func TestEverythingSaidInChinese(t *testing.T) {
 
 	ch := newFake("fake")
 	late := &lateModel{}
-	var r *Router
+	var as *Assembly
 	st := hitltest.New(t, hitltest.Config{Model: late, Tools: tools, Lang: "zh",
 		Loop: func(lc *agent.LoopConfig) { lc.Lang = "zh" },
 		Assemble: func(ec approval.EngineConfig, lc agent.LoopConfig) (*approval.Engine, *agent.Loop, error) {
@@ -91,7 +91,7 @@ func TestEverythingSaidInChinese(t *testing.T) {
 			if err != nil {
 				return nil, nil, err
 			}
-			r = built.Router
+			as = built
 			return built.Engine, built.Loop, nil
 		}})
 	pol, err := approval.NewPolicy(approval.DefaultPolicyConfig())
@@ -104,10 +104,10 @@ func TestEverythingSaidInChinese(t *testing.T) {
 		t.Fatal(err)
 	}
 	late.m = rules
-	if err := r.Register(ch); err != nil {
+	if err := as.Registry.Register(ch); err != nil {
 		t.Fatal(err)
 	}
-	g := &rig{ch: ch, store: st.Store, engine: st.Engine, loop: st.Loop, router: r}
+	g := &rig{ch: ch, store: st.Store, engine: st.Engine, loop: st.Loop, reg: as.Registry, pres: as.Presenter, router: as.Router}
 
 	// turn sends text and waits for the turn's answer.
 	turn := func(text, wait string) {

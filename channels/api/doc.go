@@ -8,7 +8,7 @@
 //
 //	tokens := api.NewRedisTokens(redisClient, "hitl:", nil) // or api.NewMemoryTokens(nil) on one node
 //	a, err := api.New(api.Config{Tokens: …, Lang: "zh", TokenStore: tokens, Audit: auditReader, Clock: engineClock}, engine, logger)
-//	_ = router.Register(a)          // before router.Start, which calls a.Start(ctx, router)
+//	_ = registry.Register(a)        // before router.Start, which calls a.Start(ctx, router)
 //	a.Mount(mux)                    // or mux.Handle("/agent/chat", a.Handler()) and the /api/approvals paths
 //
 // # Routes

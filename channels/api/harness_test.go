@@ -157,6 +157,7 @@ func newHarness(t testing.TB, mod ...func(*setup)) *harness {
 	store := s.store
 	// The stack as `bot serve` builds it (channels.Assemble).
 	var router *channels.Router
+	var registry *channels.Registry
 	st := hitltest.New(t, hitltest.Config{Store: store, Model: script(h.release),
 		Tools: []agent.Tool{h.erase, h.look, connectTool{}}, Audit: h.audit, Clock: h.clk, Policy: s.policy, Loop: s.loop,
 		Assemble: func(ec approval.EngineConfig, lc agent.LoopConfig) (*approval.Engine, *agent.Loop, error) {
@@ -168,7 +169,7 @@ func newHarness(t testing.TB, mod ...func(*setup)) *harness {
 			if err != nil {
 				return nil, nil, err
 			}
-			router = as.Router
+			router, registry = as.Router, as.Registry
 			return as.Engine, as.Loop, nil
 		}})
 	h.engine = st.Engine
@@ -182,7 +183,7 @@ func newHarness(t testing.TB, mod ...func(*setup)) *harness {
 		t.Fatal(err)
 	}
 	for _, ch := range append([]channels.Channel{h.api}, s.beside...) {
-		if err := router.Register(ch); err != nil {
+		if err := registry.Register(ch); err != nil {
 			t.Fatal(err)
 		}
 	}

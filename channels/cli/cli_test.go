@@ -150,7 +150,7 @@ func startBeside(t *testing.T, in io.Reader, effect approval.Effect, m agent.Mod
 		h.engine = as.Engine
 		loop, router := as.Loop, as.Router
 		for _, c := range append([]channels.Channel{ch}, beside...) {
-			if err := router.Register(c); err != nil {
+			if err := as.Registry.Register(c); err != nil {
 				return nil, err
 			}
 		}

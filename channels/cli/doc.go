@@ -6,8 +6,8 @@
 //
 //	err := cli.Run(ctx, cli.Config{User: …, Lang: …}, os.Stdin, os.Stdout,
 //		func(ch channels.Channel) (func(context.Context) error, error) {
-//			// build the router, engine and loop as for serve, then:
-//			router.Register(ch)
+//			// build the registry, router, engine and loop as for serve (channels.Assemble), then:
+//			registry.Register(ch)
 //			engine.Start(ctx)
 //			router.Start(ctx) // starts ch with the router as its Handler
 //			return func(ctx context.Context) error { return errors.Join(router.Close(ctx), loop.Close(ctx)) }, nil

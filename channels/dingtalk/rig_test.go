@@ -99,17 +99,18 @@ func newRigClock(t *testing.T, mod func(*Config), store approval.Store, m agent.
 	}
 	// The stack as `bot serve` builds it (channels.Assemble).
 	var r *channels.Router
+	var registry *channels.Registry
 	st := hitltest.New(t, hitltest.Config{Store: store, Model: model, Tools: []agent.Tool{g.erase}, Policy: pc, Loop: loopCfg, Clock: clk,
 		Assemble: func(ec approval.EngineConfig, lc agent.LoopConfig) (*approval.Engine, *agent.Loop, error) {
 			as, err := channels.Assemble(channels.Parts{Engine: ec, Loop: lc, Router: channels.RouterConfig{Store: store, Lang: "en", Logger: quiet}})
 			if err != nil {
 				return nil, nil, err
 			}
-			r = as.Router
+			r, registry = as.Router, as.Registry
 			return as.Engine, as.Loop, nil
 		}})
 	eng, ctx := st.Engine, st.Ctx
-	if err := r.Register(ch); err != nil {
+	if err := registry.Register(ch); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.Start(ctx); err != nil {

@@ -109,7 +109,7 @@
 // # Wiring
 //
 //	fs, err := feishu.New(feishu.Config{AppID: …, AppSecret: …, Marks: store}, logger) // store: the approval store the replicas share
-//	_ = router.Register(fs)
+//	_ = registry.Register(fs) // the channels.Registry channels.Assemble made
 //	if cfg.Mode == feishu.ModeWebhook { mux.Handle("/webhook/feishu", fs.WebhookHandler()) }
 //	_ = router.Start(ctx) // starts fs with the router as its Handler
 //

@@ -357,7 +357,7 @@ func (c *intake) outcomeResponse(a channels.CardAction, o approval.Outcome, view
 	case approval.StatusAwaitingQuorum:
 		// Counted (or counted before), with the progress; the approval
 		// still waits, and its cards were redrawn with the votes
-		// (Router.Progress): no card in the answer, the buttons stay.
+		// (Presenter.Progress): no card in the answer, the buttons stay.
 		return toast("info", o.Content)
 	}
 	kind := "info"

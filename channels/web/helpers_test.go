@@ -101,13 +101,14 @@ func newServerBeside(t testing.TB, effect approval.Effect, m agent.Model, pc *ap
 	}
 	// The stack as `bot serve` builds it (channels.Assemble).
 	var r *channels.Router
+	var registry *channels.Registry
 	st := hitltest.New(t, hitltest.Config{Store: store, Tools: []agent.Tool{s.erase}, Clock: s.clk, Model: m, Policy: pc, Lang: cfg.Lang,
 		Assemble: func(ec approval.EngineConfig, lc agent.LoopConfig) (*approval.Engine, *agent.Loop, error) {
 			as, err := channels.Assemble(channels.Parts{Engine: ec, Loop: lc, Router: channels.RouterConfig{Store: store, Lang: lang, Logger: quiet}})
 			if err != nil {
 				return nil, nil, err
 			}
-			r = as.Router
+			r, registry = as.Router, as.Registry
 			return as.Engine, as.Loop, nil
 		}})
 	eng, reg, ctx := st.Engine, st.Tools, st.Ctx
@@ -116,11 +117,11 @@ func newServerBeside(t testing.TB, effect approval.Effect, m agent.Model, pc *ap
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Register(w); err != nil {
+	if err := registry.Register(w); err != nil {
 		t.Fatal(err)
 	}
 	for _, ch := range beside {
-		if err := r.Register(ch); err != nil {
+		if err := registry.Register(ch); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -86,7 +86,7 @@ func cmdChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return 1
 	}
 	err = cli.Run(ctx, ccfg, stdin, stdout, func(ch channels.Channel) (func(context.Context) error, error) {
-		if err := core.router.Register(ch); err != nil {
+		if err := core.channels.Register(ch); err != nil {
 			return nil, err
 		}
 		if err := core.start(ctx); err != nil {

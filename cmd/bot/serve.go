@@ -81,20 +81,19 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 //  4. the model (OpenAI-compatible or rules), wrapped for metrics;
 //  5. the approval policy, held in an atomic pointer for reloads;
 //  6. the history and the session locker (Redis only);
-//  7. to 9. the engine, the agent loop and the router, by
-//     channels.Assemble (the one function the channels' tests build their
-//     stack with too): a relay (channels.Relay), the router's face to the
-//     engine and the loop, made before all three, because the engine
-//     notifies the router and the loop speaks through it while the router
-//     decides with the engine and submits to the loop; the engine, with
-//     the relay wrapped for metrics as its Notifier; the loop, with the
-//     engine and with the relay as its Speaker; the router, with the
-//     engine as its Decider, the loop as its Submitter and the relay,
-//     which is the router's from then on.
+//  7. to 9. the channel registry, the presenter, the engine, the agent
+//     loop and the router, by channels.Assemble (the one function the
+//     channels' tests build their stack with too), each given what it
+//     needs when it is made: the registry; the presenter (everything that
+//     goes out: cards, streams, privacy), with the registry and the store;
+//     the engine, with the presenter wrapped for metrics as its Notifier;
+//     the loop, with the engine and the presenter as its Speaker; the
+//     router (everything that comes in), with the registry, the presenter,
+//     the engine as its Decider and the loop as its Submitter.
 //
 // Register: 10. the channels (serve: addHTTPChannels; chat: the
 // terminal), each built with what it needs (the store for replay marks,
-// the DingTalk lease) and registered on the router.
+// the DingTalk lease) and registered on the registry.
 //
 // Start (start): 11. the engine subscribes to outcomes and its sweeper
 // runs; 12. the router starts every channel with itself as the Handler.
@@ -120,11 +119,14 @@ type core struct {
 	gate   *gate.Gate       // other agents' requests; nil without agents
 	engine *approval.Engine
 	loop   *agent.Loop
-	router *channels.Router
-	web    *web.Web          // nil when disabled
-	api    *api.API          // nil when disabled
-	ding   *dingtalk.Channel // nil when disabled
-	lark   *feishu.Channel   // nil when disabled
+	// channels are the channels by name (registered in 10), router what
+	// takes their messages and clicks (it starts them in 12).
+	channels *channels.Registry
+	router   *channels.Router
+	web      *web.Web          // nil when disabled
+	api      *api.API          // nil when disabled
+	ding     *dingtalk.Channel // nil when disabled
+	lark     *feishu.Channel   // nil when disabled
 
 	// policy is the approval policy in force; a reload swaps it.
 	policy atomic.Pointer[approval.Policy]
@@ -253,11 +255,11 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 		return c, err
 	}
 
-	// 7–9. Engine, loop and router, assembled around one relay
+	// 7–9. Registry, presenter, engine, loop and router, in that order
 	// (channels.Assemble, which the tests of every channel build their
-	// stack with too): the engine notifies the relay, wrapped for metrics;
-	// the loop speaks through the relay; the router decides with the
-	// engine, submits to the loop and takes the relay.
+	// stack with too): the engine notifies the presenter, wrapped for
+	// metrics; the loop speaks through the presenter; the router decides
+	// with the engine and submits to the loop.
 	as, err := channels.Assemble(channels.Parts{
 		Notifier: c.metrics.Notifier,
 		Engine: approval.EngineConfig{
@@ -306,7 +308,7 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 	if err != nil {
 		return c, err
 	}
-	c.engine, c.loop, c.router = as.Engine, as.Loop, as.Router
+	c.channels, c.engine, c.loop, c.router = as.Registry, as.Engine, as.Loop, as.Router
 
 	// 10. The gate: other agents' requests for approval (agents).
 	if len(cfg.Agents) > 0 {
@@ -401,7 +403,7 @@ func (c *core) addHTTPChannels() error {
 		if err != nil {
 			return fmt.Errorf("channels.dingtalk: %w", err)
 		}
-		if err := c.router.Register(ch); err != nil {
+		if err := c.channels.Register(ch); err != nil {
 			return err
 		}
 		c.ding = ch
@@ -420,7 +422,7 @@ func (c *core) addHTTPChannels() error {
 		if err != nil {
 			return fmt.Errorf("channels.feishu: %w", err)
 		}
-		if err := c.router.Register(ch); err != nil {
+		if err := c.channels.Register(ch); err != nil {
 			return err
 		}
 		c.lark = ch
@@ -446,7 +448,7 @@ func (c *core) addHTTPChannels() error {
 		if err != nil {
 			return err
 		}
-		if err := c.router.Register(c.web); err != nil {
+		if err := c.channels.Register(c.web); err != nil {
 			return err
 		}
 	}
@@ -480,7 +482,7 @@ func (c *core) addHTTPChannels() error {
 		if err != nil {
 			return err
 		}
-		if err := c.router.Register(c.api); err != nil {
+		if err := c.channels.Register(c.api); err != nil {
 			return err
 		}
 	}
@@ -751,7 +753,7 @@ func (c *core) serveReady(w http.ResponseWriter, r *http.Request) {
 	if err := c.store.Ping(ctx); err != nil {
 		problems = append(problems, "store: "+err.Error())
 	}
-	if err := c.router.Ready(); err != nil {
+	if err := c.channels.Ready(); err != nil {
 		problems = append(problems, err.Error())
 	}
 	mcpErr, warnings := c.mcpReady()

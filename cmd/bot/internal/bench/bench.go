@@ -697,7 +697,7 @@ func newInstance(ctx context.Context, s approval.Store, bt benchTool, hist agent
 	}
 	e, loop, r := as.Engine, as.Loop, as.Router
 	ch := newBenchChannel()
-	if err := r.Register(ch); err != nil {
+	if err := as.Registry.Register(ch); err != nil {
 		return nil, err
 	}
 	if err := e.Start(ctx); err != nil {

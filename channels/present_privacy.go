@@ -48,8 +48,8 @@ var ErrNoPrivacy = errors.New("channels: this channel cannot show anything to so
 // chat). If the whole card reaches nobody the request fails and nothing is
 // shown in the chat; a redacted card that cannot be sent is logged and
 // left out.
-func (r *Router) showPrivate(ctx context.Context, a *approval.Approval) ([]approval.CardRef, error) {
-	own := Target{Channel: a.Channel, ChatID: a.ChatID, ThreadID: r.threadOf(a), UserID: a.Requester}
+func (p *Presenter) showPrivate(ctx context.Context, a *approval.Approval) ([]approval.CardRef, error) {
+	own := Target{Channel: a.Channel, ChatID: a.ChatID, ThreadID: p.threadOf(a), UserID: a.Requester}
 	where := own
 	if a.ApproveIn != nil {
 		where = Target{Channel: a.ApproveIn.Channel, ChatID: a.ApproveIn.ChatID}
@@ -60,8 +60,8 @@ func (r *Router) showPrivate(ctx context.Context, a *approval.Approval) ([]appro
 		}
 		return err
 	}
-	full := r.pendingCard(ctx, a)
-	refs, err := r.showTo(ctx, a, where, a.Viewers(), full, true)
+	full := p.pendingCard(ctx, a)
+	refs, err := p.showTo(ctx, a, where, a.Viewers(), full, true)
 	if err != nil {
 		return nil, fail(err)
 	}
@@ -74,15 +74,15 @@ func (r *Router) showPrivate(ctx context.Context, a *approval.Approval) ([]appro
 		if to.ChatID == "" {
 			continue // approve_in direct: the whole cards went 1:1, there is no chat
 		}
-		ref, err := r.showIn(ctx, a, to, redacted)
+		ref, err := p.showIn(ctx, a, to, redacted)
 		if err != nil {
-			r.log.Warn("the redacted card could not be sent to the chat; the approval waits on its private cards all the same",
+			p.log.Warn("the redacted card could not be sent to the chat; the approval waits on its private cards all the same",
 				"channel", to.Channel, "chat_id", to.ChatID, "approval_id", a.ID, "err", err)
 			continue
 		}
 		refs = append(refs, ref)
 	}
-	r.log.Debug("private approval shown", "channel", where.Channel, "chat_id", where.ChatID, "approval_id", a.ID, "cards", len(refs))
+	p.log.Debug("private approval shown", "channel", where.Channel, "chat_id", where.ChatID, "approval_id", a.ID, "cards", len(refs))
 	return refs, nil
 }
 
@@ -92,8 +92,8 @@ func (r *Router) showPrivate(ctx context.Context, a *approval.Approval) ([]appro
 // sent, marked private (CardRef.Private) when private is set. It fails
 // when the card reached none of them, or the channel cannot show a card
 // to some people only (ErrNoPrivacy).
-func (r *Router) showTo(ctx context.Context, a *approval.Approval, to Target, users []approval.UserID, v cards.View, private bool) ([]approval.CardRef, error) {
-	ch, err := r.channel(to.Channel)
+func (p *Presenter) showTo(ctx context.Context, a *approval.Approval, to Target, users []approval.UserID, v cards.View, private bool) ([]approval.CardRef, error) {
+	ch, err := p.reg.Channel(to.Channel)
 	if err != nil {
 		return nil, fmt.Errorf("show approval %s: %w", a.ID, err)
 	}
@@ -133,9 +133,9 @@ func viewFor(a *approval.Approval, user approval.UserID, v cards.View) cards.Vie
 }
 
 // redactedLine is the one line a private approval's chat reads of it.
-func (r *Router) redactedLine(a *approval.Approval) string {
-	v := cards.Redact(r.pendingView(a))
-	return cards.RedactedLine(v, requesterName(a), r.cfg.Lang)
+func (p *Presenter) redactedLine(a *approval.Approval) string {
+	v := cards.Redact(p.pendingView(a))
+	return cards.RedactedLine(v, requesterName(a), p.cfg.Lang)
 }
 
 // requesterName is who asked for a, as a line names them.
@@ -204,15 +204,15 @@ func (p *privateTurns) end(in agent.Inbound) {
 // privately. said reports that s needs nothing more (awaiting and
 // turn_ended still go on to a TurnListener). Fails closed: what cannot be
 // sent privately is not said in the chat either.
-func (r *Router) sayPrivately(ctx context.Context, ch Channel, in agent.Inbound, to Target, s agent.Say) (said bool, err error) {
+func (p *Presenter) sayPrivately(ctx context.Context, ch Channel, in agent.Inbound, to Target, s agent.Say) (said bool, err error) {
 	if s.Private == nil {
 		if s.Kind == agent.SayTurnEnded {
-			r.private.end(in) // nothing of a turn before it is left over
+			p.private.end(in) // nothing of a turn before it is left over
 		}
 		return false, nil
 	}
-	t := r.private.open(in)
-	log := r.log.With("channel", in.Channel, "chat_id", in.ChatID, "private_turn", s.Private.Turn)
+	t := p.private.open(in)
+	log := p.log.With("channel", in.Channel, "chat_id", in.ChatID, "private_turn", s.Private.Turn)
 	send := func(out Outgoing) error {
 		pc, ok := ch.(PrivateChannel)
 		if !ok {
@@ -246,20 +246,20 @@ func (r *Router) sayPrivately(ctx context.Context, ch Channel, in agent.Inbound,
 		// The answer follows every result held: this turn's private ones,
 		// and those the chat's folding held before it became private.
 		t.held = nil
-		r.held.take(in)
+		p.held.take(in)
 		return true, send(Outgoing{Kind: OutAnswer, Text: s.Text})
 	case agent.SayTurnEnded:
 		var errs []error
 		for _, out := range t.held {
 			errs = append(errs, send(out))
 		}
-		r.private.end(in)
+		p.private.end(in)
 		line := ""
 		switch {
 		case t.failed:
-			line = words.In(r.cfg.Lang, words.PrivateUnsent, t.name)
+			line = words.In(p.cfg.Lang, words.PrivateUnsent, t.name)
 		case t.said:
-			line = words.In(r.cfg.Lang, words.PrivateAnswer, t.name)
+			line = words.In(p.cfg.Lang, words.PrivateAnswer, t.name)
 		}
 		if line != "" {
 			if err := ch.Send(ctx, to, Outgoing{Kind: OutNotice, Text: line}); err != nil {
@@ -277,30 +277,30 @@ func (r *Router) sayPrivately(ctx context.Context, ch Channel, in agent.Inbound,
 // noticeAbout says text, the answer to user's typed decision of a, in the
 // chat of to; of a private approval, to user only (when they may see it),
 // the chat reading one line instead.
-func (r *Router) noticeAbout(ctx context.Context, ch Channel, to Target, log *slog.Logger, a *approval.Approval, user approval.UserID, text string) {
+func (p *Presenter) noticeAbout(ctx context.Context, ch Channel, to Target, log *slog.Logger, a *approval.Approval, user approval.UserID, text string) {
 	if !a.Private() {
-		r.notice(ctx, ch, to, log, text)
+		notice(ctx, ch, to, log, text)
 		return
 	}
 	if !a.MaySee(user) {
 		// Not theirs to decide: the answer says so (and who may), nothing
 		// of the call.
-		r.notice(ctx, ch, to, log, text)
+		notice(ctx, ch, to, log, text)
 		return
 	}
-	line := words.In(r.cfg.Lang, words.PrivateResult, user)
+	line := words.In(p.cfg.Lang, words.PrivateResult, user)
 	pc, ok := ch.(PrivateChannel)
 	switch {
 	case !ok:
 		log.Warn("the answer to a typed decision of a private approval cannot be sent privately", "err", ErrNoPrivacy)
-		line = words.In(r.cfg.Lang, words.PrivateUnsent, user)
+		line = words.In(p.cfg.Lang, words.PrivateUnsent, user)
 	default:
 		if err := pc.SendTo(ctx, to, []approval.UserID{user}, Outgoing{Kind: OutNotice, Text: text}); err != nil {
 			log.Warn("sending the answer to a typed decision privately failed", "err", err)
-			line = words.In(r.cfg.Lang, words.PrivateUnsent, user)
+			line = words.In(p.cfg.Lang, words.PrivateUnsent, user)
 		}
 	}
-	r.notice(ctx, ch, to, log, line)
+	notice(ctx, ch, to, log, line)
 }
 
 // readerOf is who reads the router's answer to m (a command's, the list
@@ -320,10 +320,10 @@ func readerOf(m Message) approval.UserID {
 // pendingLineOf is how /pending lists approval a for reader: an approval
 // reader may not see (a private one, in a group) by its code and
 // redacted line.
-func (r *Router) pendingLineOf(l words.Lang, a *approval.Approval, code string, reader approval.UserID) (string, bool) {
+func (p *Presenter) pendingLineOf(l words.Lang, a *approval.Approval, code string, reader approval.UserID) (string, bool) {
 	if a.MaySee(reader) {
 		return "", false
 	}
-	v := cards.Redact(r.pendingView(a))
+	v := cards.Redact(p.pendingView(a))
 	return words.Text(l, words.PrivateCommandAt, code, cards.RedactedLine(v, requesterName(a), string(l))), true
 }

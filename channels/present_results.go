@@ -11,7 +11,7 @@ import (
 // ResultFolder is implemented by a channel whose people read a tool's
 // result in the agent's answer that follows it, and an approved call's on
 // its card (Feishu, DingTalk): saying the result as a message of its own
-// too would show it twice. The router then holds each tool result of a
+// too would show it twice. The presenter then holds each tool result of a
 // turn and drops it when an answer comes after it; a result no answer
 // followed (the model failed, the turn stopped to wait for another
 // approval) is said when the turn ends, so no result is lost.
@@ -69,28 +69,28 @@ func (h *heldResults) take(in agent.Inbound) []heldResult {
 // of Say: a tool result is held (said reports true: nothing more to do);
 // an answer drops what is held; the turn's end says what no answer
 // followed.
-func (r *Router) foldResult(ctx context.Context, ch Channel, in agent.Inbound, to Target, s agent.Say) (said bool, err error) {
+func (p *Presenter) foldResult(ctx context.Context, ch Channel, in agent.Inbound, to Target, s agent.Say) (said bool, err error) {
 	if _, ok := ch.(ResultFolder); !ok {
 		return false, nil
 	}
 	switch s.Kind {
 	case agent.SayToolResult:
 		out := Outgoing{Kind: OutToolResult, Text: s.Text, Tool: s.Tool, Args: s.Args, IsError: s.IsError}
-		if over, spill := r.held.hold(in, to, out); spill {
+		if over, spill := p.held.hold(in, to, out); spill {
 			return true, ch.Send(ctx, over.to, over.out)
 		}
 		return true, nil
 	case agent.SayAnswer:
-		r.held.take(in)
+		p.held.take(in)
 	case agent.SayTurnEnded:
 		var errs []error
-		for _, h := range r.held.take(in) {
+		for _, h := range p.held.take(in) {
 			if err := ch.Send(ctx, h.to, h.out); err != nil {
 				errs = append(errs, err)
 			}
 		}
 		if len(errs) > 0 {
-			r.log.Warn("saying a tool result no answer followed failed", "channel", in.Channel, "chat_id", in.ChatID, "err", errs[0])
+			p.log.Warn("saying a tool result no answer followed failed", "channel", in.Channel, "chat_id", in.ChatID, "err", errs[0])
 		}
 	}
 	return false, nil

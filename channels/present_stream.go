@@ -12,7 +12,7 @@ import (
 
 // Streamer is implemented by a channel that shows the model's answer as it
 // is written (the web page, Feishu's CardKit card, DingTalk's AI card, the
-// terminal). The router opens one stream per streamed message of a turn
+// terminal). The presenter opens one stream per streamed message of a turn
 // (the deltas of one model round) and ends it with the answer, or with the
 // text streamed so far when the model goes on with tool calls (an approval's
 // card may follow: it comes after the stream ended), or with the error
@@ -78,9 +78,9 @@ func (o *openStreams) take(to Target) *openStream {
 
 // sayStream handles the events of a turn that concern streamed messages:
 // it reports whether s was said (handled) or is left to the usual path.
-func (r *Router) sayStream(ctx context.Context, ch Channel, to Target, s agent.Say) (bool, error) {
+func (p *Presenter) sayStream(ctx context.Context, ch Channel, to Target, s agent.Say) (bool, error) {
 	log := func() *slog.Logger {
-		return r.log.With("channel", to.Channel, "chat_id", to.ChatID, "msg_id", to.ReplyTo)
+		return p.log.With("channel", to.Channel, "chat_id", to.ChatID, "msg_id", to.ReplyTo)
 	}
 	switch s.Kind {
 	case agent.SayDelta:
@@ -88,11 +88,11 @@ func (r *Router) sayStream(ctx context.Context, ch Channel, to Target, s agent.S
 		if !ok {
 			return true, nil // the answer says it all
 		}
-		r.streams.mu.Lock()
-		if r.streams.m == nil {
-			r.streams.m = map[Target]*openStream{}
+		p.streams.mu.Lock()
+		if p.streams.m == nil {
+			p.streams.m = map[Target]*openStream{}
 		}
-		st := r.streams.m[to]
+		st := p.streams.m[to]
 		if st == nil {
 			st = &openStream{}
 			as, err := sr.OpenStream(ctx, to)
@@ -101,16 +101,16 @@ func (r *Router) sayStream(ctx context.Context, ch Channel, to Target, s agent.S
 				st.broken = true
 			}
 			st.s = as
-			r.streams.m[to] = st
+			p.streams.m[to] = st
 		}
-		r.streams.mu.Unlock()
+		p.streams.mu.Unlock()
 		st.text.WriteString(s.Text)
 		if !st.broken {
 			st.s.Append(s.Text)
 		}
 		return true, nil
 	case agent.SayStreamEnd:
-		st := r.streams.take(to)
+		st := p.streams.take(to)
 		if st != nil && !st.broken {
 			final, how := st.text.String(), EndMore
 			if s.IsError {
@@ -122,7 +122,7 @@ func (r *Router) sayStream(ctx context.Context, ch Channel, to Target, s agent.S
 				}
 				final += s.Text
 			}
-			err := r.finish(ctx, st, final, how)
+			err := p.finish(ctx, st, final, how)
 			if err == nil {
 				return true, nil
 			}
@@ -134,11 +134,11 @@ func (r *Router) sayStream(ctx context.Context, ch Channel, to Target, s agent.S
 		// Where nothing streamed, the failure is the notice it stands for.
 		return true, ch.Send(ctx, to, Outgoing{Kind: OutNotice, Text: s.Text, IsError: s.IsError})
 	case agent.SayAnswer:
-		st := r.streams.take(to)
+		st := p.streams.take(to)
 		if st == nil || st.broken {
 			return false, nil
 		}
-		if err := r.finish(ctx, st, s.Text, EndAnswer); err != nil {
+		if err := p.finish(ctx, st, s.Text, EndAnswer); err != nil {
 			log().Warn("ending a streamed message failed; sending the answer whole", "err", err)
 			return false, nil
 		}
@@ -146,8 +146,8 @@ func (r *Router) sayStream(ctx context.Context, ch Channel, to Target, s agent.S
 	case agent.SayTurnEnded:
 		// A stream the turn left open (it should not) is ended with what
 		// it holds: nothing is left streaming.
-		if st := r.streams.take(to); st != nil && !st.broken {
-			if err := r.finish(ctx, st, st.text.String(), EndMore); err != nil {
+		if st := p.streams.take(to); st != nil && !st.broken {
+			if err := p.finish(ctx, st, st.text.String(), EndMore); err != nil {
 				log().Warn("ending a streamed message failed", "err", err)
 			}
 		}
@@ -156,7 +156,7 @@ func (r *Router) sayStream(ctx context.Context, ch Channel, to Target, s agent.S
 }
 
 // finish ends a stream within finishTimeout.
-func (r *Router) finish(ctx context.Context, st *openStream, text string, how StreamEnd) error {
+func (p *Presenter) finish(ctx context.Context, st *openStream, text string, how StreamEnd) error {
 	ctx, cancel := context.WithTimeout(ctx, finishTimeout)
 	defer cancel()
 	return st.s.Finish(ctx, text, how)

@@ -17,27 +17,27 @@ import (
 // that chat is told so instead, and the error is returned: a still waits
 // where it was, and the step's people may decide it there or by a typed
 // code.
-func (r *Router) Escalate(ctx context.Context, a *approval.Approval, step int) ([]approval.CardRef, error) {
+func (p *Presenter) Escalate(ctx context.Context, a *approval.Approval, step int) ([]approval.CardRef, error) {
 	if step < 0 || step >= len(a.Escalation) {
 		return nil, fmt.Errorf("escalate %s: no step %d", a.ID, step)
 	}
 	st := a.Escalation[step]
-	log := r.log.With("approval_id", a.ID, "step", step+1)
-	v := r.pendingCardIn(ctx, a, st.To)
+	log := p.log.With("approval_id", a.ID, "step", step+1)
+	v := p.pendingCardIn(ctx, a, st.To)
 	v.Step = step + 1
-	refs, err := r.showStep(ctx, a, st, v)
-	l := words.Of(r.cfg.Lang)
-	text := a.EscalatedIn(r.cfg.Lang)
+	refs, err := p.showStep(ctx, a, st, v)
+	l := words.Of(p.cfg.Lang)
+	text := a.EscalatedIn(p.cfg.Lang)
 	if err != nil {
 		text = words.Text(l, words.EscalationFailed, words.Span(l, st.After), st.To.ChatID)
 	}
 	where := a.DecidesIn()
 	to := Target{Channel: where.Channel, ChatID: where.ChatID}
 	if a.ApproveIn == nil {
-		to.ThreadID, to.UserID = r.threadOf(a), a.Requester
+		to.ThreadID, to.UserID = p.threadOf(a), a.Requester
 	}
-	if ch, cerr := r.channel(to.Channel); cerr == nil {
-		r.notice(ctx, ch, to, log, text)
+	if ch, cerr := p.reg.Channel(to.Channel); cerr == nil {
+		notice(ctx, ch, to, log, text)
 	} else {
 		log.Warn("the chat where the approval waits cannot be told of its escalation", "err", cerr)
 	}
@@ -53,22 +53,22 @@ func (r *Router) Escalate(ctx context.Context, a *approval.Approval, step int) (
 // there decide, so its chat gets the whole card (recorded as private: it
 // is settled whole); a step of mode users gets the whole card shown to
 // its people only (PrivateChannel) and the redacted card in its chat.
-func (r *Router) showStep(ctx context.Context, a *approval.Approval, st approval.Escalation, v cards.View) ([]approval.CardRef, error) {
+func (p *Presenter) showStep(ctx context.Context, a *approval.Approval, st approval.Escalation, v cards.View) ([]approval.CardRef, error) {
 	to := Target{Channel: st.To.Channel, ChatID: st.To.ChatID}
 	if !a.Private() || st.Approvers.Mode == approval.ApproverChat {
-		ref, err := r.showIn(ctx, a, to, v)
+		ref, err := p.showIn(ctx, a, to, v)
 		if err != nil {
 			return nil, err
 		}
 		ref.Private = a.Private()
 		return []approval.CardRef{ref}, nil
 	}
-	refs, err := r.showTo(ctx, a, to, st.Approvers.Users, v, true)
+	refs, err := p.showTo(ctx, a, to, st.Approvers.Users, v, true)
 	if err != nil {
 		return nil, err
 	}
-	if ref, err := r.showIn(ctx, a, to, cards.Redact(v)); err != nil {
-		r.log.Warn("the redacted card could not be sent to the escalation chat; the step's people have theirs all the same",
+	if ref, err := p.showIn(ctx, a, to, cards.Redact(v)); err != nil {
+		p.log.Warn("the redacted card could not be sent to the escalation chat; the step's people have theirs all the same",
 			"channel", to.Channel, "chat_id", to.ChatID, "approval_id", a.ID, "err", err)
 	} else {
 		refs = append(refs, ref)
@@ -78,15 +78,11 @@ func (r *Router) showStep(ctx context.Context, a *approval.Approval, st approval
 
 // pendingCardIn is a's pending card as a chat other than its own shows it
 // (place: a chat its escalation asked): with the code a has there.
-func (r *Router) pendingCardIn(ctx context.Context, a *approval.Approval, place approval.Place) cards.View {
-	v := r.pendingView(a)
-	cmdr, ok := r.decider.(Commander)
-	if !ok {
-		return v
-	}
-	waiting, err := cmdr.ChatPending(ctx, place.Channel, place.ChatID)
+func (p *Presenter) pendingCardIn(ctx context.Context, a *approval.Approval, place approval.Place) cards.View {
+	v := p.pendingView(a)
+	waiting, err := p.store.ChatPending(ctx, place.Channel, place.ChatID)
 	if err != nil {
-		r.log.Warn("finding the approval's code in its escalation chat failed; the card has no code", "approval_id", a.ID, "err", err)
+		p.log.Warn("finding the approval's code in its escalation chat failed; the card has no code", "approval_id", a.ID, "err", err)
 		return v
 	}
 	v.Code = approval.CodeIn(waiting, a)

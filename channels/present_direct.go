@@ -25,17 +25,17 @@ func directTo(a *approval.Approval) []approval.UserID {
 // to each person directTo names, in their 1:1 chat with the bot, through
 // the approvers' channel (PrivateChannel.ShowApprovalTo). It fails when
 // the card reached nobody, or the channel cannot send it so.
-func (r *Router) showDirect(ctx context.Context, a *approval.Approval) ([]approval.CardRef, error) {
+func (p *Presenter) showDirect(ctx context.Context, a *approval.Approval) ([]approval.CardRef, error) {
 	to := Target{Channel: a.ApproveIn.Channel}
 	users := directTo(a)
 	if len(users) == 0 {
 		return nil, fmt.Errorf("show approval %s 1:1: its rule lists nobody but the requester", a.ID)
 	}
 	// The whole card: as a private approval's own when it is private.
-	refs, err := r.showTo(ctx, a, to, users, r.pendingView(a), a.Private())
+	refs, err := p.showTo(ctx, a, to, users, p.pendingView(a), a.Private())
 	if err != nil {
 		return nil, err
 	}
-	r.log.Debug("approval shown 1:1", "channel", to.Channel, "approval_id", a.ID, "cards", len(refs))
+	p.log.Debug("approval shown 1:1", "channel", to.Channel, "approval_id", a.ID, "cards", len(refs))
 	return refs, nil
 }
