@@ -329,9 +329,10 @@ func (r *Router) ApprovalView(ctx context.Context, channel string, id approval.I
 //     is one, the event id ("evt:<channel>:<id>") are marked in the store
 //     for DedupTTL; a mark that exists already drops the message. A
 //     message with neither id passes: losing a real message is worse than
-//     answering twice. If the store cannot be asked, the message is
-//     processed (fail safe for messages: a decision is still protected by
-//     the engine's atomic claim, so a duplicate can never run a tool twice).
+//     answering twice. If the store cannot set the marks, the message is
+//     not processed and its sender is asked to send it again (fail closed:
+//     processed twice it would run a turn twice; a click, by contrast,
+//     fails open, see HandleCardAction).
 //  2. Drop a message created before the process start minus MaxAge (a
 //     backlog re-delivered after a restart).
 //  3. If the text is a typed 确认 / 取消 and the session has a pending
@@ -397,8 +398,16 @@ func (r *Router) HandleMessage(ctx context.Context, m Message) error {
 	}
 	c := approval.CheckInbound(ctx, store, keys, r.cfg.DedupTTL, session)
 	to := Target{Channel: m.Channel, ChatID: m.ChatID, ThreadID: m.ThreadID, ReplyTo: m.MessageID, UserID: m.UserID}
-	if c.SeenErr != nil {
-		log.Warn("de-duplication unavailable; processing the event anyway", "err", c.SeenErr)
+	if len(keys) > 0 && c.SeenErr != nil {
+		// Fail closed: a message whose mark could not be set may be a
+		// redelivery, and processed twice it would run a turn twice
+		// (the model asked again, tools that need no approval run
+		// again, the answer said twice). Its sender is told to send it
+		// again; nothing else is done (docs/ARCHITECTURE.md, "When a
+		// part is down").
+		log.Error("de-duplication unavailable; the message was not processed and its sender was asked to send it again", "err", c.SeenErr)
+		r.answer(ctx, ch, to, log, answer{text: r.words().unavailable, err: c.SeenErr})
+		return nil
 	}
 	if slices.Contains(c.First, false) {
 		r.metrics.Deduplicated(m.Channel)
@@ -630,9 +639,11 @@ func dedupKey(prefix, channel, id string) string {
 	return prefix + channel + ":" + id
 }
 
-// duplicate marks prefix+id and reports whether it was marked already.
-// An empty id is never a duplicate; a store error is logged and the
-// message goes on.
+// duplicate marks a click's prefix+id and reports whether it was marked
+// already. An empty id is never a duplicate; a store error is logged and
+// the click goes on (fail open: the engine's claim is atomic, so a click
+// decided twice decides once and the second reads already_decided; a
+// click dropped would leave its clicker without an answer).
 func (r *Router) duplicate(ctx context.Context, log *slog.Logger, store approval.Store, prefix, id string) bool {
 	if id == "" {
 		return false
@@ -872,7 +883,7 @@ func notice(ctx context.Context, ch Channel, to Target, log *slog.Logger, text s
 
 // routerWords are the router's own sentences in one language.
 type routerWords struct {
-	waiting, busy, closing, mayApproveFmt, refused string
+	waiting, busy, closing, mayApproveFmt, refused, unavailable string
 	// calls names a batch: its tool and its number of calls.
 	calls string
 	// decidedFmt joins "already decided" and what came of it.
@@ -892,7 +903,7 @@ func routerWordsIn(lang string) routerWords {
 		waiting: words.Text(l, words.RouterWaiting), calls: words.Text(l, words.RouterCalls),
 		busy: words.Text(l, words.RouterBusy), closing: words.Text(l, words.RouterClosing),
 		mayApproveFmt: words.Text(l, words.RouterMayApprove), refused: words.Text(l, words.RouterRefused),
-		decidedFmt: words.Text(l, words.RouterDecided),
+		decidedFmt: words.Text(l, words.RouterDecided), unavailable: words.Text(l, words.RouterUnavailable),
 	}
 }
 

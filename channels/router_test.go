@@ -104,13 +104,6 @@ func (seenFails) Seen(context.Context, string, time.Duration) (bool, error) {
 	return false, approval.E("test.Seen", errkind.Unavailable, "", approval.ErrUnavailable)
 }
 
-func TestSeenErrorProcessesTheMessage(t *testing.T) {
-	store := memstore.New(memstore.Options{})
-	g := newRig(t, store, func(c *RouterConfig) { c.Store = seenFails{store} })
-	g.send(t, msg("alice", "still here"))
-	eventually(t, "the message is answered", func() bool { return g.ch.hasText("answer", "echo: still here") })
-}
-
 func TestOldMessageDropped(t *testing.T) {
 	start := time.Now()
 	g := newRig(t, nil, func(c *RouterConfig) { c.Clock = clock.NewFake(start) })

@@ -142,12 +142,13 @@ var en = map[Key]string{
 
 	RouterWaiting: "An approval is waiting (%s). Reply 确认 (confirm) to run it or 取消 (cancel) to decline " +
 		"(a reason may follow: 取消 wrong table), or use the card's buttons. Your message has been queued for the assistant.",
-	RouterCalls:      "%s, %d call(s)",
-	RouterBusy:       "Too many messages are waiting in this conversation; please try again shortly.",
-	RouterClosing:    "The assistant is shutting down; please try again shortly.",
-	RouterMayApprove: " (who may approve: %s)",
-	RouterRefused:    "Sorry, you are not allowed to use this assistant here. Please ask its administrator for access.",
-	RouterDecided:    "%s: %s",
+	RouterCalls:       "%s, %d call(s)",
+	RouterBusy:        "Too many messages are waiting in this conversation; please try again shortly.",
+	RouterClosing:     "The assistant is shutting down; please try again shortly.",
+	RouterMayApprove:  " (who may approve: %s)",
+	RouterRefused:     "Sorry, you are not allowed to use this assistant here. Please ask its administrator for access.",
+	RouterDecided:     "%s: %s",
+	RouterUnavailable: "I could not take your message just now (storage is unavailable); nothing was done. Please send it again shortly.",
 
 	AgentMaxRounds:     "I stopped after %d rounds of tool calls without finishing; please narrow the request.",
 	AgentTooLong:       "This took too long and was stopped; please try again.",

@@ -182,13 +182,14 @@ const (
 	ApproversAlso     // said after who may approve once an escalation added people; args: who (EscalatedWhoIn)
 
 	// The router's notices.
-	RouterWaiting    // an approval waits; args: what it is
-	RouterCalls      // what a batch is; args: tool, number of calls
-	RouterBusy       // the session's queue is full
-	RouterClosing    // the process is stopping
-	RouterMayApprove // after a refusal; args: who may approve
-	RouterRefused    // the sender is not on the allow-list
-	RouterDecided    // joins "already decided" and what came of it; args: both
+	RouterWaiting     // an approval waits; args: what it is
+	RouterCalls       // what a batch is; args: tool, number of calls
+	RouterBusy        // the session's queue is full
+	RouterClosing     // the process is stopping
+	RouterMayApprove  // after a refusal; args: who may approve
+	RouterRefused     // the sender is not on the allow-list
+	RouterDecided     // joins "already decided" and what came of it; args: both
+	RouterUnavailable // a message not taken: its de-duplication mark could not be set
 
 	// The agent's notices about a turn.
 	AgentMaxRounds // args: the number of rounds
