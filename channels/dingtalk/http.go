@@ -52,6 +52,9 @@ func signKey(timestamp, sign string) string {
 	return hex.EncodeToString(sum[:16])
 }
 
+// signMark is the key of a (timestamp, sign) pair's mark.
+func signMark(timestamp, sign string) string { return "dingtalk:sign:" + signKey(timestamp, sign) }
+
 // freshSign marks a verified (timestamp, sign) pair as used and reports
 // whether it was the first use. The mark lasts until the pair could no
 // longer verify (its timestamp plus MaxSignAge, which is up to twice
@@ -62,7 +65,7 @@ func (c *intake) freshSign(ctx context.Context, timestamp, sign string, now time
 		return false, err
 	}
 	ttl := time.UnixMilli(ms).Add(c.cfg.MaxSignAge).Sub(now) + time.Second
-	return c.marks.Seen(ctx, "dingtalk:sign:"+signKey(timestamp, sign), ttl)
+	return c.marks.Seen(ctx, signMark(timestamp, sign), ttl)
 }
 
 // HTTPHandler serves the HTTP (outgoing robot) mode: DingTalk POSTs each
@@ -124,6 +127,11 @@ func (c *intake) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := c.deliver(r.Context(), d, "sign:"+signKey(ts, sign)); err != nil {
 		c.log.Error("message not handled", "msg_id", d.MsgId, "err", err)
+		// DingTalk delivers a failed request again with the same headers:
+		// let that one in (as channels/feishu's webhook does).
+		if ferr := c.marks.Forget(context.WithoutCancel(r.Context()), signMark(ts, sign)); ferr != nil {
+			c.log.Warn("could not remove the sign mark of a request not handled; DingTalk's redelivery will be refused", "err", ferr)
+		}
 		http.Error(w, "not handled", http.StatusServiceUnavailable)
 		return
 	}

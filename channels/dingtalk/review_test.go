@@ -480,3 +480,33 @@ func TestMarkdownSettleKeepsChatType(t *testing.T) {
 func (failingMarks) Forget(context.Context, string) error { return nil }
 
 func (r *recordingMarks) Forget(context.Context, string) error { return nil }
+
+// A request answered 503 "not handled" (the channel not started, or
+// closing) leaves no mark of its (timestamp, sign): DingTalk delivers it
+// again with the same headers, and that redelivery is let in, not refused
+// 401 as a replay (as channels/feishu's webhook forgets a failed request).
+func TestHTTPNotHandledMayBeRedelivered(t *testing.T) {
+	f := dingtalktest.New(t)
+	ch, err := New(Config{ClientID: "k", ClientSecret: "s", Mode: ModeHTTP, APIBaseURL: f.URL(), WebhookBaseURL: f.URL(),
+		Marks: memstore.New(memstore.Options{})}, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(ch.HTTPHandler())
+	defer srv.Close()
+	ts := strconv.FormatInt(time.Now().UnixMilli(), 10)
+	body, _ := json.Marshal(f.BotMessage(nextID(), "cid22", "erin", "hi", false))
+	if code := httpPost(t, srv.URL, body, ts, Sign(ts, "s")); code != http.StatusServiceUnavailable {
+		t.Fatalf("before Start: %d, want 503", code)
+	}
+	if err := ch.Start(context.Background(), nopHandler{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ch.Close(context.Background()) })
+	if code := httpPost(t, srv.URL, body, ts, Sign(ts, "s")); code != http.StatusOK {
+		t.Fatalf("the redelivery of a request answered 503: %d, want 200", code)
+	}
+	if code := httpPost(t, srv.URL, body, ts, Sign(ts, "s")); code != http.StatusUnauthorized {
+		t.Fatalf("a replay of a handled request: %d, want 401", code)
+	}
+}
