@@ -1025,11 +1025,13 @@ func (e *Engine) Sweep(ctx context.Context) (int, error) {
 // RunSweeper calls Sweep every interval until ctx ends. Each round is
 // taken by one replica only: the first to set the round's mark in the
 // shared store (Seen) sweeps; the claim gate makes a second sweeper
-// harmless anyway.
+// harmless anyway. A round whose mark cannot be set is skipped; the first
+// of a run of them is logged, and so is the round that marks again.
 func (e *Engine) RunSweeper(ctx context.Context, interval time.Duration) {
 	if interval <= 0 {
 		interval = 30 * time.Second
 	}
+	failing := 0 // rounds skipped in a row because the mark could not be set
 	for {
 		t := e.cfg.Clock.NewTimer(interval)
 		select {
@@ -1040,7 +1042,20 @@ func (e *Engine) RunSweeper(ctx context.Context, interval time.Duration) {
 		}
 		round := e.cfg.Clock.Now().UnixNano() / int64(interval)
 		first, err := e.cfg.Store.Seen(ctx, fmt.Sprintf("sweep:%d", round), interval)
-		if err != nil || !first {
+		if err != nil {
+			// The round is skipped (nothing is swept without its mark);
+			// said once per outage, not every round.
+			if failing == 0 {
+				e.log.Warn("the sweeper cannot mark its round; skipping rounds until the store answers", "err", err)
+			}
+			failing++
+			continue
+		}
+		if failing > 0 {
+			e.log.Info("the sweeper marks its rounds again", "skipped_rounds", failing)
+			failing = 0
+		}
+		if !first {
 			continue
 		}
 		if n, err := e.Sweep(ctx); err != nil {
