@@ -18,8 +18,9 @@ type LogConfig struct {
 	// (hostname-pid-random). Two live processes must never share a name.
 	Writer string
 	// QueueSize is the most records that may be appended but not yet
-	// written by every sink. When it is reached, Append blocks until a sink
-	// catches up (back-pressure): records are never dropped. 0 means 4096.
+	// written by every sink. While it is reached (a sink is down), a record
+	// appended is refused, not chained: Append never blocks, and TryAppend
+	// says so (the engine then runs nothing; see Log). 0 means 4096.
 	QueueSize int
 	// FlushInterval is the longest a record waits for companions before a
 	// batch smaller than BatchSize is written. Flush and Close write at
@@ -67,13 +68,17 @@ func (c LogConfig) withDefaults() LogConfig {
 // goroutine per sink writes the queue in batches; sinks proceed
 // independently, and Append never waits for I/O while the queue has room.
 // A failed write is logged (attributes "sink" and "err") and retried with
-// backoff for as long as the process lives: records are not lost, but when
-// a sink stays down the queue fills and Append blocks. That is deliberate:
-// an approval must not proceed without its audit record. Queued is not
+// backoff for as long as the process lives: records queued are not lost.
+// When a sink stays down the queue fills; then each record appended is
+// refused (TryAppend returns an error of kind unavailable), not chained, so
+// the chain stays whole, and nothing waits: a caller that cannot go on
+// without its record (the engine, before it runs a tool) fails instead of
+// hanging. The first refusal of an outage is logged ("audit queue full"),
+// and so is the room coming back, with the count refused. Queued is not
 // written, though: before the engine runs a tool it calls Flush, which
 // writes at once (with whatever else is queued, so concurrent decisions
 // share one batch) and returns when every sink has the records; a tool whose
-// confirm record cannot be written in time is not run.
+// confirm record was refused, or cannot be written in time, is not run.
 type Log struct {
 	cfg    LogConfig
 	now    func() time.Time
@@ -86,10 +91,9 @@ type Log struct {
 	buf      []Record      // records base+1 … seq, not yet written by every sink
 	base     uint64        // every sink has written the records up to this Seq
 	flushTo  uint64        // sinks write at once, without waiting, up to this Seq
-	waiters  int           // Append calls waiting for room
+	refused  uint64        // records refused for want of room since the queue last had room
 	closing  bool          // Close has begun; new Append calls are refused
-	closed   bool          // Close has ended; waiting Append calls give up
-	progress chan struct{} // closed and replaced when base advances or the log closes
+	progress chan struct{} // closed and replaced when base advances
 
 	ctx       context.Context // passed to Sink.Write; cancelled when Close gives up
 	cancel    context.CancelFunc
@@ -97,8 +101,6 @@ type Log struct {
 	wg        sync.WaitGroup
 	closeDone chan struct{} // closed when Close has finished
 	closeErr  error
-
-	waitHook func() // tests: called when an Append starts waiting for room
 }
 
 // sinkWorker is one sink and its writer goroutine.
@@ -167,32 +169,32 @@ func (l *Log) Head() (seq uint64, hash string) {
 // converts Time to UTC. Strings that are not valid UTF-8 are repaired
 // (invalid bytes become U+FFFD) so that the record survives JSON unchanged.
 //
-// Append never drops a record: when QueueSize records are waiting, it
-// blocks until a sink has caught up. Calling Append after Close has begun
-// is a programming error; the record is logged at Error level and not
-// written.
-func (l *Log) Append(r Record) {
+// Append never blocks: while QueueSize records wait for a sink, the record
+// is refused (see TryAppend). Calling Append after Close has begun is a
+// programming error; the record is logged at Error level and not written.
+func (l *Log) Append(r Record) { _ = l.TryAppend(r) }
+
+// TryAppend is Append, saying whether the record was taken: an error of
+// kind unavailable when it was refused, because QueueSize records wait for
+// a sink (the first refusal of an outage is logged) or Close has begun.
+// A record taken is queued, not yet written: see Flush.
+func (l *Log) TryAppend(r Record) error {
+	const op = "audit.Append"
 	l.mu.Lock()
 	if l.closing {
 		l.mu.Unlock()
 		l.dropped(r, "audit record appended after Close; not written")
-		return
+		return E(op, errkind.Unavailable, errors.New("the audit log is closing"))
 	}
-	for len(l.sinks) > 0 && l.seq-l.base >= uint64(l.cfg.QueueSize) && !l.closed {
-		l.waiters++
-		ch, hook := l.progress, l.waitHook
+	if waiting := l.seq - l.base; len(l.sinks) > 0 && waiting >= uint64(l.cfg.QueueSize) {
+		l.refused++
+		first := l.refused == 1
 		l.mu.Unlock()
-		if hook != nil {
-			hook()
+		if first {
+			l.logger.Error("audit queue full; records are refused until a sink catches up, and no tool runs",
+				"queue_size", l.cfg.QueueSize, "approval_id", r.ApprovalID, "event", string(r.Event))
 		}
-		<-ch
-		l.mu.Lock()
-		l.waiters--
-	}
-	if l.closed {
-		l.mu.Unlock()
-		l.dropped(r, "audit log closed while the record waited for room; not written")
-		return
+		return E(op, errkind.Unavailable, fmt.Errorf("audit queue full: %d record(s) wait for a sink; record not written", waiting))
 	}
 
 	r.Writer = l.cfg.Writer
@@ -215,7 +217,7 @@ func (l *Log) Append(r Record) {
 	if len(l.sinks) == 0 {
 		l.base = l.seq
 		l.mu.Unlock()
-		return
+		return nil
 	}
 	l.buf = append(l.buf, r)
 	for _, w := range l.sinks {
@@ -226,6 +228,7 @@ func (l *Log) Append(r Record) {
 		}
 	}
 	l.mu.Unlock()
+	return nil
 }
 
 func (l *Log) dropped(r Record, msg string) {
@@ -252,20 +255,15 @@ func poke(c chan struct{}) {
 // by every sink, or ctx ends. A sink that keeps failing makes Flush wait
 // for ctx.
 func (l *Log) Flush(ctx context.Context) error {
-	return l.flush(ctx, "audit.Flush", false)
+	return l.flush(ctx, "audit.Flush")
 }
 
-// flush waits until the records up to the current Seq are written; with
-// all, it also waits for Append calls blocked for room, and for what they
-// append.
-func (l *Log) flush(ctx context.Context, op string, all bool) error {
+// flush waits until the records up to the current Seq are written.
+func (l *Log) flush(ctx context.Context, op string) error {
 	l.mu.Lock()
 	target := l.seq
 	for {
-		if all {
-			target = l.seq
-		}
-		if l.base >= target && (!all || l.waiters == 0) {
+		if l.base >= target {
 			l.mu.Unlock()
 			return nil
 		}
@@ -289,8 +287,7 @@ func (l *Log) flush(ctx context.Context, op string, all bool) error {
 	}
 }
 
-// Close writes everything appended (including by Append calls blocked for
-// room when Close began), then stops the writers and closes the sinks. If
+// Close writes everything appended, then stops the writers and closes the sinks. If
 // ctx ends first, the records still queued are lost and the error says how
 // many. Later calls wait for the first to finish and return its error.
 func (l *Log) Close(ctx context.Context) error {
@@ -303,12 +300,8 @@ func (l *Log) Close(ctx context.Context) error {
 	l.closing = true
 	l.mu.Unlock()
 
-	err := l.flush(ctx, "audit.Close", true)
+	err := l.flush(ctx, "audit.Close")
 
-	l.mu.Lock()
-	l.closed = true
-	l.broadcast()
-	l.mu.Unlock()
 	l.cancel()
 	close(l.stop)
 	l.wg.Wait()
@@ -410,8 +403,24 @@ func (l *Log) run(w *sinkWorker) {
 		l.mu.Lock()
 		w.done += uint64(len(batch))
 		l.advance()
+		refused := l.roomAgain()
 		l.mu.Unlock()
+		if refused > 0 {
+			l.logger.Warn("audit queue has room again; the records refused meanwhile are not in the trail", "refused", refused)
+		}
 	}
+}
+
+// roomAgain reports how many records were refused since the queue last had
+// room, once it has room again (0 otherwise), and starts the count anew.
+// l.mu must be held.
+func (l *Log) roomAgain() uint64 {
+	if l.refused == 0 || l.seq-l.base >= uint64(l.cfg.QueueSize) {
+		return 0
+	}
+	n := l.refused
+	l.refused = 0
+	return n
 }
 
 // advance drops the records every sink has written and wakes waiters.

@@ -1,9 +1,11 @@
 package audit
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -94,9 +96,11 @@ func TestRoundTrip(t *testing.T) {
 func TestConcurrentAppend(t *testing.T) {
 	const goroutines, perG = 50, 100
 	mem := NewMemorySink() // shared by two writers, like a stream shared by replicas
+	// Room for every record (a full queue refuses them: see
+	// TestFullQueueRefusesWithoutBlocking); many small batches.
 	logs := []*Log{
-		NewLog(LogConfig{Writer: "replica-a", QueueSize: 64, BatchSize: 16}, stepClock(), nil, mem),
-		NewLog(LogConfig{Writer: "replica-b", QueueSize: 64, BatchSize: 16}, stepClock(), nil, mem),
+		NewLog(LogConfig{Writer: "replica-a", QueueSize: goroutines * perG, BatchSize: 16}, stepClock(), nil, mem),
+		NewLog(LogConfig{Writer: "replica-b", QueueSize: goroutines * perG, BatchSize: 16}, stepClock(), nil, mem),
 	}
 	var wg sync.WaitGroup
 	for g := range goroutines {
@@ -175,84 +179,91 @@ func (g *gateSink) Write(ctx context.Context, recs []Record) error {
 
 func (g *gateSink) String() string { return "gate" }
 
-// backPressureCases end a test in which an Append is blocked on a full
-// queue: each releases the sink in its own way and must lose nothing.
-var backPressureCases = []struct {
-	name   string
-	finish func(t *testing.T, l *Log, g *gateSink, appended <-chan struct{})
-}{
-	{"release, then flush", func(t *testing.T, l *Log, g *gateSink, appended <-chan struct{}) {
-		close(g.release)
-		select {
-		case <-appended:
-		case <-testCtx(t).Done():
-			t.Fatal("Append still blocked after the sink was released")
+// TestFullQueueRefusesWithoutBlocking: with QueueSize records waiting for
+// a sink that does not answer, Append returns at once and TryAppend says
+// the record was refused (kind unavailable): it is not chained, so the
+// trail stays whole. The first refusal of an outage is logged, and so is
+// the room coming back, with how many records were refused.
+func TestFullQueueRefusesWithoutBlocking(t *testing.T) {
+	g := newGateSink()
+	var logs lockedBuffer
+	l := NewLog(LogConfig{Writer: "bp", QueueSize: 2, FlushInterval: -1}, stepClock(), slog.New(slog.NewJSONHandler(&logs, nil)), g)
+	defer l.Close(testCtx(t))
+
+	l.Append(sample(0))
+	if n := <-g.entered; n != 1 {
+		t.Fatalf("first write has %d records, want 1", n)
+	}
+	if err := l.TryAppend(sample(1)); err != nil { // fills the queue: 2 records not yet written
+		t.Fatalf("TryAppend with room: %v", err)
+	}
+	appended := make(chan struct{})
+	go func() {
+		l.Append(sample(2))
+		close(appended)
+	}()
+	select {
+	case <-appended:
+	case <-testCtx(t).Done():
+		t.Fatal("Append blocked on a full queue")
+	}
+	err := l.TryAppend(sample(3))
+	if KindOf(err) != errkind.Unavailable {
+		t.Fatalf("TryAppend on a full queue = %v, want kind unavailable", err)
+	}
+	if seq, _ := l.Head(); seq != 2 {
+		t.Errorf("Head seq = %d after two refused records, want 2", seq)
+	}
+	if n := logs.count("audit queue full"); n != 1 {
+		t.Errorf("%d log lines for the full queue over two refusals, want 1:\n%s", n, logs.String())
+	}
+
+	close(g.release)
+	if err := l.Flush(testCtx(t)); err != nil {
+		t.Fatalf("Flush: %v", err)
+	}
+	if err := l.TryAppend(sample(4)); err != nil {
+		t.Fatalf("TryAppend once the sink caught up: %v", err)
+	}
+	if err := l.Flush(testCtx(t)); err != nil {
+		t.Fatalf("Flush: %v", err)
+	}
+	if n := logs.count(`"refused":2`); n != 1 {
+		t.Errorf("the room coming back is not logged with the count refused:\n%s", logs.String())
+	}
+	recs, _ := g.Read(testCtx(t))
+	if want := []uint64{1, 2, 3}; !slices.Equal(seqs(recs), want) {
+		t.Fatalf("stored seqs %v, want %v", seqs(recs), want)
+	}
+	for i, want := range []int{0, 1, 4} {
+		if recs[i].ApprovalID != sample(want).ApprovalID {
+			t.Errorf("record %d is %s, want %s", i, recs[i].ApprovalID, sample(want).ApprovalID)
 		}
-		if err := l.Flush(testCtx(t)); err != nil {
-			t.Fatalf("Flush: %v", err)
-		}
-	}},
-	{"close while the Append waits", func(t *testing.T, l *Log, g *gateSink, appended <-chan struct{}) {
-		closed := make(chan error, 1)
-		go func() { closed <- l.Close(testCtx(t)) }()
-		close(g.release)
-		if err := <-closed; err != nil {
-			t.Fatalf("Close: %v", err)
-		}
-		<-appended
-	}},
-}
-
-func TestBackPressure(t *testing.T) {
-	for _, tc := range backPressureCases {
-		t.Run(tc.name, func(t *testing.T) {
-			g := newGateSink()
-			l := NewLog(LogConfig{Writer: "bp", QueueSize: 2, FlushInterval: -1}, stepClock(), nil, g)
-			waiting := make(chan struct{}, 1)
-			l.waitHook = func() { waiting <- struct{}{} }
-			defer l.Close(testCtx(t))
-
-			l.Append(sample(0))
-			if n := <-g.entered; n != 1 {
-				t.Fatalf("first write has %d records, want 1", n)
-			}
-			l.Append(sample(1)) // fills the queue: 2 records not yet written
-
-			appended := make(chan struct{})
-			go func() {
-				l.Append(sample(2))
-				close(appended)
-			}()
-			<-waiting // the third Append waits for room
-			select {
-			case <-appended:
-				t.Fatal("Append returned while the queue was full and the sink blocked")
-			default:
-			}
-			if seq, _ := l.Head(); seq != 2 {
-				t.Errorf("Head seq = %d while the third record waits, want 2", seq)
-			}
-			if g.Len() != 0 {
-				t.Errorf("the sink stored %d records while blocked", g.Len())
-			}
-
-			tc.finish(t, l, g, appended)
-
-			recs, _ := g.Read(testCtx(t))
-			if want := []uint64{1, 2, 3}; !slices.Equal(seqs(recs), want) {
-				t.Fatalf("stored seqs %v, want %v", seqs(recs), want)
-			}
-			for i, r := range recs {
-				if r.ApprovalID != sample(i).ApprovalID {
-					t.Errorf("record %d is %s, want %s", i, r.ApprovalID, sample(i).ApprovalID)
-				}
-			}
-			if err := Verify(recs); err != nil {
-				t.Fatalf("Verify: %v", err)
-			}
-		})
+	}
+	if err := Verify(recs); err != nil {
+		t.Fatalf("Verify: %v", err)
 	}
 }
+
+// lockedBuffer is a log destination a test can read while the log writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func (l *lockedBuffer) count(s string) int { return strings.Count(l.String(), s) }
 
 // flakySink fails its first fails writes; with partial, a failing write
 // first stores the first half of its batch, as a pipeline cut short does.
