@@ -31,8 +31,9 @@
 // one or more sinks: FileSink (JSON lines), RedisSink (a stream bounded by
 // MAXLEN ~) and MemorySink (tests and `bot chat`). A failed write is logged
 // and retried with backoff while the process lives; when a sink stays down
-// the bounded queue fills and Append blocks, because an approval must not
-// run without its record. Records queued when the process dies (or when
+// the bounded queue fills and further records are refused (TryAppend says
+// so; Append never blocks), and the engine runs no tool whose record was
+// refused or not yet written. Records queued when the process dies (or when
 // Close gives up) are lost: Flush before acknowledging anything that needs
 // its record to be durable.
 //
