@@ -383,6 +383,9 @@ type Approval struct {
 	// retrying marks, in the engine only, a record claimed again by a
 	// retry resolution: its run's outcome carries ResolveRetry.
 	retrying bool
+	// auditRefused marks, in the engine only, a record one of whose audit
+	// records the trail refused (its queue full): none of its calls runs.
+	auditRefused bool
 }
 
 // Tool returns the name of the first call's tool, or "batch" for a batch.

@@ -32,9 +32,18 @@ type Flusher interface {
 	Flush(ctx context.Context) error
 }
 
+// Refuser is implemented by an Auditor that may refuse a record (*audit.Log
+// does, while its queue is full because a sink is down): TryAppend is
+// Append, saying whether the record was taken. An approval one of whose
+// records was refused runs nothing.
+type Refuser interface {
+	TryAppend(r audit.Record) error
+}
+
 var (
 	_ Auditor = (*audit.Log)(nil)
 	_ Flusher = (*audit.Log)(nil)
+	_ Refuser = (*audit.Log)(nil)
 )
 
 // EngineConfig wires an Engine.
@@ -714,7 +723,7 @@ func (e *Engine) execute(ctx context.Context, a *Approval, cached *Outcome) Outc
 		e.complete(ctx, a, StateExecuted, o, audit.EventReplay, "")
 		return o
 	}
-	if err := e.auditWritten(ctx); err != nil {
+	if err := e.auditWritten(ctx, a); err != nil {
 		// No action without its record: the confirm record (and every
 		// one before it) must be written before the tool runs.
 		e.log.Error("the audit trail could not be written; the tool is not run", "approval_id", a.ID, "tool", a.Tool(), "err", err)
@@ -837,7 +846,12 @@ func (e *Engine) complete(ctx context.Context, a *Approval, state State, o Outco
 
 // auditWritten waits until the audit trail has written every record so
 // far, when the Auditor queues them (Flusher), for at most AuditTimeout.
-func (e *Engine) auditWritten(ctx context.Context) error {
+// A record of a the trail refused (Refuser) will never be written: that is
+// an error at once.
+func (e *Engine) auditWritten(ctx context.Context, a *Approval) error {
+	if a.auditRefused {
+		return E("approval.execute", errkind.Unavailable, a.ID, errors.New("an audit record of the approval was refused (the audit queue is full)"))
+	}
 	f, ok := e.cfg.Audit.(Flusher)
 	if !ok {
 		return nil
@@ -1219,7 +1233,7 @@ func (e *Engine) auditCall(a *Approval, call int, ev audit.Event, actor UserID, 
 	} else {
 		call = 0
 	}
-	e.cfg.Audit.Append(audit.Record{
+	e.appendAudit(a, audit.Record{
 		Call:          call,
 		Proposed:      proposed,
 		Time:          e.cfg.Clock.Now().UTC(),
@@ -1234,4 +1248,17 @@ func (e *Engine) auditCall(a *Approval, call int, ev audit.Event, actor UserID, 
 		Error:         errText,
 		Reason:        note,
 	})
+}
+
+// appendAudit hands r, a record of a, to the audit trail; a record the
+// trail refuses marks a, so that none of its calls runs (auditWritten).
+func (e *Engine) appendAudit(a *Approval, r audit.Record) {
+	f, ok := e.cfg.Audit.(Refuser)
+	if !ok {
+		e.cfg.Audit.Append(r)
+		return
+	}
+	if err := f.TryAppend(r); err != nil {
+		a.auditRefused = true
+	}
 }

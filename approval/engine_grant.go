@@ -11,7 +11,7 @@ import (
 // grant choice that applies to it (empty for an approval that grants
 // nothing).
 func (e *Engine) auditGrant(a *Approval, actor UserID, src Source, note string, g GrantChoice) {
-	e.cfg.Audit.Append(audit.Record{
+	e.appendAudit(a, audit.Record{
 		Time:          e.cfg.Clock.Now().UTC(),
 		Event:         audit.EventConfirm,
 		ApprovalID:    string(a.ID),
