@@ -369,7 +369,7 @@ func (c *conn) decide(st *step, verb approval.Verb, comment string, grant approv
 		reopen()
 		msg := callsMalformed
 		if edits != nil {
-			msg = editsRefused + err.Error()
+			msg = editRefusal(err, w.cfg.Lang)
 		}
 		c.fail(CodeInvalidMessage, msg, st.sessionID, st.id)
 		return

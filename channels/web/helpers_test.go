@@ -83,10 +83,15 @@ func newServerWith(t testing.TB, effect approval.Effect, m agent.Model, pc *appr
 // the web one (an approval's escalation may ask in their chats).
 func newServerBeside(t testing.TB, effect approval.Effect, m agent.Model, pc *approval.PolicyConfig, beside []channels.Channel, opts ...option) *server {
 	t.Helper()
+	return newServerOn(t, memstore.New(memstore.Options{}), effect, m, pc, beside, opts...)
+}
+
+// newServerOn is newServerBeside on the approval store given.
+func newServerOn(t testing.TB, store approval.Store, effect approval.Effect, m agent.Model, pc *approval.PolicyConfig, beside []channels.Channel, opts ...option) *server {
+	t.Helper()
 	erase := hitltest.NewTool("erase", effect)
 	erase.About = "Erases the named thing for good"
 	s := &server{erase: erase, clk: clock.NewFake(time.Now())}
-	store := memstore.New(memstore.Options{})
 	cfg := web.Config{AllowAnonymousLocal: true, Logger: quiet, PingInterval: time.Minute}
 	for _, o := range opts {
 		o(&cfg)

@@ -2,8 +2,12 @@ package web
 
 import (
 	"encoding/json"
+	"errors"
+	"strings"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/internal/clip"
+	"github.com/hitlbot/hitlbot/words"
 )
 
 // callsMalformed is the protocol error of a user.response whose calls are
@@ -11,13 +15,28 @@ import (
 // errors of malformed frames).
 const callsMalformed = `user.response content.calls needs confirmed true and every call_id of the confirmation's card once, each "approve" or "reject"`
 
-// editsMalformed and editsRefused are the protocol errors of a
-// user.response whose edits are malformed or were refused by the engine
-// (followed by its cause).
-const (
-	editsMalformed = `user.response content.edits needs confirmed true, no calls, and an object of call key ("#1" for one call, else a call_id) -> new arguments (an object)`
-	editsRefused   = "the edited arguments were refused; nothing was decided: "
-)
+// editsMalformed is the protocol error of a user.response whose edits are
+// malformed (for client programs, as callsMalformed).
+const editsMalformed = `user.response content.edits needs confirmed true, no calls, and an object of call key ("#1" for one call, else a call_id) -> new arguments (an object)`
+
+// editRefusal says to the person, in lang, why the engine refused their
+// edit: the approval needs several approvers, or the arguments were
+// refused, with the cause approval.ErrEdit's error gives after it (the
+// tool's own words on the person's input, cut to 300 runes); any other
+// error as approval.UserMessageIn says it. Never the engine's Go text.
+func editRefusal(err error, lang string) string {
+	if errors.Is(err, approval.ErrQuorumNoEdit) {
+		return words.In(lang, words.QuorumNoEdit)
+	}
+	if !errors.Is(err, approval.ErrEdit) {
+		return approval.UserMessageIn(err, lang)
+	}
+	cause := err.Error()
+	if _, after, ok := strings.Cut(cause, approval.ErrEdit.Error()+": "); ok {
+		cause = after
+	}
+	return words.In(lang, words.APIEditInvalid, clip.Runes(cause, 300))
+}
 
 // responseEdits reports whether a user.response's edits, if any, are well
 // formed: with confirmed true, without calls, each value an object.
