@@ -371,7 +371,9 @@ func (r *repl) loop(ctx context.Context) error {
 		m := channels.Message{Channel: Name, ChatID: ChatID, ChatType: "p2p", UserID: approval.UserID(r.c.cfg.User),
 			UserName: r.c.cfg.User, MessageID: id, Text: text, CreatedAt: time.Now()}
 		if err := r.h.HandleMessage(ctx, m); err != nil {
-			r.printf("! %v\n", err)
+			// Said in words, as a refused decision is (decide): never
+			// the Go error text.
+			r.printf("! %s\n", approval.UserMessageIn(err, r.c.cfg.Lang))
 			continue
 		}
 		if err := r.awaitTurn(ctx, id); err != nil {
