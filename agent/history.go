@@ -162,52 +162,6 @@ func (h *RedisHistory) raw(ctx context.Context, s approval.SessionKey) ([]byte, 
 	return b, nil
 }
 
-// rawHistory is a History that can hand out a conversation as stored, so
-// a glance at it (see glance) need not decode every message's content.
-type rawHistory interface {
-	raw(ctx context.Context, s approval.SessionKey) ([]byte, error)
-}
-
-// glance is the part of a stored conversation that tells whether a turn
-// took an approval's outcome (see taken): the tool replies' call ids and
-// statuses, and the suspended turns' approvals. Decoding into it skips the
-// messages' text.
-type glance struct {
-	Messages []struct {
-		Role       Role            `json:"role"`
-		ToolCallID string          `json:"tool_call_id"`
-		Status     approval.Status `json:"status"`
-	} `json:"messages"`
-	Suspended []struct {
-		Approval approval.ID `json:"approval_id"`
-	} `json:"suspended"`
-}
-
-// glanceAt loads the part of s's conversation that taken reads: from the
-// stored form when h gives it (rawHistory), else the whole conversation.
-func glanceAt(ctx context.Context, h History, s approval.SessionKey) (Conversation, error) {
-	rh, ok := h.(rawHistory)
-	if !ok {
-		return h.Load(ctx, s)
-	}
-	b, err := rh.raw(ctx, s)
-	if err != nil || b == nil {
-		return Conversation{}, err
-	}
-	var g glance
-	if err := json.Unmarshal(b, &g); err != nil {
-		return Conversation{}, fmt.Errorf("load history: %w", err)
-	}
-	c := Conversation{Messages: make([]Message, len(g.Messages)), Suspended: make([]Suspension, len(g.Suspended))}
-	for i, m := range g.Messages {
-		c.Messages[i] = Message{Role: m.Role, ToolCallID: m.ToolCallID, Status: m.Status}
-	}
-	for i, x := range g.Suspended {
-		c.Suspended[i] = Suspension{Approval: x.Approval}
-	}
-	return c, nil
-}
-
 // Save replaces the session's conversation.
 func (h *RedisHistory) Save(ctx context.Context, s approval.SessionKey, c Conversation) error {
 	b, err := json.Marshal(c)

@@ -36,8 +36,9 @@ type LoopConfig struct {
 	// Speaker speaks in sessions.
 	Speaker Speaker
 	// Resumptions brings the outcomes of the approvals that end on this
-	// replica (the engine's Ended listener); each resumes its turn
-	// (Resume). Nil: a queue nobody feeds (only Resume does).
+	// replica (the engine's Ended listener); each that no Wait of this
+	// replica takes resumes its turn (Resume). Nil: a queue nobody feeds
+	// (only Resume does).
 	Resumptions *Resumptions
 	// Clock drives the slow-turn notice. Default: the wall clock.
 	Clock clock.Clock
@@ -51,12 +52,6 @@ type LoopConfig struct {
 	MaxHistory int
 	// TurnTimeout bounds one turn, approval waits included. Default 15m.
 	TurnTimeout time.Duration
-	// ResumeGrace is how long an approval's outcome is left to the turn
-	// that waits for it on another replica before it is taken to resume
-	// the turn here (Resume): that waiter takes it within milliseconds of
-	// the decision when it is alive, and a resumption that claims first
-	// makes it stand down. Default 250ms.
-	ResumeGrace time.Duration
 	// Retention is how long after its approval's expiry a suspended turn
 	// is kept for its outcome to resume (store.retention). Default 7 days.
 	Retention time.Duration
@@ -94,21 +89,7 @@ type Loop struct {
 
 	mu     sync.Mutex
 	queues map[approval.SessionKey][]job
-	// owned are the approvals a turn of this process is waiting for (or
-	// is about to take the outcome of): Resume leaves them to that turn.
-	owned  map[approval.ID]struct{}
 	closed bool
-	// delayed are the outcomes handed to Resume, oldest first (so in the
-	// order they are due: the grace is the same for all); the resumer
-	// goroutine takes each when its grace has passed.
-	delayed []delayed
-	wake    chan struct{} // tells the resumer that delayed has a new entry
-}
-
-// delayed is an outcome waiting out ResumeGrace.
-type delayed struct {
-	due time.Time
-	e   ended
 }
 
 // job is an entry of a session's queue: a message, or the outcome of an
@@ -118,10 +99,12 @@ type job struct {
 	resume *ended
 }
 
-// ended is an approval that ended, and how.
+// ended is an approval that ended, and how; waited reports that a Wait
+// of this replica's engine takes the outcome (approval.EndListener).
 type ended struct {
-	a *approval.Approval
-	o approval.Outcome
+	a      *approval.Approval
+	o      approval.Outcome
+	waited bool
 }
 
 // NewLoop checks cfg and returns a loop ready for Submit.
@@ -144,9 +127,6 @@ func NewLoop(cfg LoopConfig) (*Loop, error) {
 	if cfg.TurnTimeout <= 0 {
 		cfg.TurnTimeout = 15 * time.Minute
 	}
-	if cfg.ResumeGrace <= 0 {
-		cfg.ResumeGrace = 250 * time.Millisecond
-	}
 	if cfg.Retention <= 0 {
 		cfg.Retention = 7 * 24 * time.Hour
 	}
@@ -164,20 +144,25 @@ func NewLoop(cfg LoopConfig) (*Loop, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &Loop{cfg: cfg, log: cfg.Logger, words: wordsFor(cfg.Lang), sem: make(chan struct{}, cfg.Workers), ctx: ctx, cancel: cancel,
-		queues: map[approval.SessionKey][]job{}, owned: map[approval.ID]struct{}{}, wake: make(chan struct{}, 1)}
-	l.wg.Add(2)
-	go l.resumer()
+		queues: map[approval.SessionKey][]job{}}
+	l.wg.Add(1)
 	go l.listen()
 	return l, nil
 }
 
 // listen hands every outcome that comes through cfg.Resumptions to
-// Resume, until the loop closes.
+// Resume, until the loop closes, except those a Wait of this replica
+// takes: the turn waiting there claims the outcome itself (approve), so
+// nothing here needs to. (A resolution of a frozen approval always goes
+// on: a turn stops waiting at frozen.)
 func (l *Loop) listen() {
 	defer l.wg.Done()
 	r := l.cfg.Resumptions
 	for {
 		for _, e := range r.take() {
+			if e.waited && e.o.Resolution == "" {
+				continue
+			}
 			l.Resume(e.a, e.o)
 		}
 		select {
@@ -195,100 +180,19 @@ func (l *Loop) Submit(in Inbound) error {
 	return l.enqueue(job{in: in}, l.cfg.QueueSize)
 }
 
-// Resume continues, with its outcome, the turn that asked for approval a,
-// when no turn of this process waits for it: the turn's replica died or
-// restarted, the turn ran out of time, or the decision came on another
-// replica. It is called on the replica where the approval ended (the
-// engine's Ended listener, Resumptions, brings it there once the
-// approval's cards are settled), and returns at once.
+// Resume continues, with its outcome, the turn that asked for approval a.
+// It is called on the replica where the approval ended (the engine's Ended
+// listener, Resumptions, brings it there once the approval's cards are
+// settled, unless a Wait there takes it), and returns at once.
 //
-// A turn that waits for the outcome takes it itself: it holds the
-// session's lock until it ends, and its end takes its suspension out of
-// the history. So after ResumeGrace (the waiter, alive on another
-// replica, has the outcome within milliseconds) one read of the history
-// tells whether the turn took it (its calls have their replies); only
-// otherwise is the resumption queued in the session like a message, so it
-// keeps its order with the messages that came meanwhile and holds the
-// session's lock like any turn. Under that lock, resumptions (and turns
-// that find an ended approval) claim the continuation in the store
-// (Engine.ClaimResume): exactly one goes on.
+// The resumption is queued in the session like a message, so it keeps its
+// order with the messages that came meanwhile and holds the session's
+// lock like any turn. Under that lock it claims the continuation
+// (Engine.ClaimResume): the turn that waits for the outcome claims it too,
+// and it holds the session's lock while it waits, so while it lives it
+// claims first and the resumption finds the claim taken and does nothing.
+// Exactly one of them goes on, whichever replicas try (resume).
 func (l *Loop) Resume(a *approval.Approval, o approval.Outcome) {
-	l.mu.Lock()
-	// A turn running here takes its approval's outcome itself, but never
-	// a resolution of a frozen one: a turn stops waiting at frozen.
-	if _, owned := l.owned[a.ID]; (owned && o.Resolution == "") || l.closed {
-		l.mu.Unlock()
-		return
-	}
-	first := len(l.delayed) == 0
-	l.delayed = append(l.delayed, delayed{due: l.cfg.Clock.Now().Add(l.cfg.ResumeGrace), e: ended{a: a, o: o}})
-	l.mu.Unlock()
-	if !first {
-		return // due after the head, for which the resumer already waits
-	}
-	select {
-	case l.wake <- struct{}{}:
-	default:
-	}
-}
-
-// resumer hands each delayed outcome to offerResume once its grace has
-// passed, until the loop closes (the outcomes left are written into the
-// history by their sessions' next turns).
-func (l *Loop) resumer() {
-	defer l.wg.Done()
-	for {
-		l.mu.Lock()
-		var next *delayed
-		if len(l.delayed) > 0 {
-			next = &l.delayed[0]
-		}
-		l.mu.Unlock()
-		var due <-chan time.Time
-		var t clock.Timer
-		if next != nil {
-			if wait := next.due.Sub(l.cfg.Clock.Now()); wait > 0 {
-				t = l.cfg.Clock.NewTimer(wait)
-				due = t.C()
-			} else {
-				l.mu.Lock()
-				e := l.delayed[0].e
-				l.delayed = l.delayed[1:]
-				l.mu.Unlock()
-				l.wg.Add(1) // the resumer itself is counted: no race with Close's Wait
-				go func() {
-					defer l.wg.Done()
-					l.offerResume(e.a, e.o)
-				}()
-				continue
-			}
-		}
-		select {
-		case <-due:
-		case <-l.wake:
-		case <-l.ctx.Done():
-			if t != nil {
-				t.Stop()
-			}
-			return
-		}
-		if t != nil {
-			t.Stop()
-		}
-	}
-}
-
-// offerResume queues the resumption of a's turn unless the history shows
-// that the turn took the outcome itself (read without the session's lock:
-// a history that still holds the turn only queues the resumption, which
-// looks again under the lock).
-func (l *Loop) offerResume(a *approval.Approval, o approval.Outcome) {
-	ctx, cancel := context.WithTimeout(l.ctx, 10*time.Second)
-	conv, err := glanceAt(ctx, l.cfg.History, a.Session)
-	cancel()
-	if err == nil && o.Resolution == "" && taken(conv, a) {
-		return // (a resolution of a frozen outcome comes after the turn took that)
-	}
 	in := Inbound{Session: a.Session, Channel: a.Channel, ChatID: a.ChatID, User: a.Requester, UserName: a.RequesterName, Resumed: a.ID, Group: a.Group}
 	// Not refused by a queue full of messages: an outcome is not lost to
 	// a chatty session. The extra room bounds a store that replays.
@@ -344,22 +248,6 @@ func (l *Loop) work(s approval.SessionKey) {
 			l.say(l.ctx, to, Say{Kind: SayTurnEnded, Result: &res, Private: res.private})
 		}
 	}
-}
-
-// own notes that a turn of this process takes the outcome of id; disown
-// that it no longer will.
-func (l *Loop) own(id approval.ID) {
-	l.mu.Lock()
-	l.owned[id] = struct{}{}
-	l.mu.Unlock()
-}
-
-func (l *Loop) disown(ids ...approval.ID) {
-	l.mu.Lock()
-	for _, id := range ids {
-		delete(l.owned, id)
-	}
-	l.mu.Unlock()
 }
 
 // lockSession takes the session's lock across replicas (nothing without

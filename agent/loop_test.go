@@ -229,8 +229,7 @@ func newHarness(t *testing.T, model agent.Model, mod ...func(*agent.LoopConfig))
 		t.Fatal(err)
 	}
 	cfg := agent.LoopConfig{Model: model, Tools: reg, Engine: eng, Policy: func() *approval.Policy { return pol },
-		History: h.history, Speaker: h.speak, Clock: clock.Real{}, Logger: quiet, SlowNotice: time.Hour,
-		ResumeGrace: 20 * time.Millisecond} // short: noMoreResumed waits well past it
+		History: h.history, Speaker: h.speak, Clock: clock.Real{}, Logger: quiet, SlowNotice: time.Hour}
 	for _, m := range mod {
 		m(&cfg)
 	}

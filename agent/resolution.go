@@ -35,7 +35,6 @@ func (l *Loop) resumeResolution(ctx context.Context, in Inbound, conv Conversati
 	}
 	ts := l.newTurn(in, log)
 	defer ts.releaseWith(l)
-	defer func() { l.disown(ts.owned...) }()
 	ts.conv = conv
 	calls := make([]approval.Call, len(a.Calls))
 	for i, c := range a.Calls {

@@ -79,10 +79,12 @@ func (s Suspension) inbound(session approval.SessionKey) Inbound {
 }
 
 // resume continues the suspended turn of approval in.Resumed with its
-// outcome o: under the session's lock and a worker, unless the history
-// shows the turn took the outcome, it claims the continuation
-// (Engine.ClaimResume), writes the outcome into the history
-// as the replies of the pending calls, says the results of the calls that
+// outcome o: under the session's lock and a worker, it loads the history
+// and claims the continuation (Engine.ClaimResume: the one arbiter between
+// this resumption, the same outcome's resumptions on other replicas and
+// the turn that waited for it, which claims too); a claim taken already
+// means another went on, and nothing is done. Having won, it writes the
+// outcome into the history as the replies of the pending calls, says the results of the calls that
 // ran, and lets the model go on: its answer reaches the chat the turn came
 // from (to is its Inbound). ran reports whether anything was said (a
 // turn_ended event follows). A turn the history no longer holds is told
@@ -116,16 +118,8 @@ func (l *Loop) resume(in Inbound, a *approval.Approval, o approval.Outcome) (to 
 		// A resolution of a frozen outcome the turn already took.
 		return l.resumeResolution(ctx, in, conv, a, o, log)
 	}
-	if i < 0 && taken(conv, a) {
+	if !l.claim(ctx, id, log) {
 		l.release()
-		return in, res, false // its turn took the outcome
-	}
-	won, err := l.cfg.Engine.ClaimResume(ctx, id)
-	if err != nil || !won {
-		l.release()
-		if err != nil {
-			log.Warn("claiming the resumption failed; its next turn records the outcome", "err", err)
-		}
 		return in, res, false
 	}
 	if i < 0 {
@@ -137,7 +131,6 @@ func (l *Loop) resume(in Inbound, a *approval.Approval, o approval.Outcome) (to 
 	conv.Suspended = slices.Delete(slices.Clone(conv.Suspended), i, i+1)
 	ts := l.newTurn(s.inbound(in.Session), log)
 	defer ts.releaseWith(l)
-	defer func() { l.disown(ts.owned...) }()
 	ts.conv = conv
 	// A private turn goes on private: its resumption reads its own
 	// messages, and marks what it writes (privacy.go).
@@ -179,24 +172,21 @@ func (l *Loop) resumeGone(ctx context.Context, in Inbound, o approval.Outcome, l
 	return TurnResult{Text: text}, true
 }
 
-// taken reports whether conv shows that the turn of a took its outcome:
-// no suspension of a, and a reply to one of its calls that is no longer
-// pending.
-func taken(conv Conversation, a *approval.Approval) bool {
-	if slices.ContainsFunc(conv.Suspended, func(s Suspension) bool { return s.Approval == a.ID }) {
+// claim claims the continuation of the turn that asked for approval id
+// with its outcome (Engine.ClaimResume): the one way an outcome enters a
+// turn, taken by the turn that waited for it (approve) and by every
+// resumption of it (resume, and resolveEnded for a superseded one), each
+// under the session's lock. It reports whether the caller won and goes on;
+// a store that cannot be reached counts as lost (logged): the turn stays
+// suspended in the history, and its session's next turn queues its
+// resumption again (resolveEnded).
+func (l *Loop) claim(ctx context.Context, id approval.ID, log *slog.Logger) bool {
+	won, err := l.cfg.Engine.ClaimResume(ctx, id)
+	if err != nil {
+		log.Warn("claiming the continuation of the turn failed; the turn stays suspended and its next turn resumes it", "approval_id", id, "err", err)
 		return false
 	}
-	for _, m := range conv.Messages {
-		if m.Role != RoleTool || m.Status == approval.StatusPending {
-			continue
-		}
-		for _, c := range a.Calls {
-			if c.CallID != "" && c.CallID == m.ToolCallID {
-				return true
-			}
-		}
-	}
-	return false
+	return won
 }
 
 // argsOf returns the arguments of call id of approval a (nil when a has
@@ -272,8 +262,8 @@ func (s Suspension) callIDs() []string {
 // resolveEnded deals with the suspended turns of conv (the conversation
 // of session) whose approvals have ended (or whose records are gone),
 // when no resumption did: the resumption was lost with its replica, or
-// comes while this turn holds the session (in its grace, or queued behind
-// this turn). A superseded approval's outcome is written in here (claimed
+// comes while this turn holds the session (queued behind this turn, here
+// or on another replica). A superseded approval's outcome is written in here (claimed
 // like a resumption, so once): its turn is not continued. Any other stays
 // suspended, and its resumption is queued behind this turn: the turn that
 // asked goes on and answers its requester (claimed under the lock, so it

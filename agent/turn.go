@@ -30,9 +30,10 @@ type turnState struct {
 	// held reports that the turn holds a worker (it gives it up while it
 	// waits for an approval, and may fail to get it back at shutdown).
 	held bool
-	// owned are the approvals whose outcomes the turn took: Resume leaves
-	// them alone until the turn ends (see Loop.owned).
-	owned []approval.ID
+	// yielded is the approval whose outcome this turn waited for and
+	// another took (it lost the claim, Loop.claim): the turn stands down,
+	// saves nothing and says nothing more, and the winner continues it.
+	yielded approval.ID
 	// streaming is set while the model streams its text: a message that
 	// grows in the chat is no silence, so the slow notice waits.
 	streaming atomic.Bool
@@ -82,7 +83,6 @@ func (l *Loop) turn(in Inbound) TurnResult {
 	}
 	ts := l.newTurn(in, log)
 	defer ts.releaseWith(l)
-	defer func() { l.disown(ts.owned...) }()
 
 	conv, err := l.cfg.History.Load(ctx, in.Session)
 	if err != nil {
@@ -187,8 +187,9 @@ func (l *Loop) rounds(ctx context.Context, ts *turnState) {
 			l.sayTurn(ctx, ts, Say{Kind: SayStreamEnd})
 		}
 		l.handleCalls(ctx, ts, msg.ToolCalls)
-		if !ts.held {
-			// The turn gave up its worker and could not get it back (shutdown).
+		if !ts.held || ts.yielded != "" {
+			// The turn gave up its worker and could not get it back
+			// (shutdown), or another took the outcome it waited for.
 			return
 		}
 		if ts.result.Waiting != "" {
@@ -206,7 +207,14 @@ func (l *Loop) rounds(ctx context.Context, ts *turnState) {
 
 // end closes a turn: the approvals that ended meanwhile (those the turn
 // superseded) are written into the history, which is trimmed and saved.
+// A turn that stood down (yielded) saves nothing: the history keeps it
+// suspended, as it was saved before its approval was asked, for the
+// winner to continue; its result only says which approval it waited for.
 func (l *Loop) end(ctx context.Context, ts *turnState) {
+	if ts.yielded != "" {
+		ts.result = TurnResult{Waiting: ts.yielded}
+		return
+	}
 	if l.ctx.Err() == nil {
 		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		l.resolveEnded(rctx, ts.in.Session, &ts.conv, ts.log)
@@ -479,10 +487,9 @@ func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared, id
 	// The turn is saved, suspended at this approval, before its card can
 	// be shown and decided: whatever happens to this process from then on,
 	// the approval's outcome finds the turn and resumes it. This turn
-	// takes the outcome itself while it waits (own: Resume leaves it).
-	// (Whether the approval makes the turn private was decided with the
-	// round: roundPrivacy.)
-	l.own(id)
+	// takes the outcome itself if it is still waiting when it comes (it
+	// claims it, below). (Whether the approval makes the turn private was
+	// decided with the round: roundPrivacy.)
 	timeout := v.Timeout
 	if timeout <= 0 {
 		timeout = approval.DefaultTimeout
@@ -514,7 +521,6 @@ func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared, id
 	}
 	a, err := l.cfg.Engine.Request(ctx, req)
 	if err != nil {
-		l.disown(id)
 		ts.conv.Suspended = withoutSuspension(ts.conv.Suspended, id)
 		log.Error("requesting approval failed; not running the calls", "err", err)
 		for _, p := range batch {
@@ -531,10 +537,9 @@ func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared, id
 	ts.releaseWith(l) // waiting is not work: let other sessions use the worker
 	o, werr := l.cfg.Engine.Wait(ctx, a.ID)
 	if werr != nil && l.ctx.Err() == nil {
-		// The turn ran out of time. From here a Resume takes the outcome
-		// (disown first), and one look at the record catches an outcome
-		// that came in between.
-		l.disown(a.ID)
+		// The turn ran out of time. One look at the record catches an
+		// outcome that came in between (and its resumption, if any,
+		// waits for this turn's lock: the claim below decides).
 		gctx, gcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		if rec, err := l.cfg.Engine.Get(gctx, a.ID); err == nil && rec.State.Terminal() && rec.Outcome != nil {
 			o, werr = *rec.Outcome, nil
@@ -545,8 +550,30 @@ func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared, id
 		ts.held = true
 	}
 	ts.signalWaiting(false)
+	if werr == nil {
+		// The one way into the turn: the claim (Loop.claim). This turn
+		// holds the session's lock, under which every resumption of it
+		// claims too, so it wins unless its lock was lost (it stalled past
+		// the lock's TTL) and a resumption went on elsewhere meanwhile:
+		// then it stands down (yielded). A store that cannot be reached
+		// leaves the turn suspended (below), for its resumption to come.
+		cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		won, err := l.cfg.Engine.ClaimResume(cctx, a.ID)
+		ccancel()
+		switch {
+		case err != nil:
+			log.Warn("claiming the approval's outcome failed; the turn stays suspended and its next turn resumes it", "approval_id", a.ID, "err", err)
+			werr = err
+		case !won:
+			log.Warn("another resumption took the approval's outcome first (this turn's session lock was lost); standing down", "approval_id", a.ID)
+			ts.yielded = a.ID
+			for _, p := range batch {
+				p.answer(approval.StatusPending, true, "")
+			}
+			return
+		}
+	}
 	if werr != nil {
-		l.disown(a.ID)
 		log.Warn("stopped waiting for the approval; its outcome will resume the turn", "approval_id", a.ID, "err", werr)
 		for _, p := range batch {
 			p.answer(approval.StatusPending, true, "Not run yet: still waiting for a person's approval ("+string(a.ID)+"). The outcome will be recorded when it comes.")
@@ -556,11 +583,8 @@ func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared, id
 		}
 		return
 	}
-	// The outcome is here, and this turn goes on with it: it holds the
-	// session's lock, so no resumption of it can run before it ends, and
-	// by then its suspension is gone from the history. It stays owned
-	// until the turn ends (ts.owned), so this process does not even look.
-	ts.owned = append(ts.owned, a.ID)
+	// The outcome is here and claimed: this turn goes on with it, and its
+	// end takes its suspension out of the history.
 	ts.conv.Suspended = withoutSuspension(ts.conv.Suspended, a.ID)
 	l.applyOutcome(ts, batch, o)
 }

@@ -36,10 +36,13 @@ type Notifier interface {
 // EndListener hears of every approval that ends on this engine (decided,
 // expired, superseded, cancelled, and the resolution of a frozen one),
 // once its cards are settled (Notifier.Settle). The agent loop's
-// Resumptions is one: an outcome that no waiting turn takes resumes its
-// turn from there. Ended must not block; a and o are the listener's own.
+// Resumptions is one: an outcome resumes its turn from there, unless a
+// Wait of this engine takes it (waited: a Wait is blocked on a, or this
+// engine requested a and its Wait has not begun; that Wait's caller
+// claims the continuation itself, Engine.ClaimResume). Ended must not
+// block; a and o are the listener's own.
 type EndListener interface {
-	Ended(a *Approval, o Outcome)
+	Ended(a *Approval, o Outcome, waited bool)
 }
 
 // Dispatcher runs tool calls; the agent's tool registry implements it.

@@ -117,7 +117,14 @@ type Engine struct {
 	// Wait never comes are pruned once past their expiry (see remember).
 	early   map[ID]*earlyOutcome
 	pruneAt int
-	started bool
+	// took holds the approvals whose outcome a Wait of this engine has
+	// been given, until this engine settles them (settle tells its Ended
+	// listener so: the waiting turn claims the outcome itself). An
+	// approval settled elsewhere leaves its entry, pruned a minute on
+	// (see tookLocked).
+	took      map[ID]time.Time
+	tookPrune int
+	started   bool
 }
 
 // earlyOutcome is an entry of Engine.early.
@@ -161,7 +168,8 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = 5 * time.Second
 	}
-	return &Engine{cfg: cfg, log: cfg.Logger, waiters: map[ID]*waiting{}, kick: make(chan struct{}, 1), early: map[ID]*earlyOutcome{}, pruneAt: minPrune}, nil
+	return &Engine{cfg: cfg, log: cfg.Logger, waiters: map[ID]*waiting{}, kick: make(chan struct{}, 1), early: map[ID]*earlyOutcome{}, pruneAt: minPrune,
+		took: map[ID]time.Time{}, tookPrune: minPrune}, nil
 }
 
 // Start subscribes to the outcomes published through the store, until ctx ends.
@@ -189,6 +197,34 @@ func (e *Engine) Text() OutcomeText { return e.cfg.Text }
 
 // Store returns the engine's store.
 func (e *Engine) Store() Store { return e.cfg.Store }
+
+// waited reports whether a Wait of this engine takes (or took) the
+// outcome of id: one is blocked on it, it is kept for the Wait to come
+// (early), or a Wait was given it (took, which this forgets).
+func (e *Engine) waited(id ID) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, took := e.took[id]
+	delete(e.took, id)
+	return took || e.early[id] != nil || e.waiters[id] != nil
+}
+
+// tookLocked notes that a Wait of this engine was given the outcome of id
+// (see Engine.took); entries older than a minute are pruned whenever the
+// map has doubled since the last pruning. e.mu is held.
+func (e *Engine) tookLocked(id ID) {
+	now := e.cfg.Clock.Now()
+	e.took[id] = now
+	if len(e.took) < e.tookPrune {
+		return
+	}
+	for k, at := range e.took {
+		if now.Sub(at) > time.Minute {
+			delete(e.took, k)
+		}
+	}
+	e.tookPrune = max(minPrune, 2*len(e.took))
+}
 
 // wants reports whether an outcome of approval id has somewhere to go in
 // this engine: a Wait blocked on it, or an approval this engine requested
@@ -1115,8 +1151,8 @@ func (e *Engine) Cancel(ctx context.Context, id ID, actor UserID, src Source, re
 // ClaimResume claims the continuation of the turn that asked for approval
 // id: the first caller, on any replica, gets true, every later one false,
 // for ResultTTL. A turn that waits and wakes with the outcome claims it, and
-// so does a turn resumed elsewhere (its waiter gone): exactly one of them
-// goes on (see docs/ARCHITECTURE.md, "A turn that resumes"). An error means
+// so does the resumption of the turn on the replica where the approval
+// ended (unless a Wait there takes it): exactly one of them goes on (see docs/ARCHITECTURE.md, "A turn that resumes"). An error means
 // the store could not be reached and nothing was claimed.
 func (e *Engine) ClaimResume(ctx context.Context, id ID) (bool, error) {
 	return e.cfg.Store.Seen(ctx, "resume:"+string(id), e.cfg.ResultTTL)
@@ -1200,7 +1236,8 @@ func (e *Engine) progress(a *Approval) {
 }
 
 // settle brings every card of a to its final state o (Notifier.Settle; a
-// failure is logged) and then tells the Ended listener that a ended.
+// failure is logged) and then tells the Ended listener that a ended, and
+// whether a Wait of this engine takes the outcome (waited).
 func (e *Engine) settle(a *Approval, o Outcome) {
 	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.SettleTimeout)
 	defer cancel()
@@ -1208,7 +1245,7 @@ func (e *Engine) settle(a *Approval, o Outcome) {
 		e.log.Warn("settling the approval's cards failed", "approval_id", a.ID, "status", o.Status, "err", err)
 	}
 	if e.cfg.Ended != nil {
-		e.cfg.Ended.Ended(a.Clone(), o.Clone())
+		e.cfg.Ended.Ended(a.Clone(), o.Clone(), e.waited(a.ID))
 	}
 }
 

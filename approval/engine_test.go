@@ -1221,18 +1221,20 @@ func twoReplicasExactlyOnce(t *testing.T, f *fixture, requester *approval.Engine
 // endListener records what the engine's Ended listener hears, with the
 // settles the notifier had recorded by then.
 type endListener struct {
-	n     *notifier
-	mu    sync.Mutex
-	heard []approval.Status
-	after [][]approval.Status // the notifier's settles of the approval when heard
+	n      *notifier
+	mu     sync.Mutex
+	heard  []approval.Status
+	after  [][]approval.Status // the notifier's settles of the approval when heard
+	waited []bool
 }
 
-func (l *endListener) Ended(a *approval.Approval, o approval.Outcome) {
+func (l *endListener) Ended(a *approval.Approval, o approval.Outcome, waited bool) {
 	settled := l.n.settledWith(a.ID)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.heard = append(l.heard, o.Status)
 	l.after = append(l.after, settled)
+	l.waited = append(l.waited, waited)
 }
 
 // TestEndedHeardAfterSettle: the Ended listener hears of an approval that
@@ -1260,5 +1262,37 @@ func TestEndedHeardAfterSettle(t *testing.T) {
 	}
 	if len(ends.after[0]) != 1 || ends.after[0][0] != approval.StatusExecuted {
 		t.Fatalf("heard before the cards were settled (settled %v)", ends.after[0])
+	}
+}
+
+// TestEndedSaysWhetherAWaitTakesIt: the Ended listener hears that a Wait
+// of its engine takes the outcome when that engine requested the approval
+// (its Wait is blocked on it, or begins with the outcome kept for it), and
+// not when the approval was requested by another engine that waits for it
+// (the turn there claims it; the one here must resume it or stand aside
+// by the claim alone).
+func TestEndedSaysWhetherAWaitTakesIt(t *testing.T) {
+	st := memstore.New(memstore.Options{})
+	here, there := &endListener{n: &notifier{}}, &endListener{n: &notifier{}}
+	mk := func(l *endListener) *approval.Engine {
+		e, err := approval.NewEngine(approval.EngineConfig{Store: st, Notifier: l.n, Ended: l, Dispatcher: &counterTool{}, Audit: &recorder{}, Logger: quiet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	a, b := mk(here), mk(there)
+	mine := request(t, a)
+	if _, err := a.Decide(context.Background(), mine.ID, decision(mine, approval.Approve, "bob")); err != nil {
+		t.Fatal(err)
+	}
+	theirs := request(t, b)
+	if _, err := a.Decide(context.Background(), theirs.ID, decision(theirs, approval.Approve, "bob")); err != nil {
+		t.Fatal(err)
+	}
+	here.mu.Lock()
+	defer here.mu.Unlock()
+	if want := []bool{true, false}; !slices.Equal(here.waited, want) {
+		t.Fatalf("waited %v, want %v (its own approval, then another engine's)", here.waited, want)
 	}
 }

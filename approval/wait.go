@@ -47,6 +47,9 @@ func (e *Engine) endLocked(w *waiting, o Outcome) {
 	}
 	w.o = &o
 	close(w.done)
+	if w.n > 0 {
+		e.tookLocked(w.id)
+	}
 	if w.at >= 0 {
 		heap.Remove(&e.due, w.at)
 	}
@@ -119,6 +122,7 @@ func (e *Engine) join(ctx context.Context, id ID) (*waiting, *Outcome, error) {
 	eo := e.early[id]
 	delete(e.early, id)
 	if eo != nil && eo.o != nil {
+		e.tookLocked(id)
 		e.mu.Unlock()
 		return nil, eo.o, nil
 	}

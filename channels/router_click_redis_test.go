@@ -59,9 +59,11 @@ func TestCardClickRoundTripsOnRedis(t *testing.T) {
 		t.Fatalf("click: %+v, %v", o, err)
 	}
 	// (The complete may be a pipeline: it carries the removal of the
-	// approval from its chat's index.)
-	if got := log.take(); len(got) != 2 || got[0] != "evalsha" || (got[1] != "evalsha" && got[1] != "pipeline") {
-		t.Fatalf("an approving click sent %v, want two round trips (the claim with its mark, the complete)", got)
+	// approval from its chat's index.) The waiting turn then claims the
+	// outcome (a set: Engine.ClaimResume) and answers.
+	eventually(t, "the waiting turn answers", func() bool { return g.ch.countText("answer", "summary") == 2 })
+	if got := log.take(); len(got) != 3 || got[0] != "evalsha" || (got[1] != "evalsha" && got[1] != "pipeline") || got[2] != "set" {
+		t.Fatalf("an approving click sent %v, want two round trips (the claim with its mark, the complete), then the waiting turn's claim", got)
 	}
 	if o, err := g.router.HandleCardAction(ctx, click); err != nil || o.Status != approval.StatusExecuted || g.erase.Runs.Load() != 2 {
 		t.Fatalf("the same click again: %+v, %v, runs %d; want the final outcome and no run", o, err, g.erase.Runs.Load())

@@ -15,7 +15,7 @@ import (
 func (g *rig) saidOnce(t *testing.T, kind, sub string) {
 	t.Helper()
 	eventually(t, kind+" "+sub, func() bool { return g.ch.hasText(kind, sub) })
-	time.Sleep(300 * time.Millisecond) // longer than ResumeGrace: a second resumption would have spoken
+	time.Sleep(300 * time.Millisecond) // a second resumption would have spoken by then
 	if n := g.ch.countText(kind, sub); n != 1 {
 		t.Fatalf("%s %q said %d times: %v", kind, sub, n, g.ch.texts())
 	}

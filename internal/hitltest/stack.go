@@ -85,9 +85,7 @@ func New(t testing.TB, c Config) *Stack {
 		Logger: Quiet, PollInterval: time.Hour, Clock: c.Clock, Lang: c.Lang, Text: approval.DefaultOutcomeText(c.Lang),
 		Editor: agent.EditChecker{Tools: s.Tools, Policy: func() *approval.Policy { return pol }}}
 	lc := agent.LoopConfig{Model: s.Model, Tools: s.Tools, Policy: func() *approval.Policy { return pol },
-		History: agent.NewMemoryHistory(), Logger: Quiet, SlowNotice: time.Hour,
-		// Short, so a test that waits for a second resumption waits past it.
-		ResumeGrace: 20 * time.Millisecond}
+		History: agent.NewMemoryHistory(), Logger: Quiet, SlowNotice: time.Hour}
 	if c.Loop != nil {
 		c.Loop(&lc)
 	}
