@@ -711,9 +711,11 @@ func newInstance(ctx context.Context, s approval.Store, bt benchTool, hist agent
 }
 
 // replicas builds instances A and B on stores sa and sb, with one history
-// and one session lock between them.
+// and one session lock between them (as replicas share Redis's): a turn
+// resumed on B waits for A's turn of the same session, which holds the
+// lock while it waits for its approval.
 func replicas(ctx context.Context, sa, sb approval.Store, bt benchTool, log *slog.Logger) (a, b *instance, err error) {
-	hist, locker := agent.NewMemoryHistory(), agent.SessionLocker(nil)
+	hist, locker := agent.NewMemoryHistory(), agent.SessionLocker(agent.NewMemoryLocker())
 	if a, err = newInstance(ctx, sa, bt, hist, locker, log); err != nil {
 		return nil, nil, err
 	}
