@@ -104,12 +104,30 @@ func (l *Loop) resume(in Inbound, a *approval.Approval, o approval.Outcome) (to 
 	defer unlock()
 	ctx, cancel := context.WithTimeout(l.ctx, l.cfg.TurnTimeout)
 	defer cancel()
+	// The claim first, before any other work: a resumption that loses it
+	// (the turn that waited went on, or another replica's resumption)
+	// costs one round trip. A resolution of a frozen outcome has its own
+	// claim (resumeResolution), or this one when its turn is still
+	// suspended, once the history says which.
+	claimed := o.Resolution == ""
+	if claimed && !l.claim(ctx, id, log) {
+		return in, res, false
+	}
+	// Won, but unable to go on: the claim is given back, so that the
+	// session's next turn resumes the turn (resolveEnded).
+	giveBack := func() {
+		if claimed {
+			l.unclaim(id, log)
+		}
+	}
 	if err := l.acquire(ctx); err != nil {
+		giveBack()
 		return in, res, false
 	}
 	conv, err := l.cfg.History.Load(ctx, in.Session)
 	if err != nil {
 		l.release()
+		giveBack()
 		log.Error("loading history to resume a turn failed; the outcome stays in the approval's record", "err", err)
 		return in, res, false
 	}
@@ -118,7 +136,7 @@ func (l *Loop) resume(in Inbound, a *approval.Approval, o approval.Outcome) (to 
 		// A resolution of a frozen outcome the turn already took.
 		return l.resumeResolution(ctx, in, conv, a, o, log)
 	}
-	if !l.claim(ctx, id, log) {
+	if !claimed && !l.claim(ctx, id, log) {
 		l.release()
 		return in, res, false
 	}
@@ -187,6 +205,17 @@ func (l *Loop) claim(ctx context.Context, id approval.ID, log *slog.Logger) bool
 		return false
 	}
 	return won
+}
+
+// unclaim gives back a claim won by a resumption that could not go on
+// (Engine.UnclaimResume); a failure is logged: the turn then stays
+// suspended, its outcome in the approval's record.
+func (l *Loop) unclaim(id approval.ID, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(l.ctx), 10*time.Second)
+	defer cancel()
+	if err := l.cfg.Engine.UnclaimResume(ctx, id); err != nil {
+		log.Warn("giving back the claim of a resumption that could not go on failed", "approval_id", id, "err", err)
+	}
 }
 
 // argsOf returns the arguments of call id of approval a (nil when a has

@@ -1158,6 +1158,13 @@ func (e *Engine) ClaimResume(ctx context.Context, id ID) (bool, error) {
 	return e.cfg.Store.Seen(ctx, "resume:"+string(id), e.cfg.ResultTTL)
 }
 
+// UnclaimResume gives back the claim ClaimResume gave for id, by a
+// caller that won it and cannot go on (the history could not be read, the
+// loop is closing): the next ClaimResume of id gets true.
+func (e *Engine) UnclaimResume(ctx context.Context, id ID) error {
+	return e.cfg.Store.Forget(ctx, "resume:"+string(id))
+}
+
 // Get returns an approval.
 func (e *Engine) Get(ctx context.Context, id ID) (*Approval, error) { return e.cfg.Store.Get(ctx, id) }
 
