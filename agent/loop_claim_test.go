@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -132,5 +133,56 @@ func TestWaiterThatLosesTheClaimStandsDown(t *testing.T) {
 	}
 	if h.del.Runs.Load() != 1 {
 		t.Fatalf("erase ran %d times", h.del.Runs.Load())
+	}
+}
+
+// failOnce is a History whose next Load, once armed, fails (and says so).
+type failOnce struct {
+	agent.History
+	mu     sync.Mutex
+	armed  bool
+	failed chan struct{}
+}
+
+func (f *failOnce) Load(ctx context.Context, s approval.SessionKey) (agent.Conversation, error) {
+	f.mu.Lock()
+	armed := f.armed
+	f.armed = false
+	f.mu.Unlock()
+	if armed {
+		close(f.failed)
+		return agent.Conversation{}, errors.New("history unreachable")
+	}
+	return f.History.Load(ctx, s)
+}
+
+// A resumption that wins the claim but cannot read the history gives the
+// claim back: the session's next turn queues the resumption again, which
+// claims it and goes on, once.
+func TestResumptionThatCannotGoOnGivesTheClaimBack(t *testing.T) {
+	var hist *failOnce
+	h := newHarness(t, eraseOnRequest(nil), func(c *agent.LoopConfig) {
+		hist = &failOnce{History: c.History, failed: make(chan struct{})}
+		c.History = hist
+	})
+	a := h.suspend(t, "s1", "erase x")
+	hist.mu.Lock()
+	hist.armed = true
+	hist.mu.Unlock()
+	h.decide(t, a, approval.Approve)
+	<-hist.failed // the resumption claimed, and could not load the history
+	if r := result(t, h.submit(t, "s1", "hello")); r.Text != "ok" {
+		t.Fatalf("next turn = %+v", r)
+	}
+	// (It comes after "hello": the model reads an update on the approval.)
+	if r := h.nextResumed(t); r.to.Resumed != a.ID || len(r.res.Actions) != 1 || r.res.Actions[0].Status != approval.StatusExecuted {
+		t.Fatalf("resumed = %+v", r)
+	}
+	if got := h.speak.saidOf(agent.SayToolResult); len(got) != 1 || got[0] != "erase done (run 1)" {
+		t.Fatalf("tool results said = %q", got)
+	}
+	conv, _ := h.history.Load(context.Background(), "s1")
+	if len(conv.Suspended) != 0 || len(updates(conv.Messages, a.ID)) != 1 {
+		t.Fatalf("after the resumption: suspended %+v, history %+v", conv.Suspended, conv.Messages)
 	}
 }
