@@ -483,10 +483,10 @@ func TestDoctorSecrets(t *testing.T) {
 	}
 }
 
-// TestDoctorFixesInTroubleshooting holds every fix doctor prints to the
-// words of the troubleshooting table (docs/troubleshooting.md, which the
-// README links).
-func TestDoctorFixesInTroubleshooting(t *testing.T) {
+// TestDoctorFixesInREADME holds every fix doctor prints to the words of the
+// troubleshooting table, which moved from the README to
+// docs/troubleshooting.md (the README links it; doctor.go names this test).
+func TestDoctorFixesInREADME(t *testing.T) {
 	b, err := os.ReadFile("../../docs/troubleshooting.md")
 	if err != nil {
 		t.Fatal(err)
