@@ -12,7 +12,7 @@ import (
 	"github.com/hitlbot/hitlbot/internal/agentcli"
 )
 
-// codexHookCommand is the PermissionRequest hook the README gives Codex:
+// codexHookCommand is the PermissionRequest hook docs/agents.md gives Codex:
 // curl sends the hook's input (stdin) to hitlbot's /hooks/codex with the
 // agent's token from the environment and prints the answer. --fail-with-body
 // makes a refusal (401, 400) a failed hook, which Codex treats as no
@@ -21,9 +21,9 @@ const codexHookCommand = `curl -sS --fail-with-body --max-time 1800 -H "Authoriz
 	`-H "Content-Type: application/json" --data-binary @- %s/hooks/codex`
 
 // TestCodexHook runs the real Codex CLI (0.169.0, from npm) with hitlbot's
-// /hooks/codex as its PermissionRequest hook (a curl command, as the
-// README says), the model a local fake asking for one command outside the
-// sandbox, and the approvers' chat on a fake Feishu, all through `bot
+// /hooks/codex as its PermissionRequest hook (a curl command, as
+// docs/agents.md says), the model a local fake asking for one command
+// outside the sandbox, and the approvers' chat on a fake Feishu, all through `bot
 // serve`: approved on the card, the command runs and Codex asks nobody
 // else; rejected, nothing runs and the model reads who rejected it.
 func TestCodexHook(t *testing.T) {
@@ -31,7 +31,7 @@ func TestCodexHook(t *testing.T) {
 		t.Skip("-short: runs the Codex CLI from npm")
 	}
 	if _, err := exec.LookPath("curl"); err != nil {
-		t.Skip("curl is not installed: the README's Codex hook is a curl command")
+		t.Skip("curl is not installed: docs/agents.md's Codex hook is a curl command")
 	}
 	s, fake := serveHookAgent(t)
 	run := func(verb, event string) (agentcli.Turn, *agentcli.Responses, string) {

@@ -110,7 +110,7 @@ func TestCheckProbe(t *testing.T) {
 }
 
 // TestFilesystemServerThroughTheAPI: the reference filesystem server from
-// npm, configured as the README says, used through the HTTP API with the
+// npm, configured as the README and docs/mcp.md say, used through the HTTP API with the
 // rules model. A write asks; after 确认 the file exists with its content
 // and the same confirmation again finds nothing to decide; after 取消
 // nothing is written. A read runs at once only when the server is trusted.
