@@ -211,7 +211,8 @@ func CheckInbound(ctx context.Context, s Store, keys []string, ttl time.Duration
 // InboundCheck is the answer of InboundStore.SeenAndPending.
 type InboundCheck struct {
 	// First reports, per key, that it was not marked before (Seen's
-	// answer); all true when SeenErr is set (unknown: go on).
+	// answer); all true when SeenErr is set (unknown: the router then
+	// processes no message, and lets a click go on: its claim is atomic).
 	First []bool
 	// SeenErr is set when the marks could not be set.
 	SeenErr error

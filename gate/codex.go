@@ -8,7 +8,7 @@ import (
 // CodexHookPath is where a Codex PermissionRequest hook posts. Codex
 // 0.169.0 runs hooks as commands (its input on stdin, its answer on
 // stdout), so the hook is curl sending stdin here with the agent's token
-// (README: "Codex"). Codex's input is Claude Code's (session_id, cwd,
+// (docs/agents.md: "Codex"). Codex's input is Claude Code's (session_id, cwd,
 // hook_event_name, tool_name "Bash", tool_input {command, description})
 // plus turn_id and model, and it runs the hook in its approval path only:
 // in its terminal UI and app-server sessions, not in `codex exec`, whose

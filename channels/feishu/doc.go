@@ -81,7 +81,7 @@
 // cards ("仅特定人可见") are not used: they cannot be patched to a final
 // state, are seen only while their person is online and notify nobody.
 //
-// # Console checklist (开发者后台, for the README)
+// # Console checklist (开发者后台, for docs/feishu.md)
 //
 //  1. Create a custom app (企业自建应用) and enable the bot capability
 //     (添加应用能力 → 机器人).

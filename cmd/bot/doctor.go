@@ -40,7 +40,7 @@ import (
 const defaultProbeTimeout = 5 * time.Second
 
 // The fixes `bot doctor` prints after a failure: each is the words of the
-// README's troubleshooting table (TestDoctorFixesInREADME holds them to it).
+// troubleshooting table, docs/troubleshooting.md (TestDoctorFixesInREADME holds them to it).
 const (
 	fixRedis         = "Redis is down or unreachable from this replica: check `store.redis.url` (or `addrs`, `master_name`) and `HITLBOT_STORE_REDIS_PASSWORD`"
 	fixAppendOnly    = "persistence off: pending approvals are lost on a Redis restart; set appendonly yes"

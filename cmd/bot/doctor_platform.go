@@ -19,8 +19,8 @@ import (
 )
 
 // What `bot doctor` says of a platform's refusal: the code in words and
-// its fix. The fixes are in the README's troubleshooting table
-// (TestDoctorFixesInREADME).
+// its fix. The fixes are in the troubleshooting table of
+// docs/troubleshooting.md (TestDoctorFixesInREADME).
 const (
 	fixFeishuNetwork    = "this host does not reach `channels.feishu.base_url`: check its DNS, proxy (`HTTPS_PROXY`) and firewall (outbound 443 to open.feishu.cn or open.larksuite.com) first; then `channels.feishu.app_id` and `HITLBOT_CHANNELS_FEISHU_APP_SECRET` against the console's 凭证与基础信息"
 	fixDingTalkNetwork  = "this host does not reach `channels.dingtalk.api_base_url`: check its DNS, proxy (`HTTPS_PROXY`) and firewall (outbound 443 to api.dingtalk.com) first; then `channels.dingtalk.client_id` and `HITLBOT_CHANNELS_DINGTALK_CLIENT_SECRET` against the console's 凭证与基础信息"

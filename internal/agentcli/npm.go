@@ -22,8 +22,8 @@ import (
 	"time"
 )
 
-// The agent programs hitlbot is verified against (README.md names the
-// versions; change both together).
+// The agent programs hitlbot is verified against (docs/agents.md names
+// the versions; change both together).
 const (
 	// ClaudeCodePackage is the Claude Code CLI (cmd/bot's TestClaudeCodeHook).
 	ClaudeCodePackage = "@anthropic-ai/claude-code@2.1.328"
