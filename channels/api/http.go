@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -19,7 +20,6 @@ import (
 	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/cards"
 	"github.com/hitlbot/hitlbot/channels"
-	"github.com/hitlbot/hitlbot/internal/randomid"
 	"github.com/hitlbot/hitlbot/internal/redact"
 	"github.com/hitlbot/hitlbot/words"
 	"log/slog"
@@ -410,7 +410,7 @@ func loopback(remoteAddr string) bool {
 // (X-Request-Id), authenticates the caller and reads the body, of the form
 // shape, into v. When it reports false it has answered the error.
 func (a *inbound) begin(w http.ResponseWriter, r *http.Request, v any, shape string) (u User, reqID string, ok bool) {
-	reqID = "req_" + randomid.Hex(12)
+	reqID = "req_" + rand.Text()
 	w.Header().Set("X-Request-Id", reqID)
 	u, aerr := a.authenticate(r)
 	if aerr == nil {
@@ -504,7 +504,7 @@ func (a *inbound) message(ctx context.Context, u User, req ChatRequest, reqID st
 	}
 	convID := req.ConversationID
 	if convID == "" {
-		convID = "c_" + randomid.Hex(8)
+		convID = "c_" + rand.Text()
 	} else if !validConversationID(convID) {
 		return nil, fail(CodeInvalidRequest, words.APIConversationID)
 	}

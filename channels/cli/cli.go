@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -17,7 +18,6 @@ import (
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/cards"
 	"github.com/hitlbot/hitlbot/channels"
-	"github.com/hitlbot/hitlbot/internal/randomid"
 	"github.com/hitlbot/hitlbot/words"
 )
 
@@ -367,7 +367,7 @@ func (r *repl) loop(ctx context.Context) error {
 		if text == "" {
 			continue
 		}
-		id := "cli_" + randomid.Hex(8)
+		id := "cli_" + rand.Text()
 		m := channels.Message{Channel: Name, ChatID: ChatID, ChatType: "p2p", UserID: approval.UserID(r.c.cfg.User),
 			UserName: r.c.cfg.User, MessageID: id, Text: text, CreatedAt: time.Now()}
 		if err := r.h.HandleMessage(ctx, m); err != nil {
@@ -566,7 +566,7 @@ func (r *repl) confirm(ctx context.Context, v cards.View, ref string) error {
 // approval's card is not settled by such an attempt. The end of ctx ends
 // the REPL.
 func (r *repl) decide(ctx context.Context, a channels.CardAction) error {
-	a.Channel, a.ChatID, a.EventID, a.UserID = Name, ChatID, "cli_"+randomid.Hex(8), approval.UserID(r.c.cfg.User)
+	a.Channel, a.ChatID, a.EventID, a.UserID = Name, ChatID, "cli_"+rand.Text(), approval.UserID(r.c.cfg.User)
 	o, err := r.h.HandleCardAction(context.WithoutCancel(ctx), a)
 	switch {
 	case err != nil:

@@ -2,6 +2,7 @@ package dingtalk
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"net/http"
@@ -10,7 +11,6 @@ import (
 	"github.com/hitlbot/hitlbot/cards"
 	"github.com/hitlbot/hitlbot/channels"
 	answerstream "github.com/hitlbot/hitlbot/channels/internal/stream"
-	"github.com/hitlbot/hitlbot/internal/randomid"
 )
 
 // Streaming answers (AI card): DefaultStreamInterval is
@@ -55,7 +55,7 @@ type aiCard struct {
 // error: nothing is streamed into a card nobody received, and the answer
 // comes whole.
 func (a *aiCard) Open(ctx context.Context, text string) error {
-	a.id = "answer-" + randomid.Hex(12)
+	a.id = "answer-" + rand.Text()
 	info, _ := a.c.chats.chat(a.to.ChatID, kindUnknown)
 	body := map[string]any{
 		"cardTemplateId": a.c.cfg.AICardTemplateID,
@@ -122,7 +122,7 @@ func (a *aiCard) Close(ctx context.Context, text string, failed bool) error {
 // put is one PUT /v1.0/card/streaming with the whole text.
 func (a *aiCard) put(ctx context.Context, text string, finalize, failed bool) error {
 	body := map[string]any{
-		"outTrackId": a.id, "guid": randomid.Hex(16), "key": aiContentKey, "content": text,
+		"outTrackId": a.id, "guid": rand.Text(), "key": aiContentKey, "content": text,
 		"isFull": true, "isFinalize": finalize, "isError": failed,
 	}
 	if err := a.c.api.do(ctx, http.MethodPut, "/v1.0/card/streaming", body, nil); err != nil {

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"log/slog"
 	"strings"
@@ -14,7 +15,6 @@ import (
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/channels"
-	"github.com/hitlbot/hitlbot/internal/randomid"
 	"github.com/hitlbot/hitlbot/words"
 )
 
@@ -258,7 +258,7 @@ func (c *conn) message(f inFrame) {
 		c.fail(CodeInvalidMessage, "user.message needs a non-empty string content", f.SessionID, "")
 		return
 	}
-	msgID := "wm_" + randomid.Hex(12)
+	msgID := "wm_" + rand.Text()
 	if f.MessageID != "" {
 		if !validID.MatchString(f.MessageID) {
 			c.fail(CodeInvalidMessage, "message_id must be 1 to 64 characters of A-Z a-z 0-9 _ -", f.SessionID, "")

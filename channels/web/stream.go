@@ -2,11 +2,11 @@ package web
 
 import (
 	"context"
+	"crypto/rand"
 	"sync"
 
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/channels"
-	"github.com/hitlbot/hitlbot/internal/randomid"
 )
 
 // deltaFrame is a piece of a streamed answer.
@@ -30,7 +30,7 @@ func (w *Web) OpenStream(_ context.Context, to channels.Target) (channels.Answer
 	if err != nil {
 		return nil, err
 	}
-	return &webStream{w: w, to: to, user: user, sid: sid, id: "st_" + randomid.Hex(8)}, nil
+	return &webStream{w: w, to: to, user: user, sid: sid, id: "st_" + rand.Text()}, nil
 }
 
 // webStream is one streamed answer on the page.
