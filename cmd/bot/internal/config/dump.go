@@ -125,7 +125,7 @@ func toNode(v reflect.Value, path string) (*yaml.Node, error) {
 func structInto(m *yaml.Node, v reflect.Value, path string) error {
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
-		key, squash, skip := fieldKey(t.Field(i))
+		key, squash, skip := FieldKey(t.Field(i))
 		switch {
 		case skip:
 		case squash:

@@ -23,7 +23,7 @@ func allKeys(t reflect.Type, prefix string, out map[string]string) {
 	case reflect.Struct:
 		for i := 0; i < t.NumField(); i++ {
 			f := t.Field(i)
-			key, squash, skip := fieldKey(f)
+			key, squash, skip := FieldKey(f)
 			switch {
 			case skip:
 			case squash:

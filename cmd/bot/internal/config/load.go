@@ -414,7 +414,7 @@ func unknownKeys(raw any, t reflect.Type, path string, ps *Problems) {
 func structKeys(t reflect.Type, into map[string]reflect.Type) {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		key, squash, skip := fieldKey(f)
+		key, squash, skip := FieldKey(f)
 		switch {
 		case skip:
 		case squash:

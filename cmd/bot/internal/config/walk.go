@@ -83,8 +83,10 @@ func Bindings() []Binding {
 	return out
 }
 
-// fieldKey returns a struct field's mapstructure key and whether it is squashed.
-func fieldKey(f reflect.StructField) (key string, squash, skip bool) {
+// FieldKey returns a struct field's mapstructure key and whether it is
+// squashed into its parent or skipped, as the loader reads it (the
+// configuration reference, config/refdoc, walks the structs with it too).
+func FieldKey(f reflect.StructField) (key string, squash, skip bool) {
 	if !f.IsExported() {
 		return "", false, true
 	}
@@ -143,7 +145,7 @@ func walkType(t reflect.Type, prefix string, leaf func(path string, t reflect.Ty
 	case reflect.Struct:
 		for i := 0; i < t.NumField(); i++ {
 			f := t.Field(i)
-			key, squash, skip := fieldKey(f)
+			key, squash, skip := FieldKey(f)
 			switch {
 			case skip:
 			case squash:

@@ -142,30 +142,6 @@ func embeddedName(e ast.Expr) string {
 	return ""
 }
 
-// fieldKey returns a struct field's mapstructure key and whether it is
-// squashed or skipped, as the loader reads it.
-func fieldKey(f reflect.StructField) (key string, squash, skip bool) {
-	if !f.IsExported() {
-		return "", false, true
-	}
-	name, opts, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
-	if name == "-" {
-		return "", false, true
-	}
-	for _, o := range strings.Split(opts, ",") {
-		if o == "squash" {
-			return "", true, false
-		}
-	}
-	if f.Anonymous && name == "" {
-		return "", true, false
-	}
-	if name == "" {
-		name = strings.ToLower(f.Name)
-	}
-	return name, false, false
-}
-
 func join(prefix, key string) string {
 	if prefix == "" {
 		return key
@@ -189,7 +165,7 @@ func (c *comments) walk(t reflect.Type, prefix string, inList bool, out *[]Key) 
 		structNames(t, names)
 		for i := 0; i < t.NumField(); i++ {
 			f := t.Field(i)
-			key, squash, skip := fieldKey(f)
+			key, squash, skip := config.FieldKey(f)
 			switch {
 			case skip:
 			case squash:
@@ -224,7 +200,7 @@ func (c *comments) walk(t reflect.Type, prefix string, inList bool, out *[]Key) 
 func structNames(t reflect.Type, into map[string]string) {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		key, squash, skip := fieldKey(f)
+		key, squash, skip := config.FieldKey(f)
 		switch {
 		case skip:
 		case squash:
