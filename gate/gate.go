@@ -323,8 +323,11 @@ func (g *Gate) ask(ctx context.Context, ag *Agent, q Ask) (Answer, bool, error) 
 		}
 	}
 	if !v.NeedsApproval {
-		g.deps.Audit.Append(audit.Record{Event: audit.EventAutoAllow, ApprovalID: string(id), Session: string(session), Tool: name,
-			PayloadSHA256: hash, Actor: ag.cfg.Name, Source: "agent", Outcome: StatusAllowed, Reason: clip.Runes(v.Reason, 200)})
+		if err := g.auditAllowed(ctx, audit.Record{Event: audit.EventAutoAllow, ApprovalID: string(id), Session: string(session), Tool: name,
+			PayloadSHA256: hash, Actor: ag.cfg.Name, Source: "agent", Outcome: StatusAllowed, Reason: clip.Runes(v.Reason, 200)}); err != nil {
+			g.log.Error("agent request allowed by the policy, but its audit record was not taken; answered unavailable", "agent", ag.cfg.Name, "tool", name, "err", err)
+			return Answer{}, false, err
+		}
 		g.log.Info("agent request allowed by the policy", "agent", ag.cfg.Name, "tool", name, "risk", v.Risk.String())
 		return Answer{Status: StatusAllowed, Input: canon, Risk: v.Risk.String(), Message: "allowed by the policy: " + v.Reason}, false, nil
 	}
@@ -623,4 +626,33 @@ func source(agent, pattern string) approval.Words {
 		return approval.Say(words.GateRiskNoPattern, agent)
 	}
 	return approval.Say(words.GateRiskPattern, agent, pattern)
+}
+
+// auditTimeout bounds the wait for an auto_allow record to be written.
+const auditTimeout = 10 * time.Second
+
+// auditAllowed records a request the policy allowed without asking, and
+// fails (kind unavailable) unless the trail took the record and, when it
+// writes in the background, wrote it within auditTimeout: an agent is
+// never told to go on with a step the audit trail does not hold, as the
+// engine runs no approved call without its confirm record.
+func (g *Gate) auditAllowed(ctx context.Context, r audit.Record) error {
+	const op = "gate.Ask"
+	if t, ok := g.deps.Audit.(approval.Refuser); ok {
+		if err := t.TryAppend(r); err != nil {
+			return approval.E(op, errkind.Unavailable, "", err)
+		}
+	} else {
+		g.deps.Audit.Append(r)
+	}
+	f, ok := g.deps.Audit.(approval.Flusher)
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, auditTimeout)
+	defer cancel()
+	if err := f.Flush(ctx); err != nil {
+		return approval.E(op, errkind.Unavailable, "", err)
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package gate_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +19,7 @@ import (
 	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/approval/memstore"
 	"github.com/hitlbot/hitlbot/gate"
+	"github.com/hitlbot/hitlbot/internal/hitltest"
 )
 
 // blinkingStore is a store whose Get fails, as a store that cannot be
@@ -146,5 +148,39 @@ func TestCallbackOutlivesAStoreBlip(t *testing.T) {
 	}
 	if delivered != 1 {
 		t.Fatalf("%d callback records delivered; want one", delivered)
+	}
+}
+
+// refusingTrail is an audit trail whose queue is full: it refuses every
+// record (audit.Log.TryAppend's answer then).
+type refusingTrail struct{ hitltest.Trail }
+
+func (*refusingTrail) TryAppend(audit.Record) error {
+	return audit.E("audit.Append", errkind.Unavailable, errors.New("the audit queue is full"))
+}
+
+// TestAutoAllowNeedsItsRecord: a request the policy allows without asking
+// is allowed only once its auto_allow record is taken; a trail that
+// refuses it (a full queue) makes the request fail as unavailable, and
+// the agent is not told to go on.
+func TestAutoAllowNeedsItsRecord(t *testing.T) {
+	r := newRig(t)
+	d := r.deps
+	d.Audit = &refusingTrail{}
+	g, err := gate.New(r.cfgs, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ci, _ := g.Authenticate(ciToken)
+	ans, err := g.Ask(context.Background(), ci, gate.Ask{Tool: "Read", Input: json.RawMessage(`{"file_path":"/etc/hosts"}`)})
+	if err == nil || ans.Status == gate.StatusAllowed {
+		t.Fatalf("Ask = %+v, %v: allowed without its audit record", ans, err)
+	}
+	if k := approval.KindOf(err); k != errkind.Unavailable {
+		t.Fatalf("kind %v, want unavailable (%v)", k, err)
+	}
+	// The same request with a trail that takes it is allowed.
+	if ans, err := r.gate.Ask(context.Background(), r.ci, gate.Ask{Tool: "Read", Input: json.RawMessage(`{"file_path":"/etc/hosts"}`)}); err != nil || ans.Status != gate.StatusAllowed {
+		t.Fatalf("with a working trail: %+v, %v", ans, err)
 	}
 }
