@@ -92,6 +92,7 @@ type Log struct {
 	base     uint64        // every sink has written the records up to this Seq
 	flushTo  uint64        // sinks write at once, without waiting, up to this Seq
 	refused  uint64        // records refused for want of room since the queue last had room
+	refusedN uint64        // records refused for want of room since start (Health)
 	closing  bool          // Close has begun; new Append calls are refused
 	progress chan struct{} // closed and replaced when base advances
 
@@ -107,8 +108,11 @@ type Log struct {
 type sinkWorker struct {
 	sink Sink
 	name string
-	done uint64        // the sink has written the records up to this Seq; guarded by Log.mu
-	wake chan struct{} // capacity 1: there is something to look at
+	done uint64 // the sink has written the records up to this Seq; guarded by Log.mu
+	// failing is the sink's current run of failed writes (zero while its
+	// last write succeeded); guarded by Log.mu.
+	failing SinkFailure
+	wake    chan struct{} // capacity 1: there is something to look at
 }
 
 // NewLog starts a log that writes to sinks. clock stamps records whose Time
@@ -152,6 +156,46 @@ func sinkName(s Sink) string {
 	return fmt.Sprintf("%T", s)
 }
 
+// Health is what Log.Health says of the trail: enough for /readyz and
+// /metrics to tell that approved tools cannot run.
+type Health struct {
+	// Failing are the sinks whose last write failed, in the order the log
+	// was given them; empty while every sink writes.
+	Failing []SinkFailure
+	// Queued is how many records wait for a sink; QueueSize how many may.
+	// While Queued is QueueSize each new record is refused.
+	Queued, QueueSize int
+	// Refused is how many records were refused for want of room since
+	// the log started: they are not in the trail.
+	Refused uint64
+}
+
+// SinkFailure is a sink's run of failed writes.
+type SinkFailure struct {
+	Sink     string    // the sink's name (file:<path>, redis:<key>)
+	Since    time.Time // the first failure of the run, by the log's clock
+	Attempts int       // failed writes in the run
+	Err      string    // the last failure's error
+}
+
+// Health says whether a sink is failing and since when, how many records
+// wait and how many were refused. It takes the log's mutex briefly and
+// does no I/O.
+func (l *Log) Health() Health {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	h := Health{QueueSize: l.cfg.QueueSize, Refused: l.refusedN}
+	if len(l.sinks) > 0 {
+		h.Queued = int(l.seq - l.base)
+	}
+	for _, w := range l.sinks {
+		if !w.failing.Since.IsZero() {
+			h.Failing = append(h.Failing, w.failing)
+		}
+	}
+	return h
+}
+
 // Writer returns the name of this log's chain.
 func (l *Log) Writer() string { return l.cfg.Writer }
 
@@ -188,6 +232,7 @@ func (l *Log) TryAppend(r Record) error {
 	}
 	if waiting := l.seq - l.base; len(l.sinks) > 0 && waiting >= uint64(l.cfg.QueueSize) {
 		l.refused++
+		l.refusedN++
 		first := l.refused == 1
 		l.mu.Unlock()
 		if first {
@@ -387,6 +432,12 @@ func (l *Log) run(w *sinkWorker) {
 		start := time.Now()
 		if err := w.sink.Write(l.ctx, batch); err != nil {
 			failures++
+			l.mu.Lock()
+			if w.failing.Since.IsZero() {
+				w.failing.Since = l.now()
+			}
+			w.failing.Sink, w.failing.Attempts, w.failing.Err = w.name, failures, err.Error()
+			l.mu.Unlock()
 			l.logger.Error("audit sink write failed; will retry", "sink", w.name, "err", err,
 				"records", len(batch), "first_seq", batch[0].Seq, "attempt", failures, "retry_in", backoff)
 			if !sleep(nil, backoff) {
@@ -401,6 +452,7 @@ func (l *Log) run(w *sinkWorker) {
 		}
 		since = start // what came in during the write counts as waiting since it began
 		l.mu.Lock()
+		w.failing = SinkFailure{}
 		w.done += uint64(len(batch))
 		l.advance()
 		refused := l.roomAgain()
