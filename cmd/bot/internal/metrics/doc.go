@@ -25,6 +25,10 @@
 //	platform_throttled_total{platform,api}         refused for a rate limit
 //	platform_retries_total{platform,api}           retries after a failure or a throttle
 //	platform_delivery_failures_total{platform,api} messages and card updates given up on
+//	audit_queued_records                           audit records not yet written by every sink
+//	audit_queue_size                               the most that may wait; then records are refused
+//	audit_refused_records_total                    audit records refused (queue full): not in the trail
+//	audit_sinks_failing                            audit sinks whose last write failed
 //	build_info{version,go_version}
 //
 // The other packages know nothing of Prometheus. The router calls the small
