@@ -190,6 +190,7 @@ func TestServeZeroConfig(t *testing.T) {
 		`hitlbot_tool_duration_seconds_count{tool="task_list"} 1`,
 		`hitlbot_model_request_duration_seconds_count{provider="rules"}`,
 		"hitlbot_build_info", "go_goroutines", "process_cpu_seconds_total",
+		"hitlbot_audit_sinks_failing 0", "hitlbot_audit_refused_records_total 0", "hitlbot_audit_queue_size 4096",
 	} {
 		if !strings.Contains(metrics, name) {
 			t.Errorf("/metrics lacks %s", name)

@@ -197,6 +197,7 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 		sinks = append(sinks, audit.NewRedisSink(c.redis, cfg.Store.Redis.AuditStreamKey(), cfg.Audit.RedisStreamMaxLen))
 	}
 	c.audit = audit.NewLog(audit.LogConfig{}, nil, log.With("component", "audit"), sinks...)
+	c.metrics.Audit(c.audit.Health)
 
 	// 3. Tools: the built-in ones, then (3b) the MCP servers' (started
 	// here, in parallel, each within its start_timeout).
@@ -744,8 +745,11 @@ func (c *core) mux() *http.ServeMux {
 	return mux
 }
 
-// serveReady answers /readyz: 200 when the store answers and every
-// channel is ready, 503 with the reasons otherwise.
+// serveReady answers /readyz: 200 when the store answers, every channel
+// is ready and the audit trail writes, 503 with the reasons otherwise. An
+// audit sink whose last write failed, or a full audit queue, is a problem,
+// not a warning: no approved tool can run on this replica meanwhile
+// (docs/failure-modes.md, "The audit trail's sink").
 func (c *core) serveReady(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
@@ -760,6 +764,10 @@ func (c *core) serveReady(w http.ResponseWriter, r *http.Request) {
 	if mcpErr != nil {
 		problems = append(problems, mcpErr.Error())
 	}
+	auditProblem, auditState := auditNotReady(c.audit)
+	if auditProblem != "" {
+		problems = append(problems, auditProblem)
+	}
 	// A platform that keeps refusing is said, not held against this
 	// replica (every replica sees the same platform).
 	warnings = append(warnings, c.metrics.PlatformWarnings()...)
@@ -770,6 +778,9 @@ func (c *core) serveReady(w http.ResponseWriter, r *http.Request) {
 	if r := c.metrics.PlatformRefusals(); len(r) > 0 {
 		// The same runs, for bot doctor to explain (doctor.go).
 		body["refusing"] = r
+	}
+	if auditState != nil {
+		body["audit"] = auditState // for bot doctor to explain (doctor.go)
 	}
 	if len(problems) > 0 {
 		body["status"], body["problems"] = "unavailable", problems
