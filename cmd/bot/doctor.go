@@ -45,6 +45,7 @@ const (
 	fixRedis         = "Redis is down or unreachable from this replica: check `store.redis.url` (or `addrs`, `master_name`) and `HITLBOT_STORE_REDIS_PASSWORD`"
 	fixAppendOnly    = "persistence off: pending approvals are lost on a Redis restart; set appendonly yes"
 	fixAudit         = "the audit trail cannot be written, so no approved tool runs: give `audit.file` (default `<server.data_dir>/audit.jsonl`) a directory the bot's user can write, on a disk with free space"
+	fixAuditServer   = "the running bot's audit trail does not write, so every approval fails \"not run: the audit trail is unavailable\": for a `file:` sink free the disk or fix the permissions of `audit.file`; for a `redis:` sink make Redis answer (the `store` line); the bot retries by itself, and `/readyz` answers 200 once the sink writes again"
 	fixModel         = "check `HITLBOT_MODEL_OPENAI_API_KEY`, `model.openai.base_url` and `model.openai.request_timeout`"
 	fixModelTools    = "check `model.openai.model` and `model.openai.base_url`: the endpoint must answer chat completions that offer tools"
 	fixFeishu        = "check `channels.feishu.app_id` and `HITLBOT_CHANNELS_FEISHU_APP_SECRET` against the console's 凭证与基础信息, and that this host reaches `channels.feishu.base_url`"
@@ -212,7 +213,17 @@ func probeStore(ctx context.Context, cfg *config.Config, timeout time.Duration) 
 // (docs/failure-modes.md). It writes nothing to the trail: an existing
 // file is opened for appending and closed; for one not made yet, a trial
 // file is made and removed in its nearest existing directory.
-func probeAudit(_ context.Context, cfg *config.Config, _ time.Duration) finding {
+//
+// It then asks the `bot serve` of this config for its /readyz: an audit
+// sink failing there, or its audit queue full, is a FAIL (fixAuditServer).
+func probeAudit(ctx context.Context, cfg *config.Config, timeout time.Duration) finding {
+	f := probeAuditFile(cfg)
+	ready, addr := serverReadyz(ctx, cfg, timeout)
+	return withServerAudit(f, ready.Audit, addr)
+}
+
+// probeAuditFile is probeAudit's check of the file.
+func probeAuditFile(cfg *config.Config) finding {
 	path := cfg.Audit.File
 	cannot := func(err error) finding { return fail(path+" cannot be written: "+oneLine(err.Error()), fixAudit) }
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hitlbot/hitlbot/channels/dingtalk"
@@ -113,14 +114,20 @@ func refusedFinding(detail, code string, explain func(string) (refusal, bool), f
 	return fail(detail, fallback)
 }
 
-// serverRefusals asks the `bot serve` of this config, on server.listen
+// serverReady is what doctor reads of a `bot serve`'s /readyz.
+type serverReady struct {
+	Refusing map[string]metrics.Refusal `json:"refusing"`
+	Audit    *auditReady                `json:"audit"` // ready_audit.go
+}
+
+// serverReadyz asks the `bot serve` of this config, on server.listen
 // (a wildcard host is asked on loopback), for its /readyz and returns
-// the platforms it says keep refusing, with the address asked; nil
-// when no server answers there (doctor runs beside the server or not).
-func serverRefusals(ctx context.Context, cfg *config.Config, timeout time.Duration) (map[string]metrics.Refusal, string) {
+// what it says, with the address asked; "" when no server answers there
+// (doctor runs beside the server or not).
+func serverReadyz(ctx context.Context, cfg *config.Config, timeout time.Duration) (serverReady, string) {
 	host, port, err := net.SplitHostPort(cfg.Server.Listen)
 	if err != nil || port == "0" {
-		return nil, ""
+		return serverReady{}, ""
 	}
 	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
 		host = "127.0.0.1"
@@ -130,20 +137,50 @@ func serverRefusals(ctx context.Context, cfg *config.Config, timeout time.Durati
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/readyz", nil)
 	if err != nil {
-		return nil, ""
+		return serverReady{}, ""
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, ""
+		return serverReady{}, ""
 	}
 	defer resp.Body.Close()
-	var body struct {
-		Refusing map[string]metrics.Refusal `json:"refusing"`
-	}
+	var body serverReady
 	if json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&body) != nil {
-		return nil, ""
+		return serverReady{}, ""
 	}
-	return body.Refusing, addr
+	return body, addr
+}
+
+// serverRefusals is serverReadyz's platforms that keep refusing; nil
+// when no server answers.
+func serverRefusals(ctx context.Context, cfg *config.Config, timeout time.Duration) (map[string]metrics.Refusal, string) {
+	r, addr := serverReadyz(ctx, cfg, timeout)
+	return r.Refusing, addr
+}
+
+// withServerAudit adds to f, the audit probe's finding, what the server
+// on addr says of its audit trail: a sink failing or a full queue makes
+// it a FAIL, in words and with what to do (no approved tool runs there).
+func withServerAudit(f finding, a *auditReady, addr string) finding {
+	if a == nil {
+		return f
+	}
+	var said []string
+	for _, s := range a.Failing {
+		said = append(said, fmt.Sprintf("sink %s failing since %s (%d failed writes; last: %s)",
+			s.Sink, s.Since.UTC().Format(time.RFC3339), s.Attempts, oneLine(s.Error)))
+	}
+	if a.QueueSize > 0 && a.Queued >= a.QueueSize {
+		said = append(said, fmt.Sprintf("queue full (%d records wait; %d refused since start)", a.Queued, a.Refused))
+	}
+	if len(said) == 0 {
+		return f
+	}
+	detail := f.detail + "; bot serve on " + addr + ": audit trail " + strings.Join(said, "; ")
+	if f.verdict == verdictFail {
+		return fail(detail, f.fix) // the file's own fix comes first
+	}
+	return fail(detail, fixAuditServer)
 }
 
 // withServer adds to f, a probe's finding of platform, what the server

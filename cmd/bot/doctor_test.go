@@ -101,6 +101,28 @@ var doctorCases = []doctorCase{
 		lines:  map[string][]string{"audit": {"FAIL", "a-file", "cannot be written", fixAudit}},
 	},
 	{
+		// The server's /readyz says its audit sink keeps failing: no
+		// approved tool runs there, whatever the file's directory allows.
+		name: "server audit sink failing",
+		setup: func(t *testing.T) (map[string]string, string) {
+			return map[string]string{"HITLBOT_SERVER_LISTEN": readyzServer(t, `{"status":"unavailable","problems":["audit trail: …"],
+				"audit":{"failing":[{"sink":"redis:hitlbot:{audit}:stream","since":"2026-11-28T21:00:00Z","attempts":42,"error":"dial tcp: connection refused"}],
+				"queued":4096,"queue_size":4096,"refused":17}}`)}, ""
+		},
+		status: 1,
+		lines: map[string][]string{"audit": {"FAIL", "can be written",
+			"audit trail sink redis:hitlbot:{audit}:stream failing since 2026-11-28T21:00:00Z (42 failed writes; last: dial tcp: connection refused)",
+			"queue full (4096 records wait; 17 refused since start)", "fix: " + fixAuditServer}},
+	},
+	{
+		name: "server audit trail writing",
+		setup: func(t *testing.T) (map[string]string, string) {
+			return map[string]string{"HITLBOT_SERVER_LISTEN": readyzServer(t, `{"status":"ok"}`)}, ""
+		},
+		status: 0,
+		lines:  map[string][]string{"audit": {"OK", "can be written"}},
+	},
+	{
 		name: "redis appendonly no",
 		setup: func(t *testing.T) (map[string]string, string) {
 			s := testredis.StartServer(t)
@@ -495,7 +517,7 @@ func TestDoctorFixesInREADME(t *testing.T) {
 	if !strings.Contains(table, "run `bot doctor` first") {
 		t.Error("the troubleshooting section does not say to run bot doctor first")
 	}
-	for _, fix := range []string{fixRedis, fixAppendOnly, fixAudit, fixModel, fixModelTools, fixFeishu, fixDingTalk, fixMCP, fixWebhookReach, fixFeishuWebhook, fixDingTalkHTTP,
+	for _, fix := range []string{fixRedis, fixAppendOnly, fixAudit, fixAuditServer, fixModel, fixModelTools, fixFeishu, fixDingTalk, fixMCP, fixWebhookReach, fixFeishuWebhook, fixDingTalkHTTP,
 		fixFeishuNetwork, fixDingTalkNetwork, fixFeishuThrottle, fixFeishuScope, fixFeishuNotInChat, fixDingTalkThrottle, fixDingTalkQuota, fixDingTalkScope} {
 		if !strings.Contains(table, fix) {
 			t.Errorf("the troubleshooting table lacks %q", fix)
