@@ -349,8 +349,26 @@ func outKind(k agent.SayKind) OutKind {
 	return OutNotice
 }
 
+// Views are the cards of pending approvals a channel shows again by
+// itself: a page that reconnects (web), a chat that starts while one
+// waits (cli), a click on a card another replica sent (feishu). The
+// Presenter makes them; cmd/bot gives it (channels.Assembly.Presenter) to
+// those channels in their configs when it builds them, after Assemble.
+type Views interface {
+	// PendingView returns the card of the pending approval of the session
+	// that to names (Channel, ChatID, UserID, ThreadID), or nil if none.
+	PendingView(ctx context.Context, to Target) (*cards.View, error)
+	// ApprovalView returns the pending card of approval id when the
+	// message messageID of channel is one of the cards that show it, or
+	// nil when the approval is missing, no longer pending, or not shown by
+	// that message.
+	ApprovalView(ctx context.Context, channel string, id approval.ID, messageID string) (*cards.View, error)
+}
+
+var _ Views = (*Presenter)(nil)
+
 // PendingView returns the card of the pending approval of to's session,
-// or nil (PendingViewer).
+// or nil (Views).
 func (p *Presenter) PendingView(ctx context.Context, to Target) (*cards.View, error) {
 	a, err := p.store.Pending(ctx, SessionKey(p.cfg.Scope, to.Channel, to.ChatID, to.UserID, to.ThreadID))
 	if err != nil || a == nil {
@@ -366,7 +384,7 @@ func (p *Presenter) PendingView(ctx context.Context, to Target) (*cards.View, er
 }
 
 // ApprovalView returns the card of approval id while it is pending, if
-// messageID of channel shows it (ApprovalViewer).
+// messageID of channel shows it (Views).
 func (p *Presenter) ApprovalView(ctx context.Context, channel string, id approval.ID, messageID string) (*cards.View, error) {
 	if !id.Valid() || messageID == "" {
 		return nil, nil

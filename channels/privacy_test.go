@@ -48,7 +48,7 @@ func TestPrivateViews(t *testing.T) {
 		user     approval.UserID
 		redacted bool
 	}{{"carol", true}, {"", true}, {"alice", false}, {"bob", false}} {
-		v, err := g.router.PendingView(ctx, Target{Channel: "fake", ChatID: "c1", UserID: tc.user})
+		v, err := g.pres.PendingView(ctx, Target{Channel: "fake", ChatID: "c1", UserID: tc.user})
 		if err != nil || v == nil {
 			t.Fatalf("PendingView for %q: %v, %v", tc.user, v, err)
 		}
@@ -60,7 +60,7 @@ func TestPrivateViews(t *testing.T) {
 		msg      string
 		redacted bool
 	}{{"m_group", true}, {"m_bob", false}} {
-		v, err := g.router.ApprovalView(ctx, "fake", a.ID, tc.msg)
+		v, err := g.pres.ApprovalView(ctx, "fake", a.ID, tc.msg)
 		if err != nil || v == nil {
 			t.Fatalf("ApprovalView of %s: %v, %v", tc.msg, v, err)
 		}

@@ -22,8 +22,9 @@ type RouterConfig struct {
 	// Registry holds the channels the router starts and hands messages
 	// from. Required.
 	Registry *Registry
-	// Presenter says the router's answers and renders the views a
-	// channel asks for (PendingViewer, ApprovalViewer). Required.
+	// Presenter says the router's answers. Required. (The channels that
+	// re-show a pending card get its views in their own configs, as
+	// channels.Views.)
 	Presenter *Presenter
 	// Decider decides approvals: the engine (usually the *approval.Engine
 	// whose Notifier is the Presenter). Required.
@@ -113,32 +114,12 @@ func (nopMetrics) Deduplicated(string)              {}
 func (nopMetrics) Decision(string, approval.Status) {}
 func (nopMetrics) Refused(string)                   {}
 
-// PendingViewer is implemented by the Router (with the Presenter's view). A channel that re-shows a
-// pending approval by itself (the web chat, when a page reconnects or a
-// server restarted) type-asserts its Handler to it.
-type PendingViewer interface {
-	// PendingView returns the card of the pending approval of the session
-	// that to names (Channel, ChatID, UserID, ThreadID), or nil if none.
-	PendingView(ctx context.Context, to Target) (*cards.View, error)
-}
-
-// ApprovalViewer is implemented by the Router (with the Presenter's view). A channel that must redraw
-// a clicked card it did not send itself (the card was sent by another
-// replica, or before a restart) type-asserts its Handler to it.
-type ApprovalViewer interface {
-	// ApprovalView returns the pending card of approval id when the
-	// message messageID of channel is one of the cards that show it, or
-	// nil when the approval is missing, no longer pending, or not shown by
-	// that message.
-	ApprovalView(ctx context.Context, channel string, id approval.ID, messageID string) (*cards.View, error)
-}
-
 // Router takes everything inbound: it is the Handler of every channel.
 // It admits (the allow-lists), de-duplicates, turns a typed 确认 / 取消
 // into a decision, answers the approval commands, and hands anything else
 // to the agent. It is given what it needs when it is made: the channel
-// registry, the Presenter (to answer and to render the views a channel
-// asks for), a Decider (the engine) and a Submitter (the loop). Assemble
+// registry, the Presenter (to answer), a Decider (the engine) and a
+// Submitter (the loop). Assemble
 // builds them in one order, registry → presenter → engine → loop →
 // router; then the channels are registered and started:
 //
@@ -304,20 +285,6 @@ func (r *Router) Close(ctx context.Context) error {
 		errs = append(errs, fmt.Errorf("channels: decisions still running: %w", ctx.Err()))
 	}
 	return errors.Join(errs...)
-}
-
-// PendingView returns the card of the pending approval of to's session,
-// or nil (PendingViewer): the Presenter's, for a channel that asks its
-// Handler.
-func (r *Router) PendingView(ctx context.Context, to Target) (*cards.View, error) {
-	return r.pres.PendingView(ctx, to)
-}
-
-// ApprovalView returns the card of approval id while it is pending, if
-// messageID of channel shows it (ApprovalViewer): the Presenter's, for a
-// channel that asks its Handler.
-func (r *Router) ApprovalView(ctx context.Context, channel string, id approval.ID, messageID string) (*cards.View, error) {
-	return r.pres.ApprovalView(ctx, channel, id, messageID)
 }
 
 // HandleMessage routes one inbound message:
@@ -909,8 +876,6 @@ func routerWordsIn(lang string) routerWords {
 
 var (
 	_ Handler           = (*Router)(nil)
-	_ PendingViewer     = (*Router)(nil)
-	_ ApprovalViewer    = (*Router)(nil)
 	_ approval.Notifier = (*Presenter)(nil)
 	_ agent.Speaker     = (*Presenter)(nil)
 )

@@ -410,7 +410,7 @@ func TestPerThreadShowsInThread(t *testing.T) {
 	if s := g.ch.shownCards()[0]; s.to.ThreadID != "t-7" || s.to.UserID != "alice" {
 		t.Fatalf("shown to %+v", s.to)
 	}
-	v, err := g.router.PendingView(context.Background(), Target{Channel: "fake", ChatID: "c1", ThreadID: "t-7"})
+	v, err := g.pres.PendingView(context.Background(), Target{Channel: "fake", ChatID: "c1", ThreadID: "t-7"})
 	if err != nil || v == nil || v.Tool != "erase" {
 		t.Fatalf("PendingView = %+v, %v", v, err)
 	}
@@ -466,7 +466,7 @@ func TestApprovalView(t *testing.T) {
 	ctx := context.Background()
 	a := g.pendingApproval(t, "orders")
 	card := g.ch.shownCards()[0]
-	v, err := g.router.ApprovalView(ctx, "fake", a.ID, card.ref.MessageID)
+	v, err := g.pres.ApprovalView(ctx, "fake", a.ID, card.ref.MessageID)
 	if err != nil || v == nil || v.ApprovalID != a.ID || v.Approve.PayloadSHA256 != a.PayloadSHA256 {
 		t.Fatalf("view %+v, %v", v, err)
 	}
@@ -481,13 +481,13 @@ func TestApprovalView(t *testing.T) {
 		{"fake", approval.NewID("fake:c9"), card.ref.MessageID},
 		{"fake", "not-an-id", card.ref.MessageID},
 	} {
-		if v, err := g.router.ApprovalView(ctx, tt.channel, tt.id, tt.msg); v != nil || err != nil {
+		if v, err := g.pres.ApprovalView(ctx, tt.channel, tt.id, tt.msg); v != nil || err != nil {
 			t.Errorf("ApprovalView(%s, %s, %s) = %+v, %v; want nothing", tt.channel, tt.id, tt.msg, v, err)
 		}
 	}
 	g.send(t, msg("alice", "取消"))
 	g.drain()
-	if v, err := g.router.ApprovalView(ctx, "fake", a.ID, card.ref.MessageID); v != nil || err != nil {
+	if v, err := g.pres.ApprovalView(ctx, "fake", a.ID, card.ref.MessageID); v != nil || err != nil {
 		t.Fatalf("view of an ended approval: %+v, %v", v, err)
 	}
 }

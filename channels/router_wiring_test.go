@@ -194,10 +194,10 @@ func TestRouterOnFakeDeciderAndSubmitter(t *testing.T) {
 	}
 
 	// The pending card is the Presenter's, read from the store.
-	if v, err := r.PendingView(ctx, Target{Channel: "fake", ChatID: "c2", UserID: "alice"}); err != nil || v != nil {
+	if v, err := r.pres.PendingView(ctx, Target{Channel: "fake", ChatID: "c2", UserID: "alice"}); err != nil || v != nil {
 		t.Fatalf("PendingView with nothing pending: %+v, %v", v, err)
 	}
-	if v, err := r.PendingView(ctx, Target{Channel: "fake", ChatID: "c1", UserID: "alice"}); err != nil || v == nil || v.ApprovalID != a.ID {
+	if v, err := r.pres.PendingView(ctx, Target{Channel: "fake", ChatID: "c1", UserID: "alice"}); err != nil || v == nil || v.ApprovalID != a.ID {
 		t.Fatalf("PendingView: %+v, %v", v, err)
 	}
 

@@ -54,6 +54,12 @@ type Config struct {
 	// it comes). Default 16m, a little longer than the agent's own turn
 	// timeout.
 	TurnTimeout time.Duration `json:"turn_timeout" mapstructure:"turn_timeout"`
+	// Views are the pending cards the chat shows again by itself: when it
+	// starts, an approval of its chat that waits with nobody asking (left
+	// by an earlier run on a shared store, or by a turn that outlived the
+	// turn timeout) is prompted for first. Not a YAML key: `bot chat`
+	// gives the Presenter (channels.Assembly.Presenter). Required.
+	Views channels.Views `json:"-" mapstructure:"-"`
 }
 
 // DefaultTurnTimeout is Config.TurnTimeout's default.
@@ -134,6 +140,9 @@ func New(cfg Config, in io.Reader, out io.Writer, opts ...Option) (*Chat, error)
 		return nil, fmt.Errorf("cli: %w", err)
 	}
 	cfg.Lang = string(lang)
+	if cfg.Views == nil {
+		return nil, errors.New("cli: Config.Views is required (the Presenter's views: the chat prompts first for an approval left waiting)")
+	}
 	if cfg.TurnTimeout < 0 {
 		return nil, errors.New("cli: turn_timeout must not be negative")
 	}
@@ -512,11 +521,7 @@ func (r *repl) handle(ctx context.Context, ev event, turn string) (end bool, err
 // that outlived the turn timeout), so that no message is sent while one
 // waits.
 func (r *repl) offerPending(ctx context.Context) error {
-	pv, ok := r.h.(channels.PendingViewer)
-	if !ok {
-		return nil
-	}
-	v, err := pv.PendingView(ctx, channels.Target{Channel: Name, ChatID: ChatID, UserID: approval.UserID(r.c.cfg.User)})
+	v, err := r.c.cfg.Views.PendingView(ctx, channels.Target{Channel: Name, ChatID: ChatID, UserID: approval.UserID(r.c.cfg.User)})
 	if err != nil || v == nil {
 		return nil
 	}

@@ -29,7 +29,7 @@ func TestRefusedMessageSaidInWords(t *testing.T) {
 	for _, lang := range []string{"en", "zh"} {
 		t.Run(lang, func(t *testing.T) {
 			out := &output{}
-			c, err := cli.New(cli.Config{Lang: lang}, strings.NewReader("hello\n"), out)
+			c, err := cli.New(cli.Config{Lang: lang, Views: views(t)}, strings.NewReader("hello\n"), out)
 			if err != nil {
 				t.Fatal(err)
 			}

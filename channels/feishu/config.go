@@ -62,6 +62,15 @@ type Config struct {
 	// given up on (hitlbot_platform_*). Not a YAML key: the server sets
 	// its metrics. Default: nothing is counted.
 	Metrics channels.PlatformMetrics `mapstructure:"-"`
+	// Views, when set, are the pending cards the channel redraws a click
+	// with when it did not send or update the clicked card itself (another
+	// replica did, or this process before a restart): the answer then
+	// carries the processing or final card, and a refused clicker is told
+	// who may approve. Not a YAML key: the server gives the Presenter
+	// (channels.Assembly.Presenter). Nil (`bot doctor`, which only checks
+	// the credentials): such a click is still decided, and answered with
+	// a toast only.
+	Views channels.Views `mapstructure:"-"`
 	// RequestTimeout bounds every HTTP request to Feishu (API calls and the
 	// long connection's bootstrap). Default 10s.
 	RequestTimeout time.Duration `mapstructure:"request_timeout"`

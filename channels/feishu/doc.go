@@ -69,8 +69,8 @@
 // and approval state live in the shared store (the router's and the
 // engine's job). A click on a card another replica sent (or sent before
 // a restart) is answered like any other: the channel reads the
-// approval's pending view through the router (channels.PendingViewer)
-// before deciding, so the answer carries the processing or final card
+// approval's pending view from the Presenter (Config.Views) before
+// deciding, so the answer carries the processing or final card
 // and a refused clicker is told who may approve. A developer laptop running production credentials steals
 // a share of events: use a separate app for development.
 //

@@ -253,7 +253,7 @@ func (c *intake) onCardAction(ctx context.Context, ev *callback.CardActionTrigge
 	defer timer.Stop()
 	// The view is read before the decision: once decided, the approval is
 	// no longer pending and its view can no longer be asked for.
-	view, haveView := c.viewFor(ctx, h, a)
+	view, haveView := c.viewFor(ctx, a)
 	type result struct {
 		o   approval.Outcome
 		err error
@@ -285,42 +285,26 @@ func (c *intake) onCardAction(ctx context.Context, ev *callback.CardActionTrigge
 
 // viewFor returns the view of the clicked card: the one this process
 // sent or last updated; else, when another replica sent the card or this
-// process restarted since, the approval's pending view read through the
-// handler, checked to be the clicked approval's and remembered, so that
-// the processing answer and the settle that follows behave as on the
+// process restarted since, the approval's pending view read from
+// Config.Views, checked to be the clicked approval's and remembered, so
+// that the processing answer and the settle that follows behave as on the
 // replica that sent it. The read is bounded by half the callback window;
-// without a view the click is still decided, and answered with a toast
-// only.
+// without a view (none, or no Config.Views) the click is still decided,
+// and answered with a toast only.
 //
-// The router (a channels.ApprovalViewer) finds the approval by its id and
-// gives its view only if the clicked message is one of its cards, whoever
-// clicks and whatever the session scope. A handler that is only a
-// channels.PendingViewer is asked for the pending approval of the
-// clicker's session in the card's chat, which misses clicks by someone
-// other than the requester under per_user and cards of a thread.
-func (c *intake) viewFor(ctx context.Context, h channels.Handler, a channels.CardAction) (cards.View, bool) {
+// The views find the approval by its id and give its view only if the
+// clicked message is one of its cards, whoever clicks and whatever the
+// session scope.
+func (c *intake) viewFor(ctx context.Context, a channels.CardAction) (cards.View, bool) {
 	if v, ok := c.cards.shown(a.MessageID); ok && v.ApprovalID == a.ApprovalID {
 		return v, true
 	}
-	if a.MessageID == "" {
+	if a.MessageID == "" || c.cfg.Views == nil {
 		return cards.View{}, false
 	}
 	lctx, cancel := context.WithTimeout(ctx, c.cfg.CallbackWait/2)
 	defer cancel()
-	var v *cards.View
-	var err error
-	switch h := h.(type) {
-	case channels.ApprovalViewer:
-		// By the approval's id, bound to the clicked message: right for
-		// any clicker, scope and thread.
-		v, err = h.ApprovalView(lctx, Name, a.ApprovalID, a.MessageID)
-	case channels.PendingViewer:
-		// By the clicker's session: misses a click by someone other than
-		// the requester under a per-user scope.
-		v, err = h.PendingView(lctx, channels.Target{Channel: Name, ChatID: a.ChatID, UserID: a.UserID})
-	default:
-		return cards.View{}, false
-	}
+	v, err := c.cfg.Views.ApprovalView(lctx, Name, a.ApprovalID, a.MessageID)
 	if err != nil {
 		c.log.Warn("could not read the view of a clicked card; answering without a card", "approval_id", a.ApprovalID, "msg_id", a.MessageID, "err", err)
 		return cards.View{}, false

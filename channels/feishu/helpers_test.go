@@ -132,23 +132,6 @@ func newRigWith(t *testing.T, o rigOptions, mod ...func(*Config, *hitltest.Tool)
 	}
 	// As the server does: the webhook's request marks in the shared store.
 	cfg.Marks = store
-	g.cfg = cfg
-	chLog := quiet
-	if o.log != nil {
-		chLog = o.log
-	}
-	ch, err := New(cfg, chLog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.ch = ch
-	if o.now != nil {
-		ch.now = o.now
-	}
-	if o.webhook {
-		g.srv = httptest.NewServer(ch.WebhookHandler())
-		t.Cleanup(g.srv.Close)
-	}
 	var pc *approval.PolicyConfig
 	if o.approvers != "" {
 		c := approval.DefaultPolicyConfig()
@@ -175,16 +158,36 @@ func newRigWith(t *testing.T, o rigOptions, mod ...func(*Config, *hitltest.Tool)
 	// The stack as `bot serve` builds it (channels.Assemble).
 	var r *channels.Router
 	var registry *channels.Registry
+	var pres *channels.Presenter
 	st := hitltest.New(t, hitltest.Config{Store: store, Model: m, Tools: []agent.Tool{g.erase}, Policy: pc, Clock: o.clock,
 		Assemble: func(ec approval.EngineConfig, lc agent.LoopConfig) (*approval.Engine, *agent.Loop, error) {
 			as, err := channels.Assemble(channels.Parts{Engine: ec, Loop: lc, Router: channels.RouterConfig{Store: store, Lang: "en", Logger: quiet, Scope: scope}})
 			if err != nil {
 				return nil, nil, err
 			}
-			r, registry = as.Router, as.Registry
+			r, registry, pres = as.Router, as.Registry, as.Presenter
 			return as.Engine, as.Loop, nil
 		}})
 	eng, ctx := st.Engine, st.Ctx
+	// Made after the stack, as the server does: given the presenter's views.
+	cfg.Views = pres
+	g.cfg = cfg
+	chLog := quiet
+	if o.log != nil {
+		chLog = o.log
+	}
+	ch, err := New(cfg, chLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.ch = ch
+	if o.now != nil {
+		ch.now = o.now
+	}
+	if o.webhook {
+		g.srv = httptest.NewServer(ch.WebhookHandler())
+		t.Cleanup(g.srv.Close)
+	}
 	if err := registry.Register(ch); err != nil {
 		t.Fatal(err)
 	}

@@ -190,13 +190,9 @@ func (c *conn) join(sid string, hello bool) {
 // resendPending re-sends agent.user_confirm for the session's pending
 // approval, reusing the step this process showed for it when there is one.
 func (c *conn) resendPending(id, sid string) {
-	pv, ok := c.h.(channels.PendingViewer)
-	if !ok {
-		return
-	}
 	ctx, cancel := context.WithTimeout(c.w.ctx, handleTimeout)
 	defer cancel()
-	v, err := pv.PendingView(ctx, channels.Target{Channel: Name, ChatID: id, UserID: c.user})
+	v, err := c.w.cfg.Views.PendingView(ctx, channels.Target{Channel: Name, ChatID: id, UserID: c.user})
 	if err != nil {
 		c.log().Warn("looking up the pending confirmation failed", "chat_id", id, "err", err)
 		return
@@ -226,14 +222,13 @@ func (c *conn) resendPending(id, sid string) {
 // session's pending approval: the step id names its approval. Else nil.
 func (c *conn) recoverStep(sid, stepID string) *step {
 	apID, ok := approvalOfStep(stepID)
-	pv, isPV := c.h.(channels.PendingViewer)
-	if !ok || !isPV {
+	if !ok {
 		return nil
 	}
 	id := chatID(c.user, sid)
 	ctx, cancel := context.WithTimeout(c.w.ctx, handleTimeout)
 	defer cancel()
-	v, err := pv.PendingView(ctx, channels.Target{Channel: Name, ChatID: id, UserID: c.user})
+	v, err := c.w.cfg.Views.PendingView(ctx, channels.Target{Channel: Name, ChatID: id, UserID: c.user})
 	if err != nil {
 		c.log().Warn("looking up the pending confirmation failed", "chat_id", id, "err", err)
 		return nil

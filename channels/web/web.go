@@ -74,6 +74,12 @@ type Config struct {
 	// PingInterval is how often the server pings each socket; a socket
 	// that does not answer within twice this is closed. Default 30s.
 	PingInterval time.Duration
+	// Views are the pending cards the chat shows again by itself: when a
+	// page reconnects (or the server restarted) it re-sends the session's
+	// pending confirmation, and a confirmation step this process does not
+	// know is recovered from it. cmd/bot gives the Presenter
+	// (channels.Assembly.Presenter). Required.
+	Views channels.Views
 	// Tools describes tools for the confirmation dialog (tool_description
 	// when the approval carries no sentence for its approver). Optional:
 	// without it the call's summary is shown.
@@ -181,6 +187,9 @@ func New(cfg Config) (*Web, error) {
 		return nil, fmt.Errorf("web: %w", err)
 	}
 	cfg.Lang = string(lang)
+	if cfg.Views == nil {
+		return nil, errors.New("web: Config.Views is required (the Presenter's views: a reconnecting page gets its pending confirmation from them)")
+	}
 	for tok, u := range cfg.Tokens {
 		if tok == "" || strings.TrimSpace(u.User) == "" {
 			return nil, errors.New("web: tokens: every token needs a non-empty token and user")

@@ -430,7 +430,7 @@ func TestPageInLanguage(t *testing.T) {
 }
 
 func TestNotStartedIs503(t *testing.T) {
-	w, err := web.New(web.Config{AllowAnonymousLocal: true})
+	w, err := web.New(web.Config{AllowAnonymousLocal: true, Views: views(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -442,11 +442,15 @@ func TestNotStartedIs503(t *testing.T) {
 	if err == nil || resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("socket before Start: %v", err)
 	}
-	if _, err := web.New(web.Config{Lang: "fr"}); err == nil {
+	if _, err := web.New(web.Config{Lang: "fr", Views: views(t)}); err == nil {
 		t.Fatal("an unknown language was accepted")
 	}
-	if _, err := web.New(web.Config{Tokens: map[string]web.TokenUser{"t": {}}}); err == nil {
+	if _, err := web.New(web.Config{Tokens: map[string]web.TokenUser{"t": {}}, Views: views(t)}); err == nil {
 		t.Fatal("a token without a user was accepted")
+	}
+	// The views are given when the chat is made, never found later.
+	if _, err := web.New(web.Config{AllowAnonymousLocal: true}); err == nil || !strings.Contains(err.Error(), "Views") {
+		t.Fatalf("a chat without views: %v", err)
 	}
 }
 

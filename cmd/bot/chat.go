@@ -85,6 +85,7 @@ func cmdChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintf(stderr, "bot: approval.replies: %v\n", err)
 		return 1
 	}
+	ccfg.Views = core.views // the chat prompts first for an approval left waiting
 	err = cli.Run(ctx, ccfg, stdin, stdout, func(ch channels.Channel) (func(context.Context) error, error) {
 		if err := core.channels.Register(ch); err != nil {
 			return nil, err

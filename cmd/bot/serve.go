@@ -128,6 +128,10 @@ type core struct {
 	ding     *dingtalk.Channel // nil when disabled
 	lark     *feishu.Channel   // nil when disabled
 
+	// views are the presenter's views of pending approvals, given to the
+	// channels that re-show a card by themselves (web, feishu, the chat).
+	views channels.Views
+
 	// policy is the approval policy in force; a reload swaps it.
 	policy atomic.Pointer[approval.Policy]
 	// running is the config the process runs with (the policy part follows
@@ -309,7 +313,7 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 	if err != nil {
 		return c, err
 	}
-	c.channels, c.engine, c.loop, c.router = as.Registry, as.Engine, as.Loop, as.Router
+	c.channels, c.engine, c.loop, c.router, c.views = as.Registry, as.Engine, as.Loop, as.Router, as.Presenter
 
 	// 10. The gate: other agents' requests for approval (agents).
 	if len(cfg.Agents) > 0 {
@@ -419,6 +423,7 @@ func (c *core) addHTTPChannels() error {
 		// is refused by every replica.
 		fc.Marks = c.store
 		fc.Metrics = c.metrics
+		fc.Views = c.views
 		ch, err := feishu.New(fc, c.log)
 		if err != nil {
 			return fmt.Errorf("channels.feishu: %w", err)
@@ -443,6 +448,7 @@ func (c *core) addHTTPChannels() error {
 			Lang:                cfg.CoreLang(),
 			PageLang:            cfg.PageLang(),
 			Tools:               c.tools,
+			Views:               c.views,
 			GreetingIn:          func(l words.Lang) web.Greeting { return webGreeting(l, demoOn(cfg)) },
 			Logger:              c.log,
 		})
