@@ -211,6 +211,26 @@ func ParseRows(r io.Reader) ([]Row, error) {
 type Machine struct {
 	Date, Commit, GoVersion, CPU, Redis, LoadBefore, LoadAfter string
 	CPUs                                                       int
+	// Build is what building bot from a fresh checkout cost; nil when it
+	// was not measured.
+	Build *Build
+}
+
+// Build is the cost of a newcomer's first `make run`: compiling bot with
+// an empty build cache (scripts/measure.sh), and what it compiles.
+type Build struct {
+	// Wall and CPU are the cold build's elapsed time and its user+system
+	// CPU time, in seconds (CPU is what a machine of one core would wait).
+	Wall, CPU float64
+	// Download is the seconds `go mod download` took into an empty module
+	// cache from the module proxy (0: not measured).
+	Download float64
+	// Packages is `go list -deps ./cmd/bot | wc -l`.
+	Packages int
+	// BinaryBytes is the size of the binary built.
+	BinaryBytes int64
+	// Load is the load average (1, 5, 15 min) when the build started.
+	Load string
 }
 
 // measuredColumns are the figures of docs/measured.md's table: the key in
@@ -245,6 +265,15 @@ func WriteMeasured(w io.Writer, m Machine, rows []Row) error {
 	}
 	if m.LoadBefore != "" || m.LoadAfter != "" {
 		fmt.Fprintf(&b, "- load average (1, 5, 15 min) before and after: %s; %s\n", m.LoadBefore, m.LoadAfter)
+	}
+	if bd := m.Build; bd != nil {
+		b.WriteString("\nBuilding bot from a fresh checkout (a newcomer's first `make run`), with an empty build cache:\n\n")
+		if bd.Download > 0 {
+			fmt.Fprintf(&b, "- downloading the modules into an empty module cache (`go mod download`): %.0f s\n", bd.Download)
+		}
+		fmt.Fprintf(&b, "- compiling (`GOCACHE=$(mktemp -d) go build ./cmd/bot`, modules already downloaded): %.0f s elapsed, %.0f s of CPU (user + system), at load %s\n", bd.Wall, bd.CPU, bd.Load)
+		fmt.Fprintf(&b, "- packages compiled (`go list -deps ./cmd/bot | wc -l`): %d\n", bd.Packages)
+		fmt.Fprintf(&b, "- binary: %.1f MB\n", float64(bd.BinaryBytes)/1e6)
 	}
 	b.WriteString("\n| command | runs |")
 	for _, c := range measuredColumns {

@@ -69,7 +69,18 @@ func TestWriteMeasured(t *testing.T) {
 	if err := bench.WriteMeasured(&out, m, rows); err != nil {
 		t.Fatal(err)
 	}
+	if strings.Contains(out.String(), "Building bot") {
+		t.Errorf("a build not measured was written:\n%s", out.String())
+	}
+	out.Reset()
+	m.Build = &bench.Build{Wall: 163.6, CPU: 301.2, Download: 20.4, Packages: 480, BinaryBytes: 84_123_456, Load: "0.50 0.40 0.30"}
+	if err := bench.WriteMeasured(&out, m, rows); err != nil {
+		t.Fatal(err)
+	}
 	for _, want := range []string{
+		"(`go mod download`): 20 s\n",
+		"modules already downloaded): 164 s elapsed, 301 s of CPU (user + system), at load 0.50 0.40 0.30\n",
+		"(`go list -deps ./cmd/bot | wc -l`): 480\n", "- binary: 84.1 MB\n",
 		"- date: 2026-11-28 15:00 UTC\n", "- commit: abc1234\n", "- machine: 2 CPUs, a CPU\n", "- Go: go1.26.0\n",
 		"| `bot bench -mode agent -n 10` | 2 | 1100 (1000–1200) | - | - | 210 (200–220) | - |",
 		"| `bot bench -mode engine -n 10` | 1 | 5000 | - | - | 40 | - |",

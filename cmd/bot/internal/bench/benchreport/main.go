@@ -6,10 +6,11 @@
 // prints each figure's median and range over the runs of each file (one
 // JSON object a line) and new ÷ old (scripts/benchcmp.sh), and
 //
-//	benchreport measured [-commit C] [-redis V] [-load-before L] [-load-after L] ROWS
+//	benchreport measured [-commit C] [-redis V] [-load-before L] [-load-after L] [-build-* ...] ROWS
 //
 // writes docs/measured.md to stdout from ROWS, one run a line: the
-// command, a tab, its JSON (scripts/measure.sh, `make measure`).
+// command, a tab, its JSON (scripts/measure.sh, `make measure`); the
+// -build-* flags give the cold build's figures (-build-wall > 0 shows them).
 package main
 
 import (
@@ -58,11 +59,21 @@ func run(args []string, stdout io.Writer) error {
 		fs.StringVar(&m.Redis, "redis", "", "the Redis measured against")
 		fs.StringVar(&m.LoadBefore, "load-before", "", "the load average before the runs")
 		fs.StringVar(&m.LoadAfter, "load-after", "", "the load average after the runs")
+		var bd bench.Build
+		fs.Float64Var(&bd.Wall, "build-wall", 0, "the cold build's elapsed seconds (0: not measured)")
+		fs.Float64Var(&bd.CPU, "build-cpu", 0, "the cold build's user+system CPU seconds")
+		fs.Float64Var(&bd.Download, "build-download", 0, "seconds of go mod download into an empty module cache")
+		fs.IntVar(&bd.Packages, "build-packages", 0, "go list -deps ./cmd/bot | wc -l")
+		fs.Int64Var(&bd.BinaryBytes, "build-bytes", 0, "the binary's size in bytes")
+		fs.StringVar(&bd.Load, "build-load", "", "the load average when the build started")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}
 		if fs.NArg() != 1 {
 			return fmt.Errorf("usage: benchreport measured [flags] ROWS")
+		}
+		if bd.Wall > 0 {
+			m.Build = &bd
 		}
 		f, err := os.Open(fs.Arg(0))
 		if err != nil {
