@@ -114,3 +114,33 @@ func TestHold(t *testing.T) {
 		t.Fatal("a negative hold was accepted")
 	}
 }
+
+// conversationRoundTrips is what one agent conversation costs in Redis
+// round trips, as bench counts them (a pipeline is one; a connection's
+// handshake is none): on A the inbound check (marks and the session's
+// pending approval, one pipeline), the Put, AddCards and the waiting
+// turn's resume claim; on B the claim (with the click's mark) and the
+// Complete, and the losing resume claim of B's resumption.
+const conversationRoundTrips = 7
+
+// TestConversationRoundTrips pins the Redis round trips of one agent
+// conversation (a count, not a time): a change that adds one fails here,
+// and one that saves one lowers the constant.
+func TestConversationRoundTrips(t *testing.T) {
+	c, _ := testredis.Start(t)
+	url := "redis://" + c.(*redis.Client).Options().Addr
+	const n = 20
+	res, err := bench.Run(context.Background(), bench.Config{Mode: "agent", RedisURL: url, N: n, C: 1}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Errors != 0 || res.ToolRuns != n {
+		t.Fatalf("%+v", res)
+	}
+	// The engine's backstop poll (one pipeline every 5 s while a Wait is
+	// blocked) may fall into a slow run: that adds less than one per
+	// conversation, and the whole part is the conversation's own.
+	if got := int(res.RedisRoundTripsPerApproval); got != conversationRoundTrips {
+		t.Fatalf("%.2f Redis round trips per conversation, want %d", res.RedisRoundTripsPerApproval, conversationRoundTrips)
+	}
+}
