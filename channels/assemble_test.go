@@ -1,4 +1,4 @@
-package channels
+package channels_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/memstore"
+	. "github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/internal/hitltest"
 )
 
@@ -87,11 +88,18 @@ func TestAssembleWrapsThePresenter(t *testing.T) {
 	}
 	t.Cleanup(func() { as.Loop.Close(context.Background()) })
 	if as.Registry == nil || as.Presenter == nil || as.Engine == nil || as.Loop == nil || as.Router == nil ||
-		as.Router.reg != as.Registry || as.Router.pres != as.Presenter || as.Presenter.reg != as.Registry || w.Notifier != as.Presenter {
+		!wired(as.Router, as.Registry, as.Presenter) || w.Notifier != as.Presenter {
 		t.Fatalf("assembled %+v", as)
 	}
 	err = w.Progress(context.Background(), &approval.Approval{ID: "a1", Cards: []approval.CardRef{{Channel: "nowhere", MessageID: "m1"}}})
 	if w.progress.Load() != 1 || err == nil || !strings.Contains(err.Error(), "nowhere") {
 		t.Fatalf("progress through the wrapper: %d calls, %v (want the presenter's error about channel nowhere)", w.progress.Load(), err)
 	}
+}
+
+// wired reports whether r was given reg and pres, and pres shows through
+// reg.
+func wired(r *Router, reg *Registry, pres *Presenter) bool {
+	rr, rp := r.Wiring()
+	return rr == reg && rp == pres && pres.Shows() == reg
 }

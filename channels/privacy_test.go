@@ -1,4 +1,4 @@
-package channels
+package channels_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/hitlbot/hitlbot/approval/memstore"
 	"github.com/hitlbot/hitlbot/approval/storetest"
 	"github.com/hitlbot/hitlbot/cards"
+	. "github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/internal/hitltest"
 )
 
@@ -152,22 +153,10 @@ func privateRig(t *testing.T, store approval.Store, hist agent.History, locker a
 	pc.Tools = map[string]approval.ToolPolicy{"publish": {Privacy: approval.PrivacyNone}}
 	g := &rig{ch: newFake("fake"), erase: hitltest.NewTool("erase", effect), model: &hitltest.Model{Tools: []string{"erase", "publish"}}}
 	pf := &privateFake{fakeChannel: g.ch, to: map[approval.UserID][]string{}}
-	// The stack as `bot serve` builds it (Assemble).
-	var built *Assembly
 	st := hitltest.New(t, hitltest.Config{Store: store, Model: g.model, Tools: []agent.Tool{g.erase, hitltest.NewTool("publish", approval.EffectWrite)}, Policy: &pc,
-		Loop: func(c *agent.LoopConfig) { c.History, c.Locker = hist, locker },
-		Assemble: func(ec approval.EngineConfig, lc agent.LoopConfig) (*approval.Engine, *agent.Loop, error) {
-			as, err := Assemble(Parts{Engine: ec, Loop: lc, Router: RouterConfig{Store: store, Lang: "en", Logger: quiet}})
-			if err != nil {
-				return nil, nil, err
-			}
-			built = as
-			return as.Engine, as.Loop, nil
-		}})
-	if err := built.Registry.Register(pf); err != nil {
-		t.Fatal(err)
-	}
-	g.store, g.engine, g.loop, g.reg, g.pres, g.router = store, st.Engine, st.Loop, built.Registry, built.Presenter, built.Router
+		Loop: func(c *agent.LoopConfig) { c.History, c.Locker = hist, locker }, Lang: "en"})
+	st.Register(t, pf)
+	g.fill(st)
 	return g, pf
 }
 

@@ -1,4 +1,4 @@
-package channels
+package channels_test
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hitlbot/hitlbot/approval"
+	. "github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/internal/clock"
 )
 
@@ -157,17 +158,17 @@ func TestAllowListChineseAndValidation(t *testing.T) {
 // TestRefusalNoticesBounded: the memory of refusal notices is bounded;
 // beyond it, a refusal is not answered until old entries lapse.
 func TestRefusalNoticesBounded(t *testing.T) {
-	var r refusals
+	var r Refusals
 	now := time.Now()
-	for i := range maxRefusalNotices {
-		if !r.due(strconv.Itoa(i), now) {
+	for i := range MaxRefusalNotices {
+		if !r.Due(strconv.Itoa(i), now) {
 			t.Fatalf("entry %d not due", i)
 		}
 	}
-	if r.due("one more", now) {
+	if r.Due("one more", now) {
 		t.Fatal("a notice beyond the bound was due")
 	}
-	if !r.due("one more", now.Add(RefusalNoticeInterval)) || len(r.last) != 1 {
-		t.Fatalf("after the interval: %d entries", len(r.last))
+	if !r.Due("one more", now.Add(RefusalNoticeInterval)) || r.Len() != 1 {
+		t.Fatalf("after the interval: %d entries", r.Len())
 	}
 }

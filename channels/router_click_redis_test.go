@@ -1,4 +1,4 @@
-package channels
+package channels_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/redisstore"
+	. "github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/internal/testredis"
 )
 

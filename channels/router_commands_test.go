@@ -1,4 +1,4 @@
-package channels
+package channels_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/storetest"
+	. "github.com/hitlbot/hitlbot/channels"
 )
 
 // commandTests is the table of what ParseCommand reads (codes are 4

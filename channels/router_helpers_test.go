@@ -1,4 +1,4 @@
-package channels
+package channels_test
 
 import (
 	"context"
@@ -12,8 +12,8 @@ import (
 
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
-	"github.com/hitlbot/hitlbot/approval/memstore"
 	"github.com/hitlbot/hitlbot/cards"
+	. "github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/internal/clock"
 	"github.com/hitlbot/hitlbot/internal/hitltest"
 	"github.com/hitlbot/hitlbot/internal/waitfor"
@@ -201,35 +201,25 @@ func newRigWith(t testing.TB, store approval.Store, engClock clock.Clock, loopMo
 // channel itself (nil: the fake channel).
 func newRigAs(t testing.TB, store approval.Store, engClock clock.Clock, loopMod func(*agent.LoopConfig), as func(*fakeChannel) Channel, mod ...func(*RouterConfig)) *rig {
 	t.Helper()
-	if store == nil {
-		store = memstore.New(memstore.Options{})
-	}
 	g := &rig{ch: newFake("fake"), erase: hitltest.NewTool("erase", approval.EffectDestructive), model: &hitltest.Model{}}
-	cfg := RouterConfig{Store: store, Lang: "en", Logger: quiet}
-	for _, m := range mod {
-		m(&cfg)
-	}
-	// The stack as `bot serve` builds it (Assemble).
-	var built *Assembly
-	st := hitltest.New(t, hitltest.Config{Store: store, Model: g.model, Tools: []agent.Tool{g.erase}, Clock: engClock, Loop: loopMod,
-		Assemble: func(ec approval.EngineConfig, lc agent.LoopConfig) (*approval.Engine, *agent.Loop, error) {
-			as, err := Assemble(Parts{Engine: ec, Loop: lc, Router: cfg})
-			if err != nil {
-				return nil, nil, err
+	st := hitltest.New(t, hitltest.Config{Store: store, Model: g.model, Tools: []agent.Tool{g.erase}, Clock: engClock, Loop: loopMod, Lang: "en",
+		Router: func(c *RouterConfig) {
+			for _, m := range mod {
+				m(c)
 			}
-			built = as
-			return as.Engine, as.Loop, nil
 		}})
-	eng, loop := st.Engine, st.Loop
 	var ch Channel = g.ch
 	if as != nil {
 		ch = as(g.ch)
 	}
-	if err := built.Registry.Register(ch); err != nil {
-		t.Fatal(err)
-	}
-	g.store, g.engine, g.loop, g.reg, g.pres, g.router = store, eng, loop, built.Registry, built.Presenter, built.Router
+	st.Register(t, ch)
+	g.fill(st)
 	return g
+}
+
+// fill takes the parts of the rig from st.
+func (g *rig) fill(st *hitltest.Stack) {
+	g.store, g.engine, g.loop, g.reg, g.pres, g.router = st.Store, st.Engine, st.Loop, st.Registry, st.Presenter, st.Router
 }
 
 var msgSeq atomic.Int64
@@ -275,4 +265,4 @@ func (g *rig) state(t testing.TB, id approval.ID) approval.State {
 }
 
 // drain waits for the typed decisions in flight.
-func (g *rig) drain() { g.router.inflight.Wait() }
+func (g *rig) drain() { g.router.Drain() }

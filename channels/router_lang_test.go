@@ -1,4 +1,4 @@
-package channels
+package channels_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/approval/memstore"
+	. "github.com/hitlbot/hitlbot/channels"
 )
 
 // pendingFails is a store whose look-up of a session's pending approval

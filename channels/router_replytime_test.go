@@ -1,4 +1,4 @@
-package channels
+package channels_test
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hitlbot/hitlbot/approval"
+	. "github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/internal/clock"
 )
 

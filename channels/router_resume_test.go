@@ -1,4 +1,4 @@
-package channels
+package channels_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/memstore"
+	. "github.com/hitlbot/hitlbot/channels"
 )
 
 // saidOnce waits until the chat of g has said sub as kind, then a moment

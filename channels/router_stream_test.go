@@ -1,4 +1,4 @@
-package channels
+package channels_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hitlbot/hitlbot/agent"
+	. "github.com/hitlbot/hitlbot/channels"
 )
 
 // streamFake is a fakeChannel that streams: it records each stream's

@@ -1,4 +1,4 @@
-package channels
+package channels_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/approval/memstore"
 	"github.com/hitlbot/hitlbot/approval/redisstore"
+	. "github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/internal/clock"
 	"github.com/hitlbot/hitlbot/internal/testredis"
 )

@@ -1,4 +1,4 @@
-package channels
+package channels_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/approval/memstore"
+	. "github.com/hitlbot/hitlbot/channels"
 )
 
 // fakeDecider is a Decider with no engine behind it: it records the
@@ -155,7 +156,7 @@ func TestRouterOnFakeDeciderAndSubmitter(t *testing.T) {
 	if err := r.HandleMessage(ctx, msg("alice", "确认")); err != nil {
 		t.Fatal(err)
 	}
-	r.inflight.Wait()
+	r.Drain()
 	ds := dec.decided()
 	if len(ds) != 1 || ds[0].id != a.ID || ds[0].d.Verb != approval.Approve || ds[0].d.Actor != "alice" ||
 		ds[0].d.Source != approval.SourceReply || ds[0].d.PayloadSHA256 != "sha" || ds[0].d.Channel != "fake" || ds[0].d.ChatID != "c1" {
@@ -194,10 +195,11 @@ func TestRouterOnFakeDeciderAndSubmitter(t *testing.T) {
 	}
 
 	// The pending card is the Presenter's, read from the store.
-	if v, err := r.pres.PendingView(ctx, Target{Channel: "fake", ChatID: "c2", UserID: "alice"}); err != nil || v != nil {
+	_, pres := r.Wiring()
+	if v, err := pres.PendingView(ctx, Target{Channel: "fake", ChatID: "c2", UserID: "alice"}); err != nil || v != nil {
 		t.Fatalf("PendingView with nothing pending: %+v, %v", v, err)
 	}
-	if v, err := r.pres.PendingView(ctx, Target{Channel: "fake", ChatID: "c1", UserID: "alice"}); err != nil || v == nil || v.ApprovalID != a.ID {
+	if v, err := pres.PendingView(ctx, Target{Channel: "fake", ChatID: "c1", UserID: "alice"}); err != nil || v == nil || v.ApprovalID != a.ID {
 		t.Fatalf("PendingView: %+v, %v", v, err)
 	}
 
@@ -206,7 +208,7 @@ func TestRouterOnFakeDeciderAndSubmitter(t *testing.T) {
 	sub.mu.Lock()
 	before := len(sub.got)
 	sub.mu.Unlock()
-	if err := r.pres.Settle(ctx, &ended, *ended.Outcome); err != nil {
+	if err := pres.Settle(ctx, &ended, *ended.Outcome); err != nil {
 		t.Fatal(err)
 	}
 	sub.mu.Lock()

@@ -1,4 +1,4 @@
-package channels
+package channels_test
 
 import (
 	"context"
@@ -83,17 +83,8 @@ func TestEverythingSaidInChinese(t *testing.T) {
 
 	ch := newFake("fake")
 	late := &lateModel{}
-	var as *Assembly
 	st := hitltest.New(t, hitltest.Config{Model: late, Tools: tools, Lang: "zh",
-		Loop: func(lc *agent.LoopConfig) { lc.Lang = "zh" },
-		Assemble: func(ec approval.EngineConfig, lc agent.LoopConfig) (*approval.Engine, *agent.Loop, error) {
-			built, err := Assemble(Parts{Engine: ec, Loop: lc, Router: RouterConfig{Store: ec.Store, Lang: "zh", Logger: quiet}})
-			if err != nil {
-				return nil, nil, err
-			}
-			as = built
-			return built.Engine, built.Loop, nil
-		}})
+		Loop: func(lc *agent.LoopConfig) { lc.Lang = "zh" }})
 	pol, err := approval.NewPolicy(approval.DefaultPolicyConfig())
 	if err != nil {
 		t.Fatal(err)
@@ -104,10 +95,9 @@ func TestEverythingSaidInChinese(t *testing.T) {
 		t.Fatal(err)
 	}
 	late.m = rules
-	if err := as.Registry.Register(ch); err != nil {
-		t.Fatal(err)
-	}
-	g := &rig{ch: ch, store: st.Store, engine: st.Engine, loop: st.Loop, reg: as.Registry, pres: as.Presenter, router: as.Router}
+	st.Register(t, ch)
+	g := &rig{ch: ch}
+	g.fill(st)
 
 	// turn sends text and waits for the turn's answer.
 	turn := func(text, wait string) {

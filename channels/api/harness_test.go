@@ -155,46 +155,29 @@ func newHarness(t testing.TB, mod ...func(*setup)) *harness {
 	h := &harness{t: t, clk: s.clk, audit: &hitltest.Trail{}, release: make(chan struct{}),
 		erase: opTool("erase", approval.EffectDestructive), look: opTool("look", approval.EffectRead)}
 	store := s.store
-	// The stack as `bot serve` builds it (channels.Assemble).
-	var router *channels.Router
-	var registry *channels.Registry
 	st := hitltest.New(t, hitltest.Config{Store: store, Model: script(h.release),
 		Tools: []agent.Tool{h.erase, h.look, connectTool{}}, Audit: h.audit, Clock: h.clk, Policy: s.policy, Loop: s.loop,
-		Assemble: func(ec approval.EngineConfig, lc agent.LoopConfig) (*approval.Engine, *agent.Loop, error) {
-			rc := channels.RouterConfig{Store: store, Logger: quiet, Clock: h.clk}
+		Router: func(rc *channels.RouterConfig) {
+			rc.Clock = h.clk
 			if s.router != nil {
-				s.router(&rc)
+				s.router(rc)
 			}
-			as, err := channels.Assemble(channels.Parts{Engine: ec, Loop: lc, Router: rc})
-			if err != nil {
-				return nil, nil, err
-			}
-			router, registry = as.Router, as.Registry
-			return as.Engine, as.Loop, nil
 		}})
-	h.engine = st.Engine
-	loop := st.Loop
-	h.loop = loop
-	var err error
+	h.engine, h.loop = st.Engine, st.Loop
 	cfg := s.cfg
 	cfg.Audit, cfg.Clock = h.audit, h.clk
+	var err error
 	h.api, err = api.New(cfg, h.engine, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, ch := range append([]channels.Channel{h.api}, s.beside...) {
-		if err := registry.Register(ch); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := router.Start(st.Ctx); err != nil {
-		t.Fatal(err)
-	}
+	st.Register(t, h.api)
+	st.Register(t, s.beside...)
+	st.Start(t)
 	h.srv = httptest.NewServer(h.api.Handler())
 	t.Cleanup(func() {
 		close(h.release)
 		h.srv.Close()
-		_ = router.Close(context.Background())
 	})
 	return h
 }

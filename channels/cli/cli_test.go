@@ -14,7 +14,6 @@ import (
 
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
-	"github.com/hitlbot/hitlbot/approval/memstore"
 	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/channels/cli"
 	"github.com/hitlbot/hitlbot/channels/internal/chattest"
@@ -119,54 +118,28 @@ func startBeside(t *testing.T, in io.Reader, effect approval.Effect, m agent.Mod
 		intr: make(chan os.Signal, 1)}
 	h.erase.Result = hitltest.TargetResult
 	h.model.asked, h.model.gate = make(chan struct{}, 1), make(chan struct{})
-	reg := agent.NewRegistry()
-	if err := reg.Register(h.erase); err != nil {
-		t.Fatal(err)
-	}
-	store := memstore.New(memstore.Options{})
-	cfg := approval.DefaultPolicyConfig()
-	if pc != nil {
-		cfg = *pc
-	}
-	pol, err := approval.NewPolicy(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var model agent.Model = script(h.model.asked, h.model.gate)
 	if m != nil {
 		model = m
 	}
 	// The stack as `bot chat` builds it (channels.Assemble), before the
 	// chat, which is given the presenter's views.
-	as, err := channels.Assemble(channels.Parts{
-		Engine: approval.EngineConfig{Store: store, Dispatcher: reg, Audit: h.audit, Logger: quiet},
-		Loop: agent.LoopConfig{Model: model, Tools: reg, Policy: func() *approval.Policy { return pol },
-			History: agent.NewMemoryHistory(), Logger: quiet, SlowNotice: time.Hour},
-		Router: channels.RouterConfig{Store: store, Logger: quiet},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.engine = as.Engine
-	loop, router := as.Loop, as.Router
+	st := hitltest.New(t, hitltest.Config{Model: model, Tools: []agent.Tool{h.erase}, Audit: h.audit, Policy: pc})
+	h.engine = st.Engine
 	wire := func(ch channels.Channel) (func(context.Context) error, error) {
 		for _, c := range append([]channels.Channel{ch}, beside...) {
-			if err := as.Registry.Register(c); err != nil {
+			if err := st.Registry.Register(c); err != nil {
 				return nil, err
 			}
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		if err := h.engine.Start(ctx); err != nil {
-			cancel()
-			return nil, err
-		}
-		if err := router.Start(ctx); err != nil {
+		ctx, cancel := context.WithCancel(st.Ctx)
+		if err := st.Router.Start(ctx); err != nil {
 			cancel()
 			return nil, err
 		}
 		return func(sctx context.Context) error {
 			defer cancel()
-			return errorsJoin(router.Close(sctx), loop.Close(sctx))
+			return errorsJoin(st.Router.Close(sctx), st.Loop.Close(sctx))
 		}, nil
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -174,20 +147,9 @@ func startBeside(t *testing.T, in io.Reader, effect approval.Effect, m agent.Mod
 	t.Cleanup(cancel)
 	opts = append([]cli.Option{cli.WithInterrupts(h.intr)}, opts...)
 	go func() {
-		h.done <- cli.Run(ctx, cli.Config{User: "alice", Views: as.Presenter}, in, h.out, wire, opts...)
+		h.done <- cli.Run(ctx, cli.Config{User: "alice", Views: st.Presenter}, in, h.out, wire, opts...)
 	}()
 	return h
-}
-
-// views returns the views of a presenter on an empty store, for a chat
-// that never finds an approval waiting.
-func views(t *testing.T) channels.Views {
-	t.Helper()
-	p, err := channels.NewPresenter(channels.PresenterConfig{Registry: channels.NewRegistry(), Store: memstore.New(memstore.Options{})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
 
 func errorsJoin(errs ...error) error {
@@ -382,14 +344,14 @@ func TestScript(t *testing.T) {
 }
 
 func TestRunBeforeStart(t *testing.T) {
-	c, err := cli.New(cli.Config{Views: views(t)}, strings.NewReader(""), io.Discard)
+	c, err := cli.New(cli.Config{Views: hitltest.Views(t)}, strings.NewReader(""), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Run(context.Background()); err == nil {
 		t.Fatal("Run before Start succeeded")
 	}
-	if _, err := cli.New(cli.Config{Lang: "fr", Views: views(t)}, nil, nil); err == nil {
+	if _, err := cli.New(cli.Config{Lang: "fr", Views: hitltest.Views(t)}, nil, nil); err == nil {
 		t.Fatal("an unknown language was accepted")
 	}
 	// The views are given when the chat is made, never found later.

@@ -9,6 +9,7 @@ import (
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/channels/cli"
+	"github.com/hitlbot/hitlbot/internal/hitltest"
 	"github.com/hitlbot/hitlbot/words"
 )
 
@@ -29,7 +30,7 @@ func TestRefusedMessageSaidInWords(t *testing.T) {
 	for _, lang := range []string{"en", "zh"} {
 		t.Run(lang, func(t *testing.T) {
 			out := &output{}
-			c, err := cli.New(cli.Config{Lang: lang, Views: views(t)}, strings.NewReader("hello\n"), out)
+			c, err := cli.New(cli.Config{Lang: lang, Views: hitltest.Views(t)}, strings.NewReader("hello\n"), out)
 			if err != nil {
 				t.Fatal(err)
 			}

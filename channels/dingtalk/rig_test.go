@@ -1,7 +1,6 @@
 package dingtalk
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
@@ -97,34 +96,13 @@ func newRigClock(t *testing.T, mod func(*Config), store approval.Store, m agent.
 	if m != nil {
 		model = m
 	}
-	// The stack as `bot serve` builds it (channels.Assemble).
-	var r *channels.Router
-	var registry *channels.Registry
-	st := hitltest.New(t, hitltest.Config{Store: store, Model: model, Tools: []agent.Tool{g.erase}, Policy: pc, Loop: loopCfg, Clock: clk,
-		Assemble: func(ec approval.EngineConfig, lc agent.LoopConfig) (*approval.Engine, *agent.Loop, error) {
-			as, err := channels.Assemble(channels.Parts{Engine: ec, Loop: lc, Router: channels.RouterConfig{Store: store, Lang: "en", Logger: quiet}})
-			if err != nil {
-				return nil, nil, err
-			}
-			r, registry = as.Router, as.Registry
-			return as.Engine, as.Loop, nil
-		}})
-	eng, ctx := st.Engine, st.Ctx
-	if err := registry.Register(ch); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer ccancel()
-		_ = r.Close(cctx)
-	})
+	st := hitltest.New(t, hitltest.Config{Store: store, Model: model, Tools: []agent.Tool{g.erase}, Policy: pc, Loop: loopCfg, Clock: clk, Lang: "en"})
+	st.Register(t, ch)
+	st.Start(t)
 	if cfg.Mode != ModeHTTP {
 		g.fake.WaitConn(5 * time.Second)
 	}
-	g.ch, g.router, g.engine = ch, r, eng
+	g.ch, g.router, g.engine = ch, st.Router, st.Engine
 	return g
 }
 

@@ -155,22 +155,10 @@ func newRigWith(t *testing.T, o rigOptions, mod ...func(*Config, *hitltest.Tool)
 	if o.model != nil {
 		m = o.model
 	}
-	// The stack as `bot serve` builds it (channels.Assemble).
-	var r *channels.Router
-	var registry *channels.Registry
-	var pres *channels.Presenter
-	st := hitltest.New(t, hitltest.Config{Store: store, Model: m, Tools: []agent.Tool{g.erase}, Policy: pc, Clock: o.clock,
-		Assemble: func(ec approval.EngineConfig, lc agent.LoopConfig) (*approval.Engine, *agent.Loop, error) {
-			as, err := channels.Assemble(channels.Parts{Engine: ec, Loop: lc, Router: channels.RouterConfig{Store: store, Lang: "en", Logger: quiet, Scope: scope}})
-			if err != nil {
-				return nil, nil, err
-			}
-			r, registry, pres = as.Router, as.Registry, as.Presenter
-			return as.Engine, as.Loop, nil
-		}})
-	eng, ctx := st.Engine, st.Ctx
+	st := hitltest.New(t, hitltest.Config{Store: store, Model: m, Tools: []agent.Tool{g.erase}, Policy: pc, Clock: o.clock, Lang: "en",
+		Router: func(c *channels.RouterConfig) { c.Scope = scope }})
 	// Made after the stack, as the server does: given the presenter's views.
-	cfg.Views = pres
+	cfg.Views = st.Presenter
 	g.cfg = cfg
 	chLog := quiet
 	if o.log != nil {
@@ -188,13 +176,9 @@ func newRigWith(t *testing.T, o rigOptions, mod ...func(*Config, *hitltest.Tool)
 		g.srv = httptest.NewServer(ch.WebhookHandler())
 		t.Cleanup(g.srv.Close)
 	}
-	if err := registry.Register(ch); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
+	st.Register(t, ch)
+	st.Start(t)
+	t.Cleanup(func() { // before the router closes
 		if g.erase.Gate != nil {
 			select {
 			case <-g.erase.Gate:
@@ -202,13 +186,8 @@ func newRigWith(t *testing.T, o rigOptions, mod ...func(*Config, *hitltest.Tool)
 				close(g.erase.Gate)
 			}
 		}
-		cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer ccancel()
-		if err := r.Close(cctx); err != nil {
-			t.Errorf("close: %v", err)
-		}
 	})
-	g.router, g.engine = r, eng
+	g.router, g.engine = st.Router, st.Engine
 	return g
 }
 

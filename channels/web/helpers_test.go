@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -104,44 +103,18 @@ func newServerOn(t testing.TB, store approval.Store, effect approval.Effect, m a
 	if lang == "" {
 		lang = "en"
 	}
-	// The stack as `bot serve` builds it (channels.Assemble).
-	var r *channels.Router
-	var registry *channels.Registry
-	var pres *channels.Presenter
-	st := hitltest.New(t, hitltest.Config{Store: store, Tools: []agent.Tool{s.erase}, Clock: s.clk, Model: m, Policy: pc, Lang: cfg.Lang,
-		Assemble: func(ec approval.EngineConfig, lc agent.LoopConfig) (*approval.Engine, *agent.Loop, error) {
-			as, err := channels.Assemble(channels.Parts{Engine: ec, Loop: lc, Router: channels.RouterConfig{Store: store, Lang: lang, Logger: quiet}})
-			if err != nil {
-				return nil, nil, err
-			}
-			r, registry, pres = as.Router, as.Registry, as.Presenter
-			return as.Engine, as.Loop, nil
-		}})
-	eng, reg, ctx := st.Engine, st.Tools, st.Ctx
-	cfg.Tools, cfg.Views = reg, pres
+	st := hitltest.New(t, hitltest.Config{Store: store, Tools: []agent.Tool{s.erase}, Clock: s.clk, Model: m, Policy: pc, Lang: lang})
+	cfg.Tools, cfg.Views = st.Tools, st.Presenter
 	w, err := web.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := registry.Register(w); err != nil {
-		t.Fatal(err)
-	}
-	for _, ch := range beside {
-		if err := registry.Register(ch); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := r.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	st.Register(t, w)
+	st.Register(t, beside...)
+	st.Start(t)
 	s.srv = httptest.NewServer(w.Handler())
-	t.Cleanup(func() {
-		s.srv.Close()
-		if err := r.Close(context.Background()); err != nil {
-			t.Error(err)
-		}
-	})
-	s.web, s.router, s.engine = w, r, eng
+	t.Cleanup(s.srv.Close)
+	s.web, s.router, s.engine = w, st.Router, st.Engine
 	return s
 }
 
@@ -292,15 +265,4 @@ func newPlainServer(t testing.TB, h http.Handler) string {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv.URL
-}
-
-// views returns the views of a presenter on an empty store, for a chat
-// that is made but never shows a confirmation.
-func views(t testing.TB) channels.Views {
-	t.Helper()
-	p, err := channels.NewPresenter(channels.PresenterConfig{Registry: channels.NewRegistry(), Store: memstore.New(memstore.Options{})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/channels/web"
+	"github.com/hitlbot/hitlbot/internal/hitltest"
 	"github.com/hitlbot/hitlbot/internal/waitfor"
 	"github.com/hitlbot/hitlbot/words"
 )
@@ -430,7 +431,7 @@ func TestPageInLanguage(t *testing.T) {
 }
 
 func TestNotStartedIs503(t *testing.T) {
-	w, err := web.New(web.Config{AllowAnonymousLocal: true, Views: views(t)})
+	w, err := web.New(web.Config{AllowAnonymousLocal: true, Views: hitltest.Views(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -442,10 +443,10 @@ func TestNotStartedIs503(t *testing.T) {
 	if err == nil || resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("socket before Start: %v", err)
 	}
-	if _, err := web.New(web.Config{Lang: "fr", Views: views(t)}); err == nil {
+	if _, err := web.New(web.Config{Lang: "fr", Views: hitltest.Views(t)}); err == nil {
 		t.Fatal("an unknown language was accepted")
 	}
-	if _, err := web.New(web.Config{Tokens: map[string]web.TokenUser{"t": {}}, Views: views(t)}); err == nil {
+	if _, err := web.New(web.Config{Tokens: map[string]web.TokenUser{"t": {}}, Views: hitltest.Views(t)}); err == nil {
 		t.Fatal("a token without a user was accepted")
 	}
 	// The views are given when the chat is made, never found later.

@@ -1,11 +1,12 @@
 // Package hitltest is the one test rig of hitlbot's agent and channel
-// tests: a counting tool, a scripted model, a no-op auditor and a builder
-// of the real parts (a store, an approval engine, an agent loop) with the
-// router in front of them, assembled by channels.Assemble as `bot serve`
-// assembles them (New's Config.Assemble).
+// tests: a counting tool, a scripted model, a no-op auditor and the real
+// stack (a store, the registry of channels, the presenter, an approval
+// engine, an agent loop and the router), built by channels.Assemble, the
+// constructor `bot serve` builds its stack with (New). A test varies the
+// stack through Config; it registers its channels (Stack.Register) and
+// starts the router (Stack.Start).
 //
-// It imports agent and approval only (never channels), so that the
-// channels package's own tests can use it as well as the channel
-// packages' tests; the test hands it the call of channels.Assemble.
-// Nothing outside tests imports it.
+// It imports channels, so the channels package's own tests that use it
+// are an external test package (channels_test). Nothing outside tests
+// imports it.
 package hitltest

@@ -9,6 +9,7 @@ import (
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/memstore"
+	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/internal/clock"
 )
 
@@ -28,34 +29,38 @@ type Config struct {
 	Policy *approval.PolicyConfig
 	// Loop, when set, changes the loop's configuration before it is built.
 	Loop func(*agent.LoopConfig)
-	// Lang is the engine's language ("zh", "en"; default English), as
-	// cmd/bot sets it and the channels' from approval.lang.
+	// Lang is the language of the engine and of the router and presenter
+	// ("zh", "en"; default English), as cmd/bot sets both from
+	// approval.lang.
 	Lang string
-	// Assemble builds the engine and the loop from the configurations New
-	// made (the engine's Notifier and the loop's Engine and Speaker left
-	// empty), with the router in front of them: a call of
-	// channels.Assemble, the function `bot serve` builds its stack with,
-	// that keeps the router it returns. Required: a rig wired otherwise
-	// than production is a defect. (hitltest cannot import channels
-	// itself: the channels package's own tests use hitltest.)
-	Assemble func(approval.EngineConfig, agent.LoopConfig) (*approval.Engine, *agent.Loop, error)
+	// Router, when set, changes the router's configuration (the store,
+	// Lang and a quiet logger) before the stack is assembled; the
+	// presenter is configured from it too (channels.Parts.Router).
+	Router func(*channels.RouterConfig)
 }
 
-// Stack is a started approval engine and an agent loop on one store. They
-// stop when the test ends: the loop is closed, then the context the engine
-// runs in is cancelled.
+// Stack is the stack `bot serve` runs, as channels.Assemble built it, on
+// one store: its engine started, its router not yet (Start). It stops
+// when the test ends: the router is closed (when started), then the loop,
+// then the context the engine runs in is cancelled.
 type Stack struct {
-	Store  approval.Store
-	Tools  *agent.Registry
-	Engine *approval.Engine
-	Loop   *agent.Loop
-	Model  agent.Model
+	Store     approval.Store
+	Tools     *agent.Registry
+	Registry  *channels.Registry
+	Presenter *channels.Presenter
+	Engine    *approval.Engine
+	Loop      *agent.Loop
+	Router    *channels.Router
+	Model     agent.Model
 	// Ctx is the context the engine runs in; it ends with the test.
 	Ctx context.Context
 }
 
-// New builds and starts a Stack (the engine polls hourly and the loop's
-// slow notice is an hour away, so neither speaks unless a test asks).
+// New assembles a Stack and starts its engine (it polls hourly and the
+// loop's slow notice is an hour away, so neither speaks unless a test
+// asks). No channel is registered and the router is not started: the
+// test registers its channels (Register), which may need the presenter
+// (their Config.Views), then starts the router (Start).
 func New(t testing.TB, c Config) *Stack {
 	t.Helper()
 	s := &Stack{Store: c.Store, Model: c.Model, Tools: agent.NewRegistry()}
@@ -89,13 +94,15 @@ func New(t testing.TB, c Config) *Stack {
 	if c.Loop != nil {
 		c.Loop(&lc)
 	}
-	if c.Assemble == nil {
-		t.Fatal("hitltest.New: Config.Assemble is required (a call of channels.Assemble)")
+	rc := channels.RouterConfig{Store: s.Store, Lang: c.Lang, Logger: Quiet}
+	if c.Router != nil {
+		c.Router(&rc)
 	}
-	eng, loop, err := c.Assemble(ec, lc)
+	as, err := channels.Assemble(channels.Parts{Engine: ec, Loop: lc, Router: rc})
 	if err != nil {
 		t.Fatal(err)
 	}
+	eng, loop := as.Engine, as.Loop
 	// Cleanups run last first: the loop closes, then the engine's context ends.
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -103,6 +110,45 @@ func New(t testing.TB, c Config) *Stack {
 	if err := eng.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	s.Engine, s.Loop, s.Ctx = eng, loop, ctx
+	s.Registry, s.Presenter, s.Engine, s.Loop, s.Router, s.Ctx = as.Registry, as.Presenter, eng, loop, as.Router, ctx
 	return s
+}
+
+// Register registers chs on the stack's registry of channels.
+func (s *Stack) Register(t testing.TB, chs ...channels.Channel) {
+	t.Helper()
+	for _, ch := range chs {
+		if err := s.Registry.Register(ch); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Start starts the router (and so its channels) in the engine's context;
+// when the test ends it is closed first, within ten seconds, and an error
+// closing it fails the test.
+func (s *Stack) Start(t testing.TB) {
+	t.Helper()
+	if err := s.Router.Start(s.Ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.Router.Close(ctx); err != nil {
+			t.Errorf("closing the router: %v", err)
+		}
+	})
+}
+
+// Views returns the views of a presenter on an empty store, for a chat
+// that never finds an approval waiting (web and cli refuse a Config
+// without them).
+func Views(t testing.TB) channels.Views {
+	t.Helper()
+	p, err := channels.NewPresenter(channels.PresenterConfig{Registry: channels.NewRegistry(), Store: memstore.New(memstore.Options{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
