@@ -93,6 +93,9 @@ type rigOptions struct {
 	editPolicy func(*approval.PolicyConfig)
 	// clock, when set, is the engine's clock (default: the wall clock).
 	clock clock.Clock
+	// noViews leaves the channel's Config.Views nil, as `bot doctor`
+	// makes it (default: the presenter's, as the server does).
+	noViews bool
 }
 
 // webhookKey is the encrypt key of webhook-mode rigs.
@@ -158,7 +161,9 @@ func newRigWith(t *testing.T, o rigOptions, mod ...func(*Config, *hitltest.Tool)
 	st := hitltest.New(t, hitltest.Config{Store: store, Model: m, Tools: []agent.Tool{g.erase}, Policy: pc, Clock: o.clock, Lang: "en",
 		Router: func(c *channels.RouterConfig) { c.Scope = scope }})
 	// Made after the stack, as the server does: given the presenter's views.
-	cfg.Views = st.Presenter
+	if !o.noViews {
+		cfg.Views = st.Presenter
+	}
 	g.cfg = cfg
 	chLog := quiet
 	if o.log != nil {

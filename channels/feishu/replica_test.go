@@ -138,6 +138,66 @@ func TestClickAfterRestartAnswersProcessing(t *testing.T) {
 	})
 }
 
+// A channel without Config.Views (`bot doctor` makes one) answers a click
+// on a card it did not send (another replica's, or its own before a
+// restart) with a toast only: the click is still decided, exactly once;
+// a refused clicker is told who may approve in words of the engine's,
+// and no answer carries a card, neither the final one nor, for a click
+// slower than the callback window, the processing one.
+func TestForeignClickWithoutViewsIsAToast(t *testing.T) {
+	g := newRigWith(t, rigOptions{noViews: true}, func(c *Config, tool *hitltest.Tool) {
+		c.CallbackWait = 300 * time.Millisecond
+	})
+	if g.cfg.Views != nil {
+		t.Fatal("the channel has views: the test does not test their absence")
+	}
+	ap, _ := g.pending(t, "oc_noviews_1", "ou_alice", "orders")
+	g.forgetCards()
+
+	resp, _ := g.click(t, ap, "ou_mallory", buttonValue(ap, "approve"))
+	if resp.Toast == nil || resp.Toast.Type != "warning" || !strings.Contains(resp.Toast.Content, ap.Approvers.DescribeIn("en")) {
+		t.Fatalf("refused click: toast %+v, want it to name %q", resp.Toast, ap.Approvers.DescribeIn("en"))
+	}
+	if resp.Card != nil {
+		t.Errorf("refused click answered with a card: %s", mustJSON(t, resp.Card.Data))
+	}
+	if st := g.state(t, ap.ID); st != approval.StatePending {
+		t.Fatalf("state after the refused click: %s", st)
+	}
+
+	resp, _ = g.click(t, ap, "ou_alice", buttonValue(ap, "approve"))
+	if resp.Toast == nil || resp.Toast.Type != "success" || resp.Toast.Content != "Executed" {
+		t.Fatalf("requester's click: toast %+v", resp.Toast)
+	}
+	if resp.Card != nil {
+		t.Errorf("the click was answered with a card without views: %s", mustJSON(t, resp.Card.Data))
+	}
+	if st := g.state(t, ap.ID); st != approval.StateExecuted {
+		t.Fatalf("state %s", st)
+	}
+	if n := g.erase.Runs.Load(); n != 1 {
+		t.Fatalf("tool ran %d times", n)
+	}
+
+	// Slower than the callback window: the processing answer is a toast
+	// too, and the decision still runs once.
+	g.erase.Gate = make(chan struct{})
+	slow, _ := g.pending(t, "oc_noviews_2", "ou_alice", "slow")
+	g.forgetCards()
+	resp, _ = g.click(t, slow, "ou_alice", buttonValue(slow, "approve"))
+	if resp.Toast == nil || resp.Toast.Type != "info" {
+		t.Fatalf("slow click: toast %+v", resp.Toast)
+	}
+	if resp.Card != nil {
+		t.Errorf("the slow click was answered with the processing card without views: %s", mustJSON(t, resp.Card.Data))
+	}
+	close(g.erase.Gate)
+	eventually(t, "the slow approval is executed", func() bool { return g.state(t, slow.ID) == approval.StateExecuted })
+	if n := g.erase.Runs.Load(); n != 2 {
+		t.Fatalf("tool ran %d times", n)
+	}
+}
+
 // Under the per_user scope the clicker's session is not the requester's:
 // after a restart, the clicked card's view is found by the approval's id
 // (bound to the clicked message), so a refused clicker is told who may
