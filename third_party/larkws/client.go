@@ -9,7 +9,6 @@ import (
 	"github.com/gorilla/websocket"
 	dispatcher "github.com/hitlbot/hitlbot/third_party/larkdispatch"
 	larkcache "github.com/larksuite/oapi-sdk-go/v3/cache"
-	larkcard "github.com/larksuite/oapi-sdk-go/v3/card"
 	larkcore "github.com/larksuite/oapi-sdk-go/v3/core"
 )
 
@@ -25,7 +24,6 @@ type Client struct {
 	logLevel                larkcore.LogLevel
 	logger                  larkcore.Logger
 	eventHandler            *dispatcher.EventDispatcher
-	cardHandler             *larkcard.CardActionHandler
 	domain                  string
 	headers                 http.Header
 	source                  string

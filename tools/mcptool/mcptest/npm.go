@@ -3,15 +3,23 @@ package mcptest
 import (
 	"os"
 	"path/filepath"
-	"testing"
 )
+
+// TB is what NPMServer and NPMModules need of a test: testing.TB has it.
+// Not TB itself, so that this package (which bot bench imports
+// for its MCP server) does not bring the testing package into the binary.
+type TB interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	Skip(args ...any)
+}
 
 // NPMServer returns the entry point (a Node.js script) of one of the
 // reference MCP servers from npm, as scripts/mcp-npm.sh installed them in
 // the directory make test exports as HITLBOT_TEST_MCP_NPM_DIR: bin is
 // "mcp-server-filesystem" or "mcp-server-everything". When they are not
 // installed the test is skipped with the reason (HITLBOT_TEST_MCP_NPM_SKIP).
-func NPMServer(t testing.TB, bin string) string {
+func NPMServer(t TB, bin string) string {
 	t.Helper()
 	script, err := filepath.EvalSymlinks(filepath.Join(NPMModules(t), ".bin", bin))
 	if err != nil {
@@ -23,7 +31,7 @@ func NPMServer(t testing.TB, bin string) string {
 // NPMModules returns the node_modules directory of the npm peers
 // (NODE_PATH for a script that requires @modelcontextprotocol/sdk), or
 // skips the test as NPMServer does.
-func NPMModules(t testing.TB) string {
+func NPMModules(t TB) string {
 	t.Helper()
 	dir := os.Getenv("HITLBOT_TEST_MCP_NPM_DIR")
 	if dir == "" {

@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net/http/httptest"
+	"net"
+	"net/http"
 
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/tools/mcptool"
@@ -21,9 +22,16 @@ import (
 // and the server's JSON.
 func runMCP(ctx context.Context, cfg Config, sa, sb approval.Store, cnt *counter, info *server, log *slog.Logger, res *Result) error {
 	srv := mcptest.New()
-	hs := httptest.NewServer(srv.Handler("", false))
+	// A listener and a server of net/http, not httptest's: that package
+	// would be in the binary only for this (cmd/bot/deps_test.go).
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("the bench's MCP server: %w", err)
+	}
+	hs := &http.Server{Handler: srv.Handler("", false)}
+	go func() { _ = hs.Serve(ln) }()
 	defer hs.Close()
-	m := mcptool.Start(ctx, []mcptool.ServerConfig{{Name: "bench", URL: hs.URL}}, mcptool.Options{Logger: log})
+	m := mcptool.Start(ctx, []mcptool.ServerConfig{{Name: "bench", URL: "http://" + ln.Addr().String()}}, mcptool.Options{Logger: log})
 	defer m.Close()
 	st := m.Status()[0]
 	if !st.Up {
