@@ -1,8 +1,11 @@
 package agent
 
 import (
+	"go.opentelemetry.io/otel/trace"
+
 	"context"
 	"errors"
+	"github.com/hitlbot/hitlbot/internal/tracing"
 	"log/slog"
 	"sync"
 	"time"
@@ -22,6 +25,11 @@ type LoopConfig struct {
 	Tools *Registry
 	// Engine asks for and waits on approvals.
 	Engine *approval.Engine
+	// Tracer makes a turn's span (invoke_agent, the GenAI conventions)
+	// and one execute_tool span per call the turn runs itself; an
+	// approval's spans are the engine's, under the turn's. Nil:
+	// tracing.Nop, nothing recorded.
+	Tracer trace.Tracer
 	// Policy returns the policy in force (it may be swapped by a reload;
 	// an approval keeps the verdict it was created with).
 	Policy func() *approval.Policy
@@ -81,6 +89,7 @@ var ErrClosed = errors.New("agent: shutting down")
 type Loop struct {
 	cfg    LoopConfig
 	log    *slog.Logger
+	tracer trace.Tracer
 	words  words // what the loop says, in cfg.Lang
 	sem    chan struct{}
 	ctx    context.Context
@@ -143,7 +152,7 @@ func NewLoop(cfg LoopConfig) (*Loop, error) {
 		cfg.Resumptions = NewResumptions()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	l := &Loop{cfg: cfg, log: cfg.Logger, words: wordsFor(cfg.Lang), sem: make(chan struct{}, cfg.Workers), ctx: ctx, cancel: cancel,
+	l := &Loop{cfg: cfg, log: cfg.Logger, tracer: tracing.Or(cfg.Tracer), words: wordsFor(cfg.Lang), sem: make(chan struct{}, cfg.Workers), ctx: ctx, cancel: cancel,
 		queues: map[approval.SessionKey][]job{}}
 	l.wg.Add(1)
 	go l.listen()

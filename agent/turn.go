@@ -83,6 +83,8 @@ func (l *Loop) turn(in Inbound) TurnResult {
 	}
 	ts := l.newTurn(in, log)
 	defer ts.releaseWith(l)
+	ctx, span := l.turnSpan(ctx, in)
+	defer func() { endTurnSpan(span, ts.result) }()
 
 	conv, err := l.cfg.History.Load(ctx, in.Session)
 	if err != nil {
@@ -404,7 +406,9 @@ func (l *Loop) handleCalls(ctx context.Context, ts *turnState, calls []ToolCall)
 	l.roundPrivacy(ctx, ts, direct, id, v)
 	for _, p := range direct {
 		l.sayGranted(ctx, ts, p.verdict.Grant)
-		res, err := l.cfg.Tools.Dispatch(catalogue.WithLang(ctx, catalogue.Of(l.cfg.Lang)), approval.Call{Tool: p.call.Name, Args: p.args, PayloadSHA256: p.hash, CallID: p.call.ID})
+		tctx, span := l.toolSpan(ctx, p)
+		res, err := l.cfg.Tools.Dispatch(catalogue.WithLang(tctx, catalogue.Of(l.cfg.Lang)), approval.Call{Tool: p.call.Name, Args: p.args, PayloadSHA256: p.hash, CallID: p.call.ID})
+		endToolSpan(span, res, err)
 		switch {
 		case err != nil && errors.Is(err, approval.ErrNotRun):
 			p.answer(approval.StatusFailed, true, "Error: "+err.Error())

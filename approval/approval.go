@@ -369,6 +369,11 @@ type Approval struct {
 	// proposed, kept when an edit (Decision.Edits) bound the approval to
 	// the edited calls' hash (PayloadSHA256 then); empty otherwise.
 	ProposedSHA256 string `json:"proposed_sha256,omitempty"`
+	// Trace is the W3C traceparent of the span that requested the
+	// approval (tracing on; else empty): the spans of its decision, claim
+	// and run, on whichever replica, are its children, and its audit
+	// records name its trace id. Set by Engine.Request.
+	Trace string `json:"trace,omitempty"`
 	// Votes are the approvals counted towards the rule's quorum
 	// (Approvers.Quorum above 1), in the order they came: the one that
 	// reached it is the last. Empty when one approval decides.

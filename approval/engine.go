@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go.opentelemetry.io/otel/trace"
 	"log/slog"
 	"runtime/debug"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/hitlbot/hitlbot/words"
 
 	"github.com/hitlbot/hitlbot/approval/errkind"
+	"github.com/hitlbot/hitlbot/internal/tracing"
 )
 
 // Auditor receives the audit records of the engine. *audit.Log implements it.
@@ -85,6 +87,12 @@ type EngineConfig struct {
 	// (Decision.Edits): the agent's tool registry and policy. Nil: edits
 	// are refused as invalid.
 	Editor EditChecker
+	// Tracer makes the spans of each approval: approval.request (with
+	// approval.show, the cards), approval.decide (with approval.claim and
+	// one execute_tool span per call run), under the span in Request's
+	// context and, for a decision, under the request's span wherever it
+	// is taken (Approval.Trace). Nil: tracing.Nop, nothing recorded.
+	Tracer trace.Tracer
 	// PollInterval is how often the engine re-reads the approvals its
 	// Waits are blocked on, a backstop for an outcome message lost while
 	// the store's subscription reconnected: one goroutine per engine
@@ -101,8 +109,9 @@ type EngineConfig struct {
 // succeed before Wait is used) -> Request / Decide / Wait / Cancel -> the
 // context given to Start ends, which stops the subscription.
 type Engine struct {
-	cfg EngineConfig
-	log *slog.Logger
+	cfg    EngineConfig
+	log    *slog.Logger
+	tracer trace.Tracer
 
 	mu sync.Mutex
 	// waiters holds, per approval, the Waits blocked on it (see wait.go);
@@ -168,7 +177,7 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = 5 * time.Second
 	}
-	return &Engine{cfg: cfg, log: cfg.Logger, waiters: map[ID]*waiting{}, kick: make(chan struct{}, 1), early: map[ID]*earlyOutcome{}, pruneAt: minPrune,
+	return &Engine{cfg: cfg, log: cfg.Logger, tracer: tracing.Or(cfg.Tracer), waiters: map[ID]*waiting{}, kick: make(chan struct{}, 1), early: map[ID]*earlyOutcome{}, pruneAt: minPrune,
 		took: map[ID]time.Time{}, tookPrune: minPrune}, nil
 }
 
@@ -332,7 +341,7 @@ type Request struct {
 // the card cannot be shown the approval is cancelled, so that no approval
 // is left that nobody can answer. A pending approval of the same session is
 // superseded.
-func (e *Engine) Request(ctx context.Context, r Request) (*Approval, error) {
+func (e *Engine) Request(ctx context.Context, r Request) (_ *Approval, err error) {
 	const op = "approval.Request"
 	if len(r.Calls) == 0 {
 		return nil, E(op, errkind.Invalid, "", errors.New("no calls"))
@@ -363,6 +372,10 @@ func (e *Engine) Request(ctx context.Context, r Request) (*Approval, error) {
 		return nil, E(op, errkind.Invalid, "", fmt.Errorf("id %q is not an approval id of session %q", id, r.Session))
 	}
 	now := e.cfg.Clock.Now().UTC()
+	ctx, span := e.tracer.Start(ctx, "approval.request", trace.WithTimestamp(now), trace.WithAttributes(
+		tracing.ApprovalID.String(string(id)), tracing.ApprovalRisk.String(r.Verdict.Risk.String()),
+		tracing.ToolName.String(calls[0].Tool), tracing.PayloadSHA256.String(BatchHash(calls)), tracing.Channel.String(r.Channel)))
+	defer func() { e.endSpan(span, err) }()
 	a := &Approval{
 		ID:             id,
 		Session:        r.Session,
@@ -388,6 +401,7 @@ func (e *Engine) Request(ctx context.Context, r Request) (*Approval, error) {
 		State:          StatePending,
 		Privacy:        r.Verdict.Privacy,
 		Group:          r.Group,
+		Trace:          tracing.FromContext(ctx),
 	}
 	if a.Approvers.Mode == "" {
 		a.Approvers.Mode = ApproverRequester
@@ -427,7 +441,10 @@ func (e *Engine) Request(ctx context.Context, r Request) (*Approval, error) {
 		e.audit(old, audit.EventSupersede, "", SourceSystem, StatusSuperseded, "")
 		e.settle(old, *old.Outcome)
 	}
-	cards, err := e.cfg.Notifier.Show(ctx, a.Clone())
+	sctx, show := e.tracer.Start(ctx, "approval.show", trace.WithTimestamp(e.cfg.Clock.Now()))
+	cards, err := e.cfg.Notifier.Show(sctx, a.Clone())
+	show.SetAttributes(tracing.Cards.Int(len(cards)))
+	e.endSpan(show, err)
 	if err != nil {
 		e.log.Warn("showing the approval failed; cancelling it", "approval_id", a.ID, "err", err)
 		defer e.forget(a.ID) // nobody will wait on it
@@ -586,7 +603,8 @@ func (e *Engine) decide(ctx context.Context, id ID, d Decision, mark string, mar
 // errDuplicate is decideMarked's answer to a claim that found its mark set.
 var errDuplicate = errors.New("duplicate decision")
 
-func (e *Engine) decideMarked(ctx context.Context, id ID, d Decision, mark string, markTTL time.Duration) (Outcome, error) {
+func (e *Engine) decideMarked(ctx context.Context, id ID, d Decision, mark string, markTTL time.Duration) (o Outcome, err error) {
+	started := e.cfg.Clock.Now()
 	if !id.Valid() {
 		return e.outcome(StatusMissing, ""), nil
 	}
@@ -627,6 +645,7 @@ func (e *Engine) decideMarked(ctx context.Context, id ID, d Decision, mark strin
 	// leave the approval claimed with nobody to run it.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
 	defer cancel()
+	claimed := e.cfg.Clock.Now()
 	res, err := e.cfg.Store.Claim(cctx, id, ClaimRequest{
 		Intent:        intent,
 		PayloadSHA256: d.PayloadSHA256,
@@ -643,6 +662,11 @@ func (e *Engine) decideMarked(ctx context.Context, id ID, d Decision, mark strin
 		Mark:          mark,
 		MarkTTL:       markTTL,
 	})
+	ctx, span := e.decisionSpans(ctx, id, d, res.Approval, res.Code, err, started, claimed)
+	defer func() {
+		span.SetAttributes(tracing.ApprovalStatus.String(string(o.Status)))
+		e.endSpan(span, err)
+	}()
 	if err != nil {
 		e.log.Error("claim failed; nothing was run", "approval_id", id, "user_id", d.Actor, "err", err)
 		return Outcome{}, err
@@ -778,7 +802,9 @@ func (e *Engine) execute(ctx context.Context, a *Approval, cached *Outcome) Outc
 				Content: frozenCauseText(e.cfg.Lang, causeEarlier)})
 			continue
 		}
-		r, err := e.dispatch(ctx, c)
+		cctx, span := e.toolSpan(ctx, a, c)
+		r, err := e.dispatch(cctx, c)
+		e.endTool(span, r, err)
 		switch {
 		case err != nil && errors.Is(err, ErrToolChanged):
 			// The server changed the tool between the card and the
@@ -1297,6 +1323,7 @@ func (e *Engine) auditCall(a *Approval, call int, ev audit.Event, actor UserID, 
 // appendAudit hands r, a record of a, to the audit trail; a record the
 // trail refuses marks a, so that none of its calls runs (auditWritten).
 func (e *Engine) appendAudit(a *Approval, r audit.Record) {
+	r.TraceID = auditTraceID(a.Trace)
 	f, ok := e.cfg.Audit.(Refuser)
 	if !ok {
 		e.cfg.Audit.Append(r)

@@ -80,6 +80,7 @@ type Record struct {
 	Grant         string    `json:"grant,omitempty"`           // a confirm's grant choice for a MEDIUM approval that may grant a window: once or session
 	Proposed      string    `json:"proposed_sha256,omitempty"` // for an approval an approver edited before approving: the payload hash of the calls as proposed (PayloadSHA256 is then the approved, edited calls' hash, which the execute record names as the executed one)
 	Call          int       `json:"call,omitempty"`            // for a record of one call of a batch (a per-call decision): the call's number, 1-based; Tool and PayloadSHA256 are then that call's. 0: the whole approval
+	TraceID       string    `json:"trace_id,omitempty"`        // the OpenTelemetry trace (32 hex digits) of the approval's spans, when tracing recorded it: the same id in the collector finds the request, the card, the decision, the claim and the run
 	Prev          string    `json:"prev"`                      // Hash of this writer's previous record; "" for its first
 	Hash          string    `json:"hash"`                      // hex sha256 of the record's canonical encoding (see ComputeHash)
 }
@@ -96,9 +97,10 @@ const canonVersion = "hitlbot-audit-v1\n"
 // name, ':', the decimal byte length of its value, ':', the value's bytes
 // and '\n'. seq is written in decimal; time as RFC 3339 with nanoseconds
 // in UTC (time.RFC3339Nano, trailing zeros dropped); empty fields are
-// written with length 0, except reason and then grant, which are left
-// out entirely when empty: the fields came later, and records written
-// before them (which have none) keep their hashes.
+// written with length 0, except reason, grant, call, proposed_sha256 and
+// trace_id (in that order, before prev), which are left out entirely when
+// empty: the fields came later, and records written before them (which
+// have none) keep their hashes.
 func (r Record) ComputeHash() string {
 	var buf [512]byte
 	sum := sha256.Sum256(r.appendCanonical(buf[:0]))
@@ -132,6 +134,9 @@ func (r *Record) appendCanonical(b []byte) []byte {
 	}
 	if r.Proposed != "" {
 		b = canonField(b, "proposed_sha256", r.Proposed)
+	}
+	if r.TraceID != "" {
+		b = canonField(b, "trace_id", r.TraceID)
 	}
 	b = canonField(b, "prev", r.Prev)
 	return b

@@ -244,6 +244,15 @@ func TestComputeHashPinned(t *testing.T) {
 		t.Logf("canonical encoding:\n%s", r.appendCanonical(nil))
 		t.Errorf("ComputeHash with a grant = %s, want %s", got, withGrant)
 	}
+	// A trace id comes last before prev, written as the others are.
+	r.TraceID = "0af7651916cd43dd8448eb211c80319c"
+	if enc := string(r.appendCanonical(nil)); !strings.HasSuffix(enc, "grant:7:session\ntrace_id:32:0af7651916cd43dd8448eb211c80319c\nprev:2:00\n") {
+		t.Errorf("canonical encoding with a trace id:\n%s", enc)
+	}
+	const withTrace = "3a915676505f18650d36e4c9e43adfe86ad0a787ed7cc5471050b40c2d731bed"
+	if got := r.ComputeHash(); got != withTrace {
+		t.Errorf("ComputeHash with a trace id = %s, want %s", got, withTrace)
+	}
 }
 
 // TestVerifyReason: a chain whose records carry reasons verifies, and an

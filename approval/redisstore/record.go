@@ -144,6 +144,9 @@ type frozen struct {
 	// them: the router and the channels do.
 	Privacy approval.Privacy `json:"pv,omitempty"`
 	Group   bool             `json:"gp,omitempty"`
+	// Trace is approval.Approval.Trace (a traceparent), absent when
+	// tracing is off.
+	Trace string `json:"tp,omitempty"`
 }
 
 type frozenCall struct {
@@ -275,7 +278,7 @@ func escalatedFields(a *approval.Approval) (ed, eu, ep string, err error) {
 func encodeFrozen(a *approval.Approval) ([]byte, error) {
 	fr := frozen{Risk: a.Risk, Summary: a.Summary, Preview: a.Preview, Reason: a.Reason, ReasonZH: a.ReasonZH,
 		SummaryZH: a.SummaryZH, PreviewZH: a.PreviewZH, About: a.About, AboutZH: a.AboutZH, RequesterName: a.RequesterName, Grant: a.GrantWindow,
-		Escalation: a.Escalation, Privacy: a.Privacy, Group: a.Group}
+		Escalation: a.Escalation, Privacy: a.Privacy, Group: a.Group, Trace: a.Trace}
 	if a.Calls != nil {
 		fr.Calls = make([]frozenCall, len(a.Calls))
 	}
@@ -465,6 +468,7 @@ func decodeFixed(a *approval.Approval, f record) error {
 		return fmt.Errorf("record field j: %w", err)
 	}
 	a.Escalation = fr.Escalation
+	a.Trace = fr.Trace
 	a.Channel, a.ChatID = f.str("ch"), f.str("ci")
 	if k, ok := f.get("k"); ok {
 		a.Session = approval.SessionKey(k)

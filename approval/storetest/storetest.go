@@ -125,6 +125,7 @@ func NewApproval(t testing.TB, s ...approval.SessionKey) *approval.Approval {
 		ExpiresAt:      T0.Add(5 * time.Minute),
 		IdempotencyKey: "turn-1/call-1",
 		State:          approval.StatePending,
+		Trace:          "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
 	}
 }
 

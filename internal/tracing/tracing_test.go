@@ -3,11 +3,8 @@ package tracing_test
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -17,85 +14,12 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hitlbot/hitlbot/internal/tracing"
+	"github.com/hitlbot/hitlbot/internal/tracing/tracingtest"
 )
 
-// collector is a fake OTLP/HTTP collector: it decodes each export with
-// the OpenTelemetry Collector's own OTLP/JSON decoder (pdata, strict:
-// a field OTLP does not define is an error), as its otlp receiver does.
-type collector struct {
-	t      *testing.T
-	srv    *httptest.Server
-	mu     sync.Mutex
-	spans  []ptrace.Span
-	scopes []string
-	res    []pcommon.Map
-	heads  []http.Header
-	status int
-}
-
-func newCollector(t *testing.T) *collector {
-	c := &collector{t: t, status: http.StatusOK}
-	c.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.URL.Path != "/v1/traces" {
-			t.Errorf("export: %s %s, want POST /v1/traces", r.Method, r.URL.Path)
-		}
-		if ct := r.Header.Get("Content-Type"); ct != "application/json" {
-			t.Errorf("Content-Type %q, want application/json", ct)
-		}
-		body, _ := io.ReadAll(r.Body)
-		u := ptrace.JSONUnmarshaler{DisallowUnknownFields: true}
-		td, err := u.UnmarshalTraces(body)
-		if err != nil {
-			t.Errorf("the collector's OTLP/JSON decoder refuses the export: %v\n%s", err, body)
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		c.heads = append(c.heads, r.Header.Clone())
-		for i := 0; i < td.ResourceSpans().Len(); i++ {
-			rs := td.ResourceSpans().At(i)
-			c.res = append(c.res, rs.Resource().Attributes())
-			for j := 0; j < rs.ScopeSpans().Len(); j++ {
-				ss := rs.ScopeSpans().At(j)
-				for k := 0; k < ss.Spans().Len(); k++ {
-					c.spans = append(c.spans, ss.Spans().At(k))
-					c.scopes = append(c.scopes, ss.Scope().Name())
-				}
-			}
-		}
-		w.WriteHeader(c.status)
-		_, _ = w.Write([]byte("{}"))
-	}))
-	t.Cleanup(c.srv.Close)
-	return c
-}
-
-func (c *collector) span(name string) ptrace.Span {
-	c.t.Helper()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, s := range c.spans {
-		if s.Name() == name {
-			return s
-		}
-	}
-	c.t.Fatalf("no span %q among %d", name, len(c.spans))
-	return ptrace.Span{}
-}
-
-func str(t *testing.T, s ptrace.Span, key string) string {
-	t.Helper()
-	v, ok := s.Attributes().Get(key)
-	if !ok {
-		t.Fatalf("span %q has no %s", s.Name(), key)
-	}
-	return v.AsString()
-}
-
 func TestExportIsOTLP(t *testing.T) {
-	c := newCollector(t)
-	p := tracing.New(tracing.Config{Endpoint: c.srv.URL, SampleRatio: 1, ServiceName: "hitlbot-test",
+	c := tracingtest.New(t)
+	p := tracing.New(tracing.Config{Endpoint: c.URL, SampleRatio: 1, ServiceName: "hitlbot-test",
 		Headers: map[string]string{"Authorization": "Bearer s3cret"}})
 	defer p.Shutdown(context.Background())
 	tr := p.Tracer("hitlbot/agent", trace.WithInstrumentationVersion("v9"))
@@ -121,7 +45,7 @@ func TestExportIsOTLP(t *testing.T) {
 		t.Fatalf("sent %d spans, want 2", p.Sent())
 	}
 
-	ts, cs := c.span("invoke_agent hitlbot"), c.span("execute_tool sql_execute")
+	ts, cs := c.Span(t, "invoke_agent hitlbot"), c.Span(t, "execute_tool sql_execute")
 	if got := ts.TraceID().String(); got != "0af7651916cd43dd8448eb211c80319c" {
 		t.Errorf("the turn's trace id %s, want the traceparent's", got)
 	}
@@ -142,7 +66,7 @@ func TestExportIsOTLP(t *testing.T) {
 	}
 	for k, want := range map[string]string{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "sql_execute",
 		"gen_ai.tool.call.id": "call_1", "hitlbot.rows": "29", "hitlbot.b": "true", "hitlbot.f": "0.5", "hitlbot.s": `["a","b"]`} {
-		if got := str(t, cs, k); got != want {
+		if got := tracingtest.Str(t, cs, k); got != want {
 			t.Errorf("%s = %q, want %q", k, got, want)
 		}
 	}
@@ -155,18 +79,16 @@ func TestExportIsOTLP(t *testing.T) {
 	if v, _ := cs.Events().At(1).Attributes().Get("exception.type"); v.AsString() != "*errors.errorString" {
 		t.Errorf("exception.type %q", v.AsString())
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.scopes[0] != "hitlbot/agent" {
-		t.Errorf("scope %q", c.scopes[0])
+	if c.Scopes()[0] != "hitlbot/agent" {
+		t.Errorf("scope %q", c.Scopes()[0])
 	}
-	if v, _ := c.res[0].Get("service.name"); v.AsString() != "hitlbot-test" {
+	if v, _ := c.Resources()[0].Get("service.name"); v.AsString() != "hitlbot-test" {
 		t.Errorf("service.name %q", v.AsString())
 	}
-	if got := c.heads[0].Get("Authorization"); got != "Bearer s3cret" {
+	if got := c.Headers()[0].Get("Authorization"); got != "Bearer s3cret" {
 		t.Errorf("Authorization %q, want the configured header", got)
 	}
-	for _, s := range c.spans {
+	for _, s := range c.Spans() {
 		for k, v := range s.Attributes().All() {
 			if strings.Contains(v.AsString(), "s3cret") {
 				t.Errorf("span %q carries the error's text in %s", s.Name(), k)
@@ -179,8 +101,8 @@ func TestExportIsOTLP(t *testing.T) {
 // 1: all), a child follows its parent's decision, and a trace that is not
 // recorded still has a context to pass on.
 func TestSampling(t *testing.T) {
-	c := newCollector(t)
-	p := tracing.New(tracing.Config{Endpoint: c.srv.URL + "/v1/traces", SampleRatio: 0})
+	c := tracingtest.New(t)
+	p := tracing.New(tracing.Config{Endpoint: c.URL + "/v1/traces", SampleRatio: 0})
 	defer p.Shutdown(context.Background())
 	tr := p.Tracer("t")
 	ctx, s := tr.Start(context.Background(), "unsampled root")
@@ -202,17 +124,15 @@ func TestSampling(t *testing.T) {
 	if err := p.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.spans) != 1 || c.spans[0].Name() != "sampled by its parent" {
+	if spans := c.Spans(); len(spans) != 1 || spans[0].Name() != "sampled by its parent" {
 		var names []string
-		for _, s := range c.spans {
+		for _, s := range spans {
 			names = append(names, s.Name())
 		}
 		t.Errorf("exported %v, want the span a sampled traceparent parents alone", names)
 	}
 
-	all := tracing.New(tracing.Config{Endpoint: c.srv.URL, SampleRatio: 1})
+	all := tracing.New(tracing.Config{Endpoint: c.URL, SampleRatio: 1})
 	defer all.Shutdown(context.Background())
 	if _, s := all.Tracer("t").Start(context.Background(), "x"); !s.IsRecording() || !s.SpanContext().IsSampled() {
 		t.Error("ratio 1 did not record a new trace")
@@ -222,9 +142,9 @@ func TestSampling(t *testing.T) {
 // TestCollectorRefuses: an export the collector refuses is an error that
 // names its status, never a header; the spans count as dropped.
 func TestCollectorRefuses(t *testing.T) {
-	c := newCollector(t)
-	c.status = http.StatusUnauthorized
-	p := tracing.New(tracing.Config{Endpoint: c.srv.URL, SampleRatio: 1, Headers: map[string]string{"X-Api-Key": "k3y-s3cret"}})
+	c := tracingtest.New(t)
+	c.Refuse(http.StatusUnauthorized)
+	p := tracing.New(tracing.Config{Endpoint: c.URL, SampleRatio: 1, Headers: map[string]string{"X-Api-Key": "k3y-s3cret"}})
 	defer p.Shutdown(context.Background())
 	_, s := p.Tracer("t").Start(context.Background(), "x")
 	s.End()
@@ -240,8 +160,8 @@ func TestCollectorRefuses(t *testing.T) {
 // TestShutdownSendsTheRest: spans ended before Shutdown are sent by it;
 // one ended after is dropped.
 func TestShutdownSendsTheRest(t *testing.T) {
-	c := newCollector(t)
-	p := tracing.New(tracing.Config{Endpoint: c.srv.URL, SampleRatio: 1})
+	c := tracingtest.New(t)
+	p := tracing.New(tracing.Config{Endpoint: c.URL, SampleRatio: 1})
 	tr := p.Tracer("t")
 	_, s := tr.Start(context.Background(), "before")
 	_, late := tr.Start(context.Background(), "after")
@@ -253,7 +173,7 @@ func TestShutdownSendsTheRest(t *testing.T) {
 	if p.Sent() != 1 || p.Dropped() != 1 {
 		t.Errorf("sent %d dropped %d, want 1 and 1", p.Sent(), p.Dropped())
 	}
-	c.span("before")
+	c.Span(t, "before")
 }
 
 var traceparents = []struct {
