@@ -1,11 +1,14 @@
 package main
 
 import (
+	"go.opentelemetry.io/otel/trace"
+
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/hitlbot/hitlbot/internal/tracing"
 	"io"
 	"log/slog"
 	"maps"
@@ -145,6 +148,12 @@ type core struct {
 
 	engineStop context.CancelFunc // ends the engine's outcome subscription
 	closeOnce  sync.Once
+
+	// tracer makes the spans of turns and approvals: tracing.Nop unless
+	// tracing.endpoint is set, then spans from traces (ended, and what
+	// it holds sent, in release).
+	tracer trace.Tracer
+	traces *tracing.Provider
 }
 
 // newCore builds the parts. It does no network I/O beyond a first ping of
@@ -162,6 +171,19 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 
 	if err := os.MkdirAll(cfg.Server.DataDir, 0o750); err != nil {
 		return c, fmt.Errorf("server.data_dir: %w", err)
+	}
+	c.tracer = tracing.Nop
+	if cfg.Tracing.Endpoint != "" {
+		// Off by default: without an endpoint nothing is made, no
+		// goroutine runs, and every span is tracing.Nop's.
+		headers, err := cfg.Tracing.ParseHeaders() // checked by validation
+		if err != nil {
+			return c, fmt.Errorf("tracing.headers: %w", err)
+		}
+		c.traces = tracing.New(tracing.Config{Endpoint: cfg.Tracing.Endpoint, Headers: headers,
+			SampleRatio: cfg.Tracing.SampleRatio, ServiceName: cfg.Tracing.ServiceName, ServiceVersion: Version(), Logger: log})
+		c.tracer = c.traces.Tracer("github.com/hitlbot/hitlbot", trace.WithInstrumentationVersion(Version()))
+		log.Info("tracing on", "endpoint", tracing.TracesURL(cfg.Tracing.Endpoint), "sample_ratio", cfg.Tracing.SampleRatio)
 	}
 
 	// 1. Store.
@@ -279,6 +301,7 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 			// An approver's edited arguments are checked with the tools (3)
 			// and the policy in force (5).
 			Editor: agent.EditChecker{Tools: c.tools, Policy: c.policy.Load},
+			Tracer: c.tracer,
 		},
 		Loop: agent.LoopConfig{
 			Lang:          cfg.CoreLang(),
@@ -293,6 +316,7 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 			MaxHistory:    cfg.Model.MaxHistory,
 			TurnTimeout:   cfg.Model.TurnTimeout,
 			Retention:     cfg.Store.Retention,
+			Tracer:        c.tracer,
 		},
 		Router: channels.RouterConfig{
 			Store:    c.store,
@@ -555,6 +579,12 @@ func (c *core) release(ctx context.Context) {
 		}
 		if c.mcp != nil {
 			c.mcp.Close() // the agent has stopped: no call is in flight
+		}
+		if c.traces != nil {
+			// The spans of the turns and decisions that just ended.
+			if err := c.traces.Shutdown(ctx); err != nil {
+				c.log.Warn("sending the last spans failed", "err", err)
+			}
 		}
 		// A reload in progress may be swapping the databases: wait for
 		// it, and refuse later ones.

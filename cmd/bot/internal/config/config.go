@@ -1,7 +1,9 @@
 package config
 
 import (
+	"fmt"
 	"iter"
+	"net/url"
 	"strings"
 	"time"
 
@@ -46,6 +48,10 @@ type Config struct {
 	Channels Channels `mapstructure:"channels"`
 	// Metrics is the Prometheus endpoint.
 	Metrics Metrics `mapstructure:"metrics"`
+	// Tracing sends OpenTelemetry spans of turns and approvals to an
+	// OTLP/HTTP collector. Off unless an endpoint is set. Changes need a
+	// restart.
+	Tracing Tracing `mapstructure:"tracing"`
 
 	// file is the config file that was read ("" for none).
 	file string
@@ -457,6 +463,53 @@ type Metrics struct {
 	Enabled bool `mapstructure:"enabled"`
 	// Path is the URL path the metrics are served at. Default /metrics.
 	Path string `mapstructure:"path"`
+}
+
+// Tracing is the YAML section tracing.
+type Tracing struct {
+	// Endpoint is the collector's OTLP/HTTP base URL
+	// (http://127.0.0.1:4318); spans are POSTed to its /v1/traces as
+	// OTLP JSON (a URL whose path ends in /v1/traces is used as it is).
+	// Empty (the default): tracing off, nothing is recorded or sent.
+	Endpoint string `mapstructure:"endpoint"`
+	// Headers are HTTP headers sent with every export, as
+	// OTEL_EXPORTER_OTLP_HEADERS writes them: key=value pairs separated
+	// by commas (Authorization=Bearer%20xyz, values URL-encoded). A
+	// secret: set HITLBOT_TRACING_HEADERS or headers_file, never the
+	// config file.
+	Headers Secret `mapstructure:"headers"`
+	// HeadersFile is a file holding headers (a mounted secret).
+	HeadersFile string `mapstructure:"headers_file"`
+	// SampleRatio is the share of new traces recorded, from 0 to 1; a
+	// turn or an approval whose caller sent a traceparent follows the
+	// caller's choice. Default 1 (all).
+	SampleRatio float64 `mapstructure:"sample_ratio"`
+	// ServiceName is the service.name the spans are sent under. Default
+	// hitlbot.
+	ServiceName string `mapstructure:"service_name"`
+}
+
+// ParseHeaders reads Headers: "k=v,k2=v2", keys and values trimmed and
+// URL-decoded. Errors name the pair by its number, never its value.
+func (t Tracing) ParseHeaders() (map[string]string, error) {
+	out := map[string]string{}
+	for i, pair := range strings.Split(t.Headers.Reveal(), ",") {
+		if strings.TrimSpace(pair) == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(pair, "=")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if !ok || k == "" {
+			return nil, fmt.Errorf("pair %d is not key=value", i+1)
+		}
+		dk, err1 := url.QueryUnescape(k)
+		dv, err2 := url.PathUnescape(v)
+		if err1 != nil || err2 != nil || strings.ContainsAny(dk, " \t\r\n:") || strings.ContainsAny(dv, "\r\n") {
+			return nil, fmt.Errorf("pair %d is not a valid header (key %q)", i+1, dk)
+		}
+		out[dk] = dv
+	}
+	return out, nil
 }
 
 // Zone is approval.time_zone as a location: the named zone, or the

@@ -342,6 +342,34 @@ channels:
 		},
 	},
 	{
+		name:     "tracing headers in the file are refused",
+		file:     "tracing:\n  endpoint: http://127.0.0.1:4318\n  headers: Authorization=Bearer%20abc\n",
+		problems: map[string]string{"tracing.headers": "HITLBOT_TRACING_HEADERS"},
+	},
+	{
+		name: "tracing on, its headers from the environment",
+		file: "tracing:\n  endpoint: https://otel.example/v1/traces\n  sample_ratio: 0.25\n",
+		env:  map[string]string{"HITLBOT_TRACING_HEADERS": "Authorization=Bearer%20abc, x-tenant = acme"},
+		check: func(t *testing.T, c *Config) {
+			h, err := c.Tracing.ParseHeaders()
+			if err != nil || len(h) != 2 || h["Authorization"] != "Bearer abc" || h["x-tenant"] != "acme" {
+				t.Errorf("headers = %v, %v", h, err)
+			}
+			if c.Tracing.SampleRatio != 0.25 || c.Tracing.ServiceName != "hitlbot" {
+				t.Errorf("tracing = %+v", c.Tracing)
+			}
+		},
+	},
+	{
+		name: "tracing headers from a file",
+		file: "tracing:\n  endpoint: http://127.0.0.1:4318\n  headers_file: {{dir}}/pw\n",
+		check: func(t *testing.T, c *Config) {
+			if c.Tracing.Headers.Reveal() != "from-a-file" {
+				t.Errorf("headers = %q", c.Tracing.Headers.Reveal())
+			}
+		},
+	},
+	{
 		name:     "not YAML",
 		file:     "server: [\n",
 		problems: map[string]string{"": "not valid YAML"},
@@ -405,6 +433,21 @@ type validateTest struct {
 
 var validateTests = []validateTest{
 	{name: "defaults", change: func(c *Config) {}},
+	{
+		name:   "tracing: an endpoint that is no URL, a ratio above 1",
+		change: func(c *Config) { c.Tracing.Endpoint = "127.0.0.1:4318"; c.Tracing.SampleRatio = 1.5 },
+		want:   []string{"tracing.sample_ratio", "tracing.endpoint"},
+		word:   "between 0 and 1",
+	},
+	{
+		name: "tracing: a header that is not key=value, said without its value",
+		change: func(c *Config) {
+			c.Tracing.Endpoint = "http://127.0.0.1:4318"
+			c.Tracing.Headers = "Authorization=Bearer%20ok,s3cret-without-a-key"
+		},
+		want: []string{"tracing.headers"},
+		word: "pair 2 is not key=value",
+	},
 	{
 		name:   "non-loopback without public or tokens",
 		change: func(c *Config) { c.Server.Listen = "0.0.0.0:8080" },

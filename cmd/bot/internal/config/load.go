@@ -291,6 +291,7 @@ func resolveSecrets(cfg *Config, ps *Problems) {
 	fromFile("store.redis.password", &cfg.Store.Redis.Password, cfg.Store.Redis.PasswordFile)
 	fromFile("channels.web.tokens", &cfg.Channels.Web.Tokens, cfg.Channels.Web.TokensFile)
 	fromFile("channels.api.tokens", &cfg.Channels.API.Tokens, cfg.Channels.API.TokensFile)
+	fromFile("tracing.headers", &cfg.Tracing.Headers, cfg.Tracing.HeadersFile)
 	plain := func(path string, s *string, file string) {
 		if file == "" {
 			return

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/hitlbot/hitlbot/channels/dingtalk"
+	"github.com/hitlbot/hitlbot/internal/tracing"
 	"maps"
 	"net"
 	"net/url"
@@ -49,6 +50,7 @@ func (c *Config) Validate() error {
 	if c.Metrics.Enabled && !strings.HasPrefix(c.Metrics.Path, "/") {
 		ps.add("metrics.path", fmt.Sprintf("%q must start with /", c.Metrics.Path))
 	}
+	c.validateTracing(&ps)
 	return ps.Err()
 }
 
@@ -531,5 +533,23 @@ func positive(ps *Problems, path string, d time.Duration) {
 func notNegative[T int | int64 | time.Duration](ps *Problems, path string, v T) {
 	if v < 0 {
 		ps.add(path, "must not be negative")
+	}
+}
+
+// validateTracing checks the tracing section; with no endpoint it is off
+// and only the ratio is checked.
+func (c *Config) validateTracing(ps *Problems) {
+	t := c.Tracing
+	if t.SampleRatio < 0 || t.SampleRatio > 1 || t.SampleRatio != t.SampleRatio {
+		ps.add("tracing.sample_ratio", fmt.Sprintf("%v is not between 0 and 1", t.SampleRatio))
+	}
+	if t.Endpoint == "" {
+		return
+	}
+	if err := tracing.CheckEndpoint(t.Endpoint); err != nil {
+		ps.add("tracing.endpoint", err.Error())
+	}
+	if _, err := t.ParseHeaders(); err != nil {
+		ps.add("tracing.headers", err.Error())
 	}
 }
