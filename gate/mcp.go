@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/internal/tracing"
 )
 
 // Names of the MCP tools. Claude Code calls request_approval as
@@ -136,6 +137,13 @@ func (g *Gate) withAgent(h func(context.Context, *Agent, *mcp.CallToolRequest) (
 		ag, ok := g.agentOf(req)
 		if !ok {
 			return toolError(errors.New("unauthorized")), nil
+		}
+		if req.Params != nil {
+			// The agent's trace context, as MCP carries it
+			// (_meta.traceparent): the approval is asked in its trace.
+			if tp, ok := req.Params.Meta[tracing.MetaKey].(string); ok {
+				ctx = tracing.WithRemote(ctx, tp)
+			}
 		}
 		return h(ctx, ag, req)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/internal/tracing"
 )
 
 // Limits of what the model and a person are shown.
@@ -112,7 +113,14 @@ func (t *tool) Run(ctx context.Context, args json.RawMessage) (agent.Output, err
 	ctx, cancel := context.WithTimeoutCause(ctx, t.callTimeout, errTimeout)
 	defer cancel()
 	t.srv.calls.Add(1)
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: t.remote, Arguments: arguments})
+	params := &mcp.CallToolParams{Name: t.remote, Arguments: arguments}
+	if tp := tracing.FromContext(ctx); tp != "" {
+		// The span the call runs in (the approval's execute_tool), as
+		// MCP carries W3C trace context: _meta.traceparent. The server's
+		// spans of the call join the approval's trace.
+		params.Meta = mcp.Meta{tracing.MetaKey: tp}
+	}
+	res, err := cs.CallTool(ctx, params)
 	if err != nil {
 		t.srv.errors.Add(1)
 		if errors.Is(err, mcp.ErrConnectionClosed) {
