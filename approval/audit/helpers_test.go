@@ -61,6 +61,9 @@ func sample(i int) Record {
 	if r.Event == EventConfirm {
 		r.Reason = `looks right — "ok" 好`
 	}
+	if i%2 == 0 { // a traced approval's records name its trace
+		r.TraceID = fmt.Sprintf("%032x", i+1)
+	}
 	if r.Event == EventExecuteFailed {
 		r.Outcome = "failed"
 		r.Error = `timeout after 5s: <db> & "orders" — 超时`
