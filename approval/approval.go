@@ -351,6 +351,12 @@ type Approval struct {
 	// without asking again for the same calls once they have executed
 	// (MEDIUM risk only; set from the policy verdict).
 	GrantWindow time.Duration `json:"grant_window,omitempty"`
+	// Standing, on another agent's approval (package gate), is the
+	// standing rule its card offers as a third approve choice ("always
+	// allow Bash(npm test:*) for this agent"); nil when none is offered.
+	// It never changes after Put, so a decision choosing it
+	// (GrantAlways) is checked against the stored record.
+	Standing *Standing `json:"standing,omitempty"`
 	// State is the life-cycle state.
 	State State `json:"state"`
 	// Cards are the messages that show this approval.
@@ -458,6 +464,10 @@ func (a *Approval) Clone() *Approval {
 		o := a.Outcome.Clone()
 		c.Outcome = &o
 	}
+	if a.Standing != nil {
+		st := a.Standing.Clone()
+		c.Standing = &st
+	}
 	return &c
 }
 
@@ -553,8 +563,11 @@ type Decision struct {
 	Channel string `json:"channel,omitempty"`
 	ChatID  string `json:"chat_id,omitempty"`
 	// Grant is the approver's choice for a MEDIUM approval that may grant
-	// a window: once, session, or unset (the default: session). Ignored
-	// by a reject, and by an approval that grants nothing.
+	// a window: once, session, or unset (the default: session); or
+	// always, for an approval that offers a standing rule
+	// (Approval.Standing; on any other the decision is refused as
+	// tampered). Ignored by a reject, and by an approval that grants
+	// nothing.
 	Grant GrantChoice `json:"grant,omitempty"`
 }
 

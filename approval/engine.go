@@ -332,6 +332,9 @@ type Request struct {
 	// About says what the call does for its approver, in both languages
 	// (Approval.About); zero when the tool says nothing.
 	About Words
+	// Standing is the standing rule the card offers (Approval.Standing);
+	// nil: none.
+	Standing *Standing
 	// IdempotencyKey names the effect (e.g. the turn and call ids); empty
 	// disables replay.
 	IdempotencyKey string
@@ -426,6 +429,16 @@ func (e *Engine) Request(ctx context.Context, r Request) (_ *Approval, err error
 	}
 	if r.Verdict.Grantable && r.Verdict.Risk == RiskMedium {
 		a.GrantWindow = r.Verdict.GrantWindow
+	}
+	if r.Standing != nil {
+		if err := r.Standing.Valid(); err != nil {
+			return nil, E(op, errkind.Invalid, "", err)
+		}
+		if a.Risk != RiskHigh && len(calls) == 1 {
+			// A HIGH call always asks (rule 4): no standing rule for it.
+			st := r.Standing.Clone()
+			a.Standing = &st
+		}
 	}
 	// Remembered before the Put, so that no outcome of it can arrive
 	// unseen before its Wait begins.
@@ -609,6 +622,12 @@ func (e *Engine) decideMarked(ctx context.Context, id ID, d Decision, mark strin
 		return e.outcome(StatusMissing, ""), nil
 	}
 	d.Comment = redact.Clean(d.Comment, MaxNoteRunes)
+	if early, err := e.checkAlways(ctx, id, d); err != nil || early != nil {
+		if early != nil {
+			return *early, nil
+		}
+		return Outcome{}, err
+	}
 	var verdicts Verdicts
 	var edited *Approval
 	if d.Edits != nil {
@@ -850,8 +869,12 @@ func (e *Engine) execute(ctx context.Context, a *Approval, cached *Outcome) Outc
 	}
 	o = e.complete(ctx, a, state, o, ev, errText)
 	e.auditResults(a, o)
-	if o.Status == StatusExecuted && a.Grant.For(a) == GrantSession {
+	switch {
+	case o.Status != StatusExecuted:
+	case a.Grant.For(a) == GrantSession:
 		e.grant(ctx, a)
+	case a.Grant.For(a) == GrantAlways:
+		e.stand(ctx, a)
 	}
 	return o
 }

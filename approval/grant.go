@@ -30,24 +30,28 @@ const (
 	GrantSession GrantChoice = "session"
 )
 
-// ParseGrantChoice reads "once", "session" or "" (unset). Anything else is
+// ParseGrantChoice reads "once", "session", "always" or "" (unset). Anything else is
 // an error: a client that names a choice must name one that exists.
 func ParseGrantChoice(s string) (GrantChoice, error) {
 	switch c := GrantChoice(strings.TrimSpace(s)); c {
-	case GrantUnset, GrantOnce, GrantSession:
+	case GrantUnset, GrantOnce, GrantSession, GrantAlways:
 		return c, nil
 	}
-	return "", fmt.Errorf("unknown grant %q (want once or session)", s)
+	return "", fmt.Errorf("unknown grant %q (want once, session or always)", s)
 }
 
-// For returns the choice that applies to approval a: "" when a grants no
-// window (not MEDIUM, strict mode, grants off: there is nothing to
-// choose), else c, with GrantUnset meaning GrantSession.
+// For returns the choice that applies to approval a: GrantAlways when c
+// is that and a offers a standing rule; else "" when a grants no window
+// (not MEDIUM, strict mode, grants off: there is nothing to choose), else
+// c, with GrantUnset meaning GrantSession.
 func (c GrantChoice) For(a *Approval) GrantChoice {
+	if c == GrantAlways && a != nil && a.Standing != nil {
+		return GrantAlways
+	}
 	if a == nil || !a.Grantable() {
 		return GrantUnset
 	}
-	if c == GrantUnset {
+	if c == GrantUnset || c == GrantAlways {
 		return GrantSession
 	}
 	return c
@@ -83,6 +87,13 @@ type Grant struct {
 	// ExpiresAt is when it ends (the store ends it by its own TTL, set
 	// from the same window).
 	ExpiresAt time.Time `json:"expires_at"`
+	// Agent and Rules, on a standing rule (StandingRule; an approver's
+	// GrantAlways), are the agent it allows and the rules of Claude
+	// Code's vocabulary it allows (any of them); the grant then matches
+	// the agent's calls by its rules (package gate), not by Tool and
+	// PayloadSHA256 (the rules' Standing.Hash), and Summary writes them.
+	Agent string           `json:"agent,omitempty"`
+	Rules []PermissionRule `json:"rules,omitempty"`
 }
 
 // Key returns the grant's store key: GrantKey of its session, user, tool

@@ -40,6 +40,7 @@ const (
 	EventResolveAbandon Event = "resolve_abandon" // a person abandoned a frozen approval: taken as not done
 	EventRevoke         Event = "revoke"          // a person revoked a session grant (/revoke); approval_id is the approval that granted it
 	EventEscalate       Event = "escalate"        // nobody decided in time: a step of its escalation showed it in another chat (the note says which; error_text when that failed)
+	EventStandingRule   Event = "standing_rule"   // a person allowed another agent a standing rule (the confirm's grant always; reason names the rule, session the chat's rules); /revoke ends it (revoke)
 )
 
 // Valid reports whether e is one of the events above.
@@ -48,7 +49,7 @@ func (e Event) Valid() bool {
 	case EventWriteRequest, EventConfirm, EventReject, EventExecute, EventExecuteFailed,
 		EventExecuteUnknown, EventReplay, EventExpire, EventSupersede, EventCancel,
 		EventUnauthorized, EventTampered, EventAutoAllow, EventCallback,
-		EventResolveDone, EventRetry, EventResolveAbandon, EventRevoke, EventVote, EventEscalate:
+		EventResolveDone, EventRetry, EventResolveAbandon, EventRevoke, EventVote, EventEscalate, EventStandingRule:
 		return true
 	}
 	return false
@@ -77,7 +78,7 @@ type Record struct {
 	Outcome       string    `json:"outcome,omitempty"`         // the outcome status
 	Error         string    `json:"error,omitempty"`           // sanitised error text; never secrets
 	Reason        string    `json:"reason,omitempty"`          // what the actor wrote: a rejection's comment, a cancellation's reason (sanitised, bounded)
-	Grant         string    `json:"grant,omitempty"`           // a confirm's grant choice for a MEDIUM approval that may grant a window: once or session
+	Grant         string    `json:"grant,omitempty"`           // a confirm's grant choice for a MEDIUM approval that may grant a window: once or session; always for a standing rule
 	Proposed      string    `json:"proposed_sha256,omitempty"` // for an approval an approver edited before approving: the payload hash of the calls as proposed (PayloadSHA256 is then the approved, edited calls' hash, which the execute record names as the executed one)
 	Call          int       `json:"call,omitempty"`            // for a record of one call of a batch (a per-call decision): the call's number, 1-based; Tool and PayloadSHA256 are then that call's. 0: the whole approval
 	TraceID       string    `json:"trace_id,omitempty"`        // the OpenTelemetry trace (32 hex digits) of the approval's spans, when tracing recorded it: the same id in the collector finds the request, the card, the decision, the claim and the run

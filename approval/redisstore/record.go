@@ -147,6 +147,10 @@ type frozen struct {
 	// Trace is approval.Approval.Trace (a traceparent), absent when
 	// tracing is off.
 	Trace string `json:"tp,omitempty"`
+	// Standing is the standing rule the card offers
+	// (approval.Approval.Standing); the engine reads it before a claim
+	// that chooses it, no script does.
+	Standing *approval.Standing `json:"st,omitempty"`
 }
 
 type frozenCall struct {
@@ -278,7 +282,7 @@ func escalatedFields(a *approval.Approval) (ed, eu, ep string, err error) {
 func encodeFrozen(a *approval.Approval) ([]byte, error) {
 	fr := frozen{Risk: a.Risk, Summary: a.Summary, Preview: a.Preview, Reason: a.Reason, ReasonZH: a.ReasonZH,
 		SummaryZH: a.SummaryZH, PreviewZH: a.PreviewZH, About: a.About, AboutZH: a.AboutZH, RequesterName: a.RequesterName, Grant: a.GrantWindow,
-		Escalation: a.Escalation, Privacy: a.Privacy, Group: a.Group, Trace: a.Trace}
+		Escalation: a.Escalation, Privacy: a.Privacy, Group: a.Group, Trace: a.Trace, Standing: a.Standing}
 	if a.Calls != nil {
 		fr.Calls = make([]frozenCall, len(a.Calls))
 	}
@@ -533,6 +537,6 @@ func decodeFixed(a *approval.Approval, f record) error {
 	}
 	a.Risk, a.Summary, a.Preview, a.Reason, a.ReasonZH, a.GrantWindow = fr.Risk, fr.Summary, fr.Preview, fr.Reason, fr.ReasonZH, fr.Grant
 	a.SummaryZH, a.PreviewZH, a.About, a.AboutZH, a.RequesterName = fr.SummaryZH, fr.PreviewZH, fr.About, fr.AboutZH, fr.RequesterName
-	a.Privacy, a.Group = fr.Privacy, fr.Group
+	a.Privacy, a.Group, a.Standing = fr.Privacy, fr.Group, fr.Standing
 	return nil
 }

@@ -83,6 +83,8 @@ var tests = []storeTest{
 	{"ConcurrentEscalate", testConcurrentEscalate},
 	{"EscalationChatPending", testEscalationChatPending},
 	{"PrivacyRoundTrip", testPrivacyRoundTrip},
+	{"StandingRoundTrip", testStandingRoundTrip},
+	{"StandingRules", testStandingRules},
 }
 
 // T0 is the time the suite's approvals are created at.
