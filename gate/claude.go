@@ -83,6 +83,11 @@ type HookDecision struct {
 	UpdatedInput json.RawMessage `json:"updatedInput,omitempty"`
 	// Message says why, for deny; Claude Code gives it to the model.
 	Message string `json:"message,omitempty"`
+	// UpdatedPermissions, for an allow whose approver chose the card's
+	// standing rule (always), holds the suggestion it came from (one
+	// permission update of Claude Code's, e.g. addRules): Claude Code
+	// records it in its settings and stops asking.
+	UpdatedPermissions []json.RawMessage `json:"updatedPermissions,omitempty"`
 }
 
 // HookOutput is a PermissionRequest hook's answer.
@@ -120,6 +125,9 @@ func (g *Gate) serveHook(w http.ResponseWriter, r *http.Request, ag *Agent, clie
 		return
 	}
 	q := Ask{Tool: in.ToolName, Input: in.ToolInput, Lane: g.lane(ag, in), Session: in.SessionID, Dir: in.Cwd, Program: client.String()}
+	if rules, sugg, ok := offer(in.PermissionSuggestions); ok {
+		q.Rules, q.Suggestion = rules, sugg
+	}
 	ans, _, err := g.ask(r.Context(), ag, q)
 	if err != nil {
 		g.writeFailure(w, err)

@@ -26,7 +26,8 @@ const (
 	// codex fails closed on an answer holding updatedInput or
 	// updatedPermissions (its schema reserves them; internal/agentcli's
 	// TestCodexHookContract): a bare allow runs the command as Codex asked
-	// it.
+	// it, also when the approver chose the card's standing rule (hitlbot
+	// keeps the rule; Codex is not told).
 	codex
 )
 
@@ -45,7 +46,11 @@ func (c hookClient) decision(ans Answer, asked json.RawMessage) HookDecision {
 		return HookDecision{Behavior: "deny", Message: ans.Message}
 	}
 	if c == claudeCode {
-		return HookDecision{Behavior: "allow", UpdatedInput: ans.Input}
+		d := HookDecision{Behavior: "allow", UpdatedInput: ans.Input}
+		if len(ans.Always) > 0 {
+			d.UpdatedPermissions = []json.RawMessage{ans.Always}
+		}
+		return d
 	}
 	if !bytes.Equal(bytes.TrimSpace(ans.Input), bytes.TrimSpace(asked)) {
 		// An approver allowed an edited call; Codex can only run its own.

@@ -49,6 +49,14 @@ type AgentConfig struct {
 	// timeout in .claude/settings.json: 1s to 1h. Default 9m (Claude
 	// Code's default hook timeout is 10m).
 	HookTimeout time.Duration `mapstructure:"hook_timeout"`
+	// RuleWindow is how long a standing rule stands: when a hook
+	// request carries a rule suggestion (Claude Code's
+	// permission_suggestions, e.g. Bash(npm test:*)), its card offers
+	// "always allow" it for this agent, and once an approver chose that,
+	// the agent's calls the rule matches are allowed without a card for
+	// this long, unless revoked (/revoke in the approvers' chat): 1m to
+	// 8760h. Default 720h (30 days).
+	RuleWindow time.Duration `mapstructure:"rule_window"`
 }
 
 // Defaults of AgentConfig.
@@ -65,6 +73,8 @@ const (
 	maxAgentTimeout = 24 * time.Hour
 	minHookTimeout  = time.Second
 	maxHookTimeout  = time.Hour
+	minRuleWindow   = time.Minute
+	maxRuleWindow   = 365 * 24 * time.Hour
 )
 
 // Place is where an agent's cards go.
@@ -142,6 +152,9 @@ func Validate(cs []AgentConfig, getenv func(string) string, readFile func(string
 		}
 		if c.HookTimeout != 0 && (c.HookTimeout < minHookTimeout || c.HookTimeout > maxHookTimeout) {
 			add("hook_timeout", "%v is not between %v and %v", c.HookTimeout, minHookTimeout, maxHookTimeout)
+		}
+		if c.RuleWindow != 0 && (c.RuleWindow < minRuleWindow || c.RuleWindow > maxRuleWindow) {
+			add("rule_window", "%v is not between %v and %v", c.RuleWindow, minRuleWindow, maxRuleWindow)
 		}
 		if _, err := CompileRules(c.Name, c.Policy); err != nil {
 			errs = append(errs, err)

@@ -13,3 +13,6 @@ func CallbacksSending(g *Gate) int {
 	}
 	return n
 }
+
+// MatchRule is matchRule.
+var MatchRule = matchRule

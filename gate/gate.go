@@ -198,6 +198,13 @@ type Ask struct {
 	// Program names the program whose session it is on that line
 	// ("Claude Code", "Codex").
 	Program string
+	// Rules and Suggestion, when set, are a standing rule the card offers
+	// as a third approve choice ("always allow Bash(npm test:*) for this
+	// agent"; standing.go), from the hook input's permission_suggestions:
+	// its rules and the suggestion itself, answered back as
+	// updatedPermissions when chosen.
+	Rules      []approval.PermissionRule
+	Suggestion json.RawMessage
 }
 
 // Answer is where a request stands.
@@ -221,6 +228,10 @@ type Answer struct {
 	State approval.State `json:"state,omitempty"`
 	// DecidedBy is who decided.
 	DecidedBy approval.UserID `json:"decided_by,omitempty"`
+	// Always, for allowed, is the standing rule's suggestion when the
+	// approver chose always (Ask.Suggestion): Claude Code's hook answers
+	// it as updatedPermissions.
+	Always json.RawMessage `json:"-"`
 }
 
 // Statuses of an Answer.
@@ -322,6 +333,18 @@ func (g *Gate) ask(ctx context.Context, ag *Agent, q Ask) (Answer, bool, error) 
 			return ans, false, err
 		}
 	}
+	if v.NeedsApproval && v.Risk != approval.RiskHigh {
+		// A standing rule an approver allowed for this agent (standing.go)
+		// allows what it matches; a HIGH call always asks.
+		gr, err := g.standingFor(ctx, ag, q.Tool, canon)
+		if err != nil {
+			return Answer{}, false, err
+		}
+		if gr != nil {
+			ans, err := g.allowStanding(ctx, ag, gr, session, name, hash, canon, v.Risk)
+			return ans, false, err
+		}
+	}
 	if !v.NeedsApproval {
 		if err := g.auditAllowed(ctx, audit.Record{Event: audit.EventAutoAllow, ApprovalID: string(id), Session: string(session), Tool: name,
 			PayloadSHA256: hash, Actor: ag.cfg.Name, Source: "agent", Outcome: StatusAllowed, Reason: clip.Runes(v.Reason, 200)}); err != nil {
@@ -375,10 +398,15 @@ func (g *Gate) ask(ctx context.Context, ag *Agent, q Ask) (Answer, bool, error) 
 	summary, preview := say("en")
 	summaryZH, previewZH := say("zh")
 	channel, chat := g.place(ag)
+	var standing *approval.Standing
+	if len(q.Rules) > 0 {
+		standing = &approval.Standing{Session: approval.RulesSession(channel, chat), Agent: ag.cfg.Name, Rules: q.Rules,
+			Window: ag.ruleWindow(), Suggestion: q.Suggestion}
+	}
 	a, err := g.deps.Engine.Request(ctx, approval.Request{ID: id, Session: session, Channel: channel, ChatID: chat,
 		Requester: g.requester(ag), Calls: []approval.Call{{Tool: name, Args: canon, Summary: summary, SummaryZH: summaryZH, CallID: q.Key}},
 		Verdict: v, Summary: summary, Preview: preview, SummaryZH: summaryZH, PreviewZH: previewZH,
-		About: approval.Say(words.AboutGate, ag.cfg.Name)})
+		About: approval.Say(words.AboutGate, ag.cfg.Name), Standing: standing})
 	if approval.KindOf(err) == errkind.Conflict && q.Key != "" {
 		// Asked meanwhile with this key, on this replica or another (the
 		// store refuses a second approval of an id): the same request or
@@ -507,6 +535,10 @@ func answerOf(a *approval.Approval, o *approval.Outcome) Answer {
 	case approval.StatusExecuted, approval.StatusReplayed:
 		ans.Status, ans.Input = StatusAllowed, a.Calls[0].Args
 		ans.Message = "allowed by " + string(o.DecidedBy) + took(a)
+		if a.Grant.For(a) == approval.GrantAlways {
+			ans.Always = a.Standing.Suggestion
+			ans.Message += ", who also allowed the standing rule " + a.Standing.Words() + " for this agent"
+		}
 	default:
 		ans.Status, ans.Message = StatusDenied, denial(a, *o)
 	}
