@@ -96,6 +96,11 @@ func dingTalkCardData(v View, lang string) map[string]string {
 	if v.ApproveOnce != nil && !v.Final {
 		m["grant_buttons"], m["grant_window"] = "true", v.GrantWindow
 	}
+	if v.ApproveAlways != nil && !v.Final {
+		// Another agent's standing rule: the template's always button
+		// (its param grant=always) shows while always_button is true.
+		m["always_button"], m["always_text"] = "true", v.Always
+	}
 	if !v.ExpiresAt.IsZero() {
 		m["expires_at"] = formatTime(v.ExpiresAt, v.Zone)
 	}

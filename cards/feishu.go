@@ -67,6 +67,10 @@ const (
 	// feishuApproveSessionName is the session approve button of a MEDIUM
 	// card that may grant (feishuApproveName is then 仅本次).
 	feishuApproveSessionName = "approve_session"
+
+	// feishuApproveAlwaysName is the approve button of another agent's
+	// standing rule (grant always).
+	feishuApproveAlwaysName = "approve_always"
 )
 
 // FeishuCard returns the card of v: a pending card with the 确认 / 取消
@@ -438,6 +442,13 @@ func feishuPending(v View, lang string, buttons bool) map[string]any {
 				feishuButtonColumn(w.cancel, "danger", feishuRejectName, *v.Reject),
 			}
 		}
+		if v.ApproveAlways != nil {
+			// Another agent's standing rule: one more approve button,
+			// before the reject button.
+			n := len(columns)
+			columns = append(columns[:n-1:n-1], feishuButtonColumn(v.Always, "default", feishuApproveAlwaysName, *v.ApproveAlways), columns[n-1])
+			how += "\n" + v.AlwaysHow
+		}
 		els = append(els, plainDiv(how), map[string]any{
 			"tag": "form", "name": feishuFormName,
 			"elements": append(append(feishuCallChoices(v, lang), feishuEditInputs(v, lang)...),
@@ -610,7 +621,7 @@ func ParseFeishuButtonValue(m map[string]any) (ButtonValue, error) {
 			return v, err
 		}
 		if grant, err = approval.ParseGrantChoice(g); err != nil || grant == approval.GrantUnset || verb != approval.Approve {
-			return v, fmt.Errorf("card value: grant %q is not once or session on an approve button", g)
+			return v, fmt.Errorf("card value: grant %q is not once, session or always on an approve button", g)
 		}
 	}
 	n, err := parseCallCount(m)

@@ -125,6 +125,7 @@ func TestParseFeishuButtonValue(t *testing.T) {
 		"empty grant":                  func(m map[string]any) { m["grant"] = "" },
 		"number grant":                 func(m map[string]any) { m["grant"] = 1.0 },
 		"reject grant":                 func(m map[string]any) { m["decision"], m["grant"] = "reject", "once" },
+		"reject always":                func(m map[string]any) { m["decision"], m["grant"] = "reject", "always" },
 	} {
 		m := map[string]any{}
 		for k, v := range good {
@@ -149,8 +150,10 @@ func TestParseFeishuButtonValue(t *testing.T) {
 	if _, err := cards.ParseFeishuButtonValue(nil); err == nil {
 		t.Error("nil value accepted")
 	}
-	// A MEDIUM card's two approve buttons carry the grant choice.
-	for _, g := range []approval.GrantChoice{approval.GrantOnce, approval.GrantSession} {
+	// A MEDIUM card's two approve buttons carry the grant choice, and an
+	// agent's card's standing-rule button always (the engine checks that
+	// the approval offers one).
+	for _, g := range []approval.GrantChoice{approval.GrantOnce, approval.GrantSession, approval.GrantAlways} {
 		m := map[string]any{"grant": string(g)}
 		for k, v := range good {
 			m[k] = v

@@ -157,6 +157,18 @@ func goldenCases(t *testing.T) []golden {
 		return golden{"final_mcp_tool_changed_" + lang, lang, cards.Final(a, o, text, lang)}
 	}
 	agentCall := agentSample(t)
+	// Another agent's MEDIUM call whose card offers a standing rule
+	// (Claude Code's suggestion Bash(npm test:*)): a third approve button.
+	always := func(lang string, text approval.OutcomeText) golden {
+		a := agentCall.Clone()
+		a.Risk, a.GrantWindow = approval.RiskMedium, 5*time.Minute
+		a.Reason, a.ReasonZH = "MEDIUM risk (write)", "中风险（写操作）"
+		a.Standing = &approval.Standing{Session: approval.RulesSession("feishu", "oc_ops"), Agent: "ci-claude",
+			Rules: []approval.PermissionRule{{ToolName: "Bash", RuleContent: "npm test:*"}}, Window: 720 * time.Hour}
+		v := cards.Pending(a, text, lang)
+		v.Code = approval.ShortCode(a.ID, 0)
+		return golden{"pending_agent_always_" + lang, lang, v}
+	}
 	allowed := func(lang string) golden {
 		text := en
 		if lang == "zh" {
@@ -351,6 +363,8 @@ func goldenCases(t *testing.T) []golden {
 		medium("zh", zh),
 		{"pending_agent_en", "en", cards.Pending(agentCall, en, "en")},
 		{"pending_agent_zh", "zh", cards.Pending(agentCall, zh, "zh")},
+		always("en", en),
+		always("zh", zh),
 		allowed("en"),
 		allowed("zh"),
 		{"pending_mcp_untrusted_en", "en", cards.Pending(mcpCall, en, "en")},

@@ -105,6 +105,9 @@ func Markdown(v View, lang string) string {
 		b.WriteString("\n" + escapeMD(WaitsInLine(v, lang)) + "\n")
 	} else {
 		b.WriteString("\n" + l.howMD + "\n")
+		if v.ApproveAlways != nil {
+			b.WriteString(escapeMD(v.AlwaysHow) + "\n")
+		}
 	}
 	return b.String()
 }
@@ -183,6 +186,9 @@ func Text(v View, lang string) string {
 		b.WriteString(WaitsInLine(v, lang) + "\n")
 	} else {
 		b.WriteString(l.howText + "\n")
+		if v.ApproveAlways != nil {
+			b.WriteString(v.AlwaysHow + "\n")
+		}
 	}
 	return b.String()
 }

@@ -106,6 +106,19 @@ type View struct {
 	// in words ("5m").
 	ApproveOnce *ButtonValue `json:"approve_once,omitempty"`
 	GrantWindow string       `json:"grant_window,omitempty"`
+	// ApproveAlways, for another agent's approval that offers a standing
+	// rule (approval.Approval.Standing), is one more approve button
+	// (grant always); Always is its label in the card's language
+	// ("Always allow Bash(npm test:*) for ci-claude"), AlwaysHow how to
+	// answer it.
+	ApproveAlways *ButtonValue `json:"approve_always,omitempty"`
+	Always        string       `json:"always,omitempty"`
+	AlwaysHow     string       `json:"always_how,omitempty"`
+	// AlwaysRule and AlwaysAgent are the standing rule in Claude Code's
+	// words (Bash(npm test:*)) and its agent, for a surface that words
+	// the choice itself (bot chat's prompt).
+	AlwaysRule  string `json:"-"`
+	AlwaysAgent string `json:"-"`
 	// Quorum is how many people must approve (absent when one does);
 	// Progress says the votes so far ("1/2 已批准：u1"), once there are
 	// any, on a pending view and on the final one.
@@ -159,6 +172,13 @@ func Pending(a *approval.Approval, text approval.OutcomeText, lang string) View 
 		once := *v.Approve
 		once.Grant = approval.GrantOnce
 		v.ApproveOnce, v.GrantWindow = &once, approval.ShortDuration(a.GrantWindow)
+	}
+	if st := a.Standing; st != nil && len(a.Calls) == 1 {
+		always := *v.Approve
+		always.Grant = approval.GrantAlways
+		v.ApproveAlways, v.AlwaysRule, v.AlwaysAgent = &always, st.Words(), st.Agent
+		v.Always = words.In(lang, words.CardApproveAlways, st.Words(), st.Agent)
+		v.AlwaysHow = words.In(lang, words.CardHowAlways, st.Words(), st.Agent)
 	}
 	if len(a.Calls) > 1 {
 		v.Approve.Calls, v.Reject.Calls = len(a.Calls), len(a.Calls)

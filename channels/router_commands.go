@@ -59,7 +59,7 @@ func (r *Router) command(ctx context.Context, ch Channel, to Target, m Message, 
 	case CmdHelp:
 		return say(words.Text(l, words.CmdHelp))
 	case CmdGrants:
-		gs, err := r.grantsOf(ctx, cmdr, session)
+		gs, err := r.grantsOf(ctx, cmdr, session, m)
 		if err != nil {
 			return unavailable(err)
 		}
@@ -178,7 +178,7 @@ func (r *Router) revoke(ctx context.Context, cmdr Commander, arg string, session
 			return say(words.Text(l, words.CmdRevokeUsage))
 		}
 	}
-	gs, err := r.grantsOf(ctx, cmdr, session)
+	gs, err := r.grantsOf(ctx, cmdr, session, m)
 	if err != nil {
 		return unavailable(err)
 	}
@@ -188,21 +188,31 @@ func (r *Router) revoke(ctx context.Context, cmdr Commander, arg string, session
 	if n > 0 {
 		gs = gs[n-1 : n]
 	}
-	var keys []string
+	// By session: the chat's own grants, and the standing rules allowed
+	// in this chat (approval.RulesSession).
+	keys := map[approval.SessionKey][]string{}
+	var order []approval.SessionKey
+	mayRevoke := 0
 	for _, g := range gs {
 		if approval.GrantMayRevoke(g.Grant, g.by, m.UserID, m.Channel, m.ChatID) {
-			keys = append(keys, g.Key())
+			if keys[g.Session] == nil {
+				order = append(order, g.Session)
+			}
+			keys[g.Session] = append(keys[g.Session], g.Key())
+			mayRevoke++
 		}
 	}
-	left := len(gs) - len(keys)
+	left := len(gs) - mayRevoke
 	if n > 0 && left > 0 {
 		return say(words.Text(l, words.CmdRevokeDenied, arg))
 	}
 	got := 0
-	if len(keys) > 0 { // never none: Revoke with no key revokes every grant
-		if got, err = cmdr.Revoke(ctx, session, m.UserID, sourceOf(m.Channel), keys...); err != nil {
+	for _, s := range order { // never none: Revoke with no key revokes every grant
+		k, err := cmdr.Revoke(ctx, s, m.UserID, sourceOf(m.Channel), keys[s]...)
+		if err != nil {
 			return unavailable(err)
 		}
+		got += k
 	}
 	text := words.Text(l, words.CmdRevoked, got)
 	if left > 0 {
@@ -218,14 +228,23 @@ type grant struct {
 	by *approval.Approval
 }
 
-// grantsOf returns the session's live grants, oldest first (the numbers
-// /grants and /revoke use), each with the approval that granted it. A
-// record that is gone or cannot be read leaves that grant's approval nil
-// (logged), not the command unanswered.
-func (r *Router) grantsOf(ctx context.Context, cmdr Commander, session approval.SessionKey) ([]grant, error) {
+// grantsOf returns the session's live grants, oldest first, then the
+// standing rules allowed in m's chat for other agents
+// (approval.RulesSession), oldest first (the numbers /grants and /revoke
+// use), each with the approval that granted it. A record that is gone or
+// cannot be read leaves that grant's approval nil (logged), not the
+// command unanswered.
+func (r *Router) grantsOf(ctx context.Context, cmdr Commander, session approval.SessionKey, m Message) ([]grant, error) {
 	gs, err := cmdr.Grants(ctx, session)
 	if err != nil {
 		return nil, err
+	}
+	if rules := approval.RulesSession(m.Channel, m.ChatID); rules != session {
+		rs, err := cmdr.Grants(ctx, rules)
+		if err != nil {
+			return nil, err
+		}
+		gs = append(gs, rs...)
 	}
 	out := make([]grant, len(gs))
 	for i, g := range gs {
@@ -262,6 +281,10 @@ func (r *Router) grantList(l words.Lang, gs []grant, reader approval.UserID) str
 				who = requesterName(g.by)
 			}
 			lines = append(lines, words.Text(l, words.CmdGrantLinePrivate, i+1, who, g.ApprovedBy, left))
+			continue
+		}
+		if g.StandingRule() {
+			lines = append(lines, words.Text(l, words.CmdGrantLineRule, i+1, g.Summary, g.Agent, g.ApprovedBy, left))
 			continue
 		}
 		summary := g.Summary

@@ -406,3 +406,50 @@ func TestRevokeOnlyWhoMay(t *testing.T) {
 		}
 	}
 }
+
+// TestStandingRuleCommands: an agent's standing rule allowed in a chat
+// (approval.RulesSession) is listed by /grants there, after the chat's
+// own grants, in words; /revoke of its number by an approver ends it in
+// the store both replicas read, audited; someone who may not decide the
+// approval that allowed it may not revoke it.
+func TestStandingRuleCommands(t *testing.T) {
+	forEachDedupStore(t, func(t *testing.T, store approval.Store) {
+		ga, gb := newReplicas(t, store)
+		ctx := context.Background()
+		rules := approval.RulesSession("fake", "c1")
+		a := storetest.NewApproval(t, approval.AgentSession("fake:c1", "ci-claude"))
+		a.Channel, a.ChatID, a.Requester = "fake", "c1", "ou_req"
+		a.Approvers = approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"alice"}}
+		if _, err := store.Put(ctx, a, approval.Outcome{Status: approval.StatusSuperseded}); err != nil {
+			t.Fatal(err)
+		}
+		st := approval.Standing{Session: rules, Agent: "ci-claude", Rules: []approval.PermissionRule{{ToolName: "Bash", RuleContent: "npm test:*"}}, Window: 720 * time.Hour}
+		g := approval.Grant{Session: rules, User: "ou_req", Tool: "ci-claude/Bash", PayloadSHA256: st.Hash(), Summary: st.Words(), ApprovalID: a.ID,
+			ApprovedBy: "alice", ApprovedAt: time.Now(), ExpiresAt: time.Now().Add(st.Window), Agent: st.Agent, Rules: st.Rules}
+		if err := store.PutGrant(ctx, g, st.Window); err != nil {
+			t.Fatal(err)
+		}
+		ga.send(t, msg("bob", "/grants"))
+		if !ga.ch.hasText("answer", "1. always allow Bash(npm test:*) for ci-claude — allowed by alice, ") {
+			t.Fatalf("/grants: %v", ga.ch.texts())
+		}
+		ga.send(t, msg("bob", "/revoke 1"))
+		if !ga.ch.hasText("answer", "Grant 1 is not yours to revoke") {
+			t.Fatalf("/revoke 1 by bob: %v", ga.ch.texts())
+		}
+		if gs, _ := store.Grants(ctx, rules); len(gs) != 1 {
+			t.Fatalf("bob revoked it: %+v", gs)
+		}
+		gb.send(t, msg("alice", "/revoke 1"))
+		if !gb.ch.hasText("answer", "Revoked 1 grant(s)") {
+			t.Fatalf("/revoke 1 by alice: %v", gb.ch.texts())
+		}
+		if gs, _ := store.Grants(ctx, rules); len(gs) != 0 {
+			t.Fatalf("rules after /revoke: %+v", gs)
+		}
+		ga.send(t, msg("bob", "/grants"))
+		if !ga.ch.hasText("answer", "No live grants in this conversation") {
+			t.Fatalf("/grants after /revoke: %v", ga.ch.texts())
+		}
+	})
+}

@@ -310,7 +310,7 @@ var en = map[Key]string{
 	CardCode:           "Code",
 	CardHowGrantFeishu: "Approve once runs it this time; Allow for this session also runs the same request without asking for %s. A reason in the box goes with 取消 (cancel). Or reply 确认 / 取消 (确认 allows for this session).",
 	CLIGrantPrompt:     "Approve: [o] once, [s] allow for this session (%s), [N] reject? ",
-	APIGrant:           `grant must be "once" or "session".`,
+	APIGrant:           `grant must be "once", "session" or "always".`,
 	APIGrantNone:       `This approval grants nothing (only a MEDIUM call may be allowed for the session); approve it without grant, or with grant "once".`,
 	// Per-call decisions in a batch (issue 16 item 3, branch i16-edit).
 	APICallsApproveOnly:  `calls goes with decision "approve": it says which calls run and which do not.`,
@@ -501,4 +501,8 @@ var en = map[Key]string{
 	ShellNotScalar:    "parameter %s must be a string, number or boolean",
 	ShellNUL:          "parameter %s has a NUL byte",
 	ShellDash:         "parameter %s: %s starts with \"-\" and could be taken as an option; refused",
+	CardApproveAlways: "Always allow %s for %s",
+	CardHowAlways:     "\"Always allow %s\" lets %s run what the rule matches from now on without asking, until /revoke ends it.",
+	CLIAlwaysPrompt:   "Approve: [y] yes, [a] always allow %s for %s, [N] reject? ",
+	CmdGrantLineRule:  "%d. always allow %s for %s — allowed by %s, %s left",
 }

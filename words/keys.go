@@ -561,6 +561,11 @@ const (
 	ShellDash      // args: the parameter, the value (quoted)
 
 	// numKeys counts the keys; it is not one.
+	// Standing rules for other agents (issue 28 item 2, branch always).
+	CardApproveAlways // the approve choice that allows an agent a standing rule; args: the rule (Bash(npm test:*)), the agent
+	CardHowAlways     // how to answer a card offering a standing rule, added to how to answer it; args: the rule, the agent
+	CLIAlwaysPrompt   // bot chat's approval prompt of a card offering a standing rule; args: the rule, the agent
+	CmdGrantLineRule  // a standing rule in /grants; args: number, the rule, the agent, who allowed it, remaining time
 	numKeys
 )
 

@@ -308,7 +308,7 @@ var zh = map[Key]string{
 	CardCode:           "代码",
 	CardHowGrantFeishu: "「仅本次」只执行这一次；「本会话允许」在 %s 内相同的请求不再询问。拒绝时可在输入框填写原因后点「取消」。也可以回复「确认」（即本会话允许）或「取消」。",
 	CLIGrantPrompt:     "批准：[o] 仅本次，[s] 本会话允许（%s），[N] 拒绝？",
-	APIGrant:           "grant 必须是 \"once\" 或 \"session\"。",
+	APIGrant:           "grant 必须是 \"once\"、\"session\" 或 \"always\"。",
 	APIGrantNone:       "此审批不能授权（只有中风险调用可以在本会话内允许）；请不带 grant 批准，或用 grant \"once\"。",
 	// Per-call decisions in a batch (issue 16 item 3, branch i16-edit).
 	APICallsApproveOnly:  "calls 只能与 decision \"approve\" 一起使用：它说明哪些调用执行、哪些不执行。",
@@ -499,4 +499,8 @@ var zh = map[Key]string{
 	ShellNotScalar:    "参数 %s 必须是字符串、数字或布尔值",
 	ShellNUL:          "参数 %s 含有 NUL 字节",
 	ShellDash:         "参数 %s：%s 以“-”开头，可能被当作选项；已拒绝",
+	CardApproveAlways: "以后都允许 %s（%s）",
+	CardHowAlways:     "「以后都允许 %s」：从此 %s 执行该规则匹配的命令不再询问，直到用 /revoke 撤销。",
+	CLIAlwaysPrompt:   "批准：[y] 是，[a] 以后都允许 %s（%s），[N] 拒绝？",
+	CmdGrantLineRule:  "%d. 以后都允许 %s（%s）— 由 %s 允许，剩余 %s",
 }

@@ -539,11 +539,7 @@ func (r *repl) confirm(ctx context.Context, v cards.View, ref string) error {
 		card = "\x1b[31m" + card + "\x1b[0m"
 	}
 	r.printf("\n%s", card)
-	prompt := ConfirmPrompt(r.c.cfg.Lang)
-	if v.ApproveOnce != nil {
-		prompt = GrantPrompt(r.c.cfg.Lang, v.GrantWindow)
-	}
-	r.printf("%s", r.bold(prompt))
+	r.printf("%s", r.bold(PromptFor(v, r.c.cfg.Lang)))
 	line, err := r.readLine(ctx, false)
 	verb, comment, grant := approval.Reject, "", approval.GrantUnset
 	switch {
@@ -551,15 +547,13 @@ func (r *repl) confirm(ctx context.Context, v cards.View, ref string) error {
 		r.printf("\n%s\n", r.words().interruptRejects)
 	case err != nil:
 		r.printf("\n")
-	case v.ApproveOnce != nil && isOnce(line):
-		verb, grant = approval.Approve, approval.GrantOnce
-	case isYes(line) || (v.ApproveOnce != nil && isSession(line)):
-		verb = approval.Approve
-		if v.ApproveOnce != nil {
-			grant = approval.GrantSession
-		}
 	default:
-		comment = r.c.reason(line)
+		var approve bool
+		if approve, grant = Choice(v, line); approve {
+			verb = approval.Approve
+		} else {
+			comment = r.c.reason(line)
+		}
 	}
 	return r.decide(ctx, channels.CardAction{MessageID: ref, ApprovalID: v.ApprovalID, Verb: verb,
 		PayloadSHA256: v.PayloadSHA256, Comment: comment, Grant: grant})
@@ -613,6 +607,56 @@ func (c *Chat) reason(line string) string {
 }
 
 // isOnce and isSession read the two approve answers of a MEDIUM prompt.
+// PromptFor is the approval prompt of card v: y / N; o / s / N for a
+// MEDIUM call that may grant; y / a / N when the card offers another
+// agent's standing rule (always).
+func PromptFor(v cards.View, lang string) string {
+	switch {
+	case v.ApproveAlways != nil:
+		return AlwaysPrompt(lang, v)
+	case v.ApproveOnce != nil:
+		return GrantPrompt(lang, v.GrantWindow)
+	}
+	return ConfirmPrompt(lang)
+}
+
+// AlwaysPrompt is the approval prompt of a card that offers another
+// agent's standing rule.
+func AlwaysPrompt(lang string, v cards.View) string {
+	rule, agent := "", ""
+	if v.ApproveAlways != nil {
+		rule, agent = v.AlwaysRule, v.AlwaysAgent
+	}
+	return words.In(lang, words.CLIAlwaysPrompt, rule, agent)
+}
+
+// Choice reads the answer line to card v's prompt: whether it approves,
+// and with which grant choice (a for always only where the card offers
+// it; o and s only where it may grant). Anything else rejects, the line
+// being the reason.
+func Choice(v cards.View, line string) (bool, approval.GrantChoice) {
+	switch {
+	case v.ApproveAlways != nil && isAlways(line):
+		return true, approval.GrantAlways
+	case v.ApproveOnce != nil && isOnce(line):
+		return true, approval.GrantOnce
+	case isYes(line) || (v.ApproveOnce != nil && isSession(line)):
+		if v.ApproveOnce != nil {
+			return true, approval.GrantSession
+		}
+		return true, approval.GrantUnset
+	}
+	return false, approval.GrantUnset
+}
+
+func isAlways(s string) bool {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "a", "always", "以后都允许":
+		return true
+	}
+	return false
+}
+
 func isOnce(s string) bool {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "o", "once", "仅本次":

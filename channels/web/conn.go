@@ -288,7 +288,7 @@ func (c *conn) respond(f inFrame) {
 	}
 	grant, gerr := approval.ParseGrantChoice(rc.Grant)
 	if gerr != nil || (grant != approval.GrantUnset && !*rc.Confirmed) {
-		c.fail(CodeInvalidMessage, `user.response: grant must be "once" or "session", with confirmed true`, sid, f.StepID)
+		c.fail(CodeInvalidMessage, `user.response: grant must be "once", "session" or "always", with confirmed true`, sid, f.StepID)
 		return
 	}
 	calls, ok := responseCalls(rc)

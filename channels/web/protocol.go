@@ -70,7 +70,9 @@ type responseContent struct {
 	Resolution string `json:"resolution,omitempty"`
 	// Grant, with confirmed true on a MEDIUM approval that may grant (its
 	// card has approve_once and grant_window), is "once" (仅本次) or
-	// "session" (本会话允许); absent means session, as a plain 确认.
+	// "session" (本会话允许); absent means session, as a plain 确认. On
+	// another agent's approval whose card has approve_always, "always"
+	// also allows the agent the card's standing rule (always: its label).
 	Grant string `json:"grant,omitempty"`
 	// Calls, with confirmed true, decides a batch call by call: each
 	// call_id of the card's calls, "approve" or "reject" (every call

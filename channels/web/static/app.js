@@ -487,6 +487,12 @@
     const grant = !!(f.card && f.card.approve_once);
     $('dlg-once').hidden = !grant;
     $('dlg-approve').textContent = grant ? t('approveSession', { window: f.card.grant_window }) : t('approve');
+    // Another agent's standing rule: one more approve button (grant
+    // always), labelled by the card in its own language.
+    const always = !!(f.card && f.card.approve_always);
+    $('dlg-always').hidden = !always;
+    $('dlg-always').textContent = always ? f.card.always : '';
+    $('dlg-always').title = always ? (f.card.always_how || '') : '';
     setButtons(true);
     $('overlay').hidden = false;
     document.body.classList.add('modal');
@@ -583,6 +589,7 @@
   function setButtons(enabled) {
     $('dlg-approve').disabled = !enabled;
     $('dlg-once').disabled = !enabled;
+    $('dlg-always').disabled = !enabled;
     $('dlg-reject').disabled = !enabled;
     $('dlg-edit-approve').disabled = !enabled;
   }
@@ -612,6 +619,7 @@
 
   $('dlg-approve').addEventListener('click', () => answer(true, $('dlg-once').hidden ? '' : 'session'));
   $('dlg-once').addEventListener('click', () => answer(true, 'once'));
+  $('dlg-always').addEventListener('click', () => answer(true, 'always'));
   $('dlg-edit-approve').addEventListener('click', () => answerEdit());
   $('dlg-reject').addEventListener('click', () => answer(false));
   document.addEventListener('keydown', (ev) => {
