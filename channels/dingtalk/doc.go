@@ -159,7 +159,10 @@
 //     and 本会话允许 (id approve_session, plus grant = "session"); the
 //     window is the variable grant_window. A template without them keeps
 //     确认, which allows for the session. The variable code is the
-//     approval's short code (确认 <code>, /cancel <code>).
+//     approval's short code (确认 <code>, /cancel <code>);
+//   - for another agent's card offering a standing rule (always_button
+//     == "true"), one more: its text the variable always_text (id
+//     approve_always, params as 确认 plus grant = "always").
 //
 // Saving (保存) is enough; publishing freezes the template. The hash in
 // the params is only a cross-check: the stored one is authoritative.
