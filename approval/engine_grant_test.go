@@ -140,7 +140,8 @@ var parseGrantCases = []struct {
 	{"once", approval.GrantOnce, false},
 	{" session ", approval.GrantSession, false},
 	{"Session", "", true},
-	{"always", "", true},
+	{"always", approval.GrantAlways, false}, // another agent's standing rule (standing.go)
+	{"forever", "", true},
 	{"仅本次", "", true},
 }
 
