@@ -53,3 +53,31 @@ func TestGrantResponse(t *testing.T) {
 		t.Fatalf("the same request after 仅本次 = %v", again)
 	}
 }
+
+// TestAlwaysForgedOverWeb: a user.response choosing always on a card that
+// offers no standing rule (the dialog has no such button: a forged frame)
+// runs nothing and leaves the approval pending.
+func TestAlwaysForgedOverWeb(t *testing.T) {
+	s := newServerEffect(t, approval.EffectWrite)
+	c := s.connect(t, "", "s1")
+	c.message("s1", "erase orders")
+	conf := c.expect("agent.user_confirm", nil)
+	step := conf.str("step_id")
+	if card, _ := conf["card"].(map[string]any); card["approve_always"] != nil {
+		t.Fatalf("a card without a standing rule offers always: %v", card)
+	}
+	c.send(map[string]any{"type": "user.response", "session_id": "s1", "step_id": step, "content": map[string]any{"confirmed": true, "grant": "always"}})
+	// Refused as a tampered step (fail closed, as a wrong hash is): the
+	// step can no longer be answered here; the approval still waits and
+	// nothing ran.
+	if e := c.expect("error", withStep(step)); e.str("code") != web.CodeInvalidStepID {
+		t.Fatalf("answer to a forged always = %v", e)
+	}
+	rec, err := s.engine.Get(context.Background(), approval.ID(conf.meta("approval_id").(string)))
+	if err != nil || rec.State != approval.StatePending || rec.Grant != approval.GrantUnset {
+		t.Fatalf("after a forged always: record %+v, %v", rec, err)
+	}
+	if n := s.erase.Runs.Load(); n != 0 {
+		t.Fatalf("runs = %d", n)
+	}
+}
