@@ -28,4 +28,8 @@
 //     agent's hook_timeout.
 //   - codex.go: POST /hooks/codex, Codex's: the same, answered as Codex
 //     accepts (never updatedInput).
+//   - standing.go: standing rules ("always allow Bash(npm test:*) for
+//     this agent"): the card's offer from Claude Code's
+//     permission_suggestions, Claude Code's rule matching, and the calls
+//     a rule allows without a card.
 package gate
