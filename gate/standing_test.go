@@ -211,3 +211,39 @@ func TestStandingRuleMatching(t *testing.T) {
 		t.Error("a tool-name rule did not allow its tool")
 	}
 }
+
+// TestStandingRuleReplicas: on two replicas of one Redis, a rule allowed
+// through replica A's hook allows the next matching call on replica B
+// without a card; revoked through B, A asks again at once.
+func TestStandingRuleReplicas(t *testing.T) {
+	stores := redisReplicas(t, 2)
+	a, b := newRigOn(t, stores[0]), newRigOn(t, stores[1])
+	baseA, baseB := hookServer(t, a), hookServer(t, b)
+	ch := postHook(t, baseA, ciToken, hookBodySuggesting("s1", "Bash", `{"command":"npm test"}`, `[`+npmTest+`]`))
+	a.decideAlways(t, a.card(t), "ou_456")
+	if _, body := answer(t, ch); !strings.Contains(body, `"updatedPermissions"`) {
+		t.Fatalf("answer on A: %s", body)
+	}
+	if _, body := answer(t, postHook(t, baseB, ciToken, hookBodySuggesting("s2", "Bash", `{"command":"npm test --ci"}`, `[]`))); !strings.Contains(body, `"allow"`) {
+		t.Fatalf("answer on B: %s", body)
+	}
+	select {
+	case c := <-b.shown:
+		t.Fatalf("B showed a card: %s", c.ID)
+	default:
+	}
+	rules := approval.RulesSession("feishu", "oc_123")
+	gs, err := b.engine.Grants(context.Background(), rules)
+	if err != nil || len(gs) != 1 {
+		t.Fatalf("rules on B: %+v, %v", gs, err)
+	}
+	if n, err := b.engine.Revoke(context.Background(), rules, "ou_456", approval.SourceCard, gs[0].Key()); err != nil || n != 1 {
+		t.Fatalf("revoke on B: %d, %v", n, err)
+	}
+	again := postHook(t, baseA, ciToken, hookBodySuggesting("s3", "Bash", `{"command":"npm test --ci"}`, `[]`))
+	c := a.card(t)
+	a.decide(t, c, approval.Reject, "ou_456", "")
+	if _, body := answer(t, again); !strings.Contains(body, `"deny"`) {
+		t.Fatalf("after the revoke on B, A: %s", body)
+	}
+}
