@@ -145,8 +145,12 @@ func (g *Gate) serveHook(w http.ResponseWriter, r *http.Request, ag *Agent, clie
 		}
 		if ans.Status == StatusPending {
 			ans.Status = StatusDenied
-			ans.Message = fmt.Sprintf("nobody decided within %s (approval %s stays open in the approvers' chat until %s). Do not run it; "+
-				"ask again later to keep waiting for the same decision.", wait, ans.ID, ans.ExpiresAt.UTC().Format(time.RFC3339))
+			if in.ToolName == approval.QuestionTool {
+				ans.Message = questionTimedOut(wait, ans)
+			} else {
+				ans.Message = fmt.Sprintf("nobody decided within %s (approval %s stays open in the approvers' chat until %s). Do not run it; "+
+					"ask again later to keep waiting for the same decision.", wait, ans.ID, ans.ExpiresAt.UTC().Format(time.RFC3339))
+			}
 		}
 	}
 	canon, _, _ := approval.HashCall(in.ToolName, in.ToolInput) // ask canonicalized it

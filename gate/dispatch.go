@@ -24,6 +24,9 @@ func IsAgentCall(tool string) bool { return strings.Contains(tool, "/") }
 func (d Dispatcher) Dispatch(ctx context.Context, c approval.Call) (approval.Result, error) {
 	if IsAgentCall(c.Tool) {
 		agent, _, _ := strings.Cut(c.Tool, "/")
+		if approval.IsQuestionCall(c.Tool) && approval.QuestionAnswers(c.Args) == nil {
+			return approval.Result{Tool: c.Tool, CallID: c.CallID, Status: approval.StatusFailed, Content: notAnswered, IsError: true}, nil
+		}
 		return approval.Result{Tool: c.Tool, CallID: c.CallID, Status: approval.StatusExecuted, Content: "allowed: " + agent + " runs it"}, nil
 	}
 	return d.Next.Dispatch(ctx, c)

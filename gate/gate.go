@@ -324,6 +324,14 @@ func (g *Gate) ask(ctx context.Context, ag *Agent, q Ask) (Answer, bool, error) 
 		return Answer{}, false, err
 	}
 	v.Timeout = ag.timeout()
+	var questions []approval.Question
+	if q.Tool == approval.QuestionTool {
+		// A question is for a person, always: no policy or grant answers it.
+		if questions, err = approval.ParseQuestions(canon); err != nil {
+			return Answer{}, false, fmt.Errorf("%w: %s input: %v", ErrInvalid, approval.QuestionTool, err)
+		}
+		v.NeedsApproval, v.Grant, v.Grantable, v.GrantWindow = true, nil, false, 0
+	}
 	id := g.id(ag, session, q.Key)
 	if q.Key != "" {
 		// The key names one request: asked before, this is a retry (that
@@ -383,8 +391,13 @@ func (g *Gate) ask(ctx context.Context, ag *Agent, q Ask) (Answer, bool, error) 
 	// The card's words in both languages, so each card of the approval
 	// says them in its own (Approval.SummaryIn, PreviewIn).
 	say := func(lang string) (summary, preview string) {
-		summary, preview = Preview(q.Tool, canon, lang)
-		summary = words.In(lang, words.GateAsks, ag.cfg.Name, summary)
+		if questions != nil {
+			summary, preview = questionPreview(questions, lang)
+			summary = words.In(lang, words.QuestionAsks, ag.cfg.Name, summary)
+		} else {
+			summary, preview = Preview(q.Tool, canon, lang)
+			summary = words.In(lang, words.GateAsks, ag.cfg.Name, summary)
+		}
 		if d := redact.Clean(strings.TrimSpace(q.Description), 300); d != "" {
 			preview = d + "\n\n" + preview
 		}

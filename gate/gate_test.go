@@ -75,7 +75,7 @@ func newRigAgents(t testing.TB, s approval.Store, agents []gate.AgentConfig, mod
 	t.Helper()
 	r := &rig{shown: make(shown, 16), trail: &hitltest.Trail{}}
 	eng, err := approval.NewEngine(approval.EngineConfig{Store: s, Notifier: r.shown,
-		Dispatcher: gate.Dispatcher{Next: agent.NewRegistry()}, Audit: r.trail, Logger: slog.New(slog.DiscardHandler), PollInterval: time.Hour})
+		Dispatcher: gate.Dispatcher{Next: agent.NewRegistry()}, Editor: gate.Editor{}, Audit: r.trail, Logger: slog.New(slog.DiscardHandler), PollInterval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

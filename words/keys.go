@@ -506,6 +506,22 @@ const (
 
 	// Claude Code's permission hook (issue 28).
 	GateHookContext // where a hook request comes from, on its card; args: the program (Claude Code, Codex), its session (short), the working directory
+
+	// Questions (issue 28 item 3): an agent's AskUserQuestion on a card.
+	QuestionAsks       // a question card's summary; args: the agent, its first question
+	QuestionTitle      // a question card's title
+	QuestionMulti      // after a multi-select question: any number of options may be chosen
+	QuestionHow        // how to answer a question card (Feishu, web)
+	QuestionAnswer     // the answer button
+	QuestionDecline    // the button that declines to answer
+	QuestionChoose     // a select's placeholder; args: the question's number
+	QuestionOther      // the free-text input's placeholder; args: the question's number
+	QuestionAnswered   // a question card's final status when answered; args: the agent
+	QuestionAnswerLine // an answer on a final card; args: the question, the answer
+	QuestionElsewhere  // where to answer when the card cannot (DingTalk, a typed reply)
+	QuestionCLIPrompt  // bot chat's prompt for one question; args: its number
+	QuestionCLIAskAll  // bot chat: answer or decline; the letters
+	QuestionNoAnswer   // an answer that answered nothing, or that could not be read; args: why
 	// The rules model's summary of a turn's tool results (agent/model.Rules).
 	RulesRejected   // args: the tool
 	RulesExpired    // args: the tool

@@ -299,8 +299,9 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 			ResultTTL:   cfg.Approval.ResultTTL,
 			ExecTimeout: cfg.Approval.ExecTimeout,
 			// An approver's edited arguments are checked with the tools (3)
-			// and the policy in force (5).
-			Editor: agent.EditChecker{Tools: c.tools, Policy: c.policy.Load},
+			// and the policy in force (5); an answer to an agent's question
+			// (AskUserQuestion) by the gate.
+			Editor: gate.Editor{Next: agent.EditChecker{Tools: c.tools, Policy: c.policy.Load}},
 			Tracer: c.tracer,
 		},
 		Loop: agent.LoopConfig{
