@@ -125,6 +125,11 @@ func dingTalkCardData(v View, lang string) map[string]string {
 			// The status card of the requester's chat (approve_in).
 			m["status_text"] = WaitsInLine(v, lang)
 			m["buttons"] = "false"
+		} else if v.Answer != nil {
+			// A question: the template's 确认 cannot answer it; its
+			// markdown says where to answer, and a typed 取消 declines.
+			m["buttons"] = "false"
+			m["status_text"] = words.In(lang, words.QuestionElsewhere)
 		}
 	}
 	if len(v.Calls) > 1 {

@@ -426,6 +426,8 @@ func feishuPending(v View, lang string, buttons bool) map[string]any {
 		// The status card of the requester's chat: the approval waits in
 		// the approvers' chat.
 		els = append(els, plainDiv(WaitsInLine(v, lang)))
+	} else if buttons && v.Answer != nil && v.Reject != nil {
+		els = append(els, plainDiv(words.In(lang, words.QuestionHow)), feishuQuestionForm(v, lang))
 	} else if buttons && v.Approve != nil && v.Reject != nil {
 		how := w.how
 		columns := []any{
@@ -500,6 +502,9 @@ func feishuValue(val ButtonValue) map[string]any {
 	}
 	if val.Calls > 1 {
 		m["calls"] = strconv.Itoa(val.Calls)
+	}
+	if val.Option > 0 {
+		m["option"] = strconv.Itoa(val.Option)
 	}
 	return m
 }
@@ -592,8 +597,8 @@ func ParseFeishuButtonValue(m map[string]any) (ButtonValue, error) {
 		return v, err
 	}
 	verb := approval.Verb(dec)
-	if verb != approval.Approve && verb != approval.Reject && verb != approval.Resolve && verb != EditDecision {
-		return v, fmt.Errorf("card value: decision %q is not approve, reject, resolve or edit", dec)
+	if verb != approval.Approve && verb != approval.Reject && verb != approval.Resolve && verb != EditDecision && verb != AnswerDecision {
+		return v, fmt.Errorf("card value: decision %q is not approve, reject, resolve, edit or answer", dec)
 	}
 	var res approval.Resolution
 	if verb == approval.Resolve {
@@ -628,7 +633,14 @@ func ParseFeishuButtonValue(m map[string]any) (ButtonValue, error) {
 	if err != nil {
 		return v, err
 	}
-	return ButtonValue{Kind: kind, ApprovalID: approval.ID(id), Decision: verb, PayloadSHA256: h, Resolution: res, Grant: grant, Calls: n}, nil
+	var option int
+	if raw, ok := m["option"]; ok {
+		s, _ := raw.(string)
+		if option, err = optionNumber(s); err != nil || verb != AnswerDecision {
+			return v, fmt.Errorf("card value: option %v is not an option's number on an answer button", raw)
+		}
+	}
+	return ButtonValue{Kind: kind, ApprovalID: approval.ID(id), Decision: verb, PayloadSHA256: h, Resolution: res, Grant: grant, Calls: n, Option: option}, nil
 }
 
 // ParseFeishuReason reads the reason of a form submit: the string under

@@ -334,7 +334,7 @@ func goldenCases(t *testing.T) []golden {
 		a.Requester, a.RequesterName = "staff_0421", "张三" // a DingTalk requester: named, not mentioned
 		return golden{name, lang, cards.Redact(cards.Pending(a, text, lang))}
 	}
-	return []golden{
+	return append(questionGolden(t), []golden{
 		escalated("en"),
 		escalated("zh"),
 		redacted("redacted_pending_zh", "zh", ""),
@@ -389,7 +389,7 @@ func goldenCases(t *testing.T) []golden {
 		final("final_superseded_en", "en", approval.StatusSuperseded, "", "", ""),
 		final("final_already_decided_zh", "zh", approval.StatusAlreadyDecided, "bob", "executed", ""),
 		final("final_cancelled_en", "en", approval.StatusCancelled, "alice", "cancelled through the API", ""),
-	}
+	}...)
 }
 
 // TestGolden compares Markdown, Text and WebJSON of every case with

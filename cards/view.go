@@ -30,6 +30,9 @@ type ButtonValue struct {
 	// card whose form offers a choice per call says so, and the click's
 	// choices are read for that many calls (ParseFeishuCalls).
 	Calls int `json:"calls,omitempty"`
+	// Option is the option's number (1-based) of an option button of a
+	// question card (decision AnswerDecision); absent on other buttons.
+	Option int `json:"option,omitempty"`
 }
 
 // CallView is one tool call as shown on a card.
@@ -146,6 +149,11 @@ type View struct {
 	// card. A platform that names a card by its approval (DingTalk's
 	// outTrackId) tells the cards apart by it.
 	Step int `json:"-"`
+	// Questions are the questions of another agent's AskUserQuestion
+	// (question.go); Answer is its pending view's answer button value.
+	// Empty on every other view.
+	Questions []QuestionView `json:"questions,omitempty"`
+	Answer    *ButtonValue   `json:"answer,omitempty"`
 	// Redacted marks the onlookers' view of a private approval (Redact):
 	// every renderer shows one line (RedactedLine), no button.
 	Redacted bool `json:"redacted,omitempty"`
@@ -172,6 +180,14 @@ func Pending(a *approval.Approval, text approval.OutcomeText, lang string) View 
 		once := *v.Approve
 		once.Grant = approval.GrantOnce
 		v.ApproveOnce, v.GrantWindow = &once, approval.ShortDuration(a.GrantWindow)
+	}
+	if v.Questions != nil {
+		// A question is answered, never approved as it is: no approve
+		// button but Answer; 取消 declines it.
+		answer := *v.Approve
+		answer.Decision = AnswerDecision
+		v.Answer, v.Approve, v.ApproveOnce, v.GrantWindow = &answer, nil, nil, ""
+		return v
 	}
 	if st := a.Standing; st != nil && len(a.Calls) == 1 {
 		always := *v.Approve
@@ -214,7 +230,7 @@ func WaitsInLine(v View, lang string) string {
 // attempt got, for already_decided and the like).
 func Final(a *approval.Approval, o approval.Outcome, text approval.OutcomeText, lang string) View {
 	v := finish(base(a, lang), o, text, lang)
-	if agent, ok := agentOf(a); ok && (o.Status == approval.StatusExecuted || o.Status == approval.StatusReplayed) {
+	if agent, ok := agentOf(a); ok && v.Questions == nil && (o.Status == approval.StatusExecuted || o.Status == approval.StatusReplayed) {
 		// Another agent's call: allowed, not run here (package gate).
 		v.StatusText, v.Result = words.In(lang, words.GateAllowed, agent), ""
 	}
@@ -249,10 +265,14 @@ func finish(v View, o approval.Outcome, text approval.OutcomeText, lang string) 
 	case approval.StatusExecuted, approval.StatusReplayed, approval.StatusFailed, approval.StatusFrozen:
 		v.Result = excerpt(Detail(o), MaxResultExcerpt)
 	}
-	v.Approve, v.Reject = nil, nil
+	v.Approve, v.Reject, v.Answer = nil, nil, nil
 	v.Resolve, v.Resolution = nil, o.Resolution
 	if o.Status == approval.StatusFrozen {
 		v.Resolve = resolveButtons(v)
+	}
+	if agent, _, _ := strings.Cut(v.Tool, "/"); v.Questions != nil && (o.Status == approval.StatusExecuted || o.Status == approval.StatusReplayed) {
+		// An agent's question answered: the answers are the result.
+		v.StatusText = words.In(lang, words.QuestionAnswered, agent)
 	}
 	switch o.Resolution {
 	case approval.ResolveDone:
@@ -277,7 +297,7 @@ func finish(v View, o approval.Outcome, text approval.OutcomeText, lang string) 
 			if len(v.Calls) > 1 {
 				c.Status = o.Results[i].Status
 			}
-			if e := o.Results[i].Edited; e != "" {
+			if e := o.Results[i].Edited; e != "" && v.Questions == nil {
 				c.Edited = e
 			}
 			calls[i] = c
@@ -343,8 +363,14 @@ func base(a *approval.Approval, lang string) View {
 	if v.Reason == v.RiskText {
 		v.Reason = "" // a reason that only says the risk ("中风险") is not said twice
 	}
+	if v.Questions = questionsOf(a); v.Questions != nil {
+		v.Title = words.In(lang, words.QuestionTitle)
+	}
 	for i, c := range a.Calls {
 		cv := CallView{Tool: c.Tool, Args: c.Args, Summary: c.SummaryIn(lang), Edited: c.Edited}
+		if v.Questions != nil {
+			cv.Edited = "" // the answers are the card's result
+		}
 		if len(a.Calls) > 1 {
 			cv.CallID = approval.CallKey(a.Calls, i)
 		}

@@ -24,8 +24,13 @@ func IsAgentCall(tool string) bool { return strings.Contains(tool, "/") }
 func (d Dispatcher) Dispatch(ctx context.Context, c approval.Call) (approval.Result, error) {
 	if IsAgentCall(c.Tool) {
 		agent, _, _ := strings.Cut(c.Tool, "/")
-		if approval.IsQuestionCall(c.Tool) && approval.QuestionAnswers(c.Args) == nil {
-			return approval.Result{Tool: c.Tool, CallID: c.CallID, Status: approval.StatusFailed, Content: notAnswered, IsError: true}, nil
+		if approval.IsQuestionCall(c.Tool) {
+			lines := answerLines(c.Args)
+			if lines == "" {
+				return approval.Result{Tool: c.Tool, CallID: c.CallID, Status: approval.StatusFailed, Content: notAnswered, IsError: true}, nil
+			}
+			// The answers are what the cards show of the answered question.
+			return approval.Result{Tool: c.Tool, CallID: c.CallID, Status: approval.StatusExecuted, Content: lines}, nil
 		}
 		return approval.Result{Tool: c.Tool, CallID: c.CallID, Status: approval.StatusExecuted, Content: "allowed: " + agent + " runs it"}, nil
 	}

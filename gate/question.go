@@ -93,3 +93,21 @@ func questionTimedOut(wait fmt.Stringer, ans Answer) string {
 	return fmt.Sprintf("nobody answered the question within %s (approval %s stays open in the approvers' chat until %s). "+
 		"Go on without the answer, or ask again later to keep waiting for it.", wait, ans.ID, ans.ExpiresAt.UTC().Format("2006-01-02T15:04:05Z07:00"))
 }
+
+// answerLines are the answers of an answered AskUserQuestion input, one
+// line per question answered, in the questions' order: "question →
+// answer", redacted; "" when it holds no answer.
+func answerLines(args json.RawMessage) string {
+	ans := approval.QuestionAnswers(args)
+	qs, err := approval.ParseQuestions(args)
+	if ans == nil || err != nil {
+		return ""
+	}
+	var lines []string
+	for _, q := range qs {
+		if a, ok := ans[q.Question]; ok {
+			lines = append(lines, cleanLine(q.Question, 200)+" → "+cleanLine(a, 500))
+		}
+	}
+	return strings.Join(lines, "\n")
+}
