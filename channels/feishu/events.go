@@ -222,7 +222,16 @@ func (c *intake) onCardAction(ctx context.Context, ev *callback.CardActionTrigge
 	}
 	a := channels.CardAction{Channel: Name, ApprovalID: val.ApprovalID, Verb: val.Decision, PayloadSHA256: val.PayloadSHA256,
 		Comment: cards.ParseFeishuReason(e.Action.FormValue), Resolution: val.Resolution, Grant: val.Grant}
-	if val.Decision == cards.EditDecision {
+	if val.Decision == cards.AnswerDecision {
+		// A question's answer: the card's selects, option button and
+		// free text, approved as the answered input (the engine checks
+		// it and binds it to the hash the card showed).
+		a.Verb = approval.Approve
+		if a.Edits, err = cards.ParseFeishuAnswers(e.Action.FormValue, val); err != nil {
+			c.log.Warn("card click with a malformed or empty answer; nothing decided", "err", err)
+			return toast("error", w.malformed), nil
+		}
+	} else if val.Decision == cards.EditDecision {
 		// 按修改确认: approve the arguments as the card's inputs hold them.
 		a.Verb = approval.Approve
 		if a.Edits, err = cards.ParseFeishuEdits(e.Action.FormValue, val.Calls); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/hitlbot/hitlbot/gate"
 	"log/slog"
 	"net/http/httptest"
 	"strings"
@@ -158,7 +159,12 @@ func newRigWith(t *testing.T, o rigOptions, mod ...func(*Config, *hitltest.Tool)
 	if o.model != nil {
 		m = o.model
 	}
+	// The stack as `bot serve` builds it (channels.Assemble), other
+	// agents' calls as the server wires them (questions).
 	st := hitltest.New(t, hitltest.Config{Store: store, Model: m, Tools: []agent.Tool{g.erase}, Policy: pc, Clock: o.clock, Lang: "en",
+		Engine: func(ec *approval.EngineConfig) {
+			ec.Dispatcher, ec.Editor = gate.Dispatcher{Next: ec.Dispatcher}, gate.Editor{Next: ec.Editor}
+		},
 		Router: func(c *channels.RouterConfig) { c.Scope = scope }})
 	// Made after the stack, as the server does: given the presenter's views.
 	if !o.noViews {

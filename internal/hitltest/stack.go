@@ -27,6 +27,10 @@ type Config struct {
 	// Policy, when set, is the approval policy (default:
 	// approval.DefaultPolicyConfig()).
 	Policy *approval.PolicyConfig
+	// Engine, when set, changes the engine's configuration before it is
+	// built (as cmd/bot wraps the dispatcher and editor with gate's for
+	// other agents' calls: hitltest cannot import gate, whose tests use it).
+	Engine func(*approval.EngineConfig)
 	// Loop, when set, changes the loop's configuration before it is built.
 	Loop func(*agent.LoopConfig)
 	// Lang is the language of the engine and of the router and presenter
@@ -91,6 +95,9 @@ func New(t testing.TB, c Config) *Stack {
 		Editor: agent.EditChecker{Tools: s.Tools, Policy: func() *approval.Policy { return pol }}}
 	lc := agent.LoopConfig{Model: s.Model, Tools: s.Tools, Policy: func() *approval.Policy { return pol },
 		History: agent.NewMemoryHistory(), Logger: Quiet, SlowNotice: time.Hour}
+	if c.Engine != nil {
+		c.Engine(&ec)
+	}
 	if c.Loop != nil {
 		c.Loop(&lc)
 	}
