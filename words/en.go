@@ -464,7 +464,7 @@ var en = map[Key]string{
 	QuestionAnswerLine: "%s → %s",
 	QuestionElsewhere:  "Answer on the web page, in bot chat or with the HTTP API (decision edit with answers); reply 取消 to decline.",
 	QuestionCLIPrompt:  "Answer %d: an option's number (several with commas), or your own text; empty skips it",
-	QuestionCLIAskAll:  "Answer the question? [a]nswer / [d]ecline / Enter to wait",
+	QuestionCLIAskAll:  "Answer below; leave every answer empty to decline.",
 	QuestionNoAnswer:   "Not answered: %s",
 
 	RulesRejected:   "%s was rejected, so it did not run.",

@@ -520,7 +520,7 @@ const (
 	QuestionAnswerLine // an answer on a final card; args: the question, the answer
 	QuestionElsewhere  // where to answer when the card cannot (DingTalk, a typed reply)
 	QuestionCLIPrompt  // bot chat's prompt for one question; args: its number
-	QuestionCLIAskAll  // bot chat: answer or decline; the letters
+	QuestionCLIAskAll  // bot chat: before the questions, how to decline
 	QuestionNoAnswer   // an answer that answered nothing, or that could not be read; args: why
 	// The rules model's summary of a turn's tool results (agent/model.Rules).
 	RulesRejected   // args: the tool

@@ -462,7 +462,7 @@ var zh = map[Key]string{
 	QuestionAnswerLine: "%s → %s",
 	QuestionElsewhere:  "请在网页、bot chat 或通过 HTTP API 回答；回复「取消」表示不回答。",
 	QuestionCLIPrompt:  "回答 %d：输入选项编号（多个用逗号分隔）或自行输入文字；留空跳过",
-	QuestionCLIAskAll:  "回答这个问题？[a] 回答 / [d] 不回答 / 回车继续等待",
+	QuestionCLIAskAll:  "请在下面回答；全部留空表示不回答。",
 	QuestionNoAnswer:   "未回答：%s",
 
 	RulesRejected:   "%s 已被拒绝，未执行。",

@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/user"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -539,6 +541,9 @@ func (r *repl) confirm(ctx context.Context, v cards.View, ref string) error {
 		card = "\x1b[31m" + card + "\x1b[0m"
 	}
 	r.printf("\n%s", card)
+	if v.Answer != nil {
+		return r.answer(ctx, v, ref)
+	}
 	r.printf("%s", r.bold(PromptFor(v, r.c.cfg.Lang)))
 	line, err := r.readLine(ctx, false)
 	verb, comment, grant := approval.Reject, "", approval.GrantUnset
@@ -693,3 +698,59 @@ func (r *repl) bold(s string) string {
 }
 
 var _ channels.Channel = (*Chat)(nil)
+
+// answer asks another agent's question (v.Questions) one by one: a line
+// of option numbers (several with commas, for a multi-select) chooses
+// options, any other text is the person's own answer, an empty line skips
+// the question. Every question skipped declines it (reject); an
+// interrupt, the end of the input and of ctx decline it too. The answer
+// goes to the router as the edit a card's form makes (the engine checks
+// it against the questions and claims it on the hash shown).
+func (r *repl) answer(ctx context.Context, v cards.View, ref string) error {
+	lang := r.c.cfg.Lang
+	r.printf("%s\n", words.In(lang, words.QuestionCLIAskAll))
+	picks := map[string]any{}
+	for i, q := range v.Questions {
+		r.printf("%s", r.bold(words.In(lang, words.QuestionCLIPrompt, i+1)+": "))
+		line, err := r.readLine(ctx, false)
+		if err != nil {
+			if errors.Is(err, errInterrupt) {
+				r.printf("\n%s\n", r.words().interruptRejects)
+			} else {
+				r.printf("\n")
+			}
+			return r.decide(ctx, channels.CardAction{MessageID: ref, ApprovalID: v.ApprovalID, Verb: approval.Reject, PayloadSHA256: v.PayloadSHA256})
+		}
+		if p, ok := cliPick(line, len(q.Options)); ok {
+			picks["#"+strconv.Itoa(i+1)] = p
+		}
+	}
+	if len(picks) == 0 {
+		return r.decide(ctx, channels.CardAction{MessageID: ref, ApprovalID: v.ApprovalID, Verb: approval.Reject, PayloadSHA256: v.PayloadSHA256})
+	}
+	edit, err := json.Marshal(map[string]any{"answers": picks})
+	if err != nil {
+		return err
+	}
+	return r.decide(ctx, channels.CardAction{MessageID: ref, ApprovalID: v.ApprovalID, Verb: approval.Approve, PayloadSHA256: v.PayloadSHA256,
+		Edits: map[string]json.RawMessage{"#1": edit}})
+}
+
+// cliPick reads one typed answer to a question of n options: option
+// numbers ("2", "1, 3") choose options; anything else is the text itself;
+// an empty line answers nothing (ok false).
+func cliPick(line string, n int) (any, bool) {
+	line = strings.TrimSpace(line)
+	if line == "" {
+		return nil, false
+	}
+	var opts []int
+	for _, f := range strings.FieldsFunc(line, func(r rune) bool { return r == ',' || r == '，' || r == ' ' }) {
+		k, err := strconv.Atoi(f)
+		if err != nil || k < 1 || k > n {
+			return map[string]any{"other": line}, true
+		}
+		opts = append(opts, k)
+	}
+	return map[string]any{"options": opts}, true
+}

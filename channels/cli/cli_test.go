@@ -17,6 +17,7 @@ import (
 	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/channels/cli"
 	"github.com/hitlbot/hitlbot/channels/internal/chattest"
+	"github.com/hitlbot/hitlbot/gate"
 	"github.com/hitlbot/hitlbot/internal/hitltest"
 )
 
@@ -124,7 +125,11 @@ func startBeside(t *testing.T, in io.Reader, effect approval.Effect, m agent.Mod
 	}
 	// The stack as `bot chat` builds it (channels.Assemble), before the
 	// chat, which is given the presenter's views.
-	st := hitltest.New(t, hitltest.Config{Model: model, Tools: []agent.Tool{h.erase}, Audit: h.audit, Policy: pc})
+	st := hitltest.New(t, hitltest.Config{Model: model, Tools: []agent.Tool{h.erase}, Audit: h.audit, Policy: pc,
+		// Other agents' calls as the server wires them (questions).
+		Engine: func(ec *approval.EngineConfig) {
+			ec.Dispatcher, ec.Editor = gate.Dispatcher{Next: ec.Dispatcher}, gate.Editor{Next: ec.Editor}
+		}})
 	h.engine = st.Engine
 	wire := func(ch channels.Channel) (func(context.Context) error, error) {
 		for _, c := range append([]channels.Channel{ch}, beside...) {
