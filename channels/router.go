@@ -634,6 +634,13 @@ func (r *Router) decideTyped(ctx context.Context, eng Decider, ch Channel, to Ta
 		verb = approval.Reject
 	}
 	log = log.With("approval_id", pending.ID)
+	if verb == approval.Approve && pending.IsQuestion() {
+		// Another agent's question: a typed 确认 holds no answer. Nothing
+		// is decided; the sender is told where to answer (取消 declines).
+		log.Info("a typed confirmation of a question decides nothing")
+		r.answer(ctx, ch, to, log, answer{text: words.In(r.cfg.Lang, words.QuestionElsewhere)})
+		return
+	}
 	r.mu.Lock()
 	if r.closing {
 		r.mu.Unlock()

@@ -465,7 +465,8 @@ var en = map[Key]string{
 	QuestionElsewhere:  "Answer on the web page, in bot chat or with the HTTP API (decision edit with answers); reply 取消 to decline.",
 	QuestionCLIPrompt:  "Answer %d: an option's number (several with commas), or your own text; empty skips it",
 	QuestionCLIAskAll:  "Answer below; leave every answer empty to decline.",
-	QuestionNoAnswer:   "Not answered: %s",
+	QuestionEmpty:      "Choose an option or type an answer first.",
+	QuestionOwn:        "Or your own answer",
 
 	RulesRejected:   "%s was rejected, so it did not run.",
 	RulesExpired:    "%s was not approved in time (the approval expired), so it did not run.",

@@ -521,7 +521,8 @@ const (
 	QuestionElsewhere  // where to answer when the card cannot (DingTalk, a typed reply)
 	QuestionCLIPrompt  // bot chat's prompt for one question; args: its number
 	QuestionCLIAskAll  // bot chat: before the questions, how to decline
-	QuestionNoAnswer   // an answer that answered nothing, or that could not be read; args: why
+	QuestionEmpty      // the web page: Answer pressed with nothing chosen or typed
+	QuestionOwn        // the web page: the free-text input's placeholder
 	// The rules model's summary of a turn's tool results (agent/model.Rules).
 	RulesRejected   // args: the tool
 	RulesExpired    // args: the tool

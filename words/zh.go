@@ -463,7 +463,8 @@ var zh = map[Key]string{
 	QuestionElsewhere:  "请在网页、bot chat 或通过 HTTP API 回答；回复「取消」表示不回答。",
 	QuestionCLIPrompt:  "回答 %d：输入选项编号（多个用逗号分隔）或自行输入文字；留空跳过",
 	QuestionCLIAskAll:  "请在下面回答；全部留空表示不回答。",
-	QuestionNoAnswer:   "未回答：%s",
+	QuestionEmpty:      "请先选择选项或输入回答。",
+	QuestionOwn:        "或自行输入回答",
 
 	RulesRejected:   "%s 已被拒绝，未执行。",
 	RulesExpired:    "%s 的审批已过期，未执行。",

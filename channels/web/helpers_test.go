@@ -17,6 +17,7 @@ import (
 	"github.com/hitlbot/hitlbot/approval/memstore"
 	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/channels/web"
+	"github.com/hitlbot/hitlbot/gate"
 	"github.com/hitlbot/hitlbot/internal/clock"
 	"github.com/hitlbot/hitlbot/internal/hitltest"
 )
@@ -103,7 +104,11 @@ func newServerOn(t testing.TB, store approval.Store, effect approval.Effect, m a
 	if lang == "" {
 		lang = "en"
 	}
-	st := hitltest.New(t, hitltest.Config{Store: store, Tools: []agent.Tool{s.erase}, Clock: s.clk, Model: m, Policy: pc, Lang: lang})
+	st := hitltest.New(t, hitltest.Config{Store: store, Tools: []agent.Tool{s.erase}, Clock: s.clk, Model: m, Policy: pc, Lang: lang,
+		// Other agents' calls as the server wires them (questions).
+		Engine: func(ec *approval.EngineConfig) {
+			ec.Dispatcher, ec.Editor = gate.Dispatcher{Next: ec.Dispatcher}, gate.Editor{Next: ec.Editor}
+		}})
 	cfg.Tools, cfg.Views = st.Tools, st.Presenter
 	w, err := web.New(cfg)
 	if err != nil {

@@ -482,6 +482,7 @@
     renderCalls(f);
     fillEdit(f);
     $('dlg-error').hidden = true;
+    const asks = renderQuestions(f);
     // A MEDIUM call that may be allowed for the conversation: two approve
     // buttons, 仅本次 (grant once) and 本会话允许 (grant session).
     const grant = !!(f.card && f.card.approve_once);
@@ -493,6 +494,11 @@
     $('dlg-always').hidden = !always;
     $('dlg-always').textContent = always ? f.card.always : '';
     $('dlg-always').title = always ? (f.card.always_how || '') : '';
+    // Another agent's question: answered, never approved as it is.
+    $('dlg-edit-box').hidden = asks;
+    $('dlg-title').textContent = asks ? t('questionTitle') : t('title');
+    $('dlg-reject').textContent = asks ? t('questionDecline') : t('reject');
+    if (asks) $('dlg-approve').textContent = t('questionAnswer');
     setButtons(true);
     $('overlay').hidden = false;
     document.body.classList.add('modal');
@@ -521,6 +527,80 @@
       label.append(box, ' ' + (i + 1) + '. ' + c.tool + (c.summary ? ' — ' + c.summary.split('\n')[0] : ''));
       list.appendChild(label);
     });
+  }
+
+  // A question (card.questions, with card.answer): per question its
+  // options as radio buttons (checkboxes for a multi-select) and a text
+  // input for the person's own answer. Answer sends content.edits {"#1":
+  // {"answers": {"#n": {"options": [k…], "other": "…"}}}}; the server
+  // checks it against the questions and binds it to the hash shown.
+  function renderQuestions(f) {
+    const list = $('dlg-questions-list');
+    list.textContent = '';
+    const qs = (f.card && f.card.answer && Array.isArray(f.card.questions)) ? f.card.questions : [];
+    $('dlg-questions').hidden = qs.length === 0;
+    $('dlg-questions-how').textContent = t('questionHow');
+    qs.forEach((q, i) => {
+      const box = document.createElement('div');
+      box.className = 'question';
+      const p = document.createElement('p');
+      p.textContent = (i + 1) + '. ' + (q.header ? '[' + q.header + '] ' : '') + q.question + (q.multi_select ? ' ' + t('questionMulti') : '');
+      box.appendChild(p);
+      (q.options || []).forEach((o, j) => {
+        const label = document.createElement('label');
+        label.className = 'call-choice';
+        const input = document.createElement('input');
+        input.type = q.multi_select ? 'checkbox' : 'radio';
+        input.name = 'q_' + (i + 1);
+        input.dataset.question = String(i + 1);
+        input.dataset.option = String(j + 1);
+        label.append(input, ' ' + o.label + (o.description ? ' — ' + o.description : ''));
+        box.appendChild(label);
+      });
+      const other = document.createElement('input');
+      other.type = 'text';
+      other.maxLength = 1000;
+      other.placeholder = t('questionOwn');
+      other.dataset.other = String(i + 1);
+      box.appendChild(other);
+      list.appendChild(box);
+    });
+    return qs.length > 0;
+  }
+
+  function questionAnswers() {
+    const picks = {};
+    const at = (n) => (picks['#' + n] = picks['#' + n] || {});
+    for (const input of $('dlg-questions-list').querySelectorAll('input[data-option]')) {
+      if (!input.checked) continue;
+      const p = at(input.dataset.question);
+      p.options = (p.options || []).concat([Number(input.dataset.option)]);
+    }
+    for (const input of $('dlg-questions-list').querySelectorAll('input[data-other]')) {
+      const v = input.value.trim();
+      if (v) at(input.dataset.other).other = v;
+    }
+    return picks;
+  }
+
+  function answerQuestions() {
+    if (!current || $('dlg-approve').disabled) return;
+    const picks = questionAnswers();
+    if (Object.keys(picks).length === 0) {
+      $('dlg-error').textContent = t('questionEmpty');
+      $('dlg-error').hidden = false;
+      return;
+    }
+    const ok = send({ type: 'user.response', session_id: sessionId, step_id: current,
+      content: { confirmed: true, message: $('dlg-comment').value.trim(), edits: { '#1': { answers: picks } } } });
+    if (!ok) {
+      $('dlg-error').textContent = t('notConnected');
+      $('dlg-error').hidden = false;
+      return;
+    }
+    setButtons(false);
+    $('dlg-error').textContent = t('running');
+    $('dlg-error').hidden = false;
   }
 
   // Edit before approve: the arguments, prefilled, in a text area; one
@@ -617,7 +697,10 @@
       .filter((el) => !el.disabled && el.offsetParent !== null);
   }
 
-  $('dlg-approve').addEventListener('click', () => answer(true, $('dlg-once').hidden ? '' : 'session'));
+  $('dlg-approve').addEventListener('click', () => {
+    if (!$('dlg-questions').hidden) answerQuestions();
+    else answer(true, $('dlg-once').hidden ? '' : 'session');
+  });
   $('dlg-once').addEventListener('click', () => answer(true, 'once'));
   $('dlg-always').addEventListener('click', () => answer(true, 'always'));
   $('dlg-edit-approve').addEventListener('click', () => answerEdit());
@@ -660,7 +743,9 @@
       // approves the edit.
       if (ev.target && (ev.target.id === 'dlg-edit' || ev.target.id === 'dlg-edit-approve')) return;
       ev.preventDefault();
-      answer(true);
+      // A question is answered with what is chosen, never approved bare.
+      if (!$('dlg-questions').hidden) answerQuestions();
+      else answer(true);
     }
   });
 
