@@ -165,3 +165,32 @@ func TestQuestionAlwaysAsks(t *testing.T) {
 		t.Fatal("a question without questions was asked")
 	}
 }
+
+// TestPermissionPromptToolQuestion: the same question asked through
+// request_approval's contract (Claude Code's --permission-prompt-tool):
+// the behavior carries the answered input.
+func TestPermissionPromptToolQuestion(t *testing.T) {
+	r := newRig(t)
+	ans, err := r.gate.Ask(context.Background(), r.ci, gate.Ask{Tool: "AskUserQuestion", Input: json.RawMessage(askQuestion), Key: "toolu_q"})
+	if err != nil || ans.Status != gate.StatusPending {
+		t.Fatalf("ask: %+v, %v", ans, err)
+	}
+	a := r.card(t)
+	if _, err := r.engine.Decide(context.Background(), a.ID, approval.Decision{Verb: approval.Approve, Actor: "ou_456", Source: approval.SourceCard,
+		PayloadSHA256: a.PayloadSHA256, Edits: map[string]json.RawMessage{"#1": json.RawMessage(`{"answers":{"#2":["Logs","Metrics"]}}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.gate.Wait(context.Background(), r.ci, ans.ID, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"behavior":"allow","updatedInput":{"answers":{"Which extras?":"Logs, Metrics"},"questions":` + mustCanon(t, askQuestion)[len(`{"questions":`):]
+	if string(got.Behavior()) != want+"}" {
+		t.Fatalf("behavior %s\nwant      %s}", got.Behavior(), want)
+	}
+	// A retry of the same key (the same question) gets the same answer.
+	again, err := r.gate.Ask(context.Background(), r.ci, gate.Ask{Tool: "AskUserQuestion", Input: json.RawMessage(askQuestion), Key: "toolu_q"})
+	if err != nil || string(again.Behavior()) != string(got.Behavior()) {
+		t.Fatalf("retry: %s, %v", again.Behavior(), err)
+	}
+}
