@@ -573,6 +573,9 @@ func denial(a *approval.Approval, o approval.Outcome) string {
 		if life >= time.Second {
 			life = life.Round(time.Second)
 		}
+		if a.IsQuestion() {
+			return fmt.Sprintf("expired: nobody answered the question within %s. Go on without the answer, or ask again if it is still needed.", life)
+		}
 		return fmt.Sprintf("expired: nobody decided within %s. Do not run it; ask again if it is still needed.", life)
 	case approval.StatusSuperseded:
 		return "superseded: a newer request for approval replaced this one in the approvers' chat. Do not run it; ask again if it is still needed."

@@ -194,3 +194,20 @@ func TestPermissionPromptToolQuestion(t *testing.T) {
 		t.Fatalf("retry: %s, %v", again.Behavior(), err)
 	}
 }
+
+// TestQuestionExpiryIsADenial: a question nobody answered before its
+// approval expired is denied, saying nobody answered it.
+func TestQuestionExpiryIsADenial(t *testing.T) {
+	cs := append([]gate.AgentConfig(nil), agents...)
+	cs[0].Timeout = time.Second
+	r := newRigAgents(t, memstore.New(memstore.Options{}), cs)
+	ans, err := r.gate.Ask(context.Background(), r.ci, gate.Ask{Tool: "AskUserQuestion", Input: json.RawMessage(askQuestion)})
+	if err != nil || ans.Status != gate.StatusPending {
+		t.Fatalf("ask: %+v, %v", ans, err)
+	}
+	got, err := r.gate.Wait(context.Background(), r.ci, ans.ID, time.Minute)
+	if err != nil || got.State != approval.StateExpired ||
+		string(got.Behavior()) != `{"behavior":"deny","message":"expired: nobody answered the question within 1s. Go on without the answer, or ask again if it is still needed."}` {
+		t.Fatalf("answer %+v %s, %v", got, got.Behavior(), err)
+	}
+}
