@@ -26,6 +26,9 @@
 //   - claude.go: POST /hooks/claude, Claude Code's PermissionRequest hook:
 //     each request its own approval (a lane), answered within the
 //     agent's hook_timeout.
+//   - question.go: Claude Code's AskUserQuestion as a question card; the
+//     person's answer is an edit that Editor checks, allowed as
+//     updatedInput with "answers".
 //   - codex.go: POST /hooks/codex, Codex's: the same, answered as Codex
 //     accepts (never updatedInput).
 //   - standing.go: standing rules ("always allow Bash(npm test:*) for
