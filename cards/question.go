@@ -80,6 +80,12 @@ const (
 	feishuDeclineName = "decline"
 )
 
+// optionRunes is how much of an option's label a select shows, by the
+// card's compaction (View.fit): a card of many long options is made to
+// keep Feishu's 30 KB (the questions in full are in the preview, which
+// compaction cuts first; the web page shows them whole).
+var optionRunes = []int{100, 60, 30, 16, 8}
+
 // optionButtons reports whether v's card shows its options as buttons.
 func optionButtons(v View) bool {
 	return len(v.Questions) == 1 && !v.Questions[0].Multi && len(v.Questions[0].Options) > 0 && len(v.Questions[0].Options) <= feishuOptionButtons
@@ -96,7 +102,7 @@ func feishuQuestionForm(v View, lang string) map[string]any {
 		if len(q.Options) > 0 && !optionButtons(v) {
 			var opts []any
 			for j, o := range q.Options {
-				opts = append(opts, map[string]any{"text": plainText(excerpt(o.Label, 100)), "value": strconv.Itoa(j + 1)})
+				opts = append(opts, map[string]any{"text": plainText(excerpt(o.Label, optionRunes[min(v.fit, len(optionRunes)-1)])), "value": strconv.Itoa(j + 1)})
 			}
 			tag := "select_static"
 			if q.Multi {

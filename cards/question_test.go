@@ -2,6 +2,7 @@ package cards_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -208,4 +209,36 @@ func FuzzParseFeishuAnswers(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestQuestionCardFitsFeishu: the largest question the gate takes (8
+// questions of 20 options, every text at its bound, in Chinese and in
+// ASCII) still makes a card within Feishu's limits that holds every
+// question's select and input.
+func TestQuestionCardFitsFeishu(t *testing.T) {
+	for _, r := range []string{"a", "答"} {
+		var qs []map[string]any
+		for i := range approval.MaxQuestions {
+			var opts []map[string]any
+			for j := range approval.MaxQuestionOptions {
+				opts = append(opts, map[string]any{"label": fmt.Sprint(j) + strings.Repeat(r, 290), "description": strings.Repeat(r, 990)})
+			}
+			qs = append(qs, map[string]any{"question": fmt.Sprint(i) + strings.Repeat(r, 990), "options": opts, "multiSelect": i%2 == 0})
+		}
+		in, _ := json.Marshal(map[string]any{"questions": qs})
+		v := cards.Pending(questionSample(t, string(in)), nil, "zh")
+		if len(v.Questions) != approval.MaxQuestions {
+			t.Fatalf("%s: %d questions on the view", r, len(v.Questions))
+		}
+		card := cards.FeishuCard(v, "zh")
+		js := mustJSON(t, card)
+		if !cards.FeishuCardFits(card) || feishutest.CheckCard(js) != nil {
+			t.Fatalf("%s: the card does not fit (%d bytes): %v", r, len(js), feishutest.CheckCard(js))
+		}
+		for n := 1; n <= approval.MaxQuestions; n++ {
+			if !strings.Contains(js, `"name":"`+cards.FeishuQuestionField(n)+`"`) || !strings.Contains(js, `"name":"`+cards.FeishuOtherField(n)+`"`) {
+				t.Fatalf("%s: question %d cannot be answered on the card", r, n)
+			}
+		}
+	}
 }
