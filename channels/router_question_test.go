@@ -28,6 +28,15 @@ func TestTypedConfirmDoesNotAnswerAQuestion(t *testing.T) {
 	if st := g.state(t, a.ID); st != approval.StatePending || !g.ch.hasText("notice", words.In("en", words.QuestionElsewhere)) {
 		t.Fatalf("state %s; texts %v", st, g.ch.texts())
 	}
+	code, err := g.engine.ChatCode(context.Background(), a)
+	if err != nil || code == "" {
+		t.Fatalf("code %q, %v", code, err)
+	}
+	g.send(t, msg("alice", "确认 "+code))
+	g.barrier(t, "alice")
+	if st := g.state(t, a.ID); st != approval.StatePending {
+		t.Fatalf("state after 确认 %s: %s; texts %v", code, st, g.ch.texts())
+	}
 	g.send(t, msg("alice", "取消"))
 	g.drain()
 	if st := g.state(t, a.ID); st != approval.StateRejected {
