@@ -1,4 +1,4 @@
-package channels
+package channels_test
 
 import (
 	"context"
