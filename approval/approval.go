@@ -311,6 +311,14 @@ type Approval struct {
 	// AllowsIn), and their chats show cards of it.
 	Escalation []Escalation `json:"escalation,omitempty"`
 	Escalated  int          `json:"escalated,omitempty"`
+	// Reminders are the moments of its window (CreatedAt to ExpiresAt),
+	// as fractions of it in ascending order (copied from
+	// EngineConfig.Reminders when it was requested), at which a reminder
+	// goes to the people who may decide it; Reminded how many of them are
+	// behind it (sent, or passed over because a later one was due too).
+	// See NextReminder and Store.Remind.
+	Reminders []float64 `json:"reminders,omitempty"`
+	Reminded  int       `json:"reminded,omitempty"`
 	// Privacy is who sees the approval in a group chat (the policy's
 	// privacy rule when it was asked); Group reports that its chat is a
 	// group chat, not a 1:1 chat. See Private and MaySee.
@@ -448,6 +456,9 @@ func (a *Approval) Clone() *Approval {
 	c.Cards = append([]CardRef(nil), a.Cards...)
 	c.Approvers.Users = append([]UserID(nil), a.Approvers.Users...)
 	c.Votes = append([]Vote(nil), a.Votes...)
+	if a.Reminders != nil {
+		c.Reminders = append([]float64(nil), a.Reminders...)
+	}
 	c.Escalation = make([]Escalation, len(a.Escalation))
 	for i, st := range a.Escalation {
 		st.Approvers.Users = append([]UserID(nil), st.Approvers.Users...)

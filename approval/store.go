@@ -148,6 +148,24 @@ type Store interface {
 	// any.
 	Escalate(ctx context.Context, id ID, now time.Time) (EscalateResult, error)
 
+	// Reminders returns up to limit approvals whose next reminder
+	// (Approval.NextReminder) is due at or before now, earliest first.
+	// Put adds every approval that has reminders to this index; it may
+	// name approvals that have ended since: Remind drops those.
+	Reminders(ctx context.Context, now time.Time, limit int) ([]ID, error)
+	// Remind takes the reminder of an approval that is due at now
+	// (Approval.DueReminder: the latest due, the earlier ones passed
+	// over): the one atomic step every reminder passes, so that of two
+	// replicas sweeping at once only one sends it. In this order:
+	// missing; not pending (claimed or ended), no reminder left, or now
+	// at or after ExpiresAt (RemindNone: nothing changes, and the
+	// approval leaves the index); the next reminder not yet due
+	// (RemindNotDue: it stays in the index at its time); then the
+	// reminder is taken (RemindTaken): Reminded counts it and those
+	// passed over, and the index holds the approval at its next
+	// reminder's time, if any.
+	Remind(ctx context.Context, id ID, now time.Time) (RemindResult, error)
+
 	// Ping checks that the store answers.
 	Ping(ctx context.Context) error
 }

@@ -48,6 +48,9 @@ type Store struct {
 	// esc is the escalation index (see Escalations): pending approvals
 	// with a step left, at its time.
 	esc *timeIndex
+	// rem is the reminder index (see Reminders): pending approvals with a
+	// reminder left, at its time.
+	rem *timeIndex
 	// chats lists the pending approvals of each chat (ChatPending): an
 	// approval's own chat, or its approvers' chat, and the chats of the
 	// escalation steps taken so far (places). An approval leaves every
@@ -102,6 +105,7 @@ func New(opts Options) *Store {
 		subs:      map[int]func(approval.ID, approval.Outcome){},
 		due:       newTimeIndex(),
 		esc:       newTimeIndex(),
+		rem:       newTimeIndex(),
 		chats:     map[approval.Place]map[approval.ID]struct{}{},
 	}
 }
@@ -171,6 +175,9 @@ func (s *Store) Put(ctx context.Context, a *approval.Approval, supersededOutcome
 	s.due.set(a.ID, a.ExpiresAt)
 	if _, at, ok := a.NextEscalation(); ok {
 		s.esc.set(a.ID, at)
+	}
+	if _, at, ok := a.NextReminder(); ok {
+		s.rem.set(a.ID, at)
 	}
 	for _, p := range places(a) {
 		s.listLocked(a.ID, p)
@@ -390,6 +397,7 @@ func (s *Store) claimLocked(id approval.ID, req approval.ClaimRequest) (approval
 	}
 	s.unlistLocked(r)
 	s.esc.remove(r.ID)
+	s.rem.remove(r.ID)
 	r.State = approval.StateClaimed
 	r.DecidedAt = req.Now
 	r.Grant = req.Grant
@@ -593,10 +601,11 @@ func (s *Store) Undue(ctx context.Context, ids ...approval.ID) error {
 }
 
 // endedLocked takes r, which is ending now, out of every index: the
-// chats it is listed in, the escalation and the expiry index.
+// chats it is listed in, the escalation, reminder and expiry indexes.
 func (s *Store) endedLocked(r *approval.Approval) {
 	s.unlistLocked(r)
 	s.esc.remove(r.ID)
+	s.rem.remove(r.ID)
 	s.due.remove(r.ID)
 }
 

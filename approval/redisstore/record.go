@@ -139,6 +139,9 @@ type frozen struct {
 	// Escalation is the approval's timed escalation (the steps taken
 	// are counted in field ed).
 	Escalation []approval.Escalation `json:"es,omitempty"`
+	// Reminders is approval.Approval.Reminders (how many are behind it is
+	// field rd).
+	Reminders []float64 `json:"rm,omitempty"`
 	// Privacy is approval.Approval.Privacy, absent when empty; Group
 	// reports a group chat (approval.Approval.Group). No script reads
 	// them: the router and the channels do.
@@ -242,6 +245,9 @@ func encodeRecord(a *approval.Approval) (fields, error) {
 			fs.add("ep", ep)
 		}
 	}
+	if a.Reminded > 0 {
+		fs = append(fs, "rd", strconv.Itoa(a.Reminded))
+	}
 	for i, c := range a.Cards {
 		v, err := cardValue(c, a.Channel, a.ChatID)
 		if err != nil {
@@ -282,7 +288,7 @@ func escalatedFields(a *approval.Approval) (ed, eu, ep string, err error) {
 func encodeFrozen(a *approval.Approval) ([]byte, error) {
 	fr := frozen{Risk: a.Risk, Summary: a.Summary, Preview: a.Preview, Reason: a.Reason, ReasonZH: a.ReasonZH,
 		SummaryZH: a.SummaryZH, PreviewZH: a.PreviewZH, About: a.About, AboutZH: a.AboutZH, RequesterName: a.RequesterName, Grant: a.GrantWindow,
-		Escalation: a.Escalation, Privacy: a.Privacy, Group: a.Group, Trace: a.Trace, Standing: a.Standing}
+		Escalation: a.Escalation, Reminders: a.Reminders, Privacy: a.Privacy, Group: a.Group, Trace: a.Trace, Standing: a.Standing}
 	if a.Calls != nil {
 		fr.Calls = make([]frozenCall, len(a.Calls))
 	}
@@ -426,6 +432,13 @@ func decodeRecord(id approval.ID, f record) (*approval.Approval, error) {
 		}
 		a.Escalated = n
 	}
+	if v, ok := f.get("rd"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("record field rd: %q is not a count", v)
+		}
+		a.Reminded = n
+	}
 	if v, ok := f.get("at"); ok {
 		t, err := time.Parse(time.RFC3339Nano, v)
 		if err != nil {
@@ -473,6 +486,7 @@ func decodeFixed(a *approval.Approval, f record) error {
 	}
 	a.Escalation = fr.Escalation
 	a.Trace = fr.Trace
+	a.Reminders = fr.Reminders
 	a.Channel, a.ChatID = f.str("ch"), f.str("ci")
 	if k, ok := f.get("k"); ok {
 		a.Session = approval.SessionKey(k)

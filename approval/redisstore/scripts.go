@@ -709,3 +709,40 @@ end
 setlong(rk, unpack(set))
 return result('taken')
 `
+
+// remindLua takes a reminder of an approval: Store.Remind has read the
+// record and chosen, by the caller's clock, the reminder that is due; the
+// script takes it only if the record is as it was read (still pending, the
+// same number of reminders behind it) and not expired.
+//
+//	KEYS[1]  record key <prefix>{<shard>}:ap:<id>
+//	ARGV[1]  the reminders behind it as the record was read (field rd)
+//	ARGV[2]  the reminders behind it once this one is taken
+//	ARGV[3]  now, unix ms  ARGV[4] now, ns within the ms
+//	ARGV[5]  nonce of this call
+//
+// Returns {"missing"} or {code, HGETALL of the record}: code "taken", or
+// "changed" (another call took it, or the approval is no longer pending
+// or has expired: nothing changed).
+const remindLua = libLua + `
+local rk, nonce = KEYS[1], ARGV[5]
+local f = record(rk, 'e', 'n', 'rd', 'rt')
+if not f[1] then
+  return {'missing'}
+end
+local function result(code)
+  return {code, redis.call('HGETALL', rk)}
+end
+if f[5] == nonce then
+  -- this very call, re-sent after a lost reply: answer as the first time
+  return result('taken')
+end
+local nowms, nowns = tonumber(ARGV[3]), tonumber(ARGV[4])
+local expms, expns = tonumber(f[2]), tonumber(f[3])
+local before = nowms < expms or (nowms == expms and nowns < expns)
+if f[1] ~= 'pending' or not before or (f[4] or '0') ~= ARGV[1] then
+  return result('changed')
+end
+redis.call('HSET', rk, 'rd', ARGV[2], 'rt', nonce)
+return result('taken')
+`

@@ -92,7 +92,7 @@ type Store struct {
 	ended endedQueue
 
 	put, claim, complete, cancel, addCards, pending, resolve *redis.Script
-	putGrant, listGrants, revoke, escalate                   *redis.Script
+	putGrant, listGrants, revoke, escalate, remind           *redis.Script
 }
 
 var _ approval.Store = (*Store)(nil)
@@ -153,6 +153,7 @@ func New(client redis.UniversalClient, opts Options) (*Store, error) {
 		listGrants: redis.NewScript(listGrantsLua),
 		revoke:     redis.NewScript(revokeLua),
 		escalate:   redis.NewScript(escalateLua),
+		remind:     redis.NewScript(remindLua),
 	}, nil
 }
 
@@ -187,6 +188,7 @@ func (s *Store) idemKey(sess approval.SessionKey, key string) string {
 func (s *Store) seenKey(key string) string { return s.prefix + "seen:" + key }
 func (s *Store) dueKey() string            { return s.prefix + "due" }
 func (s *Store) escKey() string            { return s.prefix + "esc" }
+func (s *Store) remKey() string            { return s.prefix + "remind" }
 
 // ---- errors
 
@@ -328,6 +330,9 @@ func (s *Store) Put(ctx context.Context, a *approval.Approval, supersededOutcome
 	_, escAt, escalates := a.NextEscalation()
 	escMS, _ := splitTime(escAt)
 	esc := redis.Z{Score: float64(escMS), Member: string(a.ID)}
+	_, remAt, reminds := a.NextReminder()
+	remMS, _ := splitTime(remAt)
+	rem := redis.Z{Score: float64(remMS), Member: string(a.ID)}
 	// The chat's index is read back in the same pipeline (pruned of
 	// entries past the retention first, as chatIDs does), so that the
 	// card's short code needs no round trip of its own (ChatCode).
@@ -340,6 +345,9 @@ func (s *Store) Put(ctx context.Context, a *approval.Approval, supersededOutcome
 		pipe.PExpire(ctx, chat, chatTTL)
 		if escalates {
 			pipe.ZAdd(ctx, s.escKey(), esc)
+		}
+		if reminds {
+			pipe.ZAdd(ctx, s.remKey(), rem)
 		}
 		s.ended.drain(ctx, pipe)
 		pipe.ZRemRangeByScore(ctx, chat, "-inf", "("+strconv.FormatInt(oldMS, 10))
