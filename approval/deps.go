@@ -31,6 +31,13 @@ type Notifier interface {
 	// decision on either settles both). An error means that no card
 	// reached the step's chat; the notifier has said so where a waits.
 	Escalate(ctx context.Context, a *Approval, step int) ([]CardRef, error)
+	// Remind tells the people who may decide a, still pending, that it
+	// waits (reminder n of a.Reminders, just taken: a.Reminded counts
+	// it), where they decide it, mentioning them by name
+	// (Approval.Mentioned). It names the approval by its code and who
+	// asked, never what a private approval would run. An error means the
+	// reminder reached nobody; it is not sent again.
+	Remind(ctx context.Context, a *Approval, n int) error
 }
 
 // EndListener hears of every approval that ends on this engine (decided,
@@ -79,5 +86,8 @@ func (NopNotifier) Progress(context.Context, *Approval) error { return nil }
 
 // Escalate sends no card.
 func (NopNotifier) Escalate(context.Context, *Approval, int) ([]CardRef, error) { return nil, nil }
+
+// Remind says nothing.
+func (NopNotifier) Remind(context.Context, *Approval, int) error { return nil }
 
 var _ Notifier = NopNotifier{}

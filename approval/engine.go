@@ -99,6 +99,12 @@ type EngineConfig struct {
 	// reads them all at once (Store.Outcomes, pollBatch to a call) and
 	// wakes the Waits of those that ended. Default 5s.
 	PollInterval time.Duration
+	// Reminders are the moments of an approval's window (CreatedAt to
+	// ExpiresAt), as fractions of it, at which the sweeper reminds the
+	// people who may decide a pending approval (Notifier.Remind), once
+	// each whichever replica sweeps: ascending, each above 0 and below
+	// 1, at most MaxReminders (ValidReminders). Empty: no reminders.
+	Reminders []float64
 }
 
 // Engine requests, decides and waits on approvals. Several engines (one per
@@ -176,6 +182,9 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	}
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = 5 * time.Second
+	}
+	if !ValidReminders(cfg.Reminders) {
+		return nil, fmt.Errorf("approval.NewEngine: reminders %v: at most %d fractions of the window, each above 0 and below 1, ascending", cfg.Reminders, MaxReminders)
 	}
 	return &Engine{cfg: cfg, log: cfg.Logger, tracer: tracing.Or(cfg.Tracer), waiters: map[ID]*waiting{}, kick: make(chan struct{}, 1), early: map[ID]*earlyOutcome{}, pruneAt: minPrune,
 		took: map[ID]time.Time{}, tookPrune: minPrune}, nil
@@ -418,6 +427,9 @@ func (e *Engine) Request(ctx context.Context, r Request) (_ *Approval, err error
 	if a.ApproveIn != nil && a.ApproveIn.Direct && (a.Approvers.Mode != ApproverUsers || len(a.Approvers.Users) == 0) {
 		// 1:1 to the people the rule lists, and it lists nobody.
 		return nil, E(op, errkind.Invalid, "", fmt.Errorf("%w: approve_in direct needs approvers of mode users (rule %s)", ErrApproversUnreachable, a.Approvers.DescribeIn("en")))
+	}
+	if len(e.cfg.Reminders) > 0 {
+		a.Reminders = append([]float64(nil), e.cfg.Reminders...)
 	}
 	if len(r.Verdict.Escalation) > 0 {
 		a.Escalation = append([]Escalation(nil), r.Verdict.Escalation...)
@@ -1089,7 +1101,8 @@ func (e *Engine) freezeStale(ctx context.Context, a *Approval) bool {
 	return true
 }
 
-// Sweep takes the escalation steps that are due (see escalate) and ends approvals that are past their expiry although no Wait ended
+// Sweep takes the escalation steps and the reminders that are due (see
+// escalate, remind) and ends approvals that are past their expiry although no Wait ended
 // them (the process that waited died, or a turn gave up): each goes through
 // the same claim gate as a click, so it is expired exactly once (audited,
 // every card settled) whichever replica sweeps, and an approval a decision
@@ -1118,7 +1131,11 @@ func (e *Engine) Sweep(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	taken, err := e.escalate(ctx)
-	return len(done) + taken, err
+	if err != nil {
+		return len(done) + taken, err
+	}
+	sent, err := e.remind(ctx)
+	return len(done) + taken + sent, err
 }
 
 // RunSweeper calls Sweep every interval until ctx ends. Each round is

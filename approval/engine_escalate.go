@@ -79,3 +79,34 @@ func (e *Engine) escalated(ctx context.Context, a *Approval, step int) {
 		e.progress(rec)
 	}
 }
+
+// remind sends the reminders that are due (Store.Reminders, then
+// Store.Remind, which takes each once whichever replica sweeps, and never
+// of an approval that has ended) through the notifier. It returns how
+// many it took; an error means the index could not be read.
+func (e *Engine) remind(ctx context.Context) (int, error) {
+	now := e.cfg.Clock.Now().UTC()
+	ids, err := e.cfg.Store.Reminders(ctx, now, escalateBatch)
+	if err != nil {
+		return 0, err
+	}
+	taken := 0
+	for _, id := range ids {
+		res, err := e.cfg.Store.Remind(ctx, id, now)
+		if err != nil {
+			e.log.Warn("taking a reminder failed; retrying at the next sweep", "approval_id", id, "err", err)
+			continue
+		}
+		if res.Code != RemindTaken {
+			continue
+		}
+		taken++
+		a := res.Approval
+		if err := e.cfg.Notifier.Remind(ctx, a.Clone(), res.N); err != nil {
+			e.log.Warn("the reminder reached nobody", "approval_id", id, "reminder", res.N+1, "err", err)
+			continue
+		}
+		e.log.Info("approval reminder sent", "approval_id", id, "reminder", res.N+1, "of", len(a.Reminders))
+	}
+	return taken, nil
+}

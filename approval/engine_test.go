@@ -150,7 +150,9 @@ type fixture struct {
 	tool  *counterTool
 	audit *recorder
 	notes *notifier
-	sa    approval.Store
+	// sa and sb are the stores of the two replicas (one truth: two
+	// clients of one Redis, or one memstore).
+	sa, sb approval.Store
 }
 
 func newFixture(t *testing.T, be backend, wrap ...func(approval.Store) approval.Store) *fixture {
@@ -160,7 +162,7 @@ func newFixture(t *testing.T, be backend, wrap ...func(approval.Store) approval.
 	for _, w := range wrap {
 		sa, sb = w(sa), w(sb)
 	}
-	f.sa = sa
+	f.sa, f.sb = sa, sb
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	mk := func(s approval.Store) *approval.Engine {
