@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/internal/clip"
 	"github.com/hitlbot/hitlbot/words"
 )
 
@@ -29,6 +31,22 @@ func untilTime(v View) string {
 		return e.Format("2006-01-02 15:04 MST")
 	}
 	return e.Format("15:04 MST")
+}
+
+// ReminderText is the reminder of a pending approval as a chat reads it
+// (approval.Notifier.Remind), in lang: its code, who asked, until when
+// and who may approve, then, unless v is redacted (a private approval),
+// what it would do. v.Code names it ("" : the approval's own short code).
+func ReminderText(v View, lang string) string {
+	code := v.Code
+	if code == "" {
+		code = approval.ShortCode(v.ApprovalID, 4)
+	}
+	s := words.In(lang, words.ReminderLine, code, v.requesterShown(), untilTime(v), v.Approvers)
+	if !v.Redacted && v.Summary != "" {
+		s += "\n" + words.In(lang, words.ReminderWhat, clip.Runes(clip.FirstLine(v.Summary), 120))
+	}
+	return s
 }
 
 // requestedLine is "Requested by <who> · valid until 14:32 CST" ("由 张三

@@ -102,6 +102,12 @@ type Outgoing struct {
 	Tool    string
 	Args    []byte
 	IsError bool
+	// Mentions are people the message mentions by their platform id (a
+	// reminder's approvers, at most approval.MaxMentions): a channel that
+	// can (Feishu: <at user_id> elements of a text message; DingTalk:
+	// at.atUserIds and @<id> in the text) mentions them before the text,
+	// so they are notified; others say Text alone, which names them.
+	Mentions []approval.UserID
 }
 
 // TurnEventKind is where a turn stands, for a channel that answers

@@ -31,6 +31,7 @@ func (shown) Progress(context.Context, *approval.Approval) error { return nil }
 func (shown) Escalate(context.Context, *approval.Approval, int) ([]approval.CardRef, error) {
 	return nil, nil
 }
+func (shown) Remind(context.Context, *approval.Approval, int) error { return nil }
 
 func (s shown) Show(_ context.Context, a *approval.Approval) ([]approval.CardRef, error) {
 	s <- a

@@ -181,6 +181,12 @@ const (
 	ApproversAnyoneIn // anyone deciding in one chat may (a step of mode chat); args: the chat id
 	ApproversAlso     // said after who may approve once an escalation added people; args: who (EscalatedWhoIn)
 
+	// A reminder of a pending approval (approval.Notifier.Remind): its
+	// code and who asked, never what a private approval would run.
+	ReminderLine // args: the code, who asked, until when (a time of day), who may approve
+	ReminderWhat // what it would do, after ReminderLine (not for a private approval); args: the summary
+	ReminderMore // after the people a reminder mentions, how many more there are; args: the number
+
 	// The router's notices.
 	RouterWaiting     // an approval waits; args: what it is
 	RouterCalls       // what a batch is; args: tool, number of calls

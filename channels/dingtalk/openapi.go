@@ -338,8 +338,36 @@ func (c *Channel) Send(ctx context.Context, to channels.Target, out channels.Out
 	if out.Kind == channels.OutToolResult && out.Tool != "" {
 		text = out.Tool + ": " + text
 	}
-	return c.post(ctx, to, kindUnknown, "sampleText", map[string]string{"content": text},
-		map[string]any{"msgtype": "text", "text": map[string]string{"content": text}})
+	hook := map[string]any{"msgtype": "text", "text": map[string]string{"content": text}}
+	if ids := mentionIDs(out.Mentions); len(ids) > 0 {
+		// A mention is the sessionWebhook's: "at":{"atUserIds":[…]} with
+		// "@<id>" in the text (the robot's reply through sessionWebhook,
+		// docs/platform-rules-dingtalk.md). The robot send API's
+		// sampleText takes content only: there the text names them
+		// without notifying.
+		at := ""
+		for _, id := range ids {
+			at += "@" + id + " "
+		}
+		hook = map[string]any{"msgtype": "text", "text": map[string]string{"content": at + text}, "at": map[string]any{"atUserIds": ids}}
+	}
+	return c.post(ctx, to, kindUnknown, "sampleText", map[string]string{"content": text}, hook)
+}
+
+// mentionIDs are the staff ids of users a text can mention, at most
+// approval.MaxMentions: an external member's encrypted id ($:LWCP_v1:$…)
+// is no staff id and is left out.
+func mentionIDs(users []approval.UserID) []string {
+	var ids []string
+	for _, u := range users {
+		if len(ids) == approval.MaxMentions {
+			break
+		}
+		if s := string(u); s != "" && !strings.HasPrefix(s, "$:") && !strings.ContainsAny(s, " @\n") {
+			ids = append(ids, s)
+		}
+	}
+	return ids
 }
 
 // sendMarkdown says a markdown message in the chat (of kind, when this

@@ -97,6 +97,8 @@ type rigOptions struct {
 	// noViews leaves the channel's Config.Views nil, as `bot doctor`
 	// makes it (default: the presenter's, as the server does).
 	noViews bool
+	// reminders, when set, are the engine's (approval.EngineConfig.Reminders).
+	reminders []float64
 }
 
 // webhookKey is the encrypt key of webhook-mode rigs.
@@ -164,6 +166,7 @@ func newRigWith(t *testing.T, o rigOptions, mod ...func(*Config, *hitltest.Tool)
 	st := hitltest.New(t, hitltest.Config{Store: store, Model: m, Tools: []agent.Tool{g.erase}, Policy: pc, Clock: o.clock, Lang: "en",
 		Engine: func(ec *approval.EngineConfig) {
 			ec.Dispatcher, ec.Editor = gate.Dispatcher{Next: ec.Dispatcher}, gate.Editor{Next: ec.Editor}
+			ec.Reminders = o.reminders
 		},
 		Router: func(c *channels.RouterConfig) { c.Scope = scope }})
 	// Made after the stack, as the server does: given the presenter's views.

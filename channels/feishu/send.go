@@ -12,6 +12,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -226,6 +227,32 @@ func textContent(s string) (string, error) {
 }
 
 // outgoingText is what an Outgoing says as plain text.
+// mentioning is text after a text message's mention of each of users
+// that is a Feishu id (<at user_id="ou_…"></at>: doc server-docs/im-v1/
+// message/create, content of a text message; the client shows the
+// name), at most approval.MaxMentions. An "<at" in text itself is
+// defused (a zero-width joiner after "<"), so only these mentions notify.
+func mentioning(users []approval.UserID, text string) string {
+	var b strings.Builder
+	n := 0
+	for _, u := range users {
+		if n == approval.MaxMentions || !feishuID.MatchString(string(u)) {
+			continue
+		}
+		n++
+		b.WriteString(`<at user_id="` + string(u) + `"></at> `)
+	}
+	return b.String() + atTag.ReplaceAllString(text, "<\u200d$1")
+}
+
+// feishuID matches the ids Feishu gives people (open_id ou_…, union_id
+// on_…): only such an id is put in a mention.
+var feishuID = regexp.MustCompile(`^o[un]_[A-Za-z0-9]{1,64}$`)
+
+// atTag finds "<at" (any case) in text, which Feishu would read as a
+// mention.
+var atTag = regexp.MustCompile(`<((?i)at)`)
+
 func outgoingText(out channels.Outgoing) string {
 	if out.Kind != channels.OutToolResult {
 		return out.Text
@@ -246,6 +273,9 @@ func (c *Channel) Send(ctx context.Context, to channels.Target, out channels.Out
 	text := outgoingText(out)
 	if strings.TrimSpace(text) == "" {
 		return nil
+	}
+	if len(out.Mentions) > 0 {
+		text = mentioning(out.Mentions, text)
 	}
 	content, err := textContent(text)
 	if err != nil {

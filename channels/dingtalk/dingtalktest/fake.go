@@ -471,6 +471,35 @@ func (f *Fake) Texts() []string {
 	return out
 }
 
+// Mentions returns, for each text message posted to the sessionWebhook
+// that reached its chat, the people it mentions as DingTalk shows them:
+// the ids of "at":{"atUserIds":[…]} that the text also names as
+// "@<id>" (the robot's reply through sessionWebhook: add at.atUserIds
+// and @<staffId> in the text). The robot send APIs' sampleText takes
+// content only (msgParam {"content"}): they mention nobody.
+func (f *Fake) Mentions() [][]string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out [][]string
+	for _, c := range f.calls {
+		if c.Refused || c.Path != "/robot/sendBySession" {
+			continue
+		}
+		t, _ := c.Body["text"].(map[string]any)
+		content, _ := t["content"].(string)
+		at, _ := c.Body["at"].(map[string]any)
+		ids, _ := at["atUserIds"].([]any)
+		var got []string
+		for _, id := range ids {
+			if s, ok := id.(string); ok && strings.Contains(content, "@"+s) {
+				got = append(got, s)
+			}
+		}
+		out = append(out, got)
+	}
+	return out
+}
+
 // CountText counts the sent texts containing sub.
 func (f *Fake) CountText(sub string) int {
 	n := 0

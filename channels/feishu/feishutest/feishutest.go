@@ -17,6 +17,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,6 +56,13 @@ type Call struct {
 	// with that message (Sent). Such calls are not in Calls, which are
 	// the calls that did something; Deduplicated returns them.
 	Deduplicated bool
+	// Mentions are the people a text message mentions, as Feishu reads its
+	// content: each <at user_id="…"></at> element of the text (doc
+	// server-docs/im-v1/message/create, text content: "<at
+	// user_id=\"ou_xxx\">name</at>", or user_id "all"). A card's
+	// markdown form <at id=…> is no mention in a text message, nor is an
+	// element whose id is no open_id, union_id or "all".
+	Mentions []string
 }
 
 // Server is the fake. Its parts each own their state: the tenant token
@@ -325,6 +333,9 @@ func (s *Server) record(w http.ResponseWriter, r *http.Request, op string) (Call
 			return refuse(400, CardRefusedCode, "card refused: "+err.Error())
 		}
 	}
+	if c.MsgType == "text" {
+		c.Mentions = textMentions(b.Content)
+	}
 	if op != "patch" {
 		s.nextID++
 		c.Sent = fmt.Sprintf("om_bot_%d", s.nextID)
@@ -335,6 +346,25 @@ func (s *Server) record(w http.ResponseWriter, r *http.Request, op string) (Call
 	}
 	s.calls = append(s.calls, c)
 	return c, true
+}
+
+// textAt is a mention element of a text message's text (see
+// Call.Mentions).
+var textAt = regexp.MustCompile(`<at user_id="(o[un]_[A-Za-z0-9]+|all)">[^<]*</at>`)
+
+// textMentions returns the ids a text message's content mentions.
+func textMentions(content string) []string {
+	var t struct {
+		Text string `json:"text"`
+	}
+	if json.Unmarshal([]byte(content), &t) != nil {
+		return nil
+	}
+	var out []string
+	for _, m := range textAt.FindAllStringSubmatch(t.Text, -1) {
+		out = append(out, m[1])
+	}
+	return out
 }
 
 // Deduplicated returns the creates and replies Feishu answered with an

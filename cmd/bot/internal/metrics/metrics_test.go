@@ -156,6 +156,12 @@ type recordingNotifier struct {
 	approval.NopNotifier
 	progress []approval.ID
 	steps    []int
+	reminded []int
+}
+
+func (r *recordingNotifier) Remind(_ context.Context, a *approval.Approval, k int) error {
+	r.reminded = append(r.reminded, k)
+	return nil
 }
 
 func (r *recordingNotifier) Progress(_ context.Context, a *approval.Approval) error {
@@ -184,8 +190,11 @@ func TestNotifierForwardsEveryCapability(t *testing.T) {
 	if err != nil || len(refs) != 1 || refs[0].MessageID != "om_a1" {
 		t.Fatalf("Escalate returned %+v, %v", refs, err)
 	}
-	if len(next.progress) != 1 || next.progress[0] != "a1" || len(next.steps) != 1 || next.steps[0] != 1 {
-		t.Fatalf("forwarded progress %v, steps %v", next.progress, next.steps)
+	if err := n.Remind(ctx, a, 1); err != nil {
+		t.Fatal(err)
+	}
+	if len(next.progress) != 1 || next.progress[0] != "a1" || len(next.steps) != 1 || next.steps[0] != 1 || len(next.reminded) != 1 || next.reminded[0] != 1 {
+		t.Fatalf("forwarded progress %v, steps %v, reminders %v", next.progress, next.steps, next.reminded)
 	}
 	text := scrape(t, m)
 	wantLines(t, text, "hitlbot_approvals_pending 0")

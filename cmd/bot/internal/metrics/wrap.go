@@ -59,6 +59,12 @@ func (n *notifier) Escalate(ctx context.Context, a *approval.Approval, step int)
 	return n.next.Escalate(ctx, a, step)
 }
 
+// Remind forwards: a reminder is a message about an approval already
+// counted, neither a request nor an end.
+func (n *notifier) Remind(ctx context.Context, a *approval.Approval, k int) error {
+	return n.next.Remind(ctx, a, k)
+}
+
 // Tool wraps a tool to time its runs (hitlbot_tool_duration_seconds{tool})
 // and count its failures (hitlbot_tool_errors_total{tool,kind}). Wrapping
 // the tool, not the engine's dispatcher, covers both paths: calls the
