@@ -298,6 +298,7 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 			Lang:        cfg.CoreLang(),
 			ResultTTL:   cfg.Approval.ResultTTL,
 			ExecTimeout: cfg.Approval.ExecTimeout,
+			Reminders:   cfg.Approval.Reminders,
 			// An approver's edited arguments are checked with the tools (3)
 			// and the policy in force (5); an answer to an agent's question
 			// (AskUserQuestion) by the gate.

@@ -229,6 +229,15 @@ type Approval struct {
 	// the escalation steps that are due (a step is taken at the first
 	// sweep after its time). Default 10s.
 	SweepInterval time.Duration `mapstructure:"sweep_interval"`
+	// Reminders are the moments of a pending approval's window (from its
+	// request to its expiry), as fractions of it, at which the people who
+	// may decide it are reminded in the chat where they decide it,
+	// mentioned by name (Feishu, DingTalk; a notice on the web page and in
+	// bot chat): at most 4, each above 0 and below 1, ascending; once each
+	// per approval, whichever replica sweeps, at the first sweep after its
+	// time. A private approval's reminder says its code and who asked, not
+	// the call. Empty ([]) turns reminders off. Default [0.5, 0.9].
+	Reminders []float64 `mapstructure:"reminders"`
 }
 
 // EffectivePolicy returns Policy with Timeout filled in for every risk

@@ -108,6 +108,33 @@ type loadTest struct {
 
 var loadTests = []loadTest{
 	{
+		name: "reminders by default",
+		file: "approval: {}\n",
+		check: func(t *testing.T, c *Config) {
+			if !slices.Equal(c.Approval.Reminders, []float64{0.5, 0.9}) {
+				t.Fatalf("reminders = %v", c.Approval.Reminders)
+			}
+		},
+	},
+	{
+		name: "reminders turned off",
+		file: "approval:\n  reminders: []\n",
+		check: func(t *testing.T, c *Config) {
+			if len(c.Approval.Reminders) != 0 {
+				t.Fatalf("reminders = %v, want none", c.Approval.Reminders)
+			}
+		},
+	},
+	{
+		name: "reminders set",
+		file: "approval:\n  reminders: [0.75]\n",
+		check: func(t *testing.T, c *Config) {
+			if !slices.Equal(c.Approval.Reminders, []float64{0.75}) {
+				t.Fatalf("reminders = %v", c.Approval.Reminders)
+			}
+		},
+	},
+	{
 		name: "allow-lists and the reply clock skew",
 		file: `approval:
   reply_clock_skew: 2s
@@ -433,6 +460,8 @@ type validateTest struct {
 
 var validateTests = []validateTest{
 	{name: "defaults", change: func(c *Config) {}},
+	{name: "reminders out of order", change: func(c *Config) { c.Approval.Reminders = []float64{0.9, 0.5} }, want: []string{"approval.reminders"}, word: "ascending"},
+	{name: "reminder at the expiry", change: func(c *Config) { c.Approval.Reminders = []float64{1} }, want: []string{"approval.reminders"}, word: "below 1"},
 	{
 		name:   "tracing: an endpoint that is no URL, a ratio above 1",
 		change: func(c *Config) { c.Tracing.Endpoint = "127.0.0.1:4318"; c.Tracing.SampleRatio = 1.5 },

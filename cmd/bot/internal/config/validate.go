@@ -223,6 +223,9 @@ func (c *Config) validateApproval(ps *Problems) {
 	positive(ps, "approval.result_ttl", a.ResultTTL)
 	positive(ps, "approval.exec_timeout", a.ExecTimeout)
 	positive(ps, "approval.sweep_interval", a.SweepInterval)
+	if !approval.ValidReminders(a.Reminders) {
+		ps.add("approval.reminders", fmt.Sprintf("%v: at most %d fractions of the window, each above 0 and below 1, in ascending order (e.g. [0.5, 0.9]; [] turns reminders off)", a.Reminders, approval.MaxReminders))
+	}
 }
 
 // maxReplyClockSkew bounds approval.reply_clock_skew.
