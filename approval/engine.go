@@ -720,6 +720,11 @@ func (e *Engine) decideMarked(ctx context.Context, id ID, d Decision, mark strin
 		note := ""
 		if a.Outcome != nil {
 			note = string(a.Outcome.Status)
+			if a.Outcome.Status == StatusCancelled && a.Outcome.Detail != "" {
+				// Why it was withdrawn (a hook that gave up: the agent
+				// was told no), so a late decider knows what stands.
+				note += ": " + a.Outcome.Detail
+			}
 		} else if a.State == StateClaimed {
 			note = "running"
 		}

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/words"
 )
 
 // HookPath is where Claude Code's PermissionRequest hook posts (an http
@@ -112,8 +114,11 @@ func hookOutput(d HookDecision) HookOutput {
 // Code's parallel requests each get their own card; it waits for the
 // decision up to the agent's hook_timeout and answers allow (with the
 // input shown) or deny with a sentence. The wait never outlasts
-// hook_timeout: then it answers deny, and the approval stays pending, so
-// the same call asked again in the same session waits on it.
+// hook_timeout: then the approval is withdrawn (Engine.Cancel, words
+// GateHookGaveUp: every card says the agent stopped waiting and was told
+// no, and a late click is answered so, running nothing) and the hook
+// answers deny; asked again, the call is a new approval. A decision that
+// wins the race with the withdrawal answers the hook instead.
 func (g *Gate) serveHook(w http.ResponseWriter, r *http.Request, ag *Agent, client hookClient) {
 	body, ok := readJSONBody(w, r)
 	if !ok {
@@ -144,18 +149,48 @@ func (g *Gate) serveHook(w http.ResponseWriter, r *http.Request, ag *Agent, clie
 			return
 		}
 		if ans.Status == StatusPending {
-			ans.Status = StatusDenied
-			if in.ToolName == approval.QuestionTool {
-				ans.Message = questionTimedOut(wait, ans)
-			} else {
-				ans.Message = fmt.Sprintf("nobody decided within %s (approval %s stays open in the approvers' chat until %s). Do not run it; "+
-					"ask again later to keep waiting for the same decision.", wait, ans.ID, ans.ExpiresAt.UTC().Format(time.RFC3339))
+			ans, err = g.giveUp(context.WithoutCancel(r.Context()), ag, ans, wait, in.ToolName == approval.QuestionTool)
+			if err != nil {
+				g.writeFailure(w, err)
+				return
 			}
 		}
 	}
 	canon, _, _ := approval.HashCall(in.ToolName, in.ToolInput) // ask canonicalized it
 	writeJSON(w, http.StatusOK, hookOutput(client.decision(ans, canon)))
 }
+
+// giveUp ends a hook request's approval that nobody decided within wait:
+// the agent is told no, so the approval must not stay decidable (an
+// approve would say the agent may run a call it was told not to run). It
+// is withdrawn with the reason GateHookGaveUp, its cards settled. A
+// decision taken in that very moment wins: its answer is the hook's.
+func (g *Gate) giveUp(ctx context.Context, ag *Agent, ans Answer, wait time.Duration, question bool) (Answer, error) {
+	reason := words.In(g.deps.Lang, words.GateHookGaveUp, words.Span(words.Of(g.deps.Lang), wait))
+	o, err := g.deps.Engine.Cancel(ctx, ans.ID, "", approval.SourceSystem, reason)
+	if err != nil {
+		return Answer{}, err
+	}
+	if o.Status == approval.StatusAlreadyDecided {
+		// Decided as the hook gave up: a decision's tool (the allow) is
+		// quick; its outcome answers the hook.
+		if decided, err := g.Wait(ctx, ag, ans.ID, decidedWait); err == nil && decided.Status != StatusPending {
+			return decided, nil
+		}
+	}
+	ans.Status = StatusDenied
+	if question {
+		ans.Message = questionTimedOut(wait, ans)
+		return ans, nil
+	}
+	ans.Message = fmt.Sprintf("nobody decided within %s; approval %s was withdrawn and its cards say so. Do not run it; "+
+		"ask again if it is still needed (a new approval).", wait, ans.ID)
+	return ans, nil
+}
+
+// decidedWait bounds the wait for the outcome of a decision that came as
+// a hook gave up.
+const decidedWait = 10 * time.Second
 
 // lane is the lane of a hook request: derived, under the agent's token,
 // from the Claude Code session, the tool and the input's canonical hash,

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/audit"
 	"github.com/hitlbot/hitlbot/approval/memstore"
 	"github.com/hitlbot/hitlbot/gate"
 	"github.com/hitlbot/hitlbot/internal/clock"
@@ -191,12 +192,24 @@ func hookAgents() []gate.AgentConfig {
 	return cs
 }
 
-// TestHookTimeoutAnswersDenyAndTheSameCallWaitsAgain: nobody decides
-// within hook_timeout: the hook is answered deny, saying so, while the
-// approval stays pending; the same call asked again in the same session
-// waits on that approval (no second card), and its decision answers it.
-// The same call from another session gets its own card.
-func TestHookTimeoutAnswersDenyAndTheSameCallWaitsAgain(t *testing.T) {
+// countEvents counts the records of event ev of approval id.
+func countEvents(recs []audit.Record, id approval.ID, ev audit.Event) int {
+	n := 0
+	for _, r := range recs {
+		if r.ApprovalID == string(id) && r.Event == ev {
+			n++
+		}
+	}
+	return n
+}
+
+// TestHookTimeoutWithdrawsTheApproval: nobody decides within
+// hook_timeout: the hook is answered deny, and the approval is withdrawn
+// at once (cancelled, every card settled with the reason: the agent
+// stopped waiting and was told no), so it cannot be approved any more: a
+// late approve runs nothing and is answered in words that say the agent
+// was already told no. The same call asked again is a new approval.
+func TestHookTimeoutWithdrawsTheApproval(t *testing.T) {
 	r := newRigAgents(t, memstore.New(memstore.Options{}), hookAgents())
 	// The hook's 1s runs on a clock of the test's: it passes when the
 	// test says, however slow the machine.
@@ -210,44 +223,33 @@ func TestHookTimeoutAnswersDenyAndTheSameCallWaitsAgain(t *testing.T) {
 	waitfor.True(t, "the hook request waiting", func() bool { return r.engine.Waiting(a.ID) })
 	fc.Advance(time.Second)
 	status, got := answer(t, ch)
-	if status != "200 OK" || !strings.Contains(got, `"behavior":"deny","message":"nobody decided within 1s (approval `+string(a.ID)+` stays open`) {
+	if status != "200 OK" || !strings.Contains(got, `"behavior":"deny","message":"nobody decided within 1s; approval `+string(a.ID)+` was withdrawn`) {
 		t.Fatalf("answer after hook_timeout: %s %s", status, got)
 	}
-	if p := r.pendingOf(t, a.ID); p.State != approval.StatePending {
-		t.Fatalf("the approval after the hook's answer: %s", p.State)
+	p := r.pendingOf(t, a.ID)
+	if p.State != approval.StateCancelled || p.Outcome == nil || !strings.Contains(p.Outcome.Content, "told not to run it") {
+		t.Fatalf("the approval after the hook's answer: %s %+v", p.State, p.Outcome)
 	}
+	if n := countEvents(r.trail.All(), a.ID, audit.EventCancel); n != 1 {
+		t.Fatalf("%d cancel records", n)
+	}
+	o := r.decide(t, p, approval.Approve, "ou_456", "")
+	if o.Status != approval.StatusAlreadyDecided || !strings.Contains(o.Content, "told not to run it") || strings.Contains(o.Content, "may run") {
+		t.Fatalf("a late approve: %+v", o)
+	}
+	if n := countEvents(r.trail.All(), a.ID, audit.EventConfirm); n != 0 {
+		t.Fatalf("a late approve was confirmed (%d records)", n)
+	}
+	// Asked again, the call is a new request: a new card, never the
+	// withdrawn one.
 	again := postHook(t, base, ciToken, body)
-	waitfor.True(t, "the same call waiting again", func() bool { return r.engine.Waiting(a.ID) })
-	other := postHook(t, base, ciToken, hookBody("sess-b", "Bash", `{"command":"git push origin main"}`))
 	b := r.card(t)
-	if b.ID == a.ID || b.Session == a.Session {
-		t.Fatalf("another session's request shares approval %s (session %s)", b.ID, b.Session)
+	if b.ID == a.ID {
+		t.Fatalf("the withdrawn approval was asked again: %s", b.ID)
 	}
-	// The retry is waiting on a's outcome (there is no second card for
-	// it): approving a answers it.
-	r.decide(t, r.pendingOf(t, a.ID), approval.Approve, "ou_456", "")
+	r.decide(t, b, approval.Approve, "ou_456", "")
 	if status, got := answer(t, again); status != "200 OK" || !strings.Contains(got, `"behavior":"allow"`) {
-		t.Fatalf("the retry's answer: %s %s", status, got)
-	}
-	r.decide(t, r.pendingOf(t, b.ID), approval.Reject, "ou_456", "")
-	if status, got := answer(t, other); status != "200 OK" || !strings.Contains(got, `"behavior":"deny","message":"rejected by ou_456`) {
-		t.Fatalf("the other session's answer: %s %s", status, got)
-	}
-	select {
-	case c := <-r.shown:
-		t.Fatalf("a third card: %s", c.ID)
-	default:
-	}
-	// Asked again after its decision, the call is a new request: a new
-	// card, never the earlier allow.
-	third := postHook(t, base, ciToken, body)
-	c := r.card(t)
-	if c.ID == a.ID {
-		t.Fatalf("the decided approval was asked again: %s", c.ID)
-	}
-	r.decide(t, c, approval.Reject, "ou_456", "")
-	if _, got := answer(t, third); !strings.Contains(got, `"behavior":"deny"`) {
-		t.Fatalf("the new request's answer: %s", got)
+		t.Fatalf("the new request's answer: %s %s", status, got)
 	}
 }
 

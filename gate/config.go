@@ -44,8 +44,9 @@ type AgentConfig struct {
 	Timeout time.Duration `mapstructure:"timeout"`
 	// HookTimeout bounds how long POST /hooks/claude holds Claude Code's
 	// hook waiting for a decision; then it answers deny ("nobody decided
-	// within …"), while the approval stays pending until Timeout (the
-	// same call asked again waits on it). Keep it below the hook's own
+	// within …") and withdraws the approval: its cards say the agent
+	// stopped waiting and was told no, and a late click runs nothing (the
+	// same call asked again is a new approval). Keep it below the hook's own
 	// timeout in .claude/settings.json: 1s to 1h. Default 9m (Claude
 	// Code's default hook timeout is 10m).
 	HookTimeout time.Duration `mapstructure:"hook_timeout"`

@@ -31,6 +31,9 @@ type Engine interface {
 	Wait(ctx context.Context, id approval.ID) (approval.Outcome, error)
 	Get(ctx context.Context, id approval.ID) (*approval.Approval, error)
 	Evaluate(ctx context.Context, p *approval.Policy, c approval.CallInfo) (approval.Verdict, error)
+	// Cancel withdraws a pending approval (a hook that gave up waiting:
+	// the agent was told no).
+	Cancel(ctx context.Context, id approval.ID, actor approval.UserID, src approval.Source, reason string) (approval.Outcome, error)
 	// Store is the approvals' store, shared by the replicas: a callback's
 	// delivery is claimed there (Seen), so one replica sends it.
 	Store() approval.Store

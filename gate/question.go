@@ -90,8 +90,8 @@ func questionPreview(qs []approval.Question, lang string) (summary, preview stri
 // questionTimedOut is the deny of a question nobody answered within the
 // hook's wait.
 func questionTimedOut(wait fmt.Stringer, ans Answer) string {
-	return fmt.Sprintf("nobody answered the question within %s (approval %s stays open in the approvers' chat until %s). "+
-		"Go on without the answer, or ask again later to keep waiting for it.", wait, ans.ID, ans.ExpiresAt.UTC().Format("2006-01-02T15:04:05Z07:00"))
+	return fmt.Sprintf("nobody answered the question within %s; approval %s was withdrawn and its cards say so. "+
+		"Go on without the answer, or ask again if it is still needed (a new question).", wait, ans.ID)
 }
 
 // answerLines are the answers of an answered AskUserQuestion input, one

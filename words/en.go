@@ -454,6 +454,7 @@ var en = map[Key]string{
 	DingTalkValueCut:          "… [shortened: a DingTalk card holds at most 1 KB per field; the whole text is on the web page and in the HTTP API]",
 	DingTalkExternalRequester: "Requested by a member from outside the organisation: DingTalk cannot match their card clicks to them, so this approval has no buttons; decide it by replying.",
 	GateHookContext:           "From %s session %s, in %s",
+	GateHookGaveUp:            "the agent stopped waiting after %s and was told not to run it",
 
 	QuestionAsks:       "%s asks you: %s",
 	QuestionTitle:      "Question for you",

@@ -511,6 +511,7 @@ const (
 	DingTalkExternalRequester // an approval of an external member: decided by replying, not by the card's buttons
 
 	// Claude Code's permission hook (issue 28).
+	GateHookGaveUp  // why a hook request's approval was withdrawn (its cards, a late click); args: how long the hook waited (Span)
 	GateHookContext // where a hook request comes from, on its card; args: the program (Claude Code, Codex), its session (short), the working directory
 
 	// Questions (issue 28 item 3): an agent's AskUserQuestion on a card.

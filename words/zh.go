@@ -452,6 +452,7 @@ var zh = map[Key]string{
 	DingTalkValueCut:          "…［已截断：钉钉卡片每个字段最多 1 KB，完整内容见网页或 HTTP API］",
 	DingTalkExternalRequester: "申请人是组织外成员：钉钉无法将其卡片点击与本人对应，因此本审批不提供按钮，请通过回复来决定。",
 	GateHookContext:           "来自 %s 会话 %s，目录 %s",
+	GateHookGaveUp:            "智能体等了 %s 后不再等待，已被告知不要执行",
 
 	QuestionAsks:       "%s 向你提问：%s",
 	QuestionTitle:      "有问题需要你回答",
