@@ -78,6 +78,13 @@ func newRigWith(t *testing.T, mod func(*Config), store approval.Store, m agent.M
 // newRigClock is newRigWith with the engine on clk (nil: the wall clock).
 func newRigClock(t *testing.T, mod func(*Config), store approval.Store, m agent.Model, pc *approval.PolicyConfig, loopCfg func(*agent.LoopConfig), clk clock.Clock) *rig {
 	t.Helper()
+	return newRigReminding(t, mod, store, m, pc, loopCfg, clk, nil)
+}
+
+// newRigReminding is newRigClock with the engine's reminders
+// (approval.EngineConfig.Reminders; nil: none).
+func newRigReminding(t *testing.T, mod func(*Config), store approval.Store, m agent.Model, pc *approval.PolicyConfig, loopCfg func(*agent.LoopConfig), clk clock.Clock, reminders []float64) *rig {
+	t.Helper()
 	erase := hitltest.NewTool("erase", approval.EffectDestructive)
 	erase.About = "erases a target"
 	g := &rig{fake: dingtalktest.New(t), erase: erase, model: &hitltest.Model{}}
@@ -96,7 +103,8 @@ func newRigClock(t *testing.T, mod func(*Config), store approval.Store, m agent.
 	if m != nil {
 		model = m
 	}
-	st := hitltest.New(t, hitltest.Config{Store: store, Model: model, Tools: []agent.Tool{g.erase}, Policy: pc, Loop: loopCfg, Clock: clk, Lang: "en"})
+	st := hitltest.New(t, hitltest.Config{Store: store, Model: model, Tools: []agent.Tool{g.erase}, Policy: pc, Loop: loopCfg, Clock: clk, Lang: "en",
+		Engine: func(ec *approval.EngineConfig) { ec.Reminders = reminders }})
 	st.Register(t, ch)
 	st.Start(t)
 	if cfg.Mode != ModeHTTP {
