@@ -19,6 +19,8 @@
 //	<prefix>due                                       ZSET  expiry index: id scored by ExpiresAt (unix ms); an approval that ended leaves it with the next pipeline of the Store that saw it end (endedQueue)
 //	<prefix>esc                                       ZSET  escalation index: id scored by its next step's time
 //	                                                  (unix ms), added in Put's pipeline, moved or removed by Escalate
+//	<prefix>remind                                    ZSET  reminder index: id scored by its next reminder's
+//	                                                  time (unix ms), added in Put's pipeline, moved or removed by Remind
 //	<prefix>seen:<key>                                STRING de-duplication mark (SET NX PX)
 //	<prefix>{<shard>}:seen:<key>                      STRING a decision's de-duplication mark (a click's
 //	                                                  event key) set by the claim script itself
@@ -68,6 +70,9 @@
 //	         "<channel>\n<chat id>"), absent when none; the claim and
 //	         resolve scripts read them when the approval's own rule refuses
 //	et       nonce of the last escalate script (see Lost replies)
+//	rd, rt   how many of its reminders are behind it (absent: none; the
+//	         reminders themselves never change and are in j as rm), and
+//	         the nonce of the last remind script
 //	y1, y2…  votes towards the quorum (approval.Vote as JSON), in order,
 //	         each written once by the claim that counted it
 //	j        JSON of what never changes and no script reads: the calls
@@ -163,6 +168,10 @@
 //	Escalate  3  HGETALL, judged in Go; the escalate script (the step is
 //	             taken only if ed is still what Go read); the esc and chat
 //	             index updates pipelined (a step that is not due: 2)
+//	Reminders 1  ZRANGEBYSCORE of remind
+//	Remind    3  HGETALL, judged in Go; the remind script (taken only if
+//	             rd is still what Go read); the remind index update (not
+//	             due: 2)
 //
 // A turn of agent mode that asks and is approved on another replica costs
 // 5 round trips in all: the inbound message's marks and pending lookup
