@@ -499,7 +499,14 @@ func (r *Router) endedWords(a *approval.Approval) (approval.Status, string) {
 		return approval.StatusAlreadyDecided, r.text.Text(approval.StatusAlreadyDecided)
 	}
 	switch st := a.Outcome.Status; st {
-	case approval.StatusExpired, approval.StatusCancelled, approval.StatusSuperseded, approval.StatusRejected:
+	case approval.StatusCancelled:
+		if d := a.Outcome.Detail; d != "" {
+			// Why it was withdrawn (a hook that gave up: the agent was
+			// told no).
+			return st, r.text.Text(st) + ": " + d
+		}
+		return st, r.text.Text(st)
+	case approval.StatusExpired, approval.StatusSuperseded, approval.StatusRejected:
 		return st, r.text.Text(st)
 	default:
 		return approval.StatusAlreadyDecided, fmt.Sprintf(r.words().decidedFmt, r.text.Text(approval.StatusAlreadyDecided), r.text.Text(st))

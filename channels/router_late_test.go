@@ -72,8 +72,9 @@ func TestLateReplyAfterExpiry(t *testing.T) {
 }
 
 // TestLateReplyWords: a late reply is told how the session's last
-// approval ended: withdrawn, declined, or already decided (with what came
-// of it); in Chinese too.
+// approval ended: withdrawn (with why: a hook that gave up says the agent
+// was told no), declined, or already decided (with what came of it); in
+// Chinese too.
 func TestLateReplyWords(t *testing.T) {
 	for _, tt := range []struct {
 		name, lang string
@@ -84,7 +85,7 @@ func TestLateReplyWords(t *testing.T) {
 			if _, err := g.engine.Cancel(context.Background(), a.ID, "alice", approval.SourceAPI, "not needed"); err != nil {
 				t.Fatal(err)
 			}
-		}, "The approval was withdrawn; nothing was run"},
+		}, "The approval was withdrawn; nothing was run: not needed"},
 		{"rejected", "en", func(g *rig, a *approval.Approval) { g.send(t, msg("alice", "取消")); g.drain() }, "Declined; nothing was run"},
 		{"executed", "en", func(g *rig, a *approval.Approval) { g.send(t, msg("alice", "确认")); g.drain() }, "This approval has already been decided: Executed"},
 		{"executed, zh", "zh", func(g *rig, a *approval.Approval) { g.send(t, msg("alice", "确认")); g.drain() }, "此审批已被处理：已执行"},

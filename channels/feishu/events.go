@@ -346,6 +346,11 @@ func (c *intake) outcomeResponse(a channels.CardAction, o approval.Outcome, view
 	case approval.StatusTampered, approval.StatusMissing:
 		return toast("error", text)
 	case approval.StatusAlreadyDecided:
+		if _, why, ok := strings.Cut(o.Detail, ": "); ok && why != "" {
+			// The approval was withdrawn with a reason (a hook that gave
+			// up: the agent was told no): say it.
+			text += ": " + why
+		}
 		return toast("info", text)
 	case approval.StatusAwaitingQuorum:
 		// Counted (or counted before), with the progress; the approval
