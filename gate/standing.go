@@ -117,7 +117,9 @@ const shellOperators = ";&|<>`$\n\r()"
 //   - Bash "cmd" (no wildcard): the command exactly;
 //   - Bash "prefix:*" (the legacy form): the command prefix, or prefix
 //     followed by a space and more;
-//   - Bash "prefix *": prefix followed by a space and more;
+//   - Bash "prefix *": the command prefix, or prefix followed by a space
+//     and more (Claude Code 2.1.328 suggests "make build *" for `make
+//     build`, and its rule then allows `make build` itself);
 //   - Bash "prefix*": any command starting with prefix;
 //
 // and a wildcard rule never matches a command holding a shell operator
@@ -147,7 +149,7 @@ func matchRule(r approval.PermissionRule, tool string, input json.RawMessage) bo
 		p := strings.TrimSuffix(c, ":*")
 		return cmd == p || strings.HasPrefix(cmd, p+" ")
 	case strings.HasSuffix(c, " *"):
-		return strings.HasPrefix(cmd, strings.TrimSuffix(c, "*"))
+		return cmd == strings.TrimSuffix(c, " *") || strings.HasPrefix(cmd, strings.TrimSuffix(c, "*"))
 	}
 	return strings.HasPrefix(cmd, strings.TrimSuffix(c, "*"))
 }

@@ -188,6 +188,8 @@ var ruleMatches = []struct {
 	{"npm test:*", "npm test\nrm -rf /", false},
 	{"npm test:*", " npm test", false},
 	{"make build *", "make build all", true},
+	{"make build *", "make build", true}, // Claude Code 2.1.328 suggests this rule for `make build` and it allows it (TestClaudeCodeHookAlways)
+	{"make build *", "make build; rm -rf /", false},
 	{"make build *", "make builder", false},
 	{"git push*", "git push origin", true},
 	{"git push*", "git pushx", true},
