@@ -47,7 +47,9 @@ func claudeCLI(t *testing.T) string {
 
 // fakeAnthropic is a local Anthropic Messages API that scripts Claude
 // Code's turn: the main conversation's first request (its prompt "RUN:
-// <command>") is answered with a Bash tool_use of that command, a request
+// <command>" or "ASK: <question>") is answered with a Bash tool_use of
+// that command or an AskUserQuestion of that question (options Small and
+// Large), a request
 // whose last message holds a tool_result with "done", and any other
 // request (Claude Code's own side requests) with "ok". Every answer is
 // streamed as server-sent events when asked.
@@ -89,33 +91,44 @@ func (f *fakeAnthropic) serve(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(`{"input_tokens":10}`))
 		return
 	}
-	hasBash := false
+	offered := map[string]bool{}
 	for _, tl := range req.Tools {
-		hasBash = hasBash || tl.Name == "Bash"
+		offered[tl.Name] = true
 	}
 	first, last := blocks(req.Messages[0].Content), blocks(req.Messages[len(req.Messages)-1].Content)
-	command := ""
+	// The prompt names the tool call: "RUN: <command>" a Bash call,
+	// "ASK: <question>" an AskUserQuestion of that question.
+	tool, arg := "", ""
 	for _, b := range first {
-		if i := strings.Index(b.Text, "RUN: "); b.Type == "text" && i >= 0 {
-			command = strings.TrimSpace(strings.SplitN(b.Text[i+len("RUN: "):], "\n", 2)[0])
+		for prefix, name := range map[string]string{"RUN: ": "Bash", "ASK: ": "AskUserQuestion"} {
+			if i := strings.Index(b.Text, prefix); b.Type == "text" && i >= 0 {
+				tool, arg = name, strings.TrimSpace(strings.SplitN(b.Text[i+len(prefix):], "\n", 2)[0])
+			}
 		}
 	}
+	scripted := tool != "" && offered[tool]
 	f.mu.Lock()
 	f.calls++
 	n := f.calls
 	var answer []map[string]any
 	stop := "end_turn"
 	switch {
-	case hasBash && command != "" && hasToolResult(last):
+	case scripted && hasToolResult(last):
 		for _, b := range last {
 			if b.Type == "tool_result" {
 				f.results = append(f.results, b.resultText())
 			}
 		}
 		answer = []map[string]any{{"type": "text", "text": "done"}}
-	case hasBash && command != "":
-		input, _ := json.Marshal(map[string]string{"command": command, "description": "run the scripted command"})
-		answer = []map[string]any{{"type": "tool_use", "id": fmt.Sprintf("toolu_%02d", n), "name": "Bash", "input": json.RawMessage(input)}}
+	case scripted:
+		var input []byte
+		if tool == "Bash" {
+			input, _ = json.Marshal(map[string]string{"command": arg, "description": "run the scripted command"})
+		} else {
+			input, _ = json.Marshal(map[string]any{"questions": []map[string]any{{"question": arg, "header": "Size", "multiSelect": false,
+				"options": []map[string]string{{"label": "Small", "description": "a small one"}, {"label": "Large", "description": "a large one"}}}}})
+		}
+		answer = []map[string]any{{"type": "tool_use", "id": fmt.Sprintf("toolu_%02d", n), "name": tool, "input": json.RawMessage(input)}}
 		stop = "tool_use"
 	default:
 		answer = []map[string]any{{"type": "text", "text": "ok"}}
@@ -213,9 +226,12 @@ const hookAgentConfig = `agents:
 type claudeRun struct {
 	dir  string
 	done chan error
-	out  bytes.Buffer
-	errb bytes.Buffer
+	out  syncBuffer
+	errb syncBuffer
 }
+
+// Bytes is what was written so far.
+func (s *syncBuffer) Bytes() []byte { return []byte(s.String()) }
 
 // runClaude starts `claude -p "RUN: <command>" --output-format json` in a
 // new project whose .claude/settings.json makes hitlbot's /hooks/claude
@@ -223,22 +239,38 @@ type claudeRun struct {
 // allowedEnvVars), against the fake model API.
 func runClaude(t *testing.T, bin, hitlbot, model, command string) *claudeRun {
 	t.Helper()
-	c := &claudeRun{dir: t.TempDir(), done: make(chan error, 1)}
+	return startClaude(t, bin, claudeProject(t, hitlbot), model, nil, "-p", "RUN: "+command, "--output-format", "json")
+}
+
+// claudeProject makes a new project whose .claude/settings.json makes
+// hitlbot's /hooks/claude its PermissionRequest hook (type http, the
+// token through allowedEnvVars), and returns its directory.
+func claudeProject(t *testing.T, hitlbot string) string {
+	t.Helper()
+	dir := t.TempDir()
 	settings := `{"hooks":{"PermissionRequest":[{"matcher":"*","hooks":[{"type":"http","url":"` + hitlbot + `/hooks/claude",` +
 		`"headers":{"Authorization":"Bearer $HITLBOT_AGENT_TOKEN"},"allowedEnvVars":["HITLBOT_AGENT_TOKEN"],"timeout":120}]}]}}`
-	if err := os.MkdirAll(filepath.Join(c.dir, ".claude"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, ".claude"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(c.dir, ".claude", "settings.json"), []byte(settings), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, ".claude", "settings.json"), []byte(settings), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return dir
+}
+
+// startClaude runs the CLI with args in project dir against the fake
+// model API, stdin (when not nil) its standard input.
+func startClaude(t *testing.T, bin, dir, model string, stdin io.Reader, args ...string) *claudeRun {
+	t.Helper()
+	c := &claudeRun{dir: dir, done: make(chan error, 1)}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	cmd := exec.CommandContext(ctx, bin, "-p", "RUN: "+command, "--output-format", "json")
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = c.dir
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "ANTHROPIC_BASE_URL=" + model, "ANTHROPIC_API_KEY=sk-ant-fake-0123456789",
 		"HITLBOT_AGENT_TOKEN=" + agentToken, "DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_TELEMETRY=1"}
-	cmd.Stdout, cmd.Stderr = &c.out, &c.errb
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, &c.out, &c.errb
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -305,22 +337,7 @@ func TestClaudeCodeHook(t *testing.T) {
 	s, fake := serveHookAgent(t)
 	model := newFakeAnthropic(t)
 	// Claude Code's hook requests pass a recorder on their way to hitlbot.
-	var hookMu sync.Mutex
-	var hooks []map[string]any
-	target, _ := url.Parse(s.base)
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	rec := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		var m map[string]any
-		_ = json.Unmarshal(body, &m)
-		hookMu.Lock()
-		hooks = append(hooks, m)
-		hookMu.Unlock()
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		proxy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(rec.Close)
-	hitlbot := rec.URL
+	hitlbot, recorded := hookRecorder(t, s.base)
 	read := func(c *claudeRun, name string) string {
 		b, _ := os.ReadFile(filepath.Join(c.dir, name))
 		return string(b)
@@ -360,13 +377,7 @@ func TestClaudeCodeHook(t *testing.T) {
 	if got := read(low, "low.txt"); got != "low\n" {
 		t.Fatalf("low.txt after the LOW run: %q", got)
 	}
-	n := 0
-	for _, c := range fake.Calls() {
-		if c.MsgType == "interactive" && c.Op == "create" && strings.Contains(c.Content, "ci-claude asks to run") {
-			n++
-		}
-	}
-	if n != 2 {
+	if n := agentCards(fake); n != 2 {
 		t.Fatalf("%d cards were sent; want 2 (the LOW call has none)", n)
 	}
 	model.mu.Lock()
@@ -377,8 +388,7 @@ func TestClaudeCodeHook(t *testing.T) {
 	model.mu.Unlock()
 	// What Claude Code posted: one request per call, each the
 	// PermissionRequest hook input, with no tool_use_id.
-	hookMu.Lock()
-	defer hookMu.Unlock()
+	hooks := recorded()
 	if len(hooks) != 3 {
 		t.Fatalf("%d hook requests; want 3", len(hooks))
 	}
@@ -452,5 +462,229 @@ func TestHookParallelTypedCode(t *testing.T) {
 	click(t, fake, c2, "reject", "ou_alice", "ev-par-reject")
 	if got := wait(deploy); !strings.Contains(got, `"behavior":"deny","message":"rejected by ou_alice after `) {
 		t.Fatalf("the clicked request: %s", got)
+	}
+}
+
+// hookRecorder is a proxy in front of hitlbot at base that keeps the
+// bodies of Claude Code's hook requests on their way; it returns the
+// proxy's URL and the bodies seen so far.
+func hookRecorder(t *testing.T, base string) (string, func() []map[string]any) {
+	t.Helper()
+	var mu sync.Mutex
+	var hooks []map[string]any
+	target, _ := url.Parse(base)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	rec := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var m map[string]any
+		_ = json.Unmarshal(body, &m)
+		mu.Lock()
+		hooks = append(hooks, m)
+		mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(rec.Close)
+	return rec.URL, func() []map[string]any {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]map[string]any(nil), hooks...)
+	}
+}
+
+// cardValue is the value of card's callback button whose value holds
+// every key of want, or fails.
+func cardValue(t *testing.T, content string, want map[string]any) map[string]any {
+	t.Helper()
+	var found map[string]any
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if val, ok := x["value"].(map[string]any); ok && x["type"] == "callback" && found == nil {
+				match := true
+				for k, w := range want {
+					match = match && fmt.Sprint(val[k]) == fmt.Sprint(w)
+				}
+				if match {
+					found = val
+				}
+			}
+			for _, e := range x {
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	var card any
+	if err := json.Unmarshal([]byte(content), &card); err != nil {
+		t.Fatalf("card content is not JSON: %v", err)
+	}
+	walk(card)
+	if found == nil {
+		t.Fatalf("no button %v on the card: %s", want, content)
+	}
+	return found
+}
+
+// agentCards counts the agent's approval cards sent to the fake Feishu.
+func agentCards(fake *feishutest.Server) int {
+	n := 0
+	for _, c := range fake.Calls() {
+		if c.MsgType == "interactive" && c.Op == "create" && strings.Contains(c.Content, "ci-claude asks to run") {
+			n++
+		}
+	}
+	return n
+}
+
+// makeProject is a Claude Code project (claudeProject) with a Makefile
+// whose build target appends "built" to built.txt.
+func makeProject(t *testing.T, hitlbot string) string {
+	t.Helper()
+	dir := claudeProject(t, hitlbot)
+	if err := os.WriteFile(filepath.Join(dir, "Makefile"), []byte("build:\n\techo built >> built.txt\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestClaudeCodeHookAlways: the real Claude Code CLI asks to run `make
+// build`; its hook input suggests a rule (addRules), so the Feishu card
+// offers "always"; a click on it runs the command once and Claude Code
+// writes the rule into .claude/settings.local.json. Asked again in the
+// same project, Claude Code's own rule allows it (no hook request, no
+// card); asked in another project (no rule of Claude Code's), hitlbot's
+// standing rule allows it: a hook request, no card, the command ran.
+func TestClaudeCodeHookAlways(t *testing.T) {
+	bin := claudeCLI(t)
+	s, fake := serveHookAgent(t)
+	model := newFakeAnthropic(t)
+	hitlbot, hooks := hookRecorder(t, s.base)
+	run := func(dir string) {
+		t.Helper()
+		c := startClaude(t, bin, dir, model.URL, nil, "-p", "RUN: make build", "--output-format", "json")
+		if r := c.result(t); r.IsError || len(r.PermissionDenials) != 0 {
+			t.Fatalf("the run in %s: %+v\n%s", dir, r, c.out.String())
+		}
+	}
+	built := func(dir string) string {
+		b, _ := os.ReadFile(filepath.Join(dir, "built.txt"))
+		return string(b)
+	}
+
+	dir := makeProject(t, hitlbot)
+	first := startClaude(t, bin, dir, model.URL, nil, "-p", "RUN: make build", "--output-format", "json")
+	card := agentCard(t, fake, 1)
+	if !strings.Contains(card.Content, "Always allow Bash(make build *) for ci-claude") {
+		t.Fatalf("the card offers no always choice for the suggested rule: %s\nthe hook requests: %v", card.Content, hooks())
+	}
+	if _, err := fake.Push(feishutest.CardActionEvent{EventID: "ev-cc-always", Operator: "ou_alice", MessageID: "om_agent_card", ChatID: "oc_ops",
+		Value: cardValue(t, card.Content, map[string]any{"decision": "approve", "grant": "always"})}.JSON(), 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if r := first.result(t); r.IsError || len(r.PermissionDenials) != 0 {
+		t.Fatalf("the first run: %+v\n%s", r, first.out.String())
+	}
+	if got := built(dir); got != "built\n" {
+		t.Fatalf("built.txt after the first run: %q", got)
+	}
+	local, _ := os.ReadFile(filepath.Join(dir, ".claude", "settings.local.json"))
+	if !strings.Contains(string(local), `"Bash(make build *)"`) {
+		t.Fatalf(".claude/settings.local.json: %s", local)
+	}
+	h := hooks()
+	if len(h) != 1 {
+		t.Fatalf("%d hook requests; want 1", len(h))
+	}
+	b, _ := json.Marshal(h[0]["permission_suggestions"])
+	t.Logf("the hook's permission_suggestions: %s", b)
+
+	// The same project again: Claude Code's own rule, no hook request.
+	run(dir)
+	if got := built(dir); got != "built\nbuilt\n" {
+		t.Fatalf("built.txt after the second run: %q", got)
+	}
+	if n := len(hooks()); n != 1 {
+		t.Fatalf("%d hook requests after the second run; want 1 (Claude Code's rule allows it)", n)
+	}
+
+	// Another project: Claude Code asks hitlbot, whose standing rule allows
+	// it with no card.
+	other := makeProject(t, hitlbot)
+	run(other)
+	if got := built(other); got != "built\n" {
+		t.Fatalf("built.txt in the other project: %q", got)
+	}
+	if n := len(hooks()); n != 2 {
+		t.Fatalf("%d hook requests after the third run; want 2", n)
+	}
+	if n := agentCards(fake); n != 1 {
+		t.Fatalf("%d cards were sent; want 1 (the standing rule allows the later calls)", n)
+	}
+}
+
+// TestClaudeCodeHookQuestion: the real Claude Code CLI as an SDK host
+// runs it (stream-json in and out, --permission-prompt-tool stdio, stdin
+// held open; the host here never answers) asks AskUserQuestion through
+// the hook; the question's Feishu card is answered with the option
+// "Large"; the model's next request holds the tool_result saying so.
+func TestClaudeCodeHookQuestion(t *testing.T) {
+	bin := claudeCLI(t)
+	s, fake := serveHookAgent(t)
+	model := newFakeAnthropic(t)
+	hitlbot, hooks := hookRecorder(t, s.base)
+	stdin, host, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = host.Close(); _ = stdin.Close() })
+	c := startClaude(t, bin, claudeProject(t, hitlbot), model.URL, stdin, "-p", "--input-format", "stream-json", "--output-format", "stream-json",
+		"--verbose", "--permission-prompt-tool", "stdio")
+	if _, err := io.WriteString(host, `{"type":"user","session_id":"","parent_tool_use_id":null,"message":{"role":"user","content":[{"type":"text","text":"ASK: Which size?"}]}}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	var card feishutest.Call
+	waitFor(t, 60*time.Second, "the question's card", func() bool {
+		for _, k := range fake.Calls() {
+			if k.MsgType == "interactive" && k.Op == "create" && strings.Contains(k.Content, "ci-claude asks you: Which size?") {
+				card = k
+				return true
+			}
+		}
+		return false
+	})
+	if _, err := fake.Push(feishutest.CardActionEvent{EventID: "ev-cc-question", Operator: "ou_alice", MessageID: "om_agent_card", ChatID: "oc_ops",
+		Value: cardValue(t, card.Content, map[string]any{"decision": "answer", "option": 2}), FormValue: map[string]any{"other_1": ""}, Name: "option_2"}.JSON(), 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 60*time.Second, "Claude Code's result", func() bool { return strings.Contains(c.out.String(), `"type":"result"`) })
+	_ = host.Close()
+	select {
+	case err := <-c.done:
+		if err != nil {
+			t.Fatalf("claude: %v\nstderr %s", err, c.errb.String())
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("claude did not end when its input ended")
+	}
+	model.mu.Lock()
+	results := append([]string(nil), model.results...)
+	model.mu.Unlock()
+	t.Logf("tool results Claude Code sent: %q", results)
+	if len(results) != 1 || !strings.Contains(results[0], `"Which size?"="Large"`) {
+		t.Fatalf("the model did not read the answer: %q\n%s", results, c.out.String())
+	}
+	for _, line := range strings.Split(c.out.String(), "\n") {
+		if strings.Contains(line, `"type":"control_request"`) {
+			t.Logf("Claude Code asked the host (never answered): %s", line)
+		}
+	}
+	h := hooks()
+	if len(h) != 1 || h[0]["tool_name"] != "AskUserQuestion" {
+		t.Fatalf("the hook requests: %v", h)
 	}
 }
