@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -139,6 +140,38 @@ var readmeRuns = map[string]func(t *testing.T, dir, block string){
 		if l := doctorLine(t, p.stdout(), "feishu"); !strings.Contains(l, "OK") {
 			t.Errorf("bot doctor's feishu line: %q", l)
 		}
+		// What the section says next: in the group, @ the bot with the
+		// DELETE; a card appears, a click decides, the card ends final
+		// (in Chinese: no approval.lang on Feishu).
+		if _, err := fake.Push(feishutest.MessageEvent{EventID: "ev-readme-1", MessageID: "om_readme_1", ChatID: "oc_readme",
+			ChatType: "group", Sender: "ou_newcomer", Text: "@_user_1 " + deleteCancelled,
+			Mentions: map[string]string{"@_user_1": fake.BotOpenID}}.JSON(), 5*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		var card feishutest.Call
+		waitFor(t, 20*time.Second, "the approval card in the group", func() bool {
+			p.alive(t)
+			for _, c := range fake.Calls() {
+				if c.MsgType == "interactive" && (c.Op == "create" || c.Op == "reply") {
+					card = c
+					return true
+				}
+			}
+			return false
+		})
+		value := buttonValue(t, card.Content, "approve")
+		if resp, err := fake.Push(feishutest.CardActionEvent{EventID: "ev-readme-2", Operator: "ou_newcomer", MessageID: "om_card",
+			ChatID: "oc_readme", Value: value}.JSON(), 5*time.Second); err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("click ack %+v, %v", resp, err)
+		}
+		waitFor(t, 20*time.Second, "the card in its final state (the DELETE ran)", func() bool {
+			for _, c := range fake.Calls() {
+				if c.Op == "patch" && strings.Contains(c.Content, "已在 demo 上执行") {
+					return true
+				}
+			}
+			return false
+		})
 	},
 	"DingTalk": func(t *testing.T, dir, block string) {
 		fake := dingtalktest.New(t)
