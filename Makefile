@@ -40,10 +40,10 @@ build: ## build the bot into bin/bot
 	$(GO) build -o $(BIN) ./cmd/bot
 
 # run builds first, so the build is not silent: the first one compiles every
-# dependency (a minute or two on a small machine), and -v names each package
+# dependency (about three minutes on 2 cores: docs/measured.md), and -v names each package
 # as it compiles; later builds come from Go's cache and print nothing.
 run: ## build bin/bot (showing progress), then run it (ARGS go to it, e.g. ARGS='serve -config bot.yaml')
-	@echo 'building hitlbot (the first build takes a minute or two; each package is named as it compiles)...' >&2
+	@echo 'building hitlbot (the first build takes about three minutes on 2 cores; each package is named as it compiles)...' >&2
 	@$(GO) build -v -o $(BIN) ./cmd/bot
 	@echo 'built $(BIN); starting it' >&2
 	@exec $(BIN) $(ARGS)
