@@ -20,6 +20,7 @@ import (
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/audit"
 	"github.com/hitlbot/hitlbot/approval/errkind"
+	"github.com/hitlbot/hitlbot/internal/tracing"
 )
 
 // maxLongPoll bounds GET /api/approvals/{id}?wait=.
@@ -65,6 +66,12 @@ func viewOf(a Answer) view {
 func (g *Gate) HTTP(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ag, isAgent := g.Authenticate(bearer(r.Header))
+		if isAgent {
+			// The agent's trace context (a W3C traceparent header), as MCP's
+			// _meta carries it: its approvals are asked in its trace. Only
+			// an agent's request may name one.
+			r = r.WithContext(tracing.WithRemote(r.Context(), r.Header.Get("traceparent")))
+		}
 		create := r.URL.Path == "/api/approvals" && r.Method == http.MethodPost
 		hook := r.URL.Path == HookPath || r.URL.Path == CodexHookPath
 		switch {

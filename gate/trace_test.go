@@ -3,7 +3,9 @@ package gate_test
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,5 +66,56 @@ func TestMCPTraceparent(t *testing.T) {
 		if rec.ApprovalID == string(a.ID) && rec.TraceID != "4bf92f3577b34da6a3ce929d0e0e4736" {
 			t.Errorf("audit %s names trace %q, want the agent's", rec.Event, rec.TraceID)
 		}
+	}
+}
+
+// TestHTTPTraceparent: an agent's POST /api/approvals that carries a W3C
+// traceparent header is asked in the agent's trace, as over MCP; a request
+// without an agent's token cannot choose a trace (it is refused anyway).
+func TestHTTPTraceparent(t *testing.T) {
+	col := tracingtest.New(t)
+	p := tracing.New(tracing.Config{Endpoint: col.URL, SampleRatio: 1})
+	defer p.Shutdown(context.Background())
+	r := newRig(t)
+	eng, err := approval.NewEngine(approval.EngineConfig{Store: memstore.New(memstore.Options{}), Notifier: r.shown,
+		Dispatcher: gate.Dispatcher{Next: agent.NewRegistry()}, Audit: r.trail, Logger: slog.New(slog.DiscardHandler),
+		PollInterval: time.Hour, Tracer: p.Tracer("hitlbot")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := eng.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.withEngine(t, eng)
+	srv := httptest.NewServer(r.gate.HTTP(http.NotFoundHandler()))
+	t.Cleanup(srv.Close)
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	req, err := http.NewRequest(http.MethodPost, srv.URL+"/api/approvals",
+		strings.NewReader(`{"tool_name":"Bash","input":{"command":"rm -rf /tmp/x"},"idempotency_key":"k-http-trace"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+ciToken)
+	req.Header.Set("traceparent", tp)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		t.Fatalf("POST /api/approvals: %s", resp.Status)
+	}
+	a := r.card(t)
+	if got := tracing.TraceID(a.Trace); got != "4bf92f3577b34da6a3ce929d0e0e4736" {
+		t.Fatalf("the approval's trace %q, want the agent's", got)
+	}
+	if err := p.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if req := col.Span(t, "approval.request"); req.ParentSpanID().String() != "00f067aa0ba902b7" {
+		t.Errorf("approval.request's parent %s, want the agent's span", req.ParentSpanID())
 	}
 }
