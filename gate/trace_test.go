@@ -24,22 +24,7 @@ import (
 // the agent's trace: the approval's request span is a child of the
 // agent's span, and its audit records name the agent's trace id.
 func TestMCPTraceparent(t *testing.T) {
-	col := tracingtest.New(t)
-	p := tracing.New(tracing.Config{Endpoint: col.URL, SampleRatio: 1})
-	defer p.Shutdown(context.Background())
-	r := newRig(t)
-	eng, err := approval.NewEngine(approval.EngineConfig{Store: memstore.New(memstore.Options{}), Notifier: r.shown,
-		Dispatcher: gate.Dispatcher{Next: agent.NewRegistry()}, Audit: r.trail, Logger: slog.New(slog.DiscardHandler),
-		PollInterval: time.Hour, Tracer: p.Tracer("hitlbot")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if err := eng.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	r.withEngine(t, eng)
+	col, p, r := tracedRig(t)
 	srv := httptest.NewServer(r.gate.MCPHandler("test"))
 	t.Cleanup(srv.Close)
 	cs, err := connect(t, srv.URL, ciToken, nil)
@@ -73,22 +58,7 @@ func TestMCPTraceparent(t *testing.T) {
 // traceparent header is asked in the agent's trace, as over MCP; a request
 // without an agent's token cannot choose a trace (it is refused anyway).
 func TestHTTPTraceparent(t *testing.T) {
-	col := tracingtest.New(t)
-	p := tracing.New(tracing.Config{Endpoint: col.URL, SampleRatio: 1})
-	defer p.Shutdown(context.Background())
-	r := newRig(t)
-	eng, err := approval.NewEngine(approval.EngineConfig{Store: memstore.New(memstore.Options{}), Notifier: r.shown,
-		Dispatcher: gate.Dispatcher{Next: agent.NewRegistry()}, Audit: r.trail, Logger: slog.New(slog.DiscardHandler),
-		PollInterval: time.Hour, Tracer: p.Tracer("hitlbot")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if err := eng.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	r.withEngine(t, eng)
+	col, p, r := tracedRig(t)
 	srv := httptest.NewServer(r.gate.HTTP(http.NotFoundHandler()))
 	t.Cleanup(srv.Close)
 	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
@@ -118,4 +88,27 @@ func TestHTTPTraceparent(t *testing.T) {
 	if req := col.Span(t, "approval.request"); req.ParentSpanID().String() != "00f067aa0ba902b7" {
 		t.Errorf("approval.request's parent %s, want the agent's span", req.ParentSpanID())
 	}
+}
+
+// tracedRig is a gate rig whose engine records every span with p, sent to
+// the fake collector col; both end with the test.
+func tracedRig(t *testing.T) (*tracingtest.Collector, *tracing.Provider, *rig) {
+	t.Helper()
+	col := tracingtest.New(t)
+	p := tracing.New(tracing.Config{Endpoint: col.URL, SampleRatio: 1})
+	t.Cleanup(func() { p.Shutdown(context.Background()) })
+	r := newRig(t)
+	eng, err := approval.NewEngine(approval.EngineConfig{Store: memstore.New(memstore.Options{}), Notifier: r.shown,
+		Dispatcher: gate.Dispatcher{Next: agent.NewRegistry()}, Audit: r.trail, Logger: slog.New(slog.DiscardHandler),
+		PollInterval: time.Hour, Tracer: p.Tracer("hitlbot")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	if err := eng.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.withEngine(t, eng)
+	return col, p, r
 }
