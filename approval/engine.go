@@ -500,8 +500,9 @@ func (e *Engine) Request(ctx context.Context, r Request) (_ *Approval, err error
 			// ended the approval while its card was being sent, and
 			// settled the cards it knew of: none of these. Settle them
 			// here, so no card keeps live buttons (and only them: the
-			// others are settled already).
-			e.settle(withCards(rec, cards), *rec.Outcome)
+			// others are settled already). The decision told the Ended
+			// listener; telling it again would resume the turn twice.
+			e.settleCards(withCards(rec, cards), *rec.Outcome)
 		}
 		return rec, nil
 	}
@@ -1313,15 +1314,21 @@ func (e *Engine) progress(a *Approval) {
 	}
 }
 
-// settle brings every card of a to its final state o (Notifier.Settle; a
-// failure is logged) and then tells the Ended listener that a ended, and
-// whether a Wait of this engine takes the outcome (waited).
-func (e *Engine) settle(a *Approval, o Outcome) {
+// settleCards brings every card of a to its final state o
+// (Notifier.Settle, bounded by SettleTimeout; a failure is logged).
+func (e *Engine) settleCards(a *Approval, o Outcome) {
 	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.SettleTimeout)
 	defer cancel()
 	if err := e.cfg.Notifier.Settle(ctx, a.Clone(), o.Clone()); err != nil {
 		e.log.Warn("settling the approval's cards failed", "approval_id", a.ID, "status", o.Status, "err", err)
 	}
+}
+
+// settle brings every card of a to its final state o (settleCards) and
+// then tells the Ended listener that a ended, and
+// whether a Wait of this engine takes the outcome (waited).
+func (e *Engine) settle(a *Approval, o Outcome) {
+	e.settleCards(a, o)
 	if e.cfg.Ended != nil {
 		e.cfg.Ended.Ended(a.Clone(), o.Clone(), e.waited(a.ID))
 	}

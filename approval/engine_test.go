@@ -1298,3 +1298,34 @@ func TestEndedSaysWhetherAWaitTakesIt(t *testing.T) {
 		t.Fatalf("waited %v, want %v (its own approval, then another engine's)", here.waited, want)
 	}
 }
+
+// TestEndedHeardOnceWhenDecidedDuringShow: a decision that ends an
+// approval while its card is still being sent settles the card late
+// (Request settles what the decision could not know of), and the Ended
+// listener still hears of the approval once, with the Wait that takes it:
+// a second hearing, without it, queued a resumption that raced the
+// waiting turn (channels/api TestTypedConfirmAndCancel, 5 in 100 under
+// load).
+func TestEndedHeardOnceWhenDecidedDuringShow(t *testing.T) {
+	notes := &notifier{}
+	ends := &endListener{n: notes}
+	e, err := approval.NewEngine(approval.EngineConfig{Store: memstore.New(memstore.Options{}), Notifier: notes, Ended: ends,
+		Dispatcher: &counterTool{}, Audit: &recorder{}, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes.onShow = func(a *approval.Approval) {
+		if o, err := e.Decide(context.Background(), a.ID, decision(a, approval.Reject, "bob")); err != nil || o.Status != approval.StatusRejected {
+			t.Errorf("decide during show: %+v, %v", o, err)
+		}
+	}
+	a := request(t, e)
+	if got := notes.settledWith(a.ID); !slices.Equal(got, []approval.Status{approval.StatusRejected}) {
+		t.Fatalf("settled %v, want the late card settled once: [rejected]", got)
+	}
+	ends.mu.Lock()
+	defer ends.mu.Unlock()
+	if !slices.Equal(ends.heard, []approval.Status{approval.StatusRejected}) || !slices.Equal(ends.waited, []bool{true}) {
+		t.Fatalf("heard %v (waited %v), want [rejected] once, taken by the Wait to come", ends.heard, ends.waited)
+	}
+}
