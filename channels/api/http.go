@@ -597,7 +597,7 @@ func decidedActions(rec *approval.Approval, o approval.Outcome) []Action {
 // decided here for a turn elsewhere: its outcome is the answer, and the
 // resumed turn's answer comes with a later request). When the message's
 // typed decision ended waitFor and a turn of this process waits for it
-// (its settling said so), that turn's end is the answer: it comes after
+// (it was shown here, or its settling said so), that turn's end is the answer: it comes after
 // the decision. tool_result messages are actions, except the first one
 // matching each call of skip (already reported). What other turns say (an
 // earlier turn that outlived its request, a resumed turn) is not this
@@ -651,8 +651,13 @@ func (a *inbound) await(ctx context.Context, wt *waiter, u User, convID string, 
 					if te.Resumed != "" {
 						continue // a resumed turn's answer is kept for the next request
 					}
-					if te.Decided != "" && te.Decided == waitFor && localWait {
-						continue // the typed decision's outcome; the waiting turn's end follows
+					if te.Decided != "" && te.Decided == waitFor && (localWait || a.convs.isLocal(waitFor)) {
+						// The typed decision's outcome; the waiting turn's
+						// end follows. Its settling may come later still:
+						// a decision that beat the recording of the card
+						// settles that card after it (Engine.Request).
+						localWait = true
+						continue
 					}
 					res.Text, res.Status = te.Text, te.Status
 					return res, nil
