@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -77,32 +76,5 @@ func TestServeFeishu(t *testing.T) {
 // verb in a card JSON 2.0 (as the message content string).
 func buttonValue(t *testing.T, content, verb string) map[string]any {
 	t.Helper()
-	var found map[string]any
-	var walk func(v any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			if x["type"] == "callback" {
-				if val, ok := x["value"].(map[string]any); ok && val["decision"] == verb {
-					found = val
-				}
-			}
-			for _, e := range x {
-				walk(e)
-			}
-		case []any:
-			for _, e := range x {
-				walk(e)
-			}
-		}
-	}
-	var card any
-	if err := json.Unmarshal([]byte(content), &card); err != nil {
-		t.Fatalf("card content is not JSON: %v", err)
-	}
-	walk(card)
-	if found == nil {
-		t.Fatalf("no %s button in %s", verb, content)
-	}
-	return found
+	return cardValue(t, content, map[string]any{"decision": verb})
 }
