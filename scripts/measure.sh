@@ -51,6 +51,7 @@ commands=(
 	"-mode agent -n 32000 -redis \$REDIS"
 	"-mode agent -n 2000 -hold 20000 -redis \$REDIS"
 	"-mode resume -n 2000 -redis \$REDIS"
+	"peer -n 2000 -redis \$REDIS"
 )
 
 url=$HITLBOT_TEST_REDIS
@@ -60,6 +61,16 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/hitlbot-measure.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+
+# "peer" is not bot bench: it is the OpenAI Agents SDK doing what
+# `-mode agent -redis` does (scripts/peerbench.sh), measured in the same
+# rounds so that the ratio between the two holds for one load. Without
+# Node.js or the npm registry its row is left out, and the page says why.
+peer_skip=""
+if ! scripts/peerbench.sh -n 1 -c 1 -redis "$url" >/dev/null 2>"$tmp/peer.err"; then
+	peer_skip=$(tail -1 "$tmp/peer.err")
+	say "the peer's row is left out: $peer_skip"
+fi
 
 # The cold build first, before the benchmarks warm anything: the module
 # download into an empty module cache (from GOPROXY, as on a fresh
@@ -97,8 +108,15 @@ load_before=$(load)
 
 for ((round = 0; round < runs; round++)); do
 	for cmd in "${commands[@]}"; do
-		say "round $((round + 1))/$runs: bot bench $cmd"
 		read -r -a args <<<"${cmd//\$REDIS/$url}"
+		if [[ ${args[0]} == peer ]]; then
+			[[ -z $peer_skip ]] || continue
+			say "round $((round + 1))/$runs: scripts/peerbench.sh ${cmd#peer }"
+			out=$(scripts/peerbench.sh "${args[@]:1}")
+			printf 'scripts/peerbench.sh %s\t%s\n' "${cmd#peer }" "$out" >>"$tmp/rows"
+			continue
+		fi
+		say "round $((round + 1))/$runs: bot bench $cmd"
 		out=$("$tmp/bot" bench "${args[@]}")
 		printf 'bot bench %s\t%s\n' "$cmd" "$out" >>"$tmp/rows"
 	done
@@ -109,7 +127,7 @@ if [[ -n ${_HITLBOT_MEASURE_THROWAWAY:-} ]]; then
 else
 	redis="\$REDIS: HITLBOT_TEST_REDIS, as given"
 fi
-"$tmp/benchreport" measured -commit "$commit" -load-before "$load_before" -load-after "$(load)" -redis "$redis" \
+"$tmp/benchreport" measured -commit "$commit" -peer-missing "$peer_skip" -load-before "$load_before" -load-after "$(load)" -redis "$redis" \
 	-build-wall "$build_wall" -build-cpu "$build_cpu" -build-download "$download_wall" -build-packages "$packages" \
 	-build-bytes "$bytes" -build-load "$build_load" "$tmp/rows" >"$tmp/measured.md"
 mv "$tmp/measured.md" docs/measured.md

@@ -214,6 +214,41 @@ type Machine struct {
 	// Build is what building bot from a fresh checkout cost; nil when it
 	// was not measured.
 	Build *Build
+	// PeerMissing is why the peer (scripts/peerbench.sh) has no row, when
+	// it has none.
+	PeerMissing string
+}
+
+// peerCommand is the command of the peer's rows (scripts/peerbench.sh:
+// the OpenAI Agents SDK doing what `bot bench -mode agent -redis` does).
+const peerCommand = "scripts/peerbench.sh "
+
+// peerComparison is the sentence that compares each peer row with
+// hitlbot's agent row on Redis of the same n: the ratios of the medians
+// of conversations per second and of process CPU per conversation.
+func peerComparison(rows []Row) string {
+	var b strings.Builder
+	for _, p := range rows {
+		args, ok := strings.CutPrefix(p.Command, peerCommand)
+		if !ok {
+			continue
+		}
+		n := strings.Fields(args)
+		i := slices.Index(n, "-n")
+		if i < 0 || i+1 >= len(n) {
+			continue
+		}
+		ours := "bot bench -mode agent -n " + n[i+1] + " -redis $REDIS"
+		j := slices.IndexFunc(rows, func(r Row) bool { return r.Command == ours })
+		if j < 0 {
+			continue
+		}
+		rate := spreadOf(rows[j].Runs, "round_trips_per_sec").median / spreadOf(p.Runs, "round_trips_per_sec").median
+		cpu := spreadOf(p.Runs, "process_cpu_us_per_approval").median / spreadOf(rows[j].Runs, "process_cpu_us_per_approval").median
+		fmt.Fprintf(&b, "\nhitlbot (`%s`) against the peer (`%s`): %s× the conversations per second, %s× less process CPU per conversation.\n",
+			ours, p.Command, strconv.FormatFloat(rate, 'f', 2, 64), strconv.FormatFloat(cpu, 'f', 1, 64))
+	}
+	return b.String()
 }
 
 // Build is the cost of a newcomer's first `make run`: compiling bot with
@@ -300,6 +335,10 @@ func WriteMeasured(w io.Writer, m Machine, rows []Row) error {
 				return fmt.Errorf("measured: %s: a run had %v errors and ran the tool %v times for %v", r.Command, o.Num["errors"], o.Num["tool_runs"], o.Num["n"])
 			}
 		}
+	}
+	b.WriteString(peerComparison(rows))
+	if m.PeerMissing != "" {
+		fmt.Fprintf(&b, "\nThe peer (scripts/peerbench.sh) was not measured: %s\n", m.PeerMissing)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -100,3 +100,32 @@ func TestWriteMeasured(t *testing.T) {
 		t.Fatal("a line without a tab was read")
 	}
 }
+
+// TestWriteMeasuredPeer: the peer's row (scripts/peerbench.sh) is
+// compared with hitlbot's agent row on Redis of the same n, by the
+// medians; without a peer row the page says why it is missing.
+func TestWriteMeasuredPeer(t *testing.T) {
+	in := "bot bench -mode agent -n 10 -redis $REDIS\t" + `{"n":10,"tool_runs":10,"errors":0,"round_trips_per_sec":2000,"process_cpu_us_per_approval":600}` + "\n" +
+		"scripts/peerbench.sh -n 10 -redis $REDIS\t" + `{"n":10,"tool_runs":10,"errors":0,"round_trips_per_sec":250,"process_cpu_us_per_approval":6000}` + "\n"
+	rows, err := bench.ParseRows(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := bench.Machine{Date: "2026-11-29 01:00 UTC", Commit: "abc1234", GoVersion: "go1.26.0", CPU: "a CPU", CPUs: 2}
+	var out bytes.Buffer
+	if err := bench.WriteMeasured(&out, m, rows); err != nil {
+		t.Fatal(err)
+	}
+	want := "hitlbot (`bot bench -mode agent -n 10 -redis $REDIS`) against the peer (`scripts/peerbench.sh -n 10 -redis $REDIS`): 8.00× the conversations per second, 10.0× less process CPU per conversation.\n"
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("measured.md lacks %q:\n%s", want, out.String())
+	}
+	out.Reset()
+	m.PeerMissing = "peerbench: node and npm are missing"
+	if err := bench.WriteMeasured(&out, m, rows[:1]); err != nil {
+		t.Fatal(err)
+	}
+	if want := "The peer (scripts/peerbench.sh) was not measured: peerbench: node and npm are missing\n"; !strings.Contains(out.String(), want) {
+		t.Errorf("measured.md lacks %q:\n%s", want, out.String())
+	}
+}

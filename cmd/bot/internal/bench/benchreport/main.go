@@ -59,6 +59,7 @@ func run(args []string, stdout io.Writer) error {
 		fs.StringVar(&m.Redis, "redis", "", "the Redis measured against")
 		fs.StringVar(&m.LoadBefore, "load-before", "", "the load average before the runs")
 		fs.StringVar(&m.LoadAfter, "load-after", "", "the load average after the runs")
+		fs.StringVar(&m.PeerMissing, "peer-missing", "", "why the peer (scripts/peerbench.sh) was not measured")
 		var bd bench.Build
 		fs.Float64Var(&bd.Wall, "build-wall", 0, "the cold build's elapsed seconds (0: not measured)")
 		fs.Float64Var(&bd.CPU, "build-cpu", 0, "the cold build's user+system CPU seconds")
