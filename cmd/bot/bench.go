@@ -23,6 +23,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.IntVar(&cfg.C, "c", 100, "how many run at once")
 	fs.IntVar(&cfg.Pending, "pending", 0, "approvals held open, each with a blocked Wait, while the memory one pending approval costs is measured (0: not measured)")
 	fs.IntVar(&cfg.Hold, "hold", 0, "approvals kept pending, each with a blocked Wait, ten to a chat, during the measured run (0: none): the cost of one approval under that load")
+	fs.BoolVar(&cfg.ByCall, "v", false, "itemise the Redis round trips per approval by the call that sent them (redis_round_trips_by_call: store method <- engine or loop function)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to `FILE` (go tool pprof reads it)")
 	if st := parse(fs, args); st >= 0 {
 		return st

@@ -39,6 +39,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
+	"path"
 	"runtime"
 	"slices"
 	"sort"
@@ -76,6 +78,10 @@ type Config struct {
 	// Hold is how many approvals are kept pending, each with a blocked
 	// Wait, spread over Hold/10 chats, during the measured run (0: none).
 	Hold int
+	// ByCall itemises the Redis round trips per approval by the call
+	// that sent each (Result.RedisRoundTripsByCall); finding the caller
+	// costs a stack walk per round trip, so it is off unless asked for.
+	ByCall bool
 }
 
 // Result is what a run prints.
@@ -92,6 +98,10 @@ type Result struct {
 	// The figures below are always printed: 0 when not measured (no
 	// Redis with the memory store; -pending 0 for the memory figures).
 	RedisRoundTripsPerApproval float64 `json:"redis_round_trips_per_approval"`
+	// RedisRoundTripsByCall (Config.ByCall) splits the round trips per
+	// approval by who sent them: "<store method> <- <engine or loop
+	// function>" (e.g. "Seen <- Engine.ClaimResume").
+	RedisRoundTripsByCall map[string]float64 `json:"redis_round_trips_by_call,omitempty"`
 	// ProcessCPUMicrosPerApproval and RedisCPUMicrosPerApproval are the
 	// CPU time (user + system) this process and the Redis server spent
 	// per approval while the round trips ran; on a machine where both
@@ -114,7 +124,80 @@ type Result struct {
 // is paid once per connection, not per approval, and how many connections
 // a run dials depends on its concurrency and the scheduler, so a count
 // with it is not a property of the approval path.
-type counter struct{ n atomic.Int64 }
+type counter struct {
+	n atomic.Int64
+	// byCall, when not nil, counts the round trips by caller (callerOf).
+	mu     sync.Mutex
+	byCall map[string]int64
+}
+
+// add counts one round trip.
+func (c *counter) add() {
+	if c.byCall == nil {
+		c.n.Add(1)
+		return
+	}
+	who := callerOf()
+	c.mu.Lock()
+	c.n.Add(1)
+	c.byCall[who]++
+	c.mu.Unlock()
+}
+
+// read returns the count so far and, itemised, the counts by caller,
+// which add up to it.
+func (c *counter) read() tally {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return tally{n: c.n.Load(), byCall: maps.Clone(c.byCall)}
+}
+
+// callerOf names the caller of a round trip from the stack: the Store
+// method that sent it, the first function above it outside the store
+// (of the engine, mostly) and the first outside the approval package
+// too (the agent loop's, the router's), when that is another
+// ("Seen <- approval.Engine.ClaimResume <- agent.Loop.resume").
+func callerOf() string {
+	const store, engine = "github.com/hitlbot/hitlbot/approval/redisstore", "github.com/hitlbot/hitlbot/approval"
+	pcs := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(3, pcs)])
+	var who []string
+	for more := true; more && len(who) < 3; {
+		var f runtime.Frame
+		f, more = frames.Next()
+		pkg, fn := splitFunc(f.Function)
+		if i := strings.Index(fn, ".func"); i > 0 {
+			fn = fn[:i] // a closure counts as its function
+		}
+		fn = strings.NewReplacer("(*", "", ")", "").Replace(fn)
+		switch {
+		case len(who) == 0:
+			if pkg == store && strings.HasPrefix(fn, "Store.") {
+				who = append(who, strings.TrimPrefix(fn, "Store."))
+			}
+		case pkg == store || !strings.HasPrefix(pkg, "github.com/hitlbot/"):
+		case len(who) == 1:
+			who = append(who, path.Base(pkg)+"."+fn)
+		case pkg != engine:
+			who = append(who, path.Base(pkg)+"."+fn)
+		}
+	}
+	if len(who) == 0 {
+		return "?"
+	}
+	return strings.Join(who, " <- ")
+}
+
+// splitFunc splits a runtime function name into its package path and
+// the rest ("(*Store).Seen", "(*Loop).claim.func1").
+func splitFunc(full string) (pkg, fn string) {
+	slash := strings.LastIndex(full, "/")
+	dot := strings.Index(full[slash+1:], ".")
+	if dot < 0 {
+		return full, ""
+	}
+	return full[:slash+1+dot], full[slash+2+dot:]
+}
 
 // handshake reports whether cmd is part of go-redis's connection
 // handshake; the store never sends HELLO or CLIENT itself.
@@ -127,7 +210,7 @@ func (c *counter) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (c *counter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		if !handshake(cmd) {
-			c.n.Add(1)
+			c.add()
 		}
 		return next(ctx, cmd)
 	}
@@ -135,7 +218,7 @@ func (c *counter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 func (c *counter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		if slices.ContainsFunc(cmds, func(c redis.Cmder) bool { return !handshake(c) }) {
-			c.n.Add(1)
+			c.add()
 		}
 		return next(ctx, cmds)
 	}
@@ -182,6 +265,9 @@ func stores(ctx context.Context, cfg Config, log *slog.Logger) (a, b approval.St
 	}
 	opt.PoolSize = max(2*cfg.C, 16)
 	cnt = &counter{}
+	if cfg.ByCall {
+		cnt.byCall = map[string]int64{}
+	}
 	prefix := fmt.Sprintf("hitlbench:%d:", time.Now().UnixNano())
 	var clients []*redis.Client
 	mk := func() (approval.Store, error) {
@@ -369,20 +455,37 @@ func runEngine(ctx context.Context, cfg Config, sa, sb approval.Store, cnt *coun
 	return nil
 }
 
-func count(c *counter) int64 {
-	if c == nil {
-		return 0
-	}
-	return c.n.Load()
+// tally is a reading of a counter: the round trips so far, and by
+// caller when itemised.
+type tally struct {
+	n      int64
+	byCall map[string]int64
 }
 
-func finish(res *Result, cfg Config, runs, errs int64, elapsed time.Duration, lat []time.Duration, cnt *counter, rt0 int64) {
+func count(c *counter) tally {
+	if c == nil {
+		return tally{}
+	}
+	return c.read()
+}
+
+func finish(res *Result, cfg Config, runs, errs int64, elapsed time.Duration, lat []time.Duration, cnt *counter, rt0 tally) {
 	res.ToolRuns, res.Errors = runs, errs
 	res.Seconds = elapsed.Seconds()
 	res.RoundTripsPerSec = float64(cfg.N) / elapsed.Seconds()
 	percentiles(lat, res)
-	if cnt != nil {
-		res.RedisRoundTripsPerApproval = float64(cnt.n.Load()-rt0) / float64(cfg.N)
+	if cnt == nil {
+		return
+	}
+	rt1 := count(cnt)
+	res.RedisRoundTripsPerApproval = float64(rt1.n-rt0.n) / float64(cfg.N)
+	for who, n := range rt1.byCall {
+		if d := n - rt0.byCall[who]; d > 0 {
+			if res.RedisRoundTripsByCall == nil {
+				res.RedisRoundTripsByCall = map[string]float64{}
+			}
+			res.RedisRoundTripsByCall[who] = float64(d) / float64(cfg.N)
+		}
 	}
 }
 

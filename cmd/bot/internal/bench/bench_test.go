@@ -131,12 +131,33 @@ func TestConversationRoundTrips(t *testing.T) {
 	c, _ := testredis.Start(t)
 	url := "redis://" + c.(*redis.Client).Options().Addr
 	const n = 20
-	res, err := bench.Run(context.Background(), bench.Config{Mode: "agent", RedisURL: url, N: n, C: 1}, &bytes.Buffer{})
+	res, err := bench.Run(context.Background(), bench.Config{Mode: "agent", RedisURL: url, N: n, C: 1, ByCall: true}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Errors != 0 || res.ToolRuns != n {
 		t.Fatalf("%+v", res)
+	}
+	// Itemised (-v), the calls add up to the total, and each step of the
+	// conversation is named by its store method and its caller.
+	var sum float64
+	for _, v := range res.RedisRoundTripsByCall {
+		sum += v
+	}
+	if math.Abs(sum-res.RedisRoundTripsPerApproval) > 1e-9 {
+		t.Errorf("itemised %v adds up to %.3f, the total is %.3f", res.RedisRoundTripsByCall, sum, res.RedisRoundTripsPerApproval)
+	}
+	for _, who := range []string{
+		"SeenAndPending <- approval.CheckInbound <- channels.Router.HandleMessage",
+		"Put <- approval.Engine.Request <- agent.Loop.approve",
+		"AddCards <- approval.Engine.Request <- agent.Loop.approve",
+		"Claim <- approval.Engine.decideMarked <- channels.Router.HandleCardAction",
+		"Complete <- approval.Engine.complete <- channels.Router.HandleCardAction",
+		"Seen <- approval.Engine.ClaimResume <- agent.Loop.approve",
+	} {
+		if res.RedisRoundTripsByCall[who] != 1 {
+			t.Errorf("%s: %v round trips per conversation, want 1 (itemised: %v)", who, res.RedisRoundTripsByCall[who], res.RedisRoundTripsByCall)
+		}
 	}
 	// Rounded: the engine's backstop poll (one pipeline every 5 s while a
 	// Wait is blocked) may fall into a slow run and add one, and B's
