@@ -21,7 +21,8 @@
 //	                                                  (unix ms), added in Put's pipeline, moved or removed by Escalate
 //	<prefix>remind                                    ZSET  reminder index: id scored by its next reminder's
 //	                                                  time (unix ms), added in Put's pipeline, moved or removed by Remind
-//	<prefix>seen:<key>                                STRING de-duplication mark (SET NX PX)
+//	<prefix>seen:<key>                                STRING de-duplication mark (SET NX PX GET; value: the
+//	                                                  nonce of the call that set it)
 //	<prefix>{<shard>}:seen:<key>                      STRING a decision's de-duplication mark (a click's
 //	                                                  event key) set by the claim script itself
 //	                                                  (approval.ClaimRequest.Mark; value: the claim's nonce)
@@ -157,8 +158,8 @@
 //	             WAIT with ReplicaAcks)
 //	Cancel    1  cancel      AddCards 1  addCards      Pending 1  pending
 //	Latest    1  pending (with "any": whatever the record's state)
-//	Get       1  HGETALL     Seen     1  SET NX PX
-//	SeenAndPending 1  the SET NX of each key and the pending script,
+//	Get       1  HGETALL     Seen     1  SET NX PX GET
+//	SeenAndPending 1  the SET NX PX GET of each key and the pending script,
 //	             pipelined (with the queued chat-index removals)
 //	ForgetClaimMark 1  DEL    Forget   1  DEL
 //	PutGrant, Grants, Revoke 1 script each (the grant's slot: its session's)
@@ -212,7 +213,13 @@
 // duplicate of itself); each transition records
 // its nonce and answer on the record, and a re-sent call that finds its own
 // nonce gets the first run's answer (a claim that won stays won, a Put is not
-// a conflict with itself, cards are not added twice). Without MaxRetries a
+// a conflict with itself, cards are not added twice). A mark of Seen or
+// SeenAndPending holds its call's nonce, and its SET NX GET answers what
+// the key held: nothing, or that nonce (a re-sent SET whose first run set
+// it), is first, so a resume claim that won never hears that it lost (its
+// turn would have nobody to go on) and an inbound message is not dropped
+// as a duplicate of itself. (SET with both NX and GET needs Redis 7.0 or
+// later.) Without MaxRetries a
 // lost reply is an error of kind errkind.Unavailable, and a claim may then be
 // left claimed with nobody to run it (never run twice).
 //

@@ -210,6 +210,30 @@ func TestLostReply(t *testing.T) {
 		}
 		return err
 	})
+	// A de-duplication mark (Seen: the resume claim, an inbound
+	// message's mark) that was set by the first run is the re-sent
+	// call's own: first, not a duplicate of itself. (A resume claim that
+	// won and heard "lost" would leave the turn with nobody to go on.)
+	lossy("Seen", func() error {
+		first, err := s.Seen(ctx, "resume:lost", time.Minute)
+		if err == nil && !first {
+			t.Errorf("Seen = not first, want first")
+		}
+		return err
+	})
+	lossy("SeenAndPending", func() error {
+		c := s.SeenAndPending(ctx, []string{"evt:lost:1", "evt:lost:2"}, time.Minute, b.Session)
+		if c.SeenErr == nil && (!c.First[0] || !c.First[1]) {
+			t.Errorf("SeenAndPending first = %v, want both first", c.First)
+		}
+		return c.SeenErr
+	})
+	if first, _ := s.Seen(ctx, "resume:lost", time.Minute); first {
+		t.Error("a second Seen of the same key = first, want a duplicate")
+	}
+	if c := s.SeenAndPending(ctx, []string{"evt:lost:1"}, time.Minute, b.Session); c.First[0] {
+		t.Error("a second SeenAndPending of the same key = first, want a duplicate")
+	}
 	// A different call still sees the conflict.
 	if _, err := s.Put(ctx, b, approval.Outcome{}); approval.KindOf(err) != errkind.Conflict {
 		t.Errorf("a second Put of %s = %v, want errkind.Conflict", b.ID, err)

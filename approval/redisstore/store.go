@@ -833,7 +833,8 @@ func (s *Store) Cancel(ctx context.Context, id approval.ID, o approval.Outcome, 
 	return a, code == "cancelled", nil
 }
 
-// Seen implements approval.Store in one round trip (SET NX PX).
+// Seen implements approval.Store in one round trip (SET NX PX GET of the
+// call's nonce, see markFirst).
 func (s *Store) Seen(ctx context.Context, key string, ttl time.Duration) (bool, error) {
 	const op = "redisstore.Seen"
 	if err := ctxErr(ctx, op, ""); err != nil {
@@ -843,14 +844,37 @@ func (s *Store) Seen(ctx context.Context, key string, ttl time.Duration) (bool, 
 		// A mark that expires at once: every call is the first, as in memstore.
 		return true, nil
 	}
-	err := s.c.SetArgs(ctx, s.seenKey(key), "1", redis.SetArgs{Mode: "NX", TTL: time.Duration(durMS(ttl)) * time.Millisecond}).Err()
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.Is(err, redis.Nil):
-		return false, nil
+	nonce := s.nonce()
+	first, err := markFirst(s.c.SetArgs(ctx, s.seenKey(key), nonce, markArgs(ttl)), nonce)
+	if err != nil {
+		return false, unavailable(op, "", err)
 	}
-	return false, unavailable(op, "", err)
+	return first, nil
+}
+
+// markArgs are the arguments of the SET that sets a de-duplication mark
+// for ttl: NX, and GET, which answers what the key held (nil: nothing,
+// and the mark is set).
+func markArgs(ttl time.Duration) redis.SetArgs {
+	return redis.SetArgs{Mode: "NX", Get: true, TTL: time.Duration(durMS(ttl)) * time.Millisecond}
+}
+
+// markFirst reads the reply of a mark's SET (markArgs) whose value was
+// nonce, the call's own: first when the key held nothing, or held this
+// very nonce, when go-redis sent the SET again after its first reply was
+// lost (the first run set it). A mark is its call's, not a duplicate of
+// itself: a resume claim that won never hears "lost" (which would leave
+// the turn with nobody to go on), an inbound message is not dropped as a
+// duplicate of itself.
+func markFirst(cmd *redis.StatusCmd, nonce string) (bool, error) {
+	switch old, err := cmd.Result(); {
+	case errors.Is(err, redis.Nil):
+		return true, nil
+	case err != nil:
+		return false, err
+	default:
+		return old == nonce, nil
+	}
 }
 
 var _ approval.InboundStore = (*Store)(nil)
@@ -870,11 +894,13 @@ func (s *Store) SeenAndPending(ctx context.Context, keys []string, ttl time.Dura
 		return c
 	}
 	seen := make([]*redis.StatusCmd, len(keys))
+	nonces := make([]string, len(keys)) // one per key, as if each were a Seen
 	var pend *redis.Cmd
 	_, _ = s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		if ttl > 0 {
 			for i, k := range keys {
-				seen[i] = p.SetArgs(ctx, s.seenKey(k), "1", redis.SetArgs{Mode: "NX", TTL: time.Duration(durMS(ttl)) * time.Millisecond})
+				nonces[i] = s.nonce()
+				seen[i] = p.SetArgs(ctx, s.seenKey(k), nonces[i], markArgs(ttl))
 			}
 		}
 		pend = s.pending.EvalSha(ctx, p, []string{s.pointerKey(sess)}, s.base(approval.Shard(sess)))
@@ -885,10 +911,9 @@ func (s *Store) SeenAndPending(ctx context.Context, keys []string, ttl time.Dura
 		if cmd == nil {
 			break // ttl <= 0: every call is the first, as in Seen
 		}
-		switch err := cmd.Err(); {
+		switch first, err := markFirst(cmd, nonces[i]); {
 		case err == nil:
-		case errors.Is(err, redis.Nil):
-			c.First[i] = false
+			c.First[i] = first
 		default:
 			for j := range c.First {
 				c.First[j] = true
