@@ -65,11 +65,12 @@ type RedisLockerConfig struct {
 	Logger *slog.Logger
 }
 
-// RedisLocker is a SessionLocker in Redis: SET key token NX PX ttl takes a
-// session's lock, a compare-and-pexpire script renews it every RenewEvery
-// while held, and a compare-and-delete script releases it, so a holder
-// never deletes or extends a lock that has passed to someone else. A
-// waiter polls with a bounded exponential backoff until it gets the lock
+// RedisLocker is a SessionLocker in Redis: SET key token NX PX ttl GET
+// takes a session's lock (GET: a SET sent again after a lost reply finds
+// its own token and has it, rather than wait a TTL for itself), a
+// compare-and-pexpire script renews it every RenewEvery while held, and a
+// compare-and-delete script releases it, so a holder never deletes or
+// extends a lock that has passed to someone else. A waiter polls with a bounded exponential backoff until it gets the lock
 // or its ctx ends. It is safe for concurrent use.
 //
 // Each uncontended Lock costs two round trips (the SET and the release),
@@ -127,7 +128,14 @@ func (l *RedisLocker) Lock(ctx context.Context, s approval.SessionKey) (func(), 
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		ok, err := l.client.SetNX(ctx, key, token, l.ttl).Result()
+		// GET: what the key held. Nothing, or this very token (go-redis
+		// sent the SET again after its first reply was lost with its
+		// connection, and the first run took it), means the lock is ours.
+		old, err := l.client.SetArgs(ctx, key, token, redis.SetArgs{Mode: "NX", Get: true, TTL: l.ttl}).Result()
+		ok := err == nil && old == token
+		if errors.Is(err, redis.Nil) {
+			ok, err = true, nil
+		}
 		if err != nil {
 			// The SET may have been applied and its reply lost: give back
 			// what may be ours rather than block the session for a TTL.

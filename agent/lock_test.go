@@ -258,3 +258,41 @@ func TestRedisLockerUnreachable(t *testing.T) {
 		t.Fatalf("Lock on an unreachable Redis = %v (ctx %v)", err, ctx.Err())
 	}
 }
+
+// resendOnce is a go-redis hook that, once armed, sends the next SET
+// twice, as go-redis does when the first reply is lost with its
+// connection: the first run happened, the caller hears the second's.
+type resendOnce struct{ armed atomic.Bool }
+
+func (r *resendOnce) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (r *resendOnce) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if cmd.Name() == "set" && r.armed.CompareAndSwap(true, false) {
+			_ = next(ctx, cmd) // it ran; its reply is lost
+		}
+		return next(ctx, cmd)
+	}
+}
+func (r *resendOnce) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// A SET that takes the lock and is sent again (its reply lost) finds the
+// lock its own: Lock returns at once rather than wait a TTL for itself.
+func TestRedisLockerLostReply(t *testing.T) {
+	c, prefix := testredis.Start(t)
+	o := c.(*redis.Client).Options()
+	rc := redis.NewClient(&redis.Options{Network: o.Network, Addr: o.Addr, Username: o.Username, Password: o.Password, DB: o.DB, TLSConfig: o.TLSConfig})
+	defer rc.Close()
+	h := &resendOnce{}
+	rc.AddHook(h)
+	l := newLocker(t, rc, prefix, agent.RedisLockerConfig{TTL: time.Hour})
+	h.armed.Store(true)
+	unlock := lockWithin(t, l, "s1")
+	if h.armed.Load() {
+		t.Fatal("no SET was sent twice")
+	}
+	unlock()
+	// Released: another takes it.
+	lockWithin(t, newLocker(t, c, prefix, agent.RedisLockerConfig{}), "s1")()
+}
