@@ -70,8 +70,9 @@ type RedisLockerConfig struct {
 // its own token and has it, rather than wait a TTL for itself), a
 // compare-and-pexpire script renews it every RenewEvery while held, and a
 // compare-and-delete script releases it, so a holder never deletes or
-// extends a lock that has passed to someone else. A waiter polls with a bounded exponential backoff until it gets the lock
-// or its ctx ends. It is safe for concurrent use.
+// extends a lock that has passed to someone else. A waiter polls with a
+// bounded exponential backoff until it gets the lock or its ctx ends. It
+// is safe for concurrent use.
 //
 // Each uncontended Lock costs two round trips (the SET and the release),
 // plus one renewal per RenewEvery that the lock is held.
