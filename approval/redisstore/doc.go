@@ -175,11 +175,20 @@
 //	             due: 2)
 //
 // A turn of agent mode that asks and is approved on another replica costs
-// 5 round trips in all: the inbound message's marks and pending lookup
-// (SeenAndPending), Put (the code of its card included), AddCards (the
-// card's reference, known only once the platform has the card), the
-// click's claim with its mark, Complete. (bot bench -mode agent counts
-// them.)
+// 7 round trips in all (bot bench -mode agent counts them, and -v names
+// each): 5 for the approval — the inbound message's marks and pending
+// lookup (SeenAndPending), Put (the code of its card included), AddCards
+// (the card's reference, known only once the platform has the card), the
+// click's claim with its mark, Complete — and 2 for the continuation's
+// claim (Seen of resume:<id>, approval.Engine.ClaimResume): the waiting
+// turn's, which wins, and the losing one of the resumption that the
+// deciding replica queues because no Wait of its own took the outcome (it
+// claims under the session's lock, after the waiting turn's end). Approved
+// on the replica that waits, the turn costs 6 (no resumption is queued);
+// resumed on the deciding replica after its waiter is gone, the decision
+// and the continuation cost 3 (claim, Complete, the resumption's claim,
+// which wins: bot bench -mode resume). None of them repeats a read:
+// nothing re-reads what a script returned.
 //
 // Scripts are loaded lazily: go-redis's Script.Run sends EVALSHA and falls
 // back to EVAL when the server does not know the script yet (first use, or
