@@ -850,6 +850,16 @@ func replicas(ctx context.Context, sa, sb approval.Store, bt benchTool, log *slo
 	return a, b, nil
 }
 
+// closeLoops closes the loops of the instances and waits for what they
+// still run: the resumptions a decision queued on B go on after the last
+// answer (they wait for A's turn, then claim), and a claim sent after the
+// run's keys were removed would be left behind.
+func closeLoops(is ...*instance) {
+	for _, i := range is {
+		_ = i.loop.Close(context.Background())
+	}
+}
+
 func runAgent(ctx context.Context, cfg Config, sa, sb approval.Store, cnt *counter, info *server, log *slog.Logger, res *Result) error {
 	bt, _ := counterBenchTool()
 	return runConversations(ctx, cfg, sa, sb, cnt, info, log, res, bt)
@@ -862,6 +872,7 @@ func runConversations(ctx context.Context, cfg Config, sa, sb approval.Store, cn
 	if err != nil {
 		return err
 	}
+	defer closeLoops(a, b)
 	held, err := hold(ctx, cfg, a.engine)
 	if err != nil {
 		return err
@@ -910,6 +921,7 @@ func runResume(ctx context.Context, cfg Config, sa, sb approval.Store, cnt *coun
 	if err != nil {
 		return err
 	}
+	defer closeLoops(a, b)
 	// Held on B, which decides and resumes every turn: A's waiters go
 	// with its loop's below, but the held approvals' stay.
 	held, err := hold(ctx, cfg, b.engine)
