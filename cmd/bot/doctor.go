@@ -198,6 +198,9 @@ func probeStore(ctx context.Context, cfg *config.Config, timeout time.Duration) 
 	if err := rc.Ping(ctx).Err(); err != nil {
 		return fail(what+" does not answer PING: "+oneLine(err.Error()), fixRedis)
 	}
+	if err := redisstore.CheckVersion(ctx, rc); err != nil {
+		return fail(what+": "+oneLine(err.Error()), fixRedis)
+	}
 	vals, err := rc.ConfigGet(ctx, "appendonly").Result()
 	if err != nil {
 		return ok(what + " answers PING; persistence could not be checked (CONFIG GET is not allowed: " + oneLine(err.Error()) + ")")

@@ -200,6 +200,12 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 		if err != nil {
 			return c, fmt.Errorf("store.redis: cannot reach Redis: %v", err)
 		}
+		vctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err = redisstore.CheckVersion(vctx, rc)
+		cancel()
+		if err != nil {
+			return c, fmt.Errorf("store.redis: %w", err)
+		}
 		st, err := redisstore.New(rc, redisstore.Options{Prefix: cfg.Store.Redis.Prefix, Retention: cfg.Store.Retention, Logger: log,
 			ReplicaAcks: cfg.Store.Redis.ReplicaAcks, ReplicaAckTimeout: cfg.Store.Redis.ReplicaAckTimeout})
 		if err != nil {
