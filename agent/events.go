@@ -95,11 +95,11 @@ type Speaker interface {
 
 // Action is a tool call of a turn and what became of it.
 type Action struct {
-	Tool    string          `json:"tool"`
-	Input   json.RawMessage `json:"input"`
-	Result  string          `json:"result"`
-	Status  approval.Status `json:"status"` // an outcome status (executed, failed, rejected, …), or invalid or pending
-	IsError bool            `json:"is_error,omitempty"`
+	Tool    string
+	Input   json.RawMessage
+	Result  string
+	Status  approval.Status // an outcome status (executed, failed, rejected, …), or invalid or pending
+	IsError bool
 }
 
 // TurnResult is the result of one turn.
@@ -113,6 +113,10 @@ type TurnResult struct {
 	// still open (the turn ran out of time, or the loop closed): its
 	// outcome will resume the turn.
 	Waiting approval.ID
+	// Resumed is the approval whose outcome resumed the turn
+	// (Inbound.Resumed): the turn continues an earlier message's; "" for
+	// a message's own turn.
+	Resumed approval.ID
 	// Err is set when the turn failed; Text then holds a sentence safe to show.
 	Err error
 	// private is the turn's privacy (Say.Private), for its turn_ended.

@@ -254,6 +254,7 @@ func (l *Loop) work(s approval.SessionKey) {
 			res = l.turn(j.in)
 		}
 		if ran {
+			res.Resumed = to.Resumed
 			l.say(l.ctx, to, Say{Kind: SayTurnEnded, Result: &res, Private: res.private})
 		}
 	}

@@ -110,68 +110,59 @@ type Outgoing struct {
 	Mentions []approval.UserID
 }
 
-// TurnEventKind is where a turn stands, for a channel that answers
-// requests by turns (TurnListener).
-type TurnEventKind string
-
-// Turn events.
+// The router's own events about a message, of the agent's kind type: a
+// turn's events are the agent's (agent.Say), and the router adds only
+// these two, and the turn_ended of a message it answers itself
+// (TurnEvent).
 const (
-	// TurnAwaiting: the turn waits for a person's decision on Approval
-	// (its card is out).
-	TurnAwaiting TurnEventKind = "awaiting"
-	// TurnEnded: the turn is over. Text is its answer (or the notice that
-	// ended it), Actions its tool calls, Waiting the approval it stopped
-	// waiting for while still open, Err set when it failed, Resumed the
-	// approval whose outcome resumed it (the turn was not this message's).
-	// A message the router answers itself (a typed 确认 / 取消, a late
-	// one, a refusal by the allow-list, an approval command) ends with one
-	// too, with no turn of the agent: Text is the answer, Status its
-	// typed status where it has one, Decided the approval the message's
-	// typed decision ended (the turn that waited for it goes on).
-	TurnEnded TurnEventKind = "ended"
-	// TurnQueued: the message is queued behind Approval, which waits for a
+	// SayQueued: the message is queued behind Approval, which waits for a
 	// decision in the session; Text says so in words.
-	TurnQueued TurnEventKind = "queued"
-	// TurnRefused: the message was not taken; Err is ErrBusy or
+	SayQueued agent.SayKind = "queued"
+	// SayRefused: the message was not taken; Refusal is ErrBusy or
 	// ErrClosing, Text says so in words.
-	TurnRefused TurnEventKind = "refused"
+	SayRefused agent.SayKind = "refused"
 )
 
-// ErrBusy and ErrClosing are the Err of a refused message (TurnRefused):
+// ErrBusy and ErrClosing are the Refusal of a refused message (SayRefused):
 // too many messages wait in its conversation, or the bot is shutting down.
 var (
 	ErrBusy    = errors.New("channels: too many messages wait in this conversation")
 	ErrClosing = errors.New("channels: shutting down")
 )
 
-// TurnEvent is where the turn of a message stands.
+// TurnEvent is an event of the turn of a message, as a TurnListener hears
+// it: one the agent said (awaiting; turn_ended, whose Result says how the
+// turn ended, Result.Resumed set when it was not this message's turn but
+// the resumption of an approval's), or one of the router's own: SayQueued,
+// SayRefused, or the turn_ended of a message it answered itself, with no
+// turn of the agent (a typed 确认 / 取消, a late one, a refusal by the
+// allow-list, an approval command): Result.Text is the answer, Result.Err
+// set when the message could not be handled, and Status and Decided say
+// the rest.
 type TurnEvent struct {
-	Kind     TurnEventKind
-	Approval approval.ID
-	Resumed  approval.ID
-	Text     string
-	Actions  []agent.Action
-	Waiting  approval.ID
-	Err      error
-	// Status and Decided are set on the TurnEnded of a message the
+	agent.Say
+	// Status and Decided are set on the turn_ended of a message the
 	// router answered itself: the status of its answer (a typed
 	// decision's outcome; how the approval ended, for a reply that came
 	// too late or lost a race: already_decided when something ran), and
 	// the approval its typed decision ended ("" when it ended none).
 	Status  approval.Status
 	Decided approval.ID
+	// Refusal is why a message was refused (SayRefused).
+	Refusal error
 }
 
 // TurnListener is implemented by a channel that answers each request when
-// its turn ends (the HTTP API). The router hands it the turn's events, to
-// the Target of the message (ReplyTo is the turn's message id), instead of
-// the notices that stand for them in a chat (an approval is waiting, the
-// conversation is busy, the bot is shutting down, the router's own answer
-// to a message). Every inbound message it hands to the router gets a
-// TurnEnded, TurnQueued or TurnRefused for its message id, whichever path
-// it takes (a queued message's turn ends later with a TurnEnded of its
-// own); only a duplicate and a message older than MaxAge are dropped
-// unanswered. It must not block.
+// its turn ends (the HTTP API). The presenter and the router hand it the
+// turn's events (TurnEvent), to the Target of the message (ReplyTo is the
+// turn's message id), instead of the notices that stand for them in a
+// chat (an approval is waiting, the conversation is busy, the bot is
+// shutting down, the router's own answer to a message). Every inbound
+// message it hands to the router gets a turn_ended, SayQueued or
+// SayRefused for its message id, whichever path it takes (a queued
+// message's turn ends later with a turn_ended of its own); only a
+// duplicate and a message older than MaxAge are dropped unanswered. It
+// must not block.
 type TurnListener interface {
 	TurnEvent(ctx context.Context, to Target, ev TurnEvent)
 }

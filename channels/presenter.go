@@ -303,9 +303,9 @@ func (p *Presenter) Progress(ctx context.Context, a *approval.Approval) error {
 }
 
 // Say sends what the agent says to the chat the message came from, as a
-// reply to it, and hands where the turn stands (awaiting, ended) to a
-// channel that listens for it (TurnListener); other channels say nothing
-// for those (agent.Speaker).
+// reply to it, and hands where the turn stands (awaiting, turn_ended) as
+// it is to a channel that listens for it (TurnListener); other channels
+// say nothing for those (agent.Speaker).
 func (p *Presenter) Say(ctx context.Context, in agent.Inbound, s agent.Say) error {
 	ch, err := p.reg.Channel(in.Channel)
 	if err != nil {
@@ -322,15 +322,9 @@ func (p *Presenter) Say(ctx context.Context, in agent.Inbound, s agent.Say) erro
 		return err
 	}
 	switch s.Kind {
-	case agent.SayAwaiting:
+	case agent.SayAwaiting, agent.SayTurnEnded:
 		if tl, ok := ch.(TurnListener); ok {
-			tl.TurnEvent(ctx, to, TurnEvent{Kind: TurnAwaiting, Approval: s.Approval})
-		}
-		return nil
-	case agent.SayTurnEnded:
-		if tl, ok := ch.(TurnListener); ok && s.Result != nil {
-			tl.TurnEvent(ctx, to, TurnEvent{Kind: TurnEnded, Resumed: in.Resumed, Text: s.Result.Text, Actions: s.Result.Actions,
-				Waiting: s.Result.Waiting, Err: s.Result.Err})
+			tl.TurnEvent(ctx, to, TurnEvent{Say: s})
 		}
 		return nil
 	}

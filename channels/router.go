@@ -435,7 +435,7 @@ func (r *Router) HandleMessage(ctx context.Context, m Message) error {
 	}
 	if pending != nil {
 		if tl, listens := ch.(TurnListener); listens {
-			tl.TurnEvent(ctx, to, TurnEvent{Kind: TurnQueued, Approval: pending.ID, Text: r.pres.waitingNotice(pending)})
+			tl.TurnEvent(ctx, to, TurnEvent{Say: agent.Say{Kind: SayQueued, Approval: pending.ID, Text: r.pres.waitingNotice(pending)}})
 		} else {
 			notice(ctx, ch, to, log, r.pres.waitingNotice(pending))
 		}
@@ -572,7 +572,8 @@ type answer struct {
 func (r *Router) answer(ctx context.Context, ch Channel, to Target, log *slog.Logger, ans answer) {
 	if tl, ok := ch.(TurnListener); ok {
 		// The answer reaches the request of the message's sender alone.
-		tl.TurnEvent(ctx, to, TurnEvent{Kind: TurnEnded, Text: ans.text, Status: ans.status, Decided: ans.decided, Err: ans.err})
+		tl.TurnEvent(ctx, to, TurnEvent{Say: agent.Say{Kind: agent.SayTurnEnded, Result: &agent.TurnResult{Text: ans.text, Err: ans.err}},
+			Status: ans.status, Decided: ans.decided})
 		return
 	}
 	out := Outgoing{Kind: OutNotice, Text: ans.text, IsError: true}
@@ -598,7 +599,7 @@ func (r *Router) refuseTurn(ctx context.Context, ch Channel, to Target, log *slo
 		text = r.words().closing
 	}
 	if tl, ok := ch.(TurnListener); ok {
-		tl.TurnEvent(ctx, to, TurnEvent{Kind: TurnRefused, Text: text, Err: why})
+		tl.TurnEvent(ctx, to, TurnEvent{Say: agent.Say{Kind: SayRefused, Text: text, IsError: true}, Refusal: why})
 		return
 	}
 	notice(ctx, ch, to, log, text)

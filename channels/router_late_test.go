@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/memstore"
 	. "github.com/hitlbot/hitlbot/channels"
@@ -185,7 +186,7 @@ func (l *listener) endOf(t testing.TB, id string) TurnEvent {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		for _, r := range l.events {
-			if r.msgID == id && (r.ev.Kind == TurnEnded || r.ev.Kind == TurnQueued || r.ev.Kind == TurnRefused) {
+			if r.msgID == id && (r.ev.Kind == agent.SayTurnEnded || r.ev.Kind == SayQueued || r.ev.Kind == SayRefused) {
 				got = r.ev
 				return true
 			}
@@ -207,21 +208,26 @@ var routerAnswers = []struct {
 	// before readies the session; it returns the approval, if any.
 	before func(t *testing.T, g *rig) *approval.Approval
 	typed  string
-	want   TurnEvent // Text a prefix; Decided "x": the approval of before
+	want   TurnEvent // a turn_ended; its Result.Text a prefix; Decided "x": the approval of before
 }{
 	{name: "late, after a decline", before: endedBy("取消"), typed: "确认",
-		want: TurnEvent{Text: "Declined; nothing was run", Status: approval.StatusRejected}},
+		want: answered("Declined; nothing was run", approval.StatusRejected, "")},
 	{name: "late, after execution", before: endedBy("确认"), typed: "取消",
-		want: TurnEvent{Text: "This approval has already been decided: Executed", Status: approval.StatusAlreadyDecided}},
+		want: answered("This approval has already been decided: Executed", approval.StatusAlreadyDecided, "")},
 	{name: "lost a race with a cancel", store: func(s approval.Store) approval.Store { return cancelFirst{s} },
 		before: pending, typed: "确认",
-		want: TurnEvent{Text: "The approval was withdrawn; nothing was run", Status: approval.StatusCancelled}},
+		want: answered("The approval was withdrawn; nothing was run", approval.StatusCancelled, "")},
 	{name: "decided", before: pending, typed: "确认",
-		want: TurnEvent{Text: "Executed", Status: approval.StatusExecuted, Decided: "x"}},
+		want: answered("Executed", approval.StatusExecuted, "x")},
 	{name: "pending lookup failed", store: func(s approval.Store) approval.Store { return pendingFails{s} }, typed: "确认",
-		want: TurnEvent{Text: "Approvals are temporarily unavailable; nothing was run."}},
+		want: answered("Approvals are temporarily unavailable; nothing was run.", "", "")},
 	{name: "refused by the allow-list", allow: map[string]Allow{"fake": {Users: []string{"bob"}}}, typed: "确认",
-		want: TurnEvent{Text: "Sorry, you are not allowed"}},
+		want: answered("Sorry, you are not allowed", "", "")},
+}
+
+// answered is the router's turn_ended answering a message with text.
+func answered(text string, st approval.Status, decided approval.ID) TurnEvent {
+	return TurnEvent{Say: agent.Say{Kind: agent.SayTurnEnded, Result: &agent.TurnResult{Text: text}}, Status: st, Decided: decided}
 }
 
 func pending(t *testing.T, g *rig) *approval.Approval { return g.pendingApproval(t, "orders") }
@@ -264,10 +270,10 @@ func TestRouterAnswersEndTheTurn(t *testing.T) {
 			if want.Decided == "x" {
 				want.Decided = a.ID
 			}
-			if got.Kind != TurnEnded || !strings.HasPrefix(got.Text, want.Text) || got.Status != want.Status || got.Decided != want.Decided {
-				t.Fatalf("the %s ended with %+v; want a turn_ended %+v", tt.typed, got, want)
+			if got.Kind != agent.SayTurnEnded || got.Result == nil || !strings.HasPrefix(got.Result.Text, want.Result.Text) || got.Status != want.Status || got.Decided != want.Decided {
+				t.Fatalf("the %s ended with %+v (%+v); want a turn_ended %+v", tt.typed, got, got.Result, want.Result)
 			}
-			if g.ch.hasText("notice", want.Text) {
+			if g.ch.hasText("notice", want.Result.Text) {
 				t.Fatalf("the answer was also said as a notice: %v", g.ch.texts())
 			}
 			g.drain()

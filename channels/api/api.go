@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/cards"
 	"github.com/hitlbot/hitlbot/channels"
@@ -161,8 +162,8 @@ func (a *API) Send(ctx context.Context, to channels.Target, out channels.Outgoin
 // approval's token, where GET /api/approvals/{id} and the next
 // POST /agent/chat of the conversation find it (channels.TurnListener).
 func (a *API) TurnEvent(ctx context.Context, to channels.Target, ev channels.TurnEvent) {
-	if ev.Kind == channels.TurnEnded && ev.Resumed != "" {
-		a.tokens.keepResumed(ctx, ev)
+	if ev.Kind == agent.SayTurnEnded && ev.Result != nil && ev.Result.Resumed != "" {
+		a.tokens.keepResumed(ctx, *ev.Result)
 	}
 	a.convs.publish(to.ChatID, event{turn: to.ReplyTo, turnEv: &ev})
 }
@@ -170,11 +171,11 @@ func (a *API) TurnEvent(ctx context.Context, to channels.Target, ev channels.Tur
 // keepResumed records a resumed turn's answer in its approval's token
 // entry (the store every replica shares). Failures are logged: the answer
 // is in the conversation's history either way.
-func (l *tokenLedger) keepResumed(ctx context.Context, ev channels.TurnEvent) {
+func (l *tokenLedger) keepResumed(ctx context.Context, res agent.TurnResult) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	log := l.log.With("approval_id", ev.Resumed)
-	rec, err := l.engine.Get(ctx, ev.Resumed)
+	log := l.log.With("approval_id", res.Resumed)
+	rec, err := l.engine.Get(ctx, res.Resumed)
 	if err != nil {
 		log.Warn("reading the approval of a resumed turn failed; its answer is not kept for the client", "err", err)
 		return
@@ -188,11 +189,11 @@ func (l *tokenLedger) keepResumed(ctx context.Context, ev channels.TurnEvent) {
 		return // not an approval of the API
 	}
 	now := l.cfg.Clock.Now()
-	acts := make([]Action, len(ev.Actions))
-	for i, x := range ev.Actions {
+	acts := make([]Action, len(res.Actions))
+	for i, x := range res.Actions {
 		acts[i] = Action{Tool: x.Tool, Input: x.Input, Result: x.Result, Status: x.Status, IsError: x.IsError}
 	}
-	e.Resumed = &Resumed{ApprovalID: ev.Resumed, Text: ev.Text, Actions: acts, At: now.UTC()}
+	e.Resumed = &Resumed{ApprovalID: res.Resumed, Text: res.Text, Actions: acts, At: now.UTC()}
 	e.ResumedTaken = false
 	if err := l.cfg.TokenStore.Put(ctx, e, l.retention(e, now)); err != nil {
 		log.Warn("keeping a resumed turn's answer failed", "err", err)

@@ -95,9 +95,10 @@
 // fresh message id that is also the response's requestId) handed to the
 // router. The request then waits (at most TurnTimeout) for the turn:
 //
-//   - The API is a channels.TurnListener: the router tells it, typed, where
-//     the message's turn stands, and the request ends on those events,
-//     never on the words. Everything the agent says comes with
+//   - The API is a channels.TurnListener: it hears the turn's typed events
+//     (the agent's awaiting and turn_ended, and the router's own queued,
+//     refused and answers), and the request ends on those events, never
+//     on the words. Everything the agent says comes with
 //     Target.ReplyTo set to the message id the turn started from, and an
 //     approval's idempotency key starts with that id, so the request
 //     listens to its own turn only.

@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/audit"
 	"github.com/hitlbot/hitlbot/approval/errkind"
@@ -586,7 +587,7 @@ func decidedActions(rec *approval.Approval, o approval.Outcome) []Action {
 // passes. It returns nil when ctx ends (the client went away), and an
 // error when the router refused the message (429 busy, 503 shutting down).
 //
-// It ends on the router's typed turn events (channels.TurnEvent), never on
+// It ends on the turn's typed events (channels.TurnEvent), never on
 // what is said: a turn's end (its answer or the notice that ended it), or
 // the router's own answer to the message (a typed 确认 / 取消 that found
 // the approval ended or lost the race for it, a late one, an approval
@@ -647,8 +648,12 @@ func (a *inbound) await(ctx context.Context, wt *waiter, u User, convID string, 
 			case ev.turnEv != nil:
 				te := ev.turnEv
 				switch te.Kind {
-				case channels.TurnEnded:
-					if te.Resumed != "" {
+				case agent.SayTurnEnded:
+					var ended agent.TurnResult
+					if te.Result != nil {
+						ended = *te.Result
+					}
+					if ended.Resumed != "" {
 						continue // a resumed turn's answer is kept for the next request
 					}
 					if te.Decided != "" && te.Decided == waitFor && (localWait || a.convs.isLocal(waitFor)) {
@@ -659,16 +664,16 @@ func (a *inbound) await(ctx context.Context, wt *waiter, u User, convID string, 
 						localWait = true
 						continue
 					}
-					res.Text, res.Status = te.Text, te.Status
+					res.Text, res.Status = ended.Text, te.Status
 					return res, nil
-				case channels.TurnQueued:
+				case channels.SayQueued:
 					res.Text = te.Text
 					if pa := a.pendingIn(ctx, u, convID); pa != nil {
 						res.RequiresConfirmation, res.PendingAction = true, pa
 					}
 					return res, nil
-				case channels.TurnRefused:
-					if errors.Is(te.Err, channels.ErrBusy) {
+				case channels.SayRefused:
+					if errors.Is(te.Refusal, channels.ErrBusy) {
 						return nil, fail(CodeRateLimited, words.APIBusy)
 					}
 					return nil, fail(CodeUnavailable, words.APIShuttingDown)

@@ -22,8 +22,8 @@ func TestResumedAnswerIsTheRequesters(t *testing.T) {
 	pa := h.ask(tokAlice, "c1", "erase orders").PendingAction
 	id := approval.ID(pa.ApprovalID)
 	h.api.TurnEvent(context.Background(), channels.Target{Channel: "api", ChatID: "acme/alice/c1"}, channels.TurnEvent{
-		Kind: channels.TurnEnded, Resumed: id, Text: "7 orders erased: #1, #2, #3",
-		Actions: []agent.Action{{Tool: "erase", Result: "erase done", Status: approval.StatusExecuted}}})
+		Say: agent.Say{Kind: agent.SayTurnEnded, Result: &agent.TurnResult{Resumed: id, Text: "7 orders erased: #1, #2, #3",
+			Actions: []agent.Action{{Tool: "erase", Result: "erase done", Status: approval.StatusExecuted}}}}})
 
 	alice, _ := h.auditOf(tokAlice, string(id))
 	r, _ := alice["resumed"].(map[string]any)
@@ -81,7 +81,7 @@ func TestResumedAnswerKeptWithoutACardReference(t *testing.T) {
 		t.Fatalf("the record's cards: %+v, %v", rec, err)
 	}
 	h.api.TurnEvent(context.Background(), channels.Target{Channel: "api", ChatID: "acme/alice/c1"}, channels.TurnEvent{
-		Kind: channels.TurnEnded, Resumed: id, Text: "7 orders erased"})
+		Say: agent.Say{Kind: agent.SayTurnEnded, Result: &agent.TurnResult{Resumed: id, Text: "7 orders erased"}}})
 	alice, _ := h.auditOf(tokAlice, string(id))
 	if r, _ := alice["resumed"].(map[string]any); r == nil || r["text"] != "7 orders erased" {
 		t.Fatalf("alice's view: %v", alice)
