@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/hitlbot/hitlbot/agent"
@@ -82,5 +83,71 @@ func TestRoundCallsCapped(t *testing.T) {
 	want := "Not run: too many calls in one round (at most 64); ask again for the rest."
 	if got := toolReplies(reqs.last())[last]; got != want || r.Actions[n-1].Status != approval.StatusInvalid || !r.Actions[n-1].IsError {
 		t.Fatalf("the model was told %q for call %s (%+v), want %q", got, last, r.Actions[n-1], want)
+	}
+}
+
+// TestPerCallDeclineHoldsInTheContinuedTurn: a per-call decision declines
+// one call of a batch; the model, going on with the outcome, proposes that
+// same call again. Whichever continues the turn — the turn that waited, or
+// its resumption after the waiting replica restarted — the call is
+// answered as declined, and no second approval is asked: the outcome
+// enters the turn through one continuation. (Before, the resumption marked
+// a call declined only when the whole approval was rejected, and asked
+// again.)
+func TestPerCallDeclineHoldsInTheContinuedTurn(t *testing.T) {
+	for _, restart := range []bool{false, true} {
+		t.Run(fmt.Sprintf("restart=%v", restart), func(t *testing.T) {
+			var reqs requests
+			h := newHarness(t, recording(proposeAgain(call("c1", "erase", "a"), call("c2", "drop", "b")), &reqs))
+			ch := h.submit(t, "s1", "erase a, drop b")
+			a := h.nextApproval(t)
+			if restart {
+				h.restart(t)
+				result(t, ch)
+			}
+			o, err := h.engine.Decide(context.Background(), a.ID, approval.Decision{Verb: approval.Approve, Actor: "alice", Source: approval.SourceCard,
+				PayloadSHA256: a.PayloadSHA256, Calls: map[string]approval.Verb{"c1": approval.Approve, "c2": approval.Reject}})
+			if err != nil || o.Status != approval.StatusExecuted {
+				t.Fatalf("decision = %+v, %v", o, err)
+			}
+			var r agent.TurnResult
+			if restart {
+				r = h.nextResumed(t).res
+			} else {
+				r = result(t, ch)
+			}
+			if r.Text != "done" {
+				t.Fatalf("the turn ended with %+v", r)
+			}
+			if got := toolReplies(reqs.last())["c2-again"]; !strings.HasPrefix(got, "Not run: the user already declined this exact call") {
+				t.Fatalf("the call proposed again was answered %q", got)
+			}
+			if h.drop.runs.Load() != 0 {
+				t.Fatalf("drop ran %d times", h.drop.runs.Load())
+			}
+			select {
+			case b := <-h.shown:
+				t.Fatalf("a second approval was asked: %+v", b)
+			default:
+			}
+		})
+	}
+}
+
+// proposeAgain asks for calls; after their replies it proposes the
+// second call again (id "<id>-again"), and after that reply answers
+// "done".
+func proposeAgain(calls ...agent.ToolCall) scripted {
+	return func(req agent.Request) (agent.Response, error) {
+		last := req.Messages[len(req.Messages)-1]
+		switch {
+		case last.Role == agent.RoleTool && last.ToolCallID == calls[1].ID+"-again":
+			return agent.Response{Message: agent.Message{Content: "done"}}, nil
+		case last.Role == agent.RoleTool:
+			again := calls[1]
+			again.ID += "-again"
+			return agent.Response{Message: agent.Message{ToolCalls: []agent.ToolCall{again}}}, nil
+		}
+		return agent.Response{Message: agent.Message{ToolCalls: calls}}, nil
 	}
 }

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -110,8 +111,10 @@ func (l *Loop) resume(in Inbound, a *approval.Approval, o approval.Outcome) (to 
 	// claim (resumeResolution), or this one when its turn is still
 	// suspended, once the history says which.
 	claimed := o.Resolution == ""
-	if claimed && !l.claim(ctx, id, log) {
-		return in, res, false
+	if claimed {
+		if won, _ := l.claim(ctx, id, log); !won {
+			return in, res, false
+		}
 	}
 	// Won, but unable to go on: the claim is given back, so that the
 	// session's next turn resumes the turn (resolveEnded).
@@ -136,9 +139,11 @@ func (l *Loop) resume(in Inbound, a *approval.Approval, o approval.Outcome) (to 
 		// A resolution of a frozen outcome the turn already took.
 		return l.resumeResolution(ctx, in, conv, a, o, log)
 	}
-	if !claimed && !l.claim(ctx, id, log) {
-		l.release()
-		return in, res, false
+	if !claimed {
+		if won, _ := l.claim(ctx, id, log); !won {
+			l.release()
+			return in, res, false
+		}
 	}
 	if i < 0 {
 		l.release()
@@ -146,7 +151,6 @@ func (l *Loop) resume(in Inbound, a *approval.Approval, o approval.Outcome) (to 
 		return in, res, ran
 	}
 	s := conv.Suspended[i]
-	conv.Suspended = slices.Delete(slices.Clone(conv.Suspended), i, i+1)
 	ts := l.newTurn(s.inbound(in.Session), log)
 	defer ts.releaseWith(l)
 	ts.conv = conv
@@ -154,18 +158,15 @@ func (l *Loop) resume(in Inbound, a *approval.Approval, o approval.Outcome) (to 
 	// messages, and marks what it writes (privacy.go).
 	p := privateAt(ts.conv, s.callIDs(), a)
 	from := len(ts.conv.Messages)
-	cos := l.settleSuspension(ctx, &ts.conv, s, a, o)
-	ts.goPrivate(p, min(from, len(ts.conv.Messages)))
-	for j, co := range cos {
-		c := s.Calls[j]
-		ts.result.Actions = append(ts.result.Actions, Action{Tool: c.Tool, Input: argsOf(a, c.ID), Result: co.reply, Status: co.status, IsError: co.isError})
-		if o.Status == approval.StatusRejected {
-			ts.declined[c.Tool+"\x00"+c.Hash] = true
+	calls := s.continued(a)
+	l.continueWith(ctx, ts, id, calls, o, func(cos []callOutcome) {
+		l.settleSuspension(&ts.conv, s, a, o, cos)
+		ts.goPrivate(p, min(from, len(ts.conv.Messages)))
+		for j, co := range cos {
+			c := calls[j]
+			ts.result.Actions = append(ts.result.Actions, Action{Tool: c.tool, Input: c.args, Result: co.reply, Status: co.status, IsError: co.isError})
 		}
-		if co.ran {
-			l.sayTurn(ctx, ts, Say{Kind: SayToolResult, Tool: c.Tool, Args: argsOf(a, c.ID), Text: co.reply, IsError: co.isError})
-		}
-	}
+	})
 	if o.Status == approval.StatusSuperseded {
 		l.end(ctx, ts)
 		return ts.in, ts.result, false // a newer turn replaced it: nothing to say
@@ -194,17 +195,58 @@ func (l *Loop) resumeGone(ctx context.Context, in Inbound, o approval.Outcome, l
 // with its outcome (Engine.ClaimResume): the one way an outcome enters a
 // turn, taken by the turn that waited for it (approve) and by every
 // resumption of it (resume, and resolveEnded for a superseded one), each
-// under the session's lock. It reports whether the caller won and goes on;
-// a store that cannot be reached counts as lost (logged): the turn stays
-// suspended in the history, and its session's next turn queues its
-// resumption again (resolveEnded).
-func (l *Loop) claim(ctx context.Context, id approval.ID, log *slog.Logger) bool {
+// under the session's lock. It reports whether the caller won and goes on
+// (continueWith); a store that cannot be reached is an error (logged): the
+// turn stays suspended in the history, and its session's next turn queues
+// its resumption again (resolveEnded).
+func (l *Loop) claim(ctx context.Context, id approval.ID, log *slog.Logger) (bool, error) {
 	won, err := l.cfg.Engine.ClaimResume(ctx, id)
 	if err != nil {
 		log.Warn("claiming the continuation of the turn failed; the turn stays suspended and its next turn resumes it", "approval_id", id, "err", err)
-		return false
+		return false, err
 	}
-	return won
+	return won, nil
+}
+
+// continued is one call of a turn that its approval's outcome continues.
+type continued struct {
+	tool, id, hash string
+	args           json.RawMessage
+}
+
+// continueWith continues turn ts with the outcome o of approval id over
+// its calls: the one way an outcome enters a turn, run by whoever won the
+// claim (Loop.claim): the turn that waited for it (approve) or a
+// resumption of it (resume). It takes the turn's suspension at id out of
+// its history and has place write what became of each call where the turn
+// keeps the calls' replies (the waiting turn: its round's calls; a
+// resumption: the history it loaded, settleSuspension, and the turn's
+// privacy), then marks the calls that were declined (not proposed again
+// in this turn) and says the results of those that ran. The caller lets
+// the model go on.
+func (l *Loop) continueWith(ctx context.Context, ts *turnState, id approval.ID, calls []continued, o approval.Outcome, place func([]callOutcome)) {
+	ts.conv.Suspended = withoutSuspension(ts.conv.Suspended, id)
+	cos := callOutcomes(o, approvalCalls(calls))
+	place(cos)
+	for i, co := range cos {
+		c := calls[i]
+		if o.Status == approval.StatusRejected || co.status == approval.StatusRejected {
+			// (a call a per-call decision declined, too)
+			ts.declined[c.tool+"\x00"+c.hash] = true
+		}
+		if co.ran {
+			l.sayTurn(ctx, ts, Say{Kind: SayToolResult, Tool: c.tool, Args: c.args, Text: co.reply, IsError: co.isError})
+		}
+	}
+}
+
+// approvalCalls are calls as callOutcomes reads them.
+func approvalCalls(calls []continued) []approval.Call {
+	out := make([]approval.Call, len(calls))
+	for i, c := range calls {
+		out[i] = approval.Call{Tool: c.tool, CallID: c.id}
+	}
+	return out
 }
 
 // unclaim gives back a claim won by a resumption that could not go on
@@ -230,15 +272,15 @@ func argsOf(a *approval.Approval, id string) []byte {
 }
 
 // settleSuspension writes the outcome o of s's approval (record a, when at
-// hand) into conv, and returns what became of each of its calls. The
-// pending replies of the calls become their real replies (what the model
-// is told). When they end the history (the turn stopped and nothing came
+// hand) into conv: cos, what became of each of its calls (callOutcomes).
+// The pending replies of the calls become their real replies (what the
+// model is told). When they end the history (the turn stopped and nothing came
 // after but the loop's own "still waiting" note, which goes), the model
 // reads them as the replies to its calls, as if the wait had not ended;
 // otherwise an update after the newer messages says the replies above
 // changed, or, when the history no longer holds them, what became of each
 // call.
-func (l *Loop) settleSuspension(ctx context.Context, conv *Conversation, s Suspension, a *approval.Approval, o approval.Outcome) []callOutcome {
+func (l *Loop) settleSuspension(conv *Conversation, s Suspension, a *approval.Approval, o approval.Outcome, cos []callOutcome) {
 	// The update on a private turn's approval is that turn's, whichever
 	// turn writes it (privacy.go).
 	private := privateAt(*conv, s.callIDs(), a)
@@ -246,10 +288,8 @@ func (l *Loop) settleSuspension(ctx context.Context, conv *Conversation, s Suspe
 	if n := len(msgs); n > 0 && msgs[n-1].Role == RoleAssistant && msgs[n-1].Status == approval.StatusPending {
 		msgs = msgs[:n-1]
 	}
-	calls := make([]approval.Call, len(s.Calls))
 	pos := map[string]int{}
 	for i, c := range s.Calls {
-		calls[i] = approval.Call{Tool: c.Tool, CallID: c.ID}
 		pos[c.ID] = i
 	}
 	var at []int // indexes of the pending replies in msgs
@@ -258,8 +298,7 @@ func (l *Loop) settleSuspension(ctx context.Context, conv *Conversation, s Suspe
 			at = append(at, i)
 		}
 	}
-	tail := len(at) > 0 && len(at) == len(calls) && at[0] == len(msgs)-len(calls)
-	cos := callOutcomes(o, calls)
+	tail := len(at) > 0 && len(at) == len(s.Calls) && at[0] == len(msgs)-len(s.Calls)
 	if tail {
 		conv.Messages = msgs
 	}
@@ -276,7 +315,15 @@ func (l *Loop) settleSuspension(ctx context.Context, conv *Conversation, s Suspe
 	default:
 		conv.Messages = append(conv.Messages, Message{Role: RoleSystem, Content: describeEnded(s.Approval, a, o), Private: private})
 	}
-	return cos
+}
+
+// continued are s's calls, their arguments those of record a.
+func (s Suspension) continued(a *approval.Approval) []continued {
+	out := make([]continued, len(s.Calls))
+	for i, c := range s.Calls {
+		out[i] = continued{tool: c.Tool, id: c.ID, hash: c.Hash, args: argsOf(a, c.ID)}
+	}
+	return out
 }
 
 // callIDs are the ids of s's calls.
@@ -325,14 +372,13 @@ func (l *Loop) resolveEnded(ctx context.Context, session approval.SessionKey, co
 			keep = append(keep, s) // still open, or the store is unreachable
 			continue
 		}
-		won, err := l.cfg.Engine.ClaimResume(ctx, s.Approval)
+		won, err := l.claim(ctx, s.Approval, log)
 		if err != nil {
-			log.Warn("claiming an ended approval's outcome failed; kept for later", "approval_id", s.Approval, "err", err)
 			keep = append(keep, s)
 			continue
 		}
 		if won {
-			l.settleSuspension(ctx, conv, s, a, *a.Outcome)
+			l.settleSuspension(conv, s, a, *a.Outcome, callOutcomes(*a.Outcome, approvalCalls(s.continued(a))))
 		}
 	}
 	conv.Suspended = keep

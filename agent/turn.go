@@ -562,11 +562,10 @@ func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared, id
 		// then it stands down (yielded). A store that cannot be reached
 		// leaves the turn suspended (below), for its resumption to come.
 		cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		won, err := l.cfg.Engine.ClaimResume(cctx, a.ID)
+		won, err := l.claim(cctx, a.ID, log)
 		ccancel()
 		switch {
 		case err != nil:
-			log.Warn("claiming the approval's outcome failed; the turn stays suspended and its next turn resumes it", "approval_id", a.ID, "err", err)
 			werr = err
 		case !won:
 			log.Warn("another resumption took the approval's outcome first (this turn's session lock was lost); standing down", "approval_id", a.ID)
@@ -587,10 +586,18 @@ func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared, id
 		}
 		return
 	}
-	// The outcome is here and claimed: this turn goes on with it, and its
-	// end takes its suspension out of the history.
-	ts.conv.Suspended = withoutSuspension(ts.conv.Suspended, a.ID)
-	l.applyOutcome(ts, batch, o)
+	// The outcome is here and claimed: this turn goes on with it (its
+	// calls' replies are written with the round's, in handleCalls), and
+	// its end takes its suspension out of the history.
+	cont := make([]continued, len(batch))
+	for i, p := range batch {
+		cont[i] = continued{tool: p.call.Name, id: p.call.ID, hash: p.hash, args: p.args}
+	}
+	l.continueWith(ctx, ts, a.ID, cont, o, func(cos []callOutcome) {
+		for i, co := range cos {
+			batch[i].answer(co.status, co.isError, co.reply)
+		}
+	})
 }
 
 // withPlaceholders returns conv with provisional tool replies for the
@@ -604,26 +611,6 @@ func withPlaceholders(conv Conversation, batch []*prepared, id approval.ID, priv
 			Content: "Not run yet: waiting for a person's approval (" + string(id) + ").", Status: approval.StatusPending, Private: private})
 	}
 	return c
-}
-
-// applyOutcome turns an approval's outcome into the replies of its calls.
-// Each call that ran and succeeded is shown in the chat as a tool result.
-func (l *Loop) applyOutcome(ts *turnState, batch []*prepared, o approval.Outcome) {
-	calls := make([]approval.Call, len(batch))
-	for i, p := range batch {
-		calls[i] = approval.Call{Tool: p.call.Name, CallID: p.call.ID}
-	}
-	for i, co := range callOutcomes(o, calls) {
-		p := batch[i]
-		p.answer(co.status, co.isError, co.reply)
-		if o.Status == approval.StatusRejected || co.status == approval.StatusRejected {
-			// (a call a per-call decision declined, too)
-			ts.declined[p.call.Name+"\x00"+p.hash] = true
-		}
-		if co.ran {
-			l.sayTurn(context.Background(), ts, Say{Kind: SayToolResult, Tool: p.call.Name, Args: p.args, Text: p.reply, IsError: p.isError})
-		}
-	}
 }
 
 // forHistory returns msg with tool-call arguments that are not valid JSON
