@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
@@ -104,6 +105,7 @@ func TestPerCallDeclineHoldsInTheContinuedTurn(t *testing.T) {
 			if restart {
 				h.restart(t)
 				result(t, ch)
+				ch = nil
 			}
 			o, err := h.engine.Decide(context.Background(), a.ID, approval.Decision{Verb: approval.Approve, Actor: "alice", Source: approval.SourceCard,
 				PayloadSHA256: a.PayloadSHA256, Calls: map[string]approval.Verb{"c1": approval.Approve, "c2": approval.Reject}})
@@ -111,10 +113,14 @@ func TestPerCallDeclineHoldsInTheContinuedTurn(t *testing.T) {
 				t.Fatalf("decision = %+v, %v", o, err)
 			}
 			var r agent.TurnResult
-			if restart {
-				r = h.nextResumed(t).res
-			} else {
-				r = result(t, ch)
+			select {
+			case b := <-h.shown:
+				t.Fatalf("a second approval was asked: %s", b.Summary)
+			case r = <-ch:
+			case rt := <-h.speak.resumed:
+				r = rt.res
+			case <-time.After(10 * time.Second):
+				t.Fatal("the continued turn did not end")
 			}
 			if r.Text != "done" {
 				t.Fatalf("the turn ended with %+v", r)
