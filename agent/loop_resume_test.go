@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -374,4 +375,61 @@ func TestResumeWhileAnotherTurnRuns(t *testing.T) {
 		t.Fatalf("still suspended: %+v", conv.Suspended)
 	}
 	h.noMoreResumed(t)
+}
+
+// killedHistory is a History whose saves stop while killed is set: the
+// process that saved the turn before its card was killed, and never saved
+// it again.
+type killedHistory struct {
+	agent.History
+	killed atomic.Bool
+}
+
+func (k *killedHistory) Save(ctx context.Context, s approval.SessionKey, c agent.Conversation) error {
+	if k.killed.Load() {
+		return nil
+	}
+	return k.History.Save(ctx, s, c)
+}
+
+// TestKilledMidRoundKeepsEveryReply: a round of a call that runs at once
+// (a read) and one that waits for a person, in either order; the replica
+// is killed while it waits, so the history is the one saved before the
+// card. The resumption that the decision brings finds a reply for every
+// call of the round: the model reads what the read returned (and the
+// model's API refuses a call without its reply), as the replies to its
+// calls, with no update after them (nothing came after the round). Before,
+// the history saved before the card held the placeholders of the waiting
+// calls alone, and waiting replies followed by the round's other replies
+// were taken for replies that newer messages followed.
+func TestKilledMidRoundKeepsEveryReply(t *testing.T) {
+	look, erase := call("c1", "look", "orders"), call("c2", "erase", "x")
+	for name, round := range map[string][]agent.ToolCall{"read first": {look, erase}, "waiting first": {erase, look}} {
+		t.Run(name, func(t *testing.T) {
+			var reqs requests
+			var k *killedHistory
+			h := newHarness(t, recording(callThenSummarise(round...), &reqs), func(c *agent.LoopConfig) {
+				k = &killedHistory{History: c.History}
+				c.History = k
+			})
+			ch := h.submit(t, "s1", "look and erase")
+			a := h.nextApproval(t)
+			k.killed.Store(true)
+			h.restart(t)
+			result(t, ch)
+			k.killed.Store(false)
+			h.decide(t, a, approval.Approve)
+			if r := h.nextResumed(t); !strings.Contains(r.res.Text, "look done (run 1)") || !strings.Contains(r.res.Text, "erase done (run 1)") {
+				t.Fatalf("the resumed turn ended with %+v", r.res)
+			}
+			msgs := reqs.last().Messages
+			replies := toolReplies(reqs.last())
+			if replies["c1"] != "look done (run 1)" || replies["c2"] != "erase done (run 1)" {
+				t.Fatalf("the model read the replies %q", replies)
+			}
+			if u := updates(msgs, a.ID); len(u) != 0 {
+				t.Fatalf("the model read an update after its round: %q", u)
+			}
+		})
+	}
 }

@@ -298,7 +298,9 @@ func (l *Loop) settleSuspension(conv *Conversation, s Suspension, a *approval.Ap
 			at = append(at, i)
 		}
 	}
-	tail := len(at) > 0 && len(at) == len(s.Calls) && at[0] == len(msgs)-len(s.Calls)
+	// The pending replies end the history when nothing but the replies of
+	// their round's other calls follows them.
+	tail := len(at) > 0 && len(at) == len(s.Calls) && !slices.ContainsFunc(msgs[at[0]:], func(m Message) bool { return m.Role != RoleTool })
 	if tail {
 		conv.Messages = msgs
 	}

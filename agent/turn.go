@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -422,7 +423,7 @@ func (l *Loop) handleCalls(ctx context.Context, ts *turnState, calls []ToolCall)
 		l.sayTurn(ctx, ts, Say{Kind: SayToolResult, Tool: p.call.Name, Args: p.args, Text: p.said(), IsError: p.isError})
 	}
 	if len(batch) > 0 {
-		l.approve(ctx, ts, batch, id, v)
+		l.approve(ctx, ts, ps, batch, id, v)
 	}
 	for _, p := range ps {
 		ts.conv.Messages = append(ts.conv.Messages, Message{Role: RoleTool, ToolCallID: p.call.ID, Name: p.call.Name, Content: p.reply, Status: p.status})
@@ -463,8 +464,9 @@ func batchVerdict(batch []*prepared) approval.Verdict {
 }
 
 // approve asks for approval id, of verdict v (batchVerdict), covering the
-// batch, waits for it, and turns its outcome into each call's reply.
-func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared, id approval.ID, v approval.Verdict) {
+// batch of the round's calls, waits for it, and turns its outcome into
+// each call's reply.
+func (l *Loop) approve(ctx context.Context, ts *turnState, round, batch []*prepared, id approval.ID, v approval.Verdict) {
 	log := ts.log
 	calls := make([]approval.Call, len(batch))
 	var summaries, summariesZH, previews, previewsZH []string
@@ -504,7 +506,7 @@ func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared, id
 		ts.conv.Suspended = append([]Suspension(nil), ts.conv.Suspended[n-maxSuspended:]...)
 	}
 	ts.markPrivate() // this round's calls, when the turn was private before it
-	saved := withPlaceholders(ts.conv, batch, id, ts.private.Load())
+	saved := withPlaceholders(ts.conv, round, batch, id, ts.private.Load())
 	saved.Trim(l.cfg.MaxHistory)
 	if err := l.cfg.History.Save(ctx, ts.in.Session, saved); err != nil {
 		log.Warn("saving history before the approval failed; its outcome may not resume the turn if this wait ends first", "approval_id", id, "err", err)
@@ -600,15 +602,21 @@ func (l *Loop) approve(ctx context.Context, ts *turnState, batch []*prepared, id
 	})
 }
 
-// withPlaceholders returns conv with provisional tool replies for the
-// batch, so that a history saved mid-wait is valid on its own; a private
-// turn's (private set) are marked as its.
-func withPlaceholders(conv Conversation, batch []*prepared, id approval.ID, private *Private) Conversation {
+// withPlaceholders returns conv with a reply for every call of the round,
+// in order, so that a history saved mid-wait is valid on its own (a
+// process killed while it waits saves nothing more): the answer of a call
+// answered already (it ran at once, or was invalid or declined), a
+// provisional reply for a call of the batch. A private turn's (private
+// set) are marked as its.
+func withPlaceholders(conv Conversation, round, batch []*prepared, id approval.ID, private *Private) Conversation {
 	c := conv
 	c.Messages = append([]Message(nil), conv.Messages...)
-	for _, p := range batch {
-		c.Messages = append(c.Messages, Message{Role: RoleTool, ToolCallID: p.call.ID, Name: p.call.Name,
-			Content: "Not run yet: waiting for a person's approval (" + string(id) + ").", Status: approval.StatusPending, Private: private})
+	for _, p := range round {
+		m := Message{Role: RoleTool, ToolCallID: p.call.ID, Name: p.call.Name, Content: p.reply, Status: p.status, Private: private}
+		if slices.Contains(batch, p) {
+			m.Content, m.Status = "Not run yet: waiting for a person's approval ("+string(id)+").", approval.StatusPending
+		}
+		c.Messages = append(c.Messages, m)
 	}
 	return c
 }
