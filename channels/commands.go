@@ -3,6 +3,7 @@ package channels
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/hitlbot/hitlbot/approval"
 )
@@ -20,7 +21,12 @@ const (
 	CmdGrants  CommandKind = "grants"  // /grants
 	CmdRevoke  CommandKind = "revoke"  // /revoke <n|all>
 	CmdDecide  CommandKind = "decide"  // 确认 <code> / 取消 <code> (confirm / cancel <code>)
+	CmdAnswer  CommandKind = "answer"  // 回答 [<code>] <answer> (answer [<code>] <answer>): a question's typed answer
 )
+
+// answerWords start the answer command (compared lowercased, after
+// mentions).
+var answerWords = []string{"回答", "answer", "/answer"}
 
 // Command is a parsed approval command.
 type Command struct {
@@ -31,6 +37,11 @@ type Command struct {
 	// Reply is the decision of CmdDecide: approval.ReplyConfirm or
 	// approval.ReplyCancel.
 	Reply approval.Reply
+	// Text is CmdAnswer's answer after its code (Arg, when the first word
+	// after the command word may be a code), and Body the whole text after
+	// the command word (the answer when Arg names no approval): as typed,
+	// lines kept (approval.ParseAnswers reads them).
+	Text, Body string
 }
 
 // ParseCommand reads an approval command from a message's text: a
@@ -40,7 +51,17 @@ type Command struct {
 // skipped. A "/" word it does not know is CmdNone (the agent's commands:
 // /sql, /call, /tools …), so only the words above are taken from the
 // agent. Anything else is CmdNone.
+//
+// The answer command is the word 回答 (answer, /answer) followed by a
+// space or a colon, then the answer: "回答 ab12 2", "answer ab12 1,3",
+// "回答 ab12\n1: 2\n2: 自己的话", "回答 2". Its Arg is the first word
+// after it when that may be a code (approval.ValidCode), Text what
+// follows that word, Body all of it: the router tells which (a code that
+// names no question waiting is part of the answer).
 func ParseCommand(text string, replies *approval.ReplyParser) Command {
+	if c, ok := parseAnswer(text); ok {
+		return c
+	}
 	fields := strings.Fields(strings.ReplaceAll(text, "／", "/"))
 	for len(fields) > 0 && strings.HasPrefix(fields[0], "@") {
 		fields = fields[1:]
@@ -85,4 +106,39 @@ func only(k CommandKind, arg string) Command {
 		return Command{}
 	}
 	return Command{Kind: k}
+}
+
+// parseAnswer reads the answer command (see ParseCommand).
+func parseAnswer(text string) (Command, bool) {
+	rest := strings.TrimLeftFunc(strings.ReplaceAll(text, "／", "/"), unicode.IsSpace)
+	for strings.HasPrefix(rest, "@") { // mentions (@bot, Feishu's @_user_1)
+		i := strings.IndexFunc(rest, unicode.IsSpace)
+		if i < 0 {
+			return Command{}, false
+		}
+		rest = strings.TrimLeftFunc(rest[i:], unicode.IsSpace)
+	}
+	for _, w := range answerWords {
+		if len(rest) <= len(w) || !strings.EqualFold(rest[:len(w)], w) {
+			continue
+		}
+		after, size := utf8.DecodeRuneInString(rest[len(w):])
+		if !unicode.IsSpace(after) && after != ':' && after != '：' {
+			continue
+		}
+		body := strings.TrimSpace(rest[len(w)+size:])
+		if body == "" {
+			return Command{Kind: CmdAnswer}, true
+		}
+		c := Command{Kind: CmdAnswer, Body: body, Text: body}
+		first, tail := body, ""
+		if i := strings.IndexFunc(body, unicode.IsSpace); i >= 0 {
+			first, tail = body[:i], strings.TrimSpace(body[i:])
+		}
+		if code := strings.ToLower(first); approval.ValidCode(code) {
+			c.Arg, c.Text = code, tail
+		}
+		return c, true
+	}
+	return Command{}, false
 }

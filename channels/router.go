@@ -2,10 +2,12 @@ package channels
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -412,7 +414,7 @@ func (r *Router) HandleMessage(ctx context.Context, m Message) error {
 			log.Info("a typed reply written before the pending approval was created is not a decision for it; it goes to the agent",
 				"approval_id", pending.ID, "created_at", written, "approval_created_at", pending.CreatedAt, "reply_clock_skew", r.cfg.ReplyClockSkew)
 		} else {
-			r.decideTyped(ctx, eng, ch, to, m, pending, reply, reason, log)
+			r.decideTyped(ctx, eng, ch, to, m, pending, reply, reason, nil, log)
 			return nil
 		}
 	}
@@ -636,13 +638,22 @@ func (r *Router) duplicate(ctx context.Context, log *slog.Logger, store approval
 // a cancel keyword ("取消 用 orders_archive 表", see
 // approval.ReplyParser.ParseReason), is the decision's comment: the
 // record, the audit trail, the card and the model's tool reply say it.
-func (r *Router) decideTyped(ctx context.Context, eng Decider, ch Channel, to Target, m Message, pending *approval.Approval, reply approval.Reply, reason string, log *slog.Logger) {
+// typed, when set, is a typed answer to another agent's question (the
+// answer command; approval.ParseAnswers): it approves with that edit of
+// the question's call, bound to the hash pending shows, as a card's
+// answer does.
+func (r *Router) decideTyped(ctx context.Context, eng Decider, ch Channel, to Target, m Message, pending *approval.Approval, reply approval.Reply, reason string,
+	typed json.RawMessage, log *slog.Logger) {
 	verb := approval.Approve
 	if reply == approval.ReplyCancel {
 		verb = approval.Reject
 	}
 	log = log.With("approval_id", pending.ID)
-	if verb == approval.Approve && pending.IsQuestion() {
+	var edits map[string]json.RawMessage
+	if typed != nil {
+		edits = map[string]json.RawMessage{"#1": typed}
+	}
+	if verb == approval.Approve && pending.IsQuestion() && edits == nil {
 		// Another agent's question: a typed 确认 holds no answer. Nothing
 		// is decided; the sender is told where to answer (取消 declines).
 		log.Info("a typed confirmation of a question decides nothing")
@@ -661,7 +672,7 @@ func (r *Router) decideTyped(ctx context.Context, eng Decider, ch Channel, to Ta
 		defer r.inflight.Done()
 		ctx := context.WithoutCancel(ctx)
 		o, err := eng.Decide(ctx, pending.ID, approval.Decision{Verb: verb, Actor: m.UserID, Source: approval.SourceReply,
-			PayloadSHA256: pending.PayloadSHA256, Channel: m.Channel, ChatID: m.ChatID, Comment: reason})
+			PayloadSHA256: pending.PayloadSHA256, Channel: m.Channel, ChatID: m.ChatID, Comment: reason, Edits: edits})
 		if err != nil {
 			log.Error("typed decision failed; nothing was run", "err", err)
 			r.answer(ctx, ch, to, log, answer{text: approval.UserMessageIn(err, r.cfg.Lang), err: err})
@@ -694,6 +705,11 @@ func (r *Router) decideTyped(ctx context.Context, eng Decider, ch Channel, to Ta
 			// Counted (or counted before), with the progress: "1/2
 			// approved: alice".
 			text = o.Content
+		}
+		if edits != nil && o.Status == approval.StatusExecuted {
+			// The question answered: the agent and the answers taken.
+			agentName, _, _ := strings.Cut(pending.Tool(), "/")
+			text = words.In(r.cfg.Lang, words.QuestionTypedAnswered, agentName, o.Content)
 		}
 		ans := answer{text: text, status: st, about: pending, user: m.UserID} // privately, for a private approval
 		if decidedBy(o.Status) {

@@ -66,6 +66,8 @@ func (r *Router) command(ctx context.Context, ch Channel, to Target, m Message, 
 		return say(r.grantList(l, gs, readerOf(m)))
 	case CmdRevoke:
 		return r.revoke(ctx, cmdr, c.Arg, session, m, l, say, unavailable)
+	case CmdAnswer:
+		return r.answerCommand(ctx, cmdr, ch, to, m, c, l, say, unavailable, log)
 	case CmdPending, CmdCancel, CmdDecide:
 	case CmdNone:
 		if reply == approval.ReplyNone || reason != "" {
@@ -115,7 +117,7 @@ func (r *Router) command(ctx context.Context, ch Channel, to Target, m Message, 
 			// they may decide is another agent's, or was sent here from
 			// another chat to be decided (approve_in): no conversation of
 			// this chat is behind it: that one.
-			r.decideTyped(ctx, r.decider, ch, to, m, theirs[0], reply, "", log)
+			r.decideTyped(ctx, r.decider, ch, to, m, theirs[0], reply, "", nil, log)
 			return true
 		case len(theirs) < 2:
 			return false
@@ -143,7 +145,7 @@ func (r *Router) command(ctx context.Context, ch Channel, to Target, m Message, 
 		return say(words.Text(l, words.CmdNoSuchCode, c.Arg))
 	}
 	if c.Kind == CmdDecide {
-		r.decideTyped(ctx, r.decider, ch, to, m, a, c.Reply, "", log)
+		r.decideTyped(ctx, r.decider, ch, to, m, a, c.Reply, "", nil, log)
 		return true
 	}
 	// /cancel <code>: its requester or someone who may approve it.

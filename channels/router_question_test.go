@@ -3,10 +3,15 @@ package channels_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/gate"
+	"github.com/hitlbot/hitlbot/internal/hitltest"
 	"github.com/hitlbot/hitlbot/words"
 )
 
@@ -41,5 +46,141 @@ func TestTypedConfirmDoesNotAnswerAQuestion(t *testing.T) {
 	g.drain()
 	if st := g.state(t, a.ID); st != approval.StateRejected {
 		t.Fatalf("state after 取消: %s", st)
+	}
+}
+
+// newQuestionRig is newRig (in lang) whose engine answers other agents'
+// questions as `bot serve` wires it (gate's Dispatcher and Editor).
+func newQuestionRig(t *testing.T, lang string) *rig {
+	t.Helper()
+	g := &rig{ch: newFake("fake"), erase: hitltest.NewTool("erase", approval.EffectDestructive), model: &hitltest.Model{}}
+	st := hitltest.New(t, hitltest.Config{Model: g.model, Tools: []agent.Tool{g.erase}, Lang: lang,
+		Engine: func(ec *approval.EngineConfig) {
+			ec.Dispatcher, ec.Editor = gate.Dispatcher{Next: ec.Dispatcher}, gate.Editor{Next: ec.Editor}
+		}})
+	st.Register(t, g.ch)
+	g.fill(st)
+	return g
+}
+
+const (
+	oneQuestion = `{"questions":[{"question":"Which size?","options":[{"label":"Small"},{"label":"Large"}]}]}`
+	twoQuestions = `{"questions":[{"question":"Which size?","options":[{"label":"Small"},{"label":"Large"}]},` +
+		`{"question":"Which extras?","options":[{"label":"Cache"},{"label":"Logs"},{"label":"Metrics"}],"multiSelect":true}]}`
+)
+
+// ask asks args (AskUserQuestion's input) of agent ci in chat c1, alice
+// the only one who may answer, and returns it with its code.
+func (g *rig) ask(t *testing.T, args string) (*approval.Approval, string) {
+	t.Helper()
+	canon, err := approval.Canonicalize([]byte(args))
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := approval.SessionKey("fake:c1#agent:ci")
+	a, err := g.engine.Request(context.Background(), approval.Request{ID: approval.NewID(session), Session: session, Channel: "fake", ChatID: "c1",
+		Requester: "alice", Calls: []approval.Call{{Tool: "ci/AskUserQuestion", Args: canon}},
+		Verdict: approval.Verdict{NeedsApproval: true, Risk: approval.RiskMedium, Timeout: time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, err := g.engine.ChatCode(context.Background(), a)
+	if err != nil || code == "" {
+		t.Fatalf("code %q, %v", code, err)
+	}
+	return a, code
+}
+
+// answersOf returns the answers a's record holds.
+func (g *rig) answersOf(t *testing.T, id approval.ID) (approval.State, string) {
+	t.Helper()
+	a, err := g.engine.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in struct {
+		Answers json.RawMessage `json:"answers"`
+	}
+	_ = json.Unmarshal(a.Calls[0].Args, &in)
+	return a.State, string(in.Answers)
+}
+
+// TestTypedAnswer: the answer command answers another agent's question
+// in the chat: option numbers as the card shows them (several for a
+// multi-select, one line per question on a card of several), free text,
+// with or without the code; the answer is claimed as the sender's and
+// said back. A text the parser refuses, and someone who may not answer,
+// answer nothing, each told why in the chat's language.
+func TestTypedAnswer(t *testing.T) {
+	for _, tc := range []struct {
+		name, args, text, answers string
+	}{
+		{"an option", oneQuestion, "回答 %s 2", `{"Which size?":"Large"}`},
+		{"no code", oneQuestion, "@bot answer Medium please", `{"Which size?":"Medium please"}`},
+		{"a multi-select, one line per question", twoQuestions, "回答 %s\n1: 1\n2: 1,3", `{"Which extras?":"Cache, Metrics","Which size?":"Small"}`},
+		{"semicolons", twoQuestions, "回答：%s 2：2；1：自己定", `{"Which extras?":"Logs","Which size?":"自己定"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newQuestionRig(t, "en")
+			a, code := g.ask(t, tc.args)
+			text := tc.text
+			if strings.Contains(text, "%s") {
+				text = fmt.Sprintf(text, code)
+			}
+			g.send(t, msg("alice", text))
+			g.drain()
+			if st, ans := g.answersOf(t, a.ID); st != approval.StateExecuted || ans != tc.answers {
+				t.Fatalf("state %s, answers %s; texts %v", st, ans, g.ch.texts())
+			}
+			if !g.ch.hasText("notice", "Answered: ci reads the answer now.\nWhich size? →") && !g.ch.hasText("notice", "Answered: ci reads the answer now.\nWhich extras? →") {
+				t.Fatalf("texts %v", g.ch.texts())
+			}
+			if g.model.Seen(text) != 0 {
+				t.Fatal("the answer reached the model")
+			}
+		})
+	}
+}
+
+func TestTypedAnswerRefused(t *testing.T) {
+	for _, tc := range []struct {
+		lang, user, args, text, want string
+	}{
+		{"en", "alice", oneQuestion, "回答 %s 3", "Question 1 has options 1 to 2; there is no option 3. Nothing was answered"},
+		{"zh", "alice", oneQuestion, "回答 %s 3", "问题 1 的选项是 1 到 2，没有选项 3。未作回答"},
+		{"en", "alice", oneQuestion, "回答 %s 1,2", "Question 1 takes one option only"},
+		{"zh", "alice", oneQuestion, "回答 %s 1,2", "问题 1 只能选一个选项"},
+		{"en", "alice", twoQuestions, "回答 %s 2", "This card asks several questions: answer each on its own line after the code"},
+		{"zh", "alice", twoQuestions, "回答 %s 2", "这张卡片有多个问题"},
+		{"en", "bob", oneQuestion, "回答 %s 2", "You may not decide this approval (who may approve: only the person who asked)"},
+		{"zh", "bob", oneQuestion, "回答 %s 2", "你无权处理此审批（可确认人：仅申请人本人）"},
+	} {
+		t.Run(tc.lang+" "+tc.user+" "+tc.text, func(t *testing.T) {
+			g := newQuestionRig(t, tc.lang)
+			a, code := g.ask(t, tc.args)
+			g.send(t, msg(approval.UserID(tc.user), fmt.Sprintf(tc.text, code)))
+			g.drain()
+			if st, ans := g.answersOf(t, a.ID); st != approval.StatePending || ans != "" {
+				t.Fatalf("state %s, answers %s", st, ans)
+			}
+			found := false
+			for _, s := range g.ch.texts() {
+				found = found || strings.Contains(s, tc.want)
+			}
+			if !found {
+				t.Fatalf("texts %v, want %q", g.ch.texts(), tc.want)
+			}
+		})
+	}
+}
+
+// TestAnswerWithoutQuestionGoesToAgent: "answer …" with no question
+// waiting in the chat is the agent's.
+func TestAnswerWithoutQuestionGoesToAgent(t *testing.T) {
+	g := newQuestionRig(t, "en")
+	g.send(t, msg("alice", "answer this mail please"))
+	g.barrier(t, "alice")
+	if g.model.Seen("answer this mail please") != 1 {
+		t.Fatalf("the model did not see it; texts %v", g.ch.texts())
 	}
 }

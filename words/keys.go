@@ -530,6 +530,22 @@ const (
 	QuestionCLIAskAll  // bot chat: before the questions, how to decline
 	QuestionEmpty      // the web page: Answer pressed with nothing chosen or typed
 	QuestionOwn        // the web page: the free-text input's placeholder
+	// Typed answers (the answer command "回答 <code> …", DingTalk's card
+	// inputs; approval.ParseAnswers).
+	QuestionTypedOne      // how to answer one question by typing; args: the command with its code ("回答 ab12")
+	QuestionTypedMany     // how to answer several questions by typing; args: the command with its code
+	QuestionTypedGroup    // before QuestionTyped* in a DingTalk group: mention the bot
+	QuestionCardInput     // a DingTalk card's answer input's hint; args: the question's number
+	QuestionBadOption     // args: the question's number, its options' count, the number typed
+	QuestionOneOption     // args: the question's number
+	QuestionNoSuchQ       // args: the number typed, the questions' count
+	QuestionNeedsLines    // several questions answered without "<n>:" lines; args: the command with its code
+	QuestionTwice         // args: the question's number
+	QuestionTooLong       // args: the question's number, the most characters
+	QuestionNothing       // an answer command that answers nothing; args: the command with its code
+	QuestionNotQuestion   // an answer command naming an approval that is no question; args: its code
+	QuestionAmbiguous     // several questions wait and the answer names none; args: their lines
+	QuestionTypedAnswered // a typed answer taken; args: the agent, the answers (one line each)
 	// The rules model's summary of a turn's tool results (agent/model.Rules).
 	RulesRejected   // args: the tool
 	RulesExpired    // args: the tool
