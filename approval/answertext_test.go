@@ -115,3 +115,24 @@ func FuzzParseAnswers(f *testing.F) {
 		}
 	})
 }
+
+// TestAnswerQuestionsTyped: {"typed": …} (a DingTalk card's inputs) is
+// read by ParseAnswer; a refused text keeps its AnswerTextError.
+func TestAnswerQuestionsTyped(t *testing.T) {
+	args := json.RawMessage(typedQuestions)
+	got, err := AnswerQuestions(args, json.RawMessage(`{"answers":{"#1":{"typed":"2"},"#2":{"typed":"1，3"},"#3":{"typed":""}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := QuestionAnswers(got); len(a) != 2 || a["Which size?"] != "Large" || a["Which extras?"] != "Cache, Metrics" {
+		t.Fatalf("answers %v", a)
+	}
+	_, err = AnswerQuestions(args, json.RawMessage(`{"answers":{"#1":{"typed":"3"}}}`))
+	var te *AnswerTextError
+	if !errors.As(err, &te) || te.Fault != AnswerNoSuchOption || te.Question != 1 || te.Option != 3 || te.Options != 2 {
+		t.Fatalf("a bad number: %v", err)
+	}
+	if _, err := AnswerQuestions(args, json.RawMessage(`{"answers":{"#1":{"typed":"2","other":"x"}}}`)); err == nil {
+		t.Fatal("typed with other was taken")
+	}
+}

@@ -124,7 +124,10 @@ func QuestionAnswers(args json.RawMessage) map[string]string {
 //     joined with ", ";
 //   - {"options": [n, …], "other": "…"}: the options chosen by number
 //     (1-based; one unless multiSelect) and free text; on a multi-select
-//     the text is one more value, else it stands instead of the option.
+//     the text is one more value, else it stands instead of the option;
+//   - {"typed": "…"}: the text a person typed for it (a DingTalk card's
+//     input), read by ParseAnswer: option numbers, else free text; a
+//     refused text is its *AnswerTextError, returned as it is.
 //
 // At least one question must be answered, each at most once, each answer
 // non-empty and at most MaxAnswerRunes runes. Anything else is an error
@@ -169,7 +172,11 @@ func AnswerQuestions(args, picks json.RawMessage) (json.RawMessage, error) {
 		if _, twice := answers[q.Question]; twice {
 			return nil, fmt.Errorf("%w: question %d answered twice", ErrQuestion, i+1)
 		}
-		s, err := readAnswer(q, by[k])
+		s, err := readAnswer(q, i+1, by[k])
+		var te *AnswerTextError
+		if errors.As(err, &te) {
+			return nil, te // worded for the person (channels.AnswerRefusal)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: question %d: %v", ErrQuestion, i+1, err)
 		}
@@ -211,7 +218,7 @@ func questionIndex(qs []Question, k string) int {
 
 // readAnswer reads one question's answer (see AnswerQuestions); "" when it
 // answers nothing (no option, no text).
-func readAnswer(q Question, raw json.RawMessage) (string, error) {
+func readAnswer(q Question, n int, raw json.RawMessage) (string, error) {
 	raw = bytes.TrimSpace(raw)
 	var vals []string
 	switch {
@@ -227,13 +234,24 @@ func readAnswer(q Question, raw json.RawMessage) (string, error) {
 		}
 	case len(raw) > 0 && raw[0] == '{':
 		var p struct {
-			Options []int  `json:"options"`
-			Other   string `json:"other"`
+			Options []int   `json:"options"`
+			Other   string  `json:"other"`
+			Typed   *string `json:"typed"`
 		}
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&p); err != nil {
-			return "", fmt.Errorf("the answer is not {options, other}")
+			return "", fmt.Errorf("the answer is not {options, other} or {typed}")
+		}
+		if p.Typed != nil {
+			if len(p.Options) > 0 || p.Other != "" {
+				return "", fmt.Errorf("typed goes alone")
+			}
+			pick, _, err := ParseAnswer(q, n, *p.Typed)
+			if err != nil {
+				return "", err
+			}
+			p.Options, p.Other = pick.Options, pick.Other
 		}
 		for _, n := range p.Options {
 			if n < 1 || n > len(q.Options) {
