@@ -1,6 +1,7 @@
 package cards
 
 import (
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -78,6 +79,8 @@ func dingTalkCardData(v View, lang string) map[string]string {
 		"markdown":        DingTalkMarkdown(v, lang, false),
 		"resolve_buttons": "false",
 		"resolution":      string(v.Resolution),
+		"answer_buttons":  "false",
+		"questions":       strconv.Itoa(len(v.Questions)),
 	}
 	if len(v.Resolve) > 0 {
 		m["resolve_buttons"] = "true"
@@ -127,10 +130,15 @@ func dingTalkCardData(v View, lang string) map[string]string {
 			m["buttons"] = "false"
 		} else if v.Answer != nil {
 			// A question: the template's 确认 cannot answer it; its
-			// markdown says where to answer, and a typed 取消 declines.
+			// answer block (answer_buttons) does, or a typed answer.
 			m["buttons"] = "false"
-			m["status_text"] = words.In(lang, words.QuestionElsewhere)
+			m["answer_buttons"] = "true"
+			m["status_text"] = words.In(lang, words.QuestionCardHow)
+			m["typed_hint"] = QuestionTyped(v, lang)
 		}
+	}
+	if v.Questions != nil {
+		dingTalkQuestions(m, v, lang)
 	}
 	if len(v.Calls) > 1 {
 		// The template's two buttons decide every call alike; per call is
@@ -149,10 +157,11 @@ func dingTalkCardData(v View, lang string) map[string]string {
 // keys change (the update is by key).
 func DingTalkProcessingData(lang string) map[string]string {
 	return map[string]string{
-		"status":      DingTalkStatusProcessing,
-		"status_text": dingTalkWords(lang).processing,
-		"final":       "false",
-		"buttons":     "false",
+		"status":         DingTalkStatusProcessing,
+		"status_text":    dingTalkWords(lang).processing,
+		"final":          "false",
+		"buttons":        "false",
+		"answer_buttons": "false",
 	}
 }
 
@@ -176,6 +185,7 @@ func dingTalkOutcomeData(o approval.Outcome, text approval.OutcomeText, lang str
 		"decided_by":      string(o.DecidedBy),
 		"final":           "true",
 		"buttons":         "false",
+		"answer_buttons":  "false",
 		"resolve_buttons": "false",
 		"resolution":      string(o.Resolution),
 	}
@@ -210,6 +220,15 @@ func DingTalkMarkdown(v View, lang string, group bool) string {
 	md := Markdown(v, lang)
 	if v.Final || v.WaitsIn != "" || v.Redacted {
 		return md // a status card says where it waits, not how to answer
+	}
+	if v.Answer != nil {
+		// A question: answered by the answer command, which a group
+		// hears only with the bot mentioned.
+		if !group {
+			return md
+		}
+		typed := escapeMD(QuestionTyped(v, lang))
+		return strings.Replace(md, typed, escapeMD(words.In(lang, words.QuestionTypedGroup))+typed, 1)
 	}
 	how := dingTalkWords(lang).howDirect
 	if group {
@@ -272,4 +291,45 @@ func dingTalkFitAll(m map[string]string, lang string) map[string]string {
 		m[k] = DingTalkFit(v, lang)
 	}
 	return m
+}
+
+// dingTalkQuestions sets a question card's per-question variables, for
+// n = 1 … approval.MaxQuestions: q<n>_shown ("true" for the card's
+// questions, "false" beyond), and for each question q<n>_text (its
+// header, text and "(choose any)" on a multi-select), q<n>_options (one
+// line per option, "1. Small — fast", numbered as an answer names them),
+// q<n>_hint (the input's hint), q<n>_answer (the answer given, on a final
+// card; "" before) and answer_<n>, the variable the template's input of
+// question n is bound to, "" (its value comes back in the answer
+// button's params).
+func dingTalkQuestions(m map[string]string, v View, lang string) {
+	for n := 1; n <= approval.MaxQuestions; n++ {
+		k := strconv.Itoa(n)
+		if n > len(v.Questions) {
+			m["q"+k+"_shown"] = "false"
+			continue
+		}
+		q := v.Questions[n-1]
+		text := q.Question
+		if q.Header != "" {
+			text = "[" + q.Header + "] " + text
+		}
+		if q.Multi {
+			text += " " + words.In(lang, words.QuestionMulti)
+		}
+		var opts []string
+		for j, o := range q.Options {
+			line := strconv.Itoa(j+1) + ". " + o.Label
+			if o.Description != "" {
+				line += " — " + o.Description
+			}
+			opts = append(opts, line)
+		}
+		m["q"+k+"_shown"] = "true"
+		m["q"+k+"_text"] = text
+		m["q"+k+"_options"] = strings.Join(opts, "\n")
+		m["q"+k+"_hint"] = words.In(lang, words.QuestionCardInput, n)
+		m["q"+k+"_answer"] = q.Answer
+		m["answer_"+k] = ""
+	}
 }

@@ -34,6 +34,9 @@ type QuestionView struct {
 	Header   string               `json:"header,omitempty"`
 	Multi    bool                 `json:"multi_select,omitempty"`
 	Options  []QuestionOptionView `json:"options,omitempty"`
+	// Answer is the answer the call's input holds (an answered question's
+	// final card), "" while it has none.
+	Answer string `json:"answer,omitempty"`
 }
 
 // QuestionOptionView is an option of a QuestionView.
@@ -53,14 +56,34 @@ func questionsOf(a *approval.Approval) []QuestionView {
 		return nil
 	}
 	out := make([]QuestionView, len(qs))
+	answers := approval.QuestionAnswers(a.Calls[0].Args)
 	for i, q := range qs {
-		qv := QuestionView{Question: oneLine(q.Question), Header: oneLine(q.Header), Multi: q.MultiSelect}
+		qv := QuestionView{Question: oneLine(q.Question), Header: oneLine(q.Header), Multi: q.MultiSelect, Answer: oneLine(answers[q.Question])}
 		for _, o := range q.Options {
 			qv.Options = append(qv.Options, QuestionOptionView{Label: oneLine(o.Label), Description: oneLine(o.Description)})
 		}
 		out[i] = qv
 	}
 	return out
+}
+
+// AnswerCommand is the answer command with an approval's code, as cards
+// and notices show it: "回答 <code>" (the word is the same in every
+// language, as 确认 is; package channels also reads "answer").
+func AnswerCommand(code string) string {
+	if code == "" {
+		return "回答"
+	}
+	return "回答 " + code
+}
+
+// QuestionTyped is how v's questions are answered by typing (the answer
+// command, with v's code), in lang.
+func QuestionTyped(v View, lang string) string {
+	if len(v.Questions) > 1 {
+		return words.In(lang, words.QuestionTypedMany, AnswerCommand(v.Code))
+	}
+	return words.In(lang, words.QuestionTypedOne, AnswerCommand(v.Code))
 }
 
 // FeishuQuestionField is the name of question n's (1-based) select.

@@ -39,6 +39,11 @@ func questionSample(t *testing.T, in string) *approval.Approval {
 func answered(a *approval.Approval) (*approval.Approval, approval.Outcome) {
 	b := a.Clone()
 	b.State, b.DecidedBy = approval.StateExecuted, "bob"
+	args, err := approval.AnswerQuestions(a.Calls[0].Args, json.RawMessage(`{"answers":{"#1":{"options":[2]},"#2":{"options":[1,3]}}}`))
+	if err != nil {
+		panic(err)
+	}
+	b.Calls[0].Args = args
 	o := approval.Outcome{Status: approval.StatusExecuted, DecidedBy: "bob", Content: "Which size? → Large\nWhich extras? → Cache, Metrics",
 		Results: []approval.Result{{Tool: a.Calls[0].Tool, Status: approval.StatusExecuted, Content: "Which size? → Large\nWhich extras? → Cache, Metrics", Edited: "answers: added {…}"}}}
 	return b, o
@@ -50,7 +55,9 @@ func questionGolden(t *testing.T) []golden {
 	var out []golden
 	for _, lang := range []string{"en", "zh"} {
 		text := approval.DefaultOutcomeText(lang)
-		out = append(out, golden{"pending_question_" + lang, lang, cards.Pending(a, text, lang)},
+		pending := cards.Pending(a, text, lang)
+		pending.Code = "ab12" // its code in the chat, as the presenter sets it
+		out = append(out, golden{"pending_question_" + lang, lang, pending},
 			golden{"final_question_answered_" + lang, lang, cards.Final(b, o, text, lang)})
 	}
 	one := questionSample(t, `{"questions":[{"question":"Deploy now?","options":[{"label":"Yes"},{"label":"Later","description":"after 18:00"}]}]}`)

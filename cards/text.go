@@ -104,7 +104,7 @@ func Markdown(v View, lang string) string {
 	} else if v.WaitsIn != "" {
 		b.WriteString("\n" + escapeMD(WaitsInLine(v, lang)) + "\n")
 	} else if v.Answer != nil {
-		b.WriteString("\n" + escapeMD(words.In(lang, words.QuestionElsewhere)) + "\n")
+		b.WriteString("\n" + escapeMD(QuestionTyped(v, lang)) + "\n")
 	} else {
 		b.WriteString("\n" + l.howMD + "\n")
 		if v.ApproveAlways != nil {
@@ -187,7 +187,7 @@ func Text(v View, lang string) string {
 	} else if v.WaitsIn != "" {
 		b.WriteString(WaitsInLine(v, lang) + "\n")
 	} else if v.Answer != nil {
-		b.WriteString(words.In(lang, words.QuestionElsewhere) + "\n")
+		b.WriteString(QuestionTyped(v, lang) + "\n")
 	} else {
 		b.WriteString(l.howText + "\n")
 		if v.ApproveAlways != nil {

@@ -6,18 +6,9 @@ import (
 	"log/slog"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/cards"
 	"github.com/hitlbot/hitlbot/words"
 )
-
-// AnswerCommand is the answer command with an approval's code, as cards
-// and notices show it: "回答 <code>" (the word is the same in every
-// language, as 确认 is; ParseCommand also reads "answer").
-func AnswerCommand(code string) string {
-	if code == "" {
-		return "回答"
-	}
-	return "回答 " + code
-}
 
 // answerCommand answers the answer command c (ParseCommand) of m: a
 // typed answer to another agent's question waiting in the chat, the one
@@ -118,11 +109,11 @@ func AnswerRefusal(lang string, err error, code string) string {
 	case approval.AnswerNoSuchQuestion:
 		return words.Text(l, words.QuestionNoSuchQ, te.Question, te.Questions)
 	case approval.AnswerNeedsLines:
-		return words.Text(l, words.QuestionNeedsLines, AnswerCommand(code))
+		return words.Text(l, words.QuestionNeedsLines, cards.AnswerCommand(code))
 	case approval.AnswerTwice:
 		return words.Text(l, words.QuestionTwice, te.Question)
 	case approval.AnswerTooLong:
 		return words.Text(l, words.QuestionTooLong, te.Question, approval.MaxAnswerRunes)
 	}
-	return words.Text(l, words.QuestionNothing, AnswerCommand(code))
+	return words.Text(l, words.QuestionNothing, cards.AnswerCommand(code))
 }

@@ -525,7 +525,7 @@ const (
 	QuestionOther      // the free-text input's placeholder; args: the question's number
 	QuestionAnswered   // a question card's final status when answered; args: the agent
 	QuestionAnswerLine // an answer on a final card; args: the question, the answer
-	QuestionElsewhere  // where to answer when the card cannot (DingTalk, a typed reply)
+	QuestionElsewhere  // a typed 确认 of a question: how to answer it instead
 	QuestionCLIPrompt  // bot chat's prompt for one question; args: its number
 	QuestionCLIAskAll  // bot chat: before the questions, how to decline
 	QuestionEmpty      // the web page: Answer pressed with nothing chosen or typed
@@ -536,6 +536,7 @@ const (
 	QuestionTypedMany     // how to answer several questions by typing; args: the command with its code
 	QuestionTypedGroup    // before QuestionTyped* in a DingTalk group: mention the bot
 	QuestionCardInput     // a DingTalk card's answer input's hint; args: the question's number
+	QuestionCardHow       // a DingTalk question card's status line: how to answer on it
 	QuestionBadOption     // args: the question's number, its options' count, the number typed
 	QuestionOneOption     // args: the question's number
 	QuestionNoSuchQ       // args: the number typed, the questions' count
