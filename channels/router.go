@@ -787,7 +787,13 @@ func (r *Router) HandleCardAction(ctx context.Context, a CardAction) (approval.O
 		}
 	}
 	if err != nil {
-		log.Error("card decision failed; nothing was run", "err", err)
+		if approval.KindOf(err) == errkind.Invalid {
+			// What the click carried was refused (an answer that names no
+			// option, an edit the tool would not take): the clicker is told.
+			log.Info("card decision refused; nothing was run", "err", err)
+		} else {
+			log.Error("card decision failed; nothing was run", "err", err)
+		}
 		return approval.Outcome{}, err
 	}
 	r.metrics.Decision(a.Channel, o.Status)

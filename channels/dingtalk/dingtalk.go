@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -914,7 +916,14 @@ type clickParams struct {
 	// grant is the button's grant param (仅本次: once, 本会话允许:
 	// session), on a template whose MEDIUM card shows two approve buttons.
 	grant approval.GrantChoice
+	// answers are the answer button's inputs (action "answer"): question
+	// n's text under "answer_<n>", the variable its input is bound to
+	// (cards.DingTalkCardData); absent ones are "".
+	answers [approval.MaxQuestions]string
 }
+
+// answerAction is the action param of a question card's answer button.
+const answerAction = "answer"
 
 // parseClick reads a card callback's params; ok is false when a param is
 // missing or not a string.
@@ -929,7 +938,40 @@ func parseClick(p map[string]any) (clickParams, bool) {
 		return cp, false
 	}
 	cp.grant = g
+	if strings.EqualFold(cp.action, answerAction) {
+		// An input's value comes back as a string (every card value is
+		// one; cards-forms-privacy-streaming.md B1): anything else is
+		// malformed.
+		for n := range cp.answers {
+			raw, present := p["answer_"+strconv.Itoa(n+1)]
+			s, isText := raw.(string)
+			if present && !isText {
+				return cp, false
+			}
+			cp.answers[n] = s
+		}
+	}
 	return cp, cp.action != "" && cp.approvalID != ""
+}
+
+// answerEdits are the edits of an answer click: the typed text of each
+// question answered ({"typed": …}, read by approval.AnswerQuestions as a
+// typed answer is); ok is false when no input holds any text.
+func answerEdits(p clickParams) (map[string]json.RawMessage, bool) {
+	picks := map[string]map[string]string{}
+	for n, text := range p.answers {
+		if text = strings.TrimSpace(text); text != "" {
+			picks["#"+strconv.Itoa(n+1)] = map[string]string{"typed": text}
+		}
+	}
+	if len(picks) == 0 {
+		return nil, false
+	}
+	b, err := json.Marshal(map[string]any{"answers": picks})
+	if err != nil {
+		return nil, false
+	}
+	return map[string]json.RawMessage{"#1": b}, true
 }
 
 // verbOf maps a button's action to a verb; unknown actions give "".
@@ -941,6 +983,9 @@ func verbOf(action string) approval.Verb {
 		return approval.Reject
 	case "resolve":
 		return approval.Resolve
+	case answerAction:
+		// A question answered: approved as the answered input (edits).
+		return approval.Approve
 	}
 	return approval.Verb("")
 }
@@ -977,6 +1022,14 @@ func (c *intake) onCardCallback(ctx context.Context, req *card.CardRequest) (*ca
 	a := channels.CardAction{Channel: Name, ChatID: req.SpaceId, MessageID: req.OutTrackId,
 		EventID: hex.EncodeToString(sum[:16]), UserID: approval.UserID(req.UserId),
 		ApprovalID: approval.ID(p.approvalID), Verb: verbOf(p.action), PayloadSHA256: p.sha, Resolution: approval.Resolution(p.resolution), Grant: p.grant}
+	question := strings.EqualFold(p.action, answerAction)
+	if question {
+		var typed bool
+		if a.Edits, typed = answerEdits(p); !typed {
+			// Nothing typed: nothing to decide; the clicker alone is told.
+			return c.privately(map[string]string{"status_text": channels.AnswerRefusal(c.cfg.Lang, &approval.AnswerTextError{Fault: approval.AnswerEmpty}, "")}), nil
+		}
+	}
 	ch := make(chan clickResult, 1)
 	if !c.bg.Go(func() {
 		// The decision may run a tool: it must not die with the click's
@@ -1006,7 +1059,7 @@ func (c *intake) onCardCallback(ctx context.Context, req *card.CardRequest) (*ca
 		}
 		c.bg.Go(func() {
 			if r := <-ch; r.undecided() {
-				c.restore(req.OutTrackId, req.UserId, r)
+				c.restore(req.OutTrackId, req.UserId, r, question)
 			}
 		})
 		return response(cards.DingTalkProcessingData(c.cfg.Lang)), nil
@@ -1038,6 +1091,12 @@ func (r clickResult) undecided() bool {
 // private is the data shown to the clicker alone for r, or nil when r's
 // outcome is for everyone (the approval ended, or is ending).
 func (c *intake) private(r clickResult) map[string]string {
+	var refused *approval.AnswerTextError
+	if errors.As(r.err, &refused) {
+		// An answer the questions refuse (no such option): nothing was
+		// decided; the clicker reads why and may correct it.
+		return map[string]string{"status_text": channels.AnswerRefusal(c.cfg.Lang, refused, "")}
+	}
 	if r.err != nil {
 		// Nothing was decided: the buttons stay, so the click can be tried
 		// again.
@@ -1047,7 +1106,7 @@ func (c *intake) private(r clickResult) map[string]string {
 	switch r.o.Status {
 	case approval.StatusUnauthorized, approval.StatusTampered, approval.StatusMissing:
 		// Nothing this user can do with these buttons.
-		return map[string]string{"status_text": text, "buttons": "false"}
+		return map[string]string{"status_text": text, "buttons": "false", "answer_buttons": "false"}
 	case approval.StatusAlreadyDecided:
 		// Another decision is under way (or this user's first click, which
 		// may yet fail): it settles the card for everyone.
@@ -1065,24 +1124,34 @@ func (c *intake) private(r clickResult) map[string]string {
 // known before ClickWait.
 func (c *intake) answer(r clickResult) *card.CardResponse {
 	if p := c.private(r); p != nil {
-		resp := response(nil)
-		resp.CardUpdateOptions.UpdatePrivateDataByKey = true
-		resp.UserPrivateData = &card.CardDataDto{CardParamMap: p}
-		return resp
+		return c.privately(p)
 	}
 	return response(cards.DingTalkOutcomeData(r.o, c.cfg.Text, c.cfg.Lang))
+}
+
+// privately is the card response that changes the clicker's view alone
+// (userPrivateData) to data; the card stays as it is for everyone.
+func (c *intake) privately(data map[string]string) *card.CardResponse {
+	resp := response(nil)
+	resp.CardUpdateOptions.UpdatePrivateDataByKey = true
+	resp.UserPrivateData = &card.CardDataDto{CardParamMap: data}
+	return resp
 }
 
 // restore puts a card answered "processing" back to pending (buttons
 // shown) after its click decided nothing, and tells the clicker why. A
 // decision by someone else that settles the card in the same instant may
 // be overwritten by this update; a click on the buttons then shown answers
-// with the final outcome.
-func (c *intake) restore(outTrackID, user string, r clickResult) {
+// with the final outcome. A question's card (question: the click was an
+// answer) gets its answer block back, not the approve buttons.
+func (c *intake) restore(outTrackID, user string, r clickResult, question bool) {
 	pending := cards.DingTalkCardData(cards.View{}, c.cfg.Lang)
 	data := map[string]string{}
-	for _, k := range []string{"status", "status_text", "decided_by", "result", "final", "buttons"} {
+	for _, k := range []string{"status", "status_text", "decided_by", "result", "final", "buttons", "answer_buttons"} {
 		data[k] = pending[k]
+	}
+	if question {
+		data["buttons"], data["answer_buttons"], data["status_text"] = "false", "true", words.In(c.cfg.Lang, words.QuestionCardHow)
 	}
 	body := map[string]any{
 		"outTrackId":        outTrackID,

@@ -203,6 +203,8 @@ func FuzzCallbackParsing(f *testing.F) {
 	f.Add([]byte(`{"cardPrivateData":{"actionIds":["resolve_retry"],"params":{"action":"resolve","resolution":"retry","approval_id":"ap_1","payload_sha256":"ab"}}}`))
 	f.Add([]byte(`{"cardPrivateData":{"params":{"action":"resolve","resolution":7,"approval_id":"ap_1"}}}`))
 	f.Add([]byte(`{"cardPrivateData":{"actionIds":["approve_once"],"params":{"action":"confirm","approval_id":"ap_1","payload_sha256":"ab","grant":"once"}}}`))
+	f.Add([]byte(`{"cardPrivateData":{"actionIds":["answer"],"params":{"action":"answer","approval_id":"ap_1","payload_sha256":"ab","answer_1":"2","answer_2":"1,3"}}}`))
+	f.Add([]byte(`{"cardPrivateData":{"params":{"action":"answer","approval_id":"ap_1","payload_sha256":"ab","answer_1":2}}}`))
 	f.Add([]byte(`{"conversationId":"c","conversationType":"2","msgId":"m","text":{"content":" hi"},"createAt":-1,"sessionWebhook":"http://[::1"}`))
 	f.Add([]byte(`{"conversationId":"c","msgtype":"picture","sessionWebhookExpiredTime":1,"sessionWebhook":"https://oapi.dingtalk.com/x"}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -214,6 +216,19 @@ func FuzzCallbackParsing(f *testing.F) {
 			}
 			if r, _ := data.CardPrivateData.Params["resolution"].(string); ok && p.resolution != strings.TrimSpace(r) {
 				t.Fatalf("resolution %q read as %q", r, p.resolution)
+			}
+			// An answer's inputs are strings, as DingTalk sends every
+			// value: any other is no click; the edit holds what was typed.
+			if ok && strings.EqualFold(p.action, answerAction) {
+				for n := range p.answers {
+					raw, present := data.CardPrivateData.Params["answer_"+strconv.Itoa(n+1)]
+					if s, isText := raw.(string); present && (!isText || s != p.answers[n]) {
+						t.Fatalf("answer_%d %v read as %q", n+1, raw, p.answers[n])
+					}
+				}
+				if edits, typed := answerEdits(p); typed && !json.Valid(edits["#1"]) {
+					t.Fatalf("edits %s", edits["#1"])
+				}
 			}
 		}
 		hook, _ := url.Parse("https://oapi.dingtalk.com")

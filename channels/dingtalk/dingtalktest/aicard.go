@@ -120,6 +120,7 @@ func (f *Fake) cardCreated(w http.ResponseWriter, c Call) ([]deliverResult, bool
 		f.tracks = map[string]bool{}
 	}
 	f.tracks[id] = true
+	f.cards.updateBody(id, c.Body, true)
 	space, _ := c.Body["openSpaceId"].(string)
 	results := f.deliverLocked(space)
 	if !ai {
@@ -154,6 +155,7 @@ func (f *Fake) cardUpdated(w http.ResponseWriter, c Call) bool {
 		return false
 	}
 	f.updatedLocked(id)
+	f.cards.updateBody(id, c.Body, false)
 	card := f.ai.cards[id]
 	if card == nil {
 		return true

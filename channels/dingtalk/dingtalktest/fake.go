@@ -38,6 +38,7 @@ import (
 type Fake struct {
 	*gateway
 	*breaches
+	cards *cardState // what each card shows (click.go)
 
 	t   testing.TB
 	srv *httptest.Server
@@ -65,6 +66,7 @@ type gateway struct {
 	t        testing.TB
 	url      func() string // the fake's base URL (the messages' sessionWebhook)
 	breaches *breaches
+	cards    *cardState // what each card shows; a callback's answer changes it
 
 	mu       sync.Mutex
 	tickets  int
@@ -104,9 +106,9 @@ type Call struct {
 
 // New starts a fake DingTalk, closed when the test ends.
 func New(t testing.TB) *Fake {
-	b := &breaches{}
-	f := &Fake{t: t, breaches: b}
-	f.gateway = &gateway{t: t, url: f.URL, breaches: b, acks: map[string]chan map[string]any{}, conns: make(chan struct{}, 16), inflight: map[string]int{}}
+	b, cs := &breaches{}, &cardState{}
+	f := &Fake{t: t, breaches: b, cards: cs}
+	f.gateway = &gateway{t: t, url: f.URL, breaches: b, cards: cs, acks: map[string]chan map[string]any{}, conns: make(chan struct{}, 16), inflight: map[string]int{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1.0/gateway/connections/open", f.gateway.open)
 	mux.HandleFunc("GET /connect", f.gateway.serveWS)
@@ -299,13 +301,14 @@ func (f *gateway) Push(topic string, data any) map[string]any {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	var track string
+	var track, user string
 	if topic == cardCallbackTopic {
 		var d struct {
 			OutTrackID string `json:"outTrackId"`
+			UserID     string `json:"userId"`
 		}
 		_ = json.Unmarshal(b, &d)
-		track = d.OutTrackID
+		track, user = d.OutTrackID, d.UserID
 	}
 	f.mu.Lock()
 	f.nextMsg++
@@ -334,7 +337,7 @@ func (f *gateway) Push(topic string, data any) map[string]any {
 	select {
 	case ack := <-ch:
 		if topic == cardCallbackTopic {
-			f.callbackAnswered(track, start, ack)
+			f.callbackAnswered(track, user, start, ack)
 		}
 		return ack
 	case <-time.After(10 * time.Second):

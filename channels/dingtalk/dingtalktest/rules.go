@@ -273,7 +273,7 @@ func (f *gateway) cbClockLocked() time.Time {
 // callbackAnswered checks the ACK of a card callback of outTrackID pushed
 // at start: within CallbackDeadline, every value of its cardParamMaps
 // within MaxParamBytes.
-func (f *gateway) callbackAnswered(outTrackID string, start time.Time, ack map[string]any) {
+func (f *gateway) callbackAnswered(outTrackID, user string, start time.Time, ack map[string]any) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if took := f.cbClockLocked().Sub(start); took > CallbackDeadline {
@@ -285,6 +285,10 @@ func (f *gateway) callbackAnswered(outTrackID string, start time.Time, ack map[s
 	raw, _ := ack["data"].(string)
 	var data struct {
 		Response struct {
+			CardUpdateOptions struct {
+				UpdateCardDataByKey    bool `json:"updateCardDataByKey"`
+				UpdatePrivateDataByKey bool `json:"updatePrivateDataByKey"`
+			} `json:"cardUpdateOptions"`
 			CardData        *struct{ CardParamMap map[string]any } `json:"cardData"`
 			UserPrivateData *struct{ CardParamMap map[string]any } `json:"userPrivateData"`
 		} `json:"response"`
@@ -292,14 +296,21 @@ func (f *gateway) callbackAnswered(outTrackID string, start time.Time, ack map[s
 	if json.Unmarshal([]byte(raw), &data) != nil {
 		return
 	}
+	// DingTalk applies the answer to the card ("DingTalk applies it to
+	// the card", dingtalk.md §4): cardData for everyone, userPrivateData
+	// for the clicker.
 	if d := data.Response.CardData; d != nil {
 		if msg := paramsFault("response.cardData.cardParamMap", d.CardParamMap); msg != "" {
 			f.breaches.add("card callback of " + outTrackID + ": " + msg)
+		} else {
+			f.cards.set(outTrackID, stringMap(d.CardParamMap), data.Response.CardUpdateOptions.UpdateCardDataByKey)
 		}
 	}
 	if d := data.Response.UserPrivateData; d != nil {
 		if msg := paramsFault("response.userPrivateData.cardParamMap", d.CardParamMap); msg != "" {
 			f.breaches.add("card callback of " + outTrackID + ": " + msg)
+		} else if user != "" {
+			f.cards.setPrivate(outTrackID, user, stringMap(d.CardParamMap), data.Response.CardUpdateOptions.UpdatePrivateDataByKey)
 		}
 	}
 }
