@@ -119,6 +119,9 @@ func parseAnswer(text string) (Command, bool) {
 		rest = strings.TrimLeftFunc(rest[i:], unicode.IsSpace)
 	}
 	for _, w := range answerWords {
+		if strings.EqualFold(strings.TrimSpace(rest), w) {
+			return Command{Kind: CmdAnswer}, true
+		}
 		if len(rest) <= len(w) || !strings.EqualFold(rest[:len(w)], w) {
 			continue
 		}

@@ -152,6 +152,8 @@ func TestTypedAnswerRefused(t *testing.T) {
 		{"zh", "alice", oneQuestion, "回答 %s 1,2", "问题 1 只能选一个选项"},
 		{"en", "alice", twoQuestions, "回答 %s 2", "This card asks several questions: answer each on its own line after the code"},
 		{"zh", "alice", twoQuestions, "回答 %s 2", "这张卡片有多个问题"},
+		{"en", "alice", oneQuestion, "回答 %s", "That answers nothing: reply 回答 "},
+		{"zh", "alice", oneQuestion, "回答 %s", "没有回答任何问题"},
 		{"en", "bob", oneQuestion, "回答 %s 2", "You may not decide this approval (who may approve: only the person who asked)"},
 		{"zh", "bob", oneQuestion, "回答 %s 2", "你无权处理此审批（可确认人：仅申请人本人）"},
 	} {

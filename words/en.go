@@ -289,6 +289,7 @@ var en = map[Key]string{
 	CmdHelp: "Commands:\n" +
 		"/pending — what waits for a decision in this chat, with its code\n" +
 		"确认 <code> / 取消 <code> (confirm / cancel <code>) — decide one of them\n" +
+		"回答 <code> <option number or text> (answer <code> …) — answer an agent's question (several questions: one \"<n>: <answer>\" line each)\n" +
 		"/cancel <code> — withdraw one (its requester or an approver)\n" +
 		"/grants — the requests this conversation may repeat without asking, and for how long\n" +
 		"/revoke <n> or /revoke all — end those grants\n" +
