@@ -4,18 +4,23 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/open-dingtalk/dingtalk-stream-sdk-go/card"
 	"github.com/open-dingtalk/dingtalk-stream-sdk-go/payload"
 
 	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/audit"
+	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/approval/memstore"
+	"github.com/hitlbot/hitlbot/cards"
+	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/channels/dingtalk/dingtalktest"
 	"github.com/hitlbot/hitlbot/gate"
 	"github.com/hitlbot/hitlbot/internal/clock"
@@ -121,7 +126,9 @@ func (g *questionRig) ask(t *testing.T) (<-chan string, string) {
 				track, _ = c.Body["outTrackId"].(string)
 			}
 		}
-		return track != ""
+		// The call is recorded before the fake has taken the card: wait
+		// for the card itself.
+		return track != "" && g.fake.CardView(track, "staff-1")["approval_id"] != ""
 	})
 	return out, track
 }
@@ -297,5 +304,83 @@ func TestQuestionTypedRefusals(t *testing.T) {
 				t.Fatalf("state %s", st)
 			}
 		})
+	}
+}
+
+// gatedHandler answers a click only once released.
+type gatedHandler struct {
+	got     chan channels.CardAction
+	release chan struct{}
+	err     error
+}
+
+func (h gatedHandler) HandleMessage(context.Context, channels.Message) error { return nil }
+func (h gatedHandler) HandleCardAction(_ context.Context, a channels.CardAction) (approval.Outcome, error) {
+	h.got <- a
+	<-h.release
+	return approval.Outcome{}, h.err
+}
+
+// TestSlowRefusedAnswerRestoresTheAnswerBlock: an answer click answered
+// "processing" (the answer block hidden for everyone) whose answer is then
+// refused puts the question card back: the answer block, not the approve
+// buttons, and the clicker alone reads why. The click carried the inputs
+// as {typed} answers.
+func TestSlowRefusedAnswerRestoresTheAnswerBlock(t *testing.T) {
+	refused := approval.E("approval.Decide", errkind.Invalid, "ap_1",
+		fmt.Errorf("%w: call 1: %w", approval.ErrEdit, &approval.AnswerTextError{Fault: approval.AnswerNoSuchOption, Question: 1, Option: 3, Options: 2}))
+	h := gatedHandler{got: make(chan channels.CardAction, 1), release: make(chan struct{}), err: refused}
+	clk := clock.NewFake(time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC))
+	c, f := newUnit(t, h, func(cfg *Config) { cfg.Clock = clk })
+	req := cardRequest("staff-1", "answer")
+	req.CardActionData.CardPrivateData.Params["answer_1"] = "3"
+	req.CardActionData.CardPrivateData.Params["answer_2"] = " "
+	resp := make(chan *card.CardResponse, 1)
+	go func() {
+		r, _ := c.in.onCardCallback(context.Background(), req)
+		resp <- r
+	}()
+	a := <-h.got
+	if a.Verb != approval.Approve || string(a.Edits["#1"]) != `{"answers":{"#1":{"typed":"3"}}}` {
+		t.Fatalf("the click %+v %s", a, a.Edits["#1"])
+	}
+	eventually(t, "the click waits", func() bool { return clk.Timers() > 0 })
+	clk.Advance(time.Minute)
+	r := <-resp
+	if r.CardData == nil || r.CardData.CardParamMap["answer_buttons"] != "false" || r.CardData.CardParamMap["status"] != cards.DingTalkStatusProcessing {
+		t.Fatalf("processing %+v", r)
+	}
+	close(h.release)
+	if err := c.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	calls := f.Calls("/v1.0/card/instances")
+	if len(calls) != 1 {
+		t.Fatalf("%d card updates: %+v", len(calls), calls)
+	}
+	p := cardParams(t, calls[0])
+	priv, _ := calls[0].Body["privateData"].(map[string]any)["staff-1"].(map[string]any)["cardParamMap"].(map[string]any)
+	if p["status"] != "pending" || p["buttons"] != "false" || p["answer_buttons"] != "true" ||
+		priv["status_text"] != words.In("en", words.QuestionBadOption, 1, 2, 3) {
+		t.Fatalf("restored %v, privately %v", p, priv)
+	}
+}
+
+// TestEmptyAnswerDecidesNothing: an answer click with every input empty
+// reaches no decision; the clicker alone is told.
+func TestEmptyAnswerDecidesNothing(t *testing.T) {
+	h := &scriptedHandler{}
+	c, _ := newUnit(t, h, nil)
+	req := cardRequest("staff-1", "answer")
+	req.CardActionData.CardPrivateData.Params["answer_1"] = "  "
+	r, err := c.in.onCardCallback(context.Background(), req)
+	if err != nil || r.CardData != nil || r.UserPrivateData == nil ||
+		r.UserPrivateData.CardParamMap["status_text"] != words.In("en", words.QuestionNothing, "回答") || len(h.got) != 0 {
+		t.Fatalf("%+v %v; decided %v", r, err, h.got)
+	}
+	// An input that is not text is no click DingTalk sends.
+	req.CardActionData.CardPrivateData.Params["answer_1"] = 2.0
+	if r, _ := c.in.onCardCallback(context.Background(), req); r.CardData != nil || len(h.got) != 0 {
+		t.Fatalf("a number input: %+v; decided %v", r, h.got)
 	}
 }
