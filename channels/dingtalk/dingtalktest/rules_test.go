@@ -278,3 +278,44 @@ func TestRules(t *testing.T) {
 		t.Run(r.name, func(t *testing.T) { r.run(t, New(t)) })
 	}
 }
+
+// TestCardViewAndClick: what a card shows is its created data changed by
+// key by an update, with a user's private data over it for that user
+// alone; a click sends the button's constants, the card's values of its
+// variables as the clicker sees them and the inputs, all strings, in the
+// callback's double-encoded content.
+func TestCardViewAndClick(t *testing.T) {
+	f := New(t)
+	delivered(t, f, card("q1", "dtv1.card//IM_GROUP.cid1", map[string]string{"approval_id": "ap_1", "payload_sha256": "ab", "answer_buttons": "true", "title": "Q"}))
+	status, _ := call(t, f, "PUT", "/v1.0/card/instances", map[string]any{"outTrackId": "q1",
+		"cardData":          map[string]any{"cardParamMap": map[string]string{"title": "Q2"}},
+		"privateData":       map[string]any{"eve": map[string]any{"cardParamMap": map[string]string{"answer_buttons": "false"}}},
+		"cardUpdateOptions": map[string]bool{"updateCardDataByKey": true, "updatePrivateDataByKey": true}})
+	if status != 200 {
+		t.Fatalf("update HTTP %d", status)
+	}
+	if v := f.CardView("q1", "bob"); v["title"] != "Q2" || v["approval_id"] != "ap_1" || v["answer_buttons"] != "true" {
+		t.Fatalf("bob sees %v", v)
+	}
+	if v := f.CardView("q1", "eve"); v["answer_buttons"] != "false" || v["title"] != "Q2" {
+		t.Fatalf("eve sees %v", v)
+	}
+	b := Button{ID: "answer", Const: map[string]string{"action": "answer"}, Vars: []string{"approval_id", "payload_sha256"}, VisibleIf: "answer_buttons"}
+	c := f.Click("q1", "bob", "cid1", b, map[string]string{"answer_1": "2"})
+	var content struct {
+		CardPrivateData struct {
+			ActionIDs []string       `json:"actionIds"`
+			Params    map[string]any `json:"params"`
+		} `json:"cardPrivateData"`
+	}
+	if err := json.Unmarshal([]byte(c["content"].(string)), &content); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"action": "answer", "approval_id": "ap_1", "payload_sha256": "ab", "answer_1": "2"}
+	if fmt.Sprint(content.CardPrivateData.Params) != fmt.Sprint(want) || content.CardPrivateData.ActionIDs[0] != "answer" || c["userId"] != "bob" {
+		t.Fatalf("click %v", c)
+	}
+	if f.CardView("nope", "bob") != nil {
+		t.Fatal("a card never created has a view")
+	}
+}
