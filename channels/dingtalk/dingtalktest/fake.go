@@ -34,7 +34,8 @@ import (
 // SetCallbackClock, BotMessage), the breaches it could not refuse
 // (breaches: Violations, TakeViolations), and the Fake itself, the OpenAPI
 // (token, cards and AI card streams, robot sends, the sessionWebhook) with
-// its rules (rules.go, aicard.go).
+// its rules (rules.go, aicard.go), and what each card shows and the
+// clicks it sends (click.go: CardView, Click).
 type Fake struct {
 	*gateway
 	*breaches
