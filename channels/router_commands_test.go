@@ -100,6 +100,14 @@ func FuzzParseCommand(f *testing.F) {
 				t.Fatalf("ParseCommand(%q) = %+v", text, c)
 			}
 		case CmdRevoke, CmdCancel:
+		case CmdAnswer:
+			// The code, when read, is the body's first word; the text
+			// what follows it; neither is read without the body.
+			if c.Arg != "" && (!approval.ValidCode(c.Arg) || !strings.HasPrefix(strings.ToLower(c.Body), c.Arg) ||
+				!strings.HasSuffix(c.Body, c.Text)) || (c.Arg == "" && c.Text != c.Body) ||
+				c.Body != strings.TrimSpace(c.Body) || c.Reply != approval.ReplyNone {
+				t.Fatalf("ParseCommand(%q) = %+v", text, c)
+			}
 		default:
 			t.Fatalf("ParseCommand(%q) = unknown kind %q", text, c.Kind)
 		}
