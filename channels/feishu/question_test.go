@@ -129,3 +129,26 @@ func TestQuestionEmptyAnswerDecidesNothing(t *testing.T) {
 	}
 	_ = cards.AnswerDecision
 }
+
+// TestQuestionAnsweredByTyping: on Feishu too a message answers a
+// question ("@bot 回答 <code>", one line per question): the answer is the
+// sender's, the bot says it back in the thread, and the card settles
+// answered.
+func TestQuestionAnsweredByTyping(t *testing.T) {
+	g := newRig(t)
+	a, _ := g.askQuestion(t, "oc_q", "ou_alice")
+	code, err := g.engine.ChatCode(context.Background(), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := g.say(t, "group", "oc_q", "ou_alice", "@_user_1 回答 "+code+"\n1: 2\n2: 1,3", map[string]string{"@_user_1": "ou_bot"})
+	eventually(t, "the answer said back", func() bool { return g.replied(e.MessageID, "Answered: ci-claude reads the answer now.") == 1 })
+	got, err := g.engine.Get(context.Background(), a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State != approval.StateExecuted || got.DecidedBy != "ou_alice" ||
+		approval.QuestionAnswers(got.Calls[0].Args)["Which extras?"] != "Cache, Metrics" || approval.QuestionAnswers(got.Calls[0].Args)["Which size?"] != "Large" {
+		t.Fatalf("record %s by %s: %s", got.State, got.DecidedBy, got.Calls[0].Args)
+	}
+}
