@@ -156,7 +156,7 @@ func (c *counter) read() tally {
 // method that sent it, the first function above it outside the store
 // (of the engine, mostly) and the first outside the approval package
 // too (the agent loop's, the router's), when that is another
-// ("Seen <- approval.Engine.ClaimResume <- agent.Loop.resume").
+// ("Seen <- approval.Engine.ClaimResume <- agent.Loop.claim").
 func callerOf() string {
 	const store, engine = "github.com/hitlbot/hitlbot/approval/redisstore", "github.com/hitlbot/hitlbot/approval"
 	pcs := make([]uintptr, 64)
