@@ -582,12 +582,7 @@ func (s *Store) Subscribe(ctx context.Context, fn func(approval.ID, approval.Out
 // ends (or with Undue), so Due names pending approvals and claims not
 // completed.
 func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]approval.ID, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, approval.E("memstore.Due", errkind.Unavailable, "", err)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.due.due(now, limit), nil
+	return s.dueIn(ctx, "memstore.Due", s.due, now, limit)
 }
 
 // Undue implements approval.Store.
