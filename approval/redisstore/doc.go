@@ -70,10 +70,11 @@
 //	         ids) and the chats of those of mode chat (JSON array of
 //	         "<channel>\n<chat id>"), absent when none; the claim and
 //	         resolve scripts read them when the approval's own rule refuses
-//	et       nonce of the last escalate script (see Lost replies)
+//	et       nonce of the last step script that took an escalation step
+//	         (see Lost replies)
 //	rd, rt   how many of its reminders are behind it (absent: none; the
 //	         reminders themselves never change and are in j as rm), and
-//	         the nonce of the last remind script
+//	         the nonce of the last step script that took one
 //	y1, y2…  votes towards the quorum (approval.Vote as JSON), in order,
 //	         each written once by the claim that counted it
 //	j        JSON of what never changes and no script reads: the calls
@@ -166,13 +167,13 @@
 //	GrantFor  1  GET
 //	Due       1  ZRANGEBYSCORE           Undue    1  ZREM
 //	Escalations 1  ZRANGEBYSCORE of esc
-//	Escalate  3  HGETALL, judged in Go; the escalate script (the step is
-//	             taken only if ed is still what Go read); the esc and chat
-//	             index updates pipelined (a step that is not due: 2)
+//	Escalate  3  takeStep (step.go): HGETALL, judged in Go; the step
+//	             script (the step is taken only if ed is still what Go
+//	             read); the esc and chat index updates pipelined (a step
+//	             that is not due: 2, HGETALL and the ZADD)
 //	Reminders 1  ZRANGEBYSCORE of remind
-//	Remind    3  HGETALL, judged in Go; the remind script (taken only if
-//	             rd is still what Go read); the remind index update (not
-//	             due: 2)
+//	Remind    3  takeStep as Escalate: the step script with rd; the
+//	             remind index update (not due: 2)
 //
 // A turn of agent mode that asks and is approved on another replica costs
 // 7 round trips in all (bot bench -mode agent counts them, and -v names

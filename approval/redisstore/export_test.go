@@ -30,7 +30,7 @@ func TraceKeys(s *Store, logKey string) {
 	s.putGrant = wrap(putGrantLua)
 	s.listGrants = wrap(listGrantsLua)
 	s.revoke = wrap(revokeLua)
-	s.escalate = wrap(escalateLua)
+	s.step = wrap(stepLua)
 }
 
 // Keys returns the keys of a's record, its session's pending pointer and
@@ -47,7 +47,7 @@ func Channel(s *Store) string { return s.channel }
 func ScriptSources() map[string]string {
 	return map[string]string{"put": putLua, "claim": claimLua, "complete": completeLua, "cancel": cancelLua, "addCards": addCardsLua, "pending": pendingLua,
 		"resolve": resolveLua, "putGrant": putGrantLua, "listGrants": listGrantsLua, "revoke": revokeLua,
-		"escalate": escalateLua}
+		"step": stepLua}
 }
 
 // OutcomeChannel is the pub/sub channel s publishes outcomes on.

@@ -268,3 +268,53 @@ func TestChatIndexPrunedAtEnd(t *testing.T) {
 		c.Del(ctx, index)
 	}
 }
+
+// TestStepRoundTrips: Escalate and Remind take a step in 3 round trips
+// (the record, the step script, the indexes in one pipeline) and answer a
+// step not yet due in 2 (the record, the index), as doc.go says.
+func TestStepRoundTrips(t *testing.T) {
+	s, cnt, _ := countedStore(t)
+	ctx := context.Background()
+	step := func(t *testing.T, name string, take func(*approval.Approval, time.Time) error, a *approval.Approval, early, due time.Time) {
+		t.Helper()
+		if _, err := s.Put(ctx, a, approval.Outcome{}); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			at   time.Time
+			want []string
+		}{{early, []string{"hgetall", "zadd"}}, {due, []string{"hgetall", "evalsha", "pipeline"}}} {
+			cnt.take()
+			if err := take(a, c.at); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if got := cnt.take(); !slices.Equal(got, c.want) {
+				t.Errorf("%s at %v: %v, want %v", name, c.at, got, c.want)
+			}
+		}
+	}
+	escalating := func() *approval.Approval {
+		a := storetest.NewApproval(t)
+		a.Escalation = []approval.Escalation{{After: time.Minute, To: approval.Place{Channel: "feishu", ChatID: "oc_lead"},
+			Approvers: approval.ApproverRule{Mode: approval.ApproverUsers, Users: []approval.UserID{"dave"}}}, {After: 2 * time.Minute, To: approval.Place{Channel: "feishu", ChatID: "oc_lead"},
+			Approvers: approval.ApproverRule{Mode: approval.ApproverChat}}}
+		return a
+	}
+	escalate := func(a *approval.Approval, now time.Time) error { _, err := s.Escalate(ctx, a.ID, now); return err }
+	reminding := func() *approval.Approval {
+		a := storetest.NewApproval(t)
+		a.Reminders = []float64{0.5, 0.9}
+		return a
+	}
+	remind := func(a *approval.Approval, now time.Time) error { _, err := s.Remind(ctx, a.ID, now); return err }
+	// The first takes load the script.
+	warm := escalating()
+	if _, err := s.Put(ctx, warm, approval.Outcome{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := escalate(warm, storetest.T0.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	step(t, "Escalate", escalate, escalating(), storetest.T0.Add(30*time.Second), storetest.T0.Add(time.Minute))
+	step(t, "Remind", remind, reminding(), storetest.T0.Add(time.Minute), storetest.T0.Add(150*time.Second))
+}

@@ -654,79 +654,31 @@ redis.call('PUBLISH', ARGV[9], '{"id":"' .. id .. '","outcome":' .. ARGV[8] .. '
 return result('claimed', 1)
 `
 
-// escalateLua takes the next step of an approval's escalation: Store.
-// Escalate has read the record and checked, by the caller's clock, that
-// the step is due; the script takes it only if the record is as it was
-// read (still pending, the same number of steps taken) and not expired.
+// stepLua takes a timed step of an approval, a reminder or an escalation
+// step (see stepKind): Store.Remind or Store.Escalate has read the record
+// and chosen, by the caller's clock, the step that is due; the script
+// takes it only if the record is as it was read (still pending, the same
+// number of steps of the kind taken) and not expired.
 //
 //	KEYS[1]  record key <prefix>{<shard>}:ap:<id>
-//	ARGV[1]  the steps taken as the record was read (field ed; the step
-//	         to take is this one)
-//	ARGV[2]  now, unix ms  ARGV[3] now, ns within the ms
-//	ARGV[4]  the people of every step taken with this one (field eu, a
-//	         JSON array), "" when none
-//	ARGV[5]  the chats of every step of mode chat taken with this one
-//	         (field ep), "" when none
-//	ARGV[6]  nonce of this call
-//
-// Returns {"missing"} or {code, HGETALL of the record}: code "taken", or
-// "changed" (another call took the step, or the approval is no longer
-// pending or has expired: nothing changed).
-const escalateLua = libLua + `
-local rk, nonce = KEYS[1], ARGV[6]
-local f = record(rk, 'e', 'n', 'ed', 'et')
-if not f[1] then
-  return {'missing'}
-end
-local function result(code)
-  return {code, redis.call('HGETALL', rk)}
-end
-if f[5] == nonce then
-  -- this very call, re-sent after a lost reply: answer as the first time
-  return result('taken')
-end
-local nowms, nowns = tonumber(ARGV[2]), tonumber(ARGV[3])
-local expms, expns = tonumber(f[2]), tonumber(f[3])
-local before = nowms < expms or (nowms == expms and nowns < expns)
-if f[1] ~= 'pending' or not before or (f[4] or '0') ~= ARGV[1] then
-  return result('changed')
-end
-local set = {'ed', tostring(tonumber(ARGV[1]) + 1), 'et', nonce}
-if ARGV[4] ~= '' then
-  set[#set + 1] = 'eu'
-  set[#set + 1] = ARGV[4]
-end
-if ARGV[5] ~= '' then
-  set[#set + 1] = 'ep'
-  set[#set + 1] = ARGV[5]
-end
-for _, name in ipairs({'eu', 'ep'}) do
-  local i = 1
-  while redis.call('HDEL', rk, name .. '.' .. i) == 1 do
-    i = i + 1
-  end
-end
-setlong(rk, unpack(set))
-return result('taken')
-`
-
-// remindLua takes a reminder of an approval: Store.Remind has read the
-// record and chosen, by the caller's clock, the reminder that is due; the
-// script takes it only if the record is as it was read (still pending, the
-// same number of reminders behind it) and not expired.
-//
-//	KEYS[1]  record key <prefix>{<shard>}:ap:<id>
-//	ARGV[1]  the reminders behind it as the record was read (field rd)
-//	ARGV[2]  the reminders behind it once this one is taken
-//	ARGV[3]  now, unix ms  ARGV[4] now, ns within the ms
-//	ARGV[5]  nonce of this call
+//	ARGV[1]  the field that counts the steps taken (rd, ed)
+//	ARGV[2]  the field of the nonce of the last call that took one (rt, et)
+//	ARGV[3]  the steps taken as the record was read
+//	ARGV[4]  the steps taken once this one is: a reminder counts those it
+//	         passes over (a late sweep takes the latest due only)
+//	ARGV[5]  now, unix ms  ARGV[6] now, ns within the ms
+//	ARGV[7]  nonce of this call
+//	ARGV[8…] pairs of a field written with the step and its value ("": not
+//	         written); the chunks of its old value are deleted first (an
+//	         escalation step: eu, the people of every step taken with this
+//	         one, a JSON array; ep, the chats of those of mode chat)
 //
 // Returns {"missing"} or {code, HGETALL of the record}: code "taken", or
 // "changed" (another call took it, or the approval is no longer pending
 // or has expired: nothing changed).
-const remindLua = libLua + `
-local rk, nonce = KEYS[1], ARGV[5]
-local f = record(rk, 'e', 'n', 'rd', 'rt')
+const stepLua = libLua + `
+local rk, nonce = KEYS[1], ARGV[7]
+local f = record(rk, 'e', 'n', ARGV[1], ARGV[2])
 if not f[1] then
   return {'missing'}
 end
@@ -737,12 +689,24 @@ if f[5] == nonce then
   -- this very call, re-sent after a lost reply: answer as the first time
   return result('taken')
 end
-local nowms, nowns = tonumber(ARGV[3]), tonumber(ARGV[4])
+local nowms, nowns = tonumber(ARGV[5]), tonumber(ARGV[6])
 local expms, expns = tonumber(f[2]), tonumber(f[3])
 local before = nowms < expms or (nowms == expms and nowns < expns)
-if f[1] ~= 'pending' or not before or (f[4] or '0') ~= ARGV[1] then
+if f[1] ~= 'pending' or not before or (f[4] or '0') ~= ARGV[3] then
   return result('changed')
 end
-redis.call('HSET', rk, 'rd', ARGV[2], 'rt', nonce)
+local set = {ARGV[1], ARGV[4], ARGV[2], nonce}
+for j = 8, #ARGV, 2 do
+  local name, v = ARGV[j], ARGV[j + 1]
+  local i = 1
+  while redis.call('HDEL', rk, name .. '.' .. i) == 1 do
+    i = i + 1
+  end
+  if v ~= '' then
+    set[#set + 1] = name
+    set[#set + 1] = v
+  end
+end
+setlong(rk, unpack(set))
 return result('taken')
 `

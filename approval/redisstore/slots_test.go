@@ -239,6 +239,17 @@ func TestScriptsTouchOneSlot(t *testing.T) {
 	byStep := req(es, approval.IntentApprove)
 	byStep.Actor = "dave"
 	run("claim by a step's person", sess, func() error { _, err := s.Claim(ctx, es.ID, byStep); return err })
+	// A reminder taken (the same step script as an escalation step's).
+	rm := storetest.NewApproval(t, sess)
+	rm.Reminders = []float64{0.5}
+	run("put rm", sess, func() error { _, err := s.Put(ctx, rm, outcome); return err })
+	run("remind", sess, func() error {
+		r, err := s.Remind(ctx, rm.ID, rm.CreatedAt.Add(rm.ExpiresAt.Sub(rm.CreatedAt)/2))
+		if err == nil && r.Code != approval.RemindTaken {
+			t.Errorf("remind = %s, want taken", r.Code)
+		}
+		return err
+	})
 
 	// A claim that sets its decision's de-duplication mark, and one that
 	// finds it set.

@@ -92,7 +92,7 @@ type Store struct {
 	ended endedQueue
 
 	put, claim, complete, cancel, addCards, pending, resolve *redis.Script
-	putGrant, listGrants, revoke, escalate, remind           *redis.Script
+	putGrant, listGrants, revoke, step                       *redis.Script
 }
 
 var _ approval.Store = (*Store)(nil)
@@ -152,8 +152,7 @@ func New(client redis.UniversalClient, opts Options) (*Store, error) {
 		putGrant:   redis.NewScript(putGrantLua),
 		listGrants: redis.NewScript(listGrantsLua),
 		revoke:     redis.NewScript(revokeLua),
-		escalate:   redis.NewScript(escalateLua),
-		remind:     redis.NewScript(remindLua),
+		step:       redis.NewScript(stepLua),
 	}, nil
 }
 
