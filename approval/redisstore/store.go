@@ -251,8 +251,9 @@ func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]approval.I
 	return s.dueIn(ctx, "redisstore.Due", s.dueKey(), now, limit)
 }
 
-// dueIn returns up to limit ids of the index key (the expiry or the
-// escalation index) scored at or before now, earliest first.
+// dueIn returns up to limit ids of the index key (the expiry, the
+// escalation or the reminder index) scored at or before now, earliest
+// first.
 func (s *Store) dueIn(ctx context.Context, op, key string, now time.Time, limit int) ([]approval.ID, error) {
 	ms, _ := splitTime(now)
 	ids, err := s.c.ZRangeByScore(ctx, key, &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(ms, 10), Count: int64(limit)}).Result()
