@@ -172,6 +172,12 @@ func (l *Loop) listen() {
 			if e.waited && e.o.Resolution == "" {
 				continue
 			}
+			if e.a.IsElicitation() {
+				// An MCP server's question, asked while a tool ran
+				// (Engine.Elicit): no turn waits on it in the history;
+				// the tool's call took its answer, or was told cancel.
+				continue
+			}
 			l.Resume(e.a, e.o)
 		}
 		select {

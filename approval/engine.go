@@ -840,7 +840,7 @@ func (e *Engine) execute(ctx context.Context, a *Approval, cached *Outcome) Outc
 			continue
 		}
 		cctx, span := e.toolSpan(ctx, a, c)
-		r, err := e.dispatch(cctx, c)
+		r, err := e.dispatch(cctx, a, c)
 		e.endTool(span, r, err)
 		switch {
 		case err != nil && errors.Is(err, ErrToolChanged):
@@ -974,9 +974,12 @@ func joinErr(a, b string) string {
 
 // dispatch runs one call with a timeout, turning a panic into an error of
 // unknown effect.
-func (e *Engine) dispatch(ctx context.Context, c Call) (r Result, err error) {
+func (e *Engine) dispatch(ctx context.Context, a *Approval, c Call) (r Result, err error) {
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.ExecTimeout)
 	defer cancel()
+	// Who the call runs for and where: a tool that needs a person while
+	// it runs asks there (Elicit).
+	ctx = WithOrigin(ctx, a.origin())
 	// What the tool says back is in the engine's language (words.LangOf).
 	ctx = words.WithLang(ctx, words.Of(e.cfg.Lang))
 	defer func() {

@@ -29,7 +29,11 @@ const QuestionTool = "AskUserQuestion"
 
 // Bounds of a question approval: what a card can show, and an answer.
 const (
-	MaxQuestions       = 8
+	// MaxQuestions bounds the questions of one question approval (an
+	// MCP server's elicitation asks up to this many fields);
+	// MaxAskQuestions those of an AskUserQuestion call (the gate's bound).
+	MaxQuestions       = 16
+	MaxAskQuestions    = 8
 	MaxQuestionOptions = 20
 	MaxAnswerRunes     = 1000
 	maxQuestionRunes   = 1000
@@ -199,6 +203,13 @@ func AnswerQuestions(args, picks json.RawMessage) (json.RawMessage, error) {
 	out, err := json.Marshal(orig)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrQuestion, err)
+	}
+	if isElicitInput(orig) {
+		// An MCP server's elicitation: the answers must be of its
+		// fields' types (elicit.go), or the person is told which is not.
+		if _, err := ElicitContent(out); err != nil {
+			return nil, err
+		}
 	}
 	return Canonicalize(out)
 }

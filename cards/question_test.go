@@ -221,11 +221,13 @@ func FuzzParseFeishuAnswers(f *testing.F) {
 // TestQuestionCardFitsFeishu: the largest question the gate takes (8
 // questions of 20 options, every text at its bound, in Chinese and in
 // ASCII) still makes a card within Feishu's limits that holds every
-// question's select and input.
+// question's select and input; so does the largest elicitation (16
+// fields of as many options as it takes in all, every text at
+// approval.ElicitArgs's bounds).
 func TestQuestionCardFitsFeishu(t *testing.T) {
 	for _, r := range []string{"a", "答"} {
 		var qs []map[string]any
-		for i := range approval.MaxQuestions {
+		for i := range approval.MaxAskQuestions {
 			var opts []map[string]any
 			for j := range approval.MaxQuestionOptions {
 				opts = append(opts, map[string]any{"label": fmt.Sprint(j) + strings.Repeat(r, 290), "description": strings.Repeat(r, 990)})
@@ -233,19 +235,41 @@ func TestQuestionCardFitsFeishu(t *testing.T) {
 			qs = append(qs, map[string]any{"question": fmt.Sprint(i) + strings.Repeat(r, 990), "options": opts, "multiSelect": i%2 == 0})
 		}
 		in, _ := json.Marshal(map[string]any{"questions": qs})
-		v := cards.Pending(questionSample(t, string(in)), nil, "zh")
-		if len(v.Questions) != approval.MaxQuestions {
-			t.Fatalf("%s: %d questions on the view", r, len(v.Questions))
-		}
-		card := cards.FeishuCard(v, "zh")
-		js := mustJSON(t, card)
-		if !cards.FeishuCardFits(card) || feishutest.CheckCard(js) != nil {
-			t.Fatalf("%s: the card does not fit (%d bytes): %v", r, len(js), feishutest.CheckCard(js))
-		}
-		for n := 1; n <= approval.MaxQuestions; n++ {
-			if !strings.Contains(js, `"name":"`+cards.FeishuQuestionField(n)+`"`) || !strings.Contains(js, `"name":"`+cards.FeishuOtherField(n)+`"`) {
-				t.Fatalf("%s: question %d cannot be answered on the card", r, n)
+		checkQuestionCard(t, r, questionSample(t, string(in)), approval.MaxAskQuestions)
+		props := map[string]any{}
+		for i := range approval.MaxQuestions {
+			var opts []any
+			for j := range approval.MaxElicitOptions / approval.MaxQuestions {
+				opts = append(opts, map[string]any{"const": fmt.Sprint(j) + strings.Repeat(r, 140), "title": strings.Repeat(r, 200)})
 			}
+			props[fmt.Sprintf("f%02d", i)] = map[string]any{"type": "string", "title": strings.Repeat(r, 200), "description": strings.Repeat(r, 500), "oneOf": opts}
+		}
+		args, err := approval.ElicitArgs(strings.Repeat(r, 1000), map[string]any{"type": "object", "properties": props})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := questionSample(t, `{"questions":[{"question":"q"}]}`)
+		a.Calls[0].Tool, a.Calls[0].Args = approval.ElicitTool("srv"), args
+		checkQuestionCard(t, r+" elicitation", a, approval.MaxQuestions)
+	}
+}
+
+// checkQuestionCard checks that question a's card fits Feishu and holds
+// the select and input of each of its n questions.
+func checkQuestionCard(t *testing.T, r string, a *approval.Approval, n int) {
+	t.Helper()
+	v := cards.Pending(a, nil, "zh")
+	if len(v.Questions) != n {
+		t.Fatalf("%s: %d questions on the view", r, len(v.Questions))
+	}
+	card := cards.FeishuCard(v, "zh")
+	js := mustJSON(t, card)
+	if !cards.FeishuCardFits(card) || feishutest.CheckCard(js) != nil {
+		t.Fatalf("%s: the card does not fit (%d bytes): %v", r, len(js), feishutest.CheckCard(js))
+	}
+	for i := 1; i <= n; i++ {
+		if !strings.Contains(js, `"name":"`+cards.FeishuQuestionField(i)+`"`) || !strings.Contains(js, `"name":"`+cards.FeishuOtherField(i)+`"`) {
+			t.Fatalf("%s: question %d cannot be answered on the card", r, i)
 		}
 	}
 }

@@ -333,6 +333,9 @@ func (g *Gate) ask(ctx context.Context, ag *Agent, q Ask) (Answer, bool, error) 
 		if questions, err = approval.ParseQuestions(canon); err != nil {
 			return Answer{}, false, fmt.Errorf("%w: %s input: %v", ErrInvalid, approval.QuestionTool, err)
 		}
+		if len(questions) > approval.MaxAskQuestions {
+			return Answer{}, false, fmt.Errorf("%w: %s input: 1 to %d questions, not %d", ErrInvalid, approval.QuestionTool, approval.MaxAskQuestions, len(questions))
+		}
 		v.NeedsApproval, v.Grant, v.Grantable, v.GrantWindow = true, nil, false, 0
 	}
 	id := g.id(ag, session, q.Key)

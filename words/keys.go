@@ -547,6 +547,20 @@ const (
 	QuestionNotQuestion   // an answer command naming an approval that is no question; args: its code
 	QuestionAmbiguous     // several questions wait and the answer names none; args: their lines
 	QuestionTypedAnswered // a typed answer taken; args: the agent, the answers (one line each)
+	// An MCP server's elicitation asked as a question (approval/elicit.go).
+	ElicitAsks       // the card's summary; args: the server, its message
+	ElicitAbout      // what an elicitation's card is, for its approver; args: the server
+	ElicitRequired   // a required field left unanswered; args: the field
+	ElicitNotNumber  // args: the field, the answer
+	ElicitNotInteger // args: the field, the answer
+	ElicitTooSmall   // args: the field, the minimum
+	ElicitTooLarge   // args: the field, the maximum
+	ElicitTooShort   // args: the field, the fewest characters
+	ElicitTooLong    // args: the field, the most characters
+	ElicitNotOption  // args: the field, the answer
+	ElicitNotBoolean // args: the field, the answer
+	ElicitBadFormat  // args: the field, the format (email, uri, date, date-time)
+	ElicitItems      // a multi-select's count of choices out of bounds; args: the field, fewest, most
 	// The rules model's summary of a turn's tool results (agent/model.Rules).
 	RulesRejected   // args: the tool
 	RulesExpired    // args: the tool

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -34,6 +35,16 @@ func (c *core) startMCP(ctx context.Context) {
 	c.mcp = mcptool.Start(ctx, servers, mcptool.Options{
 		Logger:  log,
 		Version: Version(),
+		// A server's form elicitation, while one of its tools runs, is
+		// asked in that call's turn as a question (approval.Engine.Elicit).
+		// The engine is built after the servers start, and before any
+		// turn can call a tool.
+		Elicit: func(ctx context.Context, server, message string, schema any) (approval.ElicitAnswer, error) {
+			if c.engine == nil {
+				return approval.ElicitAnswer{Action: approval.ElicitDecline}, errors.New("the approval engine is not built yet")
+			}
+			return c.engine.Elicit(ctx, server, message, schema)
+		},
 		OnChange: func(server string, tools []agent.Tool) []string {
 			taken, err := c.tools.Offer(mcpGroup(server), c.metrics.Tools(tools)...)
 			if err != nil {

@@ -3,6 +3,7 @@ package mcptool
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -149,4 +150,84 @@ func names(tools []agent.Tool) []string {
 func quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// TestEverythingServerElicitsFromNPM: server-everything's
+// trigger-elicitation-request (a form of every kind the protocol has:
+// strings with formats, a bounded integer and number, a boolean, titled,
+// untitled and legacy enums, multi-selects) is asked as hitlbot's
+// questions (approval.ElicitArgs), answered as a person answers a card
+// (AnswerQuestions, then the typed content), and the server, which nobody
+// here wrote, takes the content (the SDK checks it against the schema
+// first) and says it back.
+func TestEverythingServerElicitsFromNPM(t *testing.T) {
+	node, script := "node", mcptest.NPMServer(t, "mcp-server-everything")
+	reg := agent.NewRegistry()
+	var asked json.RawMessage
+	m := Start(context.Background(), []ServerConfig{{Name: "ev", Command: node, Args: []string{script, "stdio"}, Trusted: true}}, Options{
+		Logger: testLogger(t), Getenv: os.Getenv,
+		OnChange: func(server string, tools []agent.Tool) []string {
+			if err := reg.SetGroup(server, tools...); err != nil {
+				t.Errorf("SetGroup: %v", err)
+			}
+			return nil
+		},
+		Elicit: func(ctx context.Context, server, message string, schema any) (approval.ElicitAnswer, error) {
+			if _, ok := approval.OriginOf(ctx); !ok {
+				return approval.ElicitAnswer{Action: approval.ElicitDecline}, approval.ErrNoOrigin
+			}
+			args, err := approval.ElicitArgs(message, schema)
+			if err != nil {
+				return approval.ElicitAnswer{Action: approval.ElicitDecline}, err
+			}
+			asked = args
+			qs, _ := approval.ParseQuestions(args)
+			picks := map[string]any{}
+			for i, q := range qs {
+				switch q.Header {
+				case "name":
+					picks["#"+fmt.Sprint(i+1)] = "王小明"
+				case "check":
+					picks["#"+fmt.Sprint(i+1)] = map[string]any{"options": []int{1}}
+				case "integer":
+					picks["#"+fmt.Sprint(i+1)] = "7"
+				case "email":
+					picks["#"+fmt.Sprint(i+1)] = "ming@example.com"
+				case "titledSingleSelectEnum", "untitledMultipleSelectEnum":
+					picks["#"+fmt.Sprint(i+1)] = map[string]any{"options": []int{2}}
+				}
+			}
+			b, _ := json.Marshal(map[string]any{"answers": picks})
+			answered, err := approval.AnswerQuestions(args, b)
+			if err != nil {
+				return approval.ElicitAnswer{Action: approval.ElicitCancel}, err
+			}
+			content, err := approval.ElicitContent(answered)
+			return approval.ElicitAnswer{Action: approval.ElicitAccept, Content: content}, err
+		},
+	})
+	t.Cleanup(func() { m.Close() })
+	if st := m.Status()[0]; !st.Up {
+		t.Fatalf("server-everything did not start: %s", st.Err)
+	}
+	const tool = "ev__trigger-elicitation-request"
+	if _, ok := reg.Get(tool); !ok {
+		t.Fatalf("%s is not offered (the server offers it to a client that declares elicitation); tools: %v", tool, names(m.Tools()))
+	}
+	ctx := approval.WithOrigin(context.Background(), approval.Origin{Session: "feishu:oc_1", Channel: "feishu", ChatID: "oc_1", Requester: "ou_a"})
+	res, err := reg.Dispatch(ctx, approval.Call{Tool: tool, Args: json.RawMessage(`{}`), PayloadSHA256: pinned(t, reg, tool, `{}`)})
+	if err != nil || res.IsError {
+		t.Fatalf("%+v, %v\nasked: %s", res, err, asked)
+	}
+	for _, want := range []string{"User provided the requested information", "Name: 王小明", "Agreed to terms: true", "Email: ming@example.com",
+		"Favorite Integer: 7", `"titledSingleSelectEnum": "hero-2"`, `"Piano"`} {
+		if !strings.Contains(res.Content, want) {
+			t.Errorf("the server said %q; want %q in it", res.Content, want)
+		}
+	}
+	// With no turn behind the call there is nobody to ask: declined.
+	res, err = reg.Dispatch(context.Background(), approval.Call{Tool: tool, Args: json.RawMessage(`{}`), PayloadSHA256: pinned(t, reg, tool, `{}`)})
+	if err != nil || !strings.Contains(res.Content, "declined") {
+		t.Fatalf("no turn: %+v, %v", res, err)
+	}
 }

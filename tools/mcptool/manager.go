@@ -52,6 +52,13 @@ type Options struct {
 	Clock clock.Clock
 	// Version is the client version told to servers (clientInfo).
 	Version string
+	// Elicit, when set, asks a person a server's form elicitation
+	// (elicitation/create) that comes while one of its tools runs, in the
+	// turn that call runs for (approval.Engine.Elicit: ctx carries the
+	// call's approval.Origin and ends with the call); hitlbot then
+	// declares capabilities.elicitation (form only). Nil: not declared,
+	// and the SDK refuses every elicitation.
+	Elicit func(ctx context.Context, server, message string, schema any) (approval.ElicitAnswer, error)
 
 	// transport, when set (tests), replaces the transport a config names.
 	transport func(ServerConfig) (mcp.Transport, error)
@@ -160,6 +167,11 @@ type server struct {
 	wg     *sync.WaitGroup
 
 	calls, errors atomic.Uint64
+
+	// running are the contexts of the tool calls in flight (Run): an
+	// elicitation is asked for the one call it can belong to.
+	runMu   sync.Mutex
+	running map[*context.Context]struct{}
 
 	mu       sync.Mutex
 	cs       *mcp.ClientSession // nil while down
@@ -392,9 +404,13 @@ func (s *server) connect(ctx context.Context, onListChanged func(context.Context
 		}
 		return err
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "hitlbot", Version: s.opts.Version}, &mcp.ClientOptions{
-		ToolListChangedHandler: onListChanged,
-	})
+	co := &mcp.ClientOptions{ToolListChangedHandler: onListChanged}
+	if s.opts.Elicit != nil {
+		// Form mode only: the SDK declares capabilities.elicitation.form
+		// for a handler (URL mode must be declared apart, and is not).
+		co.ElicitationHandler = s.elicit
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "hitlbot", Version: s.opts.Version}, co)
 	sctx, cancel := context.WithTimeout(ctx, s.cfg.startTimeout())
 	defer cancel()
 	cs, err := client.Connect(sctx, t, nil)

@@ -112,6 +112,7 @@ func (t *tool) Run(ctx context.Context, args json.RawMessage) (agent.Output, err
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, t.callTimeout, errTimeout)
 	defer cancel()
+	defer t.srv.begin(ctx)() // an elicitation while it runs asks for it (elicit.go)
 	t.srv.calls.Add(1)
 	params := &mcp.CallToolParams{Name: t.remote, Arguments: arguments}
 	if tp := tracing.FromContext(ctx); tp != "" {

@@ -210,6 +210,20 @@ func (s *Server) addTools() {
 			go s.Change() // the notification is sent after this answer
 			return text("changing"), nil
 		})
+	s.mcp.AddTool(&mcp.Tool{Name: "ask", Description: "asks the user for a deployment's settings (form elicitation) and says the answer", InputSchema: object("")},
+		func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			// Multi round-trip (SEP-2322): the first call asks, the
+			// client's retry carries the answer. The SDK serves a client
+			// of a legacy revision with an elicitation/create request.
+			res, ok := r.Params.InputResponses["deploy"].(*mcp.ElicitResult)
+			if !ok {
+				return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{
+					"deploy": &mcp.ElicitParams{Message: "Deploy settings for <b>web</b>", RequestedSchema: AskSchema}}}, nil
+			}
+			s.count("ask")
+			b, _ := json.Marshal(map[string]any{"action": res.Action, "content": res.Content})
+			return text("%s", b), nil
+		})
 	s.addChanging()
 }
 
@@ -232,4 +246,19 @@ func (s *Server) addChanging() {
 // ServeStdio serves over stdin/stdout until stdin closes.
 func (s *Server) ServeStdio(ctx context.Context) error {
 	return s.mcp.Run(ctx, &mcp.StdioTransport{})
+}
+
+// AskSchema is what the tool "ask" elicits: an enum (titled), a boolean,
+// an integer with bounds and a string with a length, the first two
+// required.
+var AskSchema = map[string]any{
+	"type": "object",
+	"properties": map[string]any{
+		"env": map[string]any{"type": "string", "title": "Environment", "oneOf": []any{
+			map[string]any{"const": "staging", "title": "Staging"}, map[string]any{"const": "prod", "title": "Production"}}},
+		"notify":   map[string]any{"type": "boolean", "title": "Notify the team", "description": "post in #deploys"},
+		"replicas": map[string]any{"type": "integer", "title": "Replicas", "minimum": 1, "maximum": 10},
+		"note":     map[string]any{"type": "string", "title": "Note", "maxLength": 20},
+	},
+	"required": []any{"env", "notify"},
 }

@@ -1,0 +1,162 @@
+package approval_test
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/hitlbot/hitlbot/approval"
+)
+
+// deploySchema is an elicitation's requestedSchema as the SDK decodes it:
+// a titled enum, a boolean, a bounded integer, a string with a format and
+// a length, an untitled multi-select; env and notify required.
+var deploySchema = map[string]any{
+	"type": "object",
+	"properties": map[string]any{
+		"env": map[string]any{"type": "string", "title": "Environment", "oneOf": []any{
+			map[string]any{"const": "staging", "title": "Staging"}, map[string]any{"const": "prod", "title": "Production"}}},
+		"notify":   map[string]any{"type": "boolean", "title": "Notify", "description": "post in #deploys"},
+		"replicas": map[string]any{"type": "integer", "title": "Replicas", "minimum": 1.0, "maximum": 10.0},
+		"ratio":    map[string]any{"type": "number", "title": "Ratio", "maximum": 1.0},
+		"mail":     map[string]any{"type": "string", "format": "email", "maxLength": 40.0},
+		"regions":  map[string]any{"type": "array", "minItems": 1.0, "items": map[string]any{"type": "string", "enum": []any{"eu", "us", "ap"}}},
+	},
+	"required": []any{"notify", "env"},
+}
+
+// TestElicitArgsAsksEachField: every field is a question, required ones
+// first; an enum's options say their titles, a boolean's are true and
+// false, the rest are free text; the input names the fields it checks.
+func TestElicitArgsAsksEachField(t *testing.T) {
+	args, err := approval.ElicitArgs("Deploy web?", deploySchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs, err := approval.ParseQuestions(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var heads []string
+	for _, q := range qs {
+		heads = append(heads, q.Header)
+	}
+	if want := []string{"env", "notify", "mail", "ratio", "regions", "replicas"}; !reflect.DeepEqual(heads, want) {
+		t.Fatalf("questions %v, want %v", heads, want)
+	}
+	if qs[0].Question != "Environment" || len(qs[0].Options) != 2 || qs[0].Options[1].Label != "Production (prod)" {
+		t.Errorf("the enum: %+v", qs[0])
+	}
+	if qs[1].Question != "Notify: post in #deploys" || len(qs[1].Options) != 2 || qs[1].Options[0].Label != "true" {
+		t.Errorf("the boolean: %+v", qs[1])
+	}
+	if !qs[4].MultiSelect || len(qs[4].Options) != 3 || len(qs[5].Options) != 0 {
+		t.Errorf("the multi-select %+v, the integer %+v", qs[4], qs[5])
+	}
+}
+
+// TestElicitArgsRefuses: a schema hitlbot cannot ask is refused (the
+// elicitation is declined), never asked in part.
+func TestElicitArgsRefuses(t *testing.T) {
+	many, wide := map[string]any{}, map[string]any{}
+	for i := range approval.MaxQuestions + 1 {
+		many[string(rune('a'+i))] = map[string]any{"type": "string"}
+	}
+	for i := range approval.MaxElicitOptions/approval.MaxQuestionOptions + 1 {
+		var vals []any
+		for j := range approval.MaxQuestionOptions {
+			vals = append(vals, string(rune('a'+i))+string(rune('a'+j)))
+		}
+		wide[string(rune('a'+i))] = map[string]any{"type": "string", "enum": vals}
+	}
+	for name, schema := range map[string]any{
+		"nested":         map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "object"}}},
+		"no fields":      map[string]any{"type": "object"},
+		"too many":       map[string]any{"type": "object", "properties": many},
+		"options in all": map[string]any{"type": "object", "properties": wide},
+		"unknown format": map[string]any{"properties": map[string]any{"a": map[string]any{"type": "string", "format": "ipv4"}}},
+		"numeric enum":   map[string]any{"properties": map[string]any{"a": map[string]any{"type": "string", "enum": []any{1, 2}}}},
+		"control chars":  map[string]any{"properties": map[string]any{"a\nb": map[string]any{"type": "string"}}},
+	} {
+		if _, err := approval.ElicitArgs("x", schema); !errors.Is(err, approval.ErrElicitSchema) {
+			t.Errorf("%s: %v, want ErrElicitSchema", name, err)
+		}
+	}
+}
+
+// TestElicitArgsUntrustedText: the server's words are cleaned (control
+// and bidi characters dropped, secrets redacted) and bounded.
+func TestElicitArgsUntrustedText(t *testing.T) {
+	schema := map[string]any{"properties": map[string]any{"a": map[string]any{"type": "string",
+		"title": "Key\u202e sk-abcdefghijklmnopqrstuvwx1234", "description": strings.Repeat("d", 5000)}}}
+	args, err := approval.ElicitArgs("hello\x1b[31m "+strings.Repeat("m", 5000), schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(args)
+	if strings.Contains(s, "\u202e") || strings.Contains(s, "\x1b") || strings.Contains(s, "sk-abcdefghijklmnopqrstuvwx1234") || len(s) > 3000 {
+		t.Fatalf("uncleaned: %.400s… (%d bytes)", s, len(s))
+	}
+}
+
+// answer answers deploySchema's question input with picks (as a channel
+// sends them) and returns the content, or the refusal.
+func answer(t *testing.T, picks string) (map[string]any, error) {
+	t.Helper()
+	args, err := approval.ElicitArgs("Deploy web?", deploySchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answered, err := approval.AnswerQuestions(args, json.RawMessage(picks))
+	if err != nil {
+		return nil, err
+	}
+	return approval.ElicitContent(answered)
+}
+
+// TestElicitAnswersTyped: answers become the fields' typed values.
+func TestElicitAnswersTyped(t *testing.T) {
+	got, err := answer(t, `{"answers":{"#1":{"options":[2]},"#2":{"options":[2]},"#3":{"other":"ops@example.com"},`+
+		`"#4":{"other":"0.5"},"#5":{"options":[1,3]},"#6":{"other":"3"}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"env": "prod", "notify": false, "mail": "ops@example.com", "ratio": 0.5, "regions": []any{"eu", "ap"}, "replicas": 3.0}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("content %#v\nwant %#v", got, want)
+	}
+	// Free text may name an option by its value, and a boolean in words.
+	got, err = answer(t, `{"answers":{"#1":"staging","#2":"是"}}`)
+	if err != nil || got["env"] != "staging" || got["notify"] != true || len(got) != 2 {
+		t.Fatalf("content %v, %v", got, err)
+	}
+}
+
+// TestElicitAnswersRefused: a wrong-typed answer is refused with a
+// sentence naming the field, in English and in Chinese.
+func TestElicitAnswersRefused(t *testing.T) {
+	const req = `"#1":"prod","#2":"true"`
+	for _, tt := range []struct{ name, picks, en, zh string }{
+		{"not a number", `{"answers":{` + req + `,"#6":"three"}}`, `replicas: "three" is not a number.`, `replicas："three" 不是数字。`},
+		{"not whole", `{"answers":{` + req + `,"#6":"2.5"}}`, `replicas: "2.5" is not a whole number.`, `replicas："2.5" 不是整数。`},
+		{"too large", `{"answers":{` + req + `,"#6":"11"}}`, `replicas: the answer must be at most 10.`, `replicas：回答不能大于 10。`},
+		{"too small", `{"answers":{` + req + `,"#6":"0"}}`, `replicas: the answer must be at least 1.`, `replicas：回答不能小于 1。`},
+		{"bad email", `{"answers":{` + req + `,"#3":"ops at example"}}`, `mail: the answer is not a valid email.`, `mail：回答不是有效的 email。`},
+		{"too long", `{"answers":{` + req + `,"#3":"` + strings.Repeat("a", 35) + `@example.com"}}`, `mail: the answer must have at most 40 characters.`, `mail：回答最多 40 个字符。`},
+		{"not an option", `{"answers":{"#1":"dev","#2":"true"}}`, `env: "dev" is not one of the options.`, `env："dev" 不是可选项之一。`},
+		{"not a boolean", `{"answers":{"#1":"prod","#2":"maybe"}}`, `notify: answer true or false, not "maybe".`, `notify：请回答 true 或 false，而不是 "maybe"。`},
+		{"required missing", `{"answers":{"#1":"prod"}}`, `notify: an answer is required.`, `notify：此项必须回答。`},
+	} {
+		_, err := answer(t, tt.picks)
+		var ae *approval.AnswerError
+		if !errors.As(err, &ae) || !errors.Is(err, approval.ErrQuestion) {
+			t.Errorf("%s: %v, want an AnswerError", tt.name, err)
+			continue
+		}
+		if ae.In("en") != tt.en || ae.In("zh") != tt.zh {
+			t.Errorf("%s:\n en %q, want %q\n zh %q, want %q", tt.name, ae.In("en"), tt.en, ae.In("zh"), tt.zh)
+		}
+	}
+}
