@@ -50,19 +50,27 @@ const elicitMargin = 5 * time.Second
 // It fails closed: no origin in ctx (ErrNoOrigin), a schema hitlbot
 // cannot ask (ErrElicitSchema) or a question that could not be asked is
 // a decline with the error saying why (for the caller to log); never an
-// accept.
+// accept. After EndElicitations (shutdown) it is a cancel.
 func (e *Engine) Elicit(ctx context.Context, server, message string, schema any) (ElicitAnswer, error) {
 	o, ok := OriginOf(ctx)
 	if !ok {
 		return ElicitAnswer{Action: ElicitDecline}, ErrNoOrigin
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if !e.asks(&cancel) {
+		return ElicitAnswer{Action: ElicitCancel}, errors.New("the bot is shutting down")
+	}
+	defer e.asked(&cancel)
 	args, err := ElicitArgs(message, schema)
 	if err != nil {
 		return ElicitAnswer{Action: ElicitDecline}, err
 	}
 	timeout := DefaultTimeout
 	if dl, ok := ctx.Deadline(); ok {
-		left := dl.Sub(e.cfg.Clock.Now())
+		// A context's deadline is on the wall clock, whatever the
+		// engine's clock says.
+		left := time.Until(dl)
 		left -= min(left/10, elicitMargin)
 		if left < time.Second {
 			return ElicitAnswer{Action: ElicitCancel}, fmt.Errorf("the call has %s left: too little to ask anyone", left.Round(time.Millisecond))
@@ -138,6 +146,46 @@ func (e *Engine) Elicit(ctx context.Context, server, message string, schema any)
 		return ElicitAnswer{Action: ElicitCancel, ID: a.ID}, err
 	}
 	return ElicitAnswer{Action: ElicitAccept, Content: content, ID: a.ID}, nil
+}
+
+// asks records an elicitation's cancel, for EndElicitations; false once
+// that ran.
+func (e *Engine) asks(cancel *context.CancelFunc) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.noAsking {
+		return false
+	}
+	if e.asking == nil {
+		e.asking = map[*context.CancelFunc]struct{}{}
+	}
+	e.asking[cancel] = struct{}{}
+	return true
+}
+
+// asked forgets an elicitation that ended.
+func (e *Engine) asked(cancel *context.CancelFunc) {
+	e.mu.Lock()
+	delete(e.asking, cancel)
+	e.mu.Unlock()
+}
+
+// EndElicitations ends every elicitation this engine asks, as cancelled
+// (their questions withdrawn), and refuses later ones: at shutdown, before
+// the channels close (nobody could answer them any more, and the
+// decisions whose tool calls wait on them would keep the channels from
+// closing).
+func (e *Engine) EndElicitations() {
+	e.mu.Lock()
+	e.noAsking = true
+	cancels := make([]context.CancelFunc, 0, len(e.asking))
+	for c := range e.asking {
+		cancels = append(cancels, *c)
+	}
+	e.mu.Unlock()
+	for _, c := range cancels {
+		c()
+	}
 }
 
 // firstLine is s up to its first line break.

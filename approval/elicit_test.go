@@ -1,13 +1,16 @@
 package approval_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/internal/waitfor"
 )
 
 // deploySchema is an elicitation's requestedSchema as the SDK decodes it:
@@ -158,5 +161,46 @@ func TestElicitAnswersRefused(t *testing.T) {
 		if ae.In("en") != tt.en || ae.In("zh") != tt.zh {
 			t.Errorf("%s:\n en %q, want %q\n zh %q, want %q", tt.name, ae.In("en"), tt.en, ae.In("zh"), tt.zh)
 		}
+	}
+}
+
+// TestElicitFailsClosed: with no turn behind the call there is nobody to
+// ask: declined, nothing asked; a call with under a second left is
+// cancelled unasked; a question open at shutdown (EndElicitations) is
+// withdrawn and the server told cancel, and nothing is asked after it.
+func TestElicitFailsClosed(t *testing.T) {
+	f := newFixture(t, backends[0])
+	ans, err := f.a.Elicit(context.Background(), "srv", "hi", deploySchema)
+	if ans.Action != approval.ElicitDecline || !errors.Is(err, approval.ErrNoOrigin) || ans.ID != "" {
+		t.Fatalf("no origin: %+v, %v", ans, err)
+	}
+	origin := approval.Origin{Session: "test:el", Channel: "test", ChatID: "chat-1", Requester: "alice"}
+	ctx, cancel := context.WithTimeout(approval.WithOrigin(context.Background(), origin), 500*time.Millisecond)
+	defer cancel()
+	if ans, err := f.a.Elicit(ctx, "srv", "hi", deploySchema); ans.Action != approval.ElicitCancel || err == nil || ans.ID != "" {
+		t.Fatalf("no time left: %+v, %v", ans, err)
+	}
+	if ans, err := f.a.Elicit(approval.WithOrigin(context.Background(), origin), "srv", "hi", map[string]any{"type": "array"}); ans.Action != approval.ElicitDecline || !errors.Is(err, approval.ErrElicitSchema) {
+		t.Fatalf("a schema it cannot ask: %+v, %v", ans, err)
+	}
+	done := make(chan approval.ElicitAnswer, 1)
+	go func() {
+		ans, _ := f.a.Elicit(approval.WithOrigin(context.Background(), origin), "srv", "hi", deploySchema)
+		done <- ans
+	}()
+	var q *approval.Approval
+	waitfor.True(t, "the question is asked", func() bool {
+		q, _ = f.a.Pending(context.Background(), origin.Session)
+		return q != nil && q.IsElicitation() && f.a.Waiting(q.ID)
+	})
+	f.a.EndElicitations()
+	if ans := <-done; ans.Action != approval.ElicitCancel || ans.ID != q.ID {
+		t.Fatalf("at shutdown: %+v", ans)
+	}
+	if got, _ := f.a.Get(context.Background(), q.ID); got.State != approval.StateCancelled {
+		t.Fatalf("the question is %s, want cancelled", got.State)
+	}
+	if ans, err := f.a.Elicit(approval.WithOrigin(context.Background(), origin), "srv", "hi", deploySchema); ans.Action != approval.ElicitCancel || err == nil {
+		t.Fatalf("after shutdown: %+v, %v", ans, err)
 	}
 }

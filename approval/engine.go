@@ -137,7 +137,11 @@ type Engine struct {
 	// listener so: the waiting turn claims the outcome itself). An
 	// approval settled elsewhere leaves its entry, pruned a minute on
 	// (see tookLocked).
-	took      map[ID]time.Time
+	took map[ID]time.Time
+	// asking cancels the elicitations this engine waits on (Elicit);
+	// noAsking, once EndElicitations ran, refuses new ones.
+	asking    map[*context.CancelFunc]struct{}
+	noAsking  bool
 	tookPrune int
 	started   bool
 }

@@ -3,6 +3,7 @@ package feishu
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -277,6 +278,11 @@ func (c *intake) onCardAction(ctx context.Context, ev *callback.CardActionTrigge
 	}
 	select {
 	case r := <-done:
+		if ae := (*approval.AnswerError)(nil); errors.As(r.err, &ae) {
+			// An answer of the wrong type (an MCP server's elicitation):
+			// the person is told which field and why; nothing is decided.
+			return toast("error", ae.In(c.cfg.Lang)), nil
+		}
 		if r.err != nil {
 			c.log.Error("card decision failed", "approval_id", a.ApprovalID, "err", r.err)
 			return toast("error", w.failed), nil

@@ -99,6 +99,8 @@ type rigOptions struct {
 	noViews bool
 	// reminders, when set, are the engine's (approval.EngineConfig.Reminders).
 	reminders []float64
+	// tools are more tools of the registry (an MCP server's).
+	tools []agent.Tool
 }
 
 // webhookKey is the encrypt key of webhook-mode rigs.
@@ -163,7 +165,7 @@ func newRigWith(t *testing.T, o rigOptions, mod ...func(*Config, *hitltest.Tool)
 	}
 	// The stack as `bot serve` builds it (channels.Assemble), other
 	// agents' calls as the server wires them (questions).
-	st := hitltest.New(t, hitltest.Config{Store: store, Model: m, Tools: []agent.Tool{g.erase}, Policy: pc, Clock: o.clock, Lang: "en",
+	st := hitltest.New(t, hitltest.Config{Store: store, Model: m, Tools: append([]agent.Tool{g.erase}, o.tools...), Policy: pc, Clock: o.clock, Lang: "en",
 		Engine: func(ec *approval.EngineConfig) {
 			ec.Dispatcher, ec.Editor = gate.Dispatcher{Next: ec.Dispatcher}, gate.Editor{Next: ec.Editor}
 			ec.Reminders = o.reminders

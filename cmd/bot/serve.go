@@ -552,6 +552,12 @@ func (c *core) shutdown(ctx context.Context) {
 // the agent loop (turns end; pending approvals stay in the store, to be
 // decided after a restart).
 func (c *core) stopAgents(ctx context.Context) {
+	if c.engine != nil {
+		// An MCP server's questions still open are withdrawn (cancel):
+		// nobody can answer once the channels close, and the tool calls
+		// waiting on them end.
+		c.engine.EndElicitations()
+	}
 	if c.router != nil {
 		if err := c.router.Close(ctx); err != nil {
 			c.log.Warn("closing the channels", "err", err)

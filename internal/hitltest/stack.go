@@ -142,6 +142,7 @@ func (s *Stack) Start(t testing.TB) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
+		s.Engine.EndElicitations() // as bot serve does before the channels close
 		if err := s.Router.Close(ctx); err != nil {
 			t.Errorf("closing the router: %v", err)
 		}

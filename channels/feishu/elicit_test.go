@@ -1,0 +1,187 @@
+package feishu
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hitlbot/hitlbot/agent"
+	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/channels"
+	"github.com/hitlbot/hitlbot/channels/feishu/feishutest"
+	"github.com/hitlbot/hitlbot/internal/hitltest"
+	"github.com/hitlbot/hitlbot/tools/mcptool"
+	"github.com/hitlbot/hitlbot/tools/mcptool/mcptest"
+)
+
+// elicitRig is the Feishu rig with the tools of an MCP server (mcptest,
+// over streamable HTTP: stateless is the 2026-07-28 revision, whose
+// elicitation comes in the call's result; stateful the legacy one, whose
+// elicitation is a request of the server's) in its registry, the model
+// calling its tool "ask", and the server's elicitations asked by the
+// rig's engine, as `bot serve` wires them.
+func elicitRig(t *testing.T, stateless bool, callTimeout time.Duration, mod ...func(*Config, *hitltest.Tool)) (*rig, *mcptest.Server) {
+	t.Helper()
+	srv := mcptest.New()
+	hs := httptest.NewServer(srv.Handler("", stateless))
+	t.Cleanup(hs.Close)
+	var g *rig
+	m := mcptool.Start(context.Background(), []mcptool.ServerConfig{{Name: "t", URL: hs.URL, CallTimeout: callTimeout}}, mcptool.Options{Logger: quiet,
+		Elicit: func(ctx context.Context, server, message string, schema any) (approval.ElicitAnswer, error) {
+			return g.engine.Elicit(ctx, server, message, schema)
+		}})
+	t.Cleanup(func() { _ = m.Close() })
+	if st := m.Status()[0]; !st.Up {
+		t.Fatalf("the MCP server is down: %s", st.Err)
+	}
+	g = newRigWith(t, rigOptions{tools: m.Tools(), model: &hitltest.Model{Tools: []string{"t__ask"}}}, mod...)
+	return g, srv
+}
+
+// askApproved asks the model to call t__ask in chat as user, approves
+// the call on its card (an untrusted server's tool: destructive) and
+// returns the question the server's elicitation then puts in the chat,
+// with its card.
+func (g *rig) askApproved(t *testing.T, chat, user string) (*approval.Approval, map[string]any) {
+	t.Helper()
+	g.say(t, "p2p", chat, user, "t__ask web", nil)
+	session := channels.SessionKey(g.scope, Name, chat, approval.UserID(user), "")
+	var call *approval.Approval
+	eventually(t, "the tool call's card is out", func() bool {
+		call, _ = g.engine.Pending(context.Background(), session)
+		return call != nil && len(call.Cards) > 0 && call.Tool() == "t__ask"
+	})
+	g.click(t, call, user, buttonValue(call, "approve"))
+	var q *approval.Approval
+	eventually(t, "the server's question is asked in the chat", func() bool {
+		q, _ = g.engine.Pending(context.Background(), session)
+		return q != nil && q.IsElicitation() && len(q.Cards) > 0
+	})
+	for _, c := range g.calls("create") {
+		if c.MsgType == "interactive" && c.ReceiveID == chat && strings.Contains(c.Content, string(q.ID)) {
+			var card map[string]any
+			if err := json.Unmarshal([]byte(c.Content), &card); err != nil {
+				t.Fatal(err)
+			}
+			if err := feishutest.CheckCard(c.Content); err != nil {
+				t.Fatalf("Feishu would refuse the question's card: %v", err)
+			}
+			return q, card
+		}
+	}
+	t.Fatalf("no card of the question %s", q.ID)
+	return nil, nil
+}
+
+// answerEvent is user's press of button on the question's card with form.
+func answerEvent(t *testing.T, q *approval.Approval, card map[string]any, user, button string, form map[string]any) feishutest.CardActionEvent {
+	return feishutest.CardActionEvent{EventID: nextID("ev_el"), Operator: user, MessageID: q.Cards[0].MessageID, ChatID: q.ChatID,
+		Value: cardButton(t, card, button), FormValue: form, Name: button}
+}
+
+// says reports whether a message the bot sent to chat says sub.
+func (g *rig) says(chat, sub string) bool {
+	for _, c := range append(g.calls("create"), g.calls("reply")...) {
+		if c.ReceiveID != chat && c.ReceiveID != "" {
+			continue
+		}
+		var v any
+		if json.Unmarshal([]byte(c.Content), &v) == nil && strings.Contains(mustText(v), sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// mustText joins every string in v.
+func mustText(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case map[string]any:
+		var b strings.Builder
+		for _, e := range x {
+			b.WriteString(mustText(e) + "\n")
+		}
+		return b.String()
+	case []any:
+		var b strings.Builder
+		for _, e := range x {
+			b.WriteString(mustText(e) + "\n")
+		}
+		return b.String()
+	}
+	return ""
+}
+
+// TestElicitationAnsweredOnTheCard: end to end through the stack `bot
+// serve` builds, on both revisions: the model calls an MCP tool, the call
+// is approved on its card, the server elicits, a question card appears
+// in the chat; someone the approver rule refuses decides nothing, a
+// wrong-typed answer is refused with a sentence saying which field and
+// why, and the requester's answer in the form reaches the server as typed
+// content; the tool's result reaches the turn.
+func TestElicitationAnsweredOnTheCard(t *testing.T) {
+	for _, stateless := range []bool{true, false} {
+		g, srv := elicitRig(t, stateless, 0)
+		chat := "oc_el_" + map[bool]string{true: "new", false: "legacy"}[stateless]
+		q, card := g.askApproved(t, chat, "ou_alice")
+		if got := mustJSON(t, card); !strings.Contains(got, "Environment") || !strings.Contains(got, "Production (prod)") ||
+			strings.Contains(got, "<b>") {
+			t.Fatalf("the question's card %s", got)
+		}
+		form := map[string]any{"q_1": "2", "q_2": "1", "other_4": "3"}
+		if resp := g.clickEvent(t, answerEvent(t, q, card, "ou_mallory", "answer", form)); resp.Card != nil || g.state(t, q.ID) != approval.StatePending {
+			t.Fatalf("someone the rule refuses answered: %+v", resp)
+		}
+		bad := map[string]any{"q_1": "2", "q_2": "1", "other_4": "three"}
+		resp := g.clickEvent(t, answerEvent(t, q, card, "ou_alice", "answer", bad))
+		if resp.Toast == nil || resp.Toast.Content != `replicas: "three" is not a number.` || g.state(t, q.ID) != approval.StatePending {
+			t.Fatalf("a wrong-typed answer: %+v", resp.Toast)
+		}
+		g.clickEvent(t, answerEvent(t, q, card, "ou_alice", "answer", form))
+		eventually(t, "the tool's result reaches the chat", func() bool {
+			return g.says(chat, `"content":{"env":"prod","notify":true,"replicas":3}`)
+		})
+		if g.state(t, q.ID) != approval.StateExecuted || srv.Calls("ask") != 1 {
+			t.Fatalf("question %s, the server's tool ran %d times", g.state(t, q.ID), srv.Calls("ask"))
+		}
+	}
+}
+
+// TestElicitationDeclinedOrExpired: the question's Decline is the
+// server's decline; a question nobody answers expires before its call's
+// timeout, and the server is told cancel.
+func TestElicitationDeclinedOrExpired(t *testing.T) {
+	g, _ := elicitRig(t, true, 0)
+	q, card := g.askApproved(t, "oc_el_d", "ou_alice")
+	g.clickEvent(t, answerEvent(t, q, card, "ou_alice", "decline", nil))
+	eventually(t, "the decline reaches the server and the turn", func() bool { return g.says("oc_el_d", `{"action":"decline","content":null}`) })
+
+	g, _ = elicitRig(t, false, 3*time.Second)
+	q, _ = g.askApproved(t, "oc_el_x", "ou_alice")
+	eventually(t, "the expiry reaches the server and the turn", func() bool { return g.says("oc_el_x", `{"action":"cancel","content":null}`) })
+	if st := g.state(t, q.ID); st != approval.StateExpired {
+		t.Fatalf("the question is %s, want expired", st)
+	}
+}
+
+// TestElicitationWrongTypeInChinese: the refusal of a wrong-typed answer
+// is in the channel's language.
+func TestElicitationWrongTypeInChinese(t *testing.T) {
+	g, _ := elicitRig(t, true, 0, func(c *Config, _ *hitltest.Tool) { c.Lang = "zh" })
+	q, card := g.askApproved(t, "oc_el_zh", "ou_alice")
+	resp := g.clickEvent(t, answerEvent(t, q, card, "ou_alice", "answer", map[string]any{"q_1": "1", "other_4": "11"}))
+	if resp.Toast == nil || resp.Toast.Content != "notify：此项必须回答。" {
+		t.Fatalf("toast %+v", resp.Toast)
+	}
+	resp = g.clickEvent(t, answerEvent(t, q, card, "ou_alice", "answer", map[string]any{"q_1": "1", "q_2": "2", "other_4": "11"}))
+	if resp.Toast == nil || resp.Toast.Content != "replicas：回答不能大于 10。" {
+		t.Fatalf("toast %+v", resp.Toast)
+	}
+}
+
+var _ agent.Tool = nil
