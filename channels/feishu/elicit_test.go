@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hitlbot/hitlbot/agent"
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/channels"
 	"github.com/hitlbot/hitlbot/channels/feishu/feishutest"
@@ -22,14 +21,16 @@ import (
 // elicitation comes in the call's result; stateful the legacy one, whose
 // elicitation is a request of the server's) in its registry, the model
 // calling its tool "ask", and the server's elicitations asked by the
-// rig's engine, as `bot serve` wires them.
-func elicitRig(t *testing.T, stateless bool, callTimeout time.Duration, mod ...func(*Config, *hitltest.Tool)) (*rig, *mcptest.Server) {
+// rig's engine, as `bot serve` wires them. "ask" says it only reads:
+// from a trusted server it runs at once, from another it waits for
+// approval (destructive).
+func elicitRig(t *testing.T, stateless, trusted bool, callTimeout time.Duration, mod ...func(*Config, *hitltest.Tool)) (*rig, *mcptest.Server) {
 	t.Helper()
 	srv := mcptest.New()
 	hs := httptest.NewServer(srv.Handler("", stateless))
 	t.Cleanup(hs.Close)
 	var g *rig
-	m := mcptool.Start(context.Background(), []mcptool.ServerConfig{{Name: "t", URL: hs.URL, CallTimeout: callTimeout}}, mcptool.Options{Logger: quiet,
+	m := mcptool.Start(context.Background(), []mcptool.ServerConfig{{Name: "t", URL: hs.URL, CallTimeout: callTimeout, Trusted: trusted}}, mcptool.Options{Logger: quiet,
 		Elicit: func(ctx context.Context, server, message string, schema any) (approval.ElicitAnswer, error) {
 			return g.engine.Elicit(ctx, server, message, schema)
 		}})
@@ -42,19 +43,21 @@ func elicitRig(t *testing.T, stateless bool, callTimeout time.Duration, mod ...f
 }
 
 // askApproved asks the model to call t__ask in chat as user, approves
-// the call on its card (an untrusted server's tool: destructive) and
-// returns the question the server's elicitation then puts in the chat,
-// with its card.
-func (g *rig) askApproved(t *testing.T, chat, user string) (*approval.Approval, map[string]any) {
+// the call on its card unless it runs at once (a trusted server's read)
+// and returns the question the server's elicitation then puts in the
+// chat, with its card.
+func (g *rig) askApproved(t *testing.T, chat, user string, atOnce bool) (*approval.Approval, map[string]any) {
 	t.Helper()
 	g.say(t, "p2p", chat, user, "t__ask web", nil)
 	session := channels.SessionKey(g.scope, Name, chat, approval.UserID(user), "")
-	var call *approval.Approval
-	eventually(t, "the tool call's card is out", func() bool {
-		call, _ = g.engine.Pending(context.Background(), session)
-		return call != nil && len(call.Cards) > 0 && call.Tool() == "t__ask"
-	})
-	g.click(t, call, user, buttonValue(call, "approve"))
+	if !atOnce {
+		var call *approval.Approval
+		eventually(t, "the tool call's card is out", func() bool {
+			call, _ = g.engine.Pending(context.Background(), session)
+			return call != nil && len(call.Cards) > 0 && call.Tool() == "t__ask"
+		})
+		g.click(t, call, user, buttonValue(call, "approve"))
+	}
 	var q *approval.Approval
 	eventually(t, "the server's question is asked in the chat", func() bool {
 		q, _ = g.engine.Pending(context.Background(), session)
@@ -125,10 +128,13 @@ func mustText(v any) string {
 // why, and the requester's answer in the form reaches the server as typed
 // content; the tool's result reaches the turn.
 func TestElicitationAnsweredOnTheCard(t *testing.T) {
-	for _, stateless := range []bool{true, false} {
-		g, srv := elicitRig(t, stateless, 0)
-		chat := "oc_el_" + map[bool]string{true: "new", false: "legacy"}[stateless]
-		q, card := g.askApproved(t, chat, "ou_alice")
+	for _, tt := range []struct {
+		chat              string
+		stateless, atOnce bool
+	}{{"oc_el_new", true, false}, {"oc_el_legacy", false, false}, {"oc_el_now", true, true}, {"oc_el_now_legacy", false, true}} {
+		g, srv := elicitRig(t, tt.stateless, tt.atOnce, 0)
+		chat := tt.chat
+		q, card := g.askApproved(t, chat, "ou_alice", tt.atOnce)
 		if got := mustJSON(t, card); !strings.Contains(got, "Environment") || !strings.Contains(got, "Production (prod)") ||
 			strings.Contains(got, "<b>") {
 			t.Fatalf("the question's card %s", got)
@@ -156,13 +162,13 @@ func TestElicitationAnsweredOnTheCard(t *testing.T) {
 // server's decline; a question nobody answers expires before its call's
 // timeout, and the server is told cancel.
 func TestElicitationDeclinedOrExpired(t *testing.T) {
-	g, _ := elicitRig(t, true, 0)
-	q, card := g.askApproved(t, "oc_el_d", "ou_alice")
+	g, _ := elicitRig(t, true, false, 0)
+	q, card := g.askApproved(t, "oc_el_d", "ou_alice", false)
 	g.clickEvent(t, answerEvent(t, q, card, "ou_alice", "decline", nil))
 	eventually(t, "the decline reaches the server and the turn", func() bool { return g.says("oc_el_d", `{"action":"decline","content":null}`) })
 
-	g, _ = elicitRig(t, false, 3*time.Second)
-	q, _ = g.askApproved(t, "oc_el_x", "ou_alice")
+	g, _ = elicitRig(t, false, false, 3*time.Second)
+	q, _ = g.askApproved(t, "oc_el_x", "ou_alice", false)
 	eventually(t, "the expiry reaches the server and the turn", func() bool { return g.says("oc_el_x", `{"action":"cancel","content":null}`) })
 	if st := g.state(t, q.ID); st != approval.StateExpired {
 		t.Fatalf("the question is %s, want expired", st)
@@ -172,8 +178,8 @@ func TestElicitationDeclinedOrExpired(t *testing.T) {
 // TestElicitationWrongTypeInChinese: the refusal of a wrong-typed answer
 // is in the channel's language.
 func TestElicitationWrongTypeInChinese(t *testing.T) {
-	g, _ := elicitRig(t, true, 0, func(c *Config, _ *hitltest.Tool) { c.Lang = "zh" })
-	q, card := g.askApproved(t, "oc_el_zh", "ou_alice")
+	g, _ := elicitRig(t, true, false, 0, func(c *Config, _ *hitltest.Tool) { c.Lang = "zh" })
+	q, card := g.askApproved(t, "oc_el_zh", "ou_alice", false)
 	resp := g.clickEvent(t, answerEvent(t, q, card, "ou_alice", "answer", map[string]any{"q_1": "1", "other_4": "11"}))
 	if resp.Toast == nil || resp.Toast.Content != "notify：此项必须回答。" {
 		t.Fatalf("toast %+v", resp.Toast)
@@ -183,5 +189,3 @@ func TestElicitationWrongTypeInChinese(t *testing.T) {
 		t.Fatalf("toast %+v", resp.Toast)
 	}
 }
-
-var _ agent.Tool = nil

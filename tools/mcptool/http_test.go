@@ -111,7 +111,7 @@ func TestProbe(t *testing.T) {
 	if i := got["web__fail"]; !strings.Contains(i.Skipped, "tools.allow/deny") {
 		t.Errorf("fail: %+v", i)
 	}
-	if len(infos) != 12 {
+	if len(infos) != 13 { // mcptest's tools
 		t.Errorf("%d tools listed", len(infos))
 	}
 }

@@ -210,7 +210,8 @@ func (s *Server) addTools() {
 			go s.Change() // the notification is sent after this answer
 			return text("changing"), nil
 		})
-	s.mcp.AddTool(&mcp.Tool{Name: "ask", Description: "asks the user for a deployment's settings (form elicitation) and says the answer", InputSchema: object("")},
+	s.mcp.AddTool(&mcp.Tool{Name: "ask", Description: "asks the user for a deployment's settings (form elicitation) and says the answer", InputSchema: object(""),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			// Multi round-trip (SEP-2322): the first call asks, the
 			// client's retry carries the answer. The SDK serves a client
