@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hitlbot/hitlbot/approval"
+	"github.com/hitlbot/hitlbot/approval/errkind"
 	"github.com/hitlbot/hitlbot/internal/waitfor"
 )
 
@@ -202,5 +204,19 @@ func TestElicitFailsClosed(t *testing.T) {
 	}
 	if ans, err := f.a.Elicit(approval.WithOrigin(context.Background(), origin), "srv", "hi", deploySchema); ans.Action != approval.ElicitCancel || err == nil {
 		t.Fatalf("after shutdown: %+v, %v", ans, err)
+	}
+}
+
+// TestAnswerErrorSaidToThePerson: a refused answer, wrapped as the engine
+// wraps an edit it refuses, is said as itself by UserMessageIn (bot
+// chat, the web page), in the person's language.
+func TestAnswerErrorSaidToThePerson(t *testing.T) {
+	_, err := answer(t, `{"answers":{"#1":"prod","#2":"maybe"}}`)
+	wrapped := approval.E("approval.Decide", errkind.Invalid, "ap_x", fmt.Errorf("%w: call 1 (mcp:t/AskUserQuestion): %w", approval.ErrEdit, err))
+	if got := approval.UserMessageIn(wrapped, "zh"); got != `notify：请回答 true 或 false，而不是 "maybe"。` {
+		t.Fatalf("zh: %q", got)
+	}
+	if got := approval.UserMessageIn(wrapped, "en"); got != `notify: answer true or false, not "maybe".` {
+		t.Fatalf("en: %q", got)
 	}
 }

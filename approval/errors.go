@@ -87,6 +87,10 @@ func UserMessageIn(err error, lang string) string {
 	if errors.Is(err, ErrApproversUnreachable) {
 		return words.In(lang, words.ErrApproversUnreachable)
 	}
+	if ae := (*AnswerError)(nil); errors.As(err, &ae) {
+		// An answer of the wrong type: which field and why.
+		return ae.In(lang)
+	}
 	switch KindOf(err) {
 	case errkind.NotFound:
 		k = words.ErrNotFound

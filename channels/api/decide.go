@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -390,6 +391,12 @@ func (a *inbound) serveDecision(w http.ResponseWriter, r *http.Request) {
 		Comment: req.Comment, Resolution: resolution, Grant: grant, Calls: calls, Edits: edits})
 	if err != nil {
 		a.log.Warn("deciding failed; nothing was run", "approval_id", rec.ID, "user_id", u.UserID(), "msg_id", reqID, "err", err)
+		if ae := (*approval.AnswerError)(nil); errors.As(err, &ae) {
+			// An answer of the wrong type to an MCP server's question:
+			// which field and why, in the request's language.
+			a.writeError(w, r, failText(CodeInvalidRequest, ae.In(string(a.langOf(r)))))
+			return
+		}
 		if approval.KindOf(err) == errkind.Invalid && edits != nil {
 			a.writeError(w, r, fail(CodeInvalidRequest, words.APIEditInvalid, editCause(err)))
 			return

@@ -28,6 +28,10 @@ func editRefusal(err error, lang string) string {
 	if errors.Is(err, approval.ErrQuorumNoEdit) {
 		return words.In(lang, words.QuorumNoEdit)
 	}
+	if ae := (*approval.AnswerError)(nil); errors.As(err, &ae) {
+		// An answer of the wrong type to an MCP server's question.
+		return ae.In(lang)
+	}
 	if !errors.Is(err, approval.ErrEdit) {
 		return approval.UserMessageIn(err, lang)
 	}
