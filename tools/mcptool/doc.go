@@ -55,6 +55,13 @@
 // request was handed to the connection, is a plain error: the effect is
 // unknown, the approval freezes, and the call is never re-sent.
 //
+// # Elicitation
+//
+// With Options.Elicit set, every session declares form elicitation; a
+// server's request while one of its tools runs is asked in that call's
+// context (approval.Origin, its deadline), see elicit.go. No call, or
+// several on a legacy revision, or URL mode: declined.
+//
 // # Secrets
 //
 // The values of a server's env variables and header variables are scrubbed
