@@ -102,7 +102,7 @@ func (e *Engine) Elicit(ctx context.Context, server, message string, schema any)
 	a, err := e.Request(ctx, Request{Session: o.Session, Channel: o.Channel, ChatID: o.ChatID, Requester: o.Requester,
 		RequesterName: o.RequesterName, Group: o.Group,
 		Calls: []Call{{Tool: ElicitTool(server), Args: args, Summary: summary, SummaryZH: summaryZH}},
-		Verdict: Verdict{NeedsApproval: true, Risk: risk, Approvers: rule, ApproveIn: o.ApproveIn, Timeout: timeout,
+		Verdict: Verdict{NeedsApproval: true, Risk: risk, Approvers: rule, ApproveIn: o.ApproveIn, Timeout: timeout, Privacy: o.Privacy,
 			Reason: "an MCP server asks", ReasonZH: "MCP 服务提问"},
 		Summary: summary, Preview: preview, SummaryZH: summaryZH, PreviewZH: previewZH,
 		About: Say(words.ElicitAbout, server)})

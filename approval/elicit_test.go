@@ -12,6 +12,7 @@ import (
 
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/errkind"
+	"github.com/hitlbot/hitlbot/approval/memstore"
 	"github.com/hitlbot/hitlbot/internal/waitfor"
 )
 
@@ -218,5 +219,43 @@ func TestAnswerErrorSaidToThePerson(t *testing.T) {
 	}
 	if got := approval.UserMessageIn(wrapped, "en"); got != `notify: answer true or false, not "maybe".` {
 		t.Fatalf("en: %q", got)
+	}
+}
+
+// originTool records the Origin of the calls it runs.
+type originTool struct {
+	got chan approval.Origin
+}
+
+func (o originTool) Dispatch(ctx context.Context, c approval.Call) (approval.Result, error) {
+	or, _ := approval.OriginOf(ctx)
+	o.got <- or
+	return approval.Result{Tool: c.Tool, CallID: c.CallID, Status: approval.StatusExecuted, Content: "ok"}, nil
+}
+
+// TestApprovedCallCarriesItsOrigin: an approved call runs in a context
+// that says whom for and where, from the approval's record: where a
+// question the tool asks goes, and who may answer it.
+func TestApprovedCallCarriesItsOrigin(t *testing.T) {
+	tool := originTool{got: make(chan approval.Origin, 1)}
+	e, err := approval.NewEngine(approval.EngineConfig{Store: memstore.New(memstore.Options{}), Dispatcher: tool, Audit: &recorder{}, Logger: quiet, PollInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := e.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a := request(t, e, func(r *approval.Request) {
+		r.Group, r.RequesterName = true, "Alice"
+		r.Verdict.Privacy = approval.PrivacyGroup
+	})
+	decide(t, e, a.ID, decision(a, approval.Approve, "bob"))
+	got := <-tool.got
+	want := approval.Origin{Session: a.Session, Channel: "test", ChatID: "chat-1", Requester: "alice", RequesterName: "Alice", Group: true,
+		Approvers: a.Approvers, Risk: approval.RiskHigh, Privacy: approval.PrivacyGroup}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("origin %+v\nwant %+v", got, want)
 	}
 }

@@ -26,6 +26,9 @@ type Origin struct {
 	ApproveIn *Place
 	// Risk is the call's risk.
 	Risk Risk
+	// Privacy is who sees the call's approval in a group chat: a
+	// question asked for the call is as private.
+	Privacy Privacy
 }
 
 // originKey is the context key of an Origin.
@@ -46,7 +49,7 @@ func OriginOf(ctx context.Context) (Origin, bool) {
 // origin is the Origin of a's calls.
 func (a *Approval) origin() Origin {
 	o := Origin{Session: a.Session, Channel: a.Channel, ChatID: a.ChatID, Requester: a.Requester, RequesterName: a.RequesterName,
-		Group: a.Group, Approvers: a.Approvers, Risk: a.Risk}
+		Group: a.Group, Approvers: a.Approvers, Risk: a.Risk, Privacy: a.Privacy}
 	if a.ApproveIn != nil {
 		in := *a.ApproveIn
 		o.ApproveIn = &in
