@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net/mail"
 	"net/url"
 	"sort"
 	"strconv"
@@ -419,8 +418,11 @@ func (f ElicitField) option(q Question, s string) (string, bool) {
 func formatOK(format, s string) bool {
 	switch format {
 	case "email":
-		a, err := mail.ParseAddress(s)
-		return err == nil && a.Address == s
+		// local@domain.tld, no spaces: the shape people type (net/mail
+		// would be one more package in the binary for little more).
+		local, domain, ok := strings.Cut(s, "@")
+		return ok && local != "" && !strings.ContainsAny(s, " \t<>\"") && !strings.Contains(domain, "@") &&
+			strings.Contains(strings.Trim(domain, "."), ".")
 	case "uri":
 		u, err := url.Parse(s)
 		return err == nil && u.IsAbs()

@@ -150,6 +150,7 @@ func TestElicitAnswersRefused(t *testing.T) {
 		{"too large", `{"answers":{` + req + `,"#6":"11"}}`, `replicas: the answer must be at most 10.`, `replicas：回答不能大于 10。`},
 		{"too small", `{"answers":{` + req + `,"#6":"0"}}`, `replicas: the answer must be at least 1.`, `replicas：回答不能小于 1。`},
 		{"bad email", `{"answers":{` + req + `,"#3":"ops at example"}}`, `mail: the answer is not a valid email.`, `mail：回答不是有效的 email。`},
+		{"email without a domain", `{"answers":{` + req + `,"#3":"ops@localhost"}}`, `mail: the answer is not a valid email.`, `mail：回答不是有效的 email。`},
 		{"too long", `{"answers":{` + req + `,"#3":"` + strings.Repeat("a", 35) + `@example.com"}}`, `mail: the answer must have at most 40 characters.`, `mail：回答最多 40 个字符。`},
 		{"not an option", `{"answers":{"#1":"dev","#2":"true"}}`, `env: "dev" is not one of the options.`, `env："dev" 不是可选项之一。`},
 		{"not a boolean", `{"answers":{"#1":"prod","#2":"maybe"}}`, `notify: answer true or false, not "maybe".`, `notify：请回答 true 或 false，而不是 "maybe"。`},
