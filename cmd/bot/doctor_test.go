@@ -370,7 +370,7 @@ var doctorCases = []doctorCase{
 			return nil, mcpConfig(mcpServerYAML("fs", mcpTestURL(t)))
 		},
 		status: 0,
-		lines:  map[string][]string{"mcp": {"OK", "fs lists 12 tools"}},
+		lines:  map[string][]string{"mcp": {"OK", "fs lists 13 tools"}},
 	},
 	{
 		name: "mcp server that does not start",
@@ -378,7 +378,7 @@ var doctorCases = []doctorCase{
 			return nil, mcpConfig(mcpServerYAML("fs", mcpTestURL(t)), "      - name: gone\n        command: /nonexistent/mcp-server\n")
 		},
 		status: 1,
-		lines:  map[string][]string{"mcp": {"FAIL", "fs lists 12 tools", "MCP server gone", "/nonexistent/mcp-server", "fix: " + fixMCP}},
+		lines:  map[string][]string{"mcp": {"FAIL", "fs lists 13 tools", "MCP server gone", "/nonexistent/mcp-server", "fix: " + fixMCP}},
 	},
 }
 

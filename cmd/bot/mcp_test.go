@@ -63,7 +63,7 @@ func TestServeMCP(t *testing.T) {
 	}
 	_, metrics := get(t, s.base+"/metrics")
 	for _, want := range []string{`hitlbot_mcp_server_up{server="fs",transport="http"} 1`, `hitlbot_mcp_server_up{server="gh",transport="http"} 0`,
-		`hitlbot_mcp_server_tools{server="fs"} 12`} {
+		`hitlbot_mcp_server_tools{server="fs"} 13`} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
@@ -87,11 +87,11 @@ func TestCheckProbe(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", st, out.String(), errb.String())
 	}
 	for _, re := range []string{
-		`# MCP server fs \(http, trusted\): 12 tools`,
+		`# MCP server fs \(http, trusted\): 13 tools`,
 		`fs__read_only +LOW +no +LOW risk \(a read\); annotation readOnlyHint from trusted server fs`,
 		`fs__not_destructive +MEDIUM +yes +.*destructiveHint: false from trusted server fs`,
 		`fs__destructive +HIGH +yes +HIGH risk \(destructive\); trusted server fs does not say`,
-		`# MCP server raw \(http, untrusted\): 12 tools`,
+		`# MCP server raw \(http, untrusted\): 13 tools`,
 		`raw__echo +HIGH +yes +HIGH risk \(destructive\); untrusted server raw: its annotations are ignored`,
 		`raw__read_only +LOW +no +LOW risk\n`, // the override, and no word of the annotations
 	} {
