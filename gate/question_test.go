@@ -3,6 +3,8 @@ package gate_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -163,6 +165,15 @@ func TestQuestionAlwaysAsks(t *testing.T) {
 	}
 	if _, err := r.gate.Ask(context.Background(), r.ci, gate.Ask{Tool: "AskUserQuestion", Input: json.RawMessage(`{"questions":[]}`)}); err == nil {
 		t.Fatal("a question without questions was asked")
+	}
+	// More than an AskUserQuestion takes (an MCP server's form may ask
+	// more: approval.MaxQuestions) is refused.
+	var qs []string
+	for i := range approval.MaxAskQuestions + 1 {
+		qs = append(qs, fmt.Sprintf(`{"question":"q%d?"}`, i))
+	}
+	if _, err := r.gate.Ask(context.Background(), r.ci, gate.Ask{Tool: "AskUserQuestion", Input: json.RawMessage(`{"questions":[` + strings.Join(qs, ",") + `]}`)}); !errors.Is(err, gate.ErrInvalid) {
+		t.Fatalf("%d questions: %v", len(qs), err)
 	}
 }
 
