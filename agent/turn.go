@@ -411,7 +411,7 @@ func (l *Loop) handleCalls(ctx context.Context, ts *turnState, calls []ToolCall)
 		// Who the call runs for and where: a tool that needs a person
 		// while it runs (an MCP server's elicitation) asks there.
 		tctx = approval.WithOrigin(tctx, approval.Origin{Session: ts.in.Session, Channel: ts.in.Channel, ChatID: ts.in.ChatID,
-			Requester: ts.in.User, RequesterName: ts.in.UserName, Group: ts.in.Group,
+			Requester: ts.in.User, RequesterName: ts.in.UserName, Group: ts.in.Group, Turn: ts.id,
 			Approvers: p.verdict.Approvers, ApproveIn: p.verdict.ApproveIn, Risk: p.verdict.Risk, Privacy: p.verdict.Privacy})
 		res, err := l.cfg.Tools.Dispatch(catalogue.WithLang(tctx, catalogue.Of(l.cfg.Lang)), approval.Call{Tool: p.call.Name, Args: p.args, PayloadSHA256: p.hash, CallID: p.call.ID})
 		endToolSpan(span, res, err)

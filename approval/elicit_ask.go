@@ -2,6 +2,7 @@ package approval
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -99,8 +100,14 @@ func (e *Engine) Elicit(ctx context.Context, server, message string, schema any)
 	}
 	summary, preview := say("en")
 	summaryZH, previewZH := say("zh")
+	key := ""
+	if o.Turn != "" {
+		// In the turn's name, as the turn's own approvals are; unique, so
+		// that no cached result of another answers it.
+		key = o.Turn + "/elicit:" + rand.Text()
+	}
 	a, err := e.Request(ctx, Request{Session: o.Session, Channel: o.Channel, ChatID: o.ChatID, Requester: o.Requester,
-		RequesterName: o.RequesterName, Group: o.Group,
+		RequesterName: o.RequesterName, Group: o.Group, IdempotencyKey: key,
 		Calls: []Call{{Tool: ElicitTool(server), Args: args, Summary: summary, SummaryZH: summaryZH}},
 		Verdict: Verdict{NeedsApproval: true, Risk: risk, Approvers: rule, ApproveIn: o.ApproveIn, Timeout: timeout, Privacy: o.Privacy,
 			Reason: "an MCP server asks", ReasonZH: "MCP 服务提问"},

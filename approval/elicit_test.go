@@ -251,12 +251,41 @@ func TestApprovedCallCarriesItsOrigin(t *testing.T) {
 	a := request(t, e, func(r *approval.Request) {
 		r.Group, r.RequesterName = true, "Alice"
 		r.Verdict.Privacy = approval.PrivacyGroup
+		r.IdempotencyKey = "msg-7/c1"
 	})
 	decide(t, e, a.ID, decision(a, approval.Approve, "bob"))
 	got := <-tool.got
 	want := approval.Origin{Session: a.Session, Channel: "test", ChatID: "chat-1", Requester: "alice", RequesterName: "Alice", Group: true,
-		Approvers: a.Approvers, Risk: approval.RiskHigh, Privacy: approval.PrivacyGroup}
+		Turn: "msg-7", Approvers: a.Approvers, Risk: approval.RiskHigh, Privacy: approval.PrivacyGroup}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("origin %+v\nwant %+v", got, want)
+	}
+}
+
+// TestElicitationInTheTurnsName: a question asked while a call runs
+// carries the call's turn in front of its idempotency key, as the turn's
+// own approvals do, so a channel that waits for the turn (the HTTP API's
+// request) finds its card; each question's key is its own.
+func TestElicitationInTheTurnsName(t *testing.T) {
+	f := newFixture(t, backends[0])
+	origin := approval.Origin{Session: "test:el-turn", Channel: "test", ChatID: "chat-1", Requester: "alice", Turn: "req_42"}
+	ctx, cancel := context.WithCancel(approval.WithOrigin(context.Background(), origin))
+	defer cancel()
+	done := make(chan approval.ElicitAnswer, 1)
+	go func() {
+		ans, _ := f.a.Elicit(ctx, "srv", "hi", deploySchema)
+		done <- ans
+	}()
+	var q *approval.Approval
+	waitfor.True(t, "the question is asked", func() bool {
+		q, _ = f.a.Pending(context.Background(), origin.Session)
+		return q != nil && q.IsElicitation() && f.a.Waiting(q.ID)
+	})
+	if !strings.HasPrefix(q.IdempotencyKey, "req_42/elicit:") || len(q.IdempotencyKey) <= len("req_42/elicit:") {
+		t.Fatalf("idempotency key %q, want req_42/elicit:<unique>", q.IdempotencyKey)
+	}
+	cancel()
+	if ans := <-done; ans.Action != approval.ElicitCancel {
+		t.Fatalf("after the call ended: %+v", ans)
 	}
 }

@@ -1,6 +1,9 @@
 package approval
 
-import "context"
+import (
+	"context"
+	"strings"
+)
 
 // Origin is who a tool call runs for and where: the turn's conversation,
 // its chat and the person whose message led to the call, with the
@@ -19,6 +22,12 @@ type Origin struct {
 	RequesterName string
 	// Group reports a group chat.
 	Group bool
+	// Turn is the id of the turn the call runs in (the message id it
+	// started from), which the approvals a turn asks for carry in front
+	// of their idempotency key ("<turn>/…"): a question asked while the
+	// call runs does too, so a channel that waits for the turn (the HTTP
+	// API) finds its card. Empty when unknown.
+	Turn string
 	// Approvers is the approver rule of the call's verdict (the tool's
 	// policy, or the chat's).
 	Approvers ApproverRule
@@ -50,6 +59,9 @@ func OriginOf(ctx context.Context) (Origin, bool) {
 func (a *Approval) origin() Origin {
 	o := Origin{Session: a.Session, Channel: a.Channel, ChatID: a.ChatID, Requester: a.Requester, RequesterName: a.RequesterName,
 		Group: a.Group, Approvers: a.Approvers, Risk: a.Risk, Privacy: a.Privacy}
+	if i := strings.IndexByte(a.IdempotencyKey, '/'); i > 0 {
+		o.Turn = a.IdempotencyKey[:i]
+	}
 	if a.ApproveIn != nil {
 		in := *a.ApproveIn
 		o.ApproveIn = &in
