@@ -3,6 +3,7 @@ package channels
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -303,7 +304,11 @@ func (r *Router) pendingList(l words.Lang, as []*approval.Approval, codes map[ap
 	if len(as) == 0 {
 		return words.Text(l, words.CmdPendingNone)
 	}
-	return words.Text(l, words.CmdPendingHead) + "\n" + r.pendingLines(l, as, codes, now, reader)
+	head := words.CmdPendingHead
+	if slices.ContainsFunc(as, (*approval.Approval).IsQuestion) {
+		head = words.CmdPendingHeadQuestion // 确认 answers no question
+	}
+	return words.Text(l, head) + "\n" + r.pendingLines(l, as, codes, now, reader)
 }
 
 // pendingLines lists approvals one a line for reader: code (as codes,

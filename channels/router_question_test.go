@@ -186,3 +186,23 @@ func TestAnswerWithoutQuestionGoesToAgent(t *testing.T) {
 		t.Fatalf("the model did not see it; texts %v", g.ch.texts())
 	}
 }
+
+// TestPendingSaysHowToAnswerAQuestion: /pending with a question waiting
+// says that a question is answered with 回答 <code>, in the reader's
+// language; with none, only 确认 / 取消.
+func TestPendingSaysHowToAnswerAQuestion(t *testing.T) {
+	for _, tc := range []struct{ lang, want string }{
+		{"en", "a question: 回答 <code> <answer>"},
+		{"zh", "提问：回答 <代码> <回答>"},
+	} {
+		t.Run(tc.lang, func(t *testing.T) {
+			g := newQuestionRig(t, tc.lang)
+			g.ask(t, oneQuestion)
+			g.send(t, msg("alice", "/pending"))
+			g.drain()
+			if !g.ch.hasText("answer", tc.want) {
+				t.Fatalf("texts %v", g.ch.texts())
+			}
+		})
+	}
+}

@@ -360,7 +360,8 @@ const (
 	CmdRevokeLeft   // after /revoke all: the grants of others it left; args: how many
 	CmdPendingNone
 	CmdPendingHead
-	CmdPendingLine // args: code, summary, requester, remaining time
+	CmdPendingHeadQuestion // /pending's head when a question waits among them
+	CmdPendingLine         // args: code, summary, requester, remaining time
 	CmdCancelUsage
 	CmdNoSuchCode      // args: the code typed
 	CmdAmbiguous       // a bare 确认 / 取消 while several wait; args: the list of codes
