@@ -702,7 +702,8 @@ var _ channels.Channel = (*Chat)(nil)
 // answer asks another agent's question (v.Questions) one by one: a line
 // of option numbers (several with commas, for a multi-select) chooses
 // options, any other text is the person's own answer, an empty line skips
-// the question. Every question skipped declines it (reject); an
+// the question; a number that is no option, or several for a single
+// choice, is refused and the question asked again (approval.ParseAnswer). Every question skipped declines it (reject); an
 // interrupt, the end of the input and of ctx decline it too. The answer
 // goes to the router as the edit a card's form makes (the engine checks
 // it against the questions and claims it on the hash shown).
@@ -710,19 +711,30 @@ func (r *repl) answer(ctx context.Context, v cards.View, ref string) error {
 	lang := r.c.cfg.Lang
 	r.printf("%s\n", words.In(lang, words.QuestionCLIAskAll))
 	picks := map[string]any{}
-	for i, q := range v.Questions {
-		r.printf("%s", r.bold(words.In(lang, words.QuestionCLIPrompt, i+1)+": "))
-		line, err := r.readLine(ctx, false)
-		if err != nil {
-			if errors.Is(err, errInterrupt) {
-				r.printf("\n%s\n", r.words().interruptRejects)
-			} else {
-				r.printf("\n")
+	for i, qv := range v.Questions {
+		q := questionOf(qv)
+		for {
+			r.printf("%s", r.bold(words.In(lang, words.QuestionCLIPrompt, i+1)+": "))
+			line, err := r.readLine(ctx, false)
+			if err != nil {
+				if errors.Is(err, errInterrupt) {
+					r.printf("\n%s\n", r.words().interruptRejects)
+				} else {
+					r.printf("\n")
+				}
+				return r.decide(ctx, channels.CardAction{MessageID: ref, ApprovalID: v.ApprovalID, Verb: approval.Reject, PayloadSHA256: v.PayloadSHA256})
 			}
-			return r.decide(ctx, channels.CardAction{MessageID: ref, ApprovalID: v.ApprovalID, Verb: approval.Reject, PayloadSHA256: v.PayloadSHA256})
-		}
-		if p, ok := cliPick(line, len(q.Options)); ok {
-			picks["#"+strconv.Itoa(i+1)] = p
+			// The typed answer's rules, as in a chat (回答 <code> …): a
+			// number that is no option is refused and asked again.
+			p, ok, err := approval.ParseAnswer(q, i+1, line)
+			if err != nil {
+				r.printf("%s\n", channels.AnswerRefusal(lang, err, ""))
+				continue
+			}
+			if ok {
+				picks["#"+strconv.Itoa(i+1)] = p
+			}
+			break
 		}
 	}
 	if len(picks) == 0 {
@@ -736,21 +748,12 @@ func (r *repl) answer(ctx context.Context, v cards.View, ref string) error {
 		Edits: map[string]json.RawMessage{"#1": edit}})
 }
 
-// cliPick reads one typed answer to a question of n options: option
-// numbers ("2", "1, 3") choose options; anything else is the text itself;
-// an empty line answers nothing (ok false).
-func cliPick(line string, n int) (any, bool) {
-	line = strings.TrimSpace(line)
-	if line == "" {
-		return nil, false
+// questionOf is the question a card's view shows, as the typed answer's
+// rules read it (its options' labels, whether it takes several).
+func questionOf(v cards.QuestionView) approval.Question {
+	q := approval.Question{Question: v.Question, Header: v.Header, MultiSelect: v.Multi}
+	for _, o := range v.Options {
+		q.Options = append(q.Options, approval.QuestionOption{Label: o.Label, Description: o.Description})
 	}
-	var opts []int
-	for _, f := range strings.FieldsFunc(line, func(r rune) bool { return r == ',' || r == '，' || r == ' ' }) {
-		k, err := strconv.Atoi(f)
-		if err != nil || k < 1 || k > n {
-			return map[string]any{"other": line}, true
-		}
-		opts = append(opts, k)
-	}
-	return map[string]any{"options": opts}, true
+	return q
 }

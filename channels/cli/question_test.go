@@ -90,3 +90,42 @@ func TestQuestionAnsweredInTheChat(t *testing.T) {
 		})
 	}
 }
+
+// TestQuestionRefusedAnswerAskedAgain: a number that is no option of the
+// question, or several for a single choice, is refused in words (the
+// typed answer's rules, approval.ParseAnswer) and the question is asked
+// again; the answer typed then counts.
+func TestQuestionRefusedAnswerAskedAgain(t *testing.T) {
+	in, w := io.Pipe()
+	h := start(t, in)
+	h.out.waitFor(t, cli.Prompt, 1)
+	a := h.askQuestion(t)
+	ask1 := words.In("en", words.QuestionCLIPrompt, 1)
+	h.out.waitFor(t, ask1, 1)
+	fmt.Fprintln(w, "3")
+	h.out.waitFor(t, ask1, 2)
+	fmt.Fprintln(w, "1, 2")
+	h.out.waitFor(t, ask1, 3)
+	fmt.Fprintln(w, "1")
+	h.out.waitFor(t, words.In("en", words.QuestionCLIPrompt, 2), 1)
+	fmt.Fprintln(w, "")
+	var got *approval.Approval
+	waitfor.True(t, "the question ended", func() bool {
+		var err error
+		if got, err = h.engine.Get(context.Background(), a.ID); err != nil {
+			t.Fatal(err)
+		}
+		return got.State.Terminal()
+	})
+	out := h.out.String()
+	for _, want := range []string{"there is no option 3", "Question 1 takes one option only"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the chat lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(string(got.Calls[0].Args), `"answers":{"Which size?":"Small"}`) {
+		t.Fatalf("record %s (%s)", got.Calls[0].Args, got.State)
+	}
+	w.Close()
+	_ = h.ended(t)
+}
