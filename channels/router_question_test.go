@@ -64,7 +64,7 @@ func newQuestionRig(t *testing.T, lang string) *rig {
 }
 
 const (
-	oneQuestion = `{"questions":[{"question":"Which size?","options":[{"label":"Small"},{"label":"Large"}]}]}`
+	oneQuestion  = `{"questions":[{"question":"Which size?","options":[{"label":"Small"},{"label":"Large"}]}]}`
 	twoQuestions = `{"questions":[{"question":"Which size?","options":[{"label":"Small"},{"label":"Large"}]},` +
 		`{"question":"Which extras?","options":[{"label":"Cache"},{"label":"Logs"},{"label":"Metrics"}],"multiSelect":true}]}`
 )

@@ -130,20 +130,20 @@ func (a *API) Start(ctx context.Context, h channels.Handler) error {
 	if h == nil {
 		return errors.New("api.Start: nil handler")
 	}
-	a.in.start(h)
+	a.in.slot.Set(h)
 	return nil
 }
 
 // Close makes new requests answer 503; requests in flight end on their own
 // (bounded by TurnTimeout).
 func (a *API) Close(ctx context.Context) error {
-	a.in.stop()
+	a.in.slot.Close()
 	return nil
 }
 
 // Ready reports whether the API accepts requests.
 func (a *API) Ready() error {
-	if a.in.handler() == nil {
+	if a.in.slot.Handler() == nil {
 		return errors.New("api: not running (not started, or closed)")
 	}
 	return nil

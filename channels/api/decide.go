@@ -145,7 +145,7 @@ func (a *inbound) decideToken(ctx context.Context, u User, token string, confirm
 	if confirmed {
 		verb = approval.Approve
 	}
-	h := a.handler()
+	h := a.slot.Handler()
 	if h == nil {
 		return nil, fail(CodeUnavailable, words.APINotRunning)
 	}
@@ -381,7 +381,7 @@ func (a *inbound) serveDecision(w http.ResponseWriter, r *http.Request) {
 	if hash == "" {
 		hash = rec.PayloadSHA256 // a rejection that names no payload
 	}
-	h := a.handler()
+	h := a.slot.Handler()
 	if h == nil {
 		a.writeError(w, r, fail(CodeUnavailable, words.APINotRunning))
 		return

@@ -24,7 +24,6 @@ import (
 	"github.com/hitlbot/hitlbot/internal/redact"
 	"github.com/hitlbot/hitlbot/words"
 	"log/slog"
-	"sync"
 )
 
 // ChatRequest is the body of POST /agent/chat.
@@ -291,10 +290,8 @@ type inbound struct {
 	convs  *conversations
 	tokens *tokenLedger
 	caps   capGate // the per-user cap's count and reservation
-
-	mu     sync.Mutex
-	h      channels.Handler
-	closed bool
+	// slot is the router from Start, none before and once closed (503).
+	slot channels.HandlerSlot
 }
 
 // mount registers the routes on mux (API.Mount).
@@ -307,30 +304,6 @@ func (a *inbound) mount(mux *http.ServeMux) {
 	for _, r := range routes {
 		mux.Handle(r.path, a.methodNotAllowed(r.allow))
 	}
-}
-
-// start stores the router as the handler of messages, and opens.
-func (a *inbound) start(h channels.Handler) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.h, a.closed = h, false
-}
-
-// stop makes new requests answer 503.
-func (a *inbound) stop() {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.closed = true
-}
-
-// handler returns the router, or nil before Start and after Close.
-func (a *inbound) handler() channels.Handler {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.closed {
-		return nil
-	}
-	return a.h
 }
 
 // writeError answers e, its message in the language of r.
@@ -388,7 +361,7 @@ func (a *inbound) identify(r *http.Request) (User, *apiError) {
 // handler to ask): 503, fail closed. A handler that keeps no allow-list
 // (not a channels.Admitter) lets everyone in.
 func (a *inbound) allowed(ctx context.Context, u User) *apiError {
-	h := a.handler()
+	h := a.slot.Handler()
 	if h == nil {
 		return fail(CodeUnavailable, words.APINotRunning)
 	}
@@ -509,7 +482,7 @@ func (a *inbound) message(ctx context.Context, u User, req ChatRequest, reqID st
 	} else if !validConversationID(convID) {
 		return nil, fail(CodeInvalidRequest, words.APIConversationID)
 	}
-	h := a.handler()
+	h := a.slot.Handler()
 	if h == nil {
 		return nil, fail(CodeUnavailable, words.APINotRunning)
 	}

@@ -83,8 +83,8 @@ type Chat struct {
 	// ("n wrong table", "取消 用 orders_archive 表").
 	replies *approval.ReplyParser
 
+	slot    channels.HandlerSlot // the router, from Start
 	mu      sync.Mutex
-	h       channels.Handler
 	q       []event
 	sig     chan struct{}
 	started chan struct{}
@@ -214,9 +214,7 @@ func (c *Chat) Start(ctx context.Context, h channels.Handler) error {
 	if h == nil {
 		return errors.New("cli.Start: nil handler")
 	}
-	c.mu.Lock()
-	c.h = h
-	c.mu.Unlock()
+	c.slot.Set(h)
 	c.once.Do(func() { close(c.started) })
 	return nil
 }
@@ -226,16 +224,10 @@ func (c *Chat) Close(ctx context.Context) error { return nil }
 
 // Ready reports whether the chat has been started.
 func (c *Chat) Ready() error {
-	if c.handler() == nil {
+	if c.slot.Handler() == nil {
 		return errors.New("cli: not started")
 	}
 	return nil
-}
-
-func (c *Chat) handler() channels.Handler {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.h
 }
 
 // Send queues what the bot says for the REPL to print. It never blocks.
@@ -310,7 +302,7 @@ func (c *Chat) Run(ctx context.Context) error {
 	defer close(done)
 	go readLines(c.in, lines, done)
 
-	r := &repl{c: c, h: c.handler(), lines: lines}
+	r := &repl{c: c, h: c.slot.Handler(), lines: lines}
 	return r.run(ctx)
 }
 

@@ -195,9 +195,8 @@ type intake struct {
 	cards *cardPutter
 	chats *chatBook
 
-	mu  sync.Mutex
-	h   channels.Handler
-	off bool // closed: nothing more is handed to h
+	// slot is the router from Start, none once closed.
+	slot channels.HandlerSlot
 }
 
 // streamConn is stream mode's connection: it is opened by the replica that
@@ -468,7 +467,7 @@ func (c *Channel) Start(ctx context.Context, h channels.Handler) error {
 	}
 	c.started = true
 	c.mu.Unlock()
-	c.in.start(h)
+	c.in.slot.Set(h)
 	if c.cfg.Mode == ModeHTTP {
 		return nil
 	}
@@ -694,7 +693,7 @@ func (c *Channel) Close(ctx context.Context) error {
 		return nil
 	}
 	c.closed = true
-	c.in.stop()
+	c.in.slot.Close()
 	c.bg.Close()
 	c.mu.Unlock()
 	if err := c.conn.close(ctx); err != nil {
@@ -769,30 +768,6 @@ func (c *Channel) Owner() bool {
 	return c.conn.owner
 }
 
-// start hands what comes in to h from now on.
-func (c *intake) start(h channels.Handler) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.h = h
-}
-
-// stop hands nothing more to the router.
-func (c *intake) stop() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.off = true
-}
-
-// handler is the router, or nil before Start and after Close.
-func (c *intake) handler() channels.Handler {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.off {
-		return nil
-	}
-	return c.h
-}
-
 // onBotMessage is the SDK's bot-message handler: it hands the message to
 // the router and returns at once, so the ACK is never late (a late ACK
 // makes DingTalk deliver the message again).
@@ -811,7 +786,7 @@ func (c *intake) onBotMessage(ctx context.Context, d *chatbot.BotCallbackDataMod
 // HTTPTimeout. Close waits for it. The error is for a channel not started
 // or closed.
 func (c *intake) deliver(ctx context.Context, d *chatbot.BotCallbackDataModel, eventID string) error {
-	h := c.handler()
+	h := c.slot.Handler()
 	if h == nil {
 		return errors.New("dingtalk: not started or closed")
 	}
@@ -1003,7 +978,7 @@ func verbOf(action string) approval.Verb {
 // such a click had been answered "processing" (buttons hidden for
 // everyone), the card is put back to pending and the clicker told why.
 func (c *intake) onCardCallback(ctx context.Context, req *card.CardRequest) (*card.CardResponse, error) {
-	h := c.handler()
+	h := c.slot.Handler()
 	if h == nil {
 		return nil, errors.New("dingtalk: not started or closed")
 	}

@@ -31,7 +31,7 @@ var messageAckWait = 2 * time.Second
 // messages that mention the bot (the mention stripped). It hands the
 // message to the router and returns.
 func (c *intake) onMessage(ctx context.Context, ev *larkim.P2MessageReceiveV1) error {
-	h := c.handler()
+	h := c.slot.Handler()
 	if h == nil {
 		return fmt.Errorf("feishu: channel not started")
 	}
@@ -208,7 +208,7 @@ func msTime(s string) time.Time {
 // error toast and decides nothing.
 func (c *intake) onCardAction(ctx context.Context, ev *callback.CardActionTriggerEvent) (*callback.CardActionTriggerResponse, error) {
 	w := wordsIn(c.cfg.Lang)
-	h := c.handler()
+	h := c.slot.Handler()
 	if h == nil {
 		return toast("error", w.unavailable), nil
 	}

@@ -72,10 +72,11 @@ type intake struct {
 	now   func() time.Time
 	marks Marks
 
+	// slot is the router from Start, none once closed.
+	slot channels.HandlerSlot
+
 	mu    sync.Mutex
-	h     channels.Handler
 	botID string
-	off   bool // closed: nothing more is handed to h
 }
 
 // longConn runs the long connection's clients (supervise) and says whether
@@ -175,7 +176,7 @@ func (c *Channel) Start(ctx context.Context, h channels.Handler) error {
 	}
 	c.started = true
 	c.mu.Unlock()
-	c.in.start(h)
+	c.in.slot.Set(h)
 
 	if c.in.botOpenID() == "" {
 		if id, err := c.api.fetchBotOpenID(ctx); err != nil {
@@ -305,7 +306,7 @@ func (lc *longConn) lastError() string {
 func (c *Channel) Close(ctx context.Context) error {
 	c.mu.Lock()
 	c.closed = true
-	c.in.stop()
+	c.in.slot.Close()
 	c.bg.Close()
 	cancel, super := c.cancel, c.super
 	c.mu.Unlock()
@@ -342,30 +343,6 @@ func (c *Channel) Ready() error {
 		return fmt.Errorf("long connection not connected (last error: %s)", c.conn.lastError())
 	}
 	return nil
-}
-
-// start hands what comes in to h from now on.
-func (c *intake) start(h channels.Handler) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.h = h
-}
-
-// stop hands nothing more to the router.
-func (c *intake) stop() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.off = true
-}
-
-// handler is the router, or nil once stopped.
-func (c *intake) handler() channels.Handler {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.off {
-		return nil
-	}
-	return c.h
 }
 
 // botOpenID is the bot's open_id (a mention of it addresses the bot).

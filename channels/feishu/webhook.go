@@ -103,7 +103,7 @@ func (c *intake) serveWebhook(w http.ResponseWriter, r *http.Request) {
 		writeMsg(w, http.StatusMethodNotAllowed, "method not allowed")
 		return
 	}
-	if c.cfg.Mode != ModeWebhook || c.handler() == nil {
+	if c.cfg.Mode != ModeWebhook || c.slot.Handler() == nil {
 		writeMsg(w, http.StatusServiceUnavailable, "feishu webhook not enabled")
 		return
 	}
