@@ -414,6 +414,7 @@ func (s *server) connect(ctx context.Context, onListChanged func(context.Context
 	sctx, cancel := context.WithTimeout(ctx, s.cfg.startTimeout())
 	defer cancel()
 	cs, err := client.Connect(sctx, t, nil)
+	at.started()
 	if err != nil {
 		at.cleanup()
 		where := s.cfg.URL

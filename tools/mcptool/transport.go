@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -21,6 +22,10 @@ const terminateAfter = 5 * time.Second
 
 // attempt is what one connection attempt holds besides its transport.
 type attempt struct {
+	// started tells the attempt that Connect has returned (the process
+	// runs, ran, or never started): call it once Connect returns,
+	// whatever it returned.
+	started func()
 	// cleanup releases what the attempt holds; call it when connecting
 	// fails.
 	cleanup func()
@@ -38,7 +43,7 @@ const (
 
 // transport builds the transport of one connection attempt.
 func (s *server) transport() (mcp.Transport, attempt, error) {
-	none := attempt{cleanup: func() {}, stderr: func() string { return "" }}
+	none := attempt{started: func() {}, cleanup: func() {}, stderr: func() string { return "" }}
 	if s.opts.transport != nil {
 		t, err := s.opts.transport(s.cfg)
 		return t, none, err
@@ -50,29 +55,37 @@ func (s *server) transport() (mcp.Transport, attempt, error) {
 	cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
 	cmd.Dir = s.cfg.Dir
 	cmd.Env = s.childEnv()
-	stderr, err := cmd.StderrPipe()
+	// A pipe of our own, not cmd.StderrPipe: Wait closes that one as
+	// soon as the process ends, and the SDK waits for a server that
+	// failed the handshake at once, so what it wrote last (its reason)
+	// was lost when the logger below had not read it yet. This one ends
+	// when the process has ended and our copy of its write end is closed
+	// (started).
+	pr, pw, err := os.Pipe()
 	if err != nil {
 		return nil, none, err
 	}
+	cmd.Stderr = pw
 	done := make(chan struct{})
 	tail := &lastLines{max: stderrLines}
 	s.wg.Go(func() {
 		defer close(done)
-		s.logStderr(stderr, tail)
+		s.logStderr(pr, tail)
+		_ = pr.Close()
 	})
-	// Wait closes the pipe; when the command never started, close it here
-	// so that the logger above ends. Called when Connect fails.
+	var once sync.Once
+	started := func() { once.Do(func() { _ = pw.Close() }) }
+	// Called when Connect fails: the logger ends with the process (or at
+	// once, when it never started).
 	cleanup := func() {
-		if cmd.Process == nil {
-			_ = stderr.Close()
-		}
+		started()
 		<-done
 	}
 	said := func() string {
 		<-done
 		return clip.Runes(s.scrub.Hide(strings.Join(tail.get(), " | ")), stderrRunes)
 	}
-	return &mcp.CommandTransport{Command: cmd, TerminateDuration: terminateAfter}, attempt{cleanup: cleanup, stderr: said}, nil
+	return &mcp.CommandTransport{Command: cmd, TerminateDuration: terminateAfter}, attempt{started: started, cleanup: cleanup, stderr: said}, nil
 }
 
 // lastLines keeps the last max lines written to it.
@@ -132,6 +145,9 @@ func (s *server) logStderr(r io.Reader, tail *lastLines) {
 		s.log.Debug("mcp server stderr", "line", s.scrub.Hide(sc.Text()))
 		tail.add(sc.Text())
 	}
+	// A line longer than the buffer ends the scan: the rest is read and
+	// dropped, so that the server never blocks on a full pipe.
+	_, _ = io.Copy(io.Discard, r)
 }
 
 // headerTransport adds fixed headers to every request.
