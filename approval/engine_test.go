@@ -1239,10 +1239,10 @@ func (l *endListener) Ended(a *approval.Approval, o approval.Outcome, waited boo
 	l.waited = append(l.waited, waited)
 }
 
-// TestEndedHeardAfterSettle: the Ended listener hears of an approval that
-// ends once, on the engine that ended it, after its cards were settled;
-// a decision that comes too late is not heard again.
-func TestEndedHeardAfterSettle(t *testing.T) {
+// endedEngine is an engine on a memory store whose notifier and Ended
+// listener record what they hear.
+func endedEngine(t *testing.T) (*approval.Engine, *notifier, *endListener) {
+	t.Helper()
 	notes := &notifier{}
 	ends := &endListener{n: notes}
 	e, err := approval.NewEngine(approval.EngineConfig{Store: memstore.New(memstore.Options{}), Notifier: notes, Ended: ends,
@@ -1250,6 +1250,14 @@ func TestEndedHeardAfterSettle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return e, notes, ends
+}
+
+// TestEndedHeardAfterSettle: the Ended listener hears of an approval that
+// ends once, on the engine that ended it, after its cards were settled;
+// a decision that comes too late is not heard again.
+func TestEndedHeardAfterSettle(t *testing.T) {
+	e, _, ends := endedEngine(t)
 	a := request(t, e)
 	if o, err := e.Decide(context.Background(), a.ID, decision(a, approval.Approve, "bob")); err != nil || o.Status != approval.StatusExecuted {
 		t.Fatalf("decide: %+v, %v", o, err)
@@ -1307,13 +1315,7 @@ func TestEndedSaysWhetherAWaitTakesIt(t *testing.T) {
 // waiting turn (channels/api TestTypedConfirmAndCancel, 5 in 100 under
 // load).
 func TestEndedHeardOnceWhenDecidedDuringShow(t *testing.T) {
-	notes := &notifier{}
-	ends := &endListener{n: notes}
-	e, err := approval.NewEngine(approval.EngineConfig{Store: memstore.New(memstore.Options{}), Notifier: notes, Ended: ends,
-		Dispatcher: &counterTool{}, Audit: &recorder{}, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, notes, ends := endedEngine(t)
 	notes.onShow = func(a *approval.Approval) {
 		if o, err := e.Decide(context.Background(), a.ID, decision(a, approval.Reject, "bob")); err != nil || o.Status != approval.StatusRejected {
 			t.Errorf("decide during show: %+v, %v", o, err)
