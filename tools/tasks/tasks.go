@@ -40,8 +40,8 @@ func New(db *sql.DB, now func() time.Time) []agent.Tool {
 	return []agent.Tool{
 		&createTool{s: s, schema: createSchema()},
 		&listTool{s: s, schema: listSchema()},
-		&completeTool{s: s, schema: idSchema("The id of the task to mark done (task_list shows ids).")},
-		&deleteTool{s: s, schema: idSchema("The id of the task to delete (task_list shows ids).")},
+		completeTool(s),
+		deleteTool(s),
 	}
 }
 
@@ -49,8 +49,7 @@ func New(db *sql.DB, now func() time.Time) []agent.Tool {
 var (
 	_ agent.Tool = (*createTool)(nil)
 	_ agent.Tool = (*listTool)(nil)
-	_ agent.Tool = (*completeTool)(nil)
-	_ agent.Tool = (*deleteTool)(nil)
+	_ agent.Tool = (*idTool)(nil)
 )
 
 // store is what the four tools share.
@@ -361,49 +360,90 @@ func parseID(raw json.RawMessage) (int64, error) {
 	return id, nil
 }
 
-type completeTool struct {
-	s      *store
-	schema *jsonschema.Schema
+// idTool is a tool that acts on one task named by its id: task_complete
+// and task_delete, which differ only in what they say and do (the
+// functions below).
+type idTool struct {
+	s          *store
+	schema     *jsonschema.Schema
+	name, desc string
+	effect     approval.Effect
+	about      words.Key
+	// preview says what the call would do to task tk (ok: it exists).
+	preview func(id int64, tk task, ok bool) approval.Words
+	// run does it.
+	run func(ctx context.Context, s *store, id int64) (agent.Output, error)
+}
+
+// completeTool marks a task done.
+func completeTool(s *store) *idTool {
+	return &idTool{s: s, schema: idSchema("The id of the task to mark done (task_list shows ids)."),
+		name: "task_complete", desc: "Mark a task of the demo to-do list as done.", effect: approval.EffectWrite, about: words.AboutTaskComplete,
+		preview: func(id int64, tk task, ok bool) approval.Words {
+			switch {
+			case !ok:
+				return approval.Say(words.TaskPreviewCompleteMissing, id, id)
+			case tk.Done:
+				return approval.Say(words.TaskPreviewCompleteDone, tk.label())
+			}
+			return approval.Say(words.TaskPreviewComplete, tk.label())
+		},
+		run: complete,
+	}
+}
+
+// deleteTool deletes a task.
+func deleteTool(s *store) *idTool {
+	return &idTool{s: s, schema: idSchema("The id of the task to delete (task_list shows ids)."),
+		name: "task_delete", desc: "Delete a task from the demo to-do list.", effect: approval.EffectDestructive, about: words.AboutTaskDelete,
+		preview: func(id int64, tk task, ok bool) approval.Words {
+			if !ok {
+				return approval.Say(words.TaskPreviewDeleteMissing, id, id)
+			}
+			return approval.Say(words.TaskPreviewDelete, tk.label())
+		},
+		run: remove,
+	}
 }
 
 // Explain says what a call does, for its approver (agent.Explainer).
-func (*completeTool) Explain() approval.Words { return approval.Say(words.AboutTaskComplete) }
+func (t *idTool) Explain() approval.Words { return approval.Say(t.about) }
 
-func (*completeTool) Name() string                           { return "task_complete" }
-func (*completeTool) Description() string                    { return "Mark a task of the demo to-do list as done." }
-func (t *completeTool) Schema() *jsonschema.Schema           { return t.schema }
-func (*completeTool) Effect(json.RawMessage) approval.Effect { return approval.EffectWrite }
+func (t *idTool) Name() string                           { return t.name }
+func (t *idTool) Description() string                    { return t.desc }
+func (t *idTool) Schema() *jsonschema.Schema             { return t.schema }
+func (t *idTool) Effect(json.RawMessage) approval.Effect { return t.effect }
 
-func (t *completeTool) Preview(ctx context.Context, raw json.RawMessage) (string, error) {
+func (t *idTool) Preview(ctx context.Context, raw json.RawMessage) (string, error) {
 	w, err := t.PreviewWords(ctx, raw)
 	return w.EN, err
 }
 
 // PreviewWords is Preview in both languages (agent.WordsPreviewer).
-func (t *completeTool) PreviewWords(ctx context.Context, raw json.RawMessage) (approval.Words, error) {
+func (t *idTool) PreviewWords(ctx context.Context, raw json.RawMessage) (approval.Words, error) {
 	id, err := parseID(raw)
 	if err != nil {
 		return approval.Words{}, err
 	}
 	tk, ok, err := t.s.get(ctx, id)
-	switch {
-	case err != nil:
+	if err != nil {
 		return approval.Words{}, err
-	case !ok:
-		return approval.Say(words.TaskPreviewCompleteMissing, id, id), nil
-	case tk.Done:
-		return approval.Say(words.TaskPreviewCompleteDone, tk.label()), nil
 	}
-	return approval.Say(words.TaskPreviewComplete, tk.label()), nil
+	return t.preview(id, tk, ok), nil
 }
 
-func (t *completeTool) Run(ctx context.Context, raw json.RawMessage) (agent.Output, error) {
+func (t *idTool) Run(ctx context.Context, raw json.RawMessage) (agent.Output, error) {
 	id, err := parseID(raw)
 	if err != nil {
 		return agent.Output{}, notRun(t.Name(), err)
 	}
+	return t.run(ctx, t.s, id)
+}
+
+// complete marks task id done, telling "missing" from "already done".
+func complete(ctx context.Context, s *store, id int64) (agent.Output, error) {
 	var title string
-	err = t.s.db.QueryRowContext(ctx,
+	err := s.db.QueryRowContext(ctx,
 		`UPDATE tasks SET done = 1 WHERE id = ? AND done = 0 RETURNING title`, id).Scan(&title)
 	if err == nil {
 		return agent.Output{Content: fmt.Sprintf("Task %d “%s” is done.", id, title)}, nil
@@ -412,7 +452,7 @@ func (t *completeTool) Run(ctx context.Context, raw json.RawMessage) (agent.Outp
 		return dbFailure(ctx, "completing the task", err)
 	}
 	// Nothing changed: tell "missing" from "already done".
-	tk, ok, gerr := t.s.get(ctx, id)
+	tk, ok, gerr := s.get(ctx, id)
 	switch {
 	case gerr != nil:
 		return agent.Output{Content: gerr.Error(), IsError: true}, nil
@@ -422,47 +462,10 @@ func (t *completeTool) Run(ctx context.Context, raw json.RawMessage) (agent.Outp
 	return agent.Output{Content: "Task " + tk.label() + " was already done."}, nil
 }
 
-type deleteTool struct {
-	s      *store
-	schema *jsonschema.Schema
-}
-
-// Explain says what a call does, for its approver (agent.Explainer).
-func (*deleteTool) Explain() approval.Words { return approval.Say(words.AboutTaskDelete) }
-
-func (*deleteTool) Name() string                           { return "task_delete" }
-func (*deleteTool) Description() string                    { return "Delete a task from the demo to-do list." }
-func (t *deleteTool) Schema() *jsonschema.Schema           { return t.schema }
-func (*deleteTool) Effect(json.RawMessage) approval.Effect { return approval.EffectDestructive }
-
-func (t *deleteTool) Preview(ctx context.Context, raw json.RawMessage) (string, error) {
-	w, err := t.PreviewWords(ctx, raw)
-	return w.EN, err
-}
-
-// PreviewWords is Preview in both languages (agent.WordsPreviewer).
-func (t *deleteTool) PreviewWords(ctx context.Context, raw json.RawMessage) (approval.Words, error) {
-	id, err := parseID(raw)
-	if err != nil {
-		return approval.Words{}, err
-	}
-	tk, ok, err := t.s.get(ctx, id)
-	switch {
-	case err != nil:
-		return approval.Words{}, err
-	case !ok:
-		return approval.Say(words.TaskPreviewDeleteMissing, id, id), nil
-	}
-	return approval.Say(words.TaskPreviewDelete, tk.label()), nil
-}
-
-func (t *deleteTool) Run(ctx context.Context, raw json.RawMessage) (agent.Output, error) {
-	id, err := parseID(raw)
-	if err != nil {
-		return agent.Output{}, notRun(t.Name(), err)
-	}
+// remove deletes task id.
+func remove(ctx context.Context, s *store, id int64) (agent.Output, error) {
 	var title string
-	err = t.s.db.QueryRowContext(ctx, `DELETE FROM tasks WHERE id = ? RETURNING title`, id).Scan(&title)
+	err := s.db.QueryRowContext(ctx, `DELETE FROM tasks WHERE id = ? RETURNING title`, id).Scan(&title)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return agent.Output{Content: notExist(id), IsError: true}, nil
