@@ -62,6 +62,7 @@ func buildBin(t *testing.T) string {
 func sharedRedis(t *testing.T) {
 	t.Helper()
 	client, prefix := testredis.Start(t)
+	t.Cleanup(func() { keysDocumented(t, client, prefix) })
 	t.Setenv("HITLBOT_STORE_BACKEND", "redis")
 	t.Setenv("HITLBOT_STORE_REDIS_URL", redisURL(t, client))
 	t.Setenv("HITLBOT_STORE_REDIS_PREFIX", prefix)

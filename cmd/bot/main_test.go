@@ -523,6 +523,7 @@ func redisURL(t *testing.T, client redis.UniversalClient) string {
 // can be decided through a second server on the same Redis, and runs once.
 func TestPendingSurvivesRestart(t *testing.T) {
 	client, prefix := testredis.Start(t)
+	t.Cleanup(func() { keysDocumented(t, client, prefix) })
 	t.Setenv("HITLBOT_STORE_BACKEND", "redis")
 	t.Setenv("HITLBOT_STORE_REDIS_URL", redisURL(t, client))
 	t.Setenv("HITLBOT_STORE_REDIS_PREFIX", prefix)

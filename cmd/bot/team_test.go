@@ -47,6 +47,9 @@ func serveTeam(t *testing.T, approvalYAML string, withRedis bool) *teamServer {
 	store := "store:\n  backend: memory\n"
 	if withRedis {
 		client, prefix := testredis.Start(t)
+		// After the server's shutdown (registered later, run earlier):
+		// every key it wrote is of a documented family.
+		t.Cleanup(func() { keysDocumented(t, client, prefix) })
 		store = fmt.Sprintf("store:\n  backend: redis\n  redis:\n    url: %q\n    prefix: %q\n", redisURL(t, client), prefix)
 	}
 	cfg := store + fmt.Sprintf(`channels:
