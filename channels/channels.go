@@ -131,7 +131,8 @@ var (
 )
 
 // TurnEvent is an event of the turn of a message, as a TurnListener hears
-// it: one the agent said (awaiting; turn_ended, whose Result says how the
+// it: one the agent said (notice, tool_result, awaiting, answer,
+// stream_end; turn_ended, whose Result says how the
 // turn ended, Result.Resumed set when it was not this message's turn but
 // the resumption of an approval's), or one of the router's own: SayQueued,
 // SayRefused, or the turn_ended of a message it answered itself, with no
@@ -155,9 +156,12 @@ type TurnEvent struct {
 // TurnListener is implemented by a channel that answers each request when
 // its turn ends (the HTTP API). The presenter and the router hand it the
 // turn's events (TurnEvent), to the Target of the message (ReplyTo is the
-// turn's message id), instead of the notices that stand for them in a
-// chat (an approval is waiting, the conversation is busy, the bot is
-// shutting down, the router's own answer to a message). Every inbound
+// turn's message id): everything the turn says (notice, tool_result,
+// awaiting, answer, stream_end, turn_ended; not the pieces of a streamed
+// message, delta), and the router's own events in place of the notices
+// that stand for them in a chat (an approval is waiting, the conversation
+// is busy, the bot is shutting down, the router's own answer to a
+// message). Nothing of a turn reaches it through Send. Every inbound
 // message it hands to the router gets a turn_ended, SayQueued or
 // SayRefused for its message id, whichever path it takes (a queued
 // message's turn ends later with a turn_ended of its own); only a

@@ -303,9 +303,12 @@ func (p *Presenter) Progress(ctx context.Context, a *approval.Approval) error {
 }
 
 // Say sends what the agent says to the chat the message came from, as a
-// reply to it, and hands where the turn stands (awaiting, turn_ended) as
-// it is to a channel that listens for it (TurnListener); other channels
-// say nothing for those (agent.Speaker).
+// reply to it (agent.Speaker). A channel that listens for the turn
+// (TurnListener, the HTTP API) hears it instead, as it is: every event of
+// the turn (notice, tool_result, awaiting, answer, stream_end,
+// turn_ended) but the pieces of a streamed message (delta; the answer
+// carries the whole text), and nothing of the turn through Send. A chat
+// says nothing for awaiting and turn_ended.
 func (p *Presenter) Say(ctx context.Context, in agent.Inbound, s agent.Say) error {
 	ch, err := p.reg.Channel(in.Channel)
 	if err != nil {
@@ -318,14 +321,17 @@ func (p *Presenter) Say(ctx context.Context, in agent.Inbound, s agent.Say) erro
 	if said, err := p.foldResult(ctx, ch, in, to, s); said {
 		return err
 	}
+	if tl, ok := ch.(TurnListener); ok {
+		if s.Kind != agent.SayDelta {
+			tl.TurnEvent(ctx, to, TurnEvent{Say: s})
+		}
+		return nil
+	}
 	if said, err := p.sayStream(ctx, ch, to, s); said {
 		return err
 	}
 	switch s.Kind {
 	case agent.SayAwaiting, agent.SayTurnEnded:
-		if tl, ok := ch.(TurnListener); ok {
-			tl.TurnEvent(ctx, to, TurnEvent{Say: s})
-		}
 		return nil
 	}
 	return ch.Send(ctx, to, Outgoing{Kind: outKind(s.Kind), Text: s.Text, Tool: s.Tool, Args: s.Args, IsError: s.IsError})

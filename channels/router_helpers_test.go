@@ -160,6 +160,7 @@ type rig struct {
 	pres   *Presenter
 	router *Router
 	ch     *fakeChannel
+	as     Channel // the channel registered: ch, or what wraps it
 	erase  *hitltest.Tool
 	model  *hitltest.Model
 }
@@ -213,8 +214,19 @@ func newRigAs(t testing.TB, store approval.Store, engClock clock.Clock, loopMod 
 		ch = as(g.ch)
 	}
 	st.Register(t, ch)
+	g.as = ch
 	g.fill(st)
 	return g
+}
+
+// answered reports whether an answer containing sub was said: in the
+// chat, or as an answer event to a channel that listens for turn events
+// (which hears nothing of a turn through Send).
+func (g *rig) answered(sub string) bool {
+	if l, ok := g.as.(*listener); ok {
+		return l.heardText(agent.SayAnswer, sub)
+	}
+	return g.ch.hasText("answer", sub)
 }
 
 // fill takes the parts of the rig from st.

@@ -37,7 +37,7 @@ func (g *rig) expire(t *testing.T, clk *clock.Fake, a *approval.Approval) {
 		t.Fatalf("Sweep = %d, %v", n, err)
 	}
 	eventually(t, "the approval is expired", func() bool { return g.state(t, a.ID) == approval.StateExpired })
-	eventually(t, "the waiting turn ends", func() bool { return g.ch.hasText("answer", "summary: ") })
+	eventually(t, "the waiting turn ends", func() bool { return g.answered("summary: ") })
 }
 
 // TestLateReplyAfterExpiry: a typed 确认 (or 取消) that comes after the
@@ -95,7 +95,7 @@ func TestLateReplyWords(t *testing.T) {
 			g := newRig(t, nil, func(c *RouterConfig) { c.Lang = tt.lang })
 			a := g.pendingApproval(t, "orders")
 			tt.end(g, a)
-			eventually(t, "the waiting turn ends", func() bool { return g.ch.hasText("answer", "summary: ") })
+			eventually(t, "the waiting turn ends", func() bool { return g.answered("summary: ") })
 			g.ch.reset()
 			g.send(t, msg("alice", "ok"))
 			if got, isErr := g.ch.lastNotice(); got != tt.want || !isErr {
@@ -120,7 +120,7 @@ func TestReplyWithoutApprovalGoesToAgent(t *testing.T) {
 	a := g.pendingApproval(t, "orders")
 	g.send(t, msg("alice", "取消"))
 	g.drain()
-	eventually(t, "the waiting turn ends", func() bool { return g.ch.hasText("answer", "summary: ") })
+	eventually(t, "the waiting turn ends", func() bool { return g.answered("summary: ") })
 	old := msg("alice", "确认")
 	old.CreatedAt = a.CreatedAt.Add(-time.Minute)
 	g.send(t, old)
@@ -238,7 +238,7 @@ func endedBy(text string) func(t *testing.T, g *rig) *approval.Approval {
 		a := g.pendingApproval(t, "orders")
 		g.send(t, msg("alice", text))
 		g.drain()
-		eventually(t, "the waiting turn ends", func() bool { return g.ch.hasText("answer", "summary: ") })
+		eventually(t, "the waiting turn ends", func() bool { return g.answered("summary: ") })
 		return a
 	}
 }
@@ -285,4 +285,22 @@ func TestRouterAnswersEndTheTurn(t *testing.T) {
 			}
 		})
 	}
+}
+
+// heard returns the turn events heard so far, in order.
+func (l *listener) heard() []turnRec {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]turnRec(nil), l.events...)
+}
+
+// heardText reports whether an event of kind whose text contains sub was
+// heard.
+func (l *listener) heardText(kind agent.SayKind, sub string) bool {
+	for _, r := range l.heard() {
+		if r.ev.Kind == kind && strings.Contains(r.ev.Text, sub) {
+			return true
+		}
+	}
+	return false
 }

@@ -23,7 +23,7 @@ func (g *rig) barrier(t *testing.T, user approval.UserID) {
 	t.Helper()
 	m := msg(user, "barrier "+time.Now().Format(time.RFC3339Nano))
 	g.send(t, m)
-	eventually(t, "the agent answers "+m.Text, func() bool { return g.ch.hasText("answer", "echo: "+m.Text) })
+	eventually(t, "the agent answers "+m.Text, func() bool { return g.answered("echo: " + m.Text) })
 }
 
 // forEachDedupStore runs fn on a store that takes a message's

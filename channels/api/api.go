@@ -149,11 +149,13 @@ func (a *API) Ready() error {
 	return nil
 }
 
-// Send hands what the bot says in an API conversation to the requests
-// waiting in it. Nobody waiting: it is dropped (the turn's history keeps
-// it). It never blocks.
+// Send drops what it is given. Everything a turn says reaches the API as
+// turn events (TurnEvent), so what comes through Send is said outside a
+// turn: a reminder that an approval waits, the notice that it was
+// escalated. The API has no chat to show those in, and no request waits
+// for them (each waits for its own turn's events); the approval's state
+// and audit trail (GET /api/approvals/{id}) say the same.
 func (a *API) Send(ctx context.Context, to channels.Target, out channels.Outgoing) error {
-	a.convs.publish(to.ChatID, event{turn: to.ReplyTo, out: &out})
 	return nil
 }
 
@@ -396,10 +398,9 @@ func turnOf(rec *approval.Approval) string {
 type event struct {
 	// turn is the message id of the turn it belongs to ("" if unknown).
 	turn    string
-	out     *channels.Outgoing  // Send
+	turnEv  *channels.TurnEvent // TurnEvent: what the turn says, and where it stands
 	shown   *PendingAction      // ShowApproval
 	settled *settled            // SettleApproval
-	turnEv  *channels.TurnEvent // TurnEvent
 }
 
 type settled struct {

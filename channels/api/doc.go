@@ -96,9 +96,12 @@
 // router. The request then waits (at most TurnTimeout) for the turn:
 //
 //   - The API is a channels.TurnListener: it hears the turn's typed events
-//     (the agent's awaiting and turn_ended, and the router's own queued,
-//     refused and answers), and the request ends on those events, never
-//     on the words. Everything the agent says comes with
+//     (everything the agent says: notice, tool_result, awaiting, answer,
+//     stream_end, turn_ended; and the router's own queued, refused and
+//     answers), and the request ends on those events, never on the words.
+//     Nothing of a turn comes through Send (what does is said outside a
+//     turn, a reminder or an escalation notice, and is dropped: no request
+//     waits for it). Everything the agent says comes with
 //     Target.ReplyTo set to the message id the turn started from, and an
 //     approval's idempotency key starts with that id, so the request
 //     listens to its own turn only.
@@ -119,9 +122,10 @@
 //     request with requiresConfirmation and pendingAction {token, …}; the
 //     turn goes on waiting in the background.
 //   - The API is request/response, also when the model streams
-//     (model.openai.stream): it is no channels.Streamer, so the router
-//     drops the pieces and the response carries the whole answer; a model
-//     that fails mid-stream reaches it as the usual error notice.
+//     (model.openai.stream): a TurnListener is not handed the pieces
+//     (delta), and the response carries the whole answer; a model that
+//     fails mid-stream ends its stream with the error sentence
+//     (stream_end), kept as a notice, and its turn_ended carries it.
 //
 // pendingAction is {token, approvalId, description, toolName, inputPreview,
 // risk, expiresAt, isDestructive}; inputPreview is the call's arguments as

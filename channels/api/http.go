@@ -650,22 +650,24 @@ func (a *inbound) await(ctx context.Context, wt *waiter, u User, convID string, 
 						return nil, fail(CodeRateLimited, words.APIBusy)
 					}
 					return nil, fail(CodeUnavailable, words.APIShuttingDown)
-				}
-			case ev.out != nil:
-				out := ev.out
-				switch out.Kind {
-				case channels.OutToolResult:
-					if i := matchCall(skip, out); i >= 0 {
+				case agent.SayToolResult:
+					if i := matchCall(skip, te.Tool, te.Args); i >= 0 {
 						skip = append(skip[:i:i], skip[i+1:]...)
 						continue
 					}
 					st := approval.StatusExecuted
-					if out.IsError {
+					if te.IsError {
 						st = approval.StatusFailed
 					}
-					res.Actions = append(res.Actions, Action{Tool: out.Tool, Input: json.RawMessage(out.Args), Result: out.Text, Status: st, IsError: out.IsError})
-				case channels.OutNotice:
-					notices = append(notices, out.Text)
+					res.Actions = append(res.Actions, Action{Tool: te.Tool, Input: te.Args, Result: te.Text, Status: st, IsError: te.IsError})
+				case agent.SayNotice:
+					notices = append(notices, te.Text)
+				case agent.SayStreamEnd:
+					if te.IsError && te.Text != "" {
+						// The model failed mid-stream: the sentence stands
+						// for the error notice.
+						notices = append(notices, te.Text)
+					}
 				}
 			}
 		}
@@ -695,9 +697,11 @@ func confirmText(lang words.Lang, pa *PendingAction) string {
 	return words.Text(lang, words.APIConfirmNeeded, pa.Description)
 }
 
-func matchCall(calls []approval.Call, out *channels.Outgoing) int {
+// matchCall returns the index in calls of the call of tool with args, or
+// -1.
+func matchCall(calls []approval.Call, tool string, args []byte) int {
 	for i, c := range calls {
-		if c.Tool == out.Tool && bytes.Equal(c.Args, out.Args) {
+		if c.Tool == tool && bytes.Equal(c.Args, args) {
 			return i
 		}
 	}
