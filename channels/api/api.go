@@ -26,8 +26,10 @@ const Name = "api"
 // Handler (or Mount), and Start it with the router as its Handler.
 //
 // In and out are separate parts. API itself is the outbound side, what the
-// router and the engine call: Send, TurnEvent, ShowApproval and
-// SettleApproval publish to the conversations in flight. The inbound side
+// presenter, the router and the engine call: TurnEvent, ShowApproval and
+// SettleApproval publish to the conversations in flight, in order and
+// without waiting (an outbox, which keeps a resumed turn's answer first);
+// Send drops what is said outside a turn. The inbound side
 // is an inbound (http.go), the HTTP handler of the routes, which hands
 // messages to the router; the two meet in conversations (the requests
 // waiting in each conversation, and the approvals a local turn waits for)
@@ -40,6 +42,7 @@ type API struct {
 	in     *inbound       // the HTTP handler (and the router it hands messages to)
 	convs  *conversations // the requests in flight, per conversation
 	tokens *tokenLedger   // the pending-action token entries
+	out    *outbox        // publishes to convs in order, keeping resumed answers first
 }
 
 // conversations is what the two sides of the API share in this process:
@@ -89,7 +92,7 @@ func New(cfg Config, engine *approval.Engine, logger *slog.Logger) (*API, error)
 	}
 	in.mux = http.NewServeMux()
 	in.mount(in.mux)
-	a := &API{cfg: cfg, engine: engine, log: log, in: in, convs: convs, tokens: tokens}
+	a := &API{cfg: cfg, engine: engine, log: log, in: in, convs: convs, tokens: tokens, out: newOutbox(convs, tokens, log)}
 	return a, nil
 }
 
@@ -134,11 +137,13 @@ func (a *API) Start(ctx context.Context, h channels.Handler) error {
 	return nil
 }
 
-// Close makes new requests answer 503; requests in flight end on their own
-// (bounded by TurnTimeout).
+// Close makes new requests answer 503 (requests in flight end on their
+// own, bounded by TurnTimeout) and waits, bounded by ctx, for the answers
+// of resumed turns still being kept (outbox); those heard later are kept
+// on the listener's path.
 func (a *API) Close(ctx context.Context) error {
 	a.in.slot.Close()
-	return nil
+	return a.out.close(ctx)
 }
 
 // Ready reports whether the API accepts requests.
@@ -159,22 +164,29 @@ func (a *API) Send(ctx context.Context, to channels.Target, out channels.Outgoin
 	return nil
 }
 
-// TurnEvent hands where a turn stands to the requests waiting in its
-// conversation, and keeps the answer of a resumed turn with the
-// approval's token, where GET /api/approvals/{id} and the next
+// TurnEvent hands what a turn says and where it stands to the requests
+// waiting in its conversation, and keeps the answer of a resumed turn with
+// the approval's token, where GET /api/approvals/{id} and the next
 // POST /agent/chat of the conversation find it (channels.TurnListener).
+// It does not wait for the store: the answer is kept by a worker of the
+// conversation, which publishes the turn's end once it is kept (outbox).
 func (a *API) TurnEvent(ctx context.Context, to channels.Target, ev channels.TurnEvent) {
+	var keep *agent.TurnResult
 	if ev.Kind == agent.SayTurnEnded && ev.Result != nil && ev.Result.Resumed != "" {
-		a.tokens.keepResumed(ctx, *ev.Result)
+		keep = ev.Result
 	}
-	a.convs.publish(to.ChatID, event{turn: to.ReplyTo, turnEv: &ev})
+	a.out.say(ctx, to.ChatID, keep, event{turn: to.ReplyTo, turnEv: &ev})
 }
 
+// keepTimeout bounds the keeping of one resumed answer.
+const keepTimeout = 10 * time.Second
+
 // keepResumed records a resumed turn's answer in its approval's token
-// entry (the store every replica shares). Failures are logged: the answer
-// is in the conversation's history either way.
+// entry (the store every replica shares), within keepTimeout or until ctx
+// ends. Failures are logged: the answer is in the conversation's history
+// either way.
 func (l *tokenLedger) keepResumed(ctx context.Context, res agent.TurnResult) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, keepTimeout)
 	defer cancel()
 	log := l.log.With("approval_id", res.Resumed)
 	rec, err := l.engine.Get(ctx, res.Resumed)
@@ -198,7 +210,7 @@ func (l *tokenLedger) keepResumed(ctx context.Context, res agent.TurnResult) {
 	e.Resumed = &Resumed{ApprovalID: res.Resumed, Text: res.Text, Actions: acts, At: now.UTC()}
 	e.ResumedTaken = false
 	if err := l.cfg.TokenStore.Put(ctx, e, l.retention(e, now)); err != nil {
-		log.Warn("keeping a resumed turn's answer failed", "err", err)
+		log.Warn("writing a resumed turn's answer failed; it is not kept for the client", "err", err)
 	}
 }
 
@@ -300,7 +312,7 @@ func (a *API) ShowApproval(ctx context.Context, to channels.Target, v cards.View
 	}
 	a.convs.waitsFor(v.ApprovalID, to.ChatID, v.ExpiresAt, now)
 	pa := pendingAction(v, e.Token)
-	a.convs.publish(to.ChatID, event{turn: turn, shown: &pa})
+	a.out.say(ctx, to.ChatID, nil, event{turn: turn, shown: &pa})
 	return approval.CardRef{Channel: Name, ChatID: to.ChatID, MessageID: e.Token}, nil
 }
 
@@ -310,7 +322,7 @@ func (a *API) ShowApproval(ctx context.Context, to channels.Target, v cards.View
 // 410 (expired), and GET /api/approvals can list ended approvals.
 func (a *API) SettleApproval(ctx context.Context, ref approval.CardRef, v cards.View) error {
 	local := a.convs.settled(v.ApprovalID)
-	a.convs.publish(ref.ChatID, event{settled: &settled{view: v, local: local}})
+	a.out.say(ctx, ref.ChatID, nil, event{settled: &settled{view: v, local: local}})
 	return nil
 }
 

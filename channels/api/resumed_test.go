@@ -10,6 +10,7 @@ import (
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/approval/memstore"
 	"github.com/hitlbot/hitlbot/channels"
+	"github.com/hitlbot/hitlbot/channels/api"
 	"github.com/hitlbot/hitlbot/internal/clock"
 )
 
@@ -21,9 +22,12 @@ func TestResumedAnswerIsTheRequesters(t *testing.T) {
 	h := newHarness(t, fourEyes(approval.ApproverChat))
 	pa := h.ask(tokAlice, "c1", "erase orders").PendingAction
 	id := approval.ID(pa.ApprovalID)
+	w := api.Watch(h.api, "acme/alice/c1")
+	defer w.Stop()
 	h.api.TurnEvent(context.Background(), channels.Target{Channel: "api", ChatID: "acme/alice/c1"}, channels.TurnEvent{
 		Say: agent.Say{Kind: agent.SayTurnEnded, Result: &agent.TurnResult{Resumed: id, Text: "7 orders erased: #1, #2, #3",
 			Actions: []agent.Action{{Tool: "erase", Result: "erase done", Status: approval.StatusExecuted}}}}})
+	w.NextEnd(t) // the turn's end is published once its answer is kept
 
 	alice, _ := h.auditOf(tokAlice, string(id))
 	r, _ := alice["resumed"].(map[string]any)
@@ -80,8 +84,11 @@ func TestResumedAnswerKeptWithoutACardReference(t *testing.T) {
 	if rec, err := h.engine.Get(context.Background(), id); err != nil || len(rec.Cards) != 0 {
 		t.Fatalf("the record's cards: %+v, %v", rec, err)
 	}
+	w := api.Watch(h.api, "acme/alice/c1")
+	defer w.Stop()
 	h.api.TurnEvent(context.Background(), channels.Target{Channel: "api", ChatID: "acme/alice/c1"}, channels.TurnEvent{
 		Say: agent.Say{Kind: agent.SayTurnEnded, Result: &agent.TurnResult{Resumed: id, Text: "7 orders erased"}}})
+	w.NextEnd(t)
 	alice, _ := h.auditOf(tokAlice, string(id))
 	if r, _ := alice["resumed"].(map[string]any); r == nil || r["text"] != "7 orders erased" {
 		t.Fatalf("alice's view: %v", alice)
