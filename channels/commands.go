@@ -28,6 +28,23 @@ const (
 // mentions).
 var answerWords = []string{"回答", "answer", "/answer"}
 
+// commonWords are English words of a code's form that begin ordinary
+// sentences after "answer" ("answer this mail", "answer them with …"):
+// the answer command takes such a word as a code only when it names an
+// approval waiting in the chat (a code is random: one of these is rare).
+var commonWords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`this that them they with from your what when here back each both some
+		only just like more then also very much will have soon fast next last once mine ours hers whom were been into
+		over asap sure well good okay fine thus same such made make done must`) {
+		commonWords[w] = true
+	}
+}
+
+// commonWord reports whether code (lowercased) is one of commonWords.
+func commonWord(code string) bool { return commonWords[code] }
+
 // Command is a parsed approval command.
 type Command struct {
 	Kind CommandKind

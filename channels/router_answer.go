@@ -16,9 +16,13 @@ import (
 // only one the sender may answer, when several wait). The text is read
 // by approval.ParseAnswers; a text it refuses is answered with why (the
 // question stays open); else the answer is decided as the sender, bound
-// to the hash of the question as it waits (decideTyped). It reports
+// to the hash of the question as it waits (decideTyped). A code (c.Arg,
+// not a commonWord) followed by an answer that names nothing waiting in
+// the chat is answered with that (a mistyped code, a question already
+// ended): neither the agent's nor a waiting question's answer. It reports
 // whether it answered: with no question waiting in the chat and no code
-// naming an approval, the text is the agent's ("answer this mail").
+// naming one, the text is the agent's ("answer me this: …", "answer this
+// mail").
 func (r *Router) answerCommand(ctx context.Context, cmdr Commander, ch Channel, to Target, m Message, c Command, l words.Lang,
 	say func(string) bool, unavailable func(error) bool, log *slog.Logger) bool {
 	waiting, err := cmdr.ChatPending(ctx, m.Channel, m.ChatID)
@@ -36,8 +40,17 @@ func (r *Router) answerCommand(ctx context.Context, cmdr Commander, ch Channel, 
 	var a *approval.Approval
 	text := c.Body
 	if c.Arg != "" {
-		if found := approval.ByCode(live, c.Arg); len(found) == 1 {
+		switch found := approval.ByCode(live, c.Arg); {
+		case len(found) == 1:
 			a, text = found[0], c.Text
+		case len(found) > 1:
+			return say(words.Text(l, words.QuestionAmbiguous, r.pendingLines(l, found, codes, now, readerOf(m))))
+		case c.Text != "" && !commonWord(c.Arg):
+			// The strict form (a code, then an answer) naming nothing
+			// waiting: a mistyped code, or a question that has ended.
+			// Neither the agent's nor part of a waiting question's answer.
+			log.Info("an answer command names no approval waiting in the chat; nothing was answered", "code", c.Arg)
+			return say(words.Text(l, words.QuestionNoSuchCode, c.Arg))
 		}
 	}
 	if a == nil {

@@ -206,3 +206,53 @@ func TestPendingSaysHowToAnswerAQuestion(t *testing.T) {
 		})
 	}
 }
+
+// TestAnswerNamingNoQuestion: the answer command in its strict form (a
+// word of a code's form, then an answer) whose code names nothing
+// waiting in the chat is told so, in the chat's language, and reaches
+// neither the agent nor a question that waits (a mistyped code is never
+// taken as part of the answer); a sentence that only begins with
+// "answer" (its first word no code, a common word, or nothing after it)
+// is the agent's, or the waiting question's answer, as before.
+func TestAnswerNamingNoQuestion(t *testing.T) {
+	for _, tc := range []struct {
+		lang, text, want string
+		waiting          bool
+	}{
+		{"en", "answer zzzz 2", "No question waits with code zzzz in this chat; /pending lists what waits.", false},
+		{"zh", "回答 zzzz 1", "本群没有代码为 zzzz 的待回答问题；/pending 列出等待中的请求。", false},
+		{"en", "@bot answer zz99 Large", "No question waits with code zz99 in this chat", true},
+		{"zh", "回答：zzzz 2", "本群没有代码为 zzzz 的待回答问题", true},
+	} {
+		t.Run(tc.lang+" "+tc.text, func(t *testing.T) {
+			g := newQuestionRig(t, tc.lang)
+			var a *approval.Approval
+			if tc.waiting {
+				a, _ = g.ask(t, oneQuestion)
+			}
+			g.send(t, msg("alice", tc.text))
+			g.drain()
+			if !g.ch.hasText("answer", tc.want) {
+				t.Fatalf("texts %v, want %q", g.ch.texts(), tc.want)
+			}
+			if g.model.Seen(tc.text) != 0 {
+				t.Fatal("the command reached the model")
+			}
+			if a != nil {
+				if st, ans := g.answersOf(t, a.ID); st != approval.StatePending || ans != "" {
+					t.Fatalf("the waiting question: %s, answers %s", st, ans)
+				}
+			}
+		})
+	}
+	for _, text := range []string{"answer me this: what is 2+2", "answer this mail please", "answer zzzz", "Answer that question for me"} {
+		t.Run("agent "+text, func(t *testing.T) {
+			g := newQuestionRig(t, "en")
+			g.send(t, msg("alice", text))
+			g.barrier(t, "alice")
+			if g.model.Seen(text) != 1 {
+				t.Fatalf("the model did not see it; texts %v", g.ch.texts())
+			}
+		})
+	}
+}

@@ -488,6 +488,7 @@ var en = map[Key]string{
 	QuestionNothing:       "That answers nothing: reply %s <option number or your own answer>.",
 	QuestionNotQuestion:   "%s is not a question: decide it with 确认 or 取消.",
 	QuestionAmbiguous:     "Several questions wait in this chat; say which one with 回答 <code> …:\n%s",
+	QuestionNoSuchCode:    "No question waits with code %s in this chat; /pending lists what waits. Nothing was answered.",
 	QuestionTypedAnswered: "Answered: %s reads the answer now.\n%s",
 	ElicitAsks:            "MCP server %s asks you: %s",
 	ElicitAbout:           "An MCP server (%s) asks this while one of its tools runs for this chat; your answer is sent to that server.",

@@ -547,6 +547,7 @@ const (
 	QuestionNothing       // an answer command that answers nothing; args: the command with its code
 	QuestionNotQuestion   // an answer command naming an approval that is no question; args: its code
 	QuestionAmbiguous     // several questions wait and the answer names none; args: their lines
+	QuestionNoSuchCode    // an answer command whose code names nothing waiting in the chat; args: the code
 	QuestionTypedAnswered // a typed answer taken; args: the agent, the answers (one line each)
 	// An MCP server's elicitation asked as a question (approval/elicit.go).
 	ElicitAsks       // the card's summary; args: the server, its message

@@ -486,6 +486,7 @@ var zh = map[Key]string{
 	QuestionNothing:       "没有回答任何问题：请回复 %s 选项编号或你的回答。",
 	QuestionNotQuestion:   "%s 不是提问：请用 确认 或 取消 决定。",
 	QuestionAmbiguous:     "本群有多个提问在等待，请用 回答 <代码> … 指明：\n%s",
+	QuestionNoSuchCode:    "本群没有代码为 %s 的待回答问题；/pending 列出等待中的请求。未作回答。",
 	QuestionTypedAnswered: "已回答：%s 现在会收到回答。\n%s",
 	ElicitAsks:            "MCP 服务 %s 请你回答：%s",
 	ElicitAbout:           "MCP 服务（%s）在为本会话运行工具时提出此问题；你的回答将发送给该服务。",
