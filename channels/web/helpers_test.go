@@ -91,6 +91,14 @@ func newServerOn(t testing.TB, store approval.Store, effect approval.Effect, m a
 	t.Helper()
 	erase := hitltest.NewTool("erase", effect)
 	erase.About = "Erases the named thing for good"
+	return newServerTools(t, store, erase, nil, m, pc, beside, opts...)
+}
+
+// newServerTools is newServerOn with the tool erase and more tools in the
+// registry.
+func newServerTools(t testing.TB, store approval.Store, erase *hitltest.Tool, more []agent.Tool, m agent.Model, pc *approval.PolicyConfig,
+	beside []channels.Channel, opts ...option) *server {
+	t.Helper()
 	s := &server{erase: erase, clk: clock.NewFake(time.Now())}
 	cfg := web.Config{AllowAnonymousLocal: true, Logger: quiet, PingInterval: time.Minute}
 	for _, o := range opts {
@@ -104,7 +112,7 @@ func newServerOn(t testing.TB, store approval.Store, effect approval.Effect, m a
 	if lang == "" {
 		lang = "en"
 	}
-	st := hitltest.New(t, hitltest.Config{Store: store, Tools: []agent.Tool{s.erase}, Clock: s.clk, Model: m, Policy: pc, Lang: lang,
+	st := hitltest.New(t, hitltest.Config{Store: store, Tools: append([]agent.Tool{s.erase}, more...), Clock: s.clk, Model: m, Policy: pc, Lang: lang,
 		// Other agents' calls as the server wires them (questions).
 		Engine: func(ec *approval.EngineConfig) {
 			ec.Dispatcher, ec.Editor = gate.Dispatcher{Next: ec.Dispatcher}, gate.Editor{Next: ec.Editor}
