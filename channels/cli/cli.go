@@ -562,18 +562,29 @@ func (r *repl) confirm(ctx context.Context, v cards.View, ref string) error {
 // approval's card is not settled by such an attempt. The end of ctx ends
 // the REPL.
 func (r *repl) decide(ctx context.Context, a channels.CardAction) error {
+	_, err := r.decideWhy(ctx, a)
+	return err
+}
+
+// decideWhy is decide, reporting too whether the engine refused a
+// question's answer itself (approval.ErrQuestion: a field of the wrong
+// type; said as AnswerRefusal words it), so that it can be asked again.
+func (r *repl) decideWhy(ctx context.Context, a channels.CardAction) (answerRefused bool, err error) {
 	a.Channel, a.ChatID, a.EventID, a.UserID = Name, ChatID, "cli_"+rand.Text(), approval.UserID(r.c.cfg.User)
-	o, err := r.h.HandleCardAction(context.WithoutCancel(ctx), a)
+	o, derr := r.h.HandleCardAction(context.WithoutCancel(ctx), a)
 	switch {
-	case err != nil:
-		r.printf("! %s\n", approval.UserMessageIn(err, r.c.cfg.Lang))
+	case derr != nil && errors.Is(derr, approval.ErrQuestion):
+		r.printf("! %s\n", channels.AnswerRefusal(r.c.cfg.Lang, derr, ""))
+		answerRefused = true
+	case derr != nil:
+		r.printf("! %s\n", approval.UserMessageIn(derr, r.c.cfg.Lang))
 	case !o.Status.Final():
 		r.printf("! %s\n", o.Content)
 	}
 	if ctx.Err() != nil {
-		return errQuit
+		return false, errQuit
 	}
-	return nil
+	return answerRefused, nil
 }
 
 // chatWords are the chat's own sentences in one language.
@@ -698,46 +709,56 @@ var _ channels.Channel = (*Chat)(nil)
 // choice, is refused and the question asked again (approval.ParseAnswer). Every question skipped declines it (reject); an
 // interrupt, the end of the input and of ctx decline it too. The answer
 // goes to the router as the edit a card's form makes (the engine checks
-// it against the questions and claims it on the hash shown).
+// it against the questions and claims it on the hash shown); an answer
+// the engine refuses (approval.ErrQuestion: an MCP server's field of the
+// wrong type, a required one left empty) is said, and the questions are
+// asked again: the question still waits, and this chat is where it is
+// answered.
 func (r *repl) answer(ctx context.Context, v cards.View, ref string) error {
 	lang := r.c.cfg.Lang
-	r.printf("%s\n", words.In(lang, words.QuestionCLIAskAll))
-	picks := map[string]any{}
-	for i, qv := range v.Questions {
-		q := questionOf(qv)
-		for {
-			r.printf("%s", r.bold(words.In(lang, words.QuestionCLIPrompt, i+1)+": "))
-			line, err := r.readLine(ctx, false)
-			if err != nil {
-				if errors.Is(err, errInterrupt) {
-					r.printf("\n%s\n", r.words().interruptRejects)
-				} else {
-					r.printf("\n")
+	reject := channels.CardAction{MessageID: ref, ApprovalID: v.ApprovalID, Verb: approval.Reject, PayloadSHA256: v.PayloadSHA256}
+	for {
+		r.printf("%s\n", words.In(lang, words.QuestionCLIAskAll))
+		picks := map[string]any{}
+		for i, qv := range v.Questions {
+			q := questionOf(qv)
+			for {
+				r.printf("%s", r.bold(words.In(lang, words.QuestionCLIPrompt, i+1)+": "))
+				line, err := r.readLine(ctx, false)
+				if err != nil {
+					if errors.Is(err, errInterrupt) {
+						r.printf("\n%s\n", r.words().interruptRejects)
+					} else {
+						r.printf("\n")
+					}
+					return r.decide(ctx, reject)
 				}
-				return r.decide(ctx, channels.CardAction{MessageID: ref, ApprovalID: v.ApprovalID, Verb: approval.Reject, PayloadSHA256: v.PayloadSHA256})
+				// The typed answer's rules, as in a chat (回答 <code> …): a
+				// number that is no option is refused and asked again.
+				p, ok, err := approval.ParseAnswer(q, i+1, line)
+				if err != nil {
+					r.printf("%s\n", channels.AnswerRefusal(lang, err, ""))
+					continue
+				}
+				if ok {
+					picks["#"+strconv.Itoa(i+1)] = p
+				}
+				break
 			}
-			// The typed answer's rules, as in a chat (回答 <code> …): a
-			// number that is no option is refused and asked again.
-			p, ok, err := approval.ParseAnswer(q, i+1, line)
-			if err != nil {
-				r.printf("%s\n", channels.AnswerRefusal(lang, err, ""))
-				continue
-			}
-			if ok {
-				picks["#"+strconv.Itoa(i+1)] = p
-			}
-			break
+		}
+		if len(picks) == 0 {
+			return r.decide(ctx, reject)
+		}
+		edit, err := json.Marshal(map[string]any{"answers": picks})
+		if err != nil {
+			return err
+		}
+		a := reject
+		a.Verb, a.Edits = approval.Approve, map[string]json.RawMessage{"#1": edit}
+		if refused, err := r.decideWhy(ctx, a); !refused || err != nil {
+			return err
 		}
 	}
-	if len(picks) == 0 {
-		return r.decide(ctx, channels.CardAction{MessageID: ref, ApprovalID: v.ApprovalID, Verb: approval.Reject, PayloadSHA256: v.PayloadSHA256})
-	}
-	edit, err := json.Marshal(map[string]any{"answers": picks})
-	if err != nil {
-		return err
-	}
-	return r.decide(ctx, channels.CardAction{MessageID: ref, ApprovalID: v.ApprovalID, Verb: approval.Approve, PayloadSHA256: v.PayloadSHA256,
-		Edits: map[string]json.RawMessage{"#1": edit}})
 }
 
 // questionOf is the question a card's view shows, as the typed answer's

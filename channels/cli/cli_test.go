@@ -115,6 +115,13 @@ func startEffectModel(t *testing.T, in io.Reader, effect approval.Effect, m agen
 // chat of another platform).
 func startBeside(t *testing.T, in io.Reader, effect approval.Effect, m agent.Model, pc *approval.PolicyConfig, beside []channels.Channel, opts ...cli.Option) *harness {
 	t.Helper()
+	return startTools(t, in, effect, nil, m, pc, beside, opts...)
+}
+
+// startTools is startBeside with more tools in the registry beside erase.
+func startTools(t *testing.T, in io.Reader, effect approval.Effect, more []agent.Tool, m agent.Model, pc *approval.PolicyConfig,
+	beside []channels.Channel, opts ...cli.Option) *harness {
+	t.Helper()
 	h := &harness{erase: hitltest.NewTool("erase", effect), out: &output{}, done: make(chan error, 1), audit: &hitltest.Trail{},
 		intr: make(chan os.Signal, 1)}
 	h.erase.Result = hitltest.TargetResult
@@ -125,7 +132,7 @@ func startBeside(t *testing.T, in io.Reader, effect approval.Effect, m agent.Mod
 	}
 	// The stack as `bot chat` builds it (channels.Assemble), before the
 	// chat, which is given the presenter's views.
-	st := hitltest.New(t, hitltest.Config{Model: model, Tools: []agent.Tool{h.erase}, Audit: h.audit, Policy: pc,
+	st := hitltest.New(t, hitltest.Config{Model: model, Tools: append([]agent.Tool{h.erase}, more...), Audit: h.audit, Policy: pc,
 		// Other agents' calls as the server wires them (questions).
 		Engine: func(ec *approval.EngineConfig) {
 			ec.Dispatcher, ec.Editor = gate.Dispatcher{Next: ec.Dispatcher}, gate.Editor{Next: ec.Editor}
