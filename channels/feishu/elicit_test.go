@@ -26,6 +26,13 @@ import (
 // approval (destructive).
 func elicitRig(t *testing.T, stateless, trusted bool, callTimeout time.Duration, mod ...func(*Config, *hitltest.Tool)) (*rig, *mcptest.Server) {
 	t.Helper()
+	return elicitRigOn(t, rigOptions{}, stateless, trusted, callTimeout, mod...)
+}
+
+// elicitRigOn is elicitRig with the rig's options o (a shared fake and
+// store: one replica of several).
+func elicitRigOn(t *testing.T, o rigOptions, stateless, trusted bool, callTimeout time.Duration, mod ...func(*Config, *hitltest.Tool)) (*rig, *mcptest.Server) {
+	t.Helper()
 	srv := mcptest.New()
 	hs := httptest.NewServer(srv.Handler("", stateless))
 	t.Cleanup(hs.Close)
@@ -38,7 +45,8 @@ func elicitRig(t *testing.T, stateless, trusted bool, callTimeout time.Duration,
 	if st := m.Status()[0]; !st.Up {
 		t.Fatalf("the MCP server is down: %s", st.Err)
 	}
-	g = newRigWith(t, rigOptions{tools: m.Tools(), model: &hitltest.Model{Tools: []string{"t__ask"}}}, mod...)
+	o.tools, o.model = m.Tools(), &hitltest.Model{Tools: []string{"t__ask"}}
+	g = newRigWith(t, o, mod...)
 	return g, srv
 }
 
@@ -187,5 +195,36 @@ func TestElicitationWrongTypeInChinese(t *testing.T) {
 	resp = g.clickEvent(t, answerEvent(t, q, card, "ou_alice", "answer", map[string]any{"q_1": "1", "q_2": "2", "other_4": "11"}))
 	if resp.Toast == nil || resp.Toast.Content != "replicas：回答不能大于 10。" {
 		t.Fatalf("toast %+v", resp.Toast)
+	}
+}
+
+// TestElicitationAnsweredOnAnotherReplica: two replicas on one Redis
+// store (webhook mode, one app): the MCP call runs on replica A, which
+// asks the server's form and waits for its answer; the answer is clicked
+// on replica B, which never saw the card. B takes the answer (a
+// wrong-typed one refused there too), and A's wait learns it through the
+// store: the server gets the typed content, the turn its result, and the
+// tool runs once.
+func TestElicitationAnsweredOnAnotherReplica(t *testing.T) {
+	fake := feishutest.New()
+	t.Cleanup(fake.Close)
+	opts := rigOptions{fake: fake, store: redisStore(t), webhook: true}
+	a, srv := elicitRigOn(t, opts, true, true, 0)
+	b := newRigWith(t, opts)
+	q, card := a.askApproved(t, "oc_el_replica", "ou_alice", true)
+	if _, ok := b.ch.cards.shown(q.Cards[0].MessageID); ok {
+		t.Fatal("replica B knows the card: the test does not test a miss")
+	}
+	bad := map[string]any{"q_1": "2", "q_2": "1", "other_4": "11"}
+	if resp := b.clickEvent(t, answerEvent(t, q, card, "ou_alice", "answer", bad)); resp.Toast == nil ||
+		resp.Toast.Content != "replicas: the answer must be at most 10." || b.state(t, q.ID) != approval.StatePending {
+		t.Fatalf("a wrong-typed answer on B: %+v", resp.Toast)
+	}
+	b.clickEvent(t, answerEvent(t, q, card, "ou_alice", "answer", map[string]any{"q_1": "2", "q_2": "1", "other_4": "3"}))
+	eventually(t, "the tool's result reaches the chat", func() bool {
+		return a.says("oc_el_replica", `"content":{"env":"prod","notify":true,"replicas":3}`)
+	})
+	if a.state(t, q.ID) != approval.StateExecuted || srv.Calls("ask") != 1 {
+		t.Fatalf("question %s, the server's tool ran %d times", a.state(t, q.ID), srv.Calls("ask"))
 	}
 }
