@@ -75,6 +75,11 @@ type ElicitField struct {
 	MaxLen *int `json:"max_len,omitempty"`
 	// Format is a string's format: email, uri, date or date-time.
 	Format string `json:"format,omitempty"`
+	// Default is the schema's default as a person would type it (an
+	// option's value, true or false, a number, a multi's values joined
+	// ", "); kept only when it is a valid answer to the field. The
+	// questions show it, and an empty answer to the field takes it.
+	Default string `json:"default,omitempty"`
 }
 
 // titled is an enum value with its title (oneOf / anyOf {const, title}).
@@ -266,7 +271,87 @@ func elicitField(name string, p elicitProp, required bool) (ElicitField, Questio
 			q.Options = append(q.Options, QuestionOption{Label: label})
 		}
 	}
+	if d, ok := defaultText(p.Default); ok {
+		if _, err := f.value(q, d); err == nil {
+			f.Default = d
+		}
+	}
 	return f, q, nil
+}
+
+// defaultText is a schema default as an answer would be typed; false when
+// it is none hitlbot can show (another type, empty, not clean text).
+func defaultText(v any) (string, bool) {
+	var s string
+	switch x := v.(type) {
+	case string:
+		s = x
+	case bool:
+		s = strconv.FormatBool(x)
+	case float64:
+		s = strconv.FormatFloat(x, 'f', -1, 64)
+	case []any:
+		parts := make([]string, 0, len(x))
+		for _, e := range x {
+			p, ok := e.(string)
+			if !ok || p == "" || strings.Contains(p, ", ") {
+				return "", false
+			}
+			parts = append(parts, p)
+		}
+		s = strings.Join(parts, ", ")
+	default:
+		return "", false
+	}
+	return s, s != "" && redact.Clean(s, maxElicitValue) == s
+}
+
+// shown is answer text s of field f as the questions show it: an option
+// by its label (options of a multi joined ", "), else s.
+func (f ElicitField) shown(q Question, s string) string {
+	if f.Kind != "enum" && f.Kind != "multi" {
+		return s
+	}
+	parts := strings.Split(s, ", ")
+	for i, p := range parts {
+		for j, v := range f.Values {
+			if v == p && j < len(q.Options) {
+				parts[i] = q.Options[j].Label
+			}
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// elicitInput is what an elicitation's question input holds besides the
+// answers.
+type elicitInput struct {
+	Questions   []Question `json:"questions"`
+	Elicitation struct {
+		Fields []ElicitField `json:"fields"`
+	} `json:"elicitation"`
+}
+
+// QuestionDefaults returns, per question of a question input, the
+// default its answer takes when left empty, as the question shows it
+// ("" for none): an MCP server's field's default (ElicitField.Default);
+// nil when the input is no elicitation's or has no default.
+func QuestionDefaults(args json.RawMessage) []string {
+	var in elicitInput
+	if json.Unmarshal(args, &in) != nil || len(in.Questions) != len(in.Elicitation.Fields) {
+		return nil
+	}
+	var out []string
+	for i, f := range in.Elicitation.Fields {
+		if f.Default == "" {
+			continue
+		}
+		if out == nil {
+			out = make([]string, len(in.Questions))
+		}
+		out[i] = f.shown(in.Questions[i], f.Default)
+	}
+	return out
 }
 
 // AnswerError is an answer to an elicitation refused for its value: what

@@ -84,19 +84,9 @@ func (e *Engine) Elicit(ctx context.Context, server, message string, schema any)
 	if risk < RiskMedium {
 		risk = RiskMedium
 	}
-	qs, _ := ParseQuestions(args)
 	say := func(lang string) (summary, preview string) {
 		msg := redact.Clean(message, maxElicitMessage)
-		summary = words.In(lang, words.ElicitAsks, server, clipRunes(firstLine(msg), 120))
-		var b strings.Builder
-		b.WriteString(msg)
-		for i, q := range qs {
-			b.WriteString("\n\n" + strconv.Itoa(i+1) + ". [" + q.Header + "] " + q.Question)
-			for j, op := range q.Options {
-				b.WriteString("\n   " + strconv.Itoa(j+1) + ". " + op.Label)
-			}
-		}
-		return summary, b.String()
+		return words.In(lang, words.ElicitAsks, server, clipRunes(firstLine(msg), 120)), ElicitPreview(lang, args)
 	}
 	summary, preview := say("en")
 	summaryZH, previewZH := say("zh")
@@ -201,4 +191,31 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// ElicitPreview is the preview of an elicitation's question input args
+// (ElicitArgs) in lang: the server's message, then each question
+// numbered with its field's name, its options numbered, and its default
+// (which an empty answer takes).
+func ElicitPreview(lang string, args json.RawMessage) string {
+	var in struct {
+		Elicitation struct {
+			Message string `json:"message"`
+		} `json:"elicitation"`
+	}
+	_ = json.Unmarshal(args, &in)
+	qs, _ := ParseQuestions(args)
+	defaults := QuestionDefaults(args)
+	var b strings.Builder
+	b.WriteString(in.Elicitation.Message)
+	for i, q := range qs {
+		b.WriteString("\n\n" + strconv.Itoa(i+1) + ". [" + q.Header + "] " + q.Question)
+		if i < len(defaults) && defaults[i] != "" {
+			b.WriteString(words.In(lang, words.ElicitDefault, defaults[i]))
+		}
+		for j, op := range q.Options {
+			b.WriteString("\n   " + strconv.Itoa(j+1) + ". " + op.Label)
+		}
+	}
+	return b.String()
 }

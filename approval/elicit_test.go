@@ -289,3 +289,62 @@ func TestElicitationInTheTurnsName(t *testing.T) {
 		t.Fatalf("after the call ended: %+v", ans)
 	}
 }
+
+// defaultsSchema has a default on each kind of field, one that is no
+// valid answer (ignored), and a required field whose default answers it.
+var defaultsSchema = map[string]any{
+	"type": "object",
+	"properties": map[string]any{
+		"env":      map[string]any{"type": "string", "title": "Environment", "default": "prod", "oneOf": []any{map[string]any{"const": "staging", "title": "Staging"}, map[string]any{"const": "prod", "title": "Production"}}},
+		"notify":   map[string]any{"type": "boolean", "default": true},
+		"replicas": map[string]any{"type": "integer", "default": 3.0, "maximum": 10.0},
+		"regions":  map[string]any{"type": "array", "default": []any{"eu", "ap"}, "items": map[string]any{"type": "string", "enum": []any{"eu", "us", "ap"}}},
+		"note":     map[string]any{"type": "string", "default": "none"},
+		"ratio":    map[string]any{"type": "number", "default": 7.0, "maximum": 1.0}, // no valid answer: no default
+	},
+	"required": []any{"env"},
+}
+
+// TestElicitDefaults: a field's default (when it is a valid answer to
+// the field) is what the questions show (approval.QuestionDefaults, as a
+// person would answer it: an option's label) and what an empty answer to
+// that field takes, required or not; a default that is no valid answer
+// is ignored. An answer that answers nothing at all is still no answer.
+func TestElicitDefaults(t *testing.T) {
+	args, err := approval.ElicitArgs("Deploy?", defaultsSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs, _ := approval.ParseQuestions(args)
+	got := map[string]string{}
+	for i, d := range approval.QuestionDefaults(args) {
+		if d != "" {
+			got[qs[i].Header] = d
+		}
+	}
+	want := map[string]string{"env": "Production (prod)", "notify": "true", "replicas": "3", "regions": "eu, ap", "note": "none"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("defaults %v, want %v", got, want)
+	}
+	answered, err := approval.AnswerQuestions(args, json.RawMessage(`{"answers":{"#4":"1"}}`)) // ratio
+	if err != nil {
+		t.Fatal(err)
+	}
+	content, err := approval.ElicitContent(answered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantContent := map[string]any{"env": "prod", "notify": true, "replicas": 3.0, "regions": []any{"eu", "ap"}, "note": "none", "ratio": 1.0}
+	if !reflect.DeepEqual(content, wantContent) {
+		t.Fatalf("content %#v\nwant %#v", content, wantContent)
+	}
+	if a := approval.QuestionAnswers(answered); a["Environment"] != "Production (prod)" || a["replicas"] != "3" {
+		t.Fatalf("the answers the cards show: %v", a)
+	}
+	if _, err := approval.AnswerQuestions(args, json.RawMessage(`{"answers":{}}`)); !errors.Is(err, approval.ErrQuestion) {
+		t.Fatalf("an empty answer: %v", err)
+	}
+	if approval.QuestionDefaults(json.RawMessage(`{"questions":[{"question":"q"}]}`)) != nil {
+		t.Fatal("another agent's question has defaults")
+	}
+}

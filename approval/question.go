@@ -195,6 +195,15 @@ func AnswerQuestions(args, picks json.RawMessage) (json.RawMessage, error) {
 	if len(answers) == 0 {
 		return nil, fmt.Errorf("%w: no answer to any question", ErrQuestion)
 	}
+	if isElicitInput(orig) {
+		// An MCP server's field left empty takes its default, as the
+		// questions showed it: the answer says what is sent.
+		for i, d := range QuestionDefaults(args) {
+			if _, ok := answers[qs[i].Question]; !ok && d != "" {
+				answers[qs[i].Question] = d
+			}
+		}
+	}
 	raw, err := json.Marshal(answers)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrQuestion, err)

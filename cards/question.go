@@ -47,7 +47,7 @@ type QuestionOptionView struct {
 
 // questionsOf are the questions of a question approval's view; nil for
 // any other approval.
-func questionsOf(a *approval.Approval) []QuestionView {
+func questionsOf(a *approval.Approval, lang string) []QuestionView {
 	if !a.IsQuestion() {
 		return nil
 	}
@@ -57,8 +57,13 @@ func questionsOf(a *approval.Approval) []QuestionView {
 	}
 	out := make([]QuestionView, len(qs))
 	answers := approval.QuestionAnswers(a.Calls[0].Args)
+	defaults := approval.QuestionDefaults(a.Calls[0].Args)
 	for i, q := range qs {
 		qv := QuestionView{Question: oneLine(q.Question), Header: oneLine(q.Header), Multi: q.MultiSelect, Answer: oneLine(answers[q.Question])}
+		if i < len(defaults) && defaults[i] != "" {
+			// An MCP server's field with a default: an empty answer takes it.
+			qv.Question += words.In(lang, words.ElicitDefault, oneLine(defaults[i]))
+		}
 		for _, o := range q.Options {
 			qv.Options = append(qv.Options, QuestionOptionView{Label: oneLine(o.Label), Description: oneLine(o.Description)})
 		}

@@ -62,7 +62,69 @@ func questionGolden(t *testing.T) []golden {
 	}
 	one := questionSample(t, `{"questions":[{"question":"Deploy now?","options":[{"label":"Yes"},{"label":"Later","description":"after 18:00"}]}]}`)
 	out = append(out, golden{"pending_question_buttons_en", "en", cards.Pending(one, approval.DefaultOutcomeText("en"), "en")})
+	el := elicitSample(t)
+	for _, lang := range []string{"en", "zh"} {
+		pending := cards.Pending(el, approval.DefaultOutcomeText(lang), lang)
+		pending.Code = "cd34"
+		out = append(out, golden{"pending_elicit_defaults_" + lang, lang, pending})
+	}
 	return out
+}
+
+// elicitSample is a pending MCP server's form (approval.ElicitArgs) whose
+// fields have defaults: an option's, a boolean's, a number's, none.
+func elicitSample(t *testing.T) *approval.Approval {
+	t.Helper()
+	args, err := approval.ElicitArgs("Deploy settings for web", map[string]any{"type": "object", "required": []any{"env"},
+		"properties": map[string]any{
+			"env": map[string]any{"type": "string", "title": "Environment", "default": "prod",
+				"oneOf": []any{map[string]any{"const": "staging", "title": "Staging"}, map[string]any{"const": "prod", "title": "Production"}}},
+			"notify":   map[string]any{"type": "boolean", "title": "Notify the team", "default": true},
+			"replicas": map[string]any{"type": "integer", "title": "Replicas", "default": 3.0},
+			"note":     map[string]any{"type": "string", "title": "Note"},
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := questionSample(t, `{"questions":[{"question":"q"}]}`)
+	tool := approval.ElicitTool("deploy")
+	canon, h, err := approval.HashCall(tool, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := approval.Call{Tool: tool, Args: canon, PayloadSHA256: h,
+		Summary: words.In("en", words.ElicitAsks, "deploy", "Deploy settings for web"), SummaryZH: words.In("zh", words.ElicitAsks, "deploy", "Deploy settings for web")}
+	a.Calls, a.PayloadSHA256 = []approval.Call{c}, h
+	a.Summary, a.SummaryZH = c.Summary, c.SummaryZH
+	a.Preview, a.PreviewZH = approval.ElicitPreview("en", canon), approval.ElicitPreview("zh", canon)
+	about := approval.Say(words.ElicitAbout, "deploy")
+	a.About, a.AboutZH = about.EN, about.ZH
+	a.Reason, a.ReasonZH = "an MCP server asks", "MCP 服务提问"
+	return a
+}
+
+// TestElicitCardShowsDefaults: a field's default is said after its
+// question on the card (its questions, and the preview the text and
+// Feishu cards show), in the card's language; a field without one says
+// nothing more.
+func TestElicitCardShowsDefaults(t *testing.T) {
+	a := elicitSample(t)
+	for lang, want := range map[string][]string{
+		"en": {"Environment (default: Production (prod))", "Note", "Notify the team (default: true)", "Replicas (default: 3)"},
+		"zh": {"Environment（默认：Production (prod)）", "Note", "Notify the team（默认：true）", "Replicas（默认：3）"},
+	} {
+		v := cards.Pending(a, nil, lang)
+		var got []string
+		for _, q := range v.Questions {
+			got = append(got, q.Question)
+		}
+		if strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("%s: questions %q, want %q", lang, got, want)
+		}
+		if !strings.Contains(v.Preview, "1. [env] "+want[0]+"\n   1. Staging (staging)") || !strings.Contains(v.Preview, "2. [note] Note\n\n") {
+			t.Errorf("%s: the preview %q", lang, v.Preview)
+		}
+	}
 }
 
 // TestQuestionCard: a question's card asks, never approves: no approve

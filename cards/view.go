@@ -363,7 +363,7 @@ func base(a *approval.Approval, lang string) View {
 	if v.Reason == v.RiskText {
 		v.Reason = "" // a reason that only says the risk ("中风险") is not said twice
 	}
-	if v.Questions = questionsOf(a); v.Questions != nil {
+	if v.Questions = questionsOf(a, lang); v.Questions != nil {
 		v.Title = words.In(lang, words.QuestionTitle)
 	}
 	for i, c := range a.Calls {

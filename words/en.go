@@ -503,6 +503,7 @@ var en = map[Key]string{
 	ElicitNotBoolean:      "%s: answer true or false, not %q.",
 	ElicitBadFormat:       "%s: the answer is not a valid %s.",
 	ElicitItems:           "%s: choose %d to %d options.",
+	ElicitDefault:         " (default: %s)",
 
 	RulesRejected:   "%s was rejected, so it did not run.",
 	RulesExpired:    "%s was not approved in time (the approval expired), so it did not run.",

@@ -563,6 +563,7 @@ const (
 	ElicitNotBoolean // args: the field, the answer
 	ElicitBadFormat  // args: the field, the format (email, uri, date, date-time)
 	ElicitItems      // a multi-select's count of choices out of bounds; args: the field, fewest, most
+	ElicitDefault    // after a question whose empty answer takes a default; args: the default as shown
 	// The rules model's summary of a turn's tool results (agent/model.Rules).
 	RulesRejected   // args: the tool
 	RulesExpired    // args: the tool

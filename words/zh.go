@@ -501,6 +501,7 @@ var zh = map[Key]string{
 	ElicitNotBoolean:      "%s：请回答 true 或 false，而不是 %q。",
 	ElicitBadFormat:       "%s：回答不是有效的 %s。",
 	ElicitItems:           "%s：请选择 %d 到 %d 项。",
+	ElicitDefault:         "（默认：%s）",
 
 	RulesRejected:   "%s 已被拒绝，未执行。",
 	RulesExpired:    "%s 的审批已过期，未执行。",
