@@ -284,8 +284,9 @@ func FuzzParseFeishuAnswers(f *testing.F) {
 // questions of 20 options, every text at its bound, in Chinese and in
 // ASCII) still makes a card within Feishu's limits that holds every
 // question's select and input; so does the largest elicitation (16
-// fields of as many options as it takes in all, every text at
-// approval.ElicitArgs's bounds).
+// fields of as many options as it takes in all, each with a default,
+// every text at approval.ElicitArgs's bounds, its preview as Elicit
+// makes it).
 func TestQuestionCardFitsFeishu(t *testing.T) {
 	for _, r := range []string{"a", "答"} {
 		var qs []map[string]any
@@ -304,7 +305,8 @@ func TestQuestionCardFitsFeishu(t *testing.T) {
 			for j := range approval.MaxElicitOptions / approval.MaxQuestions {
 				opts = append(opts, map[string]any{"const": fmt.Sprint(j) + strings.Repeat(r, 140), "title": strings.Repeat(r, 200)})
 			}
-			props[fmt.Sprintf("f%02d", i)] = map[string]any{"type": "string", "title": strings.Repeat(r, 200), "description": strings.Repeat(r, 500), "oneOf": opts}
+			props[fmt.Sprintf("f%02d", i)] = map[string]any{"type": "string", "title": strings.Repeat(r, 200), "description": strings.Repeat(r, 500), "oneOf": opts,
+				"default": "0" + strings.Repeat(r, 140)}
 		}
 		args, err := approval.ElicitArgs(strings.Repeat(r, 1000), map[string]any{"type": "object", "properties": props})
 		if err != nil {
@@ -312,6 +314,10 @@ func TestQuestionCardFitsFeishu(t *testing.T) {
 		}
 		a := questionSample(t, `{"questions":[{"question":"q"}]}`)
 		a.Calls[0].Tool, a.Calls[0].Args = approval.ElicitTool("srv"), args
+		a.Preview, a.PreviewZH = approval.ElicitPreview("en", args), approval.ElicitPreview("zh", args)
+		if !strings.Contains(a.PreviewZH, "默认") {
+			t.Fatal("the fields' defaults are not shown")
+		}
 		checkQuestionCard(t, r+" elicitation", a, approval.MaxQuestions)
 	}
 }
