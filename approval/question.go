@@ -134,7 +134,8 @@ func QuestionAnswers(args json.RawMessage) map[string]string {
 //     refused text is its *AnswerTextError, returned as it is.
 //
 // At least one question must be answered, each at most once, each answer
-// non-empty and at most MaxAnswerRunes runes. Anything else is an error
+// non-empty and at most MaxAnswerRunes runes. An MCP server's field left
+// unanswered takes its default (QuestionDefaults) when it has one. Anything else is an error
 // wrapping ErrQuestion, which says what is wrong.
 func AnswerQuestions(args, picks json.RawMessage) (json.RawMessage, error) {
 	qs, err := ParseQuestions(args)

@@ -56,7 +56,7 @@ type Command struct {
 	Reply approval.Reply
 	// Text is CmdAnswer's answer after its code (Arg, when the first word
 	// after the command word may be a code), and Body the whole text after
-	// the command word (the answer when Arg names no approval): as typed,
+	// the command word (the answer when Arg is no code): as typed,
 	// lines kept (approval.ParseAnswers reads them).
 	Text, Body string
 }
@@ -74,7 +74,8 @@ type Command struct {
 // "回答 ab12\n1: 2\n2: 自己的话", "回答 2". Its Arg is the first word
 // after it when that may be a code (approval.ValidCode), Text what
 // follows that word, Body all of it: the router tells which (a code that
-// names no question waiting is part of the answer).
+// names nothing waiting, followed by an answer, is told so, unless it is
+// one of commonWords: then it is part of the text).
 func ParseCommand(text string, replies *approval.ReplyParser) Command {
 	if c, ok := parseAnswer(text); ok {
 		return c
