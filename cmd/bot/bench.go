@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/pprof"
 
 	"github.com/hitlbot/hitlbot/cmd/bot/internal/bench"
@@ -25,6 +26,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.IntVar(&cfg.Hold, "hold", 0, "approvals kept pending, each with a blocked Wait, ten to a chat, during the measured run (0: none): the cost of one approval under that load")
 	fs.BoolVar(&cfg.ByCall, "v", false, "itemise the Redis round trips per approval by the call that sent them (redis_round_trips_by_call: store method <- engine or loop function)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to `FILE` (go tool pprof reads it)")
+	memProfile := fs.String("memprofile", "", "write a heap profile to `FILE` at the end of the run (go tool pprof -sample_index=alloc_space reads what was allocated, where)")
 	if st := parse(fs, args); st >= 0 {
 		return st
 	}
@@ -45,14 +47,38 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		// go-redis's own lines (a failed dial) as JSON records on stderr.
 		routeLibraryLogs(newLogger(stderr, "warn"))
 	}
+	if *memProfile != "" {
+		runtime.MemProfileRate = 64 << 10
+	}
 	res, err := bench.Run(ctx, cfg, stdout)
 	if err != nil {
 		fmt.Fprintf(stderr, "bot bench: %v\n", err)
 		return 1
+	}
+	if *memProfile != "" {
+		if err := writeHeapProfile(*memProfile); err != nil {
+			fmt.Fprintf(stderr, "bot bench: %v\n", err)
+			return 1
+		}
 	}
 	if res.Errors > 0 || res.ToolRuns != int64(res.N) {
 		fmt.Fprintf(stderr, "bot bench: %d errors; the tool ran %d times for %d approvals\n", res.Errors, res.ToolRuns, res.N)
 		return 1
 	}
 	return 0
+}
+
+// writeHeapProfile writes the heap profile (what the run allocated, by
+// call stack, sampled every 64 KiB) to file.
+func writeHeapProfile(file string) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	runtime.GC() // the profile's figures are as of the last GC
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
