@@ -17,6 +17,9 @@ const agentName = "hitlbot"
 // conventions name an agent's invocation. It carries identifiers only:
 // never the message's text or the model's answer.
 func (l *Loop) turnSpan(ctx context.Context, in Inbound) (context.Context, trace.Span) {
+	if tracing.Off(l.tracer) {
+		return ctx, tracing.Span
+	}
 	return l.tracer.Start(ctx, tracing.OpInvokeAgent+" "+agentName, trace.WithAttributes(
 		tracing.OperationName.String(tracing.OpInvokeAgent), tracing.AgentName.String(agentName),
 		tracing.ConversationID.String(string(in.Session)), tracing.Channel.String(in.Channel)))
@@ -34,6 +37,9 @@ func endTurnSpan(span trace.Span, r TurnResult) {
 // toolSpan starts the execute_tool span of a call the turn runs itself
 // (no approval needed). Its arguments are not on it: the payload hash is.
 func (l *Loop) toolSpan(ctx context.Context, p *prepared) (context.Context, trace.Span) {
+	if tracing.Off(l.tracer) {
+		return ctx, tracing.Span
+	}
 	typ := "function"
 	if _, ok := AsForeign(p.tool); ok {
 		typ = "extension" // another program's tool (an MCP server's)

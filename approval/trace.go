@@ -24,6 +24,11 @@ import (
 // (the claim failed, or found no approval): then the decision span is a
 // child of ctx.
 func (e *Engine) decisionSpans(ctx context.Context, id ID, d Decision, a *Approval, code ClaimCode, err error, started, claimed time.Time) (context.Context, trace.Span) {
+	if tracing.Off(e.tracer) {
+		// The run goes on under the decision's span all the same (one
+		// that records nothing), as it would below.
+		return trace.ContextWithSpan(ctx, tracing.Span), tracing.Span
+	}
 	pctx := ctx
 	var opts []trace.SpanStartOption
 	if a != nil && a.Trace != "" {
@@ -51,6 +56,9 @@ func (e *Engine) decisionSpans(ctx context.Context, id ID, d Decision, a *Approv
 
 // toolSpan starts the execute_tool span of call c of a.
 func (e *Engine) toolSpan(ctx context.Context, a *Approval, c Call) (context.Context, trace.Span) {
+	if tracing.Off(e.tracer) {
+		return ctx, tracing.Span
+	}
 	return e.tracer.Start(ctx, tracing.ExecuteTool(c.Tool), trace.WithTimestamp(e.cfg.Clock.Now()), trace.WithAttributes(
 		tracing.OperationName.String(tracing.OpExecuteTool), tracing.ToolName.String(c.Tool),
 		tracing.ToolCallID.String(c.CallID), tracing.ToolType.String("function"),
@@ -69,12 +77,17 @@ func (e *Engine) endTool(span trace.Span, r Result, err error) {
 		span.SetAttributes(tracing.ErrorType.String("tool_error"))
 		span.SetStatus(codes.Error, "the tool reported a failure")
 	}
-	span.End(trace.WithTimestamp(e.cfg.Clock.Now()))
+	if !tracing.Off(e.tracer) {
+		span.End(trace.WithTimestamp(e.cfg.Clock.Now()))
+	}
 }
 
 // endSpan ends span, an error's kind its status (never the error's text:
 // it may hold what a span must not).
 func (e *Engine) endSpan(span trace.Span, err error) {
+	if tracing.Off(e.tracer) {
+		return // Nop's span records nothing
+	}
 	if err != nil {
 		span.SetAttributes(tracing.ErrorType.String(errorKindName(err)))
 		span.SetStatus(codes.Error, errorKindName(err))

@@ -14,6 +14,14 @@ import (
 // a call and no allocation.
 var Nop trace.Tracer = nopTracer{}
 
+// Off reports whether t is Nop: a caller may then skip building a span's
+// options and attributes, which Nop would drop (they cost allocations on
+// every approval and every turn).
+func Off(t trace.Tracer) bool { return t == Nop }
+
+// Span is the span Nop starts: one shared value that records nothing.
+var Span trace.Span = nopSpan{}
+
 // Or is t, or Nop when t is nil: what a component given no tracer uses.
 func Or(t trace.Tracer) trace.Tracer {
 	if t == nil {
