@@ -94,7 +94,7 @@ func (s Suspension) inbound(session approval.SessionKey) Inbound {
 // into the history.
 func (l *Loop) resume(in Inbound, a *approval.Approval, o approval.Outcome) (to Inbound, res TurnResult, ran bool) {
 	id := in.Resumed
-	log := l.log.With("channel", in.Channel, "chat_id", in.ChatID, "approval_id", id, "status", o.Status)
+	log := LogWith(l.log, slog.String("channel", in.Channel), slog.String("chat_id", in.ChatID), slog.Any("approval_id", id), slog.Any("status", o.Status))
 	unlock, err := l.lockSession(in.Session)
 	if err != nil {
 		if l.ctx.Err() == nil {

@@ -69,7 +69,7 @@ func (l *Loop) newTurn(in Inbound, log *slog.Logger) *turnState {
 // turn handles one message: the session's lock, a worker, the history,
 // the model's rounds, and the history saved.
 func (l *Loop) turn(in Inbound) TurnResult {
-	log := l.log.With("channel", in.Channel, "chat_id", in.ChatID, "user_id", in.User, "msg_id", in.MessageID)
+	log := LogWith(l.log, slog.String("channel", in.Channel), slog.String("chat_id", in.ChatID), slog.Any("user_id", in.User), slog.String("msg_id", in.MessageID))
 	// The session's lock first: waiting for another replica's turn
 	// occupies no worker. It is held until the history is saved.
 	unlock, err := l.lockSession(in.Session)

@@ -336,7 +336,7 @@ func (r *Router) Close(ctx context.Context) error {
 // the sender should know about are answered in the chat.
 func (r *Router) HandleMessage(ctx context.Context, m Message) error {
 	eng, loop, store := r.decider, r.submitter, r.store
-	log := r.log.With("channel", m.Channel, "chat_id", m.ChatID, "user_id", m.UserID, "msg_id", m.MessageID)
+	log := agent.LogWith(r.log, slog.String("channel", m.Channel), slog.String("chat_id", m.ChatID), slog.Any("user_id", m.UserID), slog.String("msg_id", m.MessageID))
 	ch, err := r.reg.Channel(m.Channel)
 	if err != nil {
 		return err
@@ -739,7 +739,7 @@ func (r *Router) decideTyped(ctx context.Context, eng Decider, ch Channel, to Ta
 // click of one button by one user the same event id.)
 func (r *Router) HandleCardAction(ctx context.Context, a CardAction) (approval.Outcome, error) {
 	eng, store := r.decider, r.store
-	log := r.log.With("channel", a.Channel, "chat_id", a.ChatID, "user_id", a.UserID, "msg_id", a.MessageID, "approval_id", a.ApprovalID)
+	log := agent.LogWith(r.log, slog.String("channel", a.Channel), slog.String("chat_id", a.ChatID), slog.Any("user_id", a.UserID), slog.String("msg_id", a.MessageID), slog.Any("approval_id", a.ApprovalID))
 	r.metrics.Inbound(a.Channel)
 	if !r.allowed(a.Channel, a.UserID, a.ChatID) {
 		// Nothing is marked or decided; the clicker reads the sentence
