@@ -8,6 +8,7 @@ import (
 	"github.com/hitlbot/hitlbot/internal/tracing"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hitlbot/hitlbot/approval"
@@ -99,6 +100,13 @@ type Loop struct {
 	mu     sync.Mutex
 	queues map[approval.SessionKey][]job
 	closed bool
+
+	// idle hands a session to a goroutine whose worker finished its
+	// queue and waits for another (run), so a session's worker need not
+	// be a new goroutine, whose stack grows again, by copying, on every
+	// turn; idlers counts the goroutines waiting there (at most Workers).
+	idle   chan approval.SessionKey
+	idlers atomic.Int32
 }
 
 // job is an entry of a session's queue: a message, or the outcome of an
@@ -153,7 +161,7 @@ func NewLoop(cfg LoopConfig) (*Loop, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &Loop{cfg: cfg, log: cfg.Logger, tracer: tracing.Or(cfg.Tracer), words: wordsFor(cfg.Lang), sem: make(chan struct{}, cfg.Workers), ctx: ctx, cancel: cancel,
-		queues: map[approval.SessionKey][]job{}}
+		queues: map[approval.SessionKey][]job{}, idle: make(chan approval.SessionKey)}
 	l.wg.Add(1)
 	go l.listen()
 	return l, nil
@@ -233,9 +241,34 @@ func (l *Loop) enqueue(j job, limit int) error {
 	l.queues[s] = append(q, j)
 	if !running {
 		l.wg.Add(1)
-		go l.work(s)
+		select {
+		case l.idle <- s: // a goroutine waiting in run takes it
+		default:
+			go l.run(s)
+		}
 	}
 	return nil
+}
+
+// run is the goroutine of a session's worker (work): when the session's
+// queue is empty it waits, as long as the loop runs and unless Workers
+// goroutines wait already, to be the worker of the next session that
+// needs one (enqueue).
+func (l *Loop) run(s approval.SessionKey) {
+	for {
+		l.work(s)
+		if l.idlers.Add(1) > int32(cap(l.sem)) {
+			l.idlers.Add(-1)
+			return
+		}
+		select {
+		case s = <-l.idle:
+			l.idlers.Add(-1)
+		case <-l.ctx.Done():
+			l.idlers.Add(-1)
+			return
+		}
+	}
 }
 
 // work handles a session's queue until it is empty. Every turn, resumed
