@@ -240,9 +240,11 @@ func (t *counterTool) Dispatch(context.Context, approval.Call) (approval.Result,
 
 func (t *counterTool) Name() string        { return "bench_op" }
 func (t *counterTool) Description() string { return "a counter" }
-func (t *counterTool) Schema() *jsonschema.Schema {
-	return &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"n": {Type: "integer"}}}
-}
+// counterSchema is counterTool's schema, built once as every tool of the
+// bot keeps its own (the agent loop asks for it on every round).
+var counterSchema = &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"n": {Type: "integer"}}}
+
+func (t *counterTool) Schema() *jsonschema.Schema { return counterSchema }
 func (t *counterTool) Effect(json.RawMessage) approval.Effect { return approval.EffectDestructive }
 func (t *counterTool) Preview(context.Context, json.RawMessage) (string, error) {
 	return "increment the counter", nil
