@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strings"
 )
 
 // Canonicalize returns the canonical form of a JSON document: object keys
@@ -17,6 +16,17 @@ import (
 // exactly as written, strings re-encoded without HTML escaping. Duplicate
 // object keys are an error, because two parsers could read them differently.
 func Canonicalize(doc []byte) (json.RawMessage, error) {
+	if isCanonical(doc) {
+		// Nearly every document canonicalized is canonical already (the
+		// engine canonicalizes what the agent loop did): the same bytes,
+		// without decoding them token by token.
+		return json.RawMessage(bytes.Clone(doc)), nil
+	}
+	return canonicalize(doc)
+}
+
+// canonicalize is Canonicalize for any document.
+func canonicalize(doc []byte) (json.RawMessage, error) {
 	dec := json.NewDecoder(bytes.NewReader(doc))
 	dec.UseNumber()
 	var buf bytes.Buffer
@@ -115,6 +125,155 @@ func canonValue(dec *json.Decoder, buf *bytes.Buffer) error {
 	return nil
 }
 
+// isCanonical reports whether doc is a JSON document that canonicalize
+// returns unchanged, of a form it can tell at a glance: no white space,
+// object keys in strictly increasing byte order (so no duplicate), and
+// strings of printable ASCII without escapes (which re-encode as they
+// are). It may say false of a canonical document: canonicalize decides.
+func isCanonical(doc []byte) bool {
+	i, ok := canonicalAt(doc, 0, 0)
+	return ok && i == len(doc)
+}
+
+// maxCanonicalDepth bounds the nesting isCanonical follows.
+const maxCanonicalDepth = 64
+
+// canonicalAt scans the value at doc[i:] (isCanonical's form) and returns
+// the index after it.
+func canonicalAt(doc []byte, i, depth int) (int, bool) {
+	if i >= len(doc) || depth > maxCanonicalDepth {
+		return i, false
+	}
+	switch c := doc[i]; {
+	case c == '{':
+		i++
+		if i < len(doc) && doc[i] == '}' {
+			return i + 1, true
+		}
+		var prev []byte
+		for n := 0; ; n++ {
+			j, ok := plainString(doc, i)
+			if !ok {
+				return i, false
+			}
+			key := doc[i+1 : j-1]
+			if n > 0 && bytes.Compare(prev, key) >= 0 {
+				return i, false
+			}
+			prev = key
+			if j >= len(doc) || doc[j] != ':' {
+				return j, false
+			}
+			if i, ok = canonicalAt(doc, j+1, depth+1); !ok || i >= len(doc) {
+				return i, false
+			}
+			switch doc[i] {
+			case ',':
+				i++
+			case '}':
+				return i + 1, true
+			default:
+				return i, false
+			}
+		}
+	case c == '[':
+		i++
+		if i < len(doc) && doc[i] == ']' {
+			return i + 1, true
+		}
+		for {
+			var ok bool
+			if i, ok = canonicalAt(doc, i, depth+1); !ok || i >= len(doc) {
+				return i, false
+			}
+			switch doc[i] {
+			case ',':
+				i++
+			case ']':
+				return i + 1, true
+			default:
+				return i, false
+			}
+		}
+	case c == '"':
+		return plainString(doc, i)
+	case c == 't':
+		return literal(doc, i, "true")
+	case c == 'f':
+		return literal(doc, i, "false")
+	case c == 'n':
+		return literal(doc, i, "null")
+	case c == '-' || '0' <= c && c <= '9':
+		return number(doc, i)
+	}
+	return i, false
+}
+
+// plainString scans the string at doc[i:] when it is printable ASCII
+// without an escape, and returns the index after its closing quote.
+func plainString(doc []byte, i int) (int, bool) {
+	if i >= len(doc) || doc[i] != '"' {
+		return i, false
+	}
+	for j := i + 1; j < len(doc); j++ {
+		switch c := doc[j]; {
+		case c == '"':
+			return j + 1, true
+		case c < 0x20 || c > 0x7e || c == '\\':
+			return j, false
+		}
+	}
+	return len(doc), false
+}
+
+// literal scans lit at doc[i:].
+func literal(doc []byte, i int, lit string) (int, bool) {
+	if !bytes.HasPrefix(doc[i:], []byte(lit)) {
+		return i, false
+	}
+	return i + len(lit), true
+}
+
+// number scans a JSON number at doc[i:]: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+func number(doc []byte, i int) (int, bool) {
+	digits := func(i int) int {
+		for i < len(doc) && '0' <= doc[i] && doc[i] <= '9' {
+			i++
+		}
+		return i
+	}
+	if doc[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(doc) && doc[i] == '0':
+		i++
+	case i < len(doc) && '1' <= doc[i] && doc[i] <= '9':
+		i = digits(i)
+	default:
+		return i, false
+	}
+	if i < len(doc) && doc[i] == '.' {
+		j := digits(i + 1)
+		if j == i+1 {
+			return j, false
+		}
+		i = j
+	}
+	if i < len(doc) && (doc[i] == 'e' || doc[i] == 'E') {
+		i++
+		if i < len(doc) && (doc[i] == '+' || doc[i] == '-') {
+			i++
+		}
+		j := digits(i)
+		if j == i {
+			return j, false
+		}
+		i = j
+	}
+	return i, true
+}
+
 func writeString(buf *bytes.Buffer, s string) {
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
@@ -153,7 +312,7 @@ func PinnedHash(tool string, canonicalArgs []byte, definition string) string {
 // HashCall canonicalizes args and returns them with the payload hash.
 // Empty args count as {}.
 func HashCall(tool string, args []byte) (json.RawMessage, string, error) {
-	if strings.TrimSpace(string(args)) == "" {
+	if len(bytes.TrimSpace(args)) == 0 {
 		args = []byte("{}")
 	}
 	c, err := Canonicalize(args)

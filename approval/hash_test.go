@@ -186,3 +186,49 @@ func checkGolden(t *testing.T, golden, got string) {
 		t.Errorf("%s: hashes changed:\n got:\n%s\nwant:\n%s", golden, got, want)
 	}
 }
+
+// fastPathTests are documents isCanonical must judge as canonicalize
+// does: canonical ones it may take, anything else it must leave to it.
+var fastPathTests = []string{
+	`{}`, `[]`, `{"a":1}`, `{"a":1,"b":[true,false,null,"x"]}`, `{"n":-0.5e+10,"m":0,"o":1E3}`,
+	`{"b":1,"a":2}`, `{"a":1,"a":2}`, `{"a" :1}`, ` {"a":1}`, `{"a":1} `, `{"a":"<&>"}`,
+	`{"a":"\u0041"}`, `{"a":"\n"}`, `{"a":"é"}`, `{"a":"\"q\""}`, `[01]`, `[1.]`, `[.5]`, `[-]`, `[1e]`,
+	`[1,]`, `[,1]`, `{"a":}`, `{"a"}`, `{,}`, `nul`, `truex`, `[true,fals]`, `"x"`, `12`, `-0`, `""`,
+	`{"":1,"a":{"":[]}}`, `{"A":1,"a":2}`, `{"a":2,"A":1}`, `{"ab":1,"a":2}`, `{"a":2,"ab":1}`, `[[[[[]]]]]`,
+	strings.Repeat("[", 70) + strings.Repeat("]", 70),
+}
+
+// TestCanonicalizeFastPathAgrees: a document isCanonical takes is one
+// the full canonicalisation returns unchanged, and Canonicalize answers
+// every document as that does.
+func TestCanonicalizeFastPathAgrees(t *testing.T) {
+	ins := append([]string(nil), fastPathTests...)
+	for _, tt := range canonTests {
+		ins = append(ins, tt.in)
+	}
+	for _, in := range ins {
+		checkFastPath(t, in)
+	}
+	if !isCanonical([]byte(`{"a":1,"b":[true,null]}`)) || isCanonical([]byte(`{"b":1,"a":2}`)) {
+		t.Error("isCanonical does not tell a canonical document from another")
+	}
+}
+
+func checkFastPath(t *testing.T, in string) {
+	t.Helper()
+	slow, serr := canonicalize([]byte(in))
+	if isCanonical([]byte(in)) && (serr != nil || string(slow) != in) {
+		t.Errorf("%q: taken as canonical, but canonicalize gives %q, %v", in, slow, serr)
+	}
+	got, err := Canonicalize([]byte(in))
+	if (err == nil) != (serr == nil) || string(got) != string(slow) {
+		t.Errorf("%q: Canonicalize gives %q, %v; canonicalize %q, %v", in, got, err, slow, serr)
+	}
+}
+
+func FuzzCanonicalizeFastPath(f *testing.F) {
+	for _, in := range fastPathTests {
+		f.Add(in)
+	}
+	f.Fuzz(func(t *testing.T, in string) { checkFastPath(t, in) })
+}
