@@ -65,6 +65,22 @@ func (t OutcomeText) With(lang string) OutcomeText {
 	return out
 }
 
+// TextIn is t.With(lang).Text(st) without building t.With(lang): a card
+// asks for one status, and With made the words of every one.
+func (t OutcomeText) TextIn(lang string, st Status) string {
+	if s := t[st]; s != "" {
+		return s
+	}
+	k, ok := outcomeKeys[st]
+	if !ok {
+		return ""
+	}
+	if s := words.Text(words.Of(lang), k); s != "" {
+		return s
+	}
+	return words.Text(words.EN, k)
+}
+
 // Text returns the words for st.
 func (t OutcomeText) Text(st Status) string {
 	if s, ok := t[st]; ok && s != "" {

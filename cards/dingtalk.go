@@ -175,7 +175,7 @@ func DingTalkOutcomeData(o approval.Outcome, text approval.OutcomeText, lang str
 }
 
 func dingTalkOutcomeData(o approval.Outcome, text approval.OutcomeText, lang string) map[string]string {
-	words := text.With(lang).Text(o.Status)
+	words := text.TextIn(lang, o.Status)
 	if words == "" {
 		words = string(o.Status)
 	}

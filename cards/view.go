@@ -258,7 +258,7 @@ func agentOf(a *approval.Approval) (string, bool) {
 func finish(v View, o approval.Outcome, text approval.OutcomeText, lang string) View {
 	v.Final = true
 	v.Status = o.Status
-	v.StatusText = text.With(lang).Text(o.Status)
+	v.StatusText = text.TextIn(lang, o.Status)
 	v.DecidedBy = o.DecidedBy
 	v.Result = ""
 	switch o.Status {

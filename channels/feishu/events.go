@@ -334,7 +334,7 @@ func (c *intake) viewFor(ctx context.Context, a channels.CardAction) (cards.View
 // outcomeResponse is the answer to click a, whose outcome is known.
 func (c *intake) outcomeResponse(a channels.CardAction, o approval.Outcome, view cards.View, haveView bool) *callback.CardActionTriggerResponse {
 	w := wordsIn(c.cfg.Lang)
-	text := c.cfg.Text.With(c.cfg.Lang).Text(o.Status)
+	text := c.cfg.Text.TextIn(c.cfg.Lang, o.Status)
 	if o.Resolution != "" {
 		// A frozen approval resolved: said as its card says it.
 		text = cards.ApplyOutcome(cards.View{}, o, c.cfg.Text, c.cfg.Lang).StatusText
