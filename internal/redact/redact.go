@@ -54,6 +54,9 @@ var basicAuth = regexp.MustCompile(`(?i)\b(basic\s+)([A-Za-z0-9+/]{8,}={0,2})`)
 
 // Text returns s with the secrets it appears to hold replaced by Mark.
 func Text(s string) string {
+	if s == "" {
+		return s // nothing to redact (a decision without a comment, mostly)
+	}
 	for _, r := range textRules {
 		s = r.re.ReplaceAllString(s, r.repl)
 	}
