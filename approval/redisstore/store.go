@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -231,8 +232,45 @@ func durMS(d time.Duration) int64 {
 }
 
 func outcomeJSON(o approval.Outcome) (string, error) {
+	k, plain := plainOutcome(o)
+	if plain {
+		if j, ok := plainOutcomes.Load(k); ok {
+			return j.(string), nil
+		}
+	}
 	b, err := json.Marshal(o)
+	if err == nil && plain && plainOutcomesN.Add(1) <= maxPlainOutcomes {
+		plainOutcomes.Store(k, string(b))
+	}
 	return string(b), err
+}
+
+// plainOutcomes keeps the JSON of the outcomes that say nothing but a
+// status and its sentence (plainOutcome), by those: a claim sends two or
+// three of them (expired, superseded, rejected) and a put one, always the
+// same few. At most maxPlainOutcomes are kept (plainOutcomesN counts
+// them), so that an odd sentence cannot grow the map for ever.
+var (
+	plainOutcomes  sync.Map // outcomeKey -> string
+	plainOutcomesN atomic.Int64
+)
+
+const maxPlainOutcomes = 256
+
+// outcomeKey is what a plain outcome holds.
+type outcomeKey struct {
+	status  approval.Status
+	content string
+	isError bool
+}
+
+// plainOutcome returns the key of o when o holds nothing but its status,
+// its sentence and whether it is an error (TestPlainOutcomeKnowsEveryField
+// fails when approval.Outcome gains a field this does not look at).
+func plainOutcome(o approval.Outcome) (outcomeKey, bool) {
+	plain := o.Detail == "" && len(o.Results) == 0 && o.DecidedBy == "" && o.Comment == "" && o.DecidedVia == "" &&
+		o.Approvals == 0 && o.Quorum == 0 && o.Resolution == ""
+	return outcomeKey{o.Status, o.Content, o.IsError}, plain
 }
 
 // replyCode returns the first element of a script's reply, "" if none.
