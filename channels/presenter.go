@@ -157,7 +157,9 @@ func (p *Presenter) showIn(ctx context.Context, a *approval.Approval, to Target,
 	if ref.ChatID == "" {
 		ref.ChatID = to.ChatID
 	}
-	p.log.Debug("approval shown", "channel", to.Channel, "chat_id", to.ChatID, "approval_id", a.ID, "msg_id", ref.MessageID, "status_card", v.WaitsIn != "")
+	if p.log.Enabled(context.Background(), slog.LevelDebug) { // as Debug asks; its attributes cost allocations on every card
+		p.log.Debug("approval shown", "channel", to.Channel, "chat_id", to.ChatID, "approval_id", a.ID, "msg_id", ref.MessageID, "status_card", v.WaitsIn != "")
+	}
 	return ref, nil
 }
 
@@ -241,7 +243,9 @@ func (p *Presenter) settleCards(ctx context.Context, a *approval.Approval, o app
 			errs = append(errs, fmt.Errorf("settle card %s/%s of %s: %w", ref.Channel, ref.MessageID, a.ID, err))
 			continue
 		}
-		p.log.Debug("card settled", "channel", ref.Channel, "chat_id", ref.ChatID, "approval_id", a.ID, "msg_id", ref.MessageID, "status", o.Status)
+		if p.log.Enabled(context.Background(), slog.LevelDebug) { // as Debug asks; its attributes cost allocations on every card
+			p.log.Debug("card settled", "channel", ref.Channel, "chat_id", ref.ChatID, "approval_id", a.ID, "msg_id", ref.MessageID, "status", o.Status)
+		}
 	}
 	return errs
 }
