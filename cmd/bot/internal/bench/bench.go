@@ -110,12 +110,18 @@ type Result struct {
 	// nothing else uses.
 	ProcessCPUMicrosPerApproval float64 `json:"process_cpu_us_per_approval"`
 	RedisCPUMicrosPerApproval   float64 `json:"redis_cpu_us_per_approval"`
-	Hold                        int     `json:"hold"`
-	Pending                     int     `json:"pending"`
-	RedisBytesPerPending        float64 `json:"redis_bytes_per_pending"`
-	ProcessBytesPerPending      float64 `json:"process_bytes_per_pending"`
-	ProcessHeapBytesPerPending  float64 `json:"process_heap_bytes_per_pending"`
-	Errors                      int64   `json:"errors"`
+	// ProcessAllocsPerApproval and ProcessAllocBytesPerApproval are the
+	// heap allocations this process made per approval while the round
+	// trips ran (runtime.MemStats Mallocs and TotalAlloc): unlike the CPU
+	// figures, other load on the machine does not move them.
+	ProcessAllocsPerApproval     float64 `json:"process_allocs_per_approval"`
+	ProcessAllocBytesPerApproval float64 `json:"process_alloc_bytes_per_approval"`
+	Hold                         int     `json:"hold"`
+	Pending                      int     `json:"pending"`
+	RedisBytesPerPending         float64 `json:"redis_bytes_per_pending"`
+	ProcessBytesPerPending       float64 `json:"process_bytes_per_pending"`
+	ProcessHeapBytesPerPending   float64 `json:"process_heap_bytes_per_pending"`
+	Errors                       int64   `json:"errors"`
 }
 
 // counter is a go-redis hook counting round trips: one per command sent
@@ -240,11 +246,12 @@ func (t *counterTool) Dispatch(context.Context, approval.Call) (approval.Result,
 
 func (t *counterTool) Name() string        { return "bench_op" }
 func (t *counterTool) Description() string { return "a counter" }
+
 // counterSchema is counterTool's schema, built once as every tool of the
 // bot keeps its own (the agent loop asks for it on every round).
 var counterSchema = &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"n": {Type: "integer"}}}
 
-func (t *counterTool) Schema() *jsonschema.Schema { return counterSchema }
+func (t *counterTool) Schema() *jsonschema.Schema             { return counterSchema }
 func (t *counterTool) Effect(json.RawMessage) approval.Effect { return approval.EffectDestructive }
 func (t *counterTool) Preview(context.Context, json.RawMessage) (string, error) {
 	return "increment the counter", nil
@@ -496,10 +503,14 @@ func finish(res *Result, cfg Config, runs, errs int64, elapsed time.Duration, la
 type cpuTimes struct {
 	process time.Duration
 	redis   float64 // seconds
+	// mallocs and bytes are the heap allocations of the process so far.
+	mallocs, bytes uint64
 }
 
 func cpuNow(ctx context.Context, info *server) cpuTimes {
-	t := cpuTimes{process: processCPU(), redis: -1}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	t := cpuTimes{process: processCPU(), redis: -1, mallocs: ms.Mallocs, bytes: ms.TotalAlloc}
 	if info == nil {
 		return t
 	}
@@ -533,6 +544,8 @@ func cpuSince(ctx context.Context, info *server, t0 cpuTimes, n int, res *Result
 	if t0.process >= 0 && t1.process >= 0 {
 		res.ProcessCPUMicrosPerApproval = float64((t1.process - t0.process).Microseconds()) / float64(n)
 	}
+	res.ProcessAllocsPerApproval = float64(t1.mallocs-t0.mallocs) / float64(n)
+	res.ProcessAllocBytesPerApproval = float64(t1.bytes-t0.bytes) / float64(n)
 	if t0.redis >= 0 && t1.redis >= 0 {
 		res.RedisCPUMicrosPerApproval = (t1.redis - t0.redis) * 1e6 / float64(n)
 	}
