@@ -256,3 +256,54 @@ func TestAnswerNamingNoQuestion(t *testing.T) {
 		})
 	}
 }
+
+// fullWidth writes s's ASCII letters and digits in their full-width forms
+// (ａｂ１２), as a Chinese input method in full-width mode types them.
+func fullWidth(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r > ' ' && r < 0x7f {
+			return r + 0xFEE0
+		}
+		return r
+	}, s)
+}
+
+// TestTypedAnswerFullWidth: a Chinese input method types the answer
+// command with full-width spaces (U+3000), a full-width colon, and in
+// full-width mode the code's letters and digits too (ａｂ１２): the code is
+// the code all the same, and the answer after it is the answer, never
+// the code and the answer together as one free-text answer.
+func TestTypedAnswerFullWidth(t *testing.T) {
+	for _, tc := range []struct {
+		name, text, answers string
+	}{
+		{"full-width spaces", "回答　%[1]s　2", `{"Which size?":"Large"}`},
+		{"full-width colon", "回答：%[1]s　2", `{"Which size?":"Large"}`},
+		{"full-width code", "回答　%[2]s　2", `{"Which size?":"Large"}`},
+		{"full-width code, free text", "回答　%[2]s　Medium please", `{"Which size?":"Medium please"}`},
+		{"upper-case full-width code", "回答　%[3]s　2", `{"Which size?":"Large"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newQuestionRig(t, "zh")
+			a, code := g.ask(t, oneQuestion)
+			text := fmt.Sprintf(tc.text, code, fullWidth(code), fullWidth(strings.ToUpper(code)))
+			g.send(t, msg("alice", text))
+			g.drain()
+			if st, ans := g.answersOf(t, a.ID); st != approval.StateExecuted || ans != tc.answers {
+				t.Fatalf("%q: state %s, answers %s; texts %v", text, st, ans, g.ch.texts())
+			}
+		})
+	}
+	t.Run("full-width code naming nothing", func(t *testing.T) {
+		g := newQuestionRig(t, "zh")
+		a, _ := g.ask(t, oneQuestion)
+		g.send(t, msg("alice", "回答　"+fullWidth("zz99")+"　Large"))
+		g.drain()
+		if !g.ch.hasText("answer", "本群没有代码为 zz99 的待回答问题") {
+			t.Fatalf("texts %v", g.ch.texts())
+		}
+		if st, ans := g.answersOf(t, a.ID); st != approval.StatePending || ans != "" {
+			t.Fatalf("the waiting question: %s, answers %s", st, ans)
+		}
+	})
+}
