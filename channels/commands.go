@@ -72,7 +72,8 @@ type Command struct {
 // The answer command is the word 回答 (answer, /answer) followed by a
 // space or a colon, then the answer: "回答 ab12 2", "answer ab12 1,3",
 // "回答 ab12\n1: 2\n2: 自己的话", "回答 2". Its Arg is the first word
-// after it when that may be a code (approval.ValidCode), Text what
+// after it when that may be a code (approval.ValidCode; typed in
+// full-width forms, ａｂ１２, it is folded to ab12), Text what
 // follows that word, Body all of it: the router tells which (a code that
 // names nothing waiting, followed by an answer, is told so, unless it is
 // one of commonWords: then it is part of the text).
@@ -156,10 +157,22 @@ func parseAnswer(text string) (Command, bool) {
 		if i := strings.IndexFunc(body, unicode.IsSpace); i >= 0 {
 			first, tail = body[:i], strings.TrimSpace(body[i:])
 		}
-		if code := strings.ToLower(first); approval.ValidCode(code) {
+		if code := codeWord(first); approval.ValidCode(code) {
 			c.Arg, c.Text = code, tail
 		}
 		return c, true
 	}
 	return Command{}, false
+}
+
+// codeWord is word as a code is compared: full-width ASCII (ａｂ１２, typed
+// by a Chinese input method in full-width mode) folded to ASCII, in lower
+// case.
+func codeWord(word string) string {
+	return strings.ToLower(strings.Map(func(r rune) rune {
+		if r >= '\uFF01' && r <= '\uFF5E' {
+			return r - 0xFEE0
+		}
+		return r
+	}, word))
 }
