@@ -348,3 +348,35 @@ func TestElicitDefaults(t *testing.T) {
 		t.Fatal("another agent's question has defaults")
 	}
 }
+
+// TestQuestionDefaultsOnlyValid: QuestionDefaults reads the defaults from
+// the question input itself, which is not always one ElicitArgs made
+// (another agent's AskUserQuestion input may carry an "elicitation" key
+// of its own making). A default ElicitArgs would not have kept — too long
+// for a card, a secret, not a valid answer to its field — is none: it is
+// neither shown nor taken.
+func TestQuestionDefaultsOnlyValid(t *testing.T) {
+	huge := strings.Repeat("x", 100_000)
+	secret := "sk-live-" + strings.Repeat("a1B2", 10)
+	for _, tc := range []struct{ name, field string }{
+		{"huge", `{"name":"a","kind":"string","default":"` + huge + `"}`},
+		{"secret", `{"name":"a","kind":"string","default":"` + secret + `"}`},
+		{"not a number", `{"name":"a","kind":"number","default":"many"}`},
+		{"no such option", `{"name":"a","kind":"enum","values":["s","l"],"default":"xl"}`},
+		{"a line break", `{"name":"a","kind":"string","default":"one\ntwo"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := json.RawMessage(`{"questions":[{"question":"Which?","header":"a","options":[{"label":"s"},{"label":"l"}]}],` +
+				`"elicitation":{"message":"m","fields":[` + tc.field + `]}}`)
+			if tc.name != "no such option" {
+				args = json.RawMessage(`{"questions":[{"question":"Which?","header":"a"}],"elicitation":{"message":"m","fields":[` + tc.field + `]}}`)
+			}
+			if _, err := approval.ParseQuestions(args); err != nil {
+				t.Fatal(err)
+			}
+			if d := approval.QuestionDefaults(args); len(d) != 0 && d[0] != "" {
+				t.Fatalf("default shown: %.80q", d[0])
+			}
+		})
+	}
+}
