@@ -271,10 +271,8 @@ func elicitField(name string, p elicitProp, required bool) (ElicitField, Questio
 			q.Options = append(q.Options, QuestionOption{Label: label})
 		}
 	}
-	if d, ok := defaultText(p.Default); ok {
-		if _, err := f.value(q, d); err == nil {
-			f.Default = d
-		}
+	if d, ok := defaultText(p.Default); ok && f.validDefault(q, d) {
+		f.Default = d
 	}
 	return f, q, nil
 }
@@ -304,6 +302,18 @@ func defaultText(v any) (string, bool) {
 		return "", false
 	}
 	return s, s != "" && redact.Clean(s, maxElicitValue) == s
+}
+
+// validDefault reports whether d is a default ElicitArgs keeps for f
+// (defaultText, a valid answer to q): QuestionDefaults checks it again,
+// as the input it reads may not be ElicitArgs' (another agent's
+// AskUserQuestion input may carry an "elicitation" key of its own).
+func (f ElicitField) validDefault(q Question, d string) bool {
+	if redact.Clean(d, maxElicitValue) != d {
+		return false
+	}
+	_, err := f.value(q, d)
+	return err == nil
 }
 
 // shown is answer text s of field f as the questions show it: an option
@@ -343,7 +353,7 @@ func QuestionDefaults(args json.RawMessage) []string {
 	}
 	var out []string
 	for i, f := range in.Elicitation.Fields {
-		if f.Default == "" {
+		if f.Default == "" || !f.validDefault(in.Questions[i], f.Default) {
 			continue
 		}
 		if out == nil {
