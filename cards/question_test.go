@@ -341,3 +341,30 @@ func checkQuestionCard(t *testing.T, r string, a *approval.Approval, n int) {
 		}
 	}
 }
+
+// TestElicitDefaultKeptOnDingTalk: a DingTalk card's value holds at most
+// 1 KB, and a field's question is cut to fit; the default an empty answer
+// takes is never the part cut away (a person must see what leaving the
+// field empty sends), even when the field's title and description, in
+// Chinese at approval.ElicitArgs's bounds, take the whole value.
+func TestElicitDefaultKeptOnDingTalk(t *testing.T) {
+	def := "默" + strings.Repeat("认", 140)
+	args, err := approval.ElicitArgs("部署", map[string]any{"type": "object", "properties": map[string]any{
+		"note": map[string]any{"type": "string", "title": strings.Repeat("标", 200), "description": strings.Repeat("述", 500), "default": def},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := questionSample(t, `{"questions":[{"question":"q"}]}`)
+	a.Calls[0].Tool, a.Calls[0].Args = approval.ElicitTool("srv"), args
+	for _, lang := range []string{"en", "zh"} {
+		data := cards.DingTalkCardData(cards.Pending(a, nil, lang), lang)
+		text := data["q1_text"]
+		if len(text) > cards.DingTalkMaxValue {
+			t.Fatalf("%s: q1_text is %d bytes", lang, len(text))
+		}
+		if !strings.Contains(text, strings.TrimSuffix(words.In(lang, words.ElicitDefault, def), ")")) {
+			t.Errorf("%s: the default is cut from the question: %q", lang, text)
+		}
+	}
+}
