@@ -273,12 +273,15 @@ const DingTalkMaxValue = 1024
 // cut on a rune boundary and ended with the marker of lang
 // (words.DingTalkValueCut: where the whole text is), within
 // DingTalkMaxValue bytes.
-func DingTalkFit(s, lang string) string {
-	if len(s) <= DingTalkMaxValue {
+func DingTalkFit(s, lang string) string { return dingTalkFitIn(s, DingTalkMaxValue, lang) }
+
+// dingTalkFitIn is DingTalkFit within most bytes.
+func dingTalkFitIn(s string, most int, lang string) string {
+	if len(s) <= most {
 		return s
 	}
 	mark := words.In(lang, words.DingTalkValueCut)
-	n := DingTalkMaxValue - len(mark)
+	n := max(most-len(mark), 0)
 	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}
@@ -296,7 +299,8 @@ func dingTalkFitAll(m map[string]string, lang string) map[string]string {
 // dingTalkQuestions sets a question card's per-question variables, for
 // n = 1 … approval.MaxQuestions: q<n>_shown ("true" for the card's
 // questions, "false" beyond), and for each question q<n>_text (its
-// header, text and "(choose any)" on a multi-select), q<n>_options (one
+// header, text and "(choose any)" on a multi-select; cut to fit before
+// the default an empty answer takes, which stays), q<n>_options (one
 // line per option, "1. Small — fast", numbered as an answer names them),
 // q<n>_hint (the input's hint), q<n>_answer (the answer given, on a final
 // card; "" before) and answer_<n>, the variable the template's input of
@@ -316,6 +320,12 @@ func dingTalkQuestions(m map[string]string, v View, lang string) {
 		}
 		if q.Multi {
 			text += " " + words.In(lang, words.QuestionMulti)
+		}
+		if i := strings.LastIndex(text, q.Default); q.Default != "" && i >= 0 && len(text) > DingTalkMaxValue {
+			// Cut the question, never its default: what an empty answer
+			// sends.
+			tail := text[i:]
+			text = dingTalkFitIn(text[:i], DingTalkMaxValue-len(tail), lang) + tail
 		}
 		var opts []string
 		for j, o := range q.Options {

@@ -37,6 +37,11 @@ type QuestionView struct {
 	// Answer is the answer the call's input holds (an answered question's
 	// final card), "" while it has none.
 	Answer string `json:"answer,omitempty"`
+	// Default is what Question ends with when an empty answer takes a
+	// default (an MCP server's field: " (default: X)"), "" for none; a
+	// card that cuts Question keeps it (DingTalk). Question says it, so
+	// the view's JSON does not.
+	Default string `json:"-"`
 }
 
 // QuestionOptionView is an option of a QuestionView.
@@ -62,7 +67,8 @@ func questionsOf(a *approval.Approval, lang string) []QuestionView {
 		qv := QuestionView{Question: oneLine(q.Question), Header: oneLine(q.Header), Multi: q.MultiSelect, Answer: oneLine(answers[q.Question])}
 		if i < len(defaults) && defaults[i] != "" {
 			// An MCP server's field with a default: an empty answer takes it.
-			qv.Question += words.In(lang, words.ElicitDefault, oneLine(defaults[i]))
+			qv.Default = words.In(lang, words.ElicitDefault, oneLine(defaults[i]))
+			qv.Question += qv.Default
 		}
 		for _, o := range q.Options {
 			qv.Options = append(qv.Options, QuestionOptionView{Label: oneLine(o.Label), Description: oneLine(o.Description)})
