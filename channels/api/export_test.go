@@ -72,3 +72,22 @@ func (w *Watcher) NextEnd(t testing.TB) channels.TurnEvent {
 
 // SetMaxKeeping sets how many resumed answers a may keep at once.
 func SetMaxKeeping(a *API, n int) { a.out.max = n }
+
+// QueuedKinds are the kinds of the turn events waiting in the outbox for
+// chat chatID.
+func QueuedKinds(a *API, chatID string) []string {
+	a.out.mu.Lock()
+	defer a.out.mu.Unlock()
+	var out []string
+	for _, j := range a.out.queues[chatID] {
+		switch {
+		case j.ev.turnEv != nil:
+			out = append(out, string(j.ev.turnEv.Kind))
+		case j.ev.shown != nil:
+			out = append(out, "shown")
+		case j.ev.settled != nil:
+			out = append(out, "settled")
+		}
+	}
+	return out
+}
