@@ -307,3 +307,35 @@ func TestTypedAnswerFullWidth(t *testing.T) {
 		}
 	})
 }
+
+// TestTypedAnswerStartingWithANumber: a free-text answer without a code
+// often starts with a number of four digits (a year, an amount: "回答 2024
+// 年底前完成", "回答 1000 台"); a code is random, and one of only digits
+// is rare, so such a number is a code only when it names an approval
+// waiting in the chat, as a common word: else it is the answer to the
+// question waiting, or (none waiting) the agent's.
+func TestTypedAnswerStartingWithANumber(t *testing.T) {
+	for _, tc := range []struct{ text, answers string }{
+		{"回答 2024 年底前完成", `{"Which size?":"2024 年底前完成"}`},
+		{"answer 1000 units", `{"Which size?":"1000 units"}`},
+	} {
+		t.Run(tc.text, func(t *testing.T) {
+			g := newQuestionRig(t, "zh")
+			a, _ := g.ask(t, oneQuestion)
+			g.send(t, msg("alice", tc.text))
+			g.drain()
+			if st, ans := g.answersOf(t, a.ID); st != approval.StateExecuted || ans != tc.answers {
+				t.Fatalf("state %s, answers %s; texts %v", st, ans, g.ch.texts())
+			}
+		})
+	}
+	t.Run("agent", func(t *testing.T) {
+		g := newQuestionRig(t, "en")
+		text := "answer 2024 budget questions"
+		g.send(t, msg("alice", text))
+		g.barrier(t, "alice")
+		if g.model.Seen(text) != 1 {
+			t.Fatalf("the model did not see it; texts %v", g.ch.texts())
+		}
+	})
+}
