@@ -42,8 +42,13 @@ func init() {
 	}
 }
 
-// commonWord reports whether code (lowercased) is one of commonWords.
-func commonWord(code string) bool { return commonWords[code] }
+// commonWord reports whether code (lowercased) is one of commonWords, or
+// a number (a year, an amount: "回答 2024 年底前完成"): a code of digits
+// only is rare (about 1 in 170), a number at the start of an answer is
+// not.
+func commonWord(code string) bool {
+	return commonWords[code] || strings.Trim(code, "0123456789") == ""
+}
 
 // Command is a parsed approval command.
 type Command struct {
@@ -76,7 +81,7 @@ type Command struct {
 // full-width forms, ａｂ１２, it is folded to ab12), Text what
 // follows that word, Body all of it: the router tells which (a code that
 // names nothing waiting, followed by an answer, is told so, unless it is
-// one of commonWords: then it is part of the text).
+// a number or one of commonWords: then it is part of the text).
 func ParseCommand(text string, replies *approval.ReplyParser) Command {
 	if c, ok := parseAnswer(text); ok {
 		return c
