@@ -108,7 +108,7 @@ func (s *Store) PutGrant(ctx context.Context, g approval.Grant, ttl time.Duratio
 	nowMS, _ := splitTime(now)
 	ms := durMS(ttl)
 	key := g.Key()
-	err = s.putGrant.Run(ctx, s.c, []string{s.grantRecordKey(g.Session, key), s.grantIndexKey(g.Session)},
+	err = s.putGrant.Run(ctx, s.cmd, []string{s.grantRecordKey(g.Session, key), s.grantIndexKey(g.Session)},
 		string(b), ms, approval.GrantID(key), nowMS+ms, nowMS).Err()
 	if err != nil {
 		return unavailable(op, g.ApprovalID, err)
@@ -122,7 +122,7 @@ func (s *Store) GrantFor(ctx context.Context, sess approval.SessionKey, key stri
 	if err := ctxErr(ctx, op, ""); err != nil {
 		return nil, err
 	}
-	v, err := s.c.Get(ctx, s.grantRecordKey(sess, key)).Result()
+	v, err := s.cmd.Get(ctx, s.grantRecordKey(sess, key)).Result()
 	if errors.Is(err, redis.Nil) {
 		return nil, nil
 	}
@@ -146,7 +146,7 @@ func (s *Store) Grants(ctx context.Context, sess approval.SessionKey) ([]approva
 		return nil, err
 	}
 	nowMS, _ := splitTime(s.clk.Now())
-	vs, err := s.listGrants.Run(ctx, s.c, []string{s.grantIndexKey(sess)}, s.base(approval.Shard(sess)), nowMS).StringSlice()
+	vs, err := s.listGrants.Run(ctx, s.cmd, []string{s.grantIndexKey(sess)}, s.base(approval.Shard(sess)), nowMS).StringSlice()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, unavailable(op, "", err)
 	}
@@ -177,7 +177,7 @@ func (s *Store) Revoke(ctx context.Context, sess approval.SessionKey, keys ...st
 	for _, k := range keys {
 		args = append(args, approval.GrantID(k))
 	}
-	n, err := s.revoke.Run(ctx, s.c, []string{s.grantIndexKey(sess)}, args...).Int()
+	n, err := s.revoke.Run(ctx, s.cmd, []string{s.grantIndexKey(sess)}, args...).Int()
 	if err != nil {
 		return 0, unavailable(op, "", err)
 	}

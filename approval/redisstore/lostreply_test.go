@@ -2,6 +2,7 @@ package redisstore_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -87,13 +88,22 @@ func startDropProxy(t *testing.T, network, target string) *dropProxy {
 // TestLostReply: when the reply to a script is lost after the script ran,
 // go-redis sends the command again; the re-sent call must get the answer of
 // the first run (a claim that won must not come back already_claimed).
+//
+// Both ways the store sends its commands: through go-redis's auto-pipeliner
+// (the default) and each on its own (Options.NoAutoPipeline).
 func TestLostReply(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		t.Run(fmt.Sprintf("NoAutoPipeline=%v", off), func(t *testing.T) { testLostReply(t, off) })
+	}
+}
+
+func testLostReply(t *testing.T, noAutoPipeline bool) {
 	direct, prefix := testredis.Start(t)
 	opt := direct.(*redis.Client).Options()
 	proxy := startDropProxy(t, opt.Network, opt.Addr)
 	c := redis.NewClient(&redis.Options{Addr: proxy.ln.Addr().String(), Protocol: opt.Protocol, MaxRetries: 3})
 	t.Cleanup(func() { _ = c.Close() })
-	s, err := redisstore.New(c, redisstore.Options{Prefix: prefix})
+	s, err := redisstore.New(c, redisstore.Options{Prefix: prefix, NoAutoPipeline: noAutoPipeline})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,5 +250,92 @@ func TestLostReply(t *testing.T) {
 	}
 	if r, _ := s.Claim(ctx, b.ID, approve(b)); r.Code != approval.ClaimAlreadyClaimed {
 		t.Errorf("a second Claim = %s, want already_claimed", r.Code)
+	}
+}
+
+// TestLostRepliesUnderLoad: replies lost while many calls are in flight
+// at once, so that the auto-pipeliner has batched them (a cut connection
+// loses every reply of its batch): each call that go-redis sends again
+// gets the answer of its first run, never another's and never "already
+// claimed" for a claim it won, both ways the store sends commands.
+func TestLostRepliesUnderLoad(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		t.Run(fmt.Sprintf("NoAutoPipeline=%v", off), func(t *testing.T) {
+			direct, prefix := testredis.Start(t)
+			opt := direct.(*redis.Client).Options()
+			proxy := startDropProxy(t, opt.Network, opt.Addr)
+			c := redis.NewClient(&redis.Options{Addr: proxy.ln.Addr().String(), Protocol: opt.Protocol, MaxRetries: 5})
+			t.Cleanup(func() { _ = c.Close() })
+			s, err := redisstore.New(c, redisstore.Options{Prefix: prefix, NoAutoPipeline: off})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			now := storetest.T0.Add(time.Minute)
+			const n = 64
+			as := make([]*approval.Approval, n)
+			for i := range as {
+				as[i] = storetest.NewApproval(t)
+				if _, err := s.Put(ctx, as[i], approval.Outcome{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Drop a reply now and then while the claims run: the first
+			// one from the start.
+			proxy.armed.Store(true)
+			stop := make(chan struct{})
+			var armer sync.WaitGroup
+			armer.Add(1)
+			go func() {
+				defer armer.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					if proxy.dropped.Load() < 8 {
+						proxy.armed.Store(true)
+					}
+					time.Sleep(time.Millisecond)
+				}
+			}()
+			var wg sync.WaitGroup
+			errs := make([]error, n)
+			codes := make([]approval.ClaimCode, n)
+			for i, a := range as {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					r, err := s.Claim(ctx, a.ID, approval.ClaimRequest{Intent: approval.IntentApprove, PayloadSHA256: a.PayloadSHA256,
+						Actor: "bob", Source: approval.SourceCard, Now: now})
+					errs[i], codes[i] = err, r.Code
+					if err == nil && r.Code == approval.ClaimOK {
+						_, errs[i] = s.Complete(ctx, a.ID, approval.StateExecuted, approval.Outcome{Status: approval.StatusExecuted}, time.Hour)
+					}
+				}()
+			}
+			wg.Wait()
+			close(stop)
+			armer.Wait()
+			proxy.armed.Store(false)
+			if proxy.dropped.Load() == 0 {
+				t.Fatal("no reply was dropped")
+			}
+			for i, a := range as {
+				if errs[i] != nil {
+					t.Errorf("approval %d: %v (go-redis gives up after its retries)", i, errs[i])
+					continue
+				}
+				if codes[i] != approval.ClaimOK {
+					t.Errorf("approval %d: claim %s, want claimed (its re-sent claim must answer as its first run)", i, codes[i])
+				}
+				got, err := s.Get(ctx, a.ID)
+				if err != nil || got.State != approval.StateExecuted {
+					t.Errorf("approval %d: %v %v, want executed", i, got.State, err)
+				}
+			}
+			t.Logf("%d replies dropped", proxy.dropped.Load())
+		})
 	}
 }

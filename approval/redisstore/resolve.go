@@ -55,7 +55,7 @@ func (s *Store) Resolve(ctx context.Context, id approval.ID, req approval.Resolv
 	if s.acks > 0 && req.Resolution == approval.ResolveRetry {
 		res, acked, err = s.claimAcked(ctx, s.resolve, keys, args)
 	} else {
-		res, err = s.resolve.Run(ctx, s.c, keys, args...).Slice()
+		res, err = s.resolve.Run(ctx, s.cmd, keys, args...).Slice()
 	}
 	if err != nil {
 		return approval.ClaimResult{}, unavailable(op, id, err)

@@ -153,7 +153,7 @@ func takeStep[C ~string](ctx context.Context, s *Store, k *stepKind[C], id appro
 	shard, _ := id.Shard()
 	nowMS, nowNS := splitTime(now)
 	args := append([]any{k.count, k.nonce, strconv.Itoa(read), strconv.Itoa(n + 1), nowMS, nowNS, s.nonce()}, anys(fields)...)
-	res, err := s.step.Run(ctx, s.c, []string{s.recordKey(shard, id)}, args...).Slice()
+	res, err := s.step.Run(ctx, s.cmd, []string{s.recordKey(shard, id)}, args...).Slice()
 	if err != nil {
 		return "", nil, 0, unavailable(k.op, id, err)
 	}

@@ -43,3 +43,14 @@ func TestConformance(t *testing.T) {
 		},
 	})
 }
+
+// TestConformanceNoAutoPipeline runs the suite with every command sent on
+// its own (store.redis.auto_pipeline: false), the other way the store can
+// talk to Redis.
+func TestConformanceNoAutoPipeline(t *testing.T) {
+	storetest.Run(t, storetest.Harness{
+		New: func(t *testing.T) (approval.Store, func(time.Duration)) {
+			return newStore(t, redisstore.Options{NoAutoPipeline: true}), time.Sleep
+		},
+	})
+}
