@@ -207,7 +207,7 @@ func newCore(ctx context.Context, cfg *config.Config, log *slog.Logger) (c *core
 			return c, fmt.Errorf("store.redis: %w", err)
 		}
 		st, err := redisstore.New(rc, redisstore.Options{Prefix: cfg.Store.Redis.Prefix, Retention: cfg.Store.Retention, Logger: log,
-			ReplicaAcks: cfg.Store.Redis.ReplicaAcks, ReplicaAckTimeout: cfg.Store.Redis.ReplicaAckTimeout})
+			ReplicaAcks: cfg.Store.Redis.ReplicaAcks, ReplicaAckTimeout: cfg.Store.Redis.ReplicaAckTimeout, NoAutoPipeline: !cfg.Store.Redis.AutoPipeline})
 		if err != nil {
 			return c, fmt.Errorf("store.redis: %w", err)
 		}
