@@ -78,6 +78,10 @@ type Config struct {
 	// Hold is how many approvals are kept pending, each with a blocked
 	// Wait, spread over Hold/10 chats, during the measured run (0: none).
 	Hold int
+	// NoAutoPipeline sends each store command in a round trip of its own
+	// (redisstore.Options.NoAutoPipeline; bot serve's
+	// store.redis.auto_pipeline: false).
+	NoAutoPipeline bool
 	// ByCall itemises the Redis round trips per approval by the call
 	// that sent each (Result.RedisRoundTripsByCall); finding the caller
 	// costs a stack walk per round trip, so it is off unless asked for.
@@ -97,6 +101,9 @@ type Result struct {
 	P99Ms            float64 `json:"p99_ms"`
 	// The figures below are always printed: 0 when not measured (no
 	// Redis with the memory store; -pending 0 for the memory figures).
+	// RedisRoundTripsPerApproval counts what went over the wire: a command
+	// sent alone, a pipeline, and a batch of the auto-pipeliner (which
+	// carries commands of several conversations) each count one.
 	RedisRoundTripsPerApproval float64 `json:"redis_round_trips_per_approval"`
 	// RedisRoundTripsByCall (Config.ByCall) splits the round trips per
 	// approval by who sent them: "<store method> <- <engine or loop
@@ -283,7 +290,7 @@ func stores(ctx context.Context, cfg Config, log *slog.Logger) (a, b approval.St
 		c := redis.NewClient(opt)
 		c.AddHook(cnt)
 		clients = append(clients, c)
-		return redisstore.New(c, redisstore.Options{Prefix: prefix, Logger: log})
+		return redisstore.New(c, redisstore.Options{Prefix: prefix, Logger: log, NoAutoPipeline: cfg.NoAutoPipeline})
 	}
 	if a, err = mk(); err == nil {
 		b, err = mk()
