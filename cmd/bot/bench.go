@@ -25,7 +25,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.IntVar(&cfg.Pending, "pending", 0, "approvals held open, each with a blocked Wait, while the memory one pending approval costs is measured (0: not measured)")
 	fs.IntVar(&cfg.Hold, "hold", 0, "approvals kept pending, each with a blocked Wait, ten to a chat, during the measured run (0: none): the cost of one approval under that load")
 	autoPipeline := fs.Bool("autopipeline", true, "with -redis: send the store's commands through go-redis's auto-pipeliner, as bot serve does by default (store.redis.auto_pipeline); false: each in a round trip of its own")
-	fs.BoolVar(&cfg.ByCall, "v", false, "itemise the Redis round trips per approval by the call that sent them (redis_round_trips_by_call: store method <- engine or loop function)")
+	fs.BoolVar(&cfg.ByCall, "v", false, "itemise the Redis round trips per approval by the call that sent them (redis_round_trips_by_call: store method <- engine or loop function); each command is then sent alone, as with -autopipeline=false")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to `FILE` (go tool pprof reads it)")
 	memProfile := fs.String("memprofile", "", "write a heap profile to `FILE` at the end of the run (go tool pprof -sample_index=alloc_space reads what was allocated, where)")
 	if st := parse(fs, args); st >= 0 {

@@ -84,7 +84,8 @@ type Config struct {
 	NoAutoPipeline bool
 	// ByCall itemises the Redis round trips per approval by the call
 	// that sent each (Result.RedisRoundTripsByCall); finding the caller
-	// costs a stack walk per round trip, so it is off unless asked for.
+	// costs a stack walk per round trip, so it is off unless asked for. It
+	// sends each command alone (NoAutoPipeline), so that each is named.
 	ByCall bool
 }
 
@@ -290,7 +291,9 @@ func stores(ctx context.Context, cfg Config, log *slog.Logger) (a, b approval.St
 		c := redis.NewClient(opt)
 		c.AddHook(cnt)
 		clients = append(clients, c)
-		return redisstore.New(c, redisstore.Options{Prefix: prefix, Logger: log, NoAutoPipeline: cfg.NoAutoPipeline})
+		// Itemised, each command is sent alone: a batch of the
+		// auto-pipeliner is sent by its goroutine, not by the caller.
+		return redisstore.New(c, redisstore.Options{Prefix: prefix, Logger: log, NoAutoPipeline: cfg.NoAutoPipeline || cfg.ByCall})
 	}
 	if a, err = mk(); err == nil {
 		b, err = mk()
