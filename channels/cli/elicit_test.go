@@ -4,14 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/hitlbot/hitlbot/approval"
 	"github.com/hitlbot/hitlbot/internal/hitltest"
-	"github.com/hitlbot/hitlbot/tools/mcptool"
-	"github.com/hitlbot/hitlbot/tools/mcptool/mcptest"
 	"github.com/hitlbot/hitlbot/words"
 )
 
@@ -22,18 +19,10 @@ import (
 // again; the answer then reaches the server as typed content, and the
 // tool's result the chat.
 func TestElicitationAnsweredInTheChat(t *testing.T) {
-	srv := mcptest.New()
-	hs := httptest.NewServer(srv.Handler("", true))
-	t.Cleanup(hs.Close)
 	var h *harness
-	m := mcptool.Start(context.Background(), []mcptool.ServerConfig{{Name: "t", URL: hs.URL, Trusted: true}}, mcptool.Options{Logger: quiet,
-		Elicit: func(ctx context.Context, server, message string, schema any) (approval.ElicitAnswer, error) {
-			return h.engine.Elicit(ctx, server, message, schema)
-		}})
-	t.Cleanup(func() { _ = m.Close() })
-	if st := m.Status()[0]; !st.Up {
-		t.Fatalf("the MCP server is down: %s", st.Err)
-	}
+	srv, m := hitltest.MCPServer(t, func(ctx context.Context, server, message string, schema any) (approval.ElicitAnswer, error) {
+		return h.engine.Elicit(ctx, server, message, schema)
+	})
 	in, w := io.Pipe()
 	h = startTools(t, in, approval.EffectDestructive, m.Tools(), &hitltest.Model{Tools: []string{"t__ask"}}, nil, nil)
 	fmt.Fprintln(w, "t__ask web")

@@ -3,7 +3,6 @@ package web_test
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -11,8 +10,6 @@ import (
 	"github.com/hitlbot/hitlbot/approval/memstore"
 	"github.com/hitlbot/hitlbot/channels/web"
 	"github.com/hitlbot/hitlbot/internal/hitltest"
-	"github.com/hitlbot/hitlbot/tools/mcptool"
-	"github.com/hitlbot/hitlbot/tools/mcptool/mcptest"
 )
 
 // TestElicitationAnsweredOnThePage: an MCP server's form (mcptest's
@@ -22,18 +19,10 @@ import (
 // (INVALID_MESSAGE) and leaves the step open; the page's answer reaches
 // the server as typed content, and the tool's result the chat.
 func TestElicitationAnsweredOnThePage(t *testing.T) {
-	srv := mcptest.New()
-	hs := httptest.NewServer(srv.Handler("", true))
-	t.Cleanup(hs.Close)
 	var s *server
-	m := mcptool.Start(context.Background(), []mcptool.ServerConfig{{Name: "t", URL: hs.URL, Trusted: true}}, mcptool.Options{Logger: quiet,
-		Elicit: func(ctx context.Context, server, message string, schema any) (approval.ElicitAnswer, error) {
-			return s.engine.Elicit(ctx, server, message, schema)
-		}})
-	t.Cleanup(func() { _ = m.Close() })
-	if st := m.Status()[0]; !st.Up {
-		t.Fatalf("the MCP server is down: %s", st.Err)
-	}
+	srv, m := hitltest.MCPServer(t, func(ctx context.Context, server, message string, schema any) (approval.ElicitAnswer, error) {
+		return s.engine.Elicit(ctx, server, message, schema)
+	})
 	s = newServerTools(t, memstore.New(memstore.Options{}), hitltest.NewTool("erase", approval.EffectDestructive), m.Tools(),
 		&hitltest.Model{Tools: []string{"t__ask"}}, nil, nil)
 	c := s.connect(t, "", "s1")
