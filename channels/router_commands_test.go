@@ -32,6 +32,11 @@ var commandTests = []struct {
 	{"确认 ab12", Command{Kind: CmdDecide, Arg: "ab12", Reply: approval.ReplyConfirm}},
 	{"确认 AB12。", Command{Kind: CmdDecide, Arg: "ab12", Reply: approval.ReplyConfirm}},
 	{"取消 9zz9", Command{Kind: CmdDecide, Arg: "9zz9", Reply: approval.ReplyCancel}},
+	// A code typed in full-width forms (a Chinese input method's
+	// full-width mode), after a full-width space, is the code.
+	{"确认　ａｂ１２", Command{Kind: CmdDecide, Arg: "ab12", Reply: approval.ReplyConfirm}},
+	{"取消 ９ＺＺ９。", Command{Kind: CmdDecide, Arg: "9zz9", Reply: approval.ReplyCancel}},
+	{"/cancel ａｂ１２", Command{Kind: CmdCancel, Arg: "ab12"}},
 	{"confirm ab12", Command{Kind: CmdDecide, Arg: "ab12", Reply: approval.ReplyConfirm}},
 	{"cancel ab12", Command{Kind: CmdDecide, Arg: "ab12", Reply: approval.ReplyCancel}},
 	{"回答 ab12 2", Command{Kind: CmdAnswer, Arg: "ab12", Text: "2", Body: "ab12 2"}},
