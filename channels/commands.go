@@ -69,8 +69,9 @@ type Command struct {
 // ParseCommand reads an approval command from a message's text: a
 // command word after "/" (a full-width "／" counts) with its argument, or
 // a confirm or cancel keyword of replies followed by exactly one short
-// code ("确认 ab12", "cancel ab12"). Mentions before it (@bot) are
-// skipped. A "/" word it does not know is CmdNone (the agent's commands:
+// code ("确认 ab12", "cancel ab12"; an argument typed in full-width
+// forms, "确认　ａｂ１２", is folded: codeWord). Mentions before it (@bot)
+// are skipped. A "/" word it does not know is CmdNone (the agent's commands:
 // /sql, /call, /tools …), so only the words above are taken from the
 // agent. Anything else is CmdNone.
 //
@@ -96,7 +97,7 @@ func ParseCommand(text string, replies *approval.ReplyParser) Command {
 	word := strings.ToLower(fields[0])
 	arg := ""
 	if len(fields) == 2 {
-		arg = strings.ToLower(strings.TrimRightFunc(fields[1], unicode.IsPunct))
+		arg = codeWord(strings.TrimRightFunc(fields[1], unicode.IsPunct))
 	}
 	if strings.HasPrefix(word, "/") {
 		switch word {
