@@ -21,15 +21,7 @@ func TestTurnListenerHearsTheWholeTurn(t *testing.T) {
 	g := newRigAs(t, memstore.New(memstore.Options{}), nil, nil, func(f *fakeChannel) Channel { l = &listener{fakeChannel: f}; return l })
 	m := msg("alice", "erase orders")
 	g.send(t, m)
-	var a *approval.Approval
-	eventually(t, "an approval is pending", func() bool {
-		p, err := g.engine.Pending(context.Background(), "fake:c1")
-		if err != nil {
-			t.Fatal(err)
-		}
-		a = p
-		return p != nil && len(g.ch.shownCards()) > 0
-	})
+	a := g.awaitPending(t)
 	card := g.ch.shownCards()[0].ref
 	if _, err := g.router.HandleCardAction(context.Background(), CardAction{Channel: "fake", ChatID: "c1", MessageID: card.MessageID,
 		UserID: "alice", ApprovalID: a.ID, Verb: approval.Approve, PayloadSHA256: a.PayloadSHA256}); err != nil {

@@ -254,6 +254,13 @@ func (g *rig) send(t testing.TB, m Message) {
 func (g *rig) pendingApproval(t testing.TB, target string) *approval.Approval {
 	t.Helper()
 	g.send(t, msg("alice", "erase "+target))
+	return g.awaitPending(t)
+}
+
+// awaitPending waits for the approval pending in chat c1, its card shown,
+// and returns it.
+func (g *rig) awaitPending(t testing.TB) *approval.Approval {
+	t.Helper()
 	var a *approval.Approval
 	eventually(t, "an approval is pending", func() bool {
 		p, err := g.engine.Pending(context.Background(), "fake:c1")
